@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+)
+
+// DefaultChain is the order of the layers (DESIGN.md, "The chain"). Names
+// that are not registered (custom and presets without layers/wasm) are
+// skipped.
+var DefaultChain = []string{
+	"fastmcp", "contract", "custom", "presets", "fields", "resourcelink",
+	"typedcontent", "magicbytes", "sizenet", "guardrail",
+}
+
+// DefaultMaxArtifactBytes caps one artifact unless Config says otherwise.
+const DefaultMaxArtifactBytes = 1 << 30
+
+// Config is the pipeline's configuration tree, as it sits on disk under
+// "pipeline". The zero value runs every registered layer of DefaultChain
+// with its defaults.
+//
+//	{
+//	  "layers":  {"sizenet": {"max_inline_size": 20000}},
+//	  "servers": {
+//	    "tableau": {
+//	      "layers": {"magicbytes": {"enabled": false}},
+//	      "tools":  {"download_workbook": {"layers": {"fields": {...}}}}
+//	    }
+//	  }
+//	}
+type Config struct {
+	// Chain is the order of layers. Defaults to DefaultChain.
+	Chain []string `json:"chain,omitempty"`
+	// Layers holds each layer's options by name, for every server and
+	// tool. {"enabled": false} switches a layer off.
+	Layers map[string]json.RawMessage `json:"layers,omitempty"`
+	// Servers overrides Layers per upstream server. Keys are server names
+	// or globs ("github*", "*"); an exact name wins over globs, and globs
+	// apply in sorted order.
+	Servers map[string]ServerConfig `json:"servers,omitempty"`
+	// MaxArtifactBytes caps the bytes of one artifact; a larger value stays
+	// in place and the layer that asked is reported failed. Defaults to
+	// 1 GiB.
+	MaxArtifactBytes int64 `json:"max_artifact_bytes,omitempty"`
+}
+
+// ServerConfig overrides layer options for one server and its tools.
+type ServerConfig struct {
+	// Layers overrides the global options of each named layer (a JSON
+	// merge patch, RFC 7396).
+	Layers map[string]json.RawMessage `json:"layers,omitempty"`
+	// Tools overrides the server's options per tool name or glob.
+	Tools map[string]ToolConfig `json:"tools,omitempty"`
+}
+
+// ToolConfig overrides layer options for one tool.
+type ToolConfig struct {
+	// Layers overrides the server's options of each named layer.
+	Layers map[string]json.RawMessage `json:"layers,omitempty"`
+}
+
+func (c Config) withDefaults() Config {
+	if len(c.Chain) == 0 {
+		c.Chain = DefaultChain
+	}
+	if c.MaxArtifactBytes <= 0 {
+		c.MaxArtifactBytes = DefaultMaxArtifactBytes
+	}
+	return c
+}
+
+// layerOptions returns the merged options of layer name for server/tool and
+// whether the layer is enabled.
+func (c Config) layerOptions(name, server, tool string) (json.RawMessage, bool, error) {
+	merged := map[string]any{}
+	apply := func(raw json.RawMessage, where string) error {
+		if len(raw) == 0 {
+			return nil
+		}
+		var patch any
+		if err := json.Unmarshal(raw, &patch); err != nil {
+			return fmt.Errorf("config %s layers.%s: %w", where, name, err)
+		}
+		p, ok := patch.(map[string]any)
+		if !ok {
+			return fmt.Errorf("config %s layers.%s: options must be an object", where, name)
+		}
+		mergePatch(merged, p)
+		return nil
+	}
+	if err := apply(c.Layers[name], "global"); err != nil {
+		return nil, false, err
+	}
+	for _, key := range matchingKeys(c.Servers, server) {
+		sc := c.Servers[key]
+		if err := apply(sc.Layers[name], "servers."+key); err != nil {
+			return nil, false, err
+		}
+		for _, tkey := range matchingKeys(sc.Tools, tool) {
+			if err := apply(sc.Tools[tkey].Layers[name], "servers."+key+".tools."+tkey); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	enabled := true
+	if v, ok := merged["enabled"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			return nil, false, fmt.Errorf("config layers.%s.enabled: want true or false", name)
+		}
+		enabled = b
+	}
+	raw, err := json.Marshal(merged)
+	return raw, enabled, err
+}
+
+// matchingKeys returns the keys of m that match name: globs first in sorted
+// order, then the exact key, so the most specific override applies last.
+func matchingKeys[V any](m map[string]V, name string) []string {
+	var globs []string
+	exact := false
+	for k := range m {
+		if k == name {
+			exact = true
+			continue
+		}
+		if ok, _ := path.Match(k, name); ok {
+			globs = append(globs, k)
+		}
+	}
+	sort.Strings(globs)
+	if exact {
+		globs = append(globs, name)
+	}
+	return globs
+}
+
+// mergePatch applies an RFC 7396 merge patch to dst.
+func mergePatch(dst, patch map[string]any) {
+	for k, v := range patch {
+		if v == nil {
+			delete(dst, k)
+			continue
+		}
+		if pm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				mergePatch(dm, pm)
+				continue
+			}
+			fresh := map[string]any{}
+			mergePatch(fresh, pm)
+			dst[k] = fresh
+			continue
+		}
+		dst[k] = v
+	}
+}

@@ -1,0 +1,289 @@
+// Package engine rewrites MCP tool results so that blobs and oversized text
+// become artifacts in a store and the model sees a compact ArtifactRef and an
+// honest summary.
+//
+// An Engine runs an ordered chain of layers over each result. A layer looks
+// at the result (a Doc) and returns Rewrites; the engine executes them:
+// it decodes base64 straight from the document into the store while hashing,
+// and splices every replacement in one pass by byte offset. Layers are
+// registered by name (package layers registers the built-in ones) and are
+// switched and tuned per server and per tool by Config.
+//
+// Embedding takes a store, the layers and a call:
+//
+//	st, _ := fsstore.Open(dir)
+//	eng, _ := engine.New(engine.Options{Store: st})
+//	res, err := eng.Transform(ctx, engine.Call{Server: "tableau", Tool: "download_workbook"}, raw)
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// ErrInvalidJSON is wrapped by Transform for input that is not JSON.
+var ErrInvalidJSON = errors.New("invalid JSON")
+
+// ErrClosed is returned by Transform after Close.
+var ErrClosed = errors.New("engine: closed")
+
+// LayerError is a layer's failure: the step was skipped and the result
+// flowed on as the previous step left it.
+type LayerError struct {
+	Step string
+	Err  error
+}
+
+func (e *LayerError) Error() string { return fmt.Sprintf("layer[%s]: %v", e.Step, e.Err) }
+
+// Unwrap returns the cause.
+func (e *LayerError) Unwrap() error { return e.Err }
+
+// Options configure an Engine. Store is required; the rest have defaults.
+type Options struct {
+	// Store receives the artifacts. Use noopstore for the RFC 7.4 fallback
+	// that keeps nothing.
+	Store store.Store
+	// Config is the pipeline configuration; the zero value is the defaults.
+	Config Config
+	// Registry holds the layer kinds; defaults to DefaultRegistry().
+	Registry *Registry
+	// Logger is the parent logger; layers log under "layer.<name>".
+	// Defaults to a null logger.
+	Logger hclog.Logger
+	// Listener receives events; nil drops them.
+	Listener Listener
+	// Linker makes download URLs for refs; nil leaves ArtifactRef.URL empty.
+	Linker Linker
+	// Reader reads upstream resources for layers that may (resourcelink).
+	Reader ResourceReader
+}
+
+// Engine transforms tool results. It is safe for concurrent use.
+type Engine struct {
+	store    store.Store
+	cfg      Config
+	reg      *Registry
+	log      hclog.Logger
+	listener Listener
+	linker   Linker
+	reader   ResourceReader
+
+	mu     sync.Mutex
+	chains map[[2]string]*chain
+	closed atomic.Bool
+}
+
+// step is a built layer in a chain.
+type step struct {
+	name  string
+	layer Layer
+	log   hclog.Logger
+}
+
+type chain struct {
+	steps []step
+	err   error
+}
+
+// New validates o and returns an Engine. Layer options are validated when
+// the first call of a server and tool builds its chain; Validate checks them
+// up front.
+func New(o Options) (*Engine, error) {
+	if o.Store == nil {
+		return nil, errors.New("engine: Options.Store is required (noopstore keeps nothing, as RFC 7.4's fallback)")
+	}
+	e := &Engine{
+		store:    o.Store,
+		cfg:      o.Config.withDefaults(),
+		reg:      o.Registry,
+		log:      o.Logger,
+		listener: o.Listener,
+		linker:   o.Linker,
+		reader:   o.Reader,
+		chains:   map[[2]string]*chain{},
+	}
+	if e.reg == nil {
+		e.reg = defaultRegistry
+	}
+	if e.log == nil {
+		e.log = hclog.NewNullLogger()
+	}
+	for _, name := range e.cfg.Chain {
+		if _, ok := e.reg.Lookup(name); !ok && !isOptionalLayer(name) {
+			return nil, fmt.Errorf("engine: chain names unknown layer %q (registered: %v)", name, e.reg.Names())
+		}
+	}
+	for name := range e.cfg.Layers {
+		if _, ok := e.reg.Lookup(name); !ok && !isOptionalLayer(name) {
+			return nil, fmt.Errorf("engine: config names unknown layer %q (registered: %v)", name, e.reg.Names())
+		}
+	}
+	return e, nil
+}
+
+// isOptionalLayer names the WASM layers, which a build without layers/wasm
+// lacks: a default chain that names them still works.
+func isOptionalLayer(name string) bool { return name == "custom" || name == "presets" }
+
+// Store returns the engine's store.
+func (e *Engine) Store() store.Store { return e.store }
+
+// Validate builds the chain of server and tool and reports bad options.
+func (e *Engine) Validate(server, tool string) error {
+	return e.chainFor(server, tool).err
+}
+
+func (e *Engine) chainFor(server, tool string) *chain {
+	key := [2]string{server, tool}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c, ok := e.chains[key]; ok {
+		return c
+	}
+	c := &chain{}
+	for _, name := range e.cfg.Chain {
+		info, ok := e.reg.Lookup(name)
+		if !ok {
+			continue
+		}
+		opts, enabled, err := e.cfg.layerOptions(name, server, tool)
+		if err != nil {
+			c.err = err
+			break
+		}
+		if !enabled {
+			continue
+		}
+		log := e.log.Named("layer." + name).With("server", server, "tool", tool)
+		l, err := info.New(opts, Resources{Store: e.store, Log: log, Server: server, Tool: tool, Reader: e.reader})
+		if err != nil {
+			c.err = fmt.Errorf("layer[%s]: server %q tool %q: %w", name, server, tool, err)
+			break
+		}
+		c.steps = append(c.steps, step{name: name, layer: l, log: log})
+	}
+	e.chains[key] = c
+	return c
+}
+
+// Result is a transformed tool result.
+type Result struct {
+	// Raw is the rewritten result JSON.
+	Raw []byte
+	// Artifacts lists what was stored, in order.
+	Artifacts []ArtifactRef
+	// Failures lists the layers and rewrites that failed; each was skipped
+	// and the result flowed on. Match with errors.As(*LayerError) or
+	// (*RewriteError).
+	Failures []error
+	// Clamped is set when the guardrail cut the observation.
+	Clamped bool
+}
+
+// Transform runs the chain for c over raw. It returns an error only for
+// input that cannot be transformed at all (not JSON: ErrInvalidJSON) or a
+// done context; a layer that fails is skipped and reported in
+// Result.Failures and as a layer_failed event.
+func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, error) {
+	if e.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := Walk(raw, func(*Visit) Step { return Descend }); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+	}
+	ch := e.chainFor(c.Server, c.Tool)
+	if ch.err != nil {
+		return nil, ch.err
+	}
+	res := &Result{Raw: raw}
+	d := NewDoc(c, raw)
+	for _, st := range ch.steps {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		start := time.Now()
+		rws, err := plan(ctx, st.layer, d)
+		if err != nil {
+			e.layerFailed(d, st, res, &LayerError{Step: st.name, Err: err})
+			continue
+		}
+		if len(rws) == 0 {
+			continue
+		}
+		out := e.execute(ctx, d, st.name, rws)
+		for _, ferr := range out.errs {
+			e.layerFailed(d, st, res, ferr)
+		}
+		res.Artifacts = append(res.Artifacts, out.artifacts...)
+		if st.log.IsDebug() {
+			st.log.Debug("step done", "rewrites", len(rws), "artifacts", len(out.artifacts), "bytes_in", len(d.Raw), "bytes_out", len(out.raw), "dur_ms", float64(time.Since(start).Microseconds())/1000)
+		}
+		if !out.changed {
+			continue
+		}
+		if _, ok := st.layer.(Clamper); ok {
+			res.Clamped = true
+			e.emit(Event{Type: EventObservationClamped, Server: c.Server, Tool: c.Tool, Scope: c.Scope, Layer: st.name, OriginalChars: len(d.Raw), ClampedChars: len(out.raw)})
+			st.log.Warn("observation clamped", "original_chars", len(d.Raw), "clamped_chars", len(out.raw))
+		}
+		d = NewDoc(c, out.raw)
+	}
+	res.Raw = d.Raw
+	return res, nil
+}
+
+// plan runs a layer's Plan, turning a panic into an error.
+func plan(ctx context.Context, l Layer, d *Doc) (rws []Rewrite, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return l.Plan(ctx, d)
+}
+
+func (e *Engine) layerFailed(d *Doc, st step, res *Result, err error) {
+	res.Failures = append(res.Failures, err)
+	st.log.Warn("layer failed; result flows on", "error", err)
+	e.emit(Event{Type: EventLayerFailed, Server: d.Call.Server, Tool: d.Call.Tool, Scope: d.Call.Scope, Layer: st.name, Error: err.Error()})
+}
+
+func (e *Engine) emit(ev Event) {
+	if e.listener == nil {
+		return
+	}
+	ev.Time = now()
+	e.listener.OnEvent(ev)
+}
+
+// Close closes every built layer that holds resources. It does not close
+// the store, which the caller owns. It is idempotent.
+func (e *Engine) Close(ctx context.Context) error {
+	if !e.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var errs []error
+	for _, c := range e.chains {
+		for _, st := range c.steps {
+			if cl, ok := st.layer.(Closer); ok {
+				if err := cl.Close(ctx); err != nil {
+					errs = append(errs, fmt.Errorf("layer[%s]: close: %w", st.name, err))
+				}
+			}
+		}
+	}
+	e.chains = map[[2]string]*chain{}
+	return errors.Join(errs...)
+}

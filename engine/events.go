@@ -1,0 +1,52 @@
+package engine
+
+import "time"
+
+// EventType names an engine event.
+type EventType string
+
+// The events an engine emits.
+const (
+	// EventArtifactStored: bytes were moved into the store.
+	EventArtifactStored EventType = "artifact_stored"
+	// EventObservationClamped: the guardrail cut the result to its budget.
+	EventObservationClamped EventType = "observation_clamped"
+	// EventLayerFailed: a layer, or one of its rewrites, failed; the result
+	// flows on as the previous step left it.
+	EventLayerFailed EventType = "layer_failed"
+)
+
+// Event is what listeners receive. Fields that do not apply are zero.
+type Event struct {
+	Type   EventType `json:"type"`
+	Time   time.Time `json:"time"`
+	Server string    `json:"server,omitempty"`
+	Tool   string    `json:"tool,omitempty"`
+	Scope  Scope     `json:"scope"`
+	// Layer is the step that caused the event.
+	Layer string `json:"layer,omitempty"`
+	// Path is the rewrite path involved, if any.
+	Path string `json:"path,omitempty"`
+	// Artifact is set for EventArtifactStored.
+	Artifact *ArtifactRef `json:"artifact,omitempty"`
+	// OriginalChars and ClampedChars are set for EventObservationClamped.
+	OriginalChars int `json:"original_chars,omitempty"`
+	ClampedChars  int `json:"clamped_chars,omitempty"`
+	// Error is set for EventLayerFailed.
+	Error string `json:"error,omitempty"`
+	// Meta carries a rewrite's Meta.
+	Meta map[string]string `json:"meta,omitempty"`
+}
+
+// Listener receives engine events. OnEvent is called synchronously from the
+// transforming goroutine, possibly from many goroutines at once: keep it
+// quick and safe for concurrent use.
+type Listener interface {
+	OnEvent(Event)
+}
+
+// ListenerFunc adapts a function to a Listener.
+type ListenerFunc func(Event)
+
+// OnEvent calls f(ev).
+func (f ListenerFunc) OnEvent(ev Event) { f(ev) }

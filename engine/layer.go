@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// Layer is one step of the chain. Plan looks at the document and returns
+// rewrites; it must not keep d or its bytes after returning. A Layer built by
+// LayerInfo.New serves one server and tool and may be called concurrently.
+type Layer interface {
+	Plan(ctx context.Context, d *Doc) ([]Rewrite, error)
+}
+
+// Closer is implemented by layers that hold resources.
+type Closer interface {
+	Close(ctx context.Context) error
+}
+
+// Clamper is implemented by layers whose rewrites cut the observation to a
+// budget (the guardrail): the engine emits observation_clamped after them.
+type Clamper interface {
+	Clamps()
+}
+
+// ResourceReader reads an MCP resource from an upstream server; the gateway
+// provides one. It returns the resources/read result's JSON.
+type ResourceReader interface {
+	ReadResource(ctx context.Context, server, uri string) (json.RawMessage, error)
+}
+
+// Resources are what a layer gets when it is built.
+type Resources struct {
+	// Store is the artifact store, for layers that read artifacts back.
+	Store store.Store
+	// Log is already named "layer.<name>" and carries the server and tool.
+	Log hclog.Logger
+	// Server and Tool the layer instance serves.
+	Server, Tool string
+	// Reader reads upstream resources; nil outside a gateway.
+	Reader ResourceReader
+}
+
+// LayerInfo registers a layer kind.
+type LayerInfo struct {
+	// Name is the layer's id in config and logs: lowercase, no dots.
+	Name string
+	// Summary is one line for `mcpx layers` and docs.
+	Summary string
+	// Defaults returns the layer's options with their defaults, for docs
+	// and for `mcpx transform --print-config`.
+	Defaults func() any
+	// New builds the layer from its merged options (a JSON object, "{}"
+	// when nothing is configured). It must not have side effects beyond
+	// the returned layer; decode options with DecodeOptions.
+	New func(opts json.RawMessage, r Resources) (Layer, error)
+}
+
+// Registry holds layer kinds by name.
+type Registry struct {
+	mu    sync.RWMutex
+	infos map[string]LayerInfo
+}
+
+// NewRegistry returns an empty registry, isolated from the default one.
+func NewRegistry() *Registry { return &Registry{infos: map[string]LayerInfo{}} }
+
+var defaultRegistry = NewRegistry()
+
+// DefaultRegistry is the registry RegisterLayer adds to; package layers
+// registers the built-in layers there from init.
+func DefaultRegistry() *Registry { return defaultRegistry }
+
+// RegisterLayer adds a layer kind to the default registry. Call it from
+// init; it panics on an empty name, a nil New or a duplicate, so wiring
+// bugs fail at start.
+func RegisterLayer(info LayerInfo) { defaultRegistry.Register(info) }
+
+// Register adds a layer kind; it panics like RegisterLayer.
+func (r *Registry) Register(info LayerInfo) {
+	if info.Name == "" || info.New == nil {
+		panic("engine: RegisterLayer needs a name and a New func")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.infos[info.Name]; dup {
+		panic(fmt.Sprintf("engine: layer %q registered twice", info.Name))
+	}
+	r.infos[info.Name] = info
+}
+
+// Lookup returns the layer kind registered under name.
+func (r *Registry) Lookup(name string) (LayerInfo, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	info, ok := r.infos[name]
+	return info, ok
+}
+
+// Names lists the registered layer names, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.infos))
+	for n := range r.infos {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// DecodeOptions decodes a layer's merged options into dst strictly: an
+// unknown key is an error. dst holds the defaults beforehand. The engine's
+// own "enabled" key is ignored.
+func DecodeOptions(raw json.RawMessage, dst any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("options: %w", err)
+	}
+	delete(m, "enabled")
+	clean, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(clean))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("options: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"encoding/json"
+
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// Scope says whom a call and its artifacts belong to (RFC 7.2).
+type Scope = store.Scope
+
+// Source says where an artifact's bytes were found.
+type Source = store.Source
+
+// URIScheme prefixes artifact URIs: mcpx://artifacts/{id}.
+const URIScheme = "mcpx://artifacts/"
+
+// ArtifactURI returns the MCP resource URI of an artifact id.
+func ArtifactURI(id string) string { return URIScheme + id }
+
+// ArtifactRef is the compact, model-safe reference to a stored artifact that
+// replaces removed bytes. Field names follow the RFC (5.4, 7.2).
+type ArtifactRef struct {
+	ID        string `json:"id"`
+	MIMEType  string `json:"mime_type,omitempty"`
+	SizeBytes int64  `json:"size_bytes"`
+	Filename  string `json:"filename,omitempty"`
+	SHA256    string `json:"sha256,omitempty"`
+	Scope     *Scope `json:"scope,omitempty"`
+	Source    Source `json:"source"`
+	// URI is the artifact's MCP resource URI.
+	URI string `json:"uri"`
+	// URL is a signed download URL, set when the engine has a Linker.
+	URL string `json:"url,omitempty"`
+	// Truncated is set when the store kept no bytes (no store configured).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// RefFromStore builds the model-facing ref of a stored artifact.
+func RefFromStore(r store.Ref) ArtifactRef {
+	ref := ArtifactRef{
+		ID:        r.ID,
+		MIMEType:  r.MIMEType,
+		SizeBytes: r.SizeBytes,
+		Filename:  r.Filename,
+		SHA256:    r.SHA256,
+		Source:    r.Source,
+		URI:       ArtifactURI(r.ID),
+		Truncated: r.Truncated,
+	}
+	if !r.Scope.IsZero() {
+		s := r.Scope
+		ref.Scope = &s
+	}
+	return ref
+}
+
+// Linker makes download URLs for artifacts (signed, expiring); the web
+// package provides one. A nil Linker leaves ArtifactRef.URL empty.
+type Linker interface {
+	ArtifactURL(ref ArtifactRef) string
+}
+
+// replacement is the JSON put in place of a value moved to the store.
+type replacement struct {
+	Artifact ArtifactRef `json:"artifact"`
+	Summary  string      `json:"summary"`
+	Preview  string      `json:"preview,omitempty"`
+}
+
+func (r replacement) marshal() []byte {
+	b, err := json.Marshal(r)
+	if err != nil { // only strings and numbers: cannot fail
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Vars are the values a summary or filename template can name.
+type Vars struct {
+	Ref    ArtifactRef
+	Kind   string // "PDF", "PNG image", "text", "JSON"
+	Chars  int    // characters of text stored, for text artifacts
+	Server string
+	Tool   string
+	Path   string
+	// Lookup resolves ".key" (a sibling of the value) and "arg.key" (a call
+	// argument); nil resolves nothing.
+	Lookup func(name string) string
+}
+
+// Render fills a template. A placeholder is {name}; {a|b|c} takes the first
+// non-empty of several. Names: kind, mime, filename, name (the file name
+// without extension), size (human, "2.3 MB"), bytes, chars, id, uri, url,
+// server, tool, path, .key (a sibling field of the value, as in
+// {.name}) and arg.key (an argument of the call). A known name with no value
+// renders empty; braces around anything else are kept as they are.
+func Render(tmpl string, v Vars) string {
+	if !strings.Contains(tmpl, "{") {
+		return tmpl
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(tmpl, '{')
+		if i < 0 {
+			b.WriteString(tmpl)
+			break
+		}
+		j := strings.IndexByte(tmpl[i:], '}')
+		if j < 0 {
+			b.WriteString(tmpl)
+			break
+		}
+		b.WriteString(tmpl[:i])
+		known := false
+		for _, name := range strings.Split(tmpl[i+1:i+j], "|") {
+			name = strings.TrimSpace(name)
+			known = known || isVar(name)
+			if s := v.lookup(name); s != "" {
+				b.WriteString(s)
+				break
+			}
+		}
+		if !known {
+			// Not a placeholder (a file name with braces): keep it.
+			b.WriteString(tmpl[i : i+j+1])
+		}
+		tmpl = tmpl[i+j+1:]
+	}
+	return b.String()
+}
+
+var varNames = map[string]bool{"kind": true, "mime": true, "filename": true, "name": true, "size": true, "bytes": true, "chars": true, "id": true, "uri": true, "url": true, "server": true, "tool": true, "path": true}
+
+func isVar(name string) bool {
+	return varNames[name] || (len(name) > 1 && name[0] == '.') || strings.HasPrefix(name, "arg.")
+}
+
+func (v Vars) lookup(name string) string {
+	switch name {
+	case "kind":
+		return v.Kind
+	case "mime":
+		return v.Ref.MIMEType
+	case "filename":
+		return v.Ref.Filename
+	case "name":
+		return strings.TrimSuffix(v.Ref.Filename, path.Ext(v.Ref.Filename))
+	case "size":
+		return HumanBytes(v.Ref.SizeBytes)
+	case "bytes":
+		return strconv.FormatInt(v.Ref.SizeBytes, 10)
+	case "chars":
+		return strconv.Itoa(v.Chars)
+	case "id":
+		return v.Ref.ID
+	case "uri":
+		return v.Ref.URI
+	case "url":
+		return v.Ref.URL
+	case "server":
+		return v.Server
+	case "tool":
+		return v.Tool
+	case "path":
+		return v.Path
+	}
+	if v.Lookup != nil && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "arg.")) {
+		return v.Lookup(name)
+	}
+	return ""
+}
+
+// HumanBytes renders a byte count the way people read it: 512 B, 2.3 MB.
+func HumanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}
+
+// DefaultSummary is the summary used when a rewrite gives no template. It
+// tells the model what it got and how to reference it.
+func DefaultSummary(v Vars) string {
+	var b strings.Builder
+	kind := v.Kind
+	if kind == "" {
+		kind = "Content"
+	}
+	b.WriteString(kind)
+	if v.Ref.Filename != "" {
+		fmt.Fprintf(&b, " '%s'", v.Ref.Filename)
+	}
+	if v.Chars > 0 {
+		fmt.Fprintf(&b, " (%d chars, %s)", v.Chars, HumanBytes(v.Ref.SizeBytes))
+	} else {
+		fmt.Fprintf(&b, " (%s)", HumanBytes(v.Ref.SizeBytes))
+	}
+	if v.Ref.Truncated {
+		fmt.Fprintf(&b, " was removed from this result and NOT stored (no artifact store is configured). Artifact: %s", v.Ref.ID)
+		return b.String()
+	}
+	fmt.Fprintf(&b, " stored as artifact %s; the bytes are not in this result. Reference it by id or as %s", v.Ref.ID, v.Ref.URI)
+	if v.Ref.URL != "" {
+		fmt.Fprintf(&b, "; download: %s", v.Ref.URL)
+	}
+	b.WriteByte('.')
+	return b.String()
+}

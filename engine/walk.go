@@ -1,0 +1,456 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/internal/jsonstr"
+)
+
+// Kind is the JSON type of a visited value.
+type Kind uint8
+
+// The kinds a Walk reports.
+const (
+	KindString Kind = iota + 1
+	KindNumber
+	KindLiteral // true, false, null
+	KindObject
+	KindArray
+)
+
+// Step is what a WalkFunc tells Walk to do next.
+type Step uint8
+
+const (
+	// Descend goes on, into the value when it is a container.
+	Descend Step = iota
+	// SkipValue goes on after the value without visiting its children.
+	SkipValue
+	// Stop ends the walk.
+	Stop
+)
+
+// PathElem is one component of a value's location: an object key or an
+// array index.
+type PathElem struct {
+	// Key is the raw (still escaped) key between its quotes; nil for an index.
+	Key []byte
+	// Index is the array index when Key is nil.
+	Index int
+
+	keyOff int
+}
+
+// IsIndex reports whether the element is an array index.
+func (p PathElem) IsIndex() bool { return p.Key == nil }
+
+// KeyString returns the unescaped key.
+func (p PathElem) KeyString() string {
+	if bytes.IndexByte(p.Key, '\\') < 0 {
+		return string(p.Key)
+	}
+	s, err := unescapeString(p.Key)
+	if err != nil {
+		return string(p.Key)
+	}
+	return s
+}
+
+// Visit describes one value during a Walk. It is valid only inside the
+// callback: Walk reuses it.
+type Visit struct {
+	// Path locates the value from the walked root.
+	Path []PathElem
+	// Kind is the value's JSON type.
+	Kind Kind
+	// Off is the offset of the value's first byte in the walked document.
+	Off int
+	// End is the offset just past the value for scalars; for containers it is
+	// -1 on entry and known on the leave call.
+	End int
+	// Leave is true on the second call made for a container, after its
+	// children.
+	Leave bool
+	// Parent is the offset of the enclosing object or array; -1 at the root.
+	Parent int
+	// KeyOff is the offset of an object member's key (its opening quote);
+	// -1 for array elements and the root.
+	KeyOff int
+}
+
+// PathString renders the path in gjson syntax, escaping keys.
+func (v *Visit) PathString() string { return FormatPath(v.Path) }
+
+// WalkFunc is called for each value: on entry, and for containers once more
+// on leave (the return value is then ignored).
+type WalkFunc func(v *Visit) Step
+
+// ErrBadJSON is wrapped by Walk for input that is not JSON.
+var ErrBadJSON = errors.New("invalid JSON")
+
+type frame struct {
+	kind  Kind
+	off   int
+	index int
+}
+
+// Walk visits every value of the JSON document raw in document order, in a
+// single pass and without recursion, so 10,000 nesting levels cost no stack.
+func Walk(raw []byte, fn WalkFunc) error {
+	w := walker{raw: raw, fn: fn}
+	return w.run()
+}
+
+type walker struct {
+	raw    []byte
+	fn     WalkFunc
+	stack  []frame
+	path   []PathElem
+	visit  Visit
+	i      int
+	stoped bool
+}
+
+func (w *walker) errf(format string, a ...any) error {
+	return fmt.Errorf("%w at offset %d: %s", ErrBadJSON, w.i, fmt.Sprintf(format, a...))
+}
+
+func (w *walker) ws() {
+	for w.i < len(w.raw) {
+		switch w.raw[w.i] {
+		case ' ', '\t', '\n', '\r':
+			w.i++
+		default:
+			return
+		}
+	}
+}
+
+// call invokes fn for the value at w.i with the current path.
+func (w *walker) call(kind Kind, off, end int, leave bool) Step {
+	parent := -1
+	if len(w.stack) > 0 {
+		parent = w.stack[len(w.stack)-1].off
+	}
+	w.visit = Visit{Path: w.path, Kind: kind, Off: off, End: end, Leave: leave, Parent: parent, KeyOff: -1}
+	if n := len(w.path); n > 0 && !w.path[n-1].IsIndex() {
+		w.visit.KeyOff = w.path[n-1].keyOff
+	}
+	return w.fn(&w.visit)
+}
+
+func (w *walker) run() error {
+	w.ws()
+	if err := w.value(); err != nil {
+		return err
+	}
+	for len(w.stack) > 0 && !w.stoped {
+		top := &w.stack[len(w.stack)-1]
+		w.ws()
+		if w.i >= len(w.raw) {
+			return w.errf("unexpected end")
+		}
+		c := w.raw[w.i]
+		closer := byte('}')
+		if top.kind == KindArray {
+			closer = ']'
+		}
+		if c == closer {
+			w.i++
+			w.stack = w.stack[:len(w.stack)-1]
+			w.call(top.kind, top.off, w.i, true)
+			if len(w.path) > 0 {
+				w.path = w.path[:len(w.path)-1]
+			}
+			continue
+		}
+		if top.index > 0 {
+			if c != ',' {
+				return w.errf("expected ',' or '%c'", closer)
+			}
+			w.i++
+			w.ws()
+		}
+		idx := top.index
+		top.index++
+		if top.kind == KindObject {
+			if w.i >= len(w.raw) || w.raw[w.i] != '"' {
+				return w.errf("expected object key")
+			}
+			end, err := w.stringEnd(w.i)
+			if err != nil {
+				return err
+			}
+			key, keyOff := w.raw[w.i+1:end-1], w.i
+			w.i = end
+			w.ws()
+			if w.i >= len(w.raw) || w.raw[w.i] != ':' {
+				return w.errf("expected ':'")
+			}
+			w.i++
+			w.ws()
+			w.path = append(w.path, PathElem{Key: key, keyOff: keyOff})
+		} else {
+			w.path = append(w.path, PathElem{Index: idx})
+		}
+		if err := w.value(); err != nil {
+			return err
+		}
+	}
+	if w.stoped {
+		return nil
+	}
+	w.ws()
+	if w.i != len(w.raw) {
+		return w.errf("trailing data")
+	}
+	return nil
+}
+
+// value reads the value at w.i. Scalars are reported and popped from the
+// path; containers are pushed.
+func (w *walker) value() error {
+	if w.i >= len(w.raw) {
+		return w.errf("unexpected end")
+	}
+	off := w.i
+	var kind Kind
+	switch c := w.raw[w.i]; {
+	case c == '{' || c == '[':
+		kind = KindObject
+		if c == '[' {
+			kind = KindArray
+		}
+		switch w.call(kind, off, -1, false) {
+		case Stop:
+			w.stoped = true
+			return nil
+		case SkipValue:
+			end, err := skipContainer(w.raw, off)
+			if err != nil {
+				w.i = off
+				return err
+			}
+			w.i = end
+			w.call(kind, off, end, true)
+			w.popPath()
+			return nil
+		}
+		w.i++
+		w.stack = append(w.stack, frame{kind: kind, off: off})
+		return nil
+	case c == '"':
+		end, err := w.stringEnd(off)
+		if err != nil {
+			return err
+		}
+		w.i = end
+		kind = KindString
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range [...]string{"true", "false", "null"} {
+			if bytes.HasPrefix(w.raw[off:], []byte(lit)) {
+				w.i = off + len(lit)
+				kind = KindLiteral
+				break
+			}
+		}
+		if kind == 0 {
+			return w.errf("invalid literal")
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		end, ok := numberEnd(w.raw, off)
+		if !ok {
+			w.i = end
+			return w.errf("invalid number")
+		}
+		w.i = end
+		kind = KindNumber
+	default:
+		return w.errf("unexpected character %q", c)
+	}
+	if w.call(kind, off, w.i, false) == Stop {
+		w.stoped = true
+	}
+	w.popPath()
+	return nil
+}
+
+func (w *walker) popPath() {
+	if len(w.stack) > 0 && len(w.path) > 0 {
+		w.path = w.path[:len(w.path)-1]
+	}
+}
+
+// stringEnd returns the offset just past the string starting at off and
+// checks the string's body: no raw control characters, valid escapes.
+func (w *walker) stringEnd(off int) (int, error) {
+	end, ok := StringEnd(w.raw, off)
+	if !ok {
+		w.i = off
+		return 0, w.errf("unterminated string")
+	}
+	if bad := invalidStringByte(w.raw[off+1 : end-1]); bad >= 0 {
+		w.i = off + 1 + bad
+		return 0, w.errf("invalid character %q in string", w.raw[w.i])
+	}
+	return end, nil
+}
+
+// invalidStringByte returns the offset of the first byte that makes body an
+// invalid JSON string body, or -1. Control characters are found eight bytes
+// at a time; escapes are checked where IndexByte finds a backslash.
+func invalidStringByte(body []byte) int {
+	const highs, spaces = 0x8080808080808080, 0x2020202020202020
+	i := 0
+	for ; i+8 <= len(body); i += 8 {
+		x := binary.LittleEndian.Uint64(body[i:])
+		if (x-spaces)&^x&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(body); i++ {
+		if body[i] < 0x20 {
+			return i
+		}
+	}
+	for j := 0; j < len(body); {
+		k := bytes.IndexByte(body[j:], '\\')
+		if k < 0 {
+			break
+		}
+		j += k
+		if j+1 >= len(body) {
+			return j
+		}
+		switch body[j+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			j += 2
+		case 'u':
+			if j+6 > len(body) {
+				return j
+			}
+			for _, c := range body[j+2 : j+6] {
+				if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+					return j
+				}
+			}
+			j += 6
+		default:
+			return j
+		}
+	}
+	return -1
+}
+
+// numberEnd scans a number by JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func numberEnd(raw []byte, i int) (int, bool) {
+	digits := func() bool {
+		s := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		return i > s
+	}
+	if i < len(raw) && raw[i] == '-' {
+		i++
+	}
+	if i < len(raw) && raw[i] == '0' {
+		i++
+	} else if !digits() {
+		return i, false
+	}
+	if i < len(raw) && raw[i] == '.' {
+		i++
+		if !digits() {
+			return i, false
+		}
+	}
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// StringEnd returns the offset just past the JSON string whose opening quote
+// is at raw[off]. Runs without quotes are skipped with bytes.IndexByte.
+func StringEnd(raw []byte, off int) (int, bool) {
+	i := off + 1
+	for {
+		j := bytes.IndexByte(raw[i:], '"')
+		if j < 0 {
+			return 0, false
+		}
+		i += j
+		// Count the backslashes before the quote: an odd count escapes it.
+		n := 0
+		for k := i - 1; k > off && raw[k] == '\\'; k-- {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			return i, true
+		}
+	}
+}
+
+// skipContainer returns the offset just past the object or array at off.
+func skipContainer(raw []byte, off int) (int, error) {
+	depth := 0
+	for i := off; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			end, ok := StringEnd(raw, i)
+			if !ok {
+				return 0, fmt.Errorf("%w at offset %d: unterminated string", ErrBadJSON, i)
+			}
+			i = end - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%w at offset %d: unterminated container", ErrBadJSON, off)
+}
+
+// FormatPath renders path elements as a gjson path.
+func FormatPath(path []PathElem) string {
+	var b strings.Builder
+	for i, p := range path {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if p.IsIndex() {
+			b.WriteString(strconv.Itoa(p.Index))
+		} else {
+			b.WriteString(gjson.Escape(p.KeyString()))
+		}
+	}
+	return b.String()
+}
+
+// UnescapeString decodes the body of a JSON string literal (the bytes
+// between its quotes).
+func UnescapeString(body []byte) (string, error) { return unescapeString(body) }
+
+func unescapeString(body []byte) (string, error) {
+	out, err := jsonstr.Unescape(nil, body)
+	return string(out), err
+}

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+func TestWalkPathsAndSpans(t *testing.T) {
+	raw := []byte(` {"a": [1, "two", {"b\"c": null}], "d": {"e": true}, "x.y": -1.5e3} `)
+	type seen struct {
+		path, raw string
+		leave     bool
+	}
+	var got []seen
+	err := Walk(raw, func(v *Visit) Step {
+		if v.End < 0 {
+			got = append(got, seen{v.PathString(), "", false})
+			return Descend
+		}
+		got = append(got, seen{v.PathString(), string(raw[v.Off:v.End]), v.Leave})
+		return Descend
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []seen{
+		{"", "", false},
+		{"a", "", false},
+		{"a.0", "1", false},
+		{"a.1", `"two"`, false},
+		{"a.2", "", false},
+		{`a.2.b\"c`, "null", false},
+		{"a.2", `{"b\"c": null}`, true},
+		{"a", `[1, "two", {"b\"c": null}]`, true},
+		{"d", "", false},
+		{"d.e", "true", false},
+		{"d", `{"e": true}`, true},
+		{`x\.y`, "-1.5e3", false},
+		{"", strings.TrimSpace(string(raw)), true},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d visits %v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("visit %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// Every rendered path must resolve with gjson to the same value.
+	_ = Walk(raw, func(v *Visit) Step {
+		if v.End >= 0 && len(v.Path) > 0 {
+			if r := gjson.GetBytes(raw, v.PathString()); r.Raw != string(raw[v.Off:v.End]) {
+				t.Errorf("gjson %q = %q, walk saw %q", v.PathString(), r.Raw, raw[v.Off:v.End])
+			}
+		}
+		return Descend
+	})
+}
+
+func TestWalkSkipAndStop(t *testing.T) {
+	raw := []byte(`{"skip": {"deep": [1,2,{"x":"}"}]}, "after": 1, "stop": 2, "never": 3}`)
+	var keys []string
+	err := Walk(raw, func(v *Visit) Step {
+		if v.Leave || len(v.Path) != 1 {
+			return Descend
+		}
+		k := v.Path[0].KeyString()
+		keys = append(keys, k)
+		switch k {
+		case "skip":
+			return SkipValue
+		case "stop":
+			return Stop
+		}
+		return Descend
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(keys, ",") != "skip,after,stop" {
+		t.Fatalf("keys %v", keys)
+	}
+}
+
+func TestWalkErrors(t *testing.T) {
+	for _, in := range []string{``, `{`, `{"a"}`, `{"a":1,}`, `[1 2]`, `"abc`, `tru`, `{} x`, `{"a":1}}`, `[`, `@`} {
+		err := Walk([]byte(in), func(*Visit) Step { return Descend })
+		if !errors.Is(err, ErrBadJSON) {
+			t.Errorf("%q: got %v, want ErrBadJSON", in, err)
+		}
+	}
+}
+
+func TestWalkDeepNesting(t *testing.T) {
+	const depth = 10000
+	raw := []byte(strings.Repeat("[", depth) + `"x"` + strings.Repeat("]", depth))
+	maxDepth := 0
+	err := Walk(raw, func(v *Visit) Step {
+		maxDepth = max(maxDepth, len(v.Path))
+		return Descend
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maxDepth != depth {
+		t.Fatalf("max depth %d, want %d", maxDepth, depth)
+	}
+}
+
+func TestStringEnd(t *testing.T) {
+	for _, tc := range []struct {
+		in  string
+		end int
+		ok  bool
+	}{
+		{`"abc"`, 5, true},
+		{`"a\"b"`, 6, true},
+		{`"a\\"b`, 5, true},
+		{`"a\\\"b"`, 8, true},
+		{`"abc`, 0, false},
+	} {
+		end, ok := StringEnd([]byte(tc.in), 0)
+		if end != tc.end || ok != tc.ok {
+			t.Errorf("%s: got %d,%v want %d,%v", tc.in, end, ok, tc.end, tc.ok)
+		}
+	}
+}
+
+func TestParsePathAndMatch(t *testing.T) {
+	p, err := ParsePath(`artifacts.#.b64`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var matched []string
+	raw := []byte(`{"artifacts":[{"b64":"AA=="},{"name":"x"},{"b64":"AQ=="}],"b64":"no"}`)
+	_ = Walk(raw, func(v *Visit) Step {
+		if !v.Leave && p.Match(v.Path) {
+			matched = append(matched, v.PathString())
+		}
+		return Descend
+	})
+	if strings.Join(matched, " ") != "artifacts.0.b64 artifacts.2.b64" {
+		t.Fatalf("matched %v", matched)
+	}
+	for _, bad := range []string{"a|b", "@this", "a..b"} {
+		if _, err := ParsePath(bad); err == nil {
+			t.Errorf("%q: want error", bad)
+		}
+	}
+	esc, err := ParsePath(`x\.y.#`)
+	if err != nil || esc.Len() != 2 || !esc.HasWildcard() {
+		t.Fatalf("escaped path: %v %v", esc, err)
+	}
+}

@@ -1,0 +1,200 @@
+package layers
+
+import (
+	"context"
+	"encoding/json"
+	"mime"
+	"path"
+	"strconv"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+func init() {
+	engine.RegisterLayer(engine.LayerInfo{
+		Name:     "contract",
+		Summary:  "tool output contracts v1 (returned_file_contents) and v2 (artifacts[].b64, display, canvas)",
+		Defaults: func() any { return defaultContract() },
+		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+			o := defaultContract()
+			if err := engine.DecodeOptions(opts, &o); err != nil {
+				return nil, err
+			}
+			return &contract{o: o}, nil
+		},
+	})
+}
+
+// ContractOptions tune the contract layer.
+type ContractOptions struct {
+	// V1 stores returned_file_contents (strings, or {name, b64} objects)
+	// under the names of returned_file_names. Defaults to true.
+	V1 bool `json:"v1"`
+	// V2 stores artifacts[].b64 with their name and mime. Defaults to true.
+	V2 bool `json:"v2"`
+	// KeepHints copies the v2 display and canvas hints into the result's
+	// _meta (as "mcpx/display" and "mcpx/canvas") for the host. Defaults
+	// to true.
+	KeepHints bool `json:"keep_hints"`
+	// Summary is the summary template; empty uses the engine's default,
+	// which names the file.
+	Summary string `json:"summary,omitempty"`
+}
+
+func defaultContract() ContractOptions {
+	return ContractOptions{V1: true, V2: true, KeepHints: true}
+}
+
+type contract struct{ o ContractOptions }
+
+// Plan finds contract file fields in every payload; structuredContent is
+// read first (FastMCP's preference), and rewrites by path reach every
+// carrier.
+func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+	var out []engine.Rewrite
+	seen := map[string]bool{}
+	add := func(rw engine.Rewrite) {
+		key := string(rw.Target) + "\x00" + rw.Path
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, rw)
+		}
+	}
+	carriers := d.Carriers()
+	for _, c := range carriers {
+		p := c.Payload
+		root := firstNonSpace(p)
+		if root < 0 || p[root] != '{' {
+			continue
+		}
+		if l.o.V2 {
+			eachElement(p, root, "artifacts", func(i, elem int) {
+				if _, _, kind, ok := engine.Member(p, elem, "b64"); !ok || kind != engine.KindString {
+					return
+				}
+				name := str(p, elem, "name")
+				add(engine.Rewrite{
+					Path: "artifacts." + strconv.Itoa(i) + ".b64", Action: engine.ActionArtifact,
+					Encoding: engine.EncodingBase64, MIME: nonEmptyStr(str(p, elem, "mime"), mimeByName(name)),
+					Filename: name, Summary: l.o.Summary,
+				})
+			})
+		}
+		if l.o.V1 {
+			var names []string
+			eachElement(p, root, "returned_file_names", func(i, elem int) {
+				for len(names) < i {
+					names = append(names, "")
+				}
+				o, e, kind, _ := memberAt(p, elem)
+				if kind == engine.KindString {
+					s, _ := engine.UnescapeString(p[o+1 : e-1])
+					names = append(names, s)
+				} else {
+					names = append(names, "")
+				}
+			})
+			eachElement(p, root, "returned_file_contents", func(i, elem int) {
+				name := ""
+				if i < len(names) {
+					name = names[i]
+				}
+				rw := engine.Rewrite{Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Summary: l.o.Summary}
+				switch p[elem] {
+				case '"':
+					rw.Path = "returned_file_contents." + strconv.Itoa(i)
+				case '{':
+					if _, _, kind, ok := engine.Member(p, elem, "b64"); !ok || kind != engine.KindString {
+						return
+					}
+					rw.Path = "returned_file_contents." + strconv.Itoa(i) + ".b64"
+					name = nonEmptyStr(str(p, elem, "name"), name)
+					rw.MIME = str(p, elem, "mime")
+				default:
+					return
+				}
+				rw.Filename = name
+				rw.MIME = nonEmptyStr(rw.MIME, mimeByName(name))
+				add(rw)
+			})
+		}
+		if l.o.KeepHints && d.IsMCP() {
+			for _, hint := range []string{"display", "canvas"} {
+				if o, e, kind, ok := engine.Member(p, root, hint); ok && kind == engine.KindObject {
+					add(engine.Rewrite{Path: "_meta.mcpx/" + hint, Target: engine.TargetResult, Action: engine.ActionReplace, Value: append([]byte(nil), p[o:e]...)})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// eachElement calls fn with the index and offset of each element of the
+// array under key in the object at obj.
+func eachElement(p []byte, obj int, key string, fn func(i, elem int)) {
+	o, _, kind, ok := engine.Member(p, obj, key)
+	if !ok || kind != engine.KindArray {
+		return
+	}
+	_ = engine.Walk(p[o:], func(v *engine.Visit) engine.Step {
+		if len(v.Path) == 0 {
+			if v.Leave {
+				return engine.Stop
+			}
+			return engine.Descend
+		}
+		if !v.Leave && len(v.Path) == 1 {
+			fn(v.Path[0].Index, o+v.Off)
+		}
+		return engine.SkipValue
+	})
+}
+
+// memberAt returns the span and kind of the value starting at p[off].
+func memberAt(p []byte, off int) (o, e int, kind engine.Kind, ok bool) {
+	err := engine.Walk(p[off:], func(v *engine.Visit) engine.Step {
+		if len(v.Path) == 0 {
+			o, kind, ok = off, v.Kind, true
+			if v.End >= 0 {
+				e = off + v.End
+				return engine.Stop
+			}
+			if v.Leave {
+				e = off + v.End
+				return engine.Stop
+			}
+			return engine.SkipValue
+		}
+		return engine.SkipValue
+	})
+	_ = err
+	return o, e, kind, ok
+}
+
+func firstNonSpace(p []byte) int {
+	for i, c := range p {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+func nonEmptyStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// mimeByName guesses a media type from a file name's extension.
+func mimeByName(name string) string {
+	if ext := path.Ext(name); ext != "" {
+		return mime.TypeByExtension(ext)
+	}
+	return ""
+}
+
+var _ engine.Layer = (*contract)(nil)

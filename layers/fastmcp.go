@@ -1,0 +1,105 @@
+package layers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/jsonstr"
+)
+
+func init() {
+	engine.RegisterLayer(engine.LayerInfo{
+		Name:     "fastmcp",
+		Summary:  "maps a FastMCP CallToolResult dump (structured_content, data, content, is_error) to the {results, meta_data} contract",
+		Defaults: func() any { return FastMCPOptions{} },
+		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+			var o FastMCPOptions
+			if err := engine.DecodeOptions(opts, &o); err != nil {
+				return nil, err
+			}
+			log := r.Log
+			if log == nil {
+				log = hclog.NewNullLogger()
+			}
+			return &fastMCP{log: log}, nil
+		},
+	})
+}
+
+// FastMCPOptions configure the fastmcp layer, which runs before contract
+// (003, "FastMCP Integration Notes"). It acts only on results that are not
+// MCP CallToolResults but a FastMCP object serialized with its Python field
+// names; switch it off with {"enabled": false}.
+type FastMCPOptions struct{}
+
+type fastMCP struct{ log hclog.Logger }
+
+// Plan rewrites the whole document to the contract: structured_content is
+// preferred, then data, then the first text block parsed as JSON; is_error
+// maps to {"results": {"error": msg}, "meta_data": {"is_error": true}}; a
+// payload that already has "results" is forwarded as it is.
+func (l *fastMCP) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+	if d.IsMCP() {
+		return nil, nil
+	}
+	root := gjson.ParseBytes(d.Raw)
+	sc, isErr := root.Get("structured_content"), root.Get("is_error")
+	if !root.IsObject() || (!sc.Exists() && !isErr.Exists()) {
+		return nil, nil
+	}
+	data := root.Get("data")
+	firstText := root.Get(`content.#(type=="text").text`)
+	var out []byte
+	switch {
+	case isErr.Bool():
+		msg := firstText.String()
+		if msg == "" {
+			msg = sc.Get("error").String()
+		}
+		out = append(out, `{"results":{"error":`...)
+		out = jsonstr.AppendString(out, msg)
+		out = append(out, `},"meta_data":{"is_error":true}}`...)
+	default:
+		payload := ""
+		switch {
+		case sc.Exists() && sc.Type != gjson.Null:
+			payload = sc.Raw
+			if data.Exists() && data.Type != gjson.Null && !bytes.Equal(compact(sc.Raw), compact(data.Raw)) {
+				l.log.Warn("structured_content and data differ; using structured_content")
+			}
+		case data.Exists() && data.Type != gjson.Null:
+			payload = data.Raw
+		case firstText.Exists():
+			if t := firstText.String(); gjson.Valid(t) {
+				payload = t
+			} else {
+				payload = firstText.Raw
+			}
+		}
+		switch {
+		case payload == "":
+			out = []byte(`{"results":null}`)
+		case gjson.Get(payload, "results").Exists():
+			out = []byte(payload)
+		default:
+			out = append([]byte(`{"results":`), payload...)
+			out = append(out, '}')
+		}
+	}
+	return []engine.Rewrite{{Path: "", Action: engine.ActionReplace, Value: out}}, nil
+}
+
+func compact(s string) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(s)) != nil {
+		return []byte(s)
+	}
+	return b.Bytes()
+}
+
+var _ engine.Layer = (*fastMCP)(nil)

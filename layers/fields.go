@@ -1,0 +1,103 @@
+package layers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+func init() {
+	engine.RegisterLayer(engine.LayerInfo{
+		Name:     "fields",
+		Summary:  "L4: declarative per-tool extraction of named fields (RFC option D)",
+		Defaults: func() any { return FieldsOptions{} },
+		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+			var o FieldsOptions
+			if err := engine.DecodeOptions(opts, &o); err != nil {
+				return nil, err
+			}
+			return newFields(o)
+		},
+	})
+}
+
+// FieldsOptions configure the fields layer. Rules are set per server and
+// tool in engine.Config, e.g. under
+// servers.tableau.tools.download_workbook.layers.fields.
+type FieldsOptions struct {
+	// Rules name the fields to extract. Defaults to none.
+	Rules []FieldRule `json:"rules"`
+}
+
+// FieldRule names one field and what to do with it.
+type FieldRule struct {
+	// Path is a gjson path in the payload; # and * match every index or
+	// key ("artifacts.#.data"). Required.
+	Path string `json:"path"`
+	// Target is "payload" (default) or "result" for the whole CallToolResult.
+	Target engine.Target `json:"target,omitempty"`
+	// Action is "artifact" (default), "truncate" or "drop".
+	Action engine.Action `json:"action,omitempty"`
+	// Encoding of the value: "base64" (default), "text", "json" or "auto".
+	Encoding engine.Encoding `json:"encoding,omitempty"`
+	// Verify refuses base64 that does not decode to a known signature.
+	Verify bool `json:"verify,omitempty"`
+	// MIME of the artifact; detected when empty.
+	MIME string `json:"mime,omitempty"`
+	// Filename template, e.g. "{.name}.pdf".
+	Filename string `json:"filename,omitempty"`
+	// Summary template, e.g. "Downloaded workbook '{.name}' as PDF ({size}). Artifact: {id}".
+	Summary string `json:"summary,omitempty"`
+	// Keep: characters, items or members kept by truncate; preview
+	// characters for a text artifact.
+	Keep int `json:"keep,omitempty"`
+	// MinSize leaves values whose JSON is shorter than this alone.
+	MinSize int `json:"min_size,omitempty"`
+}
+
+type fields struct{ rws []engine.Rewrite }
+
+func newFields(o FieldsOptions) (*fields, error) {
+	l := &fields{}
+	for i, r := range o.Rules {
+		if r.Path == "" {
+			return nil, fmt.Errorf("rules[%d]: path is required", i)
+		}
+		if _, err := engine.ParsePath(r.Path); err != nil {
+			return nil, fmt.Errorf("rules[%d]: %w", i, err)
+		}
+		rw := engine.Rewrite{
+			Path: r.Path, Target: r.Target, Action: r.Action, Encoding: r.Encoding,
+			Verify: r.Verify, MIME: r.MIME, Filename: r.Filename, Summary: r.Summary,
+			Keep: r.Keep, MinSize: r.MinSize,
+		}
+		if rw.Action == "" {
+			rw.Action = engine.ActionArtifact
+		}
+		switch rw.Action {
+		case engine.ActionArtifact, engine.ActionTruncate, engine.ActionDrop:
+		default:
+			return nil, fmt.Errorf("rules[%d]: action %q: want artifact, truncate or drop", i, r.Action)
+		}
+		if rw.Encoding == "" {
+			rw.Encoding = engine.EncodingBase64
+		}
+		switch rw.Target {
+		case "", engine.TargetPayload, engine.TargetResult:
+		default:
+			return nil, fmt.Errorf("rules[%d]: target %q: want payload or result", i, r.Target)
+		}
+		l.rws = append(l.rws, rw)
+	}
+	return l, nil
+}
+
+// Plan returns the configured rewrites; the engine skips paths that are
+// absent.
+func (l *fields) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+	return l.rws, nil
+}
+
+var _ engine.Layer = (*fields)(nil)

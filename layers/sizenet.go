@@ -1,0 +1,67 @@
+package layers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+func init() {
+	engine.RegisterLayer(engine.LayerInfo{
+		Name:     "sizenet",
+		Summary:  "L0: any string still over max_inline_size becomes a text artifact with a preview",
+		Defaults: func() any { return defaultSizeNet() },
+		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+			o := defaultSizeNet()
+			if err := engine.DecodeOptions(opts, &o); err != nil {
+				return nil, err
+			}
+			return newSizeNet(o)
+		},
+	})
+}
+
+// SizeNetOptions tune the sizenet layer (RFC 3.1 and 4.2).
+type SizeNetOptions struct {
+	// MaxInlineSize is the longest string, in JSON-encoded characters, left
+	// in place. Defaults to 10000.
+	MaxInlineSize int `json:"max_inline_size"`
+	// PreviewChars is how much of the text the model still sees. Defaults
+	// to 200.
+	PreviewChars int `json:"preview_chars"`
+	// Summary is the summary template; empty uses the engine's default.
+	Summary string `json:"summary,omitempty"`
+}
+
+func defaultSizeNet() SizeNetOptions {
+	return SizeNetOptions{MaxInlineSize: 10000, PreviewChars: 200}
+}
+
+type sizeNet struct{ o SizeNetOptions }
+
+func newSizeNet(o SizeNetOptions) (*sizeNet, error) {
+	if o.MaxInlineSize < 1 {
+		return nil, fmt.Errorf("max_inline_size must be positive, got %d", o.MaxInlineSize)
+	}
+	if o.PreviewChars < 0 || o.PreviewChars > o.MaxInlineSize {
+		return nil, fmt.Errorf("preview_chars must be between 0 and max_inline_size, got %d", o.PreviewChars)
+	}
+	return &sizeNet{o: o}, nil
+}
+
+// Plan moves oversized strings into text artifacts.
+func (l *sizeNet) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+	var out []engine.Rewrite
+	err := walkStrings(d, l.o.MaxInlineSize+1, func(s stringVisit) {
+		out = append(out, engine.Rewrite{
+			Path: s.Path, Target: s.Target, Form: s.Form,
+			Action: engine.ActionArtifact, Encoding: engine.EncodingText,
+			Keep: l.o.PreviewChars, Summary: l.o.Summary,
+		})
+	})
+	return out, err
+}
+
+var _ engine.Layer = (*sizeNet)(nil)

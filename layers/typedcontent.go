@@ -1,0 +1,100 @@
+package layers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+func init() {
+	engine.RegisterLayer(engine.LayerInfo{
+		Name:     "typedcontent",
+		Summary:  "L2: MCP image, audio and embedded resource blocks become artifacts plus a resource_link",
+		Defaults: func() any { return defaultTypedContent() },
+		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+			o := defaultTypedContent()
+			if err := engine.DecodeOptions(opts, &o); err != nil {
+				return nil, err
+			}
+			return newTypedContent(o)
+		},
+	})
+}
+
+// TypedContentOptions tune the typedcontent layer (RFC 3.3 and 5.7).
+type TypedContentOptions struct {
+	// InlineImagesUnderBytes keeps images of fewer decoded bytes inline,
+	// for vision models. Defaults to 0: every image becomes an artifact.
+	InlineImagesUnderBytes int64 `json:"inline_images_under_bytes"`
+	// InlineAudioUnderBytes does the same for audio. Defaults to 0.
+	InlineAudioUnderBytes int64 `json:"inline_audio_under_bytes"`
+	// InlineTextIfUnderChars keeps embedded text resources of fewer
+	// characters inline; longer ones become text artifacts. Defaults to
+	// 10000.
+	InlineTextIfUnderChars int `json:"inline_text_if_under_chars"`
+	// Summary is the summary template; empty uses the engine's default.
+	Summary string `json:"summary,omitempty"`
+}
+
+func defaultTypedContent() TypedContentOptions {
+	return TypedContentOptions{InlineTextIfUnderChars: 10000}
+}
+
+type typedContent struct{ o TypedContentOptions }
+
+func newTypedContent(o TypedContentOptions) (*typedContent, error) {
+	if o.InlineImagesUnderBytes < 0 || o.InlineAudioUnderBytes < 0 || o.InlineTextIfUnderChars < 0 {
+		return nil, fmt.Errorf("inline thresholds must not be negative")
+	}
+	return &typedContent{o: o}, nil
+}
+
+// Plan turns typed blocks into artifact blocks.
+func (l *typedContent) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+	if !d.IsMCP() {
+		return nil, nil
+	}
+	var out []engine.Rewrite
+	for _, b := range d.Blocks() {
+		var keep bool
+		switch b.Type {
+		case "image", "audio":
+			limit := l.o.InlineImagesUnderBytes
+			if b.Type == "audio" {
+				limit = l.o.InlineAudioUnderBytes
+			}
+			o, e, _, ok := engine.Member(d.Raw, b.Off, "data")
+			if !ok {
+				continue
+			}
+			keep = int64(e-o-2)*3/4 < limit
+		case "resource":
+			ro, _, _, ok := engine.Member(d.Raw, b.Off, "resource")
+			if !ok {
+				continue
+			}
+			if _, _, _, blob := engine.Member(d.Raw, ro, "blob"); !blob {
+				o, e, _, ok := engine.Member(d.Raw, ro, "text")
+				if !ok {
+					continue
+				}
+				keep = e-o-2 < l.o.InlineTextIfUnderChars
+			}
+		default:
+			continue
+		}
+		if keep {
+			continue
+		}
+		out = append(out, engine.Rewrite{
+			Path: "content." + strconv.Itoa(b.Index), Target: engine.TargetResult,
+			Action: engine.ActionArtifact, Form: engine.FormBlock, Summary: l.o.Summary,
+		})
+	}
+	return out, nil
+}
+
+var _ engine.Layer = (*typedContent)(nil)

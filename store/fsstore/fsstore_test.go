@@ -1,0 +1,811 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package fsstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/storetest"
+)
+
+func openT(t testing.TB, dir string, cfg Config) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), dir, cfg)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	return s
+}
+
+func putT(t testing.TB, s store.Store, data []byte, o store.PutOptions) store.Ref {
+	t.Helper()
+	ref, err := s.Put(context.Background(), bytes.NewReader(data), o)
+	if err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	return ref
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openT(t, t.TempDir(), NewConfig().WithPageSize(7))
+	})
+}
+
+// splitStore writes through one handle and reads through another handle on
+// the same folder, as two processes sharing it would.
+type splitStore struct{ w, r *Store }
+
+func (s splitStore) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
+	return s.w.Put(ctx, r, o)
+}
+
+func (s splitStore) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCloser, store.Ref, error) {
+	return s.r.Get(ctx, id, rng)
+}
+func (s splitStore) Stat(ctx context.Context, id string) (store.Ref, error) { return s.r.Stat(ctx, id) }
+func (s splitStore) Exists(ctx context.Context, id string) (bool, error)    { return s.r.Exists(ctx, id) }
+func (s splitStore) Delete(ctx context.Context, id string) error            { return s.w.Delete(ctx, id) }
+func (s splitStore) List(ctx context.Context, sc store.Scope, c string) ([]store.Ref, string, error) {
+	return s.r.List(ctx, sc, c)
+}
+
+func (s splitStore) Close(ctx context.Context) error {
+	return errors.Join(s.w.Close(ctx), s.r.Close(ctx))
+}
+
+func TestConformanceTwoHandles(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		dir := t.TempDir()
+		return splitStore{w: openT(t, dir, NewConfig().WithPageSize(7)), r: openT(t, dir, NewConfig().WithPageSize(7))}
+	})
+}
+
+// checkConsistent opens dir (recovering it) and checks that every listed
+// artifact reads back with its size and sha256, that tmp/ is empty and that
+// every blob file belongs to a listed artifact. It returns the refs.
+func checkConsistent(t *testing.T, dir string) []store.Ref {
+	t.Helper()
+	s, err := Open(context.Background(), dir, NewConfig())
+	if err != nil {
+		t.Fatalf("reopen %s: %v", dir, err)
+	}
+	defer s.Close(context.Background())
+	refs, _ := storetest.ListAll(t, s, store.Scope{})
+	want := map[string]bool{}
+	for _, r := range refs {
+		got, _ := storetest.ReadAll(t, s, r.ID, nil)
+		if int64(len(got)) != r.SizeBytes || storetest.SHA256Hex(got) != r.SHA256 {
+			t.Errorf("artifact %s reads back %d bytes with sha256 %s, want %d bytes with %s",
+				r.ID, len(got), storetest.SHA256Hex(got), r.SizeBytes, r.SHA256)
+		}
+		want[r.SHA256] = true
+	}
+	if left := readDirNames(t, filepath.Join(dir, tmpName)); len(left) != 0 {
+		t.Errorf("tmp/ holds %v after reopen, want nothing", left)
+	}
+	blobs := blobFiles(t, dir)
+	for _, b := range blobs {
+		if !want[b] {
+			t.Errorf("blob %s is held by no artifact", b)
+		}
+	}
+	if len(blobs) != len(want) {
+		t.Errorf("%d blob files for %d distinct contents", len(blobs), len(want))
+	}
+	return refs
+}
+
+func readDirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("read %s: %v", dir, err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func blobFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, sh := range readDirNames(t, filepath.Join(dir, blobsName)) {
+		out = append(out, readDirNames(t, filepath.Join(dir, blobsName, sh))...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func journalLines(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+func TestReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig().WithPageSize(3))
+	clashA, clashB := storetest.ClashPair()
+	a := putT(t, s, clashA, store.PutOptions{Namespace: "clash", MIMEType: "text/plain", Filename: "a.txt",
+		Source: store.Source{Server: "srv", Tool: "t", Path: "x", Layer: "l"}})
+	b := putT(t, s, clashB, store.PutOptions{Namespace: "clash", Scope: store.Scope{SessionID: "s1"}})
+	putT(t, s, clashB, store.PutOptions{Namespace: "clash", Scope: store.Scope{SessionID: "s2"}})
+	big := storetest.RandomBytes(9, 1<<20)
+	c := putT(t, s, big, store.PutOptions{Namespace: "big"})
+	gone := putT(t, s, []byte("deleted before reopen"), store.PutOptions{})
+	if err := s.Delete(context.Background(), gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := storetest.ListAll(t, s, store.Scope{})
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	s2 := openT(t, dir, NewConfig().WithPageSize(3))
+	after, _ := storetest.ListAll(t, s2, store.Scope{})
+	if len(after) != 3 || len(before) != 3 {
+		t.Fatalf("listed %d before and %d after reopen, want 3", len(before), len(after))
+	}
+	for i := range after {
+		if after[i].ID != before[i].ID || after[i].SHA256 != before[i].SHA256 || after[i].Source != before[i].Source ||
+			after[i].MIMEType != before[i].MIMEType || !after[i].Created.Equal(before[i].Created) {
+			t.Errorf("ref %d after reopen %+v, before %+v", i, after[i], before[i])
+		}
+	}
+	if got, _ := storetest.ListAll(t, s2, store.Scope{SessionID: "s2"}); len(got) != 1 || got[0].ID != b.ID {
+		t.Errorf("second scope lost on reopen: %+v", got)
+	}
+	// The clashing content keeps its lengthened id, and is found again.
+	if r := putT(t, s2, clashB, store.PutOptions{Namespace: "clash"}); r.ID != b.ID || len(b.ID) != len("clash_")+16 {
+		t.Errorf("clashing content after reopen: id %q, first given %q", r.ID, b.ID)
+	}
+	if r := putT(t, s2, clashA, store.PutOptions{Namespace: "clash"}); r.ID != a.ID {
+		t.Errorf("content after reopen: id %q, first given %q", r.ID, a.ID)
+	}
+	if got, _ := storetest.ReadAll(t, s2, c.ID, &store.Range{Offset: 1000, Length: 5000}); !bytes.Equal(got, big[1000:6000]) {
+		t.Errorf("ranged read after reopen differs")
+	}
+	// New artifacts sort after the old ones.
+	d := putT(t, s2, []byte("after reopen"), store.PutOptions{})
+	all, _ := storetest.ListAll(t, s2, store.Scope{})
+	if len(all) != 4 || all[3].ID != d.ID {
+		t.Errorf("List after reopen and put = %v, want %s last", all, d.ID)
+	}
+}
+
+func TestDeleteSharedBlob(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig())
+	data := []byte("one blob for two namespaces")
+	a := putT(t, s, data, store.PutOptions{Namespace: "a"})
+	b := putT(t, s, data, store.PutOptions{Namespace: "b"})
+	sum := storetest.SHA256Hex(data)
+	if got := blobFiles(t, dir); !slices.Equal(got, []string{sum}) {
+		t.Fatalf("blobs = %v, want one", got)
+	}
+	if err := s.Delete(context.Background(), a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := blobFiles(t, dir); !slices.Equal(got, []string{sum}) {
+		t.Errorf("blobs after deleting one of two ids = %v, want the shared blob kept", got)
+	}
+	if err := s.Delete(context.Background(), b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := blobFiles(t, dir); len(got) != 0 {
+		t.Errorf("blobs after deleting both ids = %v, want none", got)
+	}
+}
+
+func TestGetAfterDeleteKeepsOpenReader(t *testing.T) {
+	s := openT(t, t.TempDir(), NewConfig())
+	data := storetest.RandomBytes(10, 100000)
+	ref := putT(t, s, data, store.PutOptions{})
+	rc, _, err := s.Get(context.Background(), ref.ID, &store.Range{Offset: 10, Length: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if _, ok := rc.(*blobReader); !ok {
+		t.Errorf("Get returned %T, want a section reader over the blob file", rc)
+	}
+	if err := s.Delete(context.Background(), ref.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rc)
+	if err != nil || !bytes.Equal(got, data[10:]) {
+		t.Errorf("reader opened before Delete read %d bytes (err %v), want %d", len(got), err, len(data)-10)
+	}
+}
+
+func TestSecondHandle(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a := openT(t, dir, NewConfig())
+	b := openT(t, dir, NewConfig())
+	clashA, clashB := storetest.ClashPair()
+	ra := putT(t, a, clashA, store.PutOptions{Namespace: "x"})
+	rb := putT(t, b, clashB, store.PutOptions{Namespace: "x"})
+	if len(rb.ID) != len(ra.ID)+store.IDPrefixStep {
+		t.Errorf("second handle gave the clashing content id %q next to %q: it did not see the first", rb.ID, ra.ID)
+	}
+	if ref, err := a.Stat(ctx, rb.ID); err != nil || ref.SHA256 != rb.SHA256 {
+		t.Errorf("first handle Stat(%s) = %+v, %v", rb.ID, ref, err)
+	}
+	// The same new content from both handles gets one id and one line each
+	// scope.
+	var wg sync.WaitGroup
+	ids := make([]string, 8)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := a
+			if i%2 == 1 {
+				h = b
+			}
+			r, err := h.Put(ctx, strings.NewReader("from both handles"), store.PutOptions{Scope: store.Scope{SessionID: fmt.Sprint(i)}})
+			if err != nil {
+				t.Errorf("Put: %v", err)
+			}
+			ids[i] = r.ID
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Errorf("ids %v, want one", ids)
+			break
+		}
+	}
+	if err := b.Delete(ctx, ra.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Get(ctx, ra.ID, nil); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get through the other handle after Delete: %v, want ErrNotFound", err)
+	}
+	for _, h := range []*Store{a, b} {
+		refs, _ := storetest.ListAll(t, h, store.Scope{})
+		if len(refs) != 2 {
+			t.Errorf("handle lists %d artifacts, want 2", len(refs))
+		}
+		for i := range ids {
+			if got, _ := storetest.ListAll(t, h, store.Scope{SessionID: fmt.Sprint(i)}); len(got) != 1 {
+				t.Errorf("scope %d: %d artifacts, want 1", i, len(got))
+			}
+		}
+	}
+	a.Close(ctx)
+	b.Close(ctx)
+	checkConsistent(t, dir)
+	if n := len(journalLines(t, dir)); n != 2+1+8-1+1 {
+		t.Errorf("journal has %d lines, want 11 (3 puts, 7 scopes, 1 delete)", n)
+	}
+}
+
+func TestLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig())
+	keep := putT(t, s, []byte("keep"), store.PutOptions{})
+	lost := putT(t, s, storetest.RandomBytes(11, 5000), store.PutOptions{})
+	s.Close(context.Background())
+
+	// A put killed while streaming, a blob renamed but never journaled, a
+	// blob whose journal entry survived but the file did not, and a stray
+	// compaction temp file.
+	mustWrite(t, filepath.Join(dir, tmpName, "put-123456"), []byte("half of something"))
+	mustWrite(t, filepath.Join(dir, tmpName, "index-99.jsonl"), []byte("00000000 {"))
+	orphan := storetest.RandomBytes(12, 3000)
+	sum := storetest.SHA256Hex(orphan)
+	mustWrite(t, filepath.Join(dir, blobsName, sum[:2], sum), orphan)
+	if err := os.Remove(filepath.Join(dir, blobsName, lost.SHA256[:2], lost.SHA256)); err != nil {
+		t.Fatal(err)
+	}
+
+	var logs bytes.Buffer
+	s2, err := Open(context.Background(), dir, NewConfig().WithLogger(hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close(context.Background())
+	refs := checkConsistent(t, dir)
+	if len(refs) != 1 || refs[0].ID != keep.ID {
+		t.Errorf("after recovery lists %v, want only %s", refs, keep.ID)
+	}
+	for _, want := range []string{"removed unfinished puts", "dropped artifact whose blob is unusable", "collected unreferenced blobs", "compacted journal"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("recovery log lacks %q:\n%s", want, logs.String())
+		}
+	}
+}
+
+func mustWrite(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTornJournal(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig())
+	a := putT(t, s, []byte("a"), store.PutOptions{})
+	s.Close(context.Background())
+	// A kill in the middle of appending the record of a put whose blob was
+	// already renamed into place.
+	orphan := []byte("b, never journaled completely")
+	sum := storetest.SHA256Hex(orphan)
+	mustWrite(t, filepath.Join(dir, blobsName, sum[:2], sum), orphan)
+	full, err := appendLine(nil, record{Op: opPut, Seq: 2, Ref: &store.Ref{ID: "artifact_" + sum[:12], SHA256: sum, SizeBytes: int64(len(orphan))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, filepath.Join(dir, journalName), string(full[:len(full)/2]))
+
+	refs := checkConsistent(t, dir)
+	if len(refs) != 1 || refs[0].ID != a.ID {
+		t.Fatalf("after a torn append lists %v, want [%s]", refs, a.ID)
+	}
+	if lines := journalLines(t, dir); len(lines) != 1 {
+		t.Errorf("journal after recovery has %d lines, want 1: %q", len(lines), lines)
+	}
+	// The store keeps working: the next put is journaled whole.
+	s2 := openT(t, dir, NewConfig())
+	b := putT(t, s2, orphan, store.PutOptions{})
+	s2.Close(context.Background())
+	refs = checkConsistent(t, dir)
+	if len(refs) != 2 || refs[1].ID != b.ID {
+		t.Errorf("after put lists %v, want [%s %s]", refs, a.ID, b.ID)
+	}
+}
+
+func TestDamagedJournalLine(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig())
+	var refs []store.Ref
+	for i := range 3 {
+		refs = append(refs, putT(t, s, []byte(fmt.Sprint("item ", i)), store.PutOptions{}))
+	}
+	s.Close(context.Background())
+	// Flip one byte inside the second line's JSON.
+	path := filepath.Join(dir, journalName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := bytes.IndexByte(b, '\n') + 1
+	i := second + bytes.Index(b[second:], []byte(`"mime_type"`)) + 2
+	if i < second+2 {
+		i = second + 20
+	}
+	b[i] ^= 0x20
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	s2, err := Open(context.Background(), dir, NewConfig().WithLogger(hclog.New(&hclog.LoggerOptions{Output: &logs})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close(context.Background())
+	got := checkConsistent(t, dir)
+	want := []string{refs[0].ID, refs[2].ID}
+	var gotIDs []string
+	for _, r := range got {
+		gotIDs = append(gotIDs, r.ID)
+	}
+	if !slices.Equal(gotIDs, want) {
+		t.Errorf("after a damaged line lists %v, want %v", gotIDs, want)
+	}
+	if !strings.Contains(logs.String(), "skipped damaged journal lines") {
+		t.Errorf("damaged line not logged:\n%s", logs.String())
+	}
+	for _, l := range journalLines(t, dir) {
+		if _, err := parseLine([]byte(l)); err != nil {
+			t.Errorf("journal still has a bad line after compaction: %q", l)
+		}
+	}
+}
+
+func TestTornLineWhileShared(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a := openT(t, dir, NewConfig())
+	b := openT(t, dir, NewConfig())
+	x := putT(t, a, []byte("x"), store.PutOptions{})
+	// A third process dies half way through an append.
+	appendFile(t, filepath.Join(dir, journalName), `1234abcd {"op":"put","seq":`)
+	y := putT(t, b, []byte("y"), store.PutOptions{})
+	for _, h := range []*Store{a, b} {
+		for _, id := range []string{x.ID, y.ID} {
+			if ok, err := h.Exists(ctx, id); !ok || err != nil {
+				t.Errorf("Exists(%s) = %v, %v; want true", id, ok, err)
+			}
+		}
+	}
+	a.Close(ctx)
+	b.Close(ctx)
+	if refs := checkConsistent(t, dir); len(refs) != 2 {
+		t.Errorf("lists %d artifacts, want 2", len(refs))
+	}
+	if n := len(journalLines(t, dir)); n != 2 {
+		t.Errorf("journal has %d lines after compaction, want 2", n)
+	}
+}
+
+func TestCompaction(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig())
+	keep := putT(t, s, []byte("kept"), store.PutOptions{Scope: store.Scope{SessionID: "a"}})
+	putT(t, s, []byte("kept"), store.PutOptions{Scope: store.Scope{SessionID: "b"}})
+	last := putT(t, s, []byte("deleted"), store.PutOptions{})
+	if err := s.Delete(context.Background(), last.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.Close(context.Background())
+	// Pad the journal with records that change nothing.
+	var pad []byte
+	for range 2 * compactMinRecords {
+		var err error
+		if pad, err = appendLine(pad, record{Op: opScope, ID: keep.ID, Scope: &store.Scope{SessionID: "a"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendFile(t, filepath.Join(dir, journalName), string(pad))
+
+	s2 := openT(t, dir, NewConfig())
+	if lines := journalLines(t, dir); len(lines) != 3 {
+		t.Errorf("journal after compaction has %d lines, want 3 (put, scope, seq): %q", len(lines), lines)
+	}
+	refs, _ := storetest.ListAll(t, s2, store.Scope{SessionID: "b"})
+	if len(refs) != 1 || refs[0].ID != keep.ID {
+		t.Errorf("scope lost in compaction: %v", refs)
+	}
+	if next := s2.cat.NextSeq(); next <= 2 {
+		t.Errorf("next sequence number %d after compaction: the deleted artifact's number is reused", next)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	parent := filepath.Join(t.TempDir(), "a-file")
+	mustWrite(t, parent, []byte("not a folder"))
+	dir := filepath.Join(parent, "artifacts")
+	_, err := Open(ctx, dir, NewConfig())
+	t.Logf("under a regular file: %v", err)
+	if err == nil || !errors.Is(err, syscall.ENOTDIR) || !strings.Contains(err.Error(), "fsstore: dir["+dir+"]") {
+		t.Errorf("Open under a regular file: error %v, want one naming %s and wrapping ENOTDIR", err, dir)
+	}
+
+	ro := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(ro, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(ro, 0o700) })
+	_, err = Open(ctx, ro, NewConfig())
+	t.Logf("on a 0500 folder: %v", err)
+	if os.Geteuid() == 0 {
+		// Permission bits do not stop root; the case above covers the
+		// error path.
+		if err != nil {
+			t.Errorf("Open as root on a 0500 folder: %v", err)
+		}
+		return
+	}
+	if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), ro) {
+		t.Errorf("Open on a read-only folder: error %v, want a permission error naming %s", err, ro)
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	uid := os.Getuid()
+	cases := []struct {
+		name    string
+		env     map[string]string // "" unsets
+		want    func(tmp string) string
+		wantWhy string
+	}{
+		{"MCPX_HOME", map[string]string{"MCPX_HOME": "/srv/mcpx", "XDG_DATA_HOME": "/x", "HOME": "/home/u"},
+			func(string) string { return "/srv/mcpx/artifacts" }, ""},
+		{"XDG_DATA_HOME", map[string]string{"MCPX_HOME": "", "XDG_DATA_HOME": "/x/data", "HOME": "/home/u"},
+			func(string) string { return "/x/data/mcpx/artifacts" }, ""},
+		{"HOME", map[string]string{"MCPX_HOME": "", "XDG_DATA_HOME": "", "HOME": "/home/u"},
+			func(string) string { return "/home/u/.local/share/mcpx/artifacts" }, ""},
+		{"relative XDG_DATA_HOME", map[string]string{"MCPX_HOME": "", "XDG_DATA_HOME": "rel", "HOME": "/home/u"},
+			func(string) string { return "/home/u/.local/share/mcpx/artifacts" }, "XDG_DATA_HOME"},
+		{"no HOME", map[string]string{"MCPX_HOME": "", "XDG_DATA_HOME": "", "HOME": ""},
+			func(tmp string) string { return filepath.Join(tmp, fmt.Sprintf("mcpx-%d", uid), "artifacts") }, "HOME is not set"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+				if v == "" {
+					os.Unsetenv(k)
+				}
+			}
+			dir, why, err := DefaultDir()
+			if err != nil {
+				t.Fatalf("DefaultDir: %v", err)
+			}
+			if want := tc.want(tmp); dir != want {
+				t.Errorf("dir = %q, want %q", dir, want)
+			}
+			if (tc.wantWhy == "") != (why == "") || !strings.Contains(why, tc.wantWhy) {
+				t.Errorf("why = %q, want it to mention %q", why, tc.wantWhy)
+			}
+			if tc.name == "no HOME" {
+				fi, err := os.Stat(filepath.Dir(dir))
+				if err != nil || fi.Mode().Perm() != 0o700 {
+					t.Errorf("fallback parent: %v, %v; want a 0700 folder", fi, err)
+				}
+				s := openT(t, dir, NewConfig())
+				if s.Dir() != dir {
+					t.Errorf("store dir %q, want %q", s.Dir(), dir)
+				}
+			}
+		})
+	}
+
+	t.Run("unsafe fallback", func(t *testing.T) {
+		for _, setup := range []struct {
+			name string
+			make func(t *testing.T, base string)
+		}{
+			{"open to others", func(t *testing.T, base string) {
+				if err := os.Mkdir(base, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(base, 0o777); err != nil {
+					t.Fatal(err)
+				}
+			}},
+			{"symlink", func(t *testing.T, base string) {
+				target := t.TempDir()
+				if err := os.Symlink(target, base); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		} {
+			t.Run(setup.name, func(t *testing.T) {
+				tmp := t.TempDir()
+				t.Setenv("TMPDIR", tmp)
+				for _, k := range []string{"MCPX_HOME", "XDG_DATA_HOME", "HOME"} {
+					t.Setenv(k, "")
+					os.Unsetenv(k)
+				}
+				base := filepath.Join(tmp, fmt.Sprintf("mcpx-%d", uid))
+				setup.make(t, base)
+				if dir, _, err := DefaultDir(); err == nil || !strings.Contains(err.Error(), base) {
+					t.Errorf("DefaultDir with an unsafe %s = %q, %v; want an error naming it", base, dir, err)
+				}
+			})
+		}
+	})
+}
+
+func BenchmarkPut(b *testing.B) {
+	ctx := context.Background()
+	s := openT(b, b.TempDir(), NewConfig())
+	data := storetest.RandomBytes(13, 10<<20)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		copy(data, fmt.Sprintf("%016d", i)) // new content each time
+		ref, err := s.Put(ctx, bytes.NewReader(data), store.PutOptions{Namespace: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := s.Delete(ctx, ref.ID); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkFloorWriteFsync is the floor under BenchmarkPut: write 10 MiB to
+// a new file in the same kind of folder, fsync, close.
+func BenchmarkFloorWriteFsync(b *testing.B) {
+	dir := b.TempDir()
+	data := storetest.RandomBytes(13, 10<<20)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		f, err := os.CreateTemp(dir, "floor-*")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		os.Remove(f.Name())
+		b.StartTimer()
+	}
+}
+
+func BenchmarkGetRange(b *testing.B) {
+	ctx := context.Background()
+	s := openT(b, b.TempDir(), NewConfig())
+	ref := putT(b, s, storetest.RandomBytes(14, 10<<20), store.PutOptions{})
+	buf := make([]byte, 64<<10)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rc, _, err := s.Get(ctx, ref.ID, &store.Range{Offset: 5 << 20, Length: int64(len(buf))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(rc, buf); err != nil {
+			b.Fatal(err)
+		}
+		rc.Close()
+	}
+}
+
+func TestShortPrefixesAcrossReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig().WithIDPrefixLen(1))
+	ids := map[string]string{}
+	for i := range 40 {
+		data := fmt.Sprint("content ", i)
+		ref := putT(t, s, []byte(data), store.PutOptions{Namespace: "n"})
+		if _, dup := ids[ref.ID]; dup {
+			t.Fatalf("id %s given twice", ref.ID)
+		}
+		ids[ref.ID] = data
+	}
+	s.Close(context.Background())
+	s2 := openT(t, dir, NewConfig().WithIDPrefixLen(1))
+	for id, data := range ids {
+		if got, _ := storetest.ReadAll(t, s2, id, nil); string(got) != data {
+			t.Errorf("Get(%s) = %q, want %q", id, got, data)
+		}
+		if r := putT(t, s2, []byte(data), store.PutOptions{Namespace: "n"}); r.ID != id {
+			t.Errorf("re-put after reopen: id %s, want %s", r.ID, id)
+		}
+	}
+}
+
+func TestFailedPutsLeaveNoFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig())
+	data := storetest.RandomBytes(30, 1<<20)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	failures := []struct {
+		name string
+		put  func() error
+	}{
+		{"too large", func() error {
+			_, err := s.Put(ctx, bytes.NewReader(data), store.PutOptions{MaxBytes: 1000})
+			return err
+		}},
+		{"reader fails", func() error {
+			_, err := s.Put(ctx, io.MultiReader(bytes.NewReader(data), iotestErrReader{}), store.PutOptions{})
+			return err
+		}},
+		{"cancelled", func() error {
+			_, err := s.Put(cancelled, bytes.NewReader(data), store.PutOptions{})
+			return err
+		}},
+		{"file name too long for the journal", func() error {
+			_, err := s.Put(ctx, bytes.NewReader(data), store.PutOptions{Filename: strings.Repeat("x", 2<<20)})
+			return err
+		}},
+	}
+	for _, f := range failures {
+		if err := f.put(); err == nil {
+			t.Errorf("%s: Put succeeded", f.name)
+		}
+		if left := readDirNames(t, filepath.Join(dir, tmpName)); len(left) != 0 {
+			t.Errorf("%s: tmp/ holds %v", f.name, left)
+		}
+		if left := blobFiles(t, dir); len(left) != 0 {
+			t.Errorf("%s: blobs/ holds %v", f.name, left)
+		}
+	}
+}
+
+type iotestErrReader struct{}
+
+func (iotestErrReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
+
+// patternReader yields n bytes without holding them.
+type patternReader struct{ n int64 }
+
+func (p *patternReader) Read(b []byte) (int, error) {
+	if p.n == 0 {
+		return 0, io.EOF
+	}
+	k := int(min(int64(len(b)), p.n))
+	for i := range b[:k] {
+		b[i] = byte(p.n - int64(i))
+	}
+	p.n -= int64(k)
+	return k, nil
+}
+
+func TestPutStreams(t *testing.T) {
+	s := openT(t, t.TempDir(), NewConfig())
+	const size = 64 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ref, err := s.Put(context.Background(), &patternReader{n: size}, store.PutOptions{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.SizeBytes != size {
+		t.Errorf("size %d, want %d", ref.SizeBytes, size)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Errorf("a %d MiB put allocated %d KiB: it does not stream", size>>20, alloc>>10)
+	}
+	// A ranged read of the middle allocates no more than its buffers.
+	runtime.ReadMemStats(&before)
+	rc, _, err := s.Get(context.Background(), ref.ID, &store.Range{Offset: size / 2, Length: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, rc)
+	rc.Close()
+	runtime.ReadMemStats(&after)
+	if err != nil || n != 1000 {
+		t.Errorf("ranged read = %d, %v", n, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("a 1000 byte ranged read allocated %d KiB", alloc>>10)
+	}
+}

@@ -1,0 +1,20 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package fsstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"runtime"
+)
+
+const locksSupported = false
+
+var errNoLocks = errors.New("file locks are not supported on " + runtime.GOOS)
+
+func flock(context.Context, *os.File, bool) error { return errNoLocks }
+func tryFlock(*os.File, bool) (bool, error)       { return false, errNoLocks }
+func funlock(*os.File) error                      { return errNoLocks }
+func syncDir(string) error                        { return nil }
+func checkPrivateDir(string) error                { return nil }

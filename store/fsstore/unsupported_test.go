@@ -1,0 +1,17 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package fsstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestOpenUnsupported(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Open(context.Background(), dir, NewConfig())
+	if err == nil || !strings.Contains(err.Error(), "not supported") || !strings.Contains(err.Error(), dir) {
+		t.Errorf("Open on this system: %v, want a clear 'not supported' error naming %s", err, dir)
+	}
+}

@@ -1,0 +1,63 @@
+package putio
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+func TestCopy(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 100000) // 1 MB: several buffers
+	h := sha256.Sum256(data)
+	cases := []struct {
+		name    string
+		max     int64
+		wantErr error
+	}{
+		{"no limit", 0, nil},
+		{"limit equal", int64(len(data)), nil},
+		{"limit one short", int64(len(data)) - 1, store.ErrTooLarge},
+		{"small limit", 10, store.ErrTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			n, sum, err := Copy(context.Background(), &out, iotest.HalfReader(bytes.NewReader(data)), tc.max)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("Copy error %v, want %v", err, tc.wantErr)
+				}
+				if int64(out.Len()) > tc.max {
+					t.Errorf("wrote %d bytes past the %d limit", out.Len(), tc.max)
+				}
+				return
+			}
+			if err != nil || n != int64(len(data)) || sum != hex.EncodeToString(h[:]) || !bytes.Equal(out.Bytes(), data) {
+				t.Errorf("Copy = %d, %s, %v", n, sum, err)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Copy(ctx, &bytes.Buffer{}, strings.NewReader("x"), 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("Copy with a cancelled context: %v", err)
+	}
+	errW := errors.New("disk full")
+	if _, _, err := Copy(context.Background(), failWriter{errW}, strings.NewReader("x"), 0); !errors.Is(err, errW) {
+		t.Errorf("Copy to a failing writer: %v", err)
+	}
+	if _, _, err := Copy(context.Background(), &bytes.Buffer{}, iotest.TimeoutReader(strings.NewReader(strings.Repeat("x", 1<<20))), 0); !errors.Is(err, iotest.ErrTimeout) {
+		t.Errorf("Copy from a failing reader: %v", err)
+	}
+}
+
+type failWriter struct{ err error }
+
+func (f failWriter) Write([]byte) (int, error) { return 0, f.err }

@@ -1,0 +1,258 @@
+// Package memstore is an in-memory artifact store: for tests, for embedders
+// that keep artifacts for one process lifetime, and as the reference the
+// conformance suite (storetest) is checked against.
+//
+// Bytes are kept once per sha256, however many namespaces or scopes hold
+// them. Nothing is evicted: the store grows until Delete or Close.
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/internal/catalog"
+	"github.com/mcpx-dev/mcpx/store/internal/putio"
+)
+
+// DefaultPageSize is the number of refs List returns per page by default.
+const DefaultPageSize = 100
+
+// Config configures a Store. The zero value means the defaults; With*
+// methods return a modified copy.
+type Config struct {
+	pageSize    int
+	idPrefixLen int
+}
+
+// NewConfig returns the default configuration.
+func NewConfig() Config { return Config{} }
+
+// WithPageSize sets how many refs List returns per page; n < 1 means the
+// default. Defaults to DefaultPageSize.
+//
+//	cfg := memstore.NewConfig().WithPageSize(10)
+func (c Config) WithPageSize(n int) Config {
+	c.pageSize = n
+	return c
+}
+
+// WithIDPrefixLen sets how many sha256 hex characters a new id starts with;
+// n < 1 means the default. Defaults to store.DefaultIDPrefixLen.
+//
+//	cfg := memstore.NewConfig().WithIDPrefixLen(16)
+func (c Config) WithIDPrefixLen(n int) Config {
+	c.idPrefixLen = n
+	return c
+}
+
+// Store is the in-memory store. It is safe for concurrent use.
+type Store struct {
+	pageSize    int
+	idPrefixLen int
+
+	mu     sync.RWMutex
+	closed bool
+	cat    *catalog.Catalog
+	blobs  map[string][]byte // sha256 → bytes, shared by every id that holds them
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New(cfg Config) *Store {
+	s := &Store{
+		pageSize:    cfg.pageSize,
+		idPrefixLen: cfg.idPrefixLen,
+		cat:         catalog.New(),
+		blobs:       make(map[string][]byte),
+	}
+	if s.pageSize < 1 {
+		s.pageSize = DefaultPageSize
+	}
+	if s.idPrefixLen < 1 {
+		s.idPrefixLen = store.DefaultIDPrefixLen
+	}
+	return s
+}
+
+// Put reads r into memory, hashing as it reads, and stores it (see
+// store.Store.Put). The returned ref carries o.Scope; an artifact put again
+// keeps its first MIME type, file name and source.
+func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
+	ns := store.SanitizeNamespace(o.Namespace)
+	if err := s.checkOpen(); err != nil {
+		return store.Ref{}, fmt.Errorf("memstore: put[%s]: %w", ns, err)
+	}
+	var buf bytes.Buffer
+	if l, ok := r.(interface{ Len() int }); ok {
+		// bytes.Reader, strings.Reader, bytes.Buffer: size known up front.
+		hint := int64(l.Len())
+		if o.MaxBytes > 0 {
+			hint = min(hint, o.MaxBytes+1)
+		}
+		buf.Grow(int(hint))
+	}
+	n, sum, err := putio.Copy(ctx, &buf, r, o.MaxBytes)
+	if err != nil {
+		return store.Ref{}, fmt.Errorf("memstore: put[%s]: %w", ns, err)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.Ref{}, fmt.Errorf("memstore: put[%s]: %w", ns, store.ErrClosed)
+	}
+	if e, ok := s.cat.ByContent(ns, sum); ok {
+		s.cat.AddScope(e.Ref.ID, o.Scope)
+		ref := e.Ref
+		ref.Scope = o.Scope
+		return ref, nil
+	}
+	id, err := s.cat.AllocateID(ns, sum, s.idPrefixLen)
+	if err != nil {
+		return store.Ref{}, fmt.Errorf("memstore: put[%s]: %w", ns, err)
+	}
+	ref := store.Ref{
+		ID:        id,
+		MIMEType:  o.MIMEType,
+		SizeBytes: n,
+		Filename:  o.Filename,
+		SHA256:    sum,
+		Scope:     o.Scope,
+		Source:    o.Source,
+		Created:   time.Now().UTC().Round(0),
+	}
+	if _, err := s.cat.Insert(s.cat.NextSeq(), ref); err != nil {
+		return store.Ref{}, fmt.Errorf("memstore: artifact[%s]: %w", id, err)
+	}
+	if _, ok := s.blobs[sum]; !ok {
+		b := buf.Bytes()
+		if cap(b)-len(b) > len(b)/8 {
+			b = bytes.Clone(b) // do not keep a doubled buffer's slack
+		}
+		s.blobs[sum] = b[:len(b):len(b)]
+	}
+	return ref, nil
+}
+
+// Get returns a reader of the artifact's bytes, or of rng of them.
+func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCloser, store.Ref, error) {
+	e, data, err := s.lookup(ctx, id)
+	if err != nil {
+		return nil, store.Ref{}, err
+	}
+	off, n, err := catalog.Bounds(rng, e.SizeBytes)
+	if err != nil {
+		return nil, store.Ref{}, fmt.Errorf("memstore: artifact[%s]: %w", id, err)
+	}
+	return io.NopCloser(bytes.NewReader(data[off : off+n])), e, nil
+}
+
+// Stat returns the artifact's ref.
+func (s *Store) Stat(ctx context.Context, id string) (store.Ref, error) {
+	ref, _, err := s.lookup(ctx, id)
+	return ref, err
+}
+
+// Exists reports whether the artifact is stored.
+func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
+	_, _, err := s.lookup(ctx, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case isNotFound(err):
+		return false, nil
+	}
+	return false, err
+}
+
+// Delete removes the artifact, and its bytes when no other id holds them.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memstore: artifact[%s]: %w", id, err)
+	}
+	if !store.ValidID(id) {
+		return fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrInvalidID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrClosed)
+	}
+	e, free, ok := s.cat.Remove(id)
+	if !ok {
+		return fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrNotFound)
+	}
+	if free {
+		delete(s.blobs, e.Ref.SHA256)
+	}
+	return nil
+}
+
+// List returns one page of the refs whose scope scope contains, oldest
+// first. An artifact put under several scopes is listed once, with the first
+// of its scopes that scope contains.
+func (s *Store) List(ctx context.Context, scope store.Scope, cursor string) ([]store.Ref, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", fmt.Errorf("memstore: list: %w", err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, "", fmt.Errorf("memstore: list: %w", store.ErrClosed)
+	}
+	refs, next, err := s.cat.List(scope, cursor, s.pageSize)
+	if err != nil {
+		return nil, "", fmt.Errorf("memstore: list: %w", err)
+	}
+	return refs, next, nil
+}
+
+// Close drops every artifact. It is idempotent and ignores ctx.
+func (s *Store) Close(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.cat = catalog.New()
+	s.blobs = nil
+	return nil
+}
+
+func (s *Store) checkOpen() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) lookup(ctx context.Context, id string) (store.Ref, []byte, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", id, err)
+	}
+	if !store.ValidID(id) {
+		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrInvalidID)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrClosed)
+	}
+	e, ok := s.cat.Get(id)
+	if !ok {
+		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrNotFound)
+	}
+	return e.Ref, s.blobs[e.Ref.SHA256], nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,0 +1,123 @@
+// Package store holds the artifact store contract that every backend
+// implements, the sentinel errors callers match, and the id scheme.
+//
+// A store keeps the bytes that mcpx removes from tool results. Ids are
+// content addressed, "{namespace}_{sha256 prefix}": the same bytes put twice
+// under one namespace get the same id, and two different contents never share
+// one (the prefix grows on a clash). Backends live in sub-packages:
+// memstore, fsstore (the embedded default) and noopstore; storetest is the
+// conformance suite they all run.
+package store
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Sentinel errors. Backends wrap them with %w so callers can use errors.Is.
+var (
+	// ErrNotFound is returned when no artifact has the id.
+	ErrNotFound = errors.New("store: artifact not found")
+	// ErrNotStored is returned by stores that keep no bytes (noopstore) when
+	// asked to read them back.
+	ErrNotStored = errors.New("store: artifact bytes were not stored")
+	// ErrInvalidRange is returned by Get for a range outside the artifact.
+	ErrInvalidRange = errors.New("store: invalid range")
+	// ErrInvalidID is returned for an id that is not of the store's form.
+	ErrInvalidID = errors.New("store: invalid artifact id")
+	// ErrTooLarge is returned by Put when the content exceeds PutOptions.MaxBytes.
+	ErrTooLarge = errors.New("store: artifact too large")
+	// ErrClosed is returned by a store after Close.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Scope says whom an artifact belongs to. Stores record it and filter List
+// by it; enforcing access is the caller's job (RFC 7.2).
+type Scope struct {
+	TenantID  string `json:"tenant_id,omitempty"`
+	UserID    string `json:"user_id,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	TraceID   string `json:"trace_id,omitempty"`
+}
+
+// Contains reports whether every field set in s equals that field of o: an
+// empty filter contains every scope.
+func (s Scope) Contains(o Scope) bool {
+	return (s.TenantID == "" || s.TenantID == o.TenantID) &&
+		(s.UserID == "" || s.UserID == o.UserID) &&
+		(s.SessionID == "" || s.SessionID == o.SessionID) &&
+		(s.TraceID == "" || s.TraceID == o.TraceID)
+}
+
+// IsZero reports whether no field is set.
+func (s Scope) IsZero() bool { return s == Scope{} }
+
+// Source says where an artifact's bytes were found.
+type Source struct {
+	Server string `json:"server,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Layer  string `json:"layer,omitempty"`
+}
+
+// Ref describes a stored artifact. Field names follow the RFC's ArtifactRef.
+type Ref struct {
+	ID        string    `json:"id"`
+	MIMEType  string    `json:"mime_type,omitempty"`
+	SizeBytes int64     `json:"size_bytes"`
+	Filename  string    `json:"filename,omitempty"`
+	SHA256    string    `json:"sha256"`
+	Scope     Scope     `json:"scope"`
+	Source    Source    `json:"source"`
+	Created   time.Time `json:"created_at"`
+	// Truncated is set by stores that did not keep the bytes (noopstore).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// PutOptions describe the artifact being put.
+type PutOptions struct {
+	// Namespace prefixes the id; usually the upstream server name. Only
+	// [a-z0-9-] survive; an empty namespace becomes "artifact".
+	Namespace string
+	MIMEType  string
+	Filename  string
+	Scope     Scope
+	Source    Source
+	// MaxBytes, when positive, aborts the put with ErrTooLarge once more
+	// bytes than this have been read; nothing is left behind.
+	MaxBytes int64
+}
+
+// Range selects bytes [Offset, Offset+Length) of an artifact. A Length of -1
+// means "to the end".
+type Range struct {
+	Offset int64
+	Length int64
+}
+
+// Store is the artifact store every backend implements. All methods are safe
+// for concurrent use.
+type Store interface {
+	// Put streams r into the store, hashing as it writes, and returns the
+	// artifact's ref. A put that fails leaves nothing behind. Putting bytes
+	// that are already stored returns the existing id and records the new
+	// scope beside the old ones.
+	Put(ctx context.Context, r io.Reader, o PutOptions) (Ref, error)
+	// Get returns a reader of the artifact's bytes (all of them, or rng)
+	// and its ref. The caller closes the reader.
+	Get(ctx context.Context, id string, rng *Range) (io.ReadCloser, Ref, error)
+	// Stat returns the ref of a stored artifact.
+	Stat(ctx context.Context, id string) (Ref, error)
+	// Exists reports whether the artifact is stored.
+	Exists(ctx context.Context, id string) (bool, error)
+	// Delete removes the artifact. Deleting a missing id returns ErrNotFound.
+	Delete(ctx context.Context, id string) error
+	// List returns the refs whose scope is contained in scope (an empty
+	// scope lists everything), oldest first, one page at a time: pass the
+	// returned cursor back to get the next page; "" means the end.
+	List(ctx context.Context, scope Scope, cursor string) (refs []Ref, next string, err error)
+	// Close releases the store's resources. It is idempotent.
+	Close(ctx context.Context) error
+}
