@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
@@ -45,20 +46,21 @@ type Carrier struct {
 	// Off and End span the carrier's value in Doc.Raw (for a text block,
 	// the string literal with its quotes).
 	Off, End int
+
+	members map[string]Span
 }
 
-// Doc is a tool result being transformed: what a Layer looks at. It is
-// read-only to layers; the engine makes a new Doc after each step.
-type Doc struct {
-	Call Call
-	// Raw is the result's JSON.
-	Raw []byte
+// Span is a value's place in a buffer: [Off, End) and its kind.
+type Span struct {
+	Off, End int
+	Kind     Kind
+}
 
-	once     sync.Once
-	mcp      bool
-	carriers []Carrier
-	blocks   []Block
-	err      error
+// Member returns the span of a top-level member of the carrier's payload,
+// from the index the Doc built in its one pass.
+func (c *Carrier) Member(key string) (Span, bool) {
+	s, ok := c.members[key]
+	return s, ok
 }
 
 // Block is one content block of an MCP result.
@@ -71,25 +73,108 @@ type Block struct {
 	Off, End int
 }
 
+// StringRef is a long string found when the Doc was indexed.
+type StringRef struct {
+	// Carrier is the index in Carriers() of the payload holding the string,
+	// or -1 for the envelope of an MCP result (Off and End are then in Raw).
+	Carrier int
+	// Path locates the string in its carrier's payload, or in Raw.
+	Path string
+	// Off and End span the string literal, quotes included.
+	Off, End int
+	// Block is the content index of an envelope string under content.N,
+	// else -1; Field is the key under the block ("text", "data", ...).
+	Block int
+	Field string
+}
+
+// IndexMinString is the shortest string a Doc indexes; Strings with a
+// smaller minimum walks the document again.
+const IndexMinString = 256
+
+// Doc is a tool result being transformed: what a Layer looks at. It is
+// read-only to layers; the engine makes a new Doc after each step. A Doc
+// indexes itself lazily in one pass (validation, carriers, blocks, long
+// strings, top-level members), so layers need not walk it again.
+type Doc struct {
+	Call Call
+	// Raw is the result's JSON.
+	Raw []byte
+
+	once     sync.Once
+	mcp      bool
+	carriers []Carrier
+	blocks   []Block
+	strs     []StringRef
+	err      error
+}
+
 // NewDoc returns a Doc over raw.
 func NewDoc(c Call, raw []byte) *Doc { return &Doc{Call: c, Raw: raw} }
 
 // IsMCP reports whether the result is an MCP CallToolResult: an object with
 // a content array of typed blocks, or with structuredContent.
-func (d *Doc) IsMCP() bool { d.parse(); return d.mcp }
+func (d *Doc) IsMCP() bool { d.index(); return d.mcp }
 
 // Carriers returns every carrier of the payload, in document order.
-func (d *Doc) Carriers() []Carrier { d.parse(); return d.carriers }
+func (d *Doc) Carriers() []Carrier { d.index(); return d.carriers }
 
 // Blocks returns the content blocks of an MCP result.
-func (d *Doc) Blocks() []Block { d.parse(); return d.blocks }
+func (d *Doc) Blocks() []Block { d.index(); return d.blocks }
 
-// Err reports a result that could not be read.
-func (d *Doc) Err() error { d.parse(); return d.err }
+// Err reports a result that is not valid JSON.
+func (d *Doc) Err() error { d.index(); return d.err }
+
+// Strings returns the strings whose literal is at least min bytes long, in
+// every carrier and in the envelope, in document order per buffer.
+func (d *Doc) Strings(min int) []StringRef {
+	d.index()
+	if min >= IndexMinString {
+		var out []StringRef
+		for _, s := range d.strs {
+			if s.End-s.Off >= min {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	var out []StringRef
+	collect := func(buf []byte, carrier int, env bool) {
+		_ = Walk(buf, func(v *Visit) Step {
+			if env && !v.Leave && d.InCarrier(v.Off) {
+				return SkipValue
+			}
+			if v.Kind == KindString && v.End-v.Off >= min {
+				out = append(out, d.stringRef(carrier, v, env))
+			}
+			return Descend
+		})
+	}
+	for i, c := range d.carriers {
+		collect(c.Payload, i, false)
+	}
+	if d.mcp {
+		collect(d.Raw, -1, true)
+	}
+	return out
+}
+
+func (d *Doc) stringRef(carrier int, v *Visit, env bool) StringRef {
+	s := StringRef{Carrier: carrier, Path: v.PathString(), Off: v.Off, End: v.End, Block: -1}
+	if env && len(v.Path) >= 3 && v.Path[1].IsIndex() && v.Path[0].KeyIs("content") {
+		s.Block, s.Field = v.Path[1].Index, v.Path[2].KeyString()
+	}
+	return s
+}
 
 // InCarrier reports whether offset off of Raw lies inside a carrier.
 func (d *Doc) InCarrier(off int) bool {
-	for _, c := range d.Carriers() {
+	d.index()
+	return d.inCarrier(off)
+}
+
+func (d *Doc) inCarrier(off int) bool {
+	for _, c := range d.carriers {
 		if off >= c.Off && off < c.End {
 			return true
 		}
@@ -97,100 +182,103 @@ func (d *Doc) InCarrier(off int) bool {
 	return false
 }
 
-// WalkOutside walks Raw, skipping the carriers' values: what is left is the
-// envelope of an MCP result (content blocks that are not JSON text, _meta).
-// For a non-MCP result it visits nothing, since the whole document is the
-// payload.
-func (d *Doc) WalkOutside(fn WalkFunc) error {
-	if !d.IsMCP() {
-		return nil
-	}
-	return Walk(d.Raw, func(v *Visit) Step {
-		if !v.Leave && d.InCarrier(v.Off) {
-			return SkipValue
-		}
-		return fn(v)
-	})
-}
-
-// parse finds the carriers and blocks in one pass over the top two levels.
-func (d *Doc) parse() {
+// index validates Raw and indexes it in one walk.
+func (d *Doc) index() {
 	d.once.Do(func() {
-		type textBlock struct {
-			off, end int
-			typ      string
-		}
 		var (
-			structured = Carrier{Off: -1}
-			texts      []textBlock
-			isObject   bool
+			structured = Carrier{Kind: CarrierStructured, Off: -1, members: map[string]Span{}}
+			rootKind   Kind
+			rootOff    int
+			rootMem    = map[string]Span{}
 			hasContent bool
 			typedAll   = true
+			texts      = map[int]Span{} // block index -> text literal
+			strs       []StringRef
+			pending    = map[int]string{} // container offset -> member key awaiting End
 		)
-		d.err = Walk(d.Raw, func(v *Visit) Step {
+		d.err = walkFiltered(d.Raw, 3, IndexMinString, func(v *Visit) Step {
+			n := len(v.Path)
 			if v.Leave {
-				if len(v.Path) == 1 && v.Off == structured.Off {
-					structured.End = v.End
-					structured.Payload = d.Raw[v.Off:v.End]
-				}
-				if len(v.Path) == 2 && v.Kind == KindObject && v.Path[0].KeyString() == "content" {
+				switch {
+				case n == 0:
+				case n == 1:
+					if k, ok := pending[v.Off]; ok {
+						rootMem[k] = Span{v.Off, v.End, v.Kind}
+						delete(pending, v.Off)
+					}
+					if v.Off == structured.Off {
+						structured.End = v.End
+						structured.Payload = d.Raw[v.Off:v.End]
+					}
+				case n == 2 && v.Path[0].KeyIs("structuredContent"):
+					if k, ok := pending[v.Off]; ok {
+						structured.members[k] = Span{v.Off - structured.Off, v.End - structured.Off, v.Kind}
+						delete(pending, v.Off)
+					}
+				case n == 2 && v.Kind == KindObject && v.Path[0].KeyIs("content") && len(d.blocks) > 0:
 					d.blocks[len(d.blocks)-1].End = v.End
 				}
 				return Descend
 			}
-			switch len(v.Path) {
+			switch n {
 			case 0:
-				if v.Kind != KindObject {
-					return Stop
-				}
-				isObject = true
-				return Descend
+				rootKind, rootOff = v.Kind, v.Off
 			case 1:
-				switch v.Path[0].KeyString() {
-				case "structuredContent":
-					if v.Kind == KindObject || v.Kind == KindArray {
-						structured = Carrier{Kind: CarrierStructured, Off: v.Off}
-						return Descend // End is set on leave below
-					}
-				case "content":
-					if v.Kind == KindArray {
-						hasContent = true
-						return Descend
+				key := v.Path[0].KeyString()
+				if v.End >= 0 {
+					rootMem[key] = Span{v.Off, v.End, v.Kind}
+				} else {
+					pending[v.Off] = key
+				}
+				if rootKind == KindObject {
+					switch key {
+					case "structuredContent":
+						if v.Kind == KindObject || v.Kind == KindArray {
+							structured.Off = v.Off
+						}
+					case "content":
+						hasContent = v.Kind == KindArray
 					}
 				}
-				return SkipValue
 			case 2:
-				if v.Path[0].KeyString() == "structuredContent" {
-					return SkipValue
+				if rootKind != KindObject {
+					break
 				}
-				if v.Kind != KindObject {
-					typedAll = false
-					return SkipValue
+				switch {
+				case v.Path[0].KeyIs("structuredContent"):
+					if v.Path[1].IsIndex() {
+						break
+					}
+					key := v.Path[1].KeyString()
+					if v.End >= 0 {
+						structured.members[key] = Span{v.Off - structured.Off, v.End - structured.Off, v.Kind}
+					} else {
+						pending[v.Off] = key
+					}
+				case v.Path[0].KeyIs("content"):
+					if v.Kind != KindObject {
+						typedAll = false
+						break
+					}
+					d.blocks = append(d.blocks, Block{Index: v.Path[1].Index, Off: v.Off})
 				}
-				d.blocks = append(d.blocks, Block{Index: v.Path[1].Index, Off: v.Off})
-				return Descend
 			case 3:
-				if v.Path[0].KeyString() != "content" {
-					return SkipValue
-				}
-				b := &d.blocks[len(d.blocks)-1]
-				switch v.Path[2].KeyString() {
-				case "type":
-					if v.Kind == KindString {
-						b.Type, _ = unescapeString(d.Raw[v.Off+1 : v.End-1])
-					}
-				case "text":
-					if v.Kind == KindString {
-						texts = append(texts, textBlock{off: v.Off, end: v.End})
+				if rootKind == KindObject && v.Kind == KindString && v.Path[0].KeyIs("content") && v.Path[1].IsIndex() && len(d.blocks) > 0 {
+					switch v.Path[2].KeyString() {
+					case "type":
+						d.blocks[len(d.blocks)-1].Type, _ = unescapeString(d.Raw[v.Off+1 : v.End-1])
+					case "text":
+						texts[v.Path[1].Index] = Span{v.Off, v.End, KindString}
 					}
 				}
-				return SkipValue
 			}
-			return SkipValue
+			if v.Kind == KindString && v.End-v.Off >= IndexMinString {
+				strs = append(strs, d.stringRef(0, v, true))
+			}
+			return Descend
 		})
-		if d.err != nil || !isObject {
+		if d.err != nil {
 			d.blocks = nil
-			d.carriers = []Carrier{{Kind: CarrierRaw, Payload: d.Raw, Off: 0, End: len(d.Raw)}}
 			return
 		}
 		for _, b := range d.blocks {
@@ -198,41 +286,79 @@ func (d *Doc) parse() {
 				typedAll = false
 			}
 		}
-		d.mcp = (hasContent && typedAll) || structured.Off >= 0
+		d.mcp = rootKind == KindObject && ((hasContent && typedAll) || structured.Off >= 0)
 		if !d.mcp {
 			d.blocks = nil
-			d.carriers = []Carrier{{Kind: CarrierRaw, Payload: d.Raw, Off: 0, End: len(d.Raw)}}
+			d.carriers = []Carrier{{Kind: CarrierRaw, Payload: d.Raw, Off: rootOff, End: len(d.Raw), members: rootMem}}
+			for i := range strs {
+				strs[i].Block, strs[i].Field = -1, ""
+			}
+			d.strs = strs
 			return
 		}
-		// Text blocks become carriers when their text is a JSON container.
-		ti := 0
-		for bi, b := range d.blocks {
-			for ti < len(texts) && texts[ti].off < b.Off {
-				ti++
-			}
-			if ti >= len(texts) || texts[ti].off > b.End || b.Type != "text" {
+		// Text blocks whose text is a JSON container are carriers too.
+		var inner [][]StringRef
+		for _, b := range d.blocks {
+			t, ok := texts[b.Index]
+			if !ok || b.Type != "text" || !looksLikeJSONContainer(d.Raw[t.Off+1:t.End-1]) {
 				continue
 			}
-			t := texts[ti]
-			body := d.Raw[t.off+1 : t.end-1]
-			if !looksLikeJSONContainer(body) {
+			payload, err := jsonstr.Unescape(nil, d.Raw[t.Off+1:t.End-1])
+			if err != nil {
 				continue
 			}
-			payload, err := jsonstr.Unescape(nil, body)
-			if err != nil || Walk(payload, func(*Visit) Step { return Descend }) != nil {
+			c := Carrier{Kind: CarrierText, Block: b.Index, Payload: payload, Off: t.Off, End: t.End, members: map[string]Span{}}
+			var found []StringRef
+			err = walkFiltered(payload, 1, IndexMinString, func(v *Visit) Step {
+				if len(v.Path) == 1 && (v.Leave || v.End >= 0) {
+					c.members[v.Path[0].KeyString()] = Span{v.Off, v.End, v.Kind}
+				}
+				if !v.Leave && v.Kind == KindString && v.End-v.Off >= IndexMinString {
+					found = append(found, d.stringRef(0, v, false))
+				}
+				return Descend
+			})
+			if err != nil {
 				continue
 			}
-			d.carriers = append(d.carriers, Carrier{Kind: CarrierText, Block: d.blocks[bi].Index, Payload: payload, Off: t.off, End: t.end})
+			d.carriers = append(d.carriers, c)
+			inner = append(inner, found)
 		}
+		si := -1
 		if structured.Off >= 0 {
-			// Keep document order.
-			i := 0
-			for i < len(d.carriers) && d.carriers[i].Off < structured.Off {
-				i++
+			si = 0
+			for si < len(d.carriers) && d.carriers[si].Off < structured.Off {
+				si++
 			}
 			d.carriers = append(d.carriers, Carrier{})
-			copy(d.carriers[i+1:], d.carriers[i:])
-			d.carriers[i] = structured
+			copy(d.carriers[si+1:], d.carriers[si:])
+			d.carriers[si] = structured
+		}
+		// Strings of Raw: those inside structuredContent move to its
+		// carrier, the literals of text carriers give way to their insides,
+		// the rest are the envelope's.
+		for _, s := range strs {
+			switch {
+			case si >= 0 && s.Off > structured.Off && s.Off < structured.End:
+				s.Carrier, s.Off, s.End, s.Block, s.Field = si, s.Off-structured.Off, s.End-structured.Off, -1, ""
+				s.Path = strings.TrimPrefix(s.Path, "structuredContent.")
+			case d.inCarrier(s.Off):
+				continue
+			default:
+				s.Carrier = -1
+			}
+			d.strs = append(d.strs, s)
+		}
+		ti := 0
+		for ci, c := range d.carriers {
+			if c.Kind != CarrierText {
+				continue
+			}
+			for _, s := range inner[ti] {
+				s.Carrier = ci
+				d.strs = append(d.strs, s)
+			}
+			ti++
 		}
 	})
 }

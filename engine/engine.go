@@ -198,7 +198,8 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 	if e.closed.Load() {
 		return nil, ErrClosed
 	}
-	if err := Walk(raw, func(*Visit) Step { return Descend }); err != nil {
+	d := NewDoc(c, raw)
+	if err := d.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
 	}
 	ch := e.chainFor(c.Server, c.Tool)
@@ -206,7 +207,6 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		return nil, ch.err
 	}
 	res := &Result{Raw: raw}
-	d := NewDoc(c, raw)
 	for _, st := range ch.steps {
 		if err := ctx.Err(); err != nil {
 			return res, err

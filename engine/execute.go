@@ -212,10 +212,14 @@ func validRewrite(rw *Rewrite) error {
 }
 
 // match walks one buffer once and collects the values the rewrites name.
+// Each depth keeps the rewrites whose path still matches, so a visit checks
+// one component per candidate, not its whole path.
 func (x *executor) match(targets []target, bi int, idx []int, paths []Path) []target {
 	raw := x.bufs[bi].raw
 	pending := map[int][]int{} // container offset -> indexes into targets awaiting End
+	cands := [][]int{idx}      // cands[d]: rewrites matching the path down to depth d
 	err := Walk(raw, func(v *Visit) Step {
+		d := len(v.Path)
 		if v.Leave {
 			for _, ti := range pending[v.Off] {
 				targets[ti].end = v.End
@@ -223,22 +227,29 @@ func (x *executor) match(targets []target, bi int, idx []int, paths []Path) []ta
 			delete(pending, v.Off)
 			return Descend
 		}
-		deeper := false
-		for _, i := range idx {
-			p := paths[i]
-			if !p.MatchPrefix(v.Path) {
-				continue
+		var here []int
+		if d == 0 {
+			here = idx
+		} else {
+			for _, i := range cands[d-1] {
+				if paths[i].Len() >= d && paths[i].matchAt(d-1, v.Path[d-1]) {
+					here = append(here, i)
+				}
 			}
-			if len(v.Path) < p.Len() {
+		}
+		deeper := false
+		for _, i := range here {
+			p := paths[i]
+			if d < p.Len() {
 				deeper = true
 				continue
 			}
 			t := target{rw: i, buf: bi, off: v.Off, end: v.End, kind: v.Kind, parent: v.Parent, keyOff: v.KeyOff, path: v.PathString()}
-			if n := len(v.Path); n > 0 {
-				if v.Path[n-1].IsIndex() && n > 1 {
-					t.lastKey = v.Path[n-2].KeyString()
+			if d > 0 {
+				if v.Path[d-1].IsIndex() && d > 1 {
+					t.lastKey = v.Path[d-2].KeyString()
 				} else {
-					t.lastKey = v.Path[n-1].KeyString()
+					t.lastKey = v.Path[d-1].KeyString()
 				}
 			}
 			targets = append(targets, t)
@@ -246,10 +257,16 @@ func (x *executor) match(targets []target, bi int, idx []int, paths []Path) []ta
 				pending[v.Off] = append(pending[v.Off], len(targets)-1)
 			}
 		}
-		if deeper {
-			return Descend
+		if !deeper {
+			return SkipValue
 		}
-		return SkipValue
+		if v.Kind == KindObject || v.Kind == KindArray {
+			for len(cands) <= d {
+				cands = append(cands, nil)
+			}
+			cands[d] = here
+		}
+		return Descend
 	})
 	if err != nil {
 		x.fail("", fmt.Errorf("reading %s: %w", x.bufName(bi), err))
@@ -545,7 +562,7 @@ func Member(raw []byte, obj int, key string) (off, end int, kind Kind, ok bool) 
 		if v.Leave || len(v.Path) == 0 {
 			return Descend
 		}
-		if len(v.Path) == 1 && v.Path[0].KeyString() == key {
+		if len(v.Path) == 1 && v.Path[0].KeyIs(key) {
 			off, end, kind, ok = obj+v.Off, obj+v.End, v.Kind, true
 			if v.End < 0 {
 				e, err := skipContainer(raw, obj+v.Off)

@@ -95,19 +95,22 @@ func (p Path) MatchPrefix(path []PathElem) bool {
 		return false
 	}
 	for i, e := range path {
-		c := p.comps[i]
-		if c.wildcard {
-			continue
-		}
-		if e.IsIndex() {
-			if strconv.Itoa(e.Index) != c.key {
-				return false
-			}
-			continue
-		}
-		if string(e.Key) != c.key && e.KeyString() != c.key {
+		if !p.matchAt(i, e) {
 			return false
 		}
 	}
 	return true
+}
+
+// matchAt reports whether component i matches the location element e.
+func (p Path) matchAt(i int, e PathElem) bool {
+	c := p.comps[i]
+	switch {
+	case c.wildcard:
+		return true
+	case e.IsIndex():
+		return strconv.Itoa(e.Index) == c.key
+	default:
+		return e.KeyIs(c.key)
+	}
 }

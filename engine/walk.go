@@ -51,6 +51,18 @@ type PathElem struct {
 // IsIndex reports whether the element is an array index.
 func (p PathElem) IsIndex() bool { return p.Key == nil }
 
+// KeyIs reports whether the unescaped key equals s, without allocating
+// for keys that have no escapes.
+func (p PathElem) KeyIs(s string) bool {
+	if p.Key == nil {
+		return false
+	}
+	if bytes.IndexByte(p.Key, '\\') < 0 {
+		return string(p.Key) == s
+	}
+	return p.KeyString() == s
+}
+
 // KeyString returns the unescaped key.
 func (p PathElem) KeyString() string {
 	if bytes.IndexByte(p.Key, '\\') < 0 {
@@ -116,6 +128,19 @@ type walker struct {
 	visit  Visit
 	i      int
 	stoped bool
+	// When maxDepth > 0, values deeper than it reach fn only if they are
+	// strings of at least minString bytes: indexing a document needs its
+	// top levels and its long strings, and a call per value costs more
+	// than the scan.
+	maxDepth  int
+	minString int
+}
+
+// walkFiltered is Walk that calls fn only for values at depth <= maxDepth
+// and for strings of at least minString bytes (quotes included).
+func walkFiltered(raw []byte, maxDepth, minString int, fn WalkFunc) error {
+	w := walker{raw: raw, fn: fn, maxDepth: maxDepth, minString: minString}
+	return w.run()
 }
 
 func (w *walker) errf(format string, a ...any) error {
@@ -135,6 +160,9 @@ func (w *walker) ws() {
 
 // call invokes fn for the value at w.i with the current path.
 func (w *walker) call(kind Kind, off, end int, leave bool) Step {
+	if w.maxDepth > 0 && len(w.path) > w.maxDepth && (kind != KindString || end-off < w.minString) {
+		return Descend
+	}
 	parent := -1
 	if len(w.stack) > 0 {
 		parent = w.stack[len(w.stack)-1].off
@@ -291,6 +319,16 @@ func (w *walker) popPath() {
 // stringEnd returns the offset just past the string starting at off and
 // checks the string's body: no raw control characters, valid escapes.
 func (w *walker) stringEnd(off int) (int, error) {
+	// Short strings without escapes: one pass, no calls.
+	for i := off + 1; i < len(w.raw) && i < off+48; i++ {
+		c := w.raw[i]
+		if c == '"' {
+			return i + 1, nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
 	end, ok := StringEnd(w.raw, off)
 	if !ok {
 		w.i = off

@@ -61,14 +61,14 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 		}
 	}
 	carriers := d.Carriers()
-	for _, c := range carriers {
-		p := c.Payload
-		root := firstNonSpace(p)
-		if root < 0 || p[root] != '{' {
+	for ci := range carriers {
+		c := &carriers[ci]
+		if duplicateCarrier(carriers, ci) {
 			continue
 		}
+		p := c.Payload
 		if l.o.V2 {
-			eachElement(p, root, "artifacts", func(i, elem int) {
+			eachElement(c, "artifacts", func(i, elem int) {
 				if _, _, kind, ok := engine.Member(p, elem, "b64"); !ok || kind != engine.KindString {
 					return
 				}
@@ -82,7 +82,7 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 		}
 		if l.o.V1 {
 			var names []string
-			eachElement(p, root, "returned_file_names", func(i, elem int) {
+			eachElement(c, "returned_file_names", func(i, elem int) {
 				for len(names) < i {
 					names = append(names, "")
 				}
@@ -94,7 +94,7 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 					names = append(names, "")
 				}
 			})
-			eachElement(p, root, "returned_file_contents", func(i, elem int) {
+			eachElement(c, "returned_file_contents", func(i, elem int) {
 				name := ""
 				if i < len(names) {
 					name = names[i]
@@ -120,8 +120,11 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 		}
 		if l.o.KeepHints && d.IsMCP() {
 			for _, hint := range []string{"display", "canvas"} {
-				if o, e, kind, ok := engine.Member(p, root, hint); ok && kind == engine.KindObject {
-					add(engine.Rewrite{Path: "_meta.mcpx/" + hint, Target: engine.TargetResult, Action: engine.ActionReplace, Value: append([]byte(nil), p[o:e]...)})
+				if sp, ok := c.Member(hint); ok && sp.Kind == engine.KindObject {
+					if metaHas(d.Raw, "mcpx/"+hint) {
+						continue // never overwrite what the upstream put there
+					}
+					add(engine.Rewrite{Path: "_meta.mcpx/" + hint, Target: engine.TargetResult, Action: engine.ActionReplace, Value: append([]byte(nil), p[sp.Off:sp.End]...)})
 				}
 			}
 		}
@@ -129,13 +132,24 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 	return out, nil
 }
 
+// metaHas reports whether the result's _meta already has key.
+func metaHas(raw []byte, key string) bool {
+	o, _, kind, ok := engine.Member(raw, firstNonSpace(raw), "_meta")
+	if !ok || kind != engine.KindObject {
+		return false
+	}
+	_, _, _, ok = engine.Member(raw, o, key)
+	return ok
+}
+
 // eachElement calls fn with the index and offset of each element of the
-// array under key in the object at obj.
-func eachElement(p []byte, obj int, key string, fn func(i, elem int)) {
-	o, _, kind, ok := engine.Member(p, obj, key)
-	if !ok || kind != engine.KindArray {
+// array under the payload's top-level key.
+func eachElement(c *engine.Carrier, key string, fn func(i, elem int)) {
+	sp, ok := c.Member(key)
+	if !ok || sp.Kind != engine.KindArray {
 		return
 	}
+	p, o := c.Payload, sp.Off
 	_ = engine.Walk(p[o:], func(v *engine.Visit) engine.Step {
 		if len(v.Path) == 0 {
 			if v.Leave {

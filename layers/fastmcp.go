@@ -47,6 +47,12 @@ func (l *fastMCP) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, er
 	if d.IsMCP() {
 		return nil, nil
 	}
+	c := d.Carriers()[0]
+	_, hasSC := c.Member("structured_content")
+	_, hasErr := c.Member("is_error")
+	if !hasSC && !hasErr {
+		return nil, nil
+	}
 	root := gjson.ParseBytes(d.Raw)
 	sc, isErr := root.Get("structured_content"), root.Get("is_error")
 	if !root.IsObject() || (!sc.Exists() && !isErr.Exists()) {

@@ -82,7 +82,7 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 	// The envelope itself may be too big: cut its long strings first.
 	if d.IsMCP() && envelope > l.o.MaxObservationChars/4 {
 		keep := l.o.MaxFieldChars
-		_ = walkStrings(d, keep+markerChars, func(s stringVisit) {
+		walkStrings(d, keep+markerChars, func(s stringVisit) {
 			if s.Target != engine.TargetResult {
 				return
 			}
@@ -119,12 +119,27 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 	return out, nil
 }
 
-// node is a value of a payload with its children's spans.
+// node is a value of a payload with its children's spans. Its path is
+// rendered only when a cut names it: rendering every path of a document
+// nested 10,000 deep would be quadratic.
 type node struct {
-	path     string
+	parent   *node
+	elem     engine.PathElem
 	kind     engine.Kind
 	off, end int
 	children []*node
+}
+
+// path renders the node's gjson path.
+func (n *node) path() string {
+	var elems []engine.PathElem
+	for ; n != nil && n.parent != nil; n = n.parent {
+		elems = append(elems, n.elem)
+	}
+	for i, j := 0, len(elems)-1; i < j; i, j = i+1, j-1 {
+		elems[i], elems[j] = elems[j], elems[i]
+	}
+	return engine.FormatPath(elems)
 }
 
 func (n *node) size() int { return n.end - n.off }
@@ -152,12 +167,13 @@ func (l *guardrail) tree(p []byte, budget int) *node {
 			stack = stack[:len(stack)-1]
 			return engine.Descend
 		}
-		n := &node{path: v.PathString(), kind: v.Kind, off: v.Off, end: v.End}
+		n := &node{kind: v.Kind, off: v.Off, end: v.End}
 		if len(stack) == 0 {
 			root = n
 		} else {
-			parent := stack[len(stack)-1]
-			parent.children = append(parent.children, n)
+			n.parent = stack[len(stack)-1]
+			n.elem = v.Path[len(v.Path)-1]
+			n.parent.children = append(n.parent.children, n)
 		}
 		if v.Kind == engine.KindObject || v.Kind == engine.KindArray {
 			stack = append(stack, n)
@@ -178,7 +194,7 @@ func (l *guardrail) fit(n *node, budget int, out *[]engine.Rewrite) {
 	switch n.kind {
 	case engine.KindString:
 		keep := min(budget-markerChars, l.o.MaxFieldChars)
-		*out = append(*out, engine.Rewrite{Path: n.path, Action: engine.ActionTruncate, Keep: max(keep, 0)})
+		*out = append(*out, engine.Rewrite{Path: n.path(), Action: engine.ActionTruncate, Keep: max(keep, 0)})
 	case engine.KindArray:
 		l.fitArray(n, budget, out)
 	case engine.KindObject:
@@ -193,7 +209,7 @@ func (l *guardrail) fitArray(n *node, budget int, out *[]engine.Rewrite) {
 		l.fit(n.children[0], budget-2, out)
 		return
 	}
-	if n.size() < l.o.AutoArtifactThreshold && n.path != "" {
+	if n.size() < l.o.AutoArtifactThreshold && n.parent != nil {
 		for _, c := range n.children {
 			l.fit(c, budget/max(len(n.children), 1), out)
 		}
@@ -207,7 +223,7 @@ func (l *guardrail) fitArray(n *node, budget int, out *[]engine.Rewrite) {
 		used += c.size() + 1
 		keep++
 	}
-	*out = append(*out, engine.Rewrite{Path: n.path, Action: engine.ActionTruncate, Keep: keep})
+	*out = append(*out, engine.Rewrite{Path: n.path(), Action: engine.ActionTruncate, Keep: keep})
 }
 
 // fitObject shares the budget out by water-filling: small members stay
@@ -240,7 +256,7 @@ func (l *guardrail) fitObject(n *node, budget int, out *[]engine.Rewrite) {
 			used += s
 			keep++
 		}
-		*out = append(*out, engine.Rewrite{Path: n.path, Action: engine.ActionTruncate, Keep: keep})
+		*out = append(*out, engine.Rewrite{Path: n.path(), Action: engine.ActionTruncate, Keep: keep})
 		return
 	}
 	for i, c := range n.children {

@@ -10,6 +10,7 @@ package layers
 
 import (
 	"bytes"
+	"strconv"
 
 	"github.com/mcpx-dev/mcpx/engine"
 )
@@ -26,50 +27,34 @@ type stringVisit struct {
 	Body []byte
 }
 
-// walkStrings visits every string whose raw body is at least minLen bytes:
+// walkStrings visits every string whose literal is at least minLen bytes:
 // in each distinct payload carrier, then in the envelope of an MCP result,
 // where image, audio and resource blocks are left to the typedcontent layer.
-func walkStrings(d *engine.Doc, minLen int, fn func(s stringVisit)) error {
+// It reads the index the Doc built in its one pass.
+func walkStrings(d *engine.Doc, minLen int, fn func(s stringVisit)) {
 	carriers := d.Carriers()
-	for i, c := range carriers {
-		if duplicateCarrier(carriers, i) {
+	blocks := d.Blocks()
+	for _, s := range d.Strings(minLen + 2) {
+		if s.Carrier >= 0 {
+			if duplicateCarrier(carriers, s.Carrier) {
+				continue
+			}
+			p := carriers[s.Carrier].Payload
+			fn(stringVisit{Target: engine.TargetPayload, Path: s.Path, Form: engine.FormValue, Body: p[s.Off+1 : s.End-1]})
 			continue
 		}
-		err := engine.Walk(c.Payload, func(v *engine.Visit) engine.Step {
-			if v.Kind == engine.KindString && !v.Leave && v.End-v.Off-2 >= minLen {
-				fn(stringVisit{Target: engine.TargetPayload, Path: v.PathString(), Form: engine.FormValue, Body: c.Payload[v.Off+1 : v.End-1]})
+		v := stringVisit{Target: engine.TargetResult, Path: s.Path, Form: engine.FormText, Body: d.Raw[s.Off+1 : s.End-1]}
+		if s.Block >= 0 {
+			b := blockByIndex(blocks, s.Block)
+			if b == nil || b.Type != "text" {
+				continue // typedcontent's
 			}
-			return engine.Descend
-		})
-		if err != nil {
-			return err
-		}
-	}
-	if !d.IsMCP() {
-		return nil
-	}
-	blocks := d.Blocks()
-	return d.WalkOutside(func(v *engine.Visit) engine.Step {
-		if v.Leave {
-			return engine.Descend
-		}
-		// content.N: leave typed blocks to typedcontent.
-		if len(v.Path) == 2 && v.Path[0].KeyString() == "content" && v.Path[1].IsIndex() {
-			if b := blockAt(blocks, v.Off); b != nil && b.Type != "text" {
-				return engine.SkipValue
+			if block := "content." + strconv.Itoa(s.Block); s.Path == block+".text" {
+				v.Path, v.Form = block, engine.FormBlock
 			}
 		}
-		if v.Kind != engine.KindString || v.End-v.Off-2 < minLen {
-			return engine.Descend
-		}
-		s := stringVisit{Target: engine.TargetResult, Path: v.PathString(), Form: engine.FormText, Body: d.Raw[v.Off+1 : v.End-1]}
-		if len(v.Path) == 3 && v.Path[0].KeyString() == "content" && v.Path[2].KeyString() == "text" {
-			s.Path = engine.FormatPath(v.Path[:2])
-			s.Form = engine.FormBlock
-		}
-		fn(s)
-		return engine.Descend
-	})
+		fn(v)
+	}
 }
 
 // duplicateCarrier reports whether an earlier carrier holds the same
@@ -84,9 +69,9 @@ func duplicateCarrier(cs []engine.Carrier, i int) bool {
 	return false
 }
 
-func blockAt(blocks []engine.Block, off int) *engine.Block {
+func blockByIndex(blocks []engine.Block, index int) *engine.Block {
 	for i := range blocks {
-		if blocks[i].Off == off {
+		if blocks[i].Index == index {
 			return &blocks[i]
 		}
 	}

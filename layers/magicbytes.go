@@ -66,7 +66,7 @@ func newMagicBytes(o MagicBytesOptions) (*magicBytes, error) {
 // Plan finds base64 strings with a verified signature.
 func (l *magicBytes) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
 	var out []engine.Rewrite
-	err := walkStrings(d, l.o.MinSizeForDetection, func(s stringVisit) {
+	walkStrings(d, l.o.MinSizeForDetection, func(s stringVisit) {
 		if !b64.Looks(s.Body, l.o.MinSizeForDetection) {
 			return
 		}
@@ -94,7 +94,7 @@ func (l *magicBytes) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite,
 			Verify: l.o.RequireMagicBytes, MIME: typ.MIME, Summary: l.o.Summary,
 		})
 	})
-	return out, err
+	return out, nil
 }
 
 var _ engine.Layer = (*magicBytes)(nil)

@@ -14,11 +14,12 @@
 //
 // Anything else (a quote escape, a character outside the alphabet, padding in
 // the middle, a final quantum of one character) is a *SyntaxError that names
-// the byte offset in the input.
+// the byte offset in the input. As in encoding/base64, the unused low bits of
+// a final partial quantum need not be zero.
 //
-// Parse validates a whole value without decoding it, NewReader decodes it in
-// fixed-size chunks, DecodeHead decodes only a prefix for magic-byte sniffing,
-// and Looks is a cheap pre-filter.
+// Looks is a cheap pre-filter, DecodeHead decodes only a prefix for
+// magic-byte sniffing, Parse validates a whole value and measures it, and a
+// Reader decodes it in fixed-size chunks with SIMD (segmentio/asm/base64).
 package b64
 
 import (
@@ -810,7 +811,7 @@ func (r *Reader) preciseStep(dst []byte, limit int) (int, error) {
 	}
 	n, err := enc(r.s.alpha).Decode(dst[:k/4*3], buf[:k])
 	if err != nil || n != k/4*3 {
-		return 0, fmt.Errorf("b64: internal error: decoding validated input at offset %d: %v", r.i, err)
+		return 0, internalError(r.i, err)
 	}
 	return n, nil
 }
@@ -828,8 +829,17 @@ func (r *Reader) tail(dst []byte) (int, error) {
 	n, err := enc(r.s.alpha).Decode(dst[:3], r.carry[:r.ncarry])
 	r.ncarry = 0
 	if err != nil {
-		r.err = fmt.Errorf("b64: internal error: decoding validated input at offset %d: %v", r.i, err)
+		r.err = internalError(r.i, err)
 		return 0, r.err
 	}
 	return n, nil
+}
+
+// internalError reports the SIMD decoder rejecting input the scanner
+// validated: a bug, never bad input.
+func internalError(off int, err error) error {
+	if err == nil {
+		err = io.ErrShortBuffer
+	}
+	return fmt.Errorf("b64: internal error: decoding validated input before offset %d: %w", off, err)
 }

@@ -228,29 +228,25 @@ func detectZIP(h []byte) (Type, bool) {
 			break
 		}
 		entries++
-		name := string(h[off+30 : nameEnd])
+		name := h[off+30 : nameEnd]
 		data := nameEnd + extraLen
 		switch {
-		case name == "[Content_Types].xml", name == "_rels/.rels":
+		case string(name) == "[Content_Types].xml", string(name) == "_rels/.rels":
 			opc = true
 		case main != (Type{}):
-		case hasPrefixString(name, "word/"):
+		case hasPrefix(name, "word/"):
 			main = typeDOCX
-		case hasPrefixString(name, "xl/"):
+		case hasPrefix(name, "xl/"):
 			main = typeXLSX
-		case hasPrefixString(name, "ppt/"):
+		case hasPrefix(name, "ppt/"):
 			main = typePPTX
 		}
-		if first && name == "mimetype" && method == 0 && flags&0x08 == 0 && data+int(csize) <= len(h) {
-			switch string(h[data : data+int(csize)]) {
-			case typeODT.MIME:
-				return typeODT, true
-			case typeODS.MIME:
-				return typeODS, true
-			case typeODP.MIME:
-				return typeODP, true
-			case typeEPUB.MIME:
-				return typeEPUB, true
+		if first && string(name) == "mimetype" && method == 0 && flags&0x08 == 0 && int64(data)+csize <= int64(len(h)) {
+			mt := h[data : data+int(csize)]
+			for _, t := range []Type{typeODT, typeODS, typeODP, typeEPUB} {
+				if string(mt) == t.MIME {
+					return t, true
+				}
 			}
 		}
 		if opc && main != (Type{}) {

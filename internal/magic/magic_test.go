@@ -672,6 +672,15 @@ func FuzzDetect(f *testing.F) {
 	})
 }
 
+func TestDetectDoesNotAllocate(t *testing.T) {
+	for _, tt := range testFiles(t) {
+		head := tt.file[:min(len(tt.file), HeadSize)]
+		if n := testing.AllocsPerRun(10, func() { Detect(head) }); n != 0 {
+			t.Errorf("%s: Detect allocates %v times", tt.name, n)
+		}
+	}
+}
+
 func BenchmarkDetect(b *testing.B) {
 	files := testFiles(b)
 	b.ReportAllocs()

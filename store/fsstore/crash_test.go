@@ -3,6 +3,7 @@
 package fsstore
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -71,6 +72,9 @@ func helperMain(mode, dir string) error {
 				return err
 			}
 			ids = append(ids, ref.ID)
+			if i == 0 {
+				fmt.Println("ready") // the parent kills us from now on
+			}
 			if i%3 == 2 {
 				j := r.IntN(len(ids))
 				if err := s.Delete(ctx, ids[j]); err != nil {
@@ -192,10 +196,19 @@ func TestKillLoop(t *testing.T) {
 	total := 0
 	for round := range 6 {
 		cmd := helper(t, "churn", dir)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(50+r.IntN(250)) * time.Millisecond)
+		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("helper did not start: %q, %v", line, err)
+		}
+		time.Sleep(time.Duration(r.IntN(250)) * time.Millisecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}

@@ -702,6 +702,7 @@ type failingReader struct {
 	err  error
 }
 
+// Read returns the data, then the error.
 func (r *failingReader) Read(p []byte) (int, error) {
 	if len(r.data) == 0 {
 		return 0, r.err
@@ -729,6 +730,7 @@ type cancelReader struct {
 	cancel context.CancelFunc
 }
 
+// Read reads, then cancels the context.
 func (c *cancelReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.cancel()
