@@ -30,8 +30,9 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// ErrInvalidJSON is wrapped by Transform for input that is not JSON.
-var ErrInvalidJSON = errors.New("invalid JSON")
+// ErrInvalidJSON is wrapped by Transform's error for input that is not
+// JSON; the message names the byte offset.
+var ErrInvalidJSON = ErrBadJSON
 
 // ErrClosed is returned by Transform after Close.
 var ErrClosed = errors.New("engine: closed")
@@ -164,7 +165,7 @@ func (e *Engine) chainFor(server, tool string) *chain {
 		if !enabled {
 			continue
 		}
-		log := e.log.Named("layer." + name).With("server", server, "tool", tool)
+		log := e.log.Named("layer."+name).With("server", server, "tool", tool)
 		l, err := info.New(opts, Resources{Store: e.store, Log: log, Server: server, Tool: tool, Reader: e.reader})
 		if err != nil {
 			c.err = fmt.Errorf("layer[%s]: server %q tool %q: %w", name, server, tool, err)
@@ -200,7 +201,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 	}
 	d := NewDoc(c, raw)
 	if err := d.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+		return nil, err
 	}
 	ch := e.chainFor(c.Server, c.Tool)
 	if ch.err != nil {

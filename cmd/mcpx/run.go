@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/internal/config"
+	"github.com/mcpx-dev/mcpx/store/fsstore"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0 // success, or -h/--help
+	exitFail  = 1 // a runtime failure
+	exitUsage = 2 // bad flags or arguments (as flag.ExitOnError)
+)
+
+// envLogLevel overrides the configured log level.
+const envLogLevel = "MCPX_LOG_LEVEL"
+
+const topUsage = `mcpx keeps binary and oversized MCP tool output out of an LLM's context.
+It runs a chain of layers over each tool result, moves base64 blobs and
+oversized text into an artifact store, and leaves a compact
+{"artifact": {...}, "summary": "..."} in their place.
+
+Usage:
+  mcpx <command> [flags] [arguments]
+
+Commands:
+  transform       transform one tool result (a file or stdin) to stdout
+  artifacts ls    list the stored artifacts
+  artifacts get   write an artifact's bytes to stdout or a file
+  artifacts rm    delete artifacts
+  version         print the version
+
+Run "mcpx <command> --help" for a command's flags and an example.
+
+Environment:
+  MCPX_HOME        the default store is $MCPX_HOME/artifacts
+  MCPX_LOG_LEVEL   trace, debug, info, warn (default), error or off
+`
+
+// run is the whole CLI, separated from main for tests: it runs the
+// subcommand named by args[0] and returns the process exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "transform":
+		return runTransform(rest, stdin, stdout, stderr)
+	case "artifacts":
+		return runArtifacts(rest, stdout, stderr)
+	case "version":
+		return runVersion(rest, stdout, stderr)
+	case "help":
+		if len(rest) > 0 {
+			return run(append(rest[:len(rest):len(rest)], "--help"), stdin, stdout, stderr)
+		}
+		fmt.Fprint(stderr, topUsage)
+		return exitOK
+	case "-h", "-help", "--help":
+		fmt.Fprint(stderr, topUsage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "mcpx: unknown command %q\nRun 'mcpx --help' for the commands.\n", cmd)
+	return exitUsage
+}
+
+// command describes a subcommand for its --help text.
+type command struct {
+	name     string // "transform", "artifacts get"
+	synopsis string // the arguments after the name
+	about    string // what it does; may span lines
+	example  string // one or more command lines
+}
+
+// newFlagSet returns a FlagSet for c whose errors and usage are printed by
+// parse, never by the flag package itself.
+func newFlagSet(c command) *flag.FlagSet {
+	fs := flag.NewFlagSet("mcpx "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses args with fs, letting flags and positional arguments mix
+// ("get ID -o FILE"); "--" ends the flags. On -h/--help it prints c's help
+// to stderr and returns exitOK; on a bad flag it prints one error line and
+// returns exitUsage; otherwise it returns the positional arguments and -1.
+func parse(c command, fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, int) {
+	var pos []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stderr, c, fs)
+			return nil, exitOK
+		}
+		if err != nil {
+			return nil, usageError(stderr, c, err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, -1
+		}
+		if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+			return append(pos, rest...), -1
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usageError prints a usage error and returns exitUsage.
+func usageError(stderr io.Writer, c command, err error) int {
+	fmt.Fprintf(stderr, "mcpx %s: %v\nRun 'mcpx %s --help' for usage.\n", c.name, err, c.name)
+	return exitUsage
+}
+
+// fail prints a runtime failure as one line and returns exitFail.
+func fail(stderr io.Writer, c command, err error) int {
+	fmt.Fprintf(stderr, "mcpx %s: %v\n", c.name, oneLine(err.Error()))
+	return exitFail
+}
+
+// oneLine keeps an error message on one line (a panic's stack, an error
+// joined with errors.Join).
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", "")), " ")
+}
+
+// printHelp writes c's help: usage line, description, flags, example.
+func printHelp(w io.Writer, c command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("mcpx "+c.name+" "+c.synopsis), strings.TrimSpace(c.about))
+	first := true
+	fs.VisitAll(func(f *flag.Flag) {
+		if first {
+			fmt.Fprint(w, "\nFlags:\n")
+			first = false
+		}
+		arg, usage := flag.UnquoteUsage(f)
+		if arg != "" {
+			arg = " " + arg
+		}
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		fmt.Fprintf(w, "  %s%s%s\n", dash, f.Name, arg)
+		for _, line := range strings.Split(usage, "\n") {
+			fmt.Fprintf(w, "        %s\n", line)
+		}
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, "        (default %q)\n", f.DefValue)
+		}
+	})
+	if c.example != "" {
+		fmt.Fprintf(w, "\nExample:\n")
+		for _, line := range strings.Split(strings.TrimSpace(c.example), "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+}
+
+// common are the flags every store-using subcommand takes.
+type common struct {
+	configPath string
+	storeDir   string
+}
+
+func (o *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.configPath, "config", "", "read the JSON configuration `FILE` (store, pipeline, log sections)")
+	fs.StringVar(&o.storeDir, "store", "", "keep artifacts in the folder `DIR`\n(default: the config's store.dir, else $MCPX_HOME/artifacts,\nelse $XDG_DATA_HOME/mcpx/artifacts, else ~/.local/share/mcpx/artifacts)")
+}
+
+// setup loads the configuration (config.Default without --config) and
+// makes the logger, which writes to stderr at the level of MCPX_LOG_LEVEL,
+// else of the file, else config.DefaultLogLevel.
+func (o *common) setup(stderr io.Writer) (config.File, hclog.Logger, error) {
+	cfg := config.Default()
+	if o.configPath != "" {
+		var err error
+		if cfg, err = config.Load(o.configPath); err != nil {
+			return config.File{}, nil, err
+		}
+	}
+	level := cfg.Log.Level
+	if env := os.Getenv(envLogLevel); env != "" {
+		if err := config.CheckLevel(env); err != nil {
+			return config.File{}, nil, fmt.Errorf("%s: %w", envLogLevel, err)
+		}
+		level = env
+	}
+	log := hclog.New(&hclog.LoggerOptions{
+		Name:        "mcpx",
+		Level:       hclog.LevelFromString(level),
+		Output:      stderr,
+		DisableTime: true,
+	})
+	return cfg, log, nil
+}
+
+// openStore opens the file-system store in the folder given by --store,
+// else by the config file, else by fsstore.DefaultDir.
+func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logger) (*fsstore.Store, error) {
+	dir := o.storeDir
+	if dir == "" {
+		dir = cfg.Store.Dir
+	}
+	if dir == "" {
+		d, why, err := fsstore.DefaultDir()
+		if err != nil {
+			return nil, fmt.Errorf("default artifact store: %w", err)
+		}
+		if why != "" {
+			log.Info("default artifact store: "+why, "dir", d)
+		}
+		dir = d
+	}
+	st, err := fsstore.Open(ctx, dir, fsstore.NewConfig().WithLogger(log.Named("store")))
+	if err != nil {
+		return nil, fmt.Errorf("open artifact store: %w", err)
+	}
+	return st, nil
+}
+
+// closeStore closes st, logging a failure: by then the command's output is
+// written and the store's data is already durable.
+func closeStore(ctx context.Context, st *fsstore.Store, log hclog.Logger) {
+	if err := st.Close(ctx); err != nil {
+		log.Warn("closing the artifact store", "error", err)
+	}
+}

@@ -1,0 +1,477 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/memstore"
+)
+
+// fixed is a layer that returns the same rewrites for every document.
+type fixed []engine.Rewrite
+
+func (f fixed) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { return f, nil }
+
+// newEngine builds an engine whose only layer returns rws.
+func newEngine(t *testing.T, st store.Store, l engine.Layer, listener engine.Listener) *engine.Engine {
+	t.Helper()
+	reg := engine.NewRegistry()
+	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return l, nil }})
+	eng, err := engine.New(engine.Options{Store: st, Registry: reg, Config: engine.Config{Chain: []string{"test"}}, Listener: listener})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+var pdf = append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("binary \x00\x01\x02 stuff\n"), 200)...)
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+func readAll(t *testing.T, st store.Store, id string) []byte {
+	t.Helper()
+	rc, _, err := st.Get(context.Background(), id, nil)
+	if err != nil {
+		t.Fatalf("get %s: %v", id, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestRewriteActions(t *testing.T) {
+	big := strings.Repeat("x", 3000)
+	for _, tc := range []struct {
+		name   string
+		in     string
+		rws    []engine.Rewrite
+		check  func(t *testing.T, out gjson.Result, stored map[string][]byte)
+		stored int
+		fails  int
+	}{
+		{
+			name: "artifact base64 in place",
+			in:   `{"pdf":"` + b64(pdf) + `","name":"Q3 report"}`,
+			rws:  []engine.Rewrite{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Verify: true}},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				ref := out.Get("pdf.artifact")
+				if ref.Get("mime_type").String() != "application/pdf" || ref.Get("filename").String() != "Q3 report.pdf" {
+					t.Errorf("ref %s", ref.Raw)
+				}
+				if !bytes.Equal(stored[ref.Get("id").String()], pdf) {
+					t.Error("stored bytes differ from the decoded PDF")
+				}
+				if s := out.Get("pdf.summary").String(); !strings.Contains(s, "PDF 'Q3 report.pdf'") || !strings.Contains(s, ref.Get("id").String()) {
+					t.Errorf("summary %q", s)
+				}
+				if out.Get("name").String() != "Q3 report" {
+					t.Error("sibling changed")
+				}
+			},
+			stored: 1,
+		},
+		{
+			name: "github style wrapped and escaped slashes",
+			in:   `{"content":"` + strings.ReplaceAll(wrap(b64(pdf), 60), "/", `\/`) + `"}`,
+			rws:  []engine.Rewrite{{Path: "content", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				if !bytes.Equal(stored[out.Get("content.artifact.id").String()], pdf) {
+					t.Error("decoded bytes differ")
+				}
+			},
+			stored: 1,
+		},
+		{
+			name:  "verify refuses bytes without a signature",
+			in:    `{"tok":"` + strings.Repeat("QUFB", 400) + `"}`,
+			rws:   []engine.Rewrite{{Path: "tok", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Verify: true}},
+			check: unchanged(`{"tok":"` + strings.Repeat("QUFB", 400) + `"}`),
+			fails: 1,
+		},
+		{
+			name:  "truncated base64 fails and stores nothing",
+			in:    `{"pdf":"` + b64(pdf)[:len(b64(pdf))-3] + `"}`,
+			rws:   []engine.Rewrite{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}},
+			check: func(t *testing.T, out gjson.Result, _ map[string][]byte) {},
+			fails: 1,
+		},
+		{
+			name:  "pdf prefix on garbage",
+			in:    `{"pdf":"JVBERi0xLjQK` + strings.Repeat("!?", 600) + `"}`,
+			rws:   []engine.Rewrite{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Verify: true}},
+			check: func(t *testing.T, out gjson.Result, _ map[string][]byte) {},
+			fails: 1,
+		},
+		{
+			name: "text artifact with preview",
+			in:   `{"log":"` + big + `"}`,
+			rws:  []engine.Rewrite{{Path: "log", Action: engine.ActionArtifact, Encoding: engine.EncodingText, Keep: 10}},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				if out.Get("log.preview").String() != strings.Repeat("x", 10) {
+					t.Errorf("preview %q", out.Get("log.preview").String())
+				}
+				if string(stored[out.Get("log.artifact.id").String()]) != big {
+					t.Error("text not stored byte-exact")
+				}
+			},
+			stored: 1,
+		},
+		{
+			name: "truncate string, array and object",
+			in:   `{"s":"` + big + `","a":[1,2,3,4,5],"o":{"k1":1,"k2":2,"k3":3}}`,
+			rws: []engine.Rewrite{
+				{Path: "s", Action: engine.ActionTruncate, Keep: 5},
+				{Path: "a", Action: engine.ActionTruncate, Keep: 2},
+				{Path: "o", Action: engine.ActionTruncate, Keep: 1},
+			},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				if s := out.Get("s").String(); !strings.HasPrefix(s, "xxxxx\n… [truncated: showing 5 of 3000 chars") {
+					t.Errorf("string: %q", s)
+				}
+				if a := out.Get("a").Array(); len(a) != 3 || a[1].Int() != 2 || !strings.Contains(a[2].String(), "showing 2 of 5 items") {
+					t.Errorf("array: %s", out.Get("a").Raw)
+				}
+				if o := out.Get("o"); o.Get("k1").Int() != 1 || o.Get("k2").Exists() || !strings.Contains(o.Get("_mcpx_truncated").String(), "1 of 3 members") {
+					t.Errorf("object: %s", o.Raw)
+				}
+				var found int
+				for _, b := range stored {
+					switch string(b) {
+					case big, `[1,2,3,4,5]`, `{"k1":1,"k2":2,"k3":3}`:
+						found++
+					}
+				}
+				if found != 3 {
+					t.Errorf("%d of 3 originals stored", found)
+				}
+			},
+			stored: 3,
+		},
+		{
+			name: "replace, create, drop and splat",
+			in:   `{"a":1,"list":[1,2,3],"gone":"` + big + `","keep":true}`,
+			rws: []engine.Rewrite{
+				{Path: "a", Action: engine.ActionReplace, Value: json.RawMessage(`{"b":2}`)},
+				{Path: "new.deep", Action: engine.ActionReplace, Value: json.RawMessage(`"made"`)},
+				{Path: "gone", Action: engine.ActionDrop},
+				{Path: "list.1", Action: engine.ActionReplace, Value: json.RawMessage(`["x","y"]`), Splat: true},
+			},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				if out.Get("a.b").Int() != 2 || out.Get("new.deep").String() != "made" || out.Get("gone").Exists() || !out.Get("keep").Bool() {
+					t.Errorf("out %s", out.Raw)
+				}
+				if out.Get("list").Raw != `[1,"x","y",3]` {
+					t.Errorf("splat %s", out.Get("list").Raw)
+				}
+				var kept bool
+				for _, b := range stored {
+					kept = kept || string(b) == big
+				}
+				if !kept {
+					t.Error("dropped value over 1 KiB was not stored")
+				}
+			},
+			stored: 1,
+		},
+		{
+			name: "wildcard reaches every match",
+			in:   `{"files":[{"b64":"` + b64([]byte("one")) + `"},{"n":1},{"b64":"` + b64([]byte("two")) + `"}]}`,
+			rws:  []engine.Rewrite{{Path: "files.#.b64", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, MIME: "text/plain"}},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				if string(stored[out.Get("files.0.b64.artifact.id").String()]) != "one" || string(stored[out.Get("files.2.b64.artifact.id").String()]) != "two" {
+					t.Errorf("out %s", out.Raw)
+				}
+			},
+			stored: 2,
+		},
+		{
+			name: "one rewrite reaches every carrier",
+			in:   `{"content":[{"type":"text","text":"{\"blob\":\"` + b64(pdf) + `\"}"}],"structuredContent":{"blob":"` + b64(pdf) + `"}}`,
+			rws:  []engine.Rewrite{{Path: "blob", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				text := gjson.Parse(out.Get("content.0.text").String())
+				id := out.Get("structuredContent.blob.artifact.id").String()
+				if id == "" || text.Get("blob.artifact.id").String() != id {
+					t.Errorf("carriers disagree: %s", out.Raw)
+				}
+			},
+			stored: 1,
+		},
+		{
+			name: "image block becomes text and resource_link",
+			in:   `{"content":[{"type":"image","data":"` + b64(pdf) + `","mimeType":"image/png","annotations":{"priority":1}}]}`,
+			rws:  []engine.Rewrite{{Path: "content.0", Target: engine.TargetResult, Action: engine.ActionArtifact, Form: engine.FormBlock}},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				blocks := out.Get("content").Array()
+				if len(blocks) != 2 || blocks[0].Get("type").String() != "text" || blocks[1].Get("type").String() != "resource_link" {
+					t.Fatalf("blocks %s", out.Get("content").Raw)
+				}
+				if blocks[0].Get("annotations.priority").Int() != 1 {
+					t.Error("annotations lost")
+				}
+				ref := gjson.Parse(blocks[0].Get("text").String()).Get("artifact")
+				if blocks[1].Get("uri").String() != "mcpx://artifacts/"+ref.Get("id").String() || ref.Get("mime_type").String() != "image/png" {
+					t.Errorf("link %s ref %s", blocks[1].Raw, ref.Raw)
+				}
+				if !bytes.Equal(stored[ref.Get("id").String()], pdf) {
+					t.Error("block bytes differ")
+				}
+			},
+			stored: 1,
+		},
+		{
+			name: "overlapping rewrites: the outer one wins",
+			in:   `{"a":{"b":"` + big + `"}}`,
+			rws: []engine.Rewrite{
+				{Path: "a", Action: engine.ActionArtifact},
+				{Path: "a.b", Action: engine.ActionArtifact},
+			},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				if !out.Get("a.artifact").Exists() {
+					t.Errorf("out %s", out.Raw)
+				}
+			},
+			stored: 1,
+			fails:  1,
+		},
+		{
+			name:  "malformed rewrite",
+			in:    `{"a":1}`,
+			rws:   []engine.Rewrite{{Path: "a|b", Action: engine.ActionDrop}, {Path: "a", Action: "explode"}},
+			check: unchanged(`{"a":1}`),
+			fails: 2,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := memstore.New(memstore.NewConfig())
+			eng := newEngine(t, st, fixed(tc.rws), nil)
+			res, err := eng.Transform(context.Background(), engine.Call{Server: "srv", Tool: "tool"}, []byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(res.Raw) {
+				t.Fatalf("invalid JSON out: %s", res.Raw)
+			}
+			if len(res.Failures) != tc.fails {
+				t.Errorf("failures %v, want %d", res.Failures, tc.fails)
+			}
+			for _, f := range res.Failures {
+				var re *engine.RewriteError
+				if !errors.As(f, &re) || re.Step != "test" {
+					t.Errorf("failure %v is not a *RewriteError of step test", f)
+				}
+			}
+			refs, _, err := st.List(context.Background(), store.Scope{}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(refs) != tc.stored {
+				t.Errorf("%d artifacts stored, want %d", len(refs), tc.stored)
+			}
+			stored := map[string][]byte{}
+			for _, r := range refs {
+				stored[r.ID] = readAll(t, st, r.ID)
+			}
+			tc.check(t, gjson.ParseBytes(res.Raw), stored)
+		})
+	}
+}
+
+func unchanged(want string) func(*testing.T, gjson.Result, map[string][]byte) {
+	return func(t *testing.T, out gjson.Result, _ map[string][]byte) {
+		t.Helper()
+		if out.Raw != want {
+			t.Errorf("got %s, want it unchanged", out.Raw)
+		}
+	}
+}
+
+func wrap(s string, n int) string {
+	var b strings.Builder
+	for len(s) > n {
+		b.WriteString(s[:n])
+		b.WriteString(`\n`)
+		s = s[n:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+func TestInvalidJSON(t *testing.T) {
+	eng := newEngine(t, memstore.New(memstore.NewConfig()), fixed(nil), nil)
+	for _, in := range []string{`{"a":`, `{"a":"\x"}`, "[1,2]]", `{"a":01}`, ""} {
+		_, err := eng.Transform(context.Background(), engine.Call{}, []byte(in))
+		if !errors.Is(err, engine.ErrInvalidJSON) || !strings.Contains(err.Error(), "offset") {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
+
+// failingStore refuses every put, as a full or read-only disk would.
+type failingStore struct{ store.Store }
+
+var errDiskFull = errors.New("no space left on device")
+
+func (failingStore) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
+	return store.Ref{}, errDiskFull
+}
+
+func TestUnwritableStorePassesThrough(t *testing.T) {
+	var mu sync.Mutex
+	var events []engine.Event
+	listener := engine.ListenerFunc(func(ev engine.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() })
+	in := `{"pdf":"` + b64(pdf) + `"}`
+	eng := newEngine(t, failingStore{memstore.New(memstore.NewConfig())}, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, listener)
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "s"}, []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Raw) != in {
+		t.Error("result changed although nothing could be stored")
+	}
+	if len(res.Failures) != 1 || !errors.Is(res.Failures[0], errDiskFull) {
+		t.Fatalf("failures %v", res.Failures)
+	}
+	if len(events) != 1 || events[0].Type != engine.EventLayerFailed || !strings.Contains(events[0].Error, "no space left") {
+		t.Fatalf("events %+v", events)
+	}
+}
+
+// panicky is a layer with a bug.
+type panicky struct{}
+
+func (panicky) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { panic("boom") }
+
+func TestLayerPanicIsContained(t *testing.T) {
+	eng := newEngine(t, memstore.New(memstore.NewConfig()), panicky{}, nil)
+	res, err := eng.Transform(context.Background(), engine.Call{}, []byte(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *engine.LayerError
+	if string(res.Raw) != `{"a":1}` || len(res.Failures) != 1 || !errors.As(res.Failures[0], &le) || !strings.Contains(le.Error(), "boom") {
+		t.Fatalf("raw %s failures %v", res.Raw, res.Failures)
+	}
+}
+
+func TestEventsAndScope(t *testing.T) {
+	var events []engine.Event
+	st := memstore.New(memstore.NewConfig())
+	eng := newEngine(t, st, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Meta: map[string]string{"k": "v"}}}, engine.ListenerFunc(func(ev engine.Event) { events = append(events, ev) }))
+	scope := engine.Scope{TenantID: "t1", SessionID: "sess-9", TraceID: "tr"}
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "Tableau Cloud", Tool: "dl", Scope: scope}, []byte(`{"pdf":"`+b64(pdf)+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].Type != engine.EventArtifactStored || events[0].Artifact == nil || events[0].Meta["k"] != "v" || events[0].Scope != scope {
+		t.Fatalf("events %+v", events)
+	}
+	a := res.Artifacts[0]
+	if !strings.HasPrefix(a.ID, "tableau-cloud_") || a.Scope == nil || *a.Scope != scope || a.Source.Server != "Tableau Cloud" || a.Source.Path != "pdf" {
+		t.Fatalf("ref %+v", a)
+	}
+	refs, _, _ := st.List(context.Background(), engine.Scope{SessionID: "sess-9"}, "")
+	if len(refs) != 1 {
+		t.Fatalf("scoped list: %v", refs)
+	}
+}
+
+func TestConfigMergesPerServerAndTool(t *testing.T) {
+	var got []string
+	reg := engine.NewRegistry()
+	reg.Register(engine.LayerInfo{Name: "probe", New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+		got = append(got, r.Server+"/"+r.Tool+"="+string(opts))
+		return fixed(nil), nil
+	}})
+	reg.Register(engine.LayerInfo{Name: "other", New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+		got = append(got, "other:"+r.Server)
+		return fixed(nil), nil
+	}})
+	cfg := engine.Config{
+		Chain:  []string{"probe", "other"},
+		Layers: map[string]json.RawMessage{"probe": json.RawMessage(`{"a":1,"b":{"x":1}}`)},
+		Servers: map[string]engine.ServerConfig{
+			"git*": {Layers: map[string]json.RawMessage{"probe": json.RawMessage(`{"a":2}`), "other": json.RawMessage(`{"enabled":false}`)}},
+			"github": {
+				Layers: map[string]json.RawMessage{"probe": json.RawMessage(`{"b":{"y":2}}`)},
+				Tools:  map[string]engine.ToolConfig{"get_*": {Layers: map[string]json.RawMessage{"probe": json.RawMessage(`{"a":3,"b":null}`)}}},
+			},
+		},
+	}
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig()), Registry: reg, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{{"github", "get_file_contents"}, {"github", "list"}, {"tableau", "x"}} {
+		if err := eng.Validate(c[0], c[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		`github/get_file_contents={"a":3}`,
+		`github/list={"a":2,"b":{"x":1,"y":2}}`,
+		`tableau/x={"a":1,"b":{"x":1}}`, "other:tableau",
+	}
+	if strings.Join(got, " | ") != strings.Join(want, " | ") {
+		t.Fatalf("got  %v\nwant %v", got, want)
+	}
+	if _, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig()), Registry: reg, Config: engine.Config{Layers: map[string]json.RawMessage{"nope": nil}}}); err == nil {
+		t.Fatal("unknown layer accepted")
+	}
+}
+
+func TestRender(t *testing.T) {
+	v := engine.Vars{
+		Ref:  engine.ArtifactRef{ID: "tableau_1a2b3c4d5e6f", SizeBytes: 2_300_000, Filename: "Sales.pdf", MIMEType: "application/pdf", URI: "mcpx://artifacts/tableau_1a2b3c4d5e6f"},
+		Kind: "PDF",
+		Lookup: func(name string) string {
+			return map[string]string{".name": "Sales Dashboard", "arg.id": "42"}[name]
+		},
+	}
+	for tmpl, want := range map[string]string{
+		"Downloaded {kind} '{.name}' ({size}). Artifact: {id}": "Downloaded PDF 'Sales Dashboard' (2.3 MB). Artifact: tableau_1a2b3c4d5e6f",
+		"{.missing|.name|filename} #{arg.id}":                  "Sales Dashboard #42",
+		"{.missing}{name}":                                     "Sales",
+		"report{1}.pdf {unknown}":                              "report{1}.pdf {unknown}",
+	} {
+		if got := engine.Render(tmpl, v); got != want {
+			t.Errorf("%q: got %q want %q", tmpl, got, want)
+		}
+	}
+}
+
+func TestConcurrentTransforms(t *testing.T) {
+	st := memstore.New(memstore.NewConfig())
+	eng := newEngine(t, st, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, nil)
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			body := append(append([]byte(nil), pdf...), byte(i))
+			res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, []byte(`{"pdf":"`+b64(body)+`"}`))
+			if err != nil || len(res.Artifacts) != 1 {
+				t.Errorf("%d: %v %v", i, err, res)
+				return
+			}
+			if !bytes.Equal(readAll(t, st, res.Artifacts[0].ID), body) {
+				t.Errorf("%d: bytes differ", i)
+			}
+		}(i)
+	}
+	wg.Wait()
+}

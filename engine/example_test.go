@@ -1,0 +1,46 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
+	"github.com/mcpx-dev/mcpx/store/memstore"
+)
+
+// A Tableau download_workbook result carries a base64 PDF inside JSON. The
+// engine stores the PDF and leaves a ref and a summary in its place.
+func ExampleEngine_Transform() {
+	pdf := "%PDF-1.4\n" + strings.Repeat("% a page of the workbook\n", 80)
+	result := `{"content":"` + base64.StdEncoding.EncodeToString([]byte(pdf)) + `","name":"Sales Dashboard","format":"pdf"}`
+
+	st := memstore.New(memstore.NewConfig())
+	eng, err := engine.New(engine.Options{Store: st})
+	if err != nil {
+		panic(err)
+	}
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "tableau", Tool: "download_workbook"}, []byte(result))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(gjson.GetBytes(res.Raw, "content.summary"))
+	fmt.Println(len(result), "->", len(res.Raw), "bytes")
+	// Output:
+	// PDF 'Sales Dashboard.pdf' (2.0 kB) stored as artifact tableau_9212786b22d1; the bytes are not in this result. Reference it by id or as mcpx://artifacts/tableau_9212786b22d1.
+	// 2734 -> 578 bytes
+}
+
+// Render fills summary templates; {.key} reads a sibling of the value.
+func ExampleRender() {
+	fmt.Println(engine.Render("Downloaded {kind} '{.name}' ({size}). Artifact: {id}", engine.Vars{
+		Ref:    engine.ArtifactRef{ID: "tableau_1a2b3c4d5e6f", SizeBytes: 2_300_000},
+		Kind:   "PDF",
+		Lookup: func(string) string { return "Sales Dashboard" },
+	}))
+	// Output: Downloaded PDF 'Sales Dashboard' (2.3 MB). Artifact: tableau_1a2b3c4d5e6f
+}

@@ -1,0 +1,55 @@
+// Command benchdata writes the inputs of BENCHMARKS.md: a Tableau
+// download_workbook CallToolResult whose JSON-in-text block carries a base64
+// PDF of about SIZE bytes of JSON.
+//
+//	benchdata SIZE_MIB OUT.json
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+
+	asmb64 "github.com/segmentio/asm/base64"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "benchdata:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("usage: benchdata SIZE_MIB OUT.json")
+	}
+	mib, err := strconv.ParseFloat(args[0], 64)
+	if err != nil {
+		return err
+	}
+	raw := make([]byte, int(mib*(1<<20))*3/4)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	copy(raw, "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+	inner := `{"content":"` + asmb64.StdEncoding.EncodeToString(raw) + `","name":"Sales Dashboard","format":"pdf"}`
+	text, err := json.Marshal(inner)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(args[1])
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintf(w, `{"content":[{"type":"text","text":%s}],"isError":false}`, text)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,202 @@
+// Package config is mcpx's configuration file: the data it holds, its
+// defaults, and a strict loader. It has no behaviour of its own; the CLI
+// turns a File into a store, an engine and a logger.
+//
+// A file is one JSON object. Every section is optional and every key is
+// checked: an unknown key is an error, so a typo never silently does
+// nothing.
+//
+//	{
+//	  "store":    {"dir": "/var/lib/mcpx/artifacts"},
+//	  "pipeline": {"layers": {"sizenet": {"max_inline_size": 20000}}},
+//	  "log":      {"level": "info"}
+//	}
+//
+// New sections (the gateway's "mcpServers", an HTTP "web" section) are new
+// fields of File; existing files stay valid.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+// File is the content of a configuration file.
+type File struct {
+	// Store says where artifacts are kept.
+	Store Store `json:"store"`
+	// Pipeline configures the layer chain: which layers run, in what order,
+	// with what options, per server and per tool. See engine.Config. The
+	// zero value runs every built-in layer with its defaults.
+	Pipeline engine.Config `json:"pipeline"`
+	// Log configures mcpx's own log output (stderr).
+	Log Log `json:"log"`
+}
+
+// Store configures the artifact store.
+type Store struct {
+	// Dir is the folder of the file-system store. A relative path is taken
+	// relative to the folder of the configuration file. Defaults to ""
+	// (the default folder: $MCPX_HOME/artifacts, else
+	// $XDG_DATA_HOME/mcpx/artifacts, else ~/.local/share/mcpx/artifacts).
+	Dir string `json:"dir,omitempty"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is the least severe level written: "trace", "debug", "info",
+	// "warn", "error" or "off". The MCPX_LOG_LEVEL environment variable,
+	// when set, overrides it. Defaults to DefaultLogLevel.
+	Level string `json:"level,omitempty"`
+}
+
+// DefaultLogLevel is the log level when neither the file nor MCPX_LOG_LEVEL
+// sets one: quiet enough that mcpx in a shell pipeline writes to stderr only
+// when something went wrong.
+const DefaultLogLevel = "warn"
+
+// logLevels are the values Log.Level accepts, least severe first.
+var logLevels = []string{"trace", "debug", "info", "warn", "error", "off"}
+
+// Default returns the configuration used when there is no file, and the
+// base every loaded file is decoded over: every default lives here.
+func Default() File {
+	return File{Log: Log{Level: DefaultLogLevel}}
+}
+
+// Load reads and decodes the configuration file at path over Default, then
+// checks it (see Decode). A relative Store.Dir is resolved against the
+// file's folder.
+//
+// # Errors
+//
+// Every error names the file. Syntax errors, unknown keys and values of the
+// wrong type also give the line, column and byte offset, and the key's
+// path where known ("pipeline.max_artifact_bytes").
+func Load(path string) (File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return File{}, fmt.Errorf("config: %w", err)
+	}
+	f, err := Decode(data)
+	if err != nil {
+		return File{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	if f.Store.Dir != "" && !filepath.IsAbs(f.Store.Dir) {
+		abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), f.Store.Dir))
+		if err != nil {
+			return File{}, fmt.Errorf("config %s: store.dir: %w", path, err)
+		}
+		f.Store.Dir = abs
+	}
+	return f, nil
+}
+
+// Decode decodes one JSON object over Default, strictly: unknown keys,
+// trailing data and values of the wrong type are errors. It then checks the
+// values it can check without building anything (Log.Level); layer options
+// are checked by engine.New and Engine.Validate.
+func Decode(data []byte) (File, error) {
+	f := Default()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return File{}, errors.New("empty file: want a JSON object such as {}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return File{}, locate(data, dec.InputOffset(), err)
+	}
+	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		off := int64(len(data) - len(rest))
+		return File{}, fmt.Errorf("%s: data after the top-level object", position(data, off))
+	}
+	if err := CheckLevel(f.Log.Level); err != nil {
+		return File{}, fmt.Errorf("log.level: %w", err)
+	}
+	return f, nil
+}
+
+// CheckLevel returns an error unless s is one of the levels Log.Level documents (in any case).
+// The CLI checks MCPX_LOG_LEVEL with it too.
+func CheckLevel(s string) error {
+	for _, l := range logLevels {
+		if strings.EqualFold(s, l) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not a log level; want one of %s", s, strings.Join(logLevels, ", "))
+}
+
+// locate adds the line, column and offset of a decoding error: the offset
+// the error carries (syntax and type errors), the unknown key's own
+// position and path, else where the decoder stopped.
+func locate(data []byte, stopped int64, err error) error {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	off := stopped
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset - 1 // the offending byte
+	case errors.As(err, &typ):
+		off = valueStart(data, typ.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		off = int64(len(data))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// encoding/json gives neither offset nor path: find the key.
+		if path, at, ok := unknownKey(data, reflect.TypeFor[File]()); ok {
+			return fmt.Errorf("%s: %s: %w", position(data, at), path, err)
+		}
+	}
+	return fmt.Errorf("%s: %w", position(data, off), err)
+}
+
+// valueStart returns the offset of the value that a type error reported at
+// end (just past a scalar, or just past an array's or object's opening
+// bracket) is about.
+func valueStart(data []byte, end int64) int64 {
+	if end <= 0 || end > int64(len(data)) {
+		return end
+	}
+	i := end - 1
+	switch c := data[i]; {
+	case c == '[' || c == '{':
+		return i
+	case c == '"':
+		for i--; i >= 0; i-- {
+			if data[i] == '"' && (i == 0 || data[i-1] != '\\') {
+				return i
+			}
+		}
+		return end
+	}
+	for i > 0 && strings.IndexByte("+-.0123456789Eaeflnrstu", data[i-1]) >= 0 {
+		i--
+	}
+	return i
+}
+
+// position renders a byte offset as "line L, column C (offset N)", counting
+// columns in bytes from 1.
+func position(data []byte, off int64) string {
+	if off < 0 {
+		off = 0
+	}
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte{'\n'}) + 1
+	col := int(off) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d (offset %d)", line, col, off)
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Reproduces the figures in BENCHMARKS.md on this machine:
+#   1. the engine's Go benchmarks (go test -bench, 5 runs each, for benchstat);
+#   2. whole-process `mcpx transform` against the minimal floor program on a
+#      10 MiB Tableau PDF result (hyperfine);
+#   3. peak memory (max RSS) of `mcpx transform` on 10, 50 and 100 MiB results.
+# Installs hyperfine and GNU time from Debian when missing and run as root.
+#
+#   ./scripts/bench.sh            # everything
+#   BENCH=engine ./scripts/bench.sh   # only step 1
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=${BENCH_OUT:-$(mktemp -d)}
+what=${BENCH:-all}
+
+need() {
+	command -v "$1" >/dev/null 2>&1 && return
+	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+		apt-get install -y -qq "$2" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }
+	else
+		echo "bench.sh: please install $2" >&2; exit 1
+	fi
+}
+
+if [ "$what" = all ] || [ "$what" = engine ]; then
+	echo "== go test -bench (engine chain, floor, store)"
+	go test ./layers -run '^$' -bench 'Chain|Floor|Guardrail|Small' -benchtime 20x -count 5 | tee "$out/engine.txt"
+	go test ./store/fsstore ./store/memstore -run '^$' -bench Put -benchtime 20x -count 3 | tee "$out/store.txt"
+fi
+
+if [ "$what" = all ] || [ "$what" = process ]; then
+	need hyperfine hyperfine
+	need /usr/bin/time time
+	go build -o "$out/mcpx" ./cmd/mcpx
+	go build -o "$out/floor" ./internal/cmd/floor
+	go build -o "$out/benchdata" ./internal/cmd/benchdata
+	for n in 10 50 100; do "$out/benchdata" "$n" "$out/r$n.json"; done
+	mkdir -p "$out/floor-dir"
+	echo "== whole process, 10 MiB result: mcpx transform vs floor"
+	hyperfine -N -w 2 -r 15 \
+		--prepare "rm -rf $out/home $out/floor-dir; mkdir -p $out/floor-dir" \
+		"env MCPX_HOME=$out/home $out/mcpx transform --server tableau --tool download_workbook $out/r10.json" \
+		"$out/floor $out/r10.json $out/floor-dir" | tee "$out/process.txt"
+	echo "== peak memory (max RSS) of mcpx transform"
+	for n in 10 50 100; do
+		rm -rf "$out/home"
+		size=$(stat -c %s "$out/r$n.json")
+		rss=$( { MCPX_HOME=$out/home /usr/bin/time -f '%M' "$out/mcpx" transform --server tableau "$out/r$n.json" >/dev/null; } 2>&1 | tail -1)
+		printf '%3s MiB result: %d bytes in, max RSS %d KiB = %.2fx the input\n' "$n" "$size" "$rss" "$(echo "$rss*1024/$size" | bc -l)"
+	done | tee "$out/memory.txt"
+fi
+echo "raw output in $out"

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Runs every check CI runs, in order: gofmt, go vet, the tests with the race
+# detector, and a short fuzz pass over every fuzz target in the module.
+# Safe to run again and again; run it from anywhere.
+#
+#   ./scripts/test.sh
+#
+# Environment:
+#   MCPX_FUZZTIME  fuzz time per target (a go test -fuzztime value); by
+#                  default the targets share about 100 s, 10 s at most each.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+start=$SECONDS
+step="setup"
+trap 'rc=$?; if [ "$rc" -ne 0 ]; then echo "test.sh: FAILED during: $step (exit $rc)" >&2; fi' EXIT
+
+say() { printf '\n== %s\n' "$*"; }
+
+# Go: on PATH, or where the official tarball installs it.
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+	export PATH="$PATH:/usr/local/go/bin"
+fi
+command -v go >/dev/null 2>&1 || { echo "test.sh: go is not installed (https://go.dev/dl/)" >&2; exit 1; }
+
+# The race detector needs cgo, so a C compiler. Fresh Debian images have
+# none: install one when we may.
+step="C compiler for -race"
+cc=$(go env CC)
+if ! command -v "${cc%% *}" >/dev/null 2>&1; then
+	say "installing a C compiler (gcc) for the race detector"
+	if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo -n"; else sudo="none"; fi
+	if [ "$sudo" = "none" ] || ! command -v apt-get >/dev/null 2>&1; then
+		echo "test.sh: go test -race needs a C compiler ($cc); install gcc and run again" >&2
+		exit 1
+	fi
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends gcc libc6-dev >/dev/null
+fi
+export CGO_ENABLED=1
+
+step="gofmt"
+say "gofmt -l"
+unformatted=$(find . -name '*.go' \
+	-not -path './.git/*' -not -path '*/node_modules/*' -not -path '*/vendor/*' -not -path '*/testdata/*' \
+	-print0 | xargs -0 -r gofmt -l)
+if [ -n "$unformatted" ]; then
+	echo "not gofmt-ed (run gofmt -w on them):" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+step="go vet"
+say "go vet ./..."
+go vet ./...
+
+step="go test -race"
+say "go test -race -count=1 ./..."
+go test -race -count=1 ./...
+
+# Fuzz targets: every "func FuzzX(" in a _test.go file of this module (a
+# folder with its own go.mod is another module, tested on its own).
+step="fuzz discovery"
+targets=()
+while IFS= read -r file; do
+	dir=$(dirname "$file")
+	nested=""
+	d=$dir
+	while [ "$d" != "." ]; do
+		if [ -f "$d/go.mod" ]; then nested=$d; break; fi
+		d=$(dirname "$d")
+	done
+	if [ -n "$nested" ]; then
+		echo "skipping fuzz targets of $file: module $nested" >&2
+		continue
+	fi
+	while IFS= read -r name; do
+		targets+=("$dir $name")
+	done < <(grep -oE '^func Fuzz[A-Za-z0-9_]*\(' "$file" | sed -E 's/^func (Fuzz[A-Za-z0-9_]*)\(/\1/')
+done < <(grep -rlE --include='*_test.go' --exclude-dir=.git --exclude-dir=node_modules --exclude-dir=vendor --exclude-dir=testdata \
+	'^func Fuzz[A-Za-z0-9_]*\(' . | sort)
+
+if [ "${#targets[@]}" -gt 0 ]; then
+	per=$(( 100 / ${#targets[@]} ))
+	if [ "$per" -gt 10 ]; then per=10; fi
+	if [ "$per" -lt 2 ]; then per=2; fi
+	fuzztime=${MCPX_FUZZTIME:-${per}s}
+	for t in "${targets[@]}"; do
+		dir=${t% *}
+		name=${t#* }
+		step="fuzz $name in $dir"
+		say "go test -run '^\$' -fuzz '^$name\$' -fuzztime $fuzztime $dir"
+		go test -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" "$dir"
+	done
+fi
+
+step="done"
+echo
+echo "test.sh: all checks passed: gofmt, go vet, go test -race, ${#targets[@]} fuzz targets (${fuzztime:-0s} each) in $(( SECONDS - start ))s"
