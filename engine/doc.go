@@ -140,7 +140,7 @@ func (d *Doc) Strings(min int) []StringRef {
 	}
 	var out []StringRef
 	collect := func(buf []byte, carrier int, env bool) {
-		_ = Walk(buf, func(v *Visit) Step {
+		_ = walkTrusted(buf, func(v *Visit) Step {
 			if env && !v.Leave && d.InCarrier(v.Off) {
 				return SkipValue
 			}

@@ -218,7 +218,7 @@ func (x *executor) match(targets []target, bi int, idx []int, paths []Path) []ta
 	raw := x.bufs[bi].raw
 	pending := map[int][]int{} // container offset -> indexes into targets awaiting End
 	cands := [][]int{idx}      // cands[d]: rewrites matching the path down to depth d
-	err := Walk(raw, func(v *Visit) Step {
+	err := walkTrusted(raw, func(v *Visit) Step {
 		d := len(v.Path)
 		if v.Leave {
 			for _, ti := range pending[v.Off] {
@@ -553,12 +553,13 @@ func clip(s string) string {
 
 // Member finds the value of key in the object starting at raw[obj] without
 // copying (a sibling may be a 10 MB string that gjson would copy) and returns
-// its span.
+// its span. raw must be valid JSON, as every buffer of a Doc is: strings are
+// skipped, not checked.
 func Member(raw []byte, obj int, key string) (off, end int, kind Kind, ok bool) {
 	if obj < 0 || obj >= len(raw) || raw[obj] != '{' {
 		return 0, 0, 0, false
 	}
-	_ = Walk(raw[obj:], func(v *Visit) Step {
+	_ = walkTrusted(raw[obj:], func(v *Visit) Step {
 		if v.Leave || len(v.Path) == 0 {
 			return Descend
 		}
@@ -717,7 +718,7 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 		return jsonstr.AppendString(nil, kept+marker), nil
 	case KindArray, KindObject:
 		var spans [][2]int
-		_ = Walk(val, func(v *Visit) Step {
+		_ = walkTrusted(val, func(v *Visit) Step {
 			if len(v.Path) == 1 && !v.Leave {
 				start := v.Off
 				if v.KeyOff >= 0 {

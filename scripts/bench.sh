@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
 what=${BENCH:-all}
+mkdir -p "$out"
 
 need() {
 	command -v "$1" >/dev/null 2>&1 && return
@@ -37,7 +38,7 @@ if [ "$what" = all ] || [ "$what" = process ]; then
 	for n in 10 50 100; do "$out/benchdata" "$n" "$out/r$n.json"; done
 	mkdir -p "$out/floor-dir"
 	echo "== whole process, 10 MiB result: mcpx transform vs floor"
-	hyperfine -N -w 2 -r 15 \
+	hyperfine -w 2 -r 15 \
 		--prepare "rm -rf $out/home $out/floor-dir; mkdir -p $out/floor-dir" \
 		"env MCPX_HOME=$out/home $out/mcpx transform --server tableau --tool download_workbook $out/r10.json" \
 		"$out/floor $out/r10.json $out/floor-dir" | tee "$out/process.txt"

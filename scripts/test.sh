@@ -59,6 +59,12 @@ step="go test -race"
 say "go test -race -count=1 ./..."
 go test -race -count=1 ./...
 
+# Tests that the race detector's memory overhead would distort (results of
+# 50 and 100 MB, peak memory checked) carry a !race build tag: run them here.
+step="go test (large results, no race detector)"
+say "go test -count=1 -run TestLargeResults ./cmd/mcpx"
+go test -count=1 -run TestLargeResults ./cmd/mcpx
+
 # Fuzz targets: every "func FuzzX(" in a _test.go file of this module (a
 # folder with its own go.mod is another module, tested on its own).
 step="fuzz discovery"
