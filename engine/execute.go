@@ -99,6 +99,8 @@ type executor struct {
 	// done maps a value already stored in this step (same rewrite, same
 	// bytes in another carrier) to its ref.
 	done map[string]stored
+	// members caches the siblings of values that templates look up.
+	members map[[2]int]map[string]Span
 }
 
 type stored struct {
@@ -525,10 +527,11 @@ func (x *executor) lookup(t *target) func(string) string {
 			return ""
 		}
 		raw := x.bufs[t.buf].raw
-		off, end, kind, ok := Member(raw, t.parent, k)
+		sp, ok := x.siblings(t.buf, t.parent)[k]
 		if !ok {
 			return ""
 		}
+		off, end, kind := sp.Off, sp.End, sp.Kind
 		if kind == KindString {
 			s, err := unescapeString(raw[off+1 : end-1])
 			if err != nil {
@@ -541,6 +544,40 @@ func (x *executor) lookup(t *target) func(string) string {
 		}
 		return ""
 	}
+}
+
+// siblings lists the members of the object at raw[obj] once per step: a
+// template may name several siblings, and the object may hold a 10 MB
+// string that each Member call would skip again.
+func (x *executor) siblings(buf, obj int) map[string]Span {
+	key := [2]int{buf, obj}
+	if m, ok := x.members[key]; ok {
+		return m
+	}
+	m := map[string]Span{}
+	raw := x.bufs[buf].raw
+	if obj < len(raw) && raw[obj] == '{' {
+		_ = walkTrusted(raw[obj:], func(v *Visit) Step {
+			switch {
+			case len(v.Path) == 0:
+				if v.Leave {
+					return Stop
+				}
+				return Descend
+			case v.Leave:
+				k := v.Path[0].KeyString()
+				m[k] = Span{m[k].Off, obj + v.End, v.Kind}
+				return Descend
+			}
+			m[v.Path[0].KeyString()] = Span{obj + v.Off, obj + v.End, v.Kind}
+			return SkipValue
+		})
+	}
+	if x.members == nil {
+		x.members = map[[2]int]map[string]Span{}
+	}
+	x.members[key] = m
+	return m
 }
 
 func clip(s string) string {

@@ -119,16 +119,20 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 	return out, nil
 }
 
-// node is a value of a payload with its children's spans. Its path is
-// rendered only when a cut names it: rendering every path of a document
-// nested 10,000 deep would be quadratic.
+// node is a value of a payload. Its children are listed only when the
+// node must be cut (one shallow pass over its span), and its path is
+// rendered only when a cut names it, so a document costs passes in
+// proportion to the depth of the cuts, not to its number of values.
 type node struct {
 	parent   *node
 	elem     engine.PathElem
 	kind     engine.Kind
 	off, end int
 	children []*node
+	listed   bool
 }
+
+func (n *node) size() int { return n.end - n.off }
 
 // path renders the node's gjson path.
 func (n *node) path() string {
@@ -142,97 +146,119 @@ func (n *node) path() string {
 	return engine.FormatPath(elems)
 }
 
-func (n *node) size() int { return n.end - n.off }
+// clamper cuts one payload.
+type clamper struct {
+	o   GuardrailOptions
+	p   []byte
+	out []engine.Rewrite
+}
 
 // clamp returns truncations that bring p within budget bytes.
 func (l *guardrail) clamp(p []byte, budget int) []engine.Rewrite {
-	root := l.tree(p, budget)
-	if root == nil {
+	start := 0
+	for start < len(p) && (p[start] == ' ' || p[start] == '\t' || p[start] == '\n' || p[start] == '\r') {
+		start++
+	}
+	end := len(p)
+	for end > start && (p[end-1] == ' ' || p[end-1] == '\t' || p[end-1] == '\n' || p[end-1] == '\r') {
+		end--
+	}
+	if start == end {
 		return nil
 	}
-	var out []engine.Rewrite
-	l.fit(root, budget, &out)
-	return out
+	root := &node{off: start, end: end, kind: kindAt(p[start])}
+	c := &clamper{o: l.o, p: p}
+	c.fit(root, budget)
+	return c.out
 }
 
-// tree builds the nodes of p down to the depth where values fit easily;
-// small values are not expanded.
-func (l *guardrail) tree(p []byte, budget int) *node {
-	var root *node
-	var stack []*node
-	_ = engine.Walk(p, func(v *engine.Visit) engine.Step {
-		if v.Leave {
-			n := stack[len(stack)-1]
-			n.end = v.End
-			stack = stack[:len(stack)-1]
+func kindAt(b byte) engine.Kind {
+	switch b {
+	case '{':
+		return engine.KindObject
+	case '[':
+		return engine.KindArray
+	case '"':
+		return engine.KindString
+	case 't', 'f', 'n':
+		return engine.KindLiteral
+	}
+	return engine.KindNumber
+}
+
+// kids lists n's children in one shallow pass over its span.
+func (c *clamper) kids(n *node) []*node {
+	if n.listed {
+		return n.children
+	}
+	n.listed = true
+	base := n.off
+	_ = engine.WalkValidated(c.p[n.off:n.end], func(v *engine.Visit) engine.Step {
+		switch {
+		case len(v.Path) == 0:
+			return engine.Descend
+		case v.Leave:
+			n.children[len(n.children)-1].end = base + v.End
 			return engine.Descend
 		}
-		n := &node{kind: v.Kind, off: v.Off, end: v.End}
-		if len(stack) == 0 {
-			root = n
-		} else {
-			n.parent = stack[len(stack)-1]
-			n.elem = v.Path[len(v.Path)-1]
-			n.parent.children = append(n.parent.children, n)
-		}
-		if v.Kind == engine.KindObject || v.Kind == engine.KindArray {
-			stack = append(stack, n)
-			// Children are needed only while a value may need cutting;
-			// walking on costs one pass, skipping costs one too.
-			return engine.Descend
-		}
-		return engine.Descend
+		n.children = append(n.children, &node{parent: n, elem: v.Path[0], kind: v.Kind, off: base + v.Off, end: base + v.End})
+		return engine.SkipValue
 	})
-	return root
+	return n.children
+}
+
+func (c *clamper) cut(n *node, keep int) {
+	c.out = append(c.out, engine.Rewrite{Path: n.path(), Action: engine.ActionTruncate, Keep: max(keep, 0)})
 }
 
 // fit adds the cuts that bring n within budget.
-func (l *guardrail) fit(n *node, budget int, out *[]engine.Rewrite) {
+func (c *clamper) fit(n *node, budget int) {
 	if n.size() <= budget {
 		return
 	}
 	switch n.kind {
 	case engine.KindString:
-		keep := min(budget-markerChars, l.o.MaxFieldChars)
-		*out = append(*out, engine.Rewrite{Path: n.path(), Action: engine.ActionTruncate, Keep: max(keep, 0)})
+		c.cut(n, min(budget-markerChars, c.o.MaxFieldChars))
 	case engine.KindArray:
-		l.fitArray(n, budget, out)
+		c.fitArray(n, budget)
 	case engine.KindObject:
-		l.fitObject(n, budget, out)
+		c.fitObject(n, budget)
 	}
 }
 
 // fitArray keeps the longest prefix of whole items that fits and stores the
 // array; a lone huge item is cut inside instead.
-func (l *guardrail) fitArray(n *node, budget int, out *[]engine.Rewrite) {
-	if len(n.children) == 1 && n.size() >= l.o.AutoArtifactThreshold {
-		l.fit(n.children[0], budget-2, out)
+func (c *clamper) fitArray(n *node, budget int) {
+	kids := c.kids(n)
+	if len(kids) == 1 && n.size() >= c.o.AutoArtifactThreshold {
+		c.fit(kids[0], budget-2)
 		return
 	}
-	if n.size() < l.o.AutoArtifactThreshold && n.parent != nil {
-		for _, c := range n.children {
-			l.fit(c, budget/max(len(n.children), 1), out)
+	if n.size() < c.o.AutoArtifactThreshold && n.parent != nil {
+		for _, k := range kids {
+			c.fit(k, budget/max(len(kids), 1))
 		}
 		return
 	}
 	used, keep := 2+markerChars, 0
-	for _, c := range n.children {
-		if used+c.size()+1 > budget {
+	for _, k := range kids {
+		if used+k.size()+1 > budget {
 			break
 		}
-		used += c.size() + 1
+		used += k.size() + 1
 		keep++
 	}
-	*out = append(*out, engine.Rewrite{Path: n.path(), Action: engine.ActionTruncate, Keep: keep})
+	c.cut(n, keep)
 }
 
 // fitObject shares the budget out by water-filling: small members stay
 // whole, big ones get an equal cap and are cut inside. When even that
 // leaves too little per member, the object keeps a prefix of its members.
-func (l *guardrail) fitObject(n *node, budget int, out *[]engine.Rewrite) {
-	sizes := make([]int, len(n.children))
-	for i, c := range n.children {
-		sizes[i] = c.size() + 8 // key and punctuation, roughly
+func (c *clamper) fitObject(n *node, budget int) {
+	kids := c.kids(n)
+	sizes := make([]int, len(kids))
+	for i, k := range kids {
+		sizes[i] = k.size() + 8 // key and punctuation, roughly
 	}
 	sorted := append([]int(nil), sizes...)
 	sort.Ints(sorted)
@@ -247,7 +273,7 @@ func (l *guardrail) fitObject(n *node, budget int, out *[]engine.Rewrite) {
 		avail -= s
 		capSize = s
 	}
-	if capSize < 200 || n.size() >= l.o.AutoArtifactThreshold && capSize < 400 {
+	if capSize < 200 || n.size() >= c.o.AutoArtifactThreshold && capSize < 400 {
 		used, keep := 2+markerChars, 0
 		for _, s := range sizes {
 			if used+s > budget {
@@ -256,12 +282,12 @@ func (l *guardrail) fitObject(n *node, budget int, out *[]engine.Rewrite) {
 			used += s
 			keep++
 		}
-		*out = append(*out, engine.Rewrite{Path: n.path(), Action: engine.ActionTruncate, Keep: keep})
+		c.cut(n, keep)
 		return
 	}
-	for i, c := range n.children {
+	for i, k := range kids {
 		if sizes[i] > capSize {
-			l.fit(c, capSize-8, out)
+			c.fit(k, capSize-8)
 		}
 	}
 }
