@@ -1,0 +1,101 @@
+package engine
+
+// Names and kinds the model reads: file names, human kinds of MIME types.
+
+import (
+	"mime"
+	"strings"
+)
+
+// clip shortens a template value to 200 runes.
+func clip(s string) string {
+	const max = 200
+	if len(s) > max {
+		return prefixRunes([]byte(s), max) + "…"
+	}
+	return s
+}
+
+// uriBase is the last segment of a URI, a file name for its artifact.
+func uriBase(uri string) string {
+	if i := strings.LastIndexAny(uri, "/:"); i >= 0 && i+1 < len(uri) {
+		return uri[i+1:]
+	}
+	return ""
+}
+
+func nonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// kindOf names the content for summaries: "PDF", "PNG image", "Text".
+func kindOf(mimeType string, enc Encoding) string {
+	switch {
+	case strings.HasPrefix(mimeType, "application/json"):
+		return "JSON"
+	case strings.HasPrefix(mimeType, "text/"), enc == EncodingText:
+		return "Text"
+	case strings.HasPrefix(mimeType, "image/"):
+		return strings.ToUpper(strings.TrimPrefix(subtype(mimeType), "x-")) + " image"
+	case strings.HasPrefix(mimeType, "audio/"):
+		return strings.ToUpper(subtype(mimeType)) + " audio"
+	case strings.HasPrefix(mimeType, "video/"):
+		return strings.ToUpper(subtype(mimeType)) + " video"
+	case mimeType == "application/pdf":
+		return "PDF"
+	}
+	return "Binary content"
+}
+
+// subtype is the part of a media type after the slash.
+func subtype(m string) string {
+	m, _, _ = strings.Cut(m, ";")
+	_, s, _ := strings.Cut(m, "/")
+	return s
+}
+
+// extOf is the file extension of a media type.
+func extOf(mimeType string) string {
+	base, _, _ := strings.Cut(mimeType, ";")
+	switch base {
+	case "text/plain":
+		return ".txt"
+	case "application/json":
+		return ".json"
+	case "application/octet-stream", "":
+		return ".bin"
+	}
+	if exts, _ := mime.ExtensionsByType(base); len(exts) > 0 {
+		return exts[0]
+	}
+	return ".bin"
+}
+
+// defaultFilename names an artifact after its tool and key.
+func defaultFilename(tool, key, ext string) string {
+	name := tool
+	if key != "" && key != tool {
+		if name != "" {
+			name += "-"
+		}
+		name += key
+	}
+	if name == "" {
+		name = "artifact"
+	}
+	return sanitizeFilename(name) + ext
+}
+
+// sanitizeFilename drops path separators and control characters.
+func sanitizeFilename(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '/' || r == '\\' || r < 0x20 || r == 0x7f:
+			return '_'
+		}
+		return r
+	}, s)
+}
