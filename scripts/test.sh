@@ -40,6 +40,17 @@ if ! command -v "${cc%% *}" >/dev/null 2>&1; then
 fi
 export CGO_ENABLED=1
 
+# Real MCP peers for the gateway tests (server-everything, the inspector
+# CLI), pinned in tools/npm/package-lock.json: npm ci when node_modules is
+# missing or older than the lock file.
+step="npm ci (tools/npm)"
+command -v npm >/dev/null 2>&1 || { echo "test.sh: node and npm are needed for the gateway's real-peer tests (Debian: apt-get install nodejs npm)" >&2; exit 1; }
+stamp=tools/npm/node_modules/.package-lock.json
+if [ ! -f "$stamp" ] || [ tools/npm/package-lock.json -nt "$stamp" ]; then
+	say "npm ci in tools/npm"
+	(cd tools/npm && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
 step="gofmt"
 say "gofmt -l"
 unformatted=$(find . -name '*.go' \

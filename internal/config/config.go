@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway"
 )
 
 // File is the content of a configuration file.
@@ -40,6 +41,13 @@ type File struct {
 	Pipeline engine.Config `json:"pipeline"`
 	// Log configures mcpx's own log output (stderr).
 	Log Log `json:"log"`
+	// MCPServers are the upstream MCP servers of "mcpx serve", in Claude
+	// Desktop's shape ("command"/"args"/"env"/"cwd", or "url"/"headers"/
+	// "type") plus "timeout", "disabled" and mcpx's own "mcpx" section.
+	// Strings may use ${VAR} and ${VAR:-default}. See gateway.ServerConfig.
+	MCPServers map[string]gateway.ServerConfig `json:"mcpServers,omitempty"`
+	// Serve configures the gateway's HTTP surface (mcpx serve --listen).
+	Serve Serve `json:"serve"`
 }
 
 // Store configures the artifact store.
@@ -121,6 +129,9 @@ func Decode(data []byte) (File, error) {
 	}
 	if err := CheckLevel(f.Log.Level); err != nil {
 		return File{}, fmt.Errorf("log.level: %w", err)
+	}
+	if err := f.expandAndCheck(os.LookupEnv); err != nil {
+		return File{}, err
 	}
 	return f, nil
 }

@@ -43,7 +43,7 @@ func TestDecode(t *testing.T) {
 		{name: "not an object", in: `[]`, wantErr: []string{"line 1, column 1 (offset 0)", "cannot unmarshal array"}},
 		{name: "syntax error", in: "{\n  \"log\": {\"level\": \"info\",}\n}", wantErr: []string{"line 2, column 27 (offset 28)", "invalid character '}'"}},
 		{name: "truncated", in: `{"log": {`, wantErr: []string{"offset 9", "unexpected EOF"}},
-		{name: "unknown top-level key", in: "{\n  \"mcpServers\": {}\n}", wantErr: []string{"line 2, column 3 (offset 4)", "mcpServers", `unknown field "mcpServers"`}},
+		{name: "unknown top-level key", in: "{\n  \"upstreams\": {}\n}", wantErr: []string{"line 2, column 3 (offset 4)", "upstreams", `unknown field "upstreams"`}},
 		{name: "unknown nested key", in: `{"store": {"dir": "x", "bucket": "y"}}`, wantErr: []string{"offset 23", "store.bucket"}},
 		{name: "unknown key under a map", in: `{"pipeline": {"servers": {"gh": {"layer": {}}}}}`, wantErr: []string{"offset 33", "pipeline.servers.gh.layer"}},
 		{name: "layer options are the engine's to check", in: `{"pipeline": {"layers": {"sizenet": {"anything": [1]}}}}`},

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/internal/config"
+	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/noopstore"
+	"github.com/mcpx-dev/mcpx/web"
+)
+
+var serveCmd = command{
+	name:     "serve",
+	synopsis: "--config FILE [--listen ADDR] [--store DIR] [--check]",
+	about: `
+Serve runs the MCP gateway: it starts the upstream servers of the config
+file's "mcpServers" map (Claude Desktop's format: "command", "args", "env",
+"cwd" for stdio servers; "url", "headers", "type" streamable-http or sse for
+remote ones; plus "timeout", "disabled" and mcpx's own "mcpx" section) and
+serves their tools, resources and prompts as one MCP server. Every tool
+result passes through the layer chain: base64 blobs and oversized text
+become artifacts, and the model gets {"artifact": {...}, "summary": "..."}
+and a resource_link to mcpx://artifacts/{id}.
+
+Without --listen the gateway speaks MCP over stdin/stdout (point an MCP
+client's "command" at it). With --listen ADDR it serves streamable HTTP at
+http://ADDR/mcp and signed, expiring artifact downloads at
+http://ADDR/artifacts/{id}; refs then carry a "url".
+
+--check validates the config (strings may use ${VAR} and ${VAR:-default}),
+builds every configured layer, prints what it would run, and exits.
+
+One upstream keeps its tool names; with several, tools are named
+{server}_{tool}. A crashed stdio upstream is restarted with backoff; the
+others keep serving.`,
+	example: `
+mcpx serve --config examples/quickstart/mcpx.json
+mcpx serve --config mcpx.json --listen 127.0.0.1:8080
+mcpx serve --config mcpx.json --check`,
+}
+
+// runServe is "mcpx serve".
+func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := serveCmd
+	fs := newFlagSet(c)
+	var (
+		o      common
+		listen string
+		check  bool
+	)
+	o.register(fs)
+	fs.StringVar(&listen, "listen", "", "serve streamable HTTP on `ADDR` (host:port; /mcp and /artifacts/{id})\ninstead of stdio")
+	fs.BoolVar(&check, "check", false, "validate the config, print what would run, and exit")
+	pos, code := parse(c, fs, args, stderr)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, c, fmt.Errorf("unexpected argument %q", pos[0]))
+	}
+	if o.configPath == "" {
+		return usageError(stderr, c, errors.New("--config FILE is required (or use \"mcpx wrap -- COMMAND\")"))
+	}
+	cfg, log, err := o.setup(stderr)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	if listen == "" {
+		listen = cfg.Serve.Listen
+	}
+	if len(cfg.MCPServers) == 0 {
+		return fail(stderr, c, fmt.Errorf("%s: no \"mcpServers\" to serve", o.configPath))
+	}
+	if check {
+		return checkServe(c, cfg, listen, o, stdout, stderr)
+	}
+	return serveGateway(c, cfg, o, listen, log, stdin, stdout, stderr)
+}
+
+// checkServe prints what serve would run, after building every layer of
+// every configured server and tool.
+func checkServe(c command, cfg config.File, listen string, o common, stdout, stderr io.Writer) int {
+	names := make([]string, 0, len(cfg.MCPServers))
+	for n := range cfg.MCPServers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	st, err := openCheckStore()
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: engine.Options{Store: st, Config: cfg.Pipeline}})
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	eng := gw.Engine()
+	for _, n := range names {
+		if err := eng.Validate(n, ""); err != nil {
+			return fail(stderr, c, fmt.Errorf("mcpServers.%s: %w", n, err))
+		}
+		for tool := range cfg.MCPServers[n].Mcpx.Tools {
+			if err := eng.Validate(n, tool); err != nil {
+				return fail(stderr, c, fmt.Errorf("mcpServers.%s.mcpx.tools.%s: %w", n, tool, err))
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "config %s is valid\n", o.configPath)
+	dir := o.storeDir
+	if dir == "" {
+		dir = cfg.Store.Dir
+	}
+	if dir == "" {
+		dir = "(default folder)"
+	}
+	fmt.Fprintf(stdout, "store: %s\n", dir)
+	if listen != "" {
+		fmt.Fprintf(stdout, "downstream: streamable HTTP on http://%s/mcp, downloads at /artifacts/{id}\n", listen)
+	} else {
+		fmt.Fprintln(stdout, "downstream: stdio")
+	}
+	fmt.Fprintln(stdout, "upstreams:")
+	for _, n := range names {
+		fmt.Fprintf(stdout, "  %s: %s\n", n, cfg.MCPServers[n].Describe())
+	}
+	_ = gw.Close(context.Background())
+	return exitOK
+}
+
+// serveGateway runs the gateway until stdin ends (stdio) or a signal
+// arrives (HTTP).
+func serveGateway(c command, cfg config.File, o common, listen string, log hclog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := o.openStore(ctx, cfg, log)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	defer closeStore(context.Background(), st, log)
+
+	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log}
+	var (
+		signer *web.Signer
+		ln     net.Listener
+	)
+	if listen != "" {
+		if ln, err = net.Listen("tcp", listen); err != nil {
+			return fail(stderr, c, fmt.Errorf("listen: %w", err))
+		}
+		base := cfg.Serve.BaseURL
+		if base == "" {
+			base = "http://" + ln.Addr().String()
+		}
+		signer, err = web.NewSigner(web.SignerConfig{BaseURL: base, Secret: []byte(cfg.Serve.URLSecret), TTL: cfg.Serve.TTL()})
+		if err != nil {
+			return fail(stderr, c, err)
+		}
+		eo.Linker = signer
+	}
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: eo, Logger: log, Version: moduleVersion()})
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	gw.Start(ctx)
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := gw.Close(cctx); err != nil {
+			log.Warn("closing the gateway", "error", err)
+		}
+	}()
+	if ln == nil {
+		if err := gw.ServeStdio(ctx, stdin, stdout); err != nil {
+			return fail(stderr, c, err)
+		}
+		return exitOK
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", gw.HTTPHandler(gateway.HTTPOptions{AllowedOrigins: cfg.Serve.AllowedOrigins, Tokens: cfg.Serve.Tokens, Logger: log}))
+	mux.Handle("GET /artifacts/{id}", web.NewHandler(st, signer, log))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("serving", "mcp", "http://"+ln.Addr().String()+"/mcp")
+	fmt.Fprintf(stderr, "mcpx serve: MCP at http://%s/mcp\n", ln.Addr())
+	select {
+	case err := <-errc:
+		return fail(stderr, c, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	return exitOK
+}
+
+// moduleVersion is the version reported to MCP clients.
+func moduleVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
+
+// openCheckStore is the store --check builds layers against: nothing is
+// written.
+func openCheckStore() (store.Store, error) { return noopstore.New(hclog.NewNullLogger()), nil }

@@ -1,0 +1,148 @@
+// Command quickstart shows mcpx's gateway at work: it calls Tableau's
+// download_workbook on the example server directly, then through the
+// gateway configured by examples/quickstart/mcpx.json, and prints both
+// results' sizes, the artifact id and where to fetch the PDF.
+//
+//	go run ./examples/quickstart    # from the repository root
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/internal/config"
+	_ "github.com/mcpx-dev/mcpx/layers"
+	"github.com/mcpx-dev/mcpx/store/fsstore"
+)
+
+const configPath = "examples/quickstart/mcpx.json"
+
+const (
+	initialize  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"quickstart","version":"1"}}}`
+	initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	download    = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"download_workbook","arguments":{"workbook_id":"wb-7f3a"}}}`
+)
+
+func main() {
+	if err := run(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg, err := config.Load(configPath)
+	if err != nil {
+		return err
+	}
+	up := cfg.MCPServers["tableau"]
+
+	// 1. The server, called directly.
+	before, err := callDirect(ctx, up)
+	if err != nil {
+		return fmt.Errorf("direct call: %w", err)
+	}
+	fmt.Fprintf(out, "before: download_workbook returns %d bytes to the model; the PDF is %d characters of base64 in a text block\n",
+		len(before), len(gjson.Get(gjson.GetBytes(before, "result.content.0.text").String(), "content").String()))
+
+	// 2. The same call through the gateway, with the default store.
+	dir, why, err := fsstore.DefaultDir()
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		fmt.Fprintln(out, "store:", why)
+	}
+	st, err := fsstore.Open(ctx, dir, fsstore.NewConfig())
+	if err != nil {
+		return err
+	}
+	defer st.Close(context.Background())
+	log := hclog.New(&hclog.LoggerOptions{Name: "mcpx", Level: hclog.Warn, Output: os.Stderr})
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: engine.Options{Store: st, Config: cfg.Pipeline}, Logger: log})
+	if err != nil {
+		return err
+	}
+	gw.Start(ctx)
+	defer gw.Close(context.Background())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() { _ = gw.ServeStdio(ctx, inR, outW); outW.Close() }()
+	lines := bufio.NewReaderSize(outR, 1<<20)
+	after, err := exchange(inW, lines)
+	inW.Close()
+	if err != nil {
+		return fmt.Errorf("gateway call: %w", err)
+	}
+	if e := gjson.GetBytes(after, "error"); e.Exists() {
+		return fmt.Errorf("gateway call: %s", e.Get("message"))
+	}
+	text := gjson.GetBytes(after, "result.content.0.text").String()
+	ref := gjson.Get(text, "content.artifact")
+	fmt.Fprintf(out, "after:  through mcpx the model gets %d bytes:\n        %s\n", len(after), gjson.Get(text, "content.summary").String())
+	fmt.Fprintf(out, "artifact %s (%s, %d bytes) is in %s\n", ref.Get("id"), ref.Get("mime_type"), ref.Get("size_bytes").Int(), dir)
+	fmt.Fprintf(out, "fetch it: go run ./cmd/mcpx artifacts get -o sales.pdf %s   (or read %s through the gateway)\n", ref.Get("id"), ref.Get("uri"))
+	return nil
+}
+
+// callDirect runs the upstream and calls download_workbook on it.
+func callDirect(ctx context.Context, up gateway.ServerConfig) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, up.Command, up.Args...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { in.Close(); _ = cmd.Wait() }()
+	return exchange(in, bufio.NewReaderSize(stdout, 1<<20))
+}
+
+// exchange initializes an MCP stdio peer and returns its answer to the
+// download call.
+func exchange(w io.Writer, r *bufio.Reader) ([]byte, error) {
+	werr := make(chan error, 1)
+	go func() { // the peer may answer before it has read every line
+		for _, msg := range []string{initialize, initialized, download} {
+			if _, err := io.WriteString(w, msg+"\n"); err != nil {
+				werr <- err
+				return
+			}
+		}
+		werr <- nil
+	}()
+	for {
+		select {
+		case err := <-werr:
+			if err != nil {
+				return nil, err
+			}
+		default:
+		}
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return nil, err
+		}
+		if gjson.GetBytes(line, "id").Int() == 2 {
+			return line, nil
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// rewriteArgs applies contract 004 section 4 to a call's arguments: every
+// string that is an mcpx://artifacts/{id} URI, and each value of the
+// configured fields (filename, file_names) that names one of this
+// session's artifacts by id or file name, becomes a capability URL or the
+// inlined bytes; "username" is overwritten with the session's
+// authenticated identity when the tool's schema declares it.
+func (s *Session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
+	inject := r.username && s.User != ""
+	if r.args.Mode == ArgsOff && !inject {
+		return args, nil
+	}
+	if !inject && !bytes.Contains(args, []byte(engine.URIScheme)) && !mentionsField(args, r.args.Fields) {
+		return args, nil // nothing to do: the common case stays allocation-free
+	}
+	var v map[string]any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if len(bytes.TrimSpace(args)) == 0 {
+		v = map[string]any{}
+	} else if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: arguments are not a JSON object: %v", errBadParams, err)
+	}
+	if r.args.Mode != ArgsOff {
+		rw := argRewriter{s: s, ctx: ctx, o: r.args}
+		for k, val := range v {
+			field := slices.Contains(r.args.Fields, k)
+			nv, err := rw.value(val, field)
+			if err != nil {
+				return nil, fmt.Errorf("argument %q: %w", k, err)
+			}
+			v[k] = nv
+		}
+	}
+	if inject {
+		v["username"] = s.User
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("re-encode arguments: %w", err)
+	}
+	return out, nil
+}
+
+func mentionsField(args json.RawMessage, fields []string) bool {
+	for _, f := range fields {
+		if bytes.Contains(args, []byte(`"`+f+`"`)) {
+			return true
+		}
+	}
+	return false
+}
+
+type argRewriter struct {
+	s   *Session
+	ctx context.Context
+	o   ArgumentOptions
+}
+
+// value rewrites v; field says v is the value of a configured field, whose
+// strings may name artifacts by id or file name too.
+func (rw argRewriter) value(v any, field bool) (any, error) {
+	switch t := v.(type) {
+	case string:
+		return rw.str(t, field)
+	case []any:
+		for i, e := range t {
+			nv, err := rw.value(e, field)
+			if err != nil {
+				return nil, err
+			}
+			t[i] = nv
+		}
+		return t, nil
+	case map[string]any:
+		for k, e := range t {
+			nv, err := rw.value(e, false)
+			if err != nil {
+				return nil, err
+			}
+			t[k] = nv
+		}
+		return t, nil
+	}
+	return v, nil
+}
+
+func (rw argRewriter) str(sv string, field bool) (any, error) {
+	if id, ok := artifactID(sv); ok {
+		return rw.resolve(id, sv)
+	}
+	if !field {
+		return sv, nil
+	}
+	if id := rw.s.findArtifact(rw.ctx, sv); id != "" {
+		return rw.resolve(id, sv)
+	}
+	return sv, nil
+}
+
+// resolve renders artifact id per the tool's mode.
+func (rw argRewriter) resolve(id, as string) (any, error) {
+	if !rw.s.mayRead(rw.ctx, id) {
+		return nil, fmt.Errorf("%s: %w", as, ErrForbidden)
+	}
+	st := rw.s.g.st
+	mode := rw.o.Mode
+	if mode == ArgsURL {
+		if rw.s.g.linker == nil {
+			mode = ArgsBase64 // no HTTP surface to fetch from: hand over the bytes
+		} else {
+			ref, err := st.Stat(rw.ctx, id)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", as, err)
+			}
+			u := rw.s.g.linker.ArtifactURL(engine.RefFromStore(ref))
+			if u == "" {
+				return nil, fmt.Errorf("%s: no download URL could be made", as)
+			}
+			return u, nil
+		}
+	}
+	rc, ref, err := st.Get(rw.ctx, id, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", as, err)
+	}
+	defer rc.Close()
+	if ref.SizeBytes > rw.o.MaxInlineBytes {
+		return nil, fmt.Errorf("%s: %s is over the %s inline limit (mcpx.tools.<tool>.arguments.max_inline_bytes)", as, engine.HumanBytes(ref.SizeBytes), engine.HumanBytes(rw.o.MaxInlineBytes))
+	}
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, io.LimitReader(rc, rw.o.MaxInlineBytes+1)); err != nil {
+		return nil, fmt.Errorf("%s: %w", as, err)
+	}
+	enc := base64.StdEncoding.EncodeToString(buf.Bytes())
+	if mode == ArgsDataURI {
+		mime := ref.MIMEType
+		if mime == "" {
+			mime = "application/octet-stream"
+		}
+		return "data:" + mime + ";base64," + enc, nil
+	}
+	return enc, nil
+}
+
+// findArtifact returns the id of this session's artifact whose id or file
+// name is name, or "".
+func (s *Session) findArtifact(ctx context.Context, name string) string {
+	if name == "" || strings.ContainsAny(name, "\n") {
+		return ""
+	}
+	if s.ownsArtifact(name) {
+		return name
+	}
+	cursor := ""
+	for range maxPages {
+		refs, next, err := s.g.st.List(ctx, store.Scope{SessionID: s.ID}, cursor)
+		if err != nil {
+			return ""
+		}
+		for _, r := range refs {
+			if r.ID == name || r.Filename == name {
+				return r.ID
+			}
+		}
+		if next == "" {
+			return ""
+		}
+		cursor = next
+	}
+	return ""
+}

@@ -1,0 +1,285 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Upstream transport types, the values of ServerConfig.Type.
+const (
+	TypeStdio          = "stdio"
+	TypeStreamableHTTP = "streamable-http"
+	TypeSSE            = "sse"
+)
+
+// DefaultTimeout bounds one upstream request when ServerConfig.Timeout is
+// not set.
+const DefaultTimeout = 60 * time.Second
+
+// ServerConfig is one entry of the config file's "mcpServers" map, in Claude
+// Desktop's shape plus mcpx's own section.
+//
+//	"tableau": {"command": "tableau-mcp", "args": ["--site", "x"], "env": {"TOKEN": "${TABLEAU_TOKEN}"}}
+//	"github":  {"type": "streamable-http", "url": "https://api.example/mcp", "headers": {"Authorization": "Bearer ${GH}"}}
+type ServerConfig struct {
+	// Command starts a stdio upstream. Either Command or URL is required.
+	Command string `json:"command,omitempty"`
+	// Args are Command's arguments.
+	Args []string `json:"args,omitempty"`
+	// Env adds variables to the environment mcpx passes on to Command.
+	Env map[string]string `json:"env,omitempty"`
+	// Cwd is Command's working folder. Defaults to mcpx's own.
+	Cwd string `json:"cwd,omitempty"`
+	// URL is a remote upstream's endpoint.
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every request to URL (e.g. Authorization).
+	Headers map[string]string `json:"headers,omitempty"`
+	// Type is "stdio", "streamable-http" ("http" is accepted) or "sse".
+	// Defaults to "stdio" with Command, "streamable-http" with URL.
+	Type string `json:"type,omitempty"`
+	// Timeout bounds each request to this upstream: a duration ("30s") or
+	// seconds (30). Defaults to DefaultTimeout.
+	Timeout Duration `json:"timeout,omitempty"`
+	// Disabled keeps the entry in the file without starting it.
+	Disabled bool `json:"disabled,omitempty"`
+	// Mcpx holds mcpx's options for this server.
+	Mcpx ServerOptions `json:"mcpx,omitzero"`
+}
+
+// ServerOptions are mcpx's own per-server settings.
+type ServerOptions struct {
+	// ResourceTools adds the generated tools {server}_resources_list,
+	// {server}_resources_read and {server}_resources_templates_list when the
+	// server has resources. Defaults to true.
+	ResourceTools *bool `json:"resource_tools,omitempty"`
+	// AutoReadIfSizeUnderBytes lets the resourcelink layer read a linked
+	// resource smaller than this through the gateway (RFC 4.2). Defaults to
+	// 0: links stay lazy. It sets the layer option of the same name for
+	// this server.
+	AutoReadIfSizeUnderBytes int64 `json:"auto_read_if_size_under_bytes,omitempty"`
+	// Layers overrides layer options for this server (as
+	// pipeline.servers.<name>.layers does).
+	Layers map[string]json.RawMessage `json:"layers,omitempty"`
+	// Tools holds per-tool settings by tool name or glob.
+	Tools map[string]ToolOptions `json:"tools,omitempty"`
+}
+
+// ToolOptions are mcpx's settings for one tool.
+type ToolOptions struct {
+	// Arguments says how artifact references in the tool's arguments are
+	// rewritten before the call (contract 004, section 4).
+	Arguments ArgumentOptions `json:"arguments,omitzero"`
+	// Layers overrides layer options for this tool.
+	Layers map[string]json.RawMessage `json:"layers,omitempty"`
+}
+
+// Argument rewriting modes, the values of ArgumentOptions.Mode.
+const (
+	// ArgsURL rewrites an artifact reference to a signed download URL
+	// (the capability URL of contract 004); it needs an HTTP base URL and
+	// falls back to ArgsBase64 without one.
+	ArgsURL = "url"
+	// ArgsBase64 inlines the artifact's bytes as standard base64.
+	ArgsBase64 = "base64"
+	// ArgsDataURI inlines the bytes as a data: URI with the MIME type.
+	ArgsDataURI = "data-uri"
+	// ArgsOff leaves arguments as the model wrote them.
+	ArgsOff = "off"
+)
+
+// ArgumentOptions configure argument rewriting for a tool.
+type ArgumentOptions struct {
+	// Mode is "url", "base64", "data-uri" or "off". Defaults to "url".
+	Mode string `json:"mode,omitempty"`
+	// Fields are the argument names whose values (a string or an array of
+	// strings) may name an artifact by id or file name, besides any string
+	// that is an mcpx://artifacts/{id} URI anywhere in the arguments.
+	// Defaults to ["filename", "file_names"].
+	Fields []string `json:"fields,omitempty"`
+	// MaxInlineBytes caps what base64 and data-uri modes inline; a larger
+	// artifact is an error. Defaults to 20 MiB.
+	MaxInlineBytes int64 `json:"max_inline_bytes,omitempty"`
+}
+
+// DefaultArgumentFields are the argument names contract 004 rewrites.
+var DefaultArgumentFields = []string{"filename", "file_names"}
+
+// DefaultMaxInlineBytes caps an artifact inlined into arguments.
+const DefaultMaxInlineBytes = 20 << 20
+
+// withDefaults fills what is unset.
+func (a ArgumentOptions) withDefaults() ArgumentOptions {
+	if a.Mode == "" {
+		a.Mode = ArgsURL
+	}
+	if a.Fields == nil {
+		a.Fields = DefaultArgumentFields
+	}
+	if a.MaxInlineBytes <= 0 {
+		a.MaxInlineBytes = DefaultMaxInlineBytes
+	}
+	return a
+}
+
+// kind returns the transport type with its default applied.
+func (c ServerConfig) kind() string {
+	switch strings.ToLower(c.Type) {
+	case "":
+		if c.URL != "" {
+			return TypeStreamableHTTP
+		}
+		return TypeStdio
+	case "http", "streamablehttp", "streamable_http", TypeStreamableHTTP:
+		return TypeStreamableHTTP
+	default:
+		return strings.ToLower(c.Type)
+	}
+}
+
+// Kind returns the transport the entry uses, with its default applied.
+func (c ServerConfig) Kind() string { return c.kind() }
+
+// timeout returns the per-request timeout with its default applied.
+func (c ServerConfig) timeout() time.Duration {
+	if c.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return time.Duration(c.Timeout)
+}
+
+// resourceTools reports whether the generated resource tools are on.
+func (c ServerConfig) resourceTools() bool {
+	return c.Mcpx.ResourceTools == nil || *c.Mcpx.ResourceTools
+}
+
+// Validate checks one entry; name is used in messages.
+func (c ServerConfig) Validate(name string) error {
+	if err := checkServerName(name); err != nil {
+		return err
+	}
+	switch c.kind() {
+	case TypeStdio:
+		if c.Command == "" {
+			return fmt.Errorf("mcpServers.%s: stdio needs \"command\"", name)
+		}
+		if c.URL != "" {
+			return fmt.Errorf("mcpServers.%s: give \"command\" or \"url\", not both", name)
+		}
+	case TypeStreamableHTTP, TypeSSE:
+		if c.URL == "" {
+			return fmt.Errorf("mcpServers.%s: type %q needs \"url\"", name, c.kind())
+		}
+		if !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
+			return fmt.Errorf("mcpServers.%s: url %q: want http:// or https://", name, c.URL)
+		}
+		if c.Command != "" {
+			return fmt.Errorf("mcpServers.%s: give \"command\" or \"url\", not both", name)
+		}
+	default:
+		return fmt.Errorf("mcpServers.%s: type %q: want stdio, streamable-http or sse", name, c.Type)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("mcpServers.%s: timeout must not be negative", name)
+	}
+	if c.Mcpx.AutoReadIfSizeUnderBytes < 0 {
+		return fmt.Errorf("mcpServers.%s: mcpx.auto_read_if_size_under_bytes must not be negative", name)
+	}
+	for tool, t := range c.Mcpx.Tools {
+		switch t.Arguments.Mode {
+		case "", ArgsURL, ArgsBase64, ArgsDataURI, ArgsOff:
+		default:
+			return fmt.Errorf("mcpServers.%s: mcpx.tools.%s.arguments.mode %q: want url, base64, data-uri or off", name, tool, t.Arguments.Mode)
+		}
+	}
+	return nil
+}
+
+// checkServerName keeps names usable as tool-name prefixes and artifact
+// namespaces.
+func checkServerName(name string) error {
+	if name == "" {
+		return errors.New("mcpServers: a server name must not be empty")
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("mcpServers.%s: names may hold letters, digits, '-', '_' and '.'", name)
+		}
+	}
+	return nil
+}
+
+// Describe renders the entry as one line for `mcpx serve --check`,
+// without header or env values (they may hold secrets).
+func (c ServerConfig) Describe() string {
+	var b strings.Builder
+	if c.Disabled {
+		b.WriteString("(disabled) ")
+	}
+	switch c.kind() {
+	case TypeStdio:
+		b.WriteString("stdio: ")
+		b.WriteString(strconv.Quote(c.Command))
+		for _, a := range c.Args {
+			b.WriteString(" ")
+			b.WriteString(strconv.Quote(a))
+		}
+		if c.Cwd != "" {
+			fmt.Fprintf(&b, " in %s", c.Cwd)
+		}
+		if len(c.Env) > 0 {
+			fmt.Fprintf(&b, " env %s", strings.Join(sortedKeys(c.Env), ","))
+		}
+	default:
+		fmt.Fprintf(&b, "%s: %s", c.kind(), c.URL)
+		if len(c.Headers) > 0 {
+			fmt.Fprintf(&b, " headers %s", strings.Join(sortedKeys(c.Headers), ","))
+		}
+	}
+	fmt.Fprintf(&b, "; timeout %s", c.timeout())
+	if !c.resourceTools() {
+		b.WriteString("; no resource tools")
+	}
+	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Duration is a time.Duration that decodes from "30s" or from a number of
+// seconds.
+type Duration time.Duration
+
+// UnmarshalJSON accepts a Go duration string or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("duration: want \"30s\" or a number of seconds, got %s", b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// MarshalJSON renders the duration as a string ("30s").
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}

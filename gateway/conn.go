@@ -1,0 +1,494 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// conn is one live connection to an upstream server.
+type conn interface {
+	// call sends a request and waits for its response. A done ctx sends
+	// notifications/cancelled upstream and returns ctx's error.
+	call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// notify sends a notification.
+	notify(ctx context.Context, method string, params json.RawMessage) error
+	// done is closed when the connection has ended; cause says why.
+	done() <-chan struct{}
+	cause() error
+	close() error
+}
+
+// connHandlers receive what an upstream sends on its own.
+type connHandlers struct {
+	// notification is called in the order the upstream sent them; it must
+	// not block for long.
+	notification func(method string, params json.RawMessage)
+	// request answers a server-to-client request (ping, roots/list, ...).
+	request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// stderrTailLines is how many of an upstream's last stderr lines an exit
+// error quotes.
+const stderrTailLines = 8
+
+// maxStderrLine caps one logged stderr line.
+const maxStderrLine = 4096
+
+// stdioConn runs an upstream as a subprocess speaking newline-delimited
+// JSON-RPC on stdin/stdout. Its stderr is always read to the end (into the
+// log), so a chatty server never blocks on a full pipe.
+type stdioConn struct {
+	name string
+	log  hclog.Logger
+	h    connHandlers
+	cmd  *exec.Cmd
+
+	wmu   sync.Mutex
+	stdin io.WriteCloser
+
+	mu      sync.Mutex
+	pending map[int64]chan callResult
+	nextID  atomic.Int64
+
+	tailMu sync.Mutex
+	tail   []string
+
+	doneCh   chan struct{}
+	exitErr  error
+	closing  atomic.Bool
+	killOnce sync.Once
+}
+
+type callResult struct {
+	raw json.RawMessage
+	err error
+}
+
+// startStdio starts the process of cfg.
+func startStdio(name string, cfg ServerConfig, log hclog.Logger, h connHandlers) (*stdioConn, error) {
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Dir = cfg.Cwd
+	cmd.Env = os.Environ()
+	for k, v := range cfg.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	configureCmd(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("upstream[%s]: stdin pipe: %w", name, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("upstream[%s]: stdout pipe: %w", name, err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, fmt.Errorf("upstream[%s]: stderr pipe: %w", name, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("upstream[%s]: start %q: %w", name, cfg.Command, err)
+	}
+	c := &stdioConn{
+		name:    name,
+		log:     log,
+		h:       h,
+		cmd:     cmd,
+		stdin:   stdin,
+		pending: map[int64]chan callResult{},
+		doneCh:  make(chan struct{}),
+	}
+	log.Debug("process started", "pid", cmd.Process.Pid, "command", cfg.Command)
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); c.readStdout(stdout) }()
+	go func() { defer readers.Done(); c.drainStderr(stderr) }()
+	go func() {
+		readers.Wait()
+		werr := cmd.Wait()
+		c.finish(werr)
+	}()
+	return c, nil
+}
+
+// finish records why the process ended and fails every call in flight.
+func (c *stdioConn) finish(werr error) {
+	var err error
+	switch {
+	case c.closing.Load():
+		err = fmt.Errorf("upstream[%s]: connection closed: %w", c.name, ErrUpstreamExited)
+	default:
+		status := "exited"
+		if werr != nil {
+			status = werr.Error()
+		}
+		err = fmt.Errorf("upstream[%s]: process %s%s: %w", c.name, status, c.tailText(), ErrUpstreamExited)
+	}
+	c.mu.Lock()
+	c.exitErr = err
+	pending := c.pending
+	c.pending = map[int64]chan callResult{}
+	c.mu.Unlock()
+	for _, ch := range pending {
+		ch <- callResult{err: err}
+	}
+	close(c.doneCh)
+}
+
+func (c *stdioConn) tailText() string {
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	if len(c.tail) == 0 {
+		return ""
+	}
+	return "; last stderr: " + strings.Join(c.tail, " | ")
+}
+
+func (c *stdioConn) readStdout(r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			c.dispatch(line)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !c.closing.Load() {
+				c.log.Warn("reading stdout", "error", err)
+			}
+			c.kill() // a process whose stdout is gone cannot answer
+			return
+		}
+	}
+}
+
+func (c *stdioConn) dispatch(line []byte) {
+	m, err := parseMessage(line)
+	if err != nil {
+		c.log.Warn("upstream wrote a line that is not a JSON-RPC message", "error", err)
+		if m != nil && m.ID != nil {
+			if id, perr := strconv.ParseInt(idKey(m.ID), 10, 64); perr == nil {
+				c.deliver(id, callResult{err: fmt.Errorf("upstream[%s]: %w", c.name, err)})
+			}
+		}
+		return
+	}
+	switch {
+	case m.isResponse():
+		id, perr := strconv.ParseInt(idKey(m.ID), 10, 64)
+		if perr != nil {
+			c.log.Warn("response to an id the gateway never sent", "id", string(m.ID))
+			return
+		}
+		if m.Error != nil {
+			c.deliver(id, callResult{err: m.Error})
+			return
+		}
+		c.deliver(id, callResult{raw: m.Result})
+	case m.isNotification():
+		if c.h.notification != nil {
+			c.h.notification(m.Method, m.Params)
+		}
+	case m.isRequest():
+		go c.answer(m)
+	}
+}
+
+func (c *stdioConn) deliver(id int64, r callResult) {
+	c.mu.Lock()
+	ch, ok := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if ok {
+		ch <- r
+	}
+}
+
+// answer replies to a server-to-client request.
+func (c *stdioConn) answer(m *message) {
+	var out []byte
+	if c.h.request == nil {
+		out = encodeError(m.ID, fmt.Errorf("%w: %s", errMethodNotFound, m.Method))
+	} else if res, err := c.h.request(context.Background(), m.Method, m.Params); err != nil {
+		out = encodeError(m.ID, err)
+	} else {
+		out = encodeResult(m.ID, res)
+	}
+	if err := c.write(out); err != nil {
+		c.log.Debug("answering a server request", "method", m.Method, "error", err)
+	}
+}
+
+func (c *stdioConn) drainStderr(r io.Reader) {
+	br := bufio.NewReaderSize(r, 16<<10)
+	var long []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long) < maxStderrLine {
+				long = append(long, chunk...)
+			}
+			continue
+		}
+		line := chunk
+		if long != nil {
+			line = append(long, chunk...)
+			long = nil
+		}
+		if s := strings.TrimRight(string(line), "\r\n"); s != "" {
+			if len(s) > maxStderrLine {
+				s = s[:maxStderrLine] + "..."
+			}
+			c.log.Info("stderr", "line", s)
+			c.tailMu.Lock()
+			c.tail = append(c.tail, s)
+			if len(c.tail) > stderrTailLines {
+				c.tail = c.tail[len(c.tail)-stderrTailLines:]
+			}
+			c.tailMu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *stdioConn) write(b []byte) error {
+	b = append(b, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.stdin.Write(b); err != nil {
+		return fmt.Errorf("upstream[%s]: write: %w", c.name, errors.Join(err, ErrUpstreamExited))
+	}
+	return nil
+}
+
+func (c *stdioConn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	id := c.nextID.Add(1)
+	ch := make(chan callResult, 1)
+	c.mu.Lock()
+	if c.exitErr != nil {
+		err := c.exitErr
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	if err := c.write(encodeRequest(intID(id), method, params)); err != nil {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.raw, r.err
+	case <-ctx.Done():
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		c.cancelUpstream(id, ctx)
+		return nil, ctx.Err()
+	}
+}
+
+// cancelUpstream tells the upstream to stop working on request id.
+func (c *stdioConn) cancelUpstream(id int64, ctx context.Context) {
+	reason := "cancelled by the client"
+	if errors.Is(context.Cause(ctx), ErrUpstreamTimeout) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		reason = "timed out in mcpx"
+	}
+	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
+	_ = c.write(encodeRequest(nil, "notifications/cancelled", params))
+}
+
+func (c *stdioConn) notify(_ context.Context, method string, params json.RawMessage) error {
+	return c.write(encodeRequest(nil, method, params))
+}
+
+func (c *stdioConn) done() <-chan struct{} { return c.doneCh }
+
+func (c *stdioConn) cause() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exitErr
+}
+
+func (c *stdioConn) kill() {
+	c.killOnce.Do(func() {
+		if c.cmd.Process != nil {
+			_ = killProcess(c.cmd)
+		}
+	})
+}
+
+// close closes stdin (the MCP stdio shutdown), waits a little for the
+// process to leave, then kills it.
+func (c *stdioConn) close() error {
+	c.closing.Store(true)
+	c.wmu.Lock()
+	_ = c.stdin.Close()
+	c.wmu.Unlock()
+	select {
+	case <-c.doneCh:
+	case <-time.After(2 * time.Second):
+		c.kill()
+		<-c.doneCh
+	}
+	return nil
+}
+
+// httpConn adapts an mcp-go client transport (streamable HTTP or SSE).
+type httpConn struct {
+	name   string
+	log    hclog.Logger
+	t      transport.Interface
+	nextID atomic.Int64
+	doneCh chan struct{}
+	once   sync.Once
+	err    atomic.Value // error
+}
+
+func startHTTP(ctx context.Context, name string, cfg ServerConfig, log hclog.Logger, h connHandlers) (*httpConn, error) {
+	c := &httpConn{name: name, log: log, doneCh: make(chan struct{})}
+	var t transport.Interface
+	switch cfg.kind() {
+	case TypeSSE:
+		sse, err := transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers))
+		if err != nil {
+			return nil, fmt.Errorf("upstream[%s]: %w", name, err)
+		}
+		sse.SetConnectionLostHandler(func(err error) {
+			c.end(fmt.Errorf("upstream[%s]: SSE connection lost: %w", name, errors.Join(err, ErrUpstreamExited)))
+		})
+		t = sse
+	default:
+		sh, err := transport.NewStreamableHTTP(cfg.URL, transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening())
+		if err != nil {
+			return nil, fmt.Errorf("upstream[%s]: %w", name, err)
+		}
+		t = sh
+	}
+	t.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
+		if h.notification == nil {
+			return
+		}
+		params, err := json.Marshal(n.Params)
+		if err != nil {
+			log.Warn("re-encoding a notification", "method", n.Method, "error", err)
+			return
+		}
+		h.notification(n.Method, params)
+	})
+	if bt, ok := t.(transport.BidirectionalInterface); ok && h.request != nil {
+		bt.SetRequestHandler(func(ctx context.Context, r transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+			params, _ := json.Marshal(r.Params)
+			res, err := h.request(ctx, r.Method, params)
+			if err != nil {
+				re := toRPCError(err)
+				return transport.NewJSONRPCErrorResponse(r.ID, re.Code, re.Message, nil), nil
+			}
+			return transport.NewJSONRPCResultResponse(r.ID, res), nil
+		})
+	}
+	if err := t.Start(ctx); err != nil {
+		return nil, fmt.Errorf("upstream[%s]: connect %s: %w", name, cfg.URL, errors.Join(err, ErrUpstreamUnavailable))
+	}
+	c.t = t
+	return c, nil
+}
+
+func (c *httpConn) end(err error) {
+	c.once.Do(func() {
+		c.err.Store(err)
+		close(c.doneCh)
+	})
+}
+
+func (c *httpConn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	select {
+	case <-c.doneCh:
+		return nil, c.cause()
+	default:
+	}
+	id := c.nextID.Add(1)
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: method}
+	if len(params) > 0 {
+		req.Params = params
+	}
+	resp, err := c.t.SendRequest(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			cp, _ := json.Marshal(map[string]any{"requestId": id, "reason": "cancelled by the client"})
+			_ = c.notify(context.Background(), "notifications/cancelled", cp)
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("upstream[%s]: %s: %w", c.name, method, errors.Join(err, ErrUpstreamUnavailable))
+	}
+	if resp.Error != nil {
+		re := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
+		if resp.Error.Data != nil {
+			re.Data, _ = json.Marshal(resp.Error.Data)
+		}
+		return nil, re
+	}
+	return resp.Result, nil
+}
+
+func (c *httpConn) notify(ctx context.Context, method string, params json.RawMessage) error {
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: method}}
+	if len(params) > 0 {
+		var fields map[string]any
+		if err := json.Unmarshal(params, &fields); err != nil {
+			return fmt.Errorf("upstream[%s]: notification params: %w", c.name, err)
+		}
+		if meta, ok := fields["_meta"].(map[string]any); ok {
+			n.Params.Meta = meta
+			delete(fields, "_meta")
+		}
+		n.Params.AdditionalFields = fields
+	}
+	if err := c.t.SendNotification(ctx, n); err != nil {
+		return fmt.Errorf("upstream[%s]: %s: %w", c.name, method, err)
+	}
+	return nil
+}
+
+func (c *httpConn) setProtocolVersion(v string) {
+	if hc, ok := c.t.(interface{ SetProtocolVersion(string) }); ok {
+		hc.SetProtocolVersion(v)
+	}
+}
+
+func (c *httpConn) done() <-chan struct{} { return c.doneCh }
+
+func (c *httpConn) cause() error {
+	if err, ok := c.err.Load().(error); ok {
+		return err
+	}
+	return nil
+}
+
+func (c *httpConn) close() error {
+	c.end(fmt.Errorf("upstream[%s]: connection closed: %w", c.name, ErrUpstreamExited))
+	return c.t.Close()
+}
+
+var (
+	_ conn = (*stdioConn)(nil)
+	_ conn = (*httpConn)(nil)
+)

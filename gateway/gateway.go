@@ -1,0 +1,527 @@
+// Package gateway is mcpx's MCP proxy: it fronts real MCP servers (stdio
+// subprocesses, streamable HTTP, SSE), offers their tools, resources and
+// prompts to one MCP client per session (over stdio or streamable HTTP),
+// and passes every tool result through the engine, so base64 blobs and
+// oversized text reach the model as artifact references.
+//
+// The gateway speaks JSON-RPC itself and keeps every upstream message raw:
+// tool schemas, _meta, structured content and annotations are forwarded
+// byte for byte. mcp-go provides the remote client transports.
+//
+//	gw, _ := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}})
+//	gw.Start(ctx)
+//	defer gw.Close(ctx)
+//	gw.ServeStdio(ctx, os.Stdin, os.Stdout)
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// DefaultStartWait is how long a client's initialize waits for upstreams
+// that are still connecting.
+const DefaultStartWait = 15 * time.Second
+
+// Options configure a Gateway.
+type Options struct {
+	// Servers are the upstreams by name; disabled entries are skipped.
+	Servers map[string]ServerConfig
+	// Engine configures the engine every result passes through. Store is
+	// required; the gateway sets Reader to itself, so the resourcelink
+	// layer can read resources. Its Linker, when set, also makes the
+	// capability URLs of argument rewriting.
+	Engine engine.Options
+	// Logger is the parent logger; the gateway logs under "gateway".
+	// Defaults to a null logger.
+	Logger hclog.Logger
+	// Version is reported as serverInfo.version. Defaults to "dev".
+	Version string
+	// StartWait bounds how long a client's initialize waits for upstreams
+	// that are still connecting. Defaults to DefaultStartWait.
+	StartWait time.Duration
+}
+
+// Gateway is the MCP proxy. It is safe for concurrent use by any number of
+// sessions.
+type Gateway struct {
+	log       hclog.Logger
+	eng       *engine.Engine
+	st        store.Store
+	linker    engine.Linker
+	version   string
+	startWait time.Duration
+
+	ups    map[string]*upstream
+	order  []string // upstream names, sorted
+	single bool
+
+	routesMu sync.RWMutex
+	routes   map[string]*toolRoute // exposed tool name → route
+	toolList []json.RawMessage     // exposed definitions, in order
+
+	sessMu   sync.RWMutex
+	sessions map[string]*Session
+
+	subsMu sync.Mutex
+	subs   map[string]map[*Session]struct{} // resource URI → subscribers
+
+	progMu   sync.Mutex
+	progress map[string]progressRoute // upstream progress token → client's
+	progSeq  atomic.Int64
+
+	ownerMu sync.RWMutex
+	owner   map[string]*upstream // resource URI → the upstream that listed it
+
+	cacheMu sync.Mutex
+	cache   map[cacheKey]cacheEntry
+
+	prompts promptRoutes
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed atomic.Bool
+}
+
+// toolRoute says where an exposed tool goes.
+type toolRoute struct {
+	up        *upstream
+	tool      string          // the upstream's name, or the generated kind
+	generated string          // "", genList, genRead or genTemplates
+	def       json.RawMessage // the exposed definition
+	username  bool            // the input schema declares "username"
+	args      ArgumentOptions
+}
+
+type progressRoute struct {
+	s       *Session
+	token   json.RawMessage
+	related func([]byte)
+}
+
+// New checks the options and builds a Gateway; Start connects it.
+func New(o Options) (*Gateway, error) {
+	g := &Gateway{
+		log:       o.Logger,
+		version:   o.Version,
+		startWait: o.StartWait,
+		ups:       map[string]*upstream{},
+		routes:    map[string]*toolRoute{},
+		sessions:  map[string]*Session{},
+		subs:      map[string]map[*Session]struct{}{},
+		progress:  map[string]progressRoute{},
+		owner:     map[string]*upstream{},
+		cache:     map[cacheKey]cacheEntry{},
+	}
+	if g.log == nil {
+		g.log = hclog.NewNullLogger()
+	}
+	g.log = g.log.Named("gateway")
+	if g.version == "" {
+		g.version = "dev"
+	}
+	if g.startWait <= 0 {
+		g.startWait = DefaultStartWait
+	}
+	eo := o.Engine
+	eo.Reader = g
+	if eo.Logger == nil {
+		eo.Logger = o.Logger
+	}
+	eo.Config = withServerLayers(eo.Config, o.Servers)
+	eng, err := engine.New(eo)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.eng, g.st, g.linker = eng, eo.Store, eo.Linker
+	for name, cfg := range o.Servers {
+		if err := cfg.Validate(name); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		if cfg.Disabled {
+			g.log.Info("server disabled in config", "server", name)
+			continue
+		}
+		g.ups[name] = newUpstream(g, name, cfg)
+		g.order = append(g.order, name)
+	}
+	if len(g.order) == 0 {
+		return nil, errors.New("gateway: no enabled servers in mcpServers")
+	}
+	sort.Strings(g.order)
+	g.single = len(g.order) == 1
+	return g, nil
+}
+
+// withServerLayers merges each server's mcpx.layers and per-tool layers
+// into the pipeline config, and its auto-read policy into the resourcelink
+// layer.
+func withServerLayers(c engine.Config, servers map[string]ServerConfig) engine.Config {
+	out := c
+	out.Servers = map[string]engine.ServerConfig{}
+	for k, v := range c.Servers {
+		out.Servers[k] = v
+	}
+	for name, s := range servers {
+		m := s.Mcpx
+		if len(m.Layers) == 0 && len(m.Tools) == 0 && m.AutoReadIfSizeUnderBytes == 0 {
+			continue
+		}
+		sc := out.Servers[name]
+		layers := map[string]json.RawMessage{}
+		for k, v := range sc.Layers {
+			layers[k] = v
+		}
+		for k, v := range m.Layers {
+			layers[k] = v
+		}
+		if m.AutoReadIfSizeUnderBytes > 0 {
+			rl := layers["resourcelink"]
+			if len(rl) == 0 {
+				rl = json.RawMessage("{}")
+			}
+			rl, _ = sjson.SetBytes(rl, "auto_read_if_size_under_bytes", m.AutoReadIfSizeUnderBytes)
+			layers["resourcelink"] = rl
+		}
+		sc.Layers = layers
+		tools := map[string]engine.ToolConfig{}
+		for k, v := range sc.Tools {
+			tools[k] = v
+		}
+		for tname, t := range m.Tools {
+			if len(t.Layers) > 0 {
+				tc := tools[tname]
+				tl := map[string]json.RawMessage{}
+				for k, v := range tc.Layers {
+					tl[k] = v
+				}
+				for k, v := range t.Layers {
+					tl[k] = v
+				}
+				tc.Layers = tl
+				tools[tname] = tc
+			}
+		}
+		sc.Tools = tools
+		out.Servers[name] = sc
+	}
+	return out
+}
+
+// Engine returns the gateway's engine.
+func (g *Gateway) Engine() *engine.Engine { return g.eng }
+
+// Start connects every upstream in the background; one that fails is
+// retried with backoff and does not stop the others. It returns at once.
+func (g *Gateway) Start(ctx context.Context) {
+	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	for _, name := range g.order {
+		u := g.ups[name]
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			u.run(g.ctx)
+		}()
+	}
+}
+
+// WaitReady waits until every upstream has made its first connection
+// attempt, or ctx ends.
+func (g *Gateway) WaitReady(ctx context.Context) {
+	for _, name := range g.order {
+		select {
+		case <-g.ups[name].firstTry:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Status describes every upstream, sorted by name.
+func (g *Gateway) Status() []Status {
+	out := make([]Status, 0, len(g.order))
+	for _, name := range g.order {
+		out = append(out, g.ups[name].status())
+	}
+	return out
+}
+
+// Close ends every session and upstream (stdio processes get their stdin
+// closed, then are killed) and the engine. It is idempotent.
+func (g *Gateway) Close(ctx context.Context) error {
+	if !g.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	g.sessMu.Lock()
+	sessions := make([]*Session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	g.sessMu.Unlock()
+	for _, s := range sessions {
+		s.Close()
+	}
+	if g.cancel != nil {
+		g.cancel()
+	}
+	done := make(chan struct{})
+	go func() { g.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		g.log.Warn("upstreams did not stop in 5s")
+	}
+	return g.eng.Close(ctx)
+}
+
+// upstreamReady rebuilds the tool routes, tells sessions the list changed,
+// and renews the upstream's subscriptions after a restart.
+func (g *Gateway) upstreamReady(u *upstream) {
+	g.rebuildRoutes()
+	g.broadcast("notifications/tools/list_changed", nil)
+	g.subsMu.Lock()
+	var uris []string
+	for uri := range g.subs {
+		if g.ownerOf(uri) == u {
+			uris = append(uris, uri)
+		}
+	}
+	g.subsMu.Unlock()
+	for _, uri := range uris {
+		params, _ := json.Marshal(map[string]string{"uri": uri})
+		if _, err := u.call(g.ctx, "resources/subscribe", params); err != nil {
+			u.log.Warn("renewing a subscription after reconnect", "uri", uri, "error", err)
+		}
+	}
+}
+
+// Generated tool kinds.
+const (
+	genList      = "resources_list"
+	genRead      = "resources_read"
+	genTemplates = "resources_templates_list"
+)
+
+// rebuildRoutes recomputes the exposed tool names: with one upstream the
+// names are kept; with several each becomes "{server}_{tool}", made unique
+// with a numeric suffix if two would collide.
+func (g *Gateway) rebuildRoutes() {
+	routes := map[string]*toolRoute{}
+	var list []json.RawMessage
+	add := func(name string, r *toolRoute) {
+		base := name
+		for i := 2; routes[name] != nil; i++ {
+			name = base + "_" + strconv.Itoa(i)
+		}
+		def, err := sjson.SetBytes(append([]byte(nil), r.def...), "name", name)
+		if err != nil {
+			g.log.Warn("tool definition is not an object; skipped", "server", r.up.name, "tool", r.tool)
+			return
+		}
+		r.def = def
+		routes[name] = r
+		list = append(list, def)
+	}
+	for _, name := range g.order {
+		u := g.ups[name]
+		for _, def := range u.toolDefs() {
+			tool := gjson.GetBytes(def, "name").String()
+			if tool == "" {
+				continue
+			}
+			exposed := tool
+			if !g.single {
+				exposed = u.name + "_" + tool
+			}
+			add(exposed, &toolRoute{
+				up:       u,
+				tool:     tool,
+				def:      def,
+				username: gjson.GetBytes(def, "inputSchema.properties.username").Exists(),
+				args:     toolArgs(u.cfg, tool),
+			})
+		}
+		if u.cfg.resourceTools() && u.capability("resources") {
+			for _, kind := range []string{genList, genRead, genTemplates} {
+				add(u.name+"_"+kind, &toolRoute{up: u, tool: kind, generated: kind, def: generatedTool(u.name, kind)})
+			}
+		}
+	}
+	g.routesMu.Lock()
+	g.routes, g.toolList = routes, list
+	g.routesMu.Unlock()
+}
+
+// toolArgs returns the argument options of tool: the exact name wins over
+// globs.
+func toolArgs(cfg ServerConfig, tool string) ArgumentOptions {
+	var a ArgumentOptions
+	keys := sortedKeys(cfg.Mcpx.Tools)
+	for _, k := range keys {
+		if k != tool {
+			if ok, _ := path.Match(k, tool); ok {
+				a = cfg.Mcpx.Tools[k].Arguments
+			}
+		}
+	}
+	if t, ok := cfg.Mcpx.Tools[tool]; ok {
+		a = t.Arguments
+	}
+	return a.withDefaults()
+}
+
+func generatedTool(server, kind string) json.RawMessage {
+	var desc, schema string
+	switch kind {
+	case genList:
+		desc = fmt.Sprintf("List the resources of the %s server (paginated). Returns URIs, names, MIME types and sizes; read one with %s_resources_read.", server, server)
+		schema = `{"type":"object","properties":{"cursor":{"type":"string","description":"nextCursor from a previous page"}}}`
+	case genRead:
+		desc = fmt.Sprintf("Read a resource of the %s server by URI. Small text comes back inline; binary and large content is stored as an artifact and you get its reference and a summary.", server)
+		schema = `{"type":"object","properties":{"uri":{"type":"string","description":"the resource URI"}},"required":["uri"]}`
+	case genTemplates:
+		desc = fmt.Sprintf("List the resource URI templates of the %s server (paginated).", server)
+		schema = `{"type":"object","properties":{"cursor":{"type":"string","description":"nextCursor from a previous page"}}}`
+	}
+	b := []byte(`{"name":""}`)
+	b, _ = sjson.SetBytes(b, "description", desc)
+	b, _ = sjson.SetRawBytes(b, "inputSchema", []byte(schema))
+	b, _ = sjson.SetRawBytes(b, "annotations", []byte(`{"readOnlyHint":true,"openWorldHint":false}`))
+	return b
+}
+
+func (g *Gateway) route(name string) (*toolRoute, bool) {
+	g.routesMu.RLock()
+	defer g.routesMu.RUnlock()
+	r, ok := g.routes[name]
+	return r, ok
+}
+
+// broadcast sends a notification to every session.
+func (g *Gateway) broadcast(method string, params json.RawMessage) {
+	msg := encodeRequest(nil, method, params)
+	g.sessMu.RLock()
+	defer g.sessMu.RUnlock()
+	for _, s := range g.sessions {
+		if s.initialized.Load() {
+			s.send(msg)
+		}
+	}
+}
+
+// upstreamNotification routes what an upstream announces.
+func (g *Gateway) upstreamNotification(u *upstream, method string, params json.RawMessage) {
+	switch method {
+	case "notifications/progress":
+		tok := gjson.GetBytes(params, "progressToken")
+		g.progMu.Lock()
+		r, ok := g.progress[tok.Raw]
+		g.progMu.Unlock()
+		if !ok {
+			u.log.Debug("progress for a token no call holds", "token", tok.Raw)
+			return
+		}
+		p, err := sjson.SetRawBytes(append([]byte(nil), params...), "progressToken", r.token)
+		if err != nil {
+			return
+		}
+		msg := encodeRequest(nil, method, p)
+		if r.related != nil {
+			r.related(msg)
+		} else {
+			r.s.send(msg)
+		}
+	case "notifications/message":
+		if !gjson.GetBytes(params, "logger").Exists() {
+			params, _ = sjson.SetBytes(append([]byte(nil), params...), "logger", u.name)
+		}
+		g.broadcast(method, params)
+	case "notifications/tools/list_changed":
+		go func() {
+			ctx, cancel := context.WithTimeout(g.ctx, u.cfg.timeout())
+			defer cancel()
+			if err := u.loadTools(ctx); err != nil {
+				u.log.Warn("reloading tools after list_changed", "error", err)
+			}
+			g.rebuildRoutes()
+			g.broadcast(method, nil)
+		}()
+	case "notifications/resources/updated":
+		uri := gjson.GetBytes(params, "uri").String()
+		g.invalidate(uri)
+		g.subsMu.Lock()
+		subs := make([]*Session, 0, len(g.subs[uri]))
+		for s := range g.subs[uri] {
+			subs = append(subs, s)
+		}
+		g.subsMu.Unlock()
+		msg := encodeRequest(nil, method, params)
+		for _, s := range subs {
+			s.send(msg)
+		}
+		u.log.Debug("resource updated", "uri", uri, "sessions", len(subs))
+	case "notifications/resources/list_changed", "notifications/prompts/list_changed":
+		g.broadcast(method, params)
+	case "notifications/cancelled":
+		// the upstream gave up on a request of ours: nothing is pending
+	default:
+		u.log.Debug("notification not forwarded", "method", method)
+	}
+}
+
+// upstreamRequest answers what an upstream asks the gateway.
+func (g *Gateway) upstreamRequest(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	switch method {
+	case "ping":
+		return json.RawMessage("{}"), nil
+	case "roots/list":
+		return json.RawMessage(`{"roots":[]}`), nil
+	}
+	return nil, fmt.Errorf("%w: mcpx does not forward %s to clients", errMethodNotFound, method)
+}
+
+// newID returns a random session id.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// traceID takes a trace id from a request's _meta: "traceId",
+// "trace_id", or the trace-id field of a W3C "traceparent".
+func traceID(meta gjson.Result) string {
+	if !meta.IsObject() {
+		return ""
+	}
+	for _, k := range []string{"traceId", "trace_id", "mcpx/trace_id"} {
+		if v := meta.Get(k); v.Type == gjson.String && v.Str != "" {
+			return v.Str
+		}
+	}
+	if tp := meta.Get("traceparent").String(); tp != "" {
+		if parts := strings.Split(tp, "-"); len(parts) >= 4 {
+			return parts[1]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,244 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/internal/jsonstr"
+)
+
+// JSON-RPC and MCP error codes the gateway answers with. Errors from an
+// upstream keep the upstream's code.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+	// CodeResourceNotFound is MCP's code for a resources/read of an unknown URI.
+	CodeResourceNotFound = -32002
+	// CodeUpstreamUnavailable: the upstream is not connected (crashed and
+	// restarting, failed to start, or closed).
+	CodeUpstreamUnavailable = -32010
+	// CodeUpstreamTimeout: the upstream did not answer within its timeout.
+	CodeUpstreamTimeout = -32011
+	// CodeUpstreamInvalid: the upstream answered something that is not
+	// JSON-RPC.
+	CodeUpstreamInvalid = -32012
+	// CodeUnauthorized: the request's identity may not do this.
+	CodeUnauthorized = -32013
+)
+
+// Sentinel errors; the gateway wraps them with %w so callers can match
+// them with errors.Is.
+var (
+	// ErrUpstreamExited is the error of calls in flight when an upstream
+	// process exits or its connection drops.
+	ErrUpstreamExited = errors.New("upstream exited")
+	// ErrUpstreamUnavailable is returned while an upstream is not connected.
+	ErrUpstreamUnavailable = errors.New("upstream unavailable")
+	// ErrUpstreamTimeout is returned when an upstream does not answer in
+	// its configured timeout.
+	ErrUpstreamTimeout = errors.New("upstream timed out")
+	// ErrUpstreamInvalidJSON is returned when an upstream writes a line
+	// that is not a JSON-RPC message.
+	ErrUpstreamInvalidJSON = errors.New("upstream sent invalid JSON")
+	// ErrUnknownTool is returned for a tools/call of a name no upstream has.
+	ErrUnknownTool = errors.New("unknown tool")
+	// ErrUnknownResource is returned for a resources/read no upstream serves.
+	ErrUnknownResource = errors.New("unknown resource")
+	// ErrForbidden is returned when a session asks for another session's
+	// artifact.
+	ErrForbidden = errors.New("not this session's artifact")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("gateway closed")
+)
+
+// RPCError is a JSON-RPC error object. An upstream's error reaches the
+// client with its code, message and data unchanged.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *RPCError) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
+
+// message is one JSON-RPC message, its parts kept raw.
+type message struct {
+	ID     json.RawMessage // nil for notifications
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  *RPCError
+}
+
+func (m *message) isRequest() bool      { return m.Method != "" && m.ID != nil }
+func (m *message) isNotification() bool { return m.Method != "" && m.ID == nil }
+func (m *message) isResponse() bool     { return m.Method == "" && m.ID != nil }
+
+// parseMessage decodes one JSON-RPC message. It validates the JSON first;
+// for invalid JSON it still tries to recover the id, so the caller can
+// fail the request it answers.
+func parseMessage(b []byte) (*message, error) {
+	if !gjson.ValidBytes(b) {
+		m := &message{}
+		if id := gjson.GetBytes(b, "id"); id.Exists() && (id.Type == gjson.Number || id.Type == gjson.String) {
+			m.ID = json.RawMessage(id.Raw)
+		}
+		return m, fmt.Errorf("%w: %q", ErrUpstreamInvalidJSON, head(b, 120))
+	}
+	r := gjson.ParseBytes(b)
+	if !r.IsObject() {
+		return nil, fmt.Errorf("json-rpc message is not an object: %q", head(b, 120))
+	}
+	m := &message{}
+	var err error
+	r.ForEach(func(k, v gjson.Result) bool {
+		raw := sub(b, v)
+		switch k.Str {
+		case "id":
+			if v.Type != gjson.Null {
+				m.ID = raw
+			}
+		case "method":
+			if v.Type != gjson.String {
+				err = errors.New("json-rpc method is not a string")
+				return false
+			}
+			m.Method = v.Str
+		case "params":
+			m.Params = raw
+		case "result":
+			m.Result = raw
+		case "error":
+			e := &RPCError{}
+			if uerr := json.Unmarshal(raw, e); uerr != nil {
+				err = fmt.Errorf("json-rpc error object: %w", uerr)
+				return false
+			}
+			m.Error = e
+		}
+		return true
+	})
+	if err != nil {
+		return m, err
+	}
+	if m.Method == "" && m.ID == nil {
+		return m, errors.New("json-rpc message has neither method nor id")
+	}
+	return m, nil
+}
+
+// sub returns v's raw bytes as a sub-slice of b when gjson knows its
+// offset, saving a copy of large results.
+func sub(b []byte, v gjson.Result) json.RawMessage {
+	if v.Index > 0 && v.Index+len(v.Raw) <= len(b) {
+		return json.RawMessage(b[v.Index : v.Index+len(v.Raw) : v.Index+len(v.Raw)])
+	}
+	return json.RawMessage(v.Raw)
+}
+
+func head(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// encodeRequest renders a request or, with id nil, a notification.
+func encodeRequest(id json.RawMessage, method string, params json.RawMessage) []byte {
+	b := make([]byte, 0, 48+len(method)+len(params))
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	if id != nil {
+		b = append(b, `,"id":`...)
+		b = append(b, id...)
+	}
+	b = append(b, `,"method":`...)
+	b = jsonstr.AppendString(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// encodeResult renders a success response.
+func encodeResult(id, result json.RawMessage) []byte {
+	b := make([]byte, 0, 40+len(id)+len(result))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	if len(result) == 0 {
+		result = json.RawMessage("{}")
+	}
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// encodeError renders an error response for err: an *RPCError keeps its
+// code; the gateway's sentinels get their own codes; anything else is an
+// internal error with err's message.
+func encodeError(id json.RawMessage, err error) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	e := toRPCError(err)
+	out, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *RPCError       `json:"error"`
+	}{"2.0", id, e})
+	return out
+}
+
+func toRPCError(err error) *RPCError {
+	var re *RPCError
+	if errors.As(err, &re) {
+		// keep the upstream's code and data, but the message with context
+		return &RPCError{Code: re.Code, Message: errMessage(err, re), Data: re.Data}
+	}
+	code := CodeInternalError
+	switch {
+	case errors.Is(err, ErrUpstreamTimeout):
+		code = CodeUpstreamTimeout
+	case errors.Is(err, ErrUpstreamExited), errors.Is(err, ErrUpstreamUnavailable), errors.Is(err, ErrClosed):
+		code = CodeUpstreamUnavailable
+	case errors.Is(err, ErrUpstreamInvalidJSON):
+		code = CodeUpstreamInvalid
+	case errors.Is(err, ErrUnknownTool), errors.Is(err, errBadParams):
+		code = CodeInvalidParams
+	case errors.Is(err, ErrUnknownResource):
+		code = CodeResourceNotFound
+	case errors.Is(err, ErrForbidden):
+		code = CodeUnauthorized
+	case errors.Is(err, errMethodNotFound):
+		code = CodeMethodNotFound
+	}
+	return &RPCError{Code: code, Message: err.Error()}
+}
+
+// errMessage is re's own message when err is re itself, else err's text
+// (which carries re's with the context the gateway added).
+func errMessage(err error, re *RPCError) string {
+	if err == error(re) {
+		return re.Message
+	}
+	return err.Error()
+}
+
+var (
+	errBadParams      = errors.New("invalid params")
+	errMethodNotFound = errors.New("method not found")
+)
+
+// idKey is a request id as a map key ("1", "\"abc\"").
+func idKey(id json.RawMessage) string { return string(bytes.TrimSpace(id)) }
+
+// intID renders n as a JSON-RPC id.
+func intID(n int64) json.RawMessage { return json.RawMessage(strconv.AppendInt(nil, n, 10)) }

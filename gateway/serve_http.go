@@ -1,0 +1,403 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tidwall/gjson"
+)
+
+// HTTPOptions configure the streamable HTTP transport.
+type HTTPOptions struct {
+	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed
+	// to call; a request without an Origin header (not from a browser) is
+	// always allowed. Defaults to loopback origins only.
+	AllowedOrigins []string
+	// Tokens maps bearer tokens to identities; when not empty every request
+	// needs "Authorization: Bearer TOKEN". Defaults to no authentication.
+	Tokens map[string]string
+	// MaxBody caps a POST body. Defaults to 64 MiB.
+	MaxBody int64
+	// EventBuffer is how many events per session the event store keeps
+	// for resumption (Last-Event-ID). Defaults to 1024.
+	EventBuffer int
+	// KeepAlive is the interval of SSE comments on idle streams. Defaults
+	// to 25s.
+	KeepAlive time.Duration
+	// Logger defaults to the gateway's.
+	Logger hclog.Logger
+}
+
+// HTTPHandler returns the streamable HTTP transport (MCP 2025-11-25):
+// POST a message (the response comes as JSON, or as an SSE stream when the
+// request asks for progress), GET the session's SSE stream for
+// notifications (resumable with Last-Event-ID from the event store),
+// DELETE to end the session. Mount it at /mcp.
+func (g *Gateway) HTTPHandler(o HTTPOptions) http.Handler {
+	if o.MaxBody <= 0 {
+		o.MaxBody = 64 << 20
+	}
+	if o.EventBuffer <= 0 {
+		o.EventBuffer = 1024
+	}
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = 25 * time.Second
+	}
+	log := o.Logger
+	if log == nil {
+		log = g.log
+	}
+	return &httpServer{g: g, o: o, log: log.Named("http"), sessions: map[string]*httpSession{}}
+}
+
+type httpServer struct {
+	g   *Gateway
+	o   HTTPOptions
+	log hclog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+}
+
+// httpSession is a Session plus its event store: every SSE event gets an
+// id "{stream}-{seq}" and is kept (up to EventBuffer) for replay.
+type httpSession struct {
+	s *Session
+
+	mu      sync.Mutex
+	events  []sseEvent
+	seq     int64
+	streams int64
+	wake    chan struct{} // closed and renewed on every event
+	getLive bool
+}
+
+type sseEvent struct {
+	stream int64 // 0: the standalone GET stream
+	seq    int64
+	data   []byte
+}
+
+func (h *httpSession) add(stream int64, data []byte, limit int) sseEvent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq++
+	ev := sseEvent{stream: stream, seq: h.seq, data: data}
+	h.events = append(h.events, ev)
+	if len(h.events) > limit {
+		h.events = slices.Delete(h.events, 0, len(h.events)-limit)
+	}
+	close(h.wake)
+	h.wake = make(chan struct{})
+	return ev
+}
+
+// since returns the events of stream after seq, and the channel that the
+// next event closes.
+func (h *httpSession) since(stream, seq int64) ([]sseEvent, <-chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []sseEvent
+	for _, ev := range h.events {
+		if ev.stream == stream && ev.seq > seq {
+			out = append(out, ev)
+		}
+	}
+	return out, h.wake
+}
+
+func (srv *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !srv.originAllowed(r) {
+		http.Error(w, "origin not allowed", http.StatusForbidden)
+		return
+	}
+	user, ok := srv.authenticate(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpx"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		srv.post(w, r, user)
+	case http.MethodGet:
+		srv.get(w, r, user)
+	case http.MethodDelete:
+		hs, code := srv.lookup(r, user)
+		if hs == nil {
+			w.WriteHeader(code)
+			return
+		}
+		srv.mu.Lock()
+		delete(srv.sessions, hs.s.ID)
+		srv.mu.Unlock()
+		hs.s.Close()
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// originAllowed implements the DNS-rebinding protection the MCP spec asks
+// for: a browser Origin must be allowed explicitly, or be loopback.
+func (srv *httpServer) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if slices.Contains(srv.o.AllowedOrigins, origin) || slices.Contains(srv.o.AllowedOrigins, "*") {
+		return true
+	}
+	if len(srv.o.AllowedOrigins) > 0 {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (srv *httpServer) authenticate(r *http.Request) (string, bool) {
+	if len(srv.o.Tokens) == 0 {
+		return "", true
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return "", false
+	}
+	for t, user := range srv.o.Tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+			return user, true
+		}
+	}
+	return "", false
+}
+
+// lookup finds the request's session; a session belongs to the identity
+// that opened it.
+func (srv *httpServer) lookup(r *http.Request, user string) (*httpSession, int) {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		return nil, http.StatusBadRequest
+	}
+	srv.mu.Lock()
+	hs := srv.sessions[id]
+	srv.mu.Unlock()
+	if hs == nil {
+		return nil, http.StatusNotFound
+	}
+	if hs.s.User != user {
+		return nil, http.StatusForbidden
+	}
+	return hs, 0
+}
+
+func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, srv.o.MaxBody+1))
+	if err != nil {
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if int64(len(body)) > srv.o.MaxBody {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	m, perr := parseMessage(body)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, encodeError(nil, &RPCError{Code: CodeParseError, Message: perr.Error()}))
+		return
+	}
+	var hs *httpSession
+	if m.Method == "initialize" {
+		hs = &httpSession{wake: make(chan struct{})}
+		hs.s = srv.g.NewSession(user, func(msg []byte) { hs.add(0, msg, srv.o.EventBuffer) })
+		srv.mu.Lock()
+		srv.sessions[hs.s.ID] = hs
+		srv.mu.Unlock()
+		w.Header().Set("Mcp-Session-Id", hs.s.ID)
+	} else {
+		var code int
+		if hs, code = srv.lookup(r, user); hs == nil {
+			msg := "missing Mcp-Session-Id"
+			if code == http.StatusNotFound {
+				msg = "unknown session"
+			}
+			http.Error(w, msg, code)
+			return
+		}
+	}
+	if !m.isRequest() {
+		hs.s.handle(r.Context(), m, nil)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	wantsStream := strings.Contains(r.Header.Get("Accept"), "text/event-stream") &&
+		gjson.GetBytes(m.Params, "_meta.progressToken").Exists()
+	if !wantsStream {
+		resp := hs.s.handle(r.Context(), m, nil)
+		writeJSON(w, http.StatusOK, resp)
+		return
+	}
+	srv.stream(w, r, hs, m)
+}
+
+func writeJSON(w http.ResponseWriter, code int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+// stream answers a request as an SSE stream: its related notifications
+// (progress) in order, then the response. Every event is kept in the event
+// store, so a client that lost the connection replays it with GET and
+// Last-Event-ID.
+func (srv *httpServer) stream(w http.ResponseWriter, r *http.Request, hs *httpSession, m *message) {
+	hs.mu.Lock()
+	hs.streams++
+	stream := hs.streams
+	hs.mu.Unlock()
+	fl, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	var wmu sync.Mutex
+	gone := false
+	emit := func(msg []byte) {
+		ev := hs.add(stream, msg, srv.o.EventBuffer)
+		wmu.Lock()
+		defer wmu.Unlock()
+		if gone {
+			return
+		}
+		if err := writeEvent(w, ev); err != nil {
+			gone = true
+			return
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	// The call outlives a dropped stream only as long as the session: a
+	// client that resumes gets the rest from the event store.
+	ctx := context.WithoutCancel(r.Context())
+	resp := hs.s.handle(ctx, m, emit)
+	emit(resp)
+}
+
+func writeEvent(w io.Writer, ev sseEvent) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "id: %d-%d\nevent: message\ndata: ", ev.stream, ev.seq)
+	b.Write(ev.data)
+	b.WriteString("\n\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// get serves the session's standalone SSE stream, or resumes a stream
+// from Last-Event-ID.
+func (srv *httpServer) get(w http.ResponseWriter, r *http.Request, user string) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
+		return
+	}
+	hs, code := srv.lookup(r, user)
+	if hs == nil {
+		http.Error(w, "unknown or missing session", code)
+		return
+	}
+	var stream, after int64
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		a, b, ok := strings.Cut(last, "-")
+		s1, e1 := strconv.ParseInt(a, 10, 64)
+		s2, e2 := strconv.ParseInt(b, 10, 64)
+		if !ok || e1 != nil || e2 != nil {
+			http.Error(w, "bad Last-Event-ID", http.StatusBadRequest)
+			return
+		}
+		stream, after = s1, s2
+	}
+	if stream == 0 {
+		hs.mu.Lock()
+		if hs.getLive {
+			hs.mu.Unlock()
+			http.Error(w, "the session already has a GET stream", http.StatusConflict)
+			return
+		}
+		hs.getLive = true
+		hs.mu.Unlock()
+		defer func() {
+			hs.mu.Lock()
+			hs.getLive = false
+			hs.mu.Unlock()
+		}()
+	}
+	fl, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	if fl != nil {
+		fl.Flush()
+	}
+	tick := time.NewTicker(srv.o.KeepAlive)
+	defer tick.Stop()
+	for {
+		evs, wake := hs.since(stream, after)
+		for _, ev := range evs {
+			if err := writeEvent(w, ev); err != nil {
+				return
+			}
+			after = ev.seq
+		}
+		if fl != nil && len(evs) > 0 {
+			fl.Flush()
+		}
+		if stream != 0 && len(evs) > 0 && isResponse(evs[len(evs)-1].data) {
+			return // a replayed request stream ends with its response
+		}
+		select {
+		case <-wake:
+		case <-tick.C:
+			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		case <-r.Context().Done():
+			return
+		}
+		if hs.s.closedNow() {
+			return
+		}
+	}
+}
+
+func isResponse(b []byte) bool {
+	return gjson.GetBytes(b, "id").Exists() && !gjson.GetBytes(b, "method").Exists()
+}
+
+func (s *Session) closedNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}

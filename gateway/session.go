@@ -1,0 +1,405 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+// Session is one downstream client connection: a stdio peer or a
+// streamable-HTTP session. Its id scopes the artifacts its calls create.
+type Session struct {
+	// ID is the session id (Mcp-Session-Id over HTTP).
+	ID string
+	// User is the authenticated identity (HTTP bearer token), "" over
+	// stdio. It is injected as "username" and recorded in artifact scopes.
+	User string
+
+	g           *Gateway
+	out         func([]byte) // server-initiated messages
+	initialized atomic.Bool
+
+	mu        sync.Mutex
+	inflight  map[string]context.CancelCauseFunc
+	artifacts map[string]struct{}
+	subs      map[string]struct{}
+	closed    bool
+}
+
+// NewSession registers a session whose server-initiated messages
+// (notifications) are written by out. Close it when the client leaves.
+func (g *Gateway) NewSession(user string, out func(msg []byte)) *Session {
+	s := &Session{
+		ID:        newID(),
+		User:      user,
+		g:         g,
+		out:       out,
+		inflight:  map[string]context.CancelCauseFunc{},
+		artifacts: map[string]struct{}{},
+		subs:      map[string]struct{}{},
+	}
+	g.sessMu.Lock()
+	g.sessions[s.ID] = s
+	g.sessMu.Unlock()
+	return s
+}
+
+func (g *Gateway) session(id string) *Session {
+	g.sessMu.RLock()
+	defer g.sessMu.RUnlock()
+	return g.sessions[id]
+}
+
+func (s *Session) send(msg []byte) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if !closed {
+		s.out(msg)
+	}
+}
+
+// errClientGone is the cancel cause of a session's calls when it closes.
+var errClientGone = errors.New("client disconnected")
+
+// Close cancels the session's calls in flight, drops its subscriptions
+// (unsubscribing upstream where it was the last subscriber) and forgets
+// it. It is idempotent.
+func (s *Session) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	for _, cancel := range s.inflight {
+		cancel(errClientGone)
+	}
+	subs := make([]string, 0, len(s.subs))
+	for uri := range s.subs {
+		subs = append(subs, uri)
+	}
+	s.mu.Unlock()
+	for _, uri := range subs {
+		s.g.unsubscribe(s, uri)
+	}
+	s.g.sessMu.Lock()
+	delete(s.g.sessions, s.ID)
+	s.g.sessMu.Unlock()
+	s.g.dropCache(s.ID)
+}
+
+// Handle processes one message from the client. For a request it returns
+// the response; for a notification or response, nil. Notifications that
+// belong to the request (progress) go to related when it is not nil, else
+// to the session's own channel. Handle is safe to call concurrently.
+func (s *Session) Handle(ctx context.Context, raw []byte, related func([]byte)) []byte {
+	m, err := parseMessage(raw)
+	if err != nil {
+		if m != nil && m.ID != nil {
+			return encodeError(m.ID, &RPCError{Code: CodeParseError, Message: err.Error()})
+		}
+		var re *RPCError
+		if errors.As(err, &re) {
+			return encodeError(nil, err)
+		}
+		return encodeError(nil, &RPCError{Code: CodeParseError, Message: err.Error()})
+	}
+	return s.handle(ctx, m, related)
+}
+
+func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) []byte {
+	switch {
+	case m.isNotification():
+		s.notification(m)
+		return nil
+	case m.isResponse():
+		return nil // the gateway sends clients no requests
+	}
+	key := idKey(m.ID)
+	ctx, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel(nil)
+		return encodeError(m.ID, fmt.Errorf("session closed: %w", ErrClosed))
+	}
+	s.inflight[key] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight, key)
+		s.mu.Unlock()
+		cancel(nil)
+	}()
+	res, err := s.request(ctx, m, related)
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, ErrUpstreamTimeout) {
+			err = fmt.Errorf("%s: %w", m.Method, cause)
+		}
+		s.g.log.Debug("request failed", "method", m.Method, "session", s.ID, "error", err)
+		return encodeError(m.ID, err)
+	}
+	return encodeResult(m.ID, res)
+}
+
+func (s *Session) notification(m *message) {
+	switch m.Method {
+	case "notifications/initialized":
+		s.initialized.Store(true)
+	case "notifications/cancelled":
+		key := idKey(json.RawMessage(gjson.GetBytes(m.Params, "requestId").Raw))
+		s.mu.Lock()
+		cancel := s.inflight[key]
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel(fmt.Errorf("cancelled by the client: %s", gjson.GetBytes(m.Params, "reason").String()))
+		}
+	case "notifications/roots/list_changed":
+		for _, name := range s.g.order {
+			_ = s.g.ups[name].notify(context.Background(), m.Method, m.Params)
+		}
+	}
+}
+
+// supportedDownstream are the protocol versions a client may pick; others
+// get DownstreamProtocolVersion.
+var supportedDownstream = []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618, mcp.ProtocolVersion20250326, mcp.ProtocolVersion20241105}
+
+// DownstreamProtocolVersion is the version offered to clients that ask for
+// one mcpx does not speak.
+const DownstreamProtocolVersion = mcp.ProtocolVersion20251125
+
+func (s *Session) request(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+	g := s.g
+	switch m.Method {
+	case "initialize":
+		return s.initialize(ctx, m.Params)
+	case "ping":
+		return json.RawMessage("{}"), nil
+	case "tools/list":
+		g.routesMu.RLock()
+		list := g.toolList
+		g.routesMu.RUnlock()
+		b := []byte(`{"tools":[`)
+		for i, t := range list {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, t...)
+		}
+		return append(b, "]}"...), nil
+	case "tools/call":
+		return s.callTool(ctx, m.Params, related)
+	case "resources/list":
+		return s.listResources(ctx, m.Params, false)
+	case "resources/templates/list":
+		return s.listResources(ctx, m.Params, true)
+	case "resources/read":
+		uri := gjson.GetBytes(m.Params, "uri").String()
+		if uri == "" {
+			return nil, fmt.Errorf("resources/read: %w: \"uri\" is required", errBadParams)
+		}
+		return s.readDirect(ctx, uri, m.Params)
+	case "resources/subscribe", "resources/unsubscribe":
+		uri := gjson.GetBytes(m.Params, "uri").String()
+		if uri == "" {
+			return nil, fmt.Errorf("%s: %w: \"uri\" is required", m.Method, errBadParams)
+		}
+		if m.Method == "resources/subscribe" {
+			return json.RawMessage("{}"), g.subscribe(ctx, s, uri)
+		}
+		g.unsubscribe(s, uri)
+		return json.RawMessage("{}"), nil
+	case "prompts/list":
+		return s.listPrompts(ctx, m.Params)
+	case "prompts/get":
+		return s.getPrompt(ctx, m.Params)
+	case "logging/setLevel":
+		var errs []error
+		for _, name := range g.order {
+			u := g.ups[name]
+			if u.capability("logging") {
+				if _, err := u.call(ctx, m.Method, m.Params); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		if len(errs) > 0 {
+			g.log.Warn("logging/setLevel failed upstream", "error", errors.Join(errs...))
+		}
+		return json.RawMessage("{}"), nil
+	case "completion/complete":
+		return s.complete(ctx, m.Params)
+	}
+	return nil, fmt.Errorf("%w: %s", errMethodNotFound, m.Method)
+}
+
+func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	g := s.g
+	wctx, cancel := context.WithTimeout(ctx, g.startWait)
+	g.WaitReady(wctx)
+	cancel()
+	pv := gjson.GetBytes(params, "protocolVersion").String()
+	if !slices.Contains(supportedDownstream, pv) {
+		pv = DownstreamProtocolVersion
+	}
+	caps := map[string]any{
+		"tools":     map[string]any{"listChanged": true},
+		"resources": map[string]any{"subscribe": true, "listChanged": true},
+		"logging":   map[string]any{},
+	}
+	var instructions []string
+	for _, name := range g.order {
+		u := g.ups[name]
+		if u.capability("prompts") {
+			caps["prompts"] = map[string]any{"listChanged": true}
+		}
+		if u.capability("completions") {
+			caps["completions"] = map[string]any{}
+		}
+		u.mu.RLock()
+		if in := gjson.GetBytes(u.init, "instructions").String(); in != "" {
+			if g.single {
+				instructions = append(instructions, in)
+			} else {
+				instructions = append(instructions, name+": "+in)
+			}
+		}
+		u.mu.RUnlock()
+	}
+	res := map[string]any{
+		"protocolVersion": pv,
+		"capabilities":    caps,
+		"serverInfo":      map[string]any{"name": "mcpx", "title": "mcpx gateway", "version": g.version},
+	}
+	text := "mcpx stores binary and oversized tool output as artifacts: results then hold {\"artifact\": {...}, \"summary\": \"...\"} and a resource_link to mcpx://artifacts/{id}, readable with resources/read."
+	if len(instructions) > 0 {
+		text = joinLines(instructions) + "\n\n" + text
+	}
+	res["instructions"] = text
+	return json.Marshal(res)
+}
+
+func joinLines(s []string) string {
+	out := ""
+	for i, l := range s {
+		if i > 0 {
+			out += "\n"
+		}
+		out += l
+	}
+	return out
+}
+
+// callTool forwards a tools/call and passes the result through the engine.
+func (s *Session) callTool(ctx context.Context, params json.RawMessage, related func([]byte)) (json.RawMessage, error) {
+	g := s.g
+	name := gjson.GetBytes(params, "name").String()
+	r, ok := g.route(name)
+	if !ok {
+		// a client that did not wait for initialize: let the upstreams
+		// make their first attempt, then look again
+		wctx, cancel := context.WithTimeout(ctx, g.startWait)
+		g.WaitReady(wctx)
+		cancel()
+		if r, ok = g.route(name); !ok {
+			return nil, fmt.Errorf("tools/call %q: %w", name, ErrUnknownTool)
+		}
+	}
+	meta := gjson.GetBytes(params, "_meta")
+	scope := engine.Scope{SessionID: s.ID, UserID: s.User, TraceID: traceID(meta)}
+	args := json.RawMessage(gjson.GetBytes(params, "arguments").Raw)
+	if r.generated != "" {
+		return s.generated(ctx, r, args, scope)
+	}
+	var err error
+	if args, err = s.rewriteArgs(ctx, r, args); err != nil {
+		return nil, fmt.Errorf("tools/call %q: arguments: %w", name, err)
+	}
+	up := append([]byte(nil), params...)
+	if r.tool != name {
+		if up, err = sjson.SetBytes(up, "name", r.tool); err != nil {
+			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
+		}
+	}
+	if len(args) > 0 {
+		if up, err = sjson.SetRawBytes(up, "arguments", args); err != nil {
+			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
+		}
+	}
+	if tok := meta.Get("progressToken"); tok.Exists() {
+		upTok := g.mapProgress(s, json.RawMessage(tok.Raw), related)
+		defer g.unmapProgress(upTok)
+		if up, err = sjson.SetRawBytes(up, "_meta.progressToken", []byte(upTok)); err != nil {
+			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
+		}
+	}
+	raw, err := r.up.call(ctx, "tools/call", up)
+	if err != nil {
+		return nil, fmt.Errorf("tools/call %q on %s: %w", name, r.up.name, err)
+	}
+	return s.transform(ctx, engine.Call{Server: r.up.name, Tool: r.tool, Arguments: args, Scope: scope}, raw)
+}
+
+// transform runs the engine over a result and remembers the artifacts it
+// stored as this session's.
+func (s *Session) transform(ctx context.Context, c engine.Call, raw json.RawMessage) (json.RawMessage, error) {
+	start := time.Now()
+	res, err := s.g.eng.Transform(ctx, c, raw)
+	if err != nil {
+		if errors.Is(err, engine.ErrInvalidJSON) {
+			return nil, fmt.Errorf("result of %s/%s: %w", c.Server, c.Tool, errors.Join(err, ErrUpstreamInvalidJSON))
+		}
+		return nil, fmt.Errorf("transform result of %s/%s: %w", c.Server, c.Tool, err)
+	}
+	if len(res.Artifacts) > 0 {
+		s.mu.Lock()
+		for _, a := range res.Artifacts {
+			s.artifacts[a.ID] = struct{}{}
+		}
+		s.mu.Unlock()
+		s.g.log.Debug("result transformed", "server", c.Server, "tool", c.Tool, "artifacts", len(res.Artifacts), "bytes_in", len(raw), "bytes_out", len(res.Raw), "dur_ms", float64(time.Since(start).Microseconds())/1000)
+	}
+	return res.Raw, nil
+}
+
+// mapProgress gives a client's progress token a gateway-unique upstream
+// token and returns it (as JSON).
+func (g *Gateway) mapProgress(s *Session, token json.RawMessage, related func([]byte)) string {
+	up := `"mcpx-` + fmt.Sprint(g.progSeq.Add(1)) + `"`
+	g.progMu.Lock()
+	g.progress[up] = progressRoute{s: s, token: token, related: related}
+	g.progMu.Unlock()
+	return up
+}
+
+func (g *Gateway) unmapProgress(up string) {
+	g.progMu.Lock()
+	delete(g.progress, up)
+	g.progMu.Unlock()
+}
+
+func (s *Session) ownsArtifact(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.artifacts[id]
+	return ok
+}
+
+func (s *Session) addArtifact(id string) {
+	s.mu.Lock()
+	s.artifacts[id] = struct{}{}
+	s.mu.Unlock()
+}

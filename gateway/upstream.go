@@ -1,0 +1,314 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/tidwall/gjson"
+)
+
+// UpstreamProtocolVersion is the MCP version mcpx asks upstreams for. Many
+// servers (server-everything among them) speak no newer one; servers that
+// answer with another version mcp-go knows are accepted.
+const UpstreamProtocolVersion = mcp.ProtocolVersion20251125
+
+// Restart backoff of a crashed stdio upstream: the first retry waits
+// restartMin, each further one twice as long up to restartMax; a
+// connection that lived restartReset resets it.
+const (
+	restartMin   = 200 * time.Millisecond
+	restartMax   = 30 * time.Second
+	restartReset = 60 * time.Second
+)
+
+// Upstream states, as Status reports them.
+const (
+	StateStarting   = "starting"
+	StateReady      = "ready"
+	StateRestarting = "restarting"
+	StateFailed     = "failed"
+	StateClosed     = "closed"
+)
+
+// upstream supervises one configured server: it connects, initializes,
+// caches the server's tool list, and restarts a stdio process that exits.
+type upstream struct {
+	name string
+	cfg  ServerConfig
+	g    *Gateway
+	log  hclog.Logger
+
+	firstTry chan struct{} // closed after the first connection attempt
+	once     sync.Once
+
+	mu        sync.RWMutex
+	c         conn
+	state     string
+	lastErr   error
+	init      json.RawMessage // the initialize result
+	caps      gjson.Result    // its capabilities
+	protocol  string
+	tools     []json.RawMessage // raw tool definitions, in the server's order
+	restarts  int
+	nextRetry time.Time
+}
+
+func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
+	return &upstream{
+		name:     name,
+		cfg:      cfg,
+		g:        g,
+		log:      g.log.Named("upstream").With("server", name),
+		firstTry: make(chan struct{}),
+		state:    StateStarting,
+	}
+}
+
+// run connects and keeps the upstream connected until ctx ends.
+func (u *upstream) run(ctx context.Context) {
+	backoff := restartMin
+	for {
+		start := time.Now()
+		c, err := u.connect(ctx)
+		u.once.Do(func() { close(u.firstTry) })
+		if err == nil {
+			select {
+			case <-c.done():
+				err = c.cause()
+				u.down(err)
+			case <-ctx.Done():
+				_ = c.close()
+				u.setState(StateClosed, nil)
+				return
+			}
+			if time.Since(start) > restartReset {
+				backoff = restartMin
+			}
+		} else {
+			u.down(err)
+		}
+		if ctx.Err() != nil {
+			u.setState(StateClosed, nil)
+			return
+		}
+		if u.cfg.kind() != TypeStdio && err == nil {
+			// A remote connection that ended is retried like a crash.
+			u.log.Warn("connection ended; reconnecting", "error", err)
+		}
+		u.mu.Lock()
+		u.restarts++
+		u.nextRetry = time.Now().Add(backoff)
+		u.state = StateRestarting
+		u.mu.Unlock()
+		u.log.Warn("upstream down; retrying", "error", err, "retry_in_ms", backoff.Milliseconds())
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			u.setState(StateClosed, nil)
+			return
+		}
+		backoff = min(backoff*2, restartMax)
+	}
+}
+
+func (u *upstream) setState(s string, err error) {
+	u.mu.Lock()
+	u.state, u.lastErr = s, err
+	if s != StateReady {
+		u.c = nil
+	}
+	u.mu.Unlock()
+}
+
+func (u *upstream) down(err error) {
+	u.mu.Lock()
+	u.c = nil
+	u.state = StateFailed
+	u.lastErr = err
+	u.mu.Unlock()
+}
+
+// connect starts a connection, runs the initialize handshake and loads the
+// tool list.
+func (u *upstream) connect(ctx context.Context) (conn, error) {
+	h := connHandlers{
+		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
+		request:      u.g.upstreamRequest,
+	}
+	var (
+		c   conn
+		err error
+	)
+	switch u.cfg.kind() {
+	case TypeStdio:
+		c, err = startStdio(u.name, u.cfg, u.log, h)
+	default:
+		c, err = startHTTP(ctx, u.name, u.cfg, u.log, h)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ictx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+	defer cancel()
+	params, _ := json.Marshal(map[string]any{
+		"protocolVersion": UpstreamProtocolVersion,
+		"capabilities":    map[string]any{"roots": map[string]any{"listChanged": true}},
+		"clientInfo":      map[string]any{"name": "mcpx", "version": u.g.version},
+	})
+	res, err := c.call(ictx, "initialize", params)
+	if err != nil {
+		_ = c.close()
+		return nil, fmt.Errorf("upstream[%s]: initialize: %w", u.name, timeoutErr(ictx, err))
+	}
+	pv := gjson.GetBytes(res, "protocolVersion").String()
+	if !mcp.IsValidProtocolVersion(pv) {
+		_ = c.close()
+		return nil, fmt.Errorf("upstream[%s]: initialize: unsupported protocol version %q", u.name, pv)
+	}
+	if hc, ok := c.(*httpConn); ok {
+		hc.setProtocolVersion(pv)
+	}
+	if err := c.notify(ictx, "notifications/initialized", nil); err != nil {
+		_ = c.close()
+		return nil, fmt.Errorf("upstream[%s]: initialized: %w", u.name, err)
+	}
+	u.mu.Lock()
+	u.c = c
+	u.init = res
+	u.caps = gjson.GetBytes(res, "capabilities")
+	u.protocol = pv
+	u.state = StateReady
+	u.lastErr = nil
+	u.mu.Unlock()
+	if err := u.loadTools(ictx); err != nil {
+		u.log.Warn("tools/list failed; the server's tools are not offered", "error", err)
+	}
+	u.log.Info("upstream ready", "protocol", pv, "tools", len(u.toolDefs()))
+	u.g.upstreamReady(u)
+	return c, nil
+}
+
+// loadTools fetches every page of tools/list.
+func (u *upstream) loadTools(ctx context.Context) error {
+	if !u.capability("tools") {
+		u.mu.Lock()
+		u.tools = nil
+		u.mu.Unlock()
+		return nil
+	}
+	var all []json.RawMessage
+	cursor := ""
+	for page := 0; page < maxPages; page++ {
+		params := json.RawMessage(nil)
+		if cursor != "" {
+			params, _ = json.Marshal(map[string]string{"cursor": cursor})
+		}
+		res, err := u.call(ctx, "tools/list", params)
+		if err != nil {
+			return err
+		}
+		gjson.GetBytes(res, "tools").ForEach(func(_, v gjson.Result) bool {
+			all = append(all, json.RawMessage(v.Raw))
+			return true
+		})
+		cursor = gjson.GetBytes(res, "nextCursor").String()
+		if cursor == "" {
+			break
+		}
+	}
+	u.mu.Lock()
+	u.tools = all
+	u.mu.Unlock()
+	return nil
+}
+
+// maxPages bounds every pagination loop over an upstream.
+const maxPages = 1000
+
+func (u *upstream) toolDefs() []json.RawMessage {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return u.tools
+}
+
+// capability reports whether the upstream declared capability name.
+func (u *upstream) capability(name string) bool {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return u.caps.Get(name).Exists()
+}
+
+func (u *upstream) capabilityFlag(name, flag string) bool {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return u.caps.Get(name + "." + flag).Bool()
+}
+
+// call sends a request under the upstream's timeout.
+func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	u.mu.RLock()
+	c, state, lastErr, retry := u.c, u.state, u.lastErr, u.nextRetry
+	u.mu.RUnlock()
+	if c == nil {
+		msg := fmt.Sprintf("upstream[%s] is %s", u.name, state)
+		if state == StateRestarting && !retry.IsZero() {
+			msg += fmt.Sprintf(" (next attempt in %s)", time.Until(retry).Round(time.Millisecond))
+		}
+		if lastErr != nil {
+			msg += ": " + lastErr.Error()
+		}
+		return nil, fmt.Errorf("%s: %w", msg, ErrUpstreamUnavailable)
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
+	defer cancel()
+	res, err := c.call(ctx, method, params)
+	if err != nil {
+		return nil, timeoutErr(ctx, err)
+	}
+	return res, nil
+}
+
+// timeoutErr names the timeout when ctx's deadline caused err.
+func timeoutErr(ctx context.Context, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(context.Cause(ctx), ErrUpstreamTimeout) && ctx.Err() != nil {
+		return fmt.Errorf("no answer within the timeout: %w", ErrUpstreamTimeout)
+	}
+	return err
+}
+
+func (u *upstream) notify(ctx context.Context, method string, params json.RawMessage) error {
+	u.mu.RLock()
+	c := u.c
+	u.mu.RUnlock()
+	if c == nil {
+		return fmt.Errorf("upstream[%s]: %w", u.name, ErrUpstreamUnavailable)
+	}
+	return c.notify(ctx, method, params)
+}
+
+// Status describes one upstream for operators.
+type Status struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	State    string `json:"state"`
+	Protocol string `json:"protocol,omitempty"`
+	Tools    int    `json:"tools"`
+	Restarts int    `json:"restarts"`
+	Error    string `json:"error,omitempty"`
+}
+
+func (u *upstream) status() Status {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	s := Status{Name: u.name, Type: u.cfg.kind(), State: u.state, Protocol: u.protocol, Tools: len(u.tools), Restarts: u.restarts}
+	if u.lastErr != nil {
+		s.Error = u.lastErr.Error()
+	}
+	return s
+}

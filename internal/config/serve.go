@@ -1,0 +1,172 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/gateway"
+)
+
+// Serve configures "mcpx serve" over HTTP.
+type Serve struct {
+	// Listen is the address of the HTTP surface (MCP at /mcp, artifact
+	// downloads at /artifacts/{id}); --listen overrides it. Defaults to ""
+	// (serve MCP over stdio, no HTTP).
+	Listen string `json:"listen,omitempty"`
+	// BaseURL is the external URL of the HTTP surface, used in download
+	// links (behind a proxy). Defaults to http://{listen}.
+	BaseURL string `json:"base_url,omitempty"`
+	// AllowedOrigins are the browser origins allowed to call /mcp (the
+	// Origin header; DNS-rebinding protection). Defaults to loopback
+	// origins only.
+	AllowedOrigins []string `json:"allowed_origins,omitempty"`
+	// Tokens maps bearer tokens to the identity they authenticate; when
+	// set, /mcp requires "Authorization: Bearer TOKEN" and the identity is
+	// injected as "username" into tools that declare it. Defaults to none
+	// (no authentication: keep Listen on loopback).
+	Tokens map[string]string `json:"tokens,omitempty"`
+	// URLSecret signs artifact download URLs (HMAC-SHA256). Defaults to a
+	// random secret per process: URLs stop working on restart.
+	URLSecret string `json:"url_secret,omitempty"`
+	// URLTTL is how long a download URL stays valid ("15m"). Defaults to
+	// DefaultURLTTL.
+	URLTTL gateway.Duration `json:"url_ttl,omitempty"`
+}
+
+// DefaultURLTTL is how long signed artifact URLs stay valid by default.
+const DefaultURLTTL = 15 * time.Minute
+
+// TTL returns URLTTL with its default applied.
+func (s Serve) TTL() time.Duration {
+	if s.URLTTL <= 0 {
+		return DefaultURLTTL
+	}
+	return time.Duration(s.URLTTL)
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// Expand replaces ${VAR} and ${VAR:-default} in s using lookup. An unset
+// VAR without a default is an error naming it; "$${" escapes a literal
+// "${".
+func Expand(s string, lookup func(string) (string, bool)) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	const esc = "\x00dollar\x00"
+	s = strings.ReplaceAll(s, "$${", esc)
+	var missing []string
+	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
+		sub := envRef.FindStringSubmatch(m)
+		if v, ok := lookup(sub[1]); ok && v != "" {
+			return v
+		}
+		if sub[2] != "" {
+			return sub[3]
+		}
+		missing = append(missing, sub[1])
+		return m
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set (write ${%s:-default} for a fallback)", missing[0], missing[0])
+	}
+	return strings.ReplaceAll(out, esc, "${"), nil
+}
+
+// expandAndCheck substitutes environment variables in mcpServers and serve,
+// and checks those sections.
+func (f *File) expandAndCheck(lookup func(string) (string, bool)) error {
+	for _, name := range sortedNames(f.MCPServers) {
+		s := f.MCPServers[name]
+		at := "mcpServers." + name
+		var err error
+		ex := func(field string, v *string) {
+			if err != nil {
+				return
+			}
+			var e error
+			if *v, e = Expand(*v, lookup); e != nil {
+				err = fmt.Errorf("%s.%s: %w", at, field, e)
+			}
+		}
+		ex("command", &s.Command)
+		ex("cwd", &s.Cwd)
+		ex("url", &s.URL)
+		ex("type", &s.Type)
+		for i := range s.Args {
+			ex(fmt.Sprintf("args[%d]", i), &s.Args[i])
+		}
+		s.Env = expandMap(s.Env, at+".env", lookup, &err)
+		s.Headers = expandMap(s.Headers, at+".headers", lookup, &err)
+		if err != nil {
+			return err
+		}
+		if err := s.Validate(name); err != nil {
+			return err
+		}
+		f.MCPServers[name] = s
+	}
+	var err error
+	for _, p := range []struct {
+		field string
+		v     *string
+	}{{"listen", &f.Serve.Listen}, {"base_url", &f.Serve.BaseURL}, {"url_secret", &f.Serve.URLSecret}} {
+		if *p.v, err = Expand(*p.v, lookup); err != nil {
+			return fmt.Errorf("serve.%s: %w", p.field, err)
+		}
+	}
+	if len(f.Serve.Tokens) > 0 {
+		toks := map[string]string{}
+		for tok, user := range f.Serve.Tokens {
+			t, err := Expand(tok, lookup)
+			if err != nil {
+				return fmt.Errorf("serve.tokens: %w", err)
+			}
+			if t == "" || user == "" {
+				return errors.New("serve.tokens: tokens and identities must not be empty")
+			}
+			toks[t] = user
+		}
+		f.Serve.Tokens = toks
+	}
+	if f.Serve.BaseURL != "" {
+		u, err := url.Parse(f.Serve.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("serve.base_url %q: want an absolute http(s) URL", f.Serve.BaseURL)
+		}
+	}
+	if f.Serve.URLTTL < 0 {
+		return errors.New("serve.url_ttl must not be negative")
+	}
+	return nil
+}
+
+func expandMap(m map[string]string, at string, lookup func(string) (string, bool), errp *error) map[string]string {
+	if len(m) == 0 || *errp != nil {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		x, err := Expand(v, lookup)
+		if err != nil {
+			*errp = fmt.Errorf("%s.%s: %w", at, k, err)
+			return m
+		}
+		out[k] = x
+	}
+	return out
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,73 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/memstore"
+)
+
+func TestDownload(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.NewConfig())
+	body := []byte("%PDF-1.4 test bytes")
+	ref, err := st.Put(ctx, bytes.NewReader(body), store.PutOptions{Namespace: "t", MIMEType: "application/pdf", Filename: "a.pdf", Scope: store.Scope{SessionID: "s1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	signer, err := NewSigner(SignerConfig{BaseURL: "http://127.0.0.1:1", Secret: []byte("k"), TTL: time.Minute, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /artifacts/{id}", NewHandler(st, signer, nil))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	get := func(raw string) (int, []byte, http.Header) {
+		u, _ := url.Parse(raw)
+		resp, err := http.Get(srv.URL + u.RequestURI())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b, resp.Header
+	}
+	good := signer.ArtifactURL(engine.RefFromStore(ref))
+	if code, b, h := get(good); code != 200 || !bytes.Equal(b, body) || h.Get("Content-Type") != "application/pdf" {
+		t.Fatalf("good link: %d %q %v", code, b, h)
+	}
+	for name, u := range map[string]string{
+		"tampered id":      strings.Replace(good, ref.ID, "t_000000000000", 1),
+		"other session":    strings.Replace(good, "sid=s1", "sid=s2", 1),
+		"no signature":     strings.Split(good, "&sig=")[0],
+		"wrong session":    signer.URL(ref.ID, "s2"),
+		"forged signature": good[:len(good)-3] + "abc",
+	} {
+		if code, _, _ := get(u); code != http.StatusForbidden {
+			t.Errorf("%s: status %d, want 403", name, code)
+		}
+	}
+	now = now.Add(2 * time.Minute)
+	if code, b, _ := get(good); code != http.StatusForbidden || !strings.Contains(string(b), "expired") {
+		t.Errorf("expired link: %d %s", code, b)
+	}
+}
+
+func TestNewSignerRejectsBadBase(t *testing.T) {
+	for _, base := range []string{"", "ftp://x", "/relative", "http://"} {
+		if _, err := NewSigner(SignerConfig{BaseURL: base}); err == nil {
+			t.Errorf("%q: no error", base)
+		}
+	}
+}
