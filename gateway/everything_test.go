@@ -236,7 +236,7 @@ func testEverything(t *testing.T, g *Gateway) {
 				artifacts++
 			}
 		}
-		if len(seen)-artifacts < 5 || artifacts < 3 {
+		if len(seen)-artifacts < 5 || artifacts < 2 { // tiny image and annotated message may share bytes
 			t.Fatalf("listed %d upstream resources and %d artifacts of this session across pages", len(seen)-artifacts, artifacts)
 		}
 		if code := gjson.GetBytes(c.call("resources/list", `{"cursor":"garbage!"}`), "error.code").Int(); code != CodeInvalidParams {
