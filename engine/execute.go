@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -313,6 +314,9 @@ func (x *executor) apply(ctx context.Context, t *target) {
 	if rw.MinSize > 0 && len(val) < rw.MinSize {
 		return
 	}
+	if (rw.Action == ActionArtifact || rw.Action == ActionTruncate) && rw.Form != FormBlock && isReplacement(b.raw, t) {
+		return // an earlier layer already stored this value
+	}
 	var with []byte
 	var err error
 	switch rw.Action {
@@ -359,6 +363,20 @@ func (x *executor) apply(ctx context.Context, t *target) {
 		return
 	}
 	b.edits = append(b.edits, Edit{Off: t.off, Len: t.end - t.off, With: with})
+}
+
+// isReplacement reports whether the value is what an artifact rewrite put
+// in place: {"artifact": {..., "uri": "mcpx://artifacts/..."}, "summary": ...}.
+func isReplacement(raw []byte, t *target) bool {
+	if t.kind != KindObject {
+		return false
+	}
+	o, _, kind, ok := Member(raw, t.off, "artifact")
+	if !ok || kind != KindObject {
+		return false
+	}
+	uo, ue, kind, ok := Member(raw, o, "uri")
+	return ok && kind == KindString && bytes.HasPrefix(raw[uo+1:ue-1], []byte(URIScheme))
 }
 
 func encodingFor(enc Encoding, k Kind) Encoding {

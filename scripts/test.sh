@@ -51,6 +51,18 @@ if [ ! -f "$stamp" ] || [ tools/npm/package-lock.json -nt "$stamp" ]; then
 	(cd tools/npm && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
+# WASM guest toolchains (layers/wasm, plugins/, examples/wasm-*): Debian's
+# rustc for wasm32, LLVM 19 and binaryen, and TinyGo v0.42.0 built into
+# ~/.cache/mcpx-tools/tinygo; each only when missing. The Go tests build the
+# guests with them (Go and TinyGo builds of the same sources, the Rust
+# example and scaffold), check that the committed presets equal fresh
+# builds, and fail rather than skip under CI=true when one is absent.
+step="WASM toolchains"
+say "WASM guest toolchains (scripts/wasm-toolchains.sh)"
+TINYGOROOT=$(./scripts/wasm-toolchains.sh | tail -n 1)
+export TINYGOROOT
+export PATH="$PATH:$TINYGOROOT/bin"
+
 step="gofmt"
 say "gofmt -l"
 unformatted=$(find . -name '*.go' \

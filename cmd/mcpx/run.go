@@ -40,6 +40,8 @@ Commands:
   artifacts rm    delete artifacts
   serve           run the MCP gateway in front of the config's mcpServers
   wrap            serve one stdio MCP server through mcpx: wrap -- COMMAND
+  plugin test     run one WASM plugin on a result and print its rewrites
+  plugin new      write a new WASM plugin project (Go or Rust)
   version         print the version
 
 Run "mcpx <command> --help" for a command's flags and an example.
@@ -68,6 +70,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runServe(rest, stdin, stdout, stderr)
 	case "wrap":
 		return runWrap(rest, stdin, stdout, stderr)
+	case "plugin":
+		return runPlugin(rest, stdin, stdout, stderr)
 	case "help":
 		if len(rest) > 0 {
 			return run(append(rest[:len(rest):len(rest)], "--help"), stdin, stdout, stderr)

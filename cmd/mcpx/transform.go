@@ -16,7 +16,7 @@ import (
 
 var transformCmd = command{
 	name:     "transform",
-	synopsis: "[--config FILE] [--store DIR] [--server NAME] [--tool NAME] [--stats] [FILE]",
+	synopsis: "[--config FILE] [--store DIR] [--server NAME] [--tool NAME] [--stats] [--plugin FILE.wasm]... [--preset NAME]... [--plugins DIR] [FILE]",
 	about: `
 Transform reads one tool result from FILE (or stdin when FILE is absent or
 "-"), runs the layer chain over it, and writes the transformed JSON to
@@ -34,7 +34,11 @@ from: they select the per-server and per-tool options of the config file's
 
 A layer that fails is skipped with a warning on stderr; the output is still
 written and the exit code is 0. Input that is not JSON is an error: exit
-code 1, the byte offset on stderr, nothing on stdout.`,
+code 1, the byte offset on stderr, nothing on stdout.
+
+--plugin, --preset and --plugins add WASM custom transformers, built-in
+presets and a plugins folder for this run, besides those of the config
+(see "mcpx plugin --help").`,
 	example: `
 mcpx transform --server tableau --tool download_workbook result.json > out.json
 mcpx transform --config mcpx.json --server tableau --stats < result.json | jq .`,
@@ -53,6 +57,8 @@ func runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	fs.StringVar(&server, "server", "local", "the upstream server `NAME`: selects per-server options, prefixes artifact ids")
 	fs.StringVar(&tool, "tool", "", "the tool `NAME`: selects per-tool options")
 	fs.BoolVar(&stats, "stats", false, "print one line on stderr: bytes in and out, artifacts stored, time taken")
+	var wasmFlags pluginFlags
+	wasmFlags.register(fs)
 	pos, code := parse(c, fs, args, stderr)
 	if code >= 0 {
 		return code
@@ -66,6 +72,9 @@ func runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 
 	cfg, log, err := o.setup(stderr)
 	if err != nil {
+		return fail(stderr, c, err)
+	}
+	if err := wasmFlags.apply(&cfg.Pipeline); err != nil {
 		return fail(stderr, c, err)
 	}
 	in, err := readInput(pos, stdin)

@@ -1,0 +1,195 @@
+package wasm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tetratelabs/wazero"
+)
+
+// HostOptions configure a Host. The zero value is usable.
+type HostOptions struct {
+	// CacheDir holds wazero's compilation cache, shared by every plugin
+	// and every process that uses the same folder. Defaults to
+	// DefaultCacheDir(); "-" keeps compiled code in memory only.
+	CacheDir string
+	// Logger is the parent of the plugins' loggers (each is named after
+	// its plugin). Defaults to a null logger.
+	Logger hclog.Logger
+	// Sandbox holds the default limits of the plugins; a plugin's own
+	// limits apply on top. Defaults to NewSandboxConfig().
+	Sandbox SandboxConfig
+}
+
+// Host compiles plugins and shares one compilation cache among them. It is
+// safe for concurrent use.
+type Host struct {
+	cache   wazero.CompilationCache
+	log     hclog.Logger
+	sandbox SandboxConfig
+	dir     string
+
+	mu      sync.Mutex
+	presets map[string]*presetSlot
+	shared  map[sharedPluginKey]*sharedPlugin
+	closed  bool
+}
+
+// sharedPluginKey identifies a compiled plugin that layers may share: the
+// same module, limits and config.
+type sharedPluginKey struct {
+	name, sha, config string
+	cfg               SandboxConfig
+}
+
+type sharedPlugin struct {
+	p    *Plugin
+	refs int
+}
+
+// NewHost returns a Host. A cache folder that cannot be created is logged
+// and compiled code is then kept in memory.
+func NewHost(ctx context.Context, o HostOptions) (*Host, error) {
+	if err := o.Sandbox.validate(); err != nil {
+		return nil, fmt.Errorf("wasm: sandbox: %w", err)
+	}
+	h := &Host{log: o.Logger, sandbox: o.Sandbox, presets: map[string]*presetSlot{}, shared: map[sharedPluginKey]*sharedPlugin{}}
+	if h.log == nil {
+		h.log = hclog.NewNullLogger()
+	}
+	dir := o.CacheDir
+	if dir == "" {
+		dir = DefaultCacheDir()
+	}
+	if dir != "-" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			h.log.Warn("compilation cache folder unusable; compiling in memory", "dir", dir, "error", err)
+			dir = "-"
+		}
+	}
+	if dir != "-" {
+		c, err := wazero.NewCompilationCacheWithDir(dir)
+		if err != nil {
+			h.log.Warn("compilation cache unusable; compiling in memory", "dir", dir, "error", err)
+			dir = "-"
+		} else {
+			h.cache, h.dir = c, dir
+		}
+	}
+	if h.cache == nil {
+		h.cache = wazero.NewCompilationCache()
+	}
+	return h, nil
+}
+
+// CacheDir is the folder of the compilation cache, or "" when it is in
+// memory.
+func (h *Host) CacheDir() string { return h.dir }
+
+// Sandbox is the default limits of the host's plugins.
+func (h *Host) Sandbox() SandboxConfig { return h.sandbox }
+
+// Compile compiles bin as the plugin name with the limits cfg and the
+// plugin config (a JSON object the guest reads; nil for {}). It checks the
+// ABI v1 exports and imports, so a module that lacks one fails here with
+// ErrBadModule and a message that names what is missing.
+func (h *Host) Compile(ctx context.Context, name string, bin []byte, cfg SandboxConfig, config json.RawMessage) (*Plugin, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, &PluginError{Plugin: name, Err: err}
+	}
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return nil, &PluginError{Plugin: name, Err: ErrClosed}
+	}
+	if len(config) > 0 && !json.Valid(config) {
+		return nil, &PluginError{Plugin: name, Err: fmt.Errorf("config is not JSON")}
+	}
+	return newPlugin(ctx, h, name, bin, cfg, config)
+}
+
+// acquireShared returns the plugin compiled from bin with cfg and config,
+// compiling it on first use; layers of different servers and tools that
+// name the same file share one compiled module and its instance pool.
+// Release it with releaseShared.
+func (h *Host) acquireShared(ctx context.Context, name string, bin []byte, cfg SandboxConfig, config json.RawMessage) (*Plugin, error) {
+	key := sharedPluginKey{name: name, sha: digest(bin), config: string(config), cfg: cfg}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, &PluginError{Plugin: name, Err: ErrClosed}
+	}
+	if sp, ok := h.shared[key]; ok {
+		sp.refs++
+		return sp.p, nil
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, &PluginError{Plugin: name, Err: err}
+	}
+	if len(config) > 0 && !json.Valid(config) {
+		return nil, &PluginError{Plugin: name, Err: fmt.Errorf("config is not JSON")}
+	}
+	p, err := newPlugin(ctx, h, name, bin, cfg, config)
+	if err != nil {
+		return nil, err
+	}
+	p.shareKey = &key
+	h.shared[key] = &sharedPlugin{p: p, refs: 1}
+	return p, nil
+}
+
+// releaseShared drops one use of a shared plugin and closes it after the
+// last.
+func (h *Host) releaseShared(ctx context.Context, p *Plugin) {
+	h.mu.Lock()
+	sp, ok := h.shared[*p.shareKey]
+	last := ok && sp.p == p && sp.refs == 1
+	if ok && sp.p == p {
+		sp.refs--
+		if last {
+			delete(h.shared, *p.shareKey)
+		}
+	}
+	h.mu.Unlock()
+	if last {
+		_ = p.Close(ctx)
+	}
+}
+
+// Close closes the compilation cache; plugins must be closed first. It is
+// idempotent.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	slots := h.presets
+	h.presets = map[string]*presetSlot{}
+	shared := h.shared
+	h.shared = map[sharedPluginKey]*sharedPlugin{}
+	h.mu.Unlock()
+	for _, sp := range shared {
+		_ = sp.p.Close(ctx)
+	}
+	for _, s := range slots {
+		if p := s.loaded(); p != nil {
+			_ = p.Close(ctx)
+		}
+	}
+	return h.cache.Close(ctx)
+}
+
+// digest is a short hash of a module, for logs.
+func digest(bin []byte) string {
+	s := sha256.Sum256(bin)
+	return hex.EncodeToString(s[:6])
+}

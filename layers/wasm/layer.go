@@ -1,0 +1,368 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+func init() {
+	engine.RegisterLayer(engine.LayerInfo{
+		Name:     "custom",
+		Summary:  "L5: WASM custom transformers per server and tool (plugin files and a hot-loaded plugins folder); may replace the payload",
+		Defaults: func() any { return CustomOptions{} },
+		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+			var o CustomOptions
+			if err := engine.DecodeOptions(opts, &o); err != nil {
+				return nil, err
+			}
+			h, err := DefaultHost()
+			if err != nil {
+				return nil, err
+			}
+			return NewCustom(context.Background(), h, o, r)
+		},
+	})
+	engine.RegisterLayer(engine.LayerInfo{
+		Name:     "presets",
+		Summary:  "L4: WASM presets per server (built in: " + strings.Join(PresetNames(), ", ") + "), loaded on the first matching call",
+		Defaults: func() any { return PresetsOptions{} },
+		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+			var o PresetsOptions
+			if err := engine.DecodeOptions(opts, &o); err != nil {
+				return nil, err
+			}
+			h, err := DefaultHost()
+			if err != nil {
+				return nil, err
+			}
+			return NewPresets(h, o, r)
+		},
+	})
+}
+
+var (
+	defaultHostOnce sync.Once
+	defaultHost     *Host
+	defaultHostErr  error
+)
+
+// DefaultHost is the process-wide Host the registered layers use: the
+// compilation cache in DefaultCacheDir() and the default limits. Embedders
+// that want another cache folder or logger build layers with NewCustom and
+// NewPresets over their own Host.
+func DefaultHost() (*Host, error) {
+	defaultHostOnce.Do(func() {
+		defaultHost, defaultHostErr = NewHost(context.Background(), HostOptions{})
+	})
+	return defaultHost, defaultHostErr
+}
+
+// PluginFile names one plugin of the custom layer.
+type PluginFile struct {
+	// File is the .wasm path. Required.
+	File string `json:"file"`
+	// Config is handed to the plugin (request "config", host.get_config).
+	Config json.RawMessage `json:"config,omitempty"`
+	// Limits override the layer's limits for this plugin.
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// UnmarshalJSON accepts a plain path string as well as an object.
+func (p *PluginFile) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*p = PluginFile{File: s}
+		return nil
+	}
+	type plain PluginFile
+	var v plain
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	*p = PluginFile(v)
+	return nil
+}
+
+// CustomOptions configure the custom layer, globally or per server and
+// tool (servers.S.tools.T.layers.custom).
+type CustomOptions struct {
+	// Plugins are the transformers of this server and tool, run in order.
+	// Each is a path or {"file", "config", "limits"}. Defaults to none.
+	Plugins []PluginFile `json:"plugins,omitempty"`
+	// Dir is a plugins folder, watched: NAME.wasm (with an optional
+	// NAME.json sidecar) is loaded, reloaded when it or its sidecar
+	// changes, and unloaded when removed. Defaults to none.
+	Dir string `json:"dir,omitempty"`
+	// Limits apply to every plugin of the layer. Defaults to 2 s, 128 MiB
+	// of memory and 16 MiB of output per call.
+	Limits Limits `json:"limits,omitempty"`
+}
+
+// PresetsOptions configure the presets layer, globally or per server.
+type PresetsOptions struct {
+	// Names are the presets to run. Defaults to those whose server globs
+	// match the server's name (tableau* runs tableau, github* runs github).
+	Names []string `json:"names,omitempty"`
+	// Add names presets to run besides Names or the server's defaults
+	// (mcpx transform --preset). Defaults to none.
+	Add []string `json:"add,omitempty"`
+	// Config holds each preset's config by name.
+	Config map[string]json.RawMessage `json:"config,omitempty"`
+	// Limits apply to the presets. Defaults as for custom.
+	Limits Limits `json:"limits,omitempty"`
+}
+
+// custom is the "custom" layer of one server and tool.
+type custom struct {
+	host   *Host
+	log    hclog.Logger
+	server string
+	tool   string
+	owned  []*Plugin
+	folder *Folder
+}
+
+// NewCustom builds the custom layer for r.Server and r.Tool: it compiles
+// the listed plugins (or shares those another layer of h compiled from the
+// same file, limits and config) and opens (or shares) the plugins folder.
+func NewCustom(ctx context.Context, h *Host, o CustomOptions, r engine.Resources) (engine.Layer, error) {
+	base, err := o.Limits.Apply(h.Sandbox())
+	if err != nil {
+		return nil, err
+	}
+	l := &custom{host: h, log: r.Log, server: r.Server, tool: r.Tool}
+	if l.log == nil {
+		l.log = hclog.NewNullLogger()
+	}
+	for i, pf := range o.Plugins {
+		if pf.File == "" {
+			l.close(ctx)
+			return nil, fmt.Errorf("plugins[%d]: file is required", i)
+		}
+		cfg := base
+		if pf.Limits != nil {
+			if cfg, err = pf.Limits.Apply(base); err != nil {
+				l.close(ctx)
+				return nil, fmt.Errorf("plugins[%d]: %w", i, err)
+			}
+		}
+		bin, err := os.ReadFile(pf.File)
+		if err != nil {
+			l.close(ctx)
+			return nil, fmt.Errorf("plugins[%d]: %w", i, err)
+		}
+		p, err := h.acquireShared(ctx, pluginName(pf.File), bin, cfg, pf.Config)
+		if err != nil {
+			l.close(ctx)
+			return nil, fmt.Errorf("plugins[%d] %s: %w", i, pf.File, err)
+		}
+		l.owned = append(l.owned, p)
+	}
+	if o.Dir != "" {
+		f, err := openShared(ctx, h, o.Dir, base, l.log)
+		if err != nil {
+			l.close(ctx)
+			return nil, err
+		}
+		l.folder = f
+	}
+	return l, nil
+}
+
+// pluginName is a file's base name without .wasm.
+func pluginName(file string) string {
+	return strings.TrimSuffix(filepath.Base(file), ".wasm")
+}
+
+// Plan runs the plugins in order in custom mode. Their rewrites add up; a
+// plugin that replaces the payload ends the layer's run (later plugins
+// would look at a payload that no longer is). Any plugin's failure fails
+// the layer for this call, so the result stays as the previous layer left
+// it.
+func (l *custom) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+	ctx = WithLogger(ctx, l.log)
+	var all []engine.Rewrite
+	run := func(p *Plugin) (bool, error) {
+		rws, err := p.Run(ctx, d, ModeCustom)
+		if err != nil {
+			return false, err
+		}
+		all = append(all, rws...)
+		return len(rws) == 1 && rws[0].Path == "" && rws[0].Action == engine.ActionReplace, nil
+	}
+	for _, p := range l.owned {
+		if replaced, err := run(p); err != nil || replaced {
+			return all, err
+		}
+	}
+	if l.folder == nil {
+		return all, nil
+	}
+	for _, e := range l.folder.matching(l.server, l.tool) {
+		replaced, err := run(e.plugin)
+		// A reload retired the plugin between the lookup and the call:
+		// run its successor.
+		for tries := 0; errors.Is(err, ErrClosed) && tries < 3; tries++ {
+			next := l.folder.lookup(e.name)
+			if next == nil {
+				err = nil
+				break
+			}
+			replaced, err = run(next.plugin)
+		}
+		if err != nil || replaced {
+			return all, err
+		}
+	}
+	return all, nil
+}
+
+// Close closes the layer's own plugins and lets go of the folder.
+func (l *custom) Close(ctx context.Context) error {
+	l.close(ctx)
+	return nil
+}
+
+func (l *custom) close(ctx context.Context) {
+	for _, p := range l.owned {
+		l.host.releaseShared(ctx, p)
+	}
+	l.owned = nil
+	if l.folder != nil {
+		l.folder.release(ctx)
+		l.folder = nil
+	}
+}
+
+// presets is the "presets" layer of one server and tool.
+type presets struct {
+	host   *Host
+	log    hclog.Logger
+	names  []string
+	config map[string]json.RawMessage
+	cfg    SandboxConfig
+	// loaded holds the plugins compiled for non-default limits or config;
+	// the default ones are the host's shared presets.
+	mu     sync.Mutex
+	loaded map[string]*Plugin
+}
+
+// NewPresets builds the presets layer for r.Server. Nothing is compiled
+// here: each preset loads on the first call that runs it.
+func NewPresets(h *Host, o PresetsOptions, r engine.Resources) (engine.Layer, error) {
+	cfg, err := o.Limits.Apply(h.Sandbox())
+	if err != nil {
+		return nil, err
+	}
+	names := o.Names
+	if names == nil {
+		for _, n := range PresetNames() {
+			if presetMatches(n, r.Server) {
+				names = append(names, n)
+			}
+		}
+	}
+	for _, n := range o.Add {
+		if !contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	for _, n := range names {
+		if !contains(PresetNames(), n) {
+			return nil, &PluginError{Plugin: n, Err: fmt.Errorf("%w (built in: %v)", ErrUnknownPreset, PresetNames())}
+		}
+	}
+	for n, c := range o.Config {
+		if !contains(names, n) {
+			return nil, fmt.Errorf("config.%s: no such preset in names %v", n, names)
+		}
+		if !json.Valid(c) {
+			return nil, fmt.Errorf("config.%s: not JSON", n)
+		}
+	}
+	l := &presets{host: h, log: r.Log, names: names, config: o.Config, cfg: cfg, loaded: map[string]*Plugin{}}
+	if l.log == nil {
+		l.log = hclog.NewNullLogger()
+	}
+	return l, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// plugin returns the compiled preset, loading it now on the first call.
+func (l *presets) plugin(ctx context.Context, name string) (*Plugin, error) {
+	if l.config[name] == nil && l.cfg == l.host.Sandbox() {
+		return l.host.Preset(ctx, name)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p, ok := l.loaded[name]; ok {
+		return p, nil
+	}
+	info, _ := lookupPreset(name)
+	p, err := l.host.Compile(context.WithoutCancel(ctx), "preset."+name, info, l.cfg, l.config[name])
+	if err != nil {
+		return nil, err
+	}
+	l.loaded[name] = p
+	return p, nil
+}
+
+// Plan runs the layer's presets in order; their rewrites add up.
+func (l *presets) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+	if len(l.names) == 0 {
+		return nil, nil
+	}
+	ctx = WithLogger(ctx, l.log)
+	var all []engine.Rewrite
+	for _, n := range l.names {
+		p, err := l.plugin(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		rws, err := p.Run(ctx, d, ModeRewrites)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rws...)
+	}
+	return all, nil
+}
+
+// Close closes the presets compiled for this layer alone.
+func (l *presets) Close(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range l.loaded {
+		_ = p.Close(ctx)
+	}
+	l.loaded = map[string]*Plugin{}
+	return nil
+}
+
+// Interface guards.
+var (
+	_ engine.Layer  = (*custom)(nil)
+	_ engine.Closer = (*custom)(nil)
+	_ engine.Layer  = (*presets)(nil)
+	_ engine.Closer = (*presets)(nil)
+)

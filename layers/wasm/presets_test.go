@@ -1,0 +1,92 @@
+package wasm_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/layers/wasm"
+)
+
+// TestPresetsLayer: the preset that matches the server by name runs, loads
+// on the first matching call only, and other servers run none.
+func TestPresetsLayer(t *testing.T) {
+	var logs syncBuffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
+	h := newHost(t, log)
+	eng := newEngineWithHost(t, h, engine.Config{Chain: []string{"presets"}}, log)
+	in := readDoc(t, "tableau_download_workbook.json")
+
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "github", Tool: "download_workbook"}, in)
+	if err != nil || len(res.Artifacts) != 0 || len(res.Failures) != 0 {
+		t.Fatalf("github server: %v %+v %v", err, res.Artifacts, res.Failures)
+	}
+	if strings.Contains(logs.String(), "preset loaded: preset=tableau") {
+		t.Fatal("the tableau preset loaded for a github call")
+	}
+	res, err = eng.Transform(context.Background(), engine.Call{Server: "tableau-prod", Tool: "download_workbook"}, in)
+	if err != nil || len(res.Artifacts) != 1 || res.Artifacts[0].Source.Layer != "presets" {
+		t.Fatalf("tableau server: %v %+v %v", err, res.Artifacts, res.Failures)
+	}
+	if !strings.Contains(string(res.Raw), "Downloaded workbook 'Sales Dashboard' as PDF") {
+		t.Fatalf("summary does not name the workbook: %s", res.Raw)
+	}
+	if _, err := eng.Transform(context.Background(), engine.Call{Server: "tableau-prod", Tool: "download_workbook"}, in); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "preset loaded: preset=tableau"); n != 1 {
+		t.Fatalf("preset loaded %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+func TestPresetsOptions(t *testing.T) {
+	h := newHost(t, nil)
+	for _, tc := range []struct {
+		opts, err string
+	}{
+		{`{"names":["nope"]}`, "unknown preset"},
+		{`{"names":["tableau"],"config":{"github":{}}}`, "no such preset"},
+		{`{"limits":{"timeout":"-1s"}}`, "limits.timeout"},
+		{`{"bogus":1}`, "unknown field"},
+	} {
+		eng := newEngineWithHost(t, h, engine.Config{Chain: []string{"presets"}, Layers: map[string]json.RawMessage{"presets": json.RawMessage(tc.opts)}}, nil)
+		if err := eng.Validate("tableau", "x"); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: Validate = %v, want %q", tc.opts, err, tc.err)
+		}
+	}
+	_ = wasm.PresetNames()
+}
+
+// TestCustomShared: the chains of two tools that name the same plugin file
+// share one compiled plugin, closed with the last of them.
+func TestCustomShared(t *testing.T) {
+	var logs syncBuffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
+	h := newHost(t, log)
+	file := filepath.Join(t.TempDir(), "shared.wasm")
+	if err := os.WriteFile(file, hostile(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := engine.Config{Chain: []string{"custom"}, Layers: map[string]json.RawMessage{"custom": rawJSON(t, wasm.CustomOptions{Plugins: []wasm.PluginFile{{File: file}}})}}
+	eng := newEngineWithHost(t, h, cfg, log)
+	for _, tool := range []string{"a", "b", "c"} {
+		if err := eng.Validate("s", tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(logs.String(), "shared: plugin compiled"); n != 1 {
+		t.Fatalf("compiled %d times for three tools, want once:\n%s", n, logs.String())
+	}
+	if err := eng.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "shared: plugin closed"); n != 1 {
+		t.Fatalf("closed %d times, want once after the last layer:\n%s", n, logs.String())
+	}
+}

@@ -1,0 +1,75 @@
+// Package plugins holds the WASM presets built into mcpx: each preset's
+// source is a main package in a folder of its own (tableau/, github/),
+// written with the Go guest SDK (sdk/wasm-guest/go), and its built module
+// is committed beside it and embedded here, so that "go install" users need
+// no WASM toolchain. scripts/build-wasm.sh rebuilds them and the test
+// command fails when a committed module differs from a fresh build.
+package plugins
+
+import (
+	_ "embed"
+	"sort"
+)
+
+// The presets are built with TinyGo v0.42.0 (scripts/wasm-toolchains.sh
+// installs it), whose modules are ten times smaller than the standard
+// toolchain's and load in milliseconds rather than a hundred. From the
+// repository root:
+//
+//	tinygo build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -o plugins/tableau/tableau.wasm ./plugins/tableau
+//	tinygo build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -o plugins/github/github.wasm ./plugins/github
+//
+// The same sources build with the standard toolchain too (the tests run
+// both builds):
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o tableau.wasm ./plugins/tableau
+
+//go:embed tableau/tableau.wasm
+var tableauWasm []byte
+
+//go:embed github/github.wasm
+var githubWasm []byte
+
+// Info describes a built-in preset.
+type Info struct {
+	// Name is the preset's name in config and on the command line.
+	Name string
+	// Summary is one line for docs.
+	Summary string
+	// Servers are the server-name globs the preset applies to unless the
+	// config names presets explicitly.
+	Servers []string
+	// Wasm is the module.
+	Wasm []byte
+}
+
+var presets = map[string]Info{
+	"tableau": {
+		Name:    "tableau",
+		Summary: "Tableau MCP servers: workbook downloads, view PDFs and images, CSV and crosstab exports",
+		Servers: []string{"tableau", "tableau*", "*tableau*"},
+		Wasm:    tableauWasm,
+	},
+	"github": {
+		Name:    "github",
+		Summary: "GitHub MCP servers: file contents, release assets and attachments, large diffs and job logs",
+		Servers: []string{"github", "github*", "*github*"},
+		Wasm:    githubWasm,
+	},
+}
+
+// Lookup returns the preset called name.
+func Lookup(name string) (Info, bool) {
+	i, ok := presets[name]
+	return i, ok
+}
+
+// Names lists the presets, sorted.
+func Names() []string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

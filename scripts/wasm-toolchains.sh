@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Installs the WASM guest toolchains the tests need, only what is missing,
+# so it is cheap to run again:
+#
+#   - Debian's rustc 1.63 with the wasm32 standard library and lld-14
+#     (Rust guests: /usr/bin/rustc --target wasm32-unknown-unknown);
+#   - LLVM 19, clang 19, lld 19, wasi-libc and compiler-rt for wasm32,
+#     then TinyGo v0.42.0 built from the Go module proxy against them
+#     (shared/TINYGO.md; binaryen gives it wasm-opt), into $MCPX_TOOLS/tinygo
+#     (default ~/.cache/mcpx-tools/tinygo), reused on later runs.
+#
+# It prints the TinyGo root on its last line: export TINYGOROOT=$(...) and
+# put $TINYGOROOT/bin on PATH.
+#
+#   ./scripts/wasm-toolchains.sh
+set -euo pipefail
+
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+	export PATH="$PATH:/usr/local/go/bin"
+fi
+
+tinygo_version=v0.42.0
+tools=${MCPX_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpx-tools}
+root="$tools/tinygo"
+
+log() { printf 'wasm-toolchains: %s\n' "$*" >&2; }
+
+# Debian packages, installed only when one is missing.
+pkgs=(rustc libstd-rust-dev-wasm32 lld-14
+	llvm-19-dev libclang-19-dev clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32 binaryen)
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo -n"; else sudo="none"; fi
+	if [ "$sudo" = "none" ] || ! command -v apt-get >/dev/null 2>&1; then
+		log "missing Debian packages: ${missing[*]}; install them and run again"
+		exit 1
+	fi
+	log "installing ${missing[*]}"
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# TinyGo, built once into $root (a writable copy of the module source,
+# which is also TINYGOROOT).
+if [ ! -x "$root/bin/tinygo" ] || [ "$(cat "$root/.mcpx-version" 2>/dev/null)" != "$tinygo_version" ]; then
+	log "building TinyGo $tinygo_version into $root (about two minutes)"
+	src=$(cd /tmp && GOFLAGS=-mod=mod go mod download -json "github.com/tinygo-org/tinygo@$tinygo_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	[ -n "$src" ] || { log "go mod download of tinygo failed"; exit 1; }
+	rm -rf "$root.tmp"
+	mkdir -p "$tools"
+	cp -r "$src" "$root.tmp"
+	chmod -R u+w "$root.tmp"
+	(
+		cd "$root.tmp"
+		mkdir -p src/net
+		# tinygo.org/x/espflasher is served only at v0.6.0, whose EraseFlash
+		# takes no progress callback (shared/TINYGO.md).
+		go mod edit -replace tinygo.org/x/espflasher=tinygo.org/x/espflasher@v0.6.0
+		GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 || true
+		sed -i 's/EraseFlash(progressFunc)/EraseFlash()/' main.go
+		GOFLAGS=-mod=mod go build -tags=llvm19 -o bin/tinygo .
+	)
+	echo "$tinygo_version" >"$root.tmp/.mcpx-version"
+	rm -rf "$root"
+	mv "$root.tmp" "$root"
+fi
+
+# Seed TinyGo's library cache with Debian's prebuilt wasm32 libraries.
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/tinygo
+libc="$cache/wasi-libc-wasm32-unknown-wasi-generic"
+crt="$cache/compiler-rt-wasm32-unknown-wasi-generic"
+if [ ! -f "$libc/lib.a" ] || [ ! -f "$crt/lib.a" ]; then
+	log "seeding $cache with Debian's wasi-libc and compiler-rt"
+	mkdir -p "$libc/include" "$crt"
+	cp -r /usr/include/wasm32-wasi/. "$libc/include/"
+	cp /usr/lib/wasm32-wasi/libc.a "$libc/lib.a"
+	cp /usr/lib/llvm-19/lib/clang/19/lib/wasi/libclang_rt.builtins-wasm32.a "$crt/lib.a"
+fi
+
+echo "$root"
