@@ -47,7 +47,27 @@ type Carrier struct {
 	// the string literal with its quotes).
 	Off, End int
 
-	members map[string]Span
+	members members
+}
+
+// members are the top-level members of a payload, in document order. A
+// slice, not a map: most payloads have a handful, and a map per carrier per
+// step cost more than the linear search.
+type members []member
+
+type member struct {
+	key string
+	Span
+}
+
+// enter records a member; a container's End is set by leave.
+func (m *members) enter(key string, sp Span) { *m = append(*m, member{key, sp}) }
+
+// leave sets the End of the last member, the container just closed.
+func (m members) leave(end int) {
+	if len(m) > 0 {
+		m[len(m)-1].End = end
+	}
 }
 
 // Span is a value's place in a buffer: [Off, End) and its kind.
@@ -59,8 +79,12 @@ type Span struct {
 // Member returns the span of a top-level member of the carrier's payload,
 // from the index the Doc built in its one pass.
 func (c *Carrier) Member(key string) (Span, bool) {
-	s, ok := c.members[key]
-	return s, ok
+	for _, m := range c.members {
+		if m.key == key {
+			return m.Span, true
+		}
+	}
+	return Span{}, false
 }
 
 // Block is one content block of an MCP result.
@@ -186,15 +210,14 @@ func (d *Doc) inCarrier(off int) bool {
 func (d *Doc) index() {
 	d.once.Do(func() {
 		var (
-			structured = Carrier{Kind: CarrierStructured, Off: -1, members: map[string]Span{}}
+			structured = Carrier{Kind: CarrierStructured, Off: -1}
 			rootKind   Kind
 			rootOff    int
-			rootMem    = map[string]Span{}
+			rootMem    members
 			hasContent bool
 			typedAll   = true
-			texts      = map[int]Span{} // block index -> text literal
+			texts      []textLit
 			strs       []StringRef
-			pending    = map[int]string{} // container offset -> member key awaiting End
 		)
 		d.err = walkFiltered(d.Raw, 3, IndexMinString, func(v *Visit) Step {
 			n := len(v.Path)
@@ -202,18 +225,16 @@ func (d *Doc) index() {
 				switch {
 				case n == 0:
 				case n == 1:
-					if k, ok := pending[v.Off]; ok {
-						rootMem[k] = Span{v.Off, v.End, v.Kind}
-						delete(pending, v.Off)
+					if rootKind == KindObject {
+						rootMem.leave(v.End)
 					}
 					if v.Off == structured.Off {
 						structured.End = v.End
 						structured.Payload = d.Raw[v.Off:v.End]
 					}
 				case n == 2 && v.Path[0].KeyIs("structuredContent"):
-					if k, ok := pending[v.Off]; ok {
-						structured.members[k] = Span{v.Off - structured.Off, v.End - structured.Off, v.Kind}
-						delete(pending, v.Off)
+					if !v.Path[1].IsIndex() {
+						structured.members.leave(v.End - structured.Off)
 					}
 				case n == 2 && v.Kind == KindObject && v.Path[0].KeyIs("content") && len(d.blocks) > 0:
 					d.blocks[len(d.blocks)-1].End = v.End
@@ -224,13 +245,9 @@ func (d *Doc) index() {
 			case 0:
 				rootKind, rootOff = v.Kind, v.Off
 			case 1:
-				key := v.Path[0].KeyString()
-				if v.End >= 0 {
-					rootMem[key] = Span{v.Off, v.End, v.Kind}
-				} else {
-					pending[v.Off] = key
-				}
 				if rootKind == KindObject {
+					key := v.Path[0].KeyString()
+					rootMem.enter(key, Span{v.Off, v.End, v.Kind})
 					switch key {
 					case "structuredContent":
 						if v.Kind == KindObject || v.Kind == KindArray {
@@ -250,11 +267,11 @@ func (d *Doc) index() {
 						break
 					}
 					key := v.Path[1].KeyString()
-					if v.End >= 0 {
-						structured.members[key] = Span{v.Off - structured.Off, v.End - structured.Off, v.Kind}
-					} else {
-						pending[v.Off] = key
+					end := v.End
+					if end >= 0 {
+						end -= structured.Off
 					}
+					structured.members.enter(key, Span{v.Off - structured.Off, end, v.Kind})
 				case v.Path[0].KeyIs("content"):
 					if v.Kind != KindObject {
 						typedAll = false
@@ -268,7 +285,7 @@ func (d *Doc) index() {
 					case "type":
 						d.blocks[len(d.blocks)-1].Type, _ = unescapeString(d.Raw[v.Off+1 : v.End-1])
 					case "text":
-						texts[v.Path[1].Index] = Span{v.Off, v.End, KindString}
+						texts = append(texts, textLit{v.Path[1].Index, Span{v.Off, v.End, KindString}})
 					}
 				}
 			}
@@ -299,7 +316,7 @@ func (d *Doc) index() {
 		// Text blocks whose text is a JSON container are carriers too.
 		var inner [][]StringRef
 		for _, b := range d.blocks {
-			t, ok := texts[b.Index]
+			t, ok := textOf(texts, b.Index)
 			if !ok || b.Type != "text" || !looksLikeJSONContainer(d.Raw[t.Off+1:t.End-1]) {
 				continue
 			}
@@ -307,11 +324,15 @@ func (d *Doc) index() {
 			if err != nil {
 				continue
 			}
-			c := Carrier{Kind: CarrierText, Block: b.Index, Payload: payload, Off: t.Off, End: t.End, members: map[string]Span{}}
+			c := Carrier{Kind: CarrierText, Block: b.Index, Payload: payload, Off: t.Off, End: t.End}
 			var found []StringRef
 			err = walkFiltered(payload, 1, IndexMinString, func(v *Visit) Step {
-				if len(v.Path) == 1 && (v.Leave || v.End >= 0) {
-					c.members[v.Path[0].KeyString()] = Span{v.Off, v.End, v.Kind}
+				if len(v.Path) == 1 && !v.Path[0].IsIndex() {
+					if v.Leave {
+						c.members.leave(v.End)
+					} else {
+						c.members.enter(v.Path[0].KeyString(), Span{v.Off, v.End, v.Kind})
+					}
 				}
 				if !v.Leave && v.Kind == KindString && v.End-v.Off >= IndexMinString {
 					found = append(found, d.stringRef(0, v, false))
@@ -361,6 +382,21 @@ func (d *Doc) index() {
 			ti++
 		}
 	})
+}
+
+// textLit is the text literal of a content block.
+type textLit struct {
+	block int
+	Span
+}
+
+func textOf(ts []textLit, block int) (Span, bool) {
+	for _, t := range ts {
+		if t.block == block {
+			return t.Span, true
+		}
+	}
+	return Span{}, false
 }
 
 // looksLikeJSONContainer checks the escaped text for a leading { or [.

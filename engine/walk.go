@@ -190,6 +190,11 @@ func (w *walker) call(kind Kind, off, end int, leave bool) Step {
 }
 
 func (w *walker) run() error {
+	// Most documents nest a few levels: one allocation each up front
+	// instead of a growth per level.
+	var stack [8]frame
+	var path [8]PathElem
+	w.stack, w.path = stack[:0], path[:0]
 	w.ws()
 	if err := w.value(); err != nil {
 		return err

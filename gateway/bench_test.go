@@ -3,13 +3,18 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
 // reportLatency adds p50 and p99 (microseconds) of the samples.
@@ -64,4 +69,213 @@ func BenchmarkStdioGateway(b *testing.B) {
 		}
 	}
 	reportLatency(b, samples)
+}
+
+// benchCallers is how many callers share one connection in the
+// concurrent benchmarks: a client with that many calls in flight.
+const benchCallers = 16
+
+// inParallel runs b.N calls of call spread over n goroutines and reports
+// calls/s and the latency percentiles of the calls.
+func inParallel(b *testing.B, n int, call func() error) {
+	var (
+		next    atomic.Int64
+		mu      sync.Mutex
+		samples = make([]time.Duration, 0, b.N)
+		wg      sync.WaitGroup
+		failed  atomic.Value
+	)
+	total := int64(b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, b.N/n+1)
+			for next.Add(1) <= total {
+				t0 := time.Now()
+				if err := call(); err != nil {
+					failed.Store(err)
+					return
+				}
+				local = append(local, time.Since(t0))
+			}
+			mu.Lock()
+			samples = append(samples, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+	reportLatency(b, samples)
+}
+
+// concurrentDirect runs 16 callers sharing one direct stdio connection
+// to cfg's server, each with one call of tool in flight.
+func concurrentDirect(b *testing.B, cfg ServerConfig, tool, args string) {
+	c, err := startStdio("direct", cfg, hclog.NewNullLogger(), connHandlers{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.close()
+	ctx := context.Background()
+	if _, err := c.call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
+		b.Fatal(err)
+	}
+	_ = c.notify(ctx, "notifications/initialized", nil)
+	params := json.RawMessage(toolCall(tool, args))
+	inParallel(b, benchCallers, func() error {
+		_, err := c.call(ctx, "tools/call", params)
+		return err
+	})
+}
+
+// concurrentGateway runs the same 16 callers sharing one stdio session of
+// the gateway (in process), which forwards to cfg's server over stdio.
+func concurrentGateway(b *testing.B, cfg ServerConfig, tool, args string) {
+	g := newTestGateway(b, map[string]ServerConfig{"up": cfg}, engine.Options{})
+	c := connect(b, g)
+	params := toolCall(tool, args)
+	inParallel(b, benchCallers, func() error {
+		_, ch := c.start("tools/call", params)
+		r := <-ch
+		if !gjson.GetBytes(r, "result").Exists() {
+			return fmt.Errorf("tools/call: %s", r)
+		}
+		return nil
+	})
+}
+
+// BenchmarkStdioConcurrentDirect: 16 callers share one direct stdio
+// connection to the stub (a Go process that answers echo in microseconds),
+// each with one call in flight.
+func BenchmarkStdioConcurrentDirect(b *testing.B) {
+	concurrentDirect(b, stubServer(b), "echo", `{"v":"small"}`)
+}
+
+// BenchmarkStdioConcurrentGateway: the same through one stdio session of
+// the gateway.
+func BenchmarkStdioConcurrentGateway(b *testing.B) {
+	concurrentGateway(b, stubServer(b), "echo", `{"v":"small"}`)
+}
+
+// BenchmarkStdioConcurrentEverythingDirect: 16 callers share one direct
+// stdio connection to server-everything (node), tool echo.
+func BenchmarkStdioConcurrentEverythingDirect(b *testing.B) {
+	concurrentDirect(b, everythingStdio(b), "echo", `{"message":"small"}`)
+}
+
+// BenchmarkStdioConcurrentEverythingGateway: the same through one stdio
+// session of the gateway.
+func BenchmarkStdioConcurrentEverythingGateway(b *testing.B) {
+	concurrentGateway(b, everythingStdio(b), "echo", `{"message":"small"}`)
+}
+
+// BenchmarkStdioConcurrentWrap: the same 16 callers share one stdio
+// connection to "mcpx wrap -- stub", a separate process, as an MCP
+// client runs it.
+func BenchmarkStdioConcurrentWrap(b *testing.B) {
+	stub := stubServer(b)
+	cfg := ServerConfig{Command: buildMCPX(b), Args: append([]string{"wrap", "--store", b.TempDir(), "--", stub.Command}, stub.Args...), Env: stub.Env}
+	c, err := startStdio("wrap", cfg, hclog.NewNullLogger(), connHandlers{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.close()
+	ctx := context.Background()
+	if _, err := c.call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
+		b.Fatal(err)
+	}
+	_ = c.notify(ctx, "notifications/initialized", nil)
+	params := json.RawMessage(toolCall("echo", `{"v":"small"}`))
+	inParallel(b, benchCallers, func() error {
+		_, err := c.call(ctx, "tools/call", params)
+		return err
+	})
+}
+
+// BenchmarkEngineSmallResult is the engine's own work on the echo
+// result the stdio benchmarks forward: the floor of what the gateway adds
+// per call.
+func BenchmarkEngineSmallResult(b *testing.B) {
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig())})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	raw := json.RawMessage(`{"content":[{"type":"text","text":"{\"v\":\"small\"}","annotations":{"audience":["user"]}}],"structuredContent":{"v":"small"},"_meta":{"k":"v"}}`)
+	call := engine.Call{Server: "stub", Tool: "echo", Arguments: json.RawMessage(`{"v":"small"}`), Scope: engine.Scope{SessionID: "s"}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := eng.Transform(ctx, call, raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkImage10MiB: a tool result holding a 10 MiB PNG as base64
+// (about 13.3 MiB of JSON). "direct" is the transfer: the stub's answer
+// read over stdio by a client; "engine" is the engine's own time on that
+// result (decode, hash, store in memory, splice the ref); "gateway" is
+// until a client of the gateway holds the summary. The target is gateway
+// within 2x of engine + direct.
+func BenchmarkImage10MiB(b *testing.B) {
+	const size = 10 << 20
+	args := fmt.Sprintf(`{"bytes":%d}`, size)
+	ctx := context.Background()
+	var raw json.RawMessage
+	b.Run("direct", func(b *testing.B) {
+		c, err := startStdio("stub", stubServer(b), hclog.NewNullLogger(), connHandlers{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.close()
+		if _, err := c.call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
+			b.Fatal(err)
+		}
+		params := json.RawMessage(toolCall("big", args))
+		b.SetBytes(size)
+		for b.Loop() {
+			if raw, err = c.call(ctx, "tools/call", params); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("engine", func(b *testing.B) {
+		if raw == nil {
+			b.Skip("run with the direct sub-benchmark")
+		}
+		eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig())})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer eng.Close(ctx)
+		call := engine.Call{Server: "stub", Tool: "big", Arguments: json.RawMessage(args), Scope: engine.Scope{SessionID: "s"}}
+		b.SetBytes(size)
+		for b.Loop() {
+			res, err := eng.Transform(ctx, call, raw)
+			if err != nil || len(res.Artifacts) != 1 {
+				b.Fatalf("transform: %v, %d artifacts", err, len(res.Artifacts))
+			}
+		}
+	})
+	b.Run("gateway", func(b *testing.B) {
+		g := newTestGateway(b, map[string]ServerConfig{"stub": stubServer(b)}, engine.Options{})
+		c := connect(b, g)
+		params := toolCall("big", args)
+		b.SetBytes(size)
+		for b.Loop() {
+			r := c.call("tools/call", params)
+			if len(r) > 4096 || !gjson.GetBytes(r, `result.content.#(type=="resource_link").uri`).Exists() {
+				b.Fatalf("no summary: %.300s", r)
+			}
+		}
+	})
 }

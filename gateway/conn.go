@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -59,8 +60,8 @@ type stdioConn struct {
 	h    connHandlers
 	cmd  *exec.Cmd
 
-	wmu   sync.Mutex
 	stdin io.WriteCloser
+	lw    *lineWriter // on stdin
 
 	mu      sync.Mutex
 	pending map[int64]chan callResult
@@ -110,6 +111,7 @@ func startStdio(name string, cfg ServerConfig, log hclog.Logger, h connHandlers)
 		h:       h,
 		cmd:     cmd,
 		stdin:   stdin,
+		lw:      newLineWriter(stdin),
 		pending: map[int64]chan callResult{},
 		doneCh:  make(chan struct{}),
 	}
@@ -267,11 +269,9 @@ func (c *stdioConn) drainStderr(r io.Reader) {
 	}
 }
 
+// write sends one message and its newline; see lineWriter.
 func (c *stdioConn) write(b []byte) error {
-	b = append(b, '\n')
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := c.stdin.Write(b); err != nil {
+	if err := c.lw.write(b); err != nil {
 		return fmt.Errorf("upstream[%s]: write: %w", c.name, errors.Join(err, ErrUpstreamExited))
 	}
 	return nil
@@ -340,9 +340,7 @@ func (c *stdioConn) kill() {
 // process to leave, then kills it.
 func (c *stdioConn) close() error {
 	c.closing.Store(true)
-	c.wmu.Lock()
 	_ = c.stdin.Close()
-	c.wmu.Unlock()
 	select {
 	case <-c.doneCh:
 	case <-time.After(2 * time.Second):
@@ -368,7 +366,7 @@ func startHTTP(ctx context.Context, name string, cfg ServerConfig, log hclog.Log
 	var t transport.Interface
 	switch cfg.kind() {
 	case TypeSSE:
-		sse, err := transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers))
+		sse, err := transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers), transport.WithHTTPClient(upstreamHTTPClient()), transport.WithSSELogger(slogTo(log)))
 		if err != nil {
 			return nil, fmt.Errorf("upstream[%s]: %w", name, err)
 		}
@@ -377,7 +375,7 @@ func startHTTP(ctx context.Context, name string, cfg ServerConfig, log hclog.Log
 		})
 		t = sse
 	default:
-		sh, err := transport.NewStreamableHTTP(cfg.URL, transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening())
+		sh, err := transport.NewStreamableHTTP(cfg.URL, transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(), transport.WithHTTPBasicClient(upstreamHTTPClient()), transport.WithHTTPLogger(slogTo(log)))
 		if err != nil {
 			return nil, fmt.Errorf("upstream[%s]: %w", name, err)
 		}
@@ -410,6 +408,19 @@ func startHTTP(ctx context.Context, name string, cfg ServerConfig, log hclog.Log
 	}
 	c.t = t
 	return c, nil
+}
+
+// upstreamMaxIdleConns is how many idle connections to one remote
+// upstream are kept open: enough for the calls that many sessions have in
+// flight at once (Go's default keeps 2 and reconnects for the rest).
+const upstreamMaxIdleConns = 64
+
+// upstreamHTTPClient is the HTTP client of one remote upstream.
+func upstreamHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = upstreamMaxIdleConns
+	tr.MaxIdleConns = 2 * upstreamMaxIdleConns
+	return &http.Client{Transport: tr}
 }
 
 func (c *httpConn) end(err error) {

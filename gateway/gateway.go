@@ -88,8 +88,9 @@ type Gateway struct {
 	progress map[string]progressRoute // upstream progress token → client's
 	progSeq  atomic.Int64
 
-	ownerMu sync.RWMutex
-	owner   map[string]*upstream // resource URI → the upstream that listed it
+	ownerMu    sync.RWMutex
+	owner      map[string]*upstream // resource URI → the upstream that listed it first
+	collisions map[string]struct{}  // uri + "\x00" + server, logged once
 
 	cacheMu sync.Mutex
 	cache   map[cacheKey]cacheEntry
@@ -121,16 +122,17 @@ type progressRoute struct {
 // New checks the options and builds a Gateway; Start connects it.
 func New(o Options) (*Gateway, error) {
 	g := &Gateway{
-		log:       o.Logger,
-		version:   o.Version,
-		startWait: o.StartWait,
-		ups:       map[string]*upstream{},
-		routes:    map[string]*toolRoute{},
-		sessions:  map[string]*Session{},
-		subs:      map[string]map[*Session]struct{}{},
-		progress:  map[string]progressRoute{},
-		owner:     map[string]*upstream{},
-		cache:     map[cacheKey]cacheEntry{},
+		log:        o.Logger,
+		version:    o.Version,
+		startWait:  o.StartWait,
+		ups:        map[string]*upstream{},
+		routes:     map[string]*toolRoute{},
+		sessions:   map[string]*Session{},
+		subs:       map[string]map[*Session]struct{}{},
+		progress:   map[string]progressRoute{},
+		owner:      map[string]*upstream{},
+		collisions: map[string]struct{}{},
+		cache:      map[cacheKey]cacheEntry{},
 	}
 	if g.log == nil {
 		g.log = hclog.NewNullLogger()
@@ -302,7 +304,11 @@ func (g *Gateway) upstreamReady(u *upstream) {
 	g.subsMu.Lock()
 	var uris []string
 	for uri := range g.subs {
-		if g.ownerOf(uri) == u {
+		if nu, orig, ok := g.resolveURI(uri); ok {
+			if nu == u {
+				uris = append(uris, orig)
+			}
+		} else if g.ownerOf(uri) == u {
 			uris = append(uris, uri)
 		}
 	}
@@ -467,19 +473,39 @@ func (g *Gateway) upstreamNotification(u *upstream, method string, params json.R
 			g.broadcast(method, nil)
 		}()
 	case "notifications/resources/updated":
+		// Subscribers of the bare URI hear of it when u owns it (see
+		// UpstreamURIPrefix); subscribers of u's namespaced form always,
+		// under that form.
 		uri := gjson.GetBytes(params, "uri").String()
+		alias := upstreamURI(u.name, uri)
 		g.invalidate(uri)
+		g.invalidate(alias)
+		owner := g.ownerOf(uri)
 		g.subsMu.Lock()
-		subs := make([]*Session, 0, len(g.subs[uri]))
-		for s := range g.subs[uri] {
-			subs = append(subs, s)
+		var bare, named []*Session
+		if owner == nil || owner == u {
+			for s := range g.subs[uri] {
+				bare = append(bare, s)
+			}
+		}
+		for s := range g.subs[alias] {
+			named = append(named, s)
 		}
 		g.subsMu.Unlock()
-		msg := encodeRequest(nil, method, params)
-		for _, s := range subs {
-			s.send(msg)
+		if len(bare) > 0 {
+			msg := encodeRequest(nil, method, params)
+			for _, s := range bare {
+				s.send(msg)
+			}
 		}
-		u.log.Debug("resource updated", "uri", uri, "sessions", len(subs))
+		if len(named) > 0 {
+			p, _ := sjson.SetBytes(append([]byte(nil), params...), "uri", alias)
+			msg := encodeRequest(nil, method, p)
+			for _, s := range named {
+				s.send(msg)
+			}
+		}
+		u.log.Debug("resource updated", "uri", uri, "sessions", len(bare)+len(named))
 	case "notifications/resources/list_changed", "notifications/prompts/list_changed":
 		g.broadcast(method, params)
 	case "notifications/cancelled":

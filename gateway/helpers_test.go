@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,39 +35,70 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// Stub modes, the values of stubEnv: "1" serves tools only; "resources"
+// also declares resources (two pages of resources and of templates, a
+// URI every such stub shares, subscriptions). stubNameEnv names the stub
+// in its URIs and texts.
+const (
+	stubResources = "resources"
+	stubNameEnv   = "MCPX_GATEWAY_TEST_STUB_NAME"
+)
+
 // runStub serves tools whose behaviour the failure tests need: echo,
-// crash (exits mid-call), hang (never answers), badjson (answers a
-// broken line), flood (writes 1 MiB to stderr first), image (a PNG).
+// whoami (declares "username"), crash (exits mid-call), hang (never
+// answers), badjson (answers a broken line), flood (writes 1 MiB to
+// stderr first), image (a PNG), progress (steps progress notifications
+// for the call's token, then answers), log (a notifications/message
+// first), grow (adds the tool "extra" and announces tools/list_changed),
+// touch (announces resources/updated for its "uri"), big (an image of
+// "bytes" bytes).
 func runStub() {
-	in := bufio.NewReader(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
 	write := func(s string) { out.WriteString(s + "\n"); out.Flush() }
+	resources := os.Getenv(stubEnv) == stubResources
+	name := os.Getenv(stubNameEnv)
+	if name == "" {
+		name = "stub"
+	}
+	grown := false
 	for {
 		line, err := in.ReadBytes('\n')
 		if err != nil {
 			return
 		}
 		id := gjson.GetBytes(line, "id").Raw
+		result := func(res string) { write(`{"jsonrpc":"2.0","id":` + id + `,"result":` + res + `}`) }
 		switch gjson.GetBytes(line, "method").String() {
 		case "initialize":
-			write(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"stub","version":"1"}}}`)
+			caps := `{"tools":{"listChanged":true},"logging":{}}`
+			if resources {
+				caps = `{"tools":{"listChanged":true},"logging":{},"resources":{"subscribe":true,"listChanged":true}}`
+			}
+			result(`{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"serverInfo":{"name":"stub","version":"1"}}`)
 		case "tools/list":
-			write(`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[` +
+			extra := ""
+			if grown {
+				extra = `,{"name":"extra","inputSchema":{"type":"object"}}`
+			}
+			result(`{"tools":[` +
 				`{"name":"echo","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","title":"Echo","properties":{"v":{"anyOf":[{"type":"string"},{"type":"null"}]}}},"outputSchema":{"type":"object"}},` +
 				`{"name":"whoami","inputSchema":{"type":"object","properties":{"username":{"type":"string"}}}},` +
 				`{"name":"crash","inputSchema":{"type":"object"}},{"name":"hang","inputSchema":{"type":"object"}},` +
 				`{"name":"badjson","inputSchema":{"type":"object"}},{"name":"flood","inputSchema":{"type":"object"}},` +
-				`{"name":"image","inputSchema":{"type":"object"}}]}}`)
+				`{"name":"image","inputSchema":{"type":"object"}},{"name":"progress","inputSchema":{"type":"object"}},` +
+				`{"name":"log","inputSchema":{"type":"object"}},{"name":"grow","inputSchema":{"type":"object"}},` +
+				`{"name":"touch","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}}` + extra + `]}`)
 		case "tools/call":
-			name := gjson.GetBytes(line, "params.name").String()
+			tool := gjson.GetBytes(line, "params.name").String()
 			args := gjson.GetBytes(line, "params.arguments").Raw
 			if args == "" {
 				args = "{}"
 			}
-			switch name {
-			case "echo", "whoami":
+			switch tool {
+			case "echo", "whoami", "extra":
 				text, _ := json.Marshal(args)
-				write(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":` + string(text) + `,"annotations":{"audience":["user"]}}],"structuredContent":` + args + `,"_meta":{"k":"v"}}}`)
+				result(`{"content":[{"type":"text","text":` + string(text) + `,"annotations":{"audience":["user"]}}],"structuredContent":` + args + `,"_meta":{"k":"v"}}`)
 			case "crash":
 				os.Stderr.WriteString("stub: crashing on purpose\n")
 				os.Exit(3)
@@ -78,14 +110,72 @@ func runStub() {
 				for range 1024 {
 					os.Stderr.WriteString(chunk)
 				}
-				write(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"flooded"}]}}`)
+				result(`{"content":[{"type":"text","text":"flooded"}]}`)
 			case "image":
-				write(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"image","mimeType":"image/png","data":"` + pngB64 + `"}]}}`)
+				result(`{"content":[{"type":"image","mimeType":"image/png","data":"` + pngB64 + `"}]}`)
+			case "progress":
+				tok := gjson.GetBytes(line, "params._meta.progressToken").Raw
+				steps := int(gjson.Get(args, "steps").Int())
+				delay := time.Duration(gjson.Get(args, "delay_ms").Int()) * time.Millisecond
+				for i := 1; i <= steps && tok != ""; i++ {
+					write(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"total":%d,"message":"step %d"}}`, tok, i, steps, i))
+					time.Sleep(delay)
+				}
+				result(fmt.Sprintf(`{"content":[{"type":"text","text":"done in %d steps"}]}`, steps))
+			case "log":
+				write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","data":{"note":"from the stub"}}}`)
+				result(`{"content":[{"type":"text","text":"logged"}]}`)
+			case "grow":
+				grown = true
+				write(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+				result(`{"content":[{"type":"text","text":"grown"}]}`)
+			case "touch":
+				uri, _ := json.Marshal(gjson.Get(args, "uri").String())
+				write(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":` + string(uri) + `}}`)
+				result(`{"content":[{"type":"text","text":"touched"}]}`)
+			case "big":
+				result(`{"content":[{"type":"image","mimeType":"image/png","data":"` + bigImageB64(int(gjson.Get(args, "bytes").Int())) + `"}]}`)
 			}
+		case "resources/list":
+			switch gjson.GetBytes(line, "params.cursor").String() {
+			case "":
+				result(`{"resources":[{"uri":"stub://` + name + `/r1","name":"r1 of ` + name + `","mimeType":"text/plain"},{"uri":"shared://readme","name":"readme of ` + name + `","mimeType":"text/plain"}],"nextCursor":"p2"}`)
+			default:
+				result(`{"resources":[{"uri":"stub://` + name + `/r2","name":"r2 of ` + name + `","mimeType":"text/plain"}]}`)
+			}
+		case "resources/templates/list":
+			switch gjson.GetBytes(line, "params.cursor").String() {
+			case "":
+				result(`{"resourceTemplates":[{"uriTemplate":"stub://` + name + `/t1/{x}","name":"t1 of ` + name + `"}],"nextCursor":"p2"}`)
+			default:
+				result(`{"resourceTemplates":[{"uriTemplate":"stub://` + name + `/t2/{x}","name":"t2 of ` + name + `"}]}`)
+			}
+		case "resources/read":
+			uri := gjson.GetBytes(line, "params.uri").String()
+			text, _ := json.Marshal("from " + name + ": " + uri)
+			quri, _ := json.Marshal(uri)
+			result(`{"contents":[{"uri":` + string(quri) + `,"mimeType":"text/plain","text":` + string(text) + `}]}`)
+		case "resources/subscribe", "resources/unsubscribe", "logging/setLevel":
+			result(`{}`)
 		case "ping":
-			write(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`)
+			result(`{}`)
 		}
 	}
+}
+
+// bigImageB64 is the base64 of an n-byte "PNG": the PNG signature, then
+// bytes that do not compress.
+func bigImageB64(n int) string {
+	b := make([]byte, max(n, 8))
+	var x uint64 = 0x9E3779B97F4A7C15
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b[i] = byte(x)
+	}
+	copy(b, "\x89PNG\r\n\x1a\n")
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 // pngB64 is a 1x1 PNG.
@@ -98,6 +188,14 @@ func stubServer(t testing.TB) ServerConfig {
 		t.Fatal(err)
 	}
 	return ServerConfig{Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{stubEnv: "1"}}
+}
+
+// resourceStub is a stub that also serves resources, named name in its
+// URIs.
+func resourceStub(t testing.TB, name string) ServerConfig {
+	c := stubServer(t)
+	c.Env = map[string]string{stubEnv: stubResources, stubNameEnv: name}
+	return c
 }
 
 // newTestGateway starts a gateway over servers with a memory store.
@@ -133,12 +231,21 @@ type client struct {
 // connect serves a new stdio session of g and initializes it.
 func connect(t testing.TB, g *Gateway) *client {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
+	// OS pipes, as an MCP client's stdio: writes land in the kernel's
+	// buffer instead of waiting for the gateway to read them.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := &client{t: t, w: inW, resp: map[string]chan json.RawMessage{}, notes: make(chan json.RawMessage, 4096), done: make(chan error, 1)}
 	go func() {
 		err := g.ServeStdio(context.Background(), inR, outW)
 		outW.Close()
+		inR.Close()
 		c.done <- err
 	}()
 	go func() {

@@ -100,15 +100,19 @@ func (g *Gateway) ownerOf(uri string) *upstream {
 	return nil
 }
 
-func (g *Gateway) setOwner(u *upstream, uri string) {
-	g.ownerMu.Lock()
-	g.owner[uri] = u
-	g.ownerMu.Unlock()
-}
+// setOwner records that u serves uri unless another server listed it
+// first.
+func (g *Gateway) setOwner(u *upstream, uri string) { g.claim(u, uri) }
 
 // candidates are the upstreams that may serve uri: its owner, else every
 // upstream with the resources capability.
 func (g *Gateway) candidates(uri string) []*upstream {
+	if u, _, ok := g.resolveURI(uri); ok {
+		if u == nil {
+			return nil
+		}
+		return []*upstream{u}
+	}
 	if u := g.ownerOf(uri); u != nil {
 		return []*upstream{u}
 	}
@@ -123,6 +127,16 @@ func (g *Gateway) candidates(uri string) []*upstream {
 
 // readUpstream reads uri from the upstream that serves it.
 func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawMessage) (*upstream, json.RawMessage, error) {
+	if u, orig, ok := g.resolveURI(uri); ok {
+		if u == nil {
+			return nil, nil, fmt.Errorf("resources/read %s: no configured server by that name (want %s{server}/{uri}): %w", uri, UpstreamURIPrefix, ErrUnknownResource)
+		}
+		res, err := u.call(ctx, "resources/read", withURI(params, orig))
+		if err != nil {
+			return nil, nil, fmt.Errorf("resources/read %s: %w", uri, err)
+		}
+		return u, renameContents(res, orig, uri), nil
+	}
 	if params == nil {
 		params, _ = json.Marshal(map[string]string{"uri": uri})
 	}
@@ -223,14 +237,12 @@ func (s *Session) listResources(ctx context.Context, params json.RawMessage, tem
 			continue
 		}
 		items := gjson.GetBytes(res, key)
-		if !templates {
-			items.ForEach(func(_, v gjson.Result) bool {
-				g.setOwner(u, v.Get("uri").String())
-				return true
-			})
-		}
 		if items.IsArray() {
-			out, _ = sjson.SetRawBytes(out, key, []byte(items.Raw))
+			page := []byte(items.Raw)
+			if !templates {
+				page = g.exposeItems(u, items)
+			}
+			out, _ = sjson.SetRawBytes(out, key, page)
 		}
 		next := ""
 		if n := gjson.GetBytes(res, "nextCursor").String(); n != "" {
@@ -480,6 +492,12 @@ func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		if id, ok := artifactID(uri); ok {
 			return s.artifactSummary(ctx, uri, id)
 		}
+		if nu, orig, ok := s.g.resolveURI(uri); ok {
+			if nu != u {
+				return toolError(fmt.Sprintf("%s is not a resource of the %s server", uri, u.name)), nil
+			}
+			uri = orig
+		}
 		k := cacheKey{session: s.ID, uri: uri, kind: "tool"}
 		if raw, ok := s.g.cached(ctx, k); ok {
 			return raw, nil
@@ -560,14 +578,17 @@ func (g *Gateway) subscribe(ctx context.Context, s *Session, uri string) error {
 	if _, ok := artifactID(uri); ok || !first {
 		return nil // artifacts never change
 	}
-	params, _ := json.Marshal(map[string]string{"uri": uri})
+	_, orig, namespaced := g.resolveURI(uri)
+	params, _ := json.Marshal(map[string]string{"uri": orig})
 	var errs []error
 	for _, u := range g.candidates(uri) {
 		if _, err := u.call(ctx, "resources/subscribe", params); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		g.setOwner(u, uri)
+		if !namespaced {
+			g.setOwner(u, uri)
+		}
 		return nil
 	}
 	g.unsubscribe(s, uri)
@@ -595,8 +616,12 @@ func (g *Gateway) unsubscribe(s *Session, uri string) {
 	if _, ok := artifactID(uri); ok || !last {
 		return
 	}
-	if u := g.ownerOf(uri); u != nil && g.ctx != nil {
-		params, _ := json.Marshal(map[string]string{"uri": uri})
+	u, orig, namespaced := g.resolveURI(uri)
+	if !namespaced {
+		u = g.ownerOf(uri)
+	}
+	if u != nil && g.ctx != nil {
+		params, _ := json.Marshal(map[string]string{"uri": orig})
 		if _, err := u.call(g.ctx, "resources/unsubscribe", params); err != nil {
 			u.log.Debug("resources/unsubscribe failed", "uri", uri, "error", err)
 		}
@@ -711,6 +736,9 @@ func (s *Session) complete(ctx context.Context, params json.RawMessage) (json.Ra
 		return r.up.call(ctx, "completion/complete", p)
 	case "ref/resource":
 		uri := ref.Get("uri").String()
+		if _, orig, ok := s.g.resolveURI(uri); ok {
+			params, _ = sjson.SetBytes(append([]byte(nil), params...), "ref.uri", orig)
+		}
 		for _, u := range s.g.candidates(uri) {
 			if u.capability("completions") {
 				return u.call(ctx, "completion/complete", params)

@@ -320,21 +320,27 @@ func (s *Session) callTool(ctx context.Context, params json.RawMessage, related 
 	}
 	meta := gjson.GetBytes(params, "_meta")
 	scope := engine.Scope{SessionID: s.ID, UserID: s.User, TraceID: traceID(meta)}
-	args := json.RawMessage(gjson.GetBytes(params, "arguments").Raw)
+	args := json.RawMessage(nil)
+	if a := gjson.GetBytes(params, "arguments"); a.Exists() {
+		args = sub(params, a)
+	}
 	if r.generated != "" {
 		return s.generated(ctx, r, args, scope)
 	}
+	orig := args
 	var err error
 	if args, err = s.rewriteArgs(ctx, r, args); err != nil {
 		return nil, fmt.Errorf("tools/call %q: arguments: %w", name, err)
 	}
-	up := append([]byte(nil), params...)
+	// The client's params go upstream as they are unless something in
+	// them changes: the common call is neither copied nor re-encoded.
+	up := []byte(params)
 	if r.tool != name {
 		if up, err = sjson.SetBytes(up, "name", r.tool); err != nil {
 			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
 		}
 	}
-	if len(args) > 0 {
+	if len(args) > 0 && !sameBytes(args, orig) {
 		if up, err = sjson.SetRawBytes(up, "arguments", args); err != nil {
 			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
 		}
@@ -351,6 +357,11 @@ func (s *Session) callTool(ctx context.Context, params json.RawMessage, related 
 		return nil, fmt.Errorf("tools/call %q on %s: %w", name, r.up.name, err)
 	}
 	return s.transform(ctx, engine.Call{Server: r.up.name, Tool: r.tool, Arguments: args, Scope: scope}, raw)
+}
+
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // transform runs the engine over a result and remembers the artifacts it

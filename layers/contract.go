@@ -52,13 +52,13 @@ type contract struct{ o ContractOptions }
 // carrier.
 func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
 	var out []engine.Rewrite
-	seen := map[string]bool{}
 	add := func(rw engine.Rewrite) {
-		key := string(rw.Target) + "\x00" + rw.Path
-		if !seen[key] {
-			seen[key] = true
-			out = append(out, rw)
+		for _, o := range out {
+			if o.Target == rw.Target && o.Path == rw.Path {
+				return
+			}
 		}
+		out = append(out, rw)
 	}
 	carriers := d.Carriers()
 	for ci := range carriers {

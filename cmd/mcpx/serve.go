@@ -20,14 +20,16 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/internal/config"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
+	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/store/noopstore"
 	"github.com/mcpx-dev/mcpx/web"
 )
 
 var serveCmd = command{
 	name:     "serve",
-	synopsis: "--config FILE [--listen ADDR] [--store DIR] [--check]",
+	synopsis: "--config FILE [--listen ADDR] [--store DIR] [--preset NAME]... [--plugin FILE.wasm]... [--plugins DIR] [--check]",
 	about: `
 Serve runs the MCP gateway: it starts the upstream servers of the config
 file's "mcpServers" map (Claude Desktop's format: "command", "args", "env",
@@ -43,16 +45,28 @@ client's "command" at it). With --listen ADDR it serves streamable HTTP at
 http://ADDR/mcp and signed, expiring artifact downloads at
 http://ADDR/artifacts/{id}; refs then carry a "url".
 
+--preset, --plugin and --plugins add WASM presets and custom transformers
+for this run, besides the config's; a --plugins folder is watched, and a
+new or changed .wasm is swapped in without a restart (see "mcpx plugin
+--help").
+
 --check validates the config (strings may use ${VAR} and ${VAR:-default}),
 builds every configured layer, prints what it would run, and exits.
 
 One upstream keeps its tool names; with several, tools are named
-{server}_{tool}. A crashed stdio upstream is restarted with backoff; the
-others keep serving.`,
+{server}_{tool}. Resource URIs are passed on as the servers send them;
+when two servers list the same URI, the first keeps it and the other's is
+listed as mcpx://upstream/{server}/{uri}. A crashed stdio upstream is
+restarted with backoff; the others keep serving.
+
+Without --store or store.dir, artifacts go to the default folder; when
+that falls back (no HOME, as MCP clients often start servers), the folder
+and the reason are logged as a warning.`,
 	example: `
 mcpx serve --config examples/quickstart/mcpx.json
 mcpx serve --config mcpx.json --listen 127.0.0.1:8080
-mcpx serve --config mcpx.json --check`,
+mcpx serve --config mcpx.json --check
+mcpx serve --config mcpx.json --plugins ~/.config/mcpx/plugins`,
 }
 
 // runServe is "mcpx serve".
@@ -61,10 +75,12 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet(c)
 	var (
 		o      common
+		plug   pluginFlags
 		listen string
 		check  bool
 	)
 	o.register(fs)
+	plug.register(fs)
 	fs.StringVar(&listen, "listen", "", "serve streamable HTTP on `ADDR` (host:port; /mcp and /artifacts/{id})\ninstead of stdio")
 	fs.BoolVar(&check, "check", false, "validate the config, print what would run, and exit")
 	pos, code := parse(c, fs, args, stderr)
@@ -79,6 +95,12 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg, log, err := o.setup(stderr)
 	if err != nil {
+		return fail(stderr, c, err)
+	}
+	if err := plug.apply(&cfg.Pipeline); err != nil {
+		if errors.Is(err, wasm.ErrUnknownPreset) {
+			return usageError(stderr, c, err)
+		}
 		return fail(stderr, c, err)
 	}
 	if listen == "" {
@@ -147,6 +169,19 @@ func checkServe(c command, cfg config.File, listen string, o common, stdout, std
 func serveGateway(c command, cfg config.File, o common, listen string, log hclog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.storeDir == "" && cfg.Store.Dir == "" {
+		// MCP clients often start servers with a minimal environment (no
+		// HOME): say where artifacts go and why, at a level the default
+		// log shows, since the client's log is the only place to see it.
+		dir, why, err := fsstore.DefaultDir()
+		if err != nil {
+			return fail(stderr, c, fmt.Errorf("default artifact store: %w", err))
+		}
+		if why != "" {
+			log.Warn("default artifact store: "+why, "dir", dir)
+		}
+		o.storeDir = dir
+	}
 	st, err := o.openStore(ctx, cfg, log)
 	if err != nil {
 		return fail(stderr, c, err)

@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
 var wrapCmd = command{
 	name:     "wrap",
-	synopsis: "[--config FILE] [--store DIR] -- COMMAND [ARGS...]",
+	synopsis: "[--config FILE] [--store DIR] [--preset NAME]... [--plugin FILE.wasm]... [--plugins DIR] -- COMMAND [ARGS...]",
 	about: `
 Wrap serves one stdio MCP server over stdio, with mcpx's defaults: the
 one-liner for an existing Claude Desktop entry. Put "mcpx wrap --" in front
@@ -21,10 +22,16 @@ become artifacts in the default store).
 
 The server's name (artifact id prefix, per-server config) is the command's
 base name. --config adds a config file's store, pipeline and log sections;
-its mcpServers are ignored.`,
+its mcpServers are ignored.
+
+--preset runs a built-in WASM preset on every result of the server (presets
+already run for servers whose names contain theirs: a server named
+tableau-mcp gets the tableau preset without it); --plugin and --plugins add
+WASM custom transformers (see "mcpx plugin --help").`,
 	example: `
 mcpx wrap -- npx -y @modelcontextprotocol/server-everything
 mcpx wrap --store /tmp/artifacts -- node server.js --stdio
+mcpx wrap --preset tableau -- ./bi-server --stdio
 
 In Claude Desktop's config:
   "tableau": {"command": "mcpx", "args": ["wrap", "--", "tableau-mcp"]}`,
@@ -34,8 +41,12 @@ In Claude Desktop's config:
 func runWrap(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := wrapCmd
 	fs := newFlagSet(c)
-	var o common
+	var (
+		o    common
+		plug pluginFlags
+	)
 	o.register(fs)
+	plug.register(fs)
 	pos, code := parse(c, fs, args, stderr)
 	if code >= 0 {
 		return code
@@ -45,6 +56,12 @@ func runWrap(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg, log, err := o.setup(stderr)
 	if err != nil {
+		return fail(stderr, c, err)
+	}
+	if err := plug.apply(&cfg.Pipeline); err != nil {
+		if errors.Is(err, wasm.ErrUnknownPreset) {
+			return usageError(stderr, c, err)
+		}
 		return fail(stderr, c, err)
 	}
 	cfg.MCPServers = map[string]gateway.ServerConfig{

@@ -35,10 +35,10 @@ func TestUnescape(t *testing.T) {
 
 func TestAppend(t *testing.T) {
 	for in, want := range map[string]string{
-		``:           `""`,
-		`say "hi"\`:  `"say \"hi\"\\"`,
+		``:            `""`,
+		`say "hi"\`:   `"say \"hi\"\\"`,
 		"a\nb\tc\x01": `"a\nb\tc\u0001"`,
-		"é€/<>":      `"é€/<>"`,
+		"é€/<>":       `"é€/<>"`,
 	} {
 		if got := string(AppendString(nil, in)); got != want {
 			t.Errorf("%q: got %s want %s", in, got, want)
