@@ -105,6 +105,21 @@ func (p *pluginFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.dir, "plugins", "", "load the plugins of the folder `DIR` (NAME.wasm with an optional NAME.json)")
 }
 
+// applyOr adds the flags' plugins to cfg for command c. It returns -1 when
+// that worked, else the exit code, having reported the error: an unknown
+// preset is a usage error (2), anything else a failure (1).
+func (p *pluginFlags) applyOr(c command, cfg *engine.Config, stderr io.Writer) int {
+	err := p.apply(cfg)
+	switch {
+	case err == nil:
+		return -1
+	case errors.Is(err, wasm.ErrUnknownPreset):
+		return usageError(stderr, c, err)
+	default:
+		return fail(stderr, c, err)
+	}
+}
+
 // apply adds the flags' plugins to the pipeline's global layer options.
 func (p *pluginFlags) apply(cfg *engine.Config) error {
 	if len(p.plugins) == 0 && len(p.presets) == 0 && p.dir == "" {

@@ -78,7 +78,7 @@ func TestTransformPluginFlags(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, `\"layer\":\"presets\"`) || !strings.Contains(r.stdout, "Downloaded workbook") {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
-	if r := runCLI(t, nil, "transform", "--preset", "nope", in); r.code != exitFail || !strings.Contains(r.stderr, "unknown preset") {
+	if r := runCLI(t, nil, "transform", "--preset", "nope", in); r.code != exitUsage || !strings.Contains(r.stderr, "unknown preset") {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	info, _ := plugins.Lookup("tableau")

@@ -20,7 +20,6 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/internal/config"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
-	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/store/noopstore"
@@ -97,11 +96,8 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	if err := plug.apply(&cfg.Pipeline); err != nil {
-		if errors.Is(err, wasm.ErrUnknownPreset) {
-			return usageError(stderr, c, err)
-		}
-		return fail(stderr, c, err)
+	if code := plug.applyOr(c, &cfg.Pipeline, stderr); code >= 0 {
+		return code
 	}
 	if listen == "" {
 		listen = cfg.Serve.Listen

@@ -74,8 +74,8 @@ func runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	if err := wasmFlags.apply(&cfg.Pipeline); err != nil {
-		return fail(stderr, c, err)
+	if code := wasmFlags.applyOr(c, &cfg.Pipeline, stderr); code >= 0 {
+		return code
 	}
 	in, err := readInput(pos, stdin)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/gateway"
-	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
 var wrapCmd = command{
@@ -58,11 +57,8 @@ func runWrap(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	if err := plug.apply(&cfg.Pipeline); err != nil {
-		if errors.Is(err, wasm.ErrUnknownPreset) {
-			return usageError(stderr, c, err)
-		}
-		return fail(stderr, c, err)
+	if code := plug.applyOr(c, &cfg.Pipeline, stderr); code >= 0 {
+		return code
 	}
 	cfg.MCPServers = map[string]gateway.ServerConfig{
 		wrapName(pos[0]): {Command: pos[0], Args: pos[1:]},
