@@ -19,6 +19,7 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
+// artifact stores the value and returns its replacement.
 func (x *executor) artifact(ctx context.Context, t *target) ([]byte, error) {
 	rw := &x.rws[t.rw]
 	val := x.bufs[t.buf].raw[t.off:t.end]
@@ -43,6 +44,7 @@ func (x *executor) summary(rw *Rewrite, v Vars) string {
 	return DefaultSummary(v)
 }
 
+// put streams a value into the store.
 func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding, mimeType, filenameTmpl string) (ArtifactRef, Vars, error) {
 	vars := Vars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t)}
 	key := fmt.Sprintf("%d\x00%s\x00%s\x00%d", t.rw, t.path, enc, len(val))
@@ -153,6 +155,8 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	return ref, vars, nil
 }
 
+// lookup resolves ".key" against the value's parent object and "arg.key"
+// against the call's arguments.
 func (x *executor) lookup(t *target) func(string) string {
 	return func(name string) string {
 		if k, ok := strings.CutPrefix(name, "arg."); ok {
@@ -182,6 +186,9 @@ func (x *executor) lookup(t *target) func(string) string {
 	}
 }
 
+// siblings lists the members of the object at raw[obj] once per step: a
+// template may name several siblings, and the object may hold a 10 MB
+// string that each Member call would skip again.
 func (x *executor) siblings(buf, obj int) map[string]Span {
 	key := [2]int{buf, obj}
 	if m, ok := x.members[key]; ok {
@@ -213,6 +220,10 @@ func (x *executor) siblings(buf, obj int) map[string]Span {
 	return m
 }
 
+// Member finds the value of key in the object starting at raw[obj] without
+// copying (a sibling may be a 10 MB string that gjson would copy) and returns
+// its span. raw must be valid JSON, as every buffer of a Doc is: strings are
+// skipped, not checked.
 func Member(raw []byte, obj int, key string) (off, end int, kind Kind, ok bool) {
 	if obj < 0 || obj >= len(raw) || raw[obj] != '{' {
 		return 0, 0, 0, false
@@ -237,6 +248,8 @@ func Member(raw []byte, obj int, key string) (off, end int, kind Kind, ok bool) 
 	return off, end, kind, ok
 }
 
+// block turns an MCP content block into a text block with the summary and
+// ref and a resource_link to the artifact.
 func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	rw := &x.rws[t.rw]
 	raw := x.bufs[t.buf].raw
@@ -336,6 +349,7 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	return fmt.Appendf(out, "%d}", ref.SizeBytes), nil
 }
 
+// truncate stores the whole value and keeps a prefix of it.
 func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 	rw := &x.rws[t.rw]
 	val := x.bufs[t.buf].raw[t.off:t.end]
@@ -404,6 +418,8 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 	}
 }
 
+// prefixRunes unescapes the start of a JSON string body and returns its
+// first n runes.
 func prefixRunes(body []byte, n int) string {
 	if n <= 0 {
 		return ""
@@ -428,6 +444,7 @@ func prefixRunes(body []byte, n int) string {
 	return string(s)
 }
 
+// charCounter counts the characters (UTF-8 sequences) read through it.
 type charCounter struct {
 	r     io.Reader
 	chars int

@@ -389,20 +389,6 @@ func encodingFor(enc Encoding, k Kind) Encoding {
 	return enc
 }
 
-// artifact stores the value and returns its replacement.
-// put streams a value into the store.
-// lookup resolves ".key" against the value's parent object and "arg.key"
-// against the call's arguments.
-// siblings lists the members of the object at raw[obj] once per step: a
-// template may name several siblings, and the object may hold a 10 MB
-// string that each Member call would skip again.
-// Member finds the value of key in the object starting at raw[obj] without
-// copying (a sibling may be a 10 MB string that gjson would copy) and returns
-// its span. raw must be valid JSON, as every buffer of a Doc is: strings are
-// skipped, not checked.
-// block turns an MCP content block into a text block with the summary and
-// ref and a resource_link to the artifact.
-// truncate stores the whole value and keeps a prefix of it.
 // render splices every buffer and writes changed carriers back into the
 // result.
 func (x *executor) render() {
@@ -483,8 +469,5 @@ func (x *executor) spliceBuf(b *buffer) ([]byte, error) {
 	return out, nil
 }
 
-// prefixRunes unescapes the start of a JSON string body and returns its
-// first n runes.
-// charCounter counts the characters (UTF-8 sequences) read through it.
 // now is the engine's clock, replaceable in tests.
 var now = time.Now
