@@ -198,7 +198,7 @@ func binaryRewrite(req *guest.Request, c guest.Candidate, k kind, where place) g
 		rw.MIME = siblingType(req, c)
 	}
 	if c.Target == guest.Result {
-		blockPath(&rw)
+		rw.InBlock()
 	}
 	return rw
 }
@@ -248,19 +248,9 @@ func textRewrite(req *guest.Request, c guest.Candidate, k kind, where place, pre
 		}
 	}
 	if c.Target == guest.Result {
-		blockPath(&rw)
+		rw.InBlock()
 	}
 	return rw
-}
-
-// blockPath turns content.N.<field> into the block content.N in block form.
-func blockPath(rw *guest.Rewrite) {
-	parts := strings.SplitN(rw.Path, ".", 3)
-	if len(parts) < 3 {
-		return
-	}
-	rw.Path = parts[0] + "." + parts[1]
-	rw.Form = guest.FormBlock
 }
 
 func baseName(p string) string {

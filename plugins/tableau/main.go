@@ -128,7 +128,7 @@ func binaryRewrite(c guest.Candidate, k kind, name, format string) guest.Rewrite
 		rw.MIME = ""
 	}
 	if c.Target == guest.Result {
-		blockPath(&rw)
+		rw.InBlock()
 	}
 	return rw
 }
@@ -158,20 +158,9 @@ func dataRewrite(c guest.Candidate, name string) guest.Rewrite {
 		rw.Keep = 0
 	}
 	if c.Target == guest.Result {
-		blockPath(&rw)
+		rw.InBlock()
 	}
 	return rw
-}
-
-// blockPath turns content.N.data (or .text, .resource.blob) into the block
-// content.N in block form.
-func blockPath(rw *guest.Rewrite) {
-	parts := strings.SplitN(rw.Path, ".", 3)
-	if len(parts) < 3 {
-		return
-	}
-	rw.Path = parts[0] + "." + parts[1]
-	rw.Form = guest.FormBlock
 }
 
 func quote(s string) string {

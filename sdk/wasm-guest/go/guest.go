@@ -30,6 +30,7 @@ package guest
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -183,6 +184,19 @@ type Rewrite struct {
 	Splat    bool
 	MinSize  int
 	Meta     map[string]string
+}
+
+// InBlock turns a rewrite of a content block's field (content.N.data,
+// content.N.text, content.N.resource.blob) into one of the block itself in
+// block form, so the block becomes a text block with the summary plus a
+// resource_link to the artifact. Other paths are left as they are.
+func (rw *Rewrite) InBlock() {
+	parts := strings.SplitN(rw.Path, ".", 3)
+	if len(parts) < 3 {
+		return
+	}
+	rw.Path = parts[0] + "." + parts[1]
+	rw.Form = FormBlock
 }
 
 // Response is a plugin's answer: rewrites, or in custom mode a payload.
