@@ -118,11 +118,11 @@ func binaryRewrite(c guest.Candidate, k kind, name, format string) guest.Rewrite
 		Encoding: guest.Base64,
 		MIME:     c.MIME,
 		Filename: safeName(name) + e,
-		Summary:  "Downloaded " + noun(k) + " " + quote(name) + " as {kind} ({size}). Artifact: {id}",
+		Summary:  "Downloaded " + noun(k) + " " + guest.QuoteName(name) + " as {kind} ({size}). Artifact: {id}",
 		Meta:     map[string]string{"preset": "tableau", noun(k): name},
 	}
 	if k == viewImage {
-		rw.Summary = "Image of view " + quote(name) + " ({kind}, {size}). Artifact: {id}"
+		rw.Summary = "Image of view " + guest.QuoteName(name) + " ({kind}, {size}). Artifact: {id}"
 	}
 	if c.MIME == "application/octet-stream" {
 		rw.MIME = ""
@@ -144,7 +144,7 @@ func dataRewrite(c guest.Candidate, name string) guest.Rewrite {
 		MIME:     "text/csv",
 		Filename: safeName(name) + ".csv",
 		Keep:     600,
-		Summary:  "Data of view " + quote(name) + " as CSV ({size}, {chars} characters). Artifact: {id}",
+		Summary:  "Data of view " + guest.QuoteName(name) + " as CSV ({size}, {chars} characters). Artifact: {id}",
 		Meta:     map[string]string{"preset": "tableau", "view": name},
 	}
 	if c.IsBase64() {
@@ -153,7 +153,7 @@ func dataRewrite(c guest.Candidate, name string) guest.Rewrite {
 			// An Excel crosstab, say.
 			rw.MIME = c.MIME
 			rw.Filename = safeName(name) + ext(c.MIME)
-			rw.Summary = "Crosstab of view " + quote(name) + " as {kind} ({size}). Artifact: {id}"
+			rw.Summary = "Crosstab of view " + guest.QuoteName(name) + " as {kind} ({size}). Artifact: {id}"
 		}
 		rw.Keep = 0
 	}
@@ -161,11 +161,6 @@ func dataRewrite(c guest.Candidate, name string) guest.Rewrite {
 		rw.InBlock()
 	}
 	return rw
-}
-
-func quote(s string) string {
-	s = strings.NewReplacer("{", "(", "}", ")").Replace(s)
-	return "'" + s + "'"
 }
 
 func safeName(s string) string {

@@ -186,6 +186,13 @@ type Rewrite struct {
 	Meta     map[string]string
 }
 
+// QuoteName puts a name in single quotes for a summary or filename template,
+// turning braces into parentheses so that a name such as "Q{3}" cannot be
+// read as a placeholder.
+func QuoteName(s string) string {
+	return "'" + strings.NewReplacer("{", "(", "}", ")").Replace(s) + "'"
+}
+
 // InBlock turns a rewrite of a content block's field (content.N.data,
 // content.N.text, content.N.resource.blob) into one of the block itself in
 // block form, so the block becomes a text block with the summary plus a
