@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
