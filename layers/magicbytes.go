@@ -91,7 +91,9 @@ func (l *magicBytes) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite,
 		out = append(out, engine.Rewrite{
 			Path: s.Path, Target: s.Target, Form: s.Form,
 			Action: engine.ActionArtifact, Encoding: engine.EncodingBase64,
-			Verify: l.o.RequireMagicBytes, MIME: typ.MIME, Summary: l.o.Summary,
+			// No MIME: the engine detects it from each value's bytes, so
+			// two values under one key ({"a": PDF, "a": PNG}) keep theirs.
+			Verify: l.o.RequireMagicBytes, Summary: l.o.Summary,
 		})
 	})
 	return out, nil
