@@ -419,10 +419,17 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 			out = append(out, val[spans[i][0]:spans[i][1]]...)
 			out = append(out, ',')
 		}
-		if t.kind == KindObject {
+		switch {
+		case t.kind == KindObject:
 			out = append(out, `"_mcpx_truncated":`...)
+			out = jsonstr.AppendString(out, marker)
+		case x.bufs[t.buf].carrier < 0 && t.path == "content" && x.d.IsMCP():
+			// An MCP result's content holds blocks: the marker is one.
+			out = append(out, `{"type":"text","text":`...)
+			out = append(jsonstr.AppendString(out, marker), '}')
+		default:
+			out = jsonstr.AppendString(out, marker)
 		}
-		out = jsonstr.AppendString(out, marker)
 		for i := len(spans) - last; i < len(spans); i++ {
 			out = append(out, ',')
 			out = append(out, val[spans[i][0]:spans[i][1]]...)

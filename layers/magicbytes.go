@@ -66,7 +66,7 @@ func newMagicBytes(o MagicBytesOptions) (*magicBytes, error) {
 // Plan finds base64 strings with a verified signature.
 func (l *magicBytes) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
 	var out []engine.Rewrite
-	walkStrings(d, l.o.MinSizeForDetection, func(s stringVisit) {
+	err := walkStrings(ctx, d, l.o.MinSizeForDetection, func(s stringVisit) {
 		if !b64.Looks(s.Body, l.o.MinSizeForDetection) {
 			return
 		}
@@ -96,7 +96,7 @@ func (l *magicBytes) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite,
 			Verify: l.o.RequireMagicBytes, Summary: l.o.Summary,
 		})
 	})
-	return out, nil
+	return out, err
 }
 
 var _ engine.Layer = (*magicBytes)(nil)
