@@ -421,9 +421,9 @@ func TestRenderedFilenameIsSanitized(t *testing.T) {
 	in := `{"s":"` + strings.Repeat("x", 2000) + `"}`
 	for args, want := range map[string]string{
 		`{"path":"../../../../root/.ssh/authorized_keys"}`: "authorized_keys.txt",
-		`{"path":"..\\..\\win.ini"}`:                        "win.ini",
-		`{"path":".."}`:                                     "tool-s.txt",
-		`{"path":"a\nb"}`:                                   "a_b.txt",
+		`{"path":"..\\..\\win.ini"}`:                       "win.ini",
+		`{"path":".."}`:                                    "tool-s.txt",
+		`{"path":"a\nb"}`:                                  "a_b.txt",
 	} {
 		res, _ := run(t, in, args, engine.Rewrite{Path: "s", Action: engine.ActionArtifact, Filename: "{arg.path}"})
 		if got := gjson.GetBytes(res.Raw, "s.artifact.filename").String(); got != want {

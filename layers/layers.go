@@ -34,6 +34,9 @@ type stringVisit struct {
 // It reads the index the Doc built in its one pass, and stops with ctx's
 // error once ctx is done.
 func walkStrings(ctx context.Context, d *engine.Doc, minLen int, fn func(s stringVisit)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	carriers := d.Carriers()
 	blocks := d.Blocks()
 	for i, s := range d.Strings(minLen + 2) {
