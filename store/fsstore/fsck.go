@@ -14,34 +14,36 @@ import (
 // Report is what Check found in a store's folder.
 type Report struct {
 	// Dir is the store's folder (an absolute path).
-	Dir string
+	Dir string `json:"dir"`
 	// Artifacts is the number of artifacts the journal lists.
-	Artifacts int
+	Artifacts int `json:"artifacts"`
 	// BadLines counts complete journal lines that fail their checksum or
 	// do not decode (a flipped byte, an edited line).
-	BadLines int
+	BadLines int `json:"bad_lines"`
 	// TornTail is set when the journal ends in a partial line (a kill
 	// mid-append, or a journal cut short).
-	TornTail bool
+	TornTail bool `json:"torn_tail"`
 	// Missing lists the ids whose blob is missing, of the wrong size or
 	// not a regular file.
-	Missing []string
+	Missing []string `json:"missing"`
 	// Unindexed lists the sha256 of blobs that no artifact holds and no
 	// journaled delete freed (a lost or damaged journal line, a kill
 	// between a put's rename and its journal record).
-	Unindexed []string
+	Unindexed []string `json:"unindexed"`
 	// Corrupt lists the sha256 names of blobs whose bytes hash to
 	// something else.
-	Corrupt []string
-	// Unfinished counts temp files of puts that never finished, and
-	// Leftover blobs of deleted artifacts whose removal was cut short:
-	// what a kill leaves, cleaned by the next Open that has the folder to
-	// itself. Neither is damage.
-	Unfinished, Leftover int
+	Corrupt []string `json:"corrupt"`
+	// Unfinished counts temp files of puts that never finished: what a
+	// kill leaves, removed by the next Open that has the folder to itself.
+	// Not damage.
+	Unfinished int `json:"unfinished"`
+	// Leftover counts blobs of deleted artifacts whose removal a kill cut
+	// short, removed like Unfinished. Not damage.
+	Leftover int `json:"leftover"`
 	// Unknown lists files under blobs/ and tmp/ that the store did not
 	// make, relative to Dir. The store never touches them, so they are
 	// not damage either.
-	Unknown []string
+	Unknown []string `json:"unknown"`
 }
 
 // Damaged reports whether the report found damage that Repair fixes.

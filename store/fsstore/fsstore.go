@@ -389,14 +389,26 @@ func (s *Store) openReadOnly(ctx context.Context) error {
 	if s.writeLock, err = openIfPresent(filepath.Join(s.dir, writeLockName)); err != nil {
 		return err
 	}
-	if s.journal, err = openIfPresent(s.journalPath); err != nil || s.journal == nil {
+	if s.journal, err = openIfPresent(s.journalPath); err != nil {
 		return err
+	}
+	if s.journal == nil {
+		if shards, _ := os.ReadDir(s.blobsDir); len(shards) > 0 {
+			s.log.Warn("the store has blobs but no journal; a read-only open lists none of them: run 'mcpx artifacts fsck'", "dir", s.dir)
+		}
+		return nil
 	}
 	unlock, err := s.lockWrite(ctx, false)
 	if err != nil {
 		return err
 	}
-	unlock()
+	defer unlock()
+	if s.torn || s.badLines > 0 {
+		// Recovery would re-index what the damage hid; a read-only open
+		// must not, so it says where to look.
+		s.log.Warn("the journal is damaged; a read-only open may list fewer artifacts than the store holds: run 'mcpx artifacts fsck'",
+			"journal", s.journalPath, "damaged_lines", s.badLines, "torn_last_line", s.torn)
+	}
 	return nil
 }
 

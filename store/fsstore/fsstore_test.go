@@ -561,6 +561,18 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// TestDefaultDirRelativeHome: a relative MCPX_HOME is an error, not taken
+// silently relative to the working folder.
+func TestDefaultDirRelativeHome(t *testing.T) {
+	for _, h := range []string{"relative/home", ".", "../x"} {
+		t.Setenv("MCPX_HOME", h)
+		dir, _, err := DefaultDir()
+		if !errors.Is(err, ErrRelativePath) || !strings.Contains(err.Error(), "MCPX_HOME") || !strings.Contains(err.Error(), h) {
+			t.Errorf("DefaultDir with MCPX_HOME=%q: %q, %v; want ErrRelativePath naming it", h, dir, err)
+		}
+	}
+}
+
 func TestDefaultDir(t *testing.T) {
 	uid := os.Getuid()
 	cases := []struct {

@@ -293,6 +293,16 @@ func TestDamagedJournalLosesNoBlob(t *testing.T) {
 			dir := t.TempDir()
 			refs := putMany(t, dir, 20)
 			tc.damage(t, dir)
+			// A read-only open (mcpx artifacts ls) changes nothing and
+			// points at fsck.
+			var roLogs bytes.Buffer
+			before := snapshot(t, dir)
+			ro := openT(t, dir, NewConfig().WithReadOnly(true).WithLogger(hclog.New(&hclog.LoggerOptions{Output: &roLogs})))
+			ro.Close(context.Background())
+			wantSameTree(t, "a read-only open", before, snapshot(t, dir))
+			if !strings.Contains(roLogs.String(), "[WARN]") || !strings.Contains(roLogs.String(), "mcpx artifacts fsck") {
+				t.Errorf("read-only open of a damaged store does not warn:\n%s", roLogs.String())
+			}
 			var logs bytes.Buffer
 			s, err := Open(context.Background(), dir, NewConfig().WithLogger(hclog.New(&hclog.LoggerOptions{Output: &logs})))
 			if err != nil {
