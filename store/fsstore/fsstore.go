@@ -305,9 +305,12 @@ func (s *Store) open(ctx context.Context) error {
 	if _, err := claimFolder(s.dir, true); err != nil {
 		return err
 	}
-	for _, name := range []string{blobsName, tmpName} {
+	for _, name := range []string{blobsName, tmpName, lostFoundName} {
 		if err := checkOwnFolder(s.dir, name); err != nil {
 			return err
+		}
+		if name == lostFoundName {
+			continue // made when something is put there
 		}
 		if err := os.Mkdir(filepath.Join(s.dir, name), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err

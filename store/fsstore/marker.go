@@ -79,6 +79,13 @@ func claimFolder(dir string, write bool) (exists bool, err error) {
 	}
 	var others []string
 	for _, e := range entries {
+		if e.Name() == markerName {
+			// Another process claimed the folder since the first look.
+			ok, err := checkMarker(dir)
+			if err != nil || ok {
+				return true, err
+			}
+		}
 		if !strings.HasPrefix(e.Name(), markerTempPrefix) {
 			others = append(others, e.Name())
 		}

@@ -184,7 +184,7 @@ func TestOpenAdoptsUnmarkedStore(t *testing.T) {
 // TestSymlinkedTmpNotFollowed: a tmp/ (or blobs/) that is a link to the
 // user's folder is refused; nothing behind it is removed.
 func TestSymlinkedTmpNotFollowed(t *testing.T) {
-	for _, name := range []string{tmpName, blobsName} {
+	for _, name := range []string{tmpName, blobsName, lostFoundName} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			s := openT(t, dir, NewConfig())
@@ -193,7 +193,7 @@ func TestSymlinkedTmpNotFollowed(t *testing.T) {
 			user := t.TempDir()
 			mustWrite(t, filepath.Join(user, "put-123"), []byte("the user's file, named like a temp file"))
 			mustWrite(t, filepath.Join(user, "notes.txt"), []byte("notes"))
-			if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			if err := os.RemoveAll(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				t.Fatal(err)
 			}
 			if err := os.Symlink(user, filepath.Join(dir, name)); err != nil {
@@ -490,5 +490,29 @@ func TestReadOnly(t *testing.T) {
 	s.Close(ctx)
 	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a read-only open created %s", missing)
+	}
+}
+
+// TestConcurrentClaim: several opens of one new folder at once all see a
+// store (one of them writes the marker first; the others must not take
+// its files for someone else's).
+func TestConcurrentClaim(t *testing.T) {
+	for round := range 20 {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint("new-", round))
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				s, err := Open(context.Background(), dir, NewConfig())
+				if err == nil {
+					err = s.Close(context.Background())
+				}
+				errs <- err
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
 	}
 }
