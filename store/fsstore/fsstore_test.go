@@ -847,3 +847,43 @@ func TestPutStreams(t *testing.T) {
 		t.Errorf("a 1000 byte ranged read allocated %d KiB", alloc>>10)
 	}
 }
+
+// BenchmarkAccessCheck compares the session check the gateway and the
+// web handler make per read: InScope against paging List until the id
+// shows up (what they did before InScope), for the last of 5000 artifacts
+// in one session.
+func BenchmarkAccessCheck(b *testing.B) {
+	ctx := context.Background()
+	s := openT(b, b.TempDir(), NewConfig())
+	scope := store.Scope{SessionID: "s"}
+	var last store.Ref
+	for i := range 5000 {
+		last = putT(b, s, []byte(fmt.Sprint("artifact ", i)), store.PutOptions{Scope: scope})
+	}
+	b.Run("InScope", func(b *testing.B) {
+		for b.Loop() {
+			if in, err := s.InScope(ctx, last.ID, scope); !in || err != nil {
+				b.Fatal(in, err)
+			}
+		}
+	})
+	b.Run("ListPaging", func(b *testing.B) {
+		for b.Loop() {
+			found := false
+			for cursor := ""; !found; {
+				refs, next, err := s.List(ctx, scope, cursor)
+				if err != nil {
+					b.Fatal(err)
+				}
+				found = slices.ContainsFunc(refs, func(r store.Ref) bool { return r.ID == last.ID })
+				if next == "" {
+					break
+				}
+				cursor = next
+			}
+			if !found {
+				b.Fatal("not found")
+			}
+		}
+	})
+}
