@@ -243,6 +243,7 @@ func detectZIP(h []byte) (Type, bool) {
 		name := h[off+30 : nameEnd]
 		data := nameEnd + extraLen
 		if first {
+			// Stands in for the markers, as mimetype has it.
 			opc = isOOXMLFirstEntry(name)
 		}
 		switch {
