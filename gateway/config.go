@@ -33,6 +33,10 @@ type ServerConfig struct {
 	Args []string `json:"args,omitempty"`
 	// Env adds variables to the environment mcpx passes on to Command.
 	Env map[string]string `json:"env,omitempty"`
+	// InheritEnv passes mcpx's whole environment to Command (besides
+	// Env). Defaults to false: Command gets only the InheritedEnv
+	// allowlist (PATH, HOME, locale, ...) and Env.
+	InheritEnv bool `json:"inherit_env,omitempty"`
 	// Cwd is Command's working folder. Defaults to mcpx's own.
 	Cwd string `json:"cwd,omitempty"`
 	// URL is a remote upstream's endpoint.

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/tidwall/gjson"
 )
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and
@@ -18,7 +21,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	if g.closed.Load() {
 		return ErrClosed
 	}
-	w := newLineWriter(out)
+	w := newLineWriter(out, g.limits.WriteBufferBytes)
 	s := g.NewSession("", w.send)
 	defer s.Close()
 	ctx, cancel := context.WithCancel(ctx)
@@ -37,31 +40,17 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	pool := newWorkers()
 	defer pool.stop()
 	readErr := make(chan error, 1)
-	// The reader starts each request's goroutine itself: no hop through
-	// another goroutine between reading a line and handling it.
+	// The reader parses each line and starts its request's goroutine
+	// itself: no hop through another goroutine between reading a line and
+	// handling it.
 	go func() {
 		br := bufio.NewReaderSize(in, 64<<10)
 		for {
-			line, err := br.ReadBytes('\n')
-			if len(bytes.TrimSpace(line)) > 0 && ctx.Err() == nil {
-				if isNotification(line) || bytes.Contains(line, []byte(`"initialize"`)) {
-					// in order: initialize and initialized before the
-					// next request, cancelled at once
-					if resp := s.Handle(ctx, line, nil); resp != nil {
-						w.send(resp)
-					}
-				} else if spawnMu.Lock(); !ended {
-					wg.Add(1)
-					spawnMu.Unlock()
-					pool.run(func() {
-						defer wg.Done()
-						if resp := s.Handle(ctx, line, nil); resp != nil {
-							w.send(resp)
-						}
-					})
-				} else {
-					spawnMu.Unlock()
-				}
+			line, over, err := readLine(br, g.limits.MaxMessageBytes)
+			if over {
+				w.send(tooLargeResponse(line, g.limits.MaxMessageBytes))
+			} else if len(bytes.TrimSpace(line)) > 0 && ctx.Err() == nil {
+				g.stdioMessage(ctx, s, w, line, &wg, &spawnMu, &ended, pool)
 			}
 			if err != nil {
 				if errors.Is(err, io.EOF) {
@@ -84,7 +73,56 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	}
 }
 
-// isNotification is a quick look for a message without an id.
-func isNotification(line []byte) bool {
-	return !bytes.Contains(line, []byte(`"id"`))
+// stdioMessage dispatches one client line on its parsed method.
+// Notifications and initialize are handled in order, before the next line
+// is read (initialize and initialized before the next request, cancelled
+// at once); requests run on the pool. A large request first waits for its
+// share of limits.large_request_bytes, so the next line is not read
+// meanwhile.
+func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, line []byte, wg *sync.WaitGroup, spawnMu *sync.Mutex, ended *bool, pool *workers) {
+	m, errResp := parseClientMessage(line)
+	if errResp != nil {
+		w.send(errResp)
+		return
+	}
+	if !m.isRequest() || m.Method == "initialize" {
+		if resp := s.handle(ctx, m, nil); resp != nil {
+			w.send(resp)
+		}
+		return
+	}
+	weight := int64(0)
+	if n := int64(len(line)); n >= g.limits.LargeMessageBytes {
+		if err := g.large.Acquire(ctx, n); err != nil {
+			return // the client is gone
+		}
+		weight = n
+	}
+	spawnMu.Lock()
+	if *ended {
+		spawnMu.Unlock()
+		g.large.Release(weight)
+		return
+	}
+	wg.Add(1)
+	spawnMu.Unlock()
+	pool.run(func() {
+		defer wg.Done()
+		if weight > 0 {
+			defer g.large.Release(weight)
+		}
+		if resp := s.handle(ctx, m, nil); resp != nil {
+			w.send(resp)
+		}
+	})
+}
+
+// tooLargeResponse answers a client message over the size limit, with
+// the request's id when its head names one.
+func tooLargeResponse(head []byte, limit int64) []byte {
+	var id json.RawMessage
+	if v := gjson.GetBytes(head, "id"); v.Type == gjson.Number || v.Type == gjson.String {
+		id = json.RawMessage(v.Raw)
+	}
+	return encodeError(id, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + tooLargeError(limit, "limits.max_message_bytes").Error()})
 }

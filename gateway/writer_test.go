@@ -12,7 +12,7 @@ import (
 // that takes its time: every message arrives whole, on its own line, once.
 func TestLineWriterConcurrent(t *testing.T) {
 	r, w := io.Pipe()
-	lw := newLineWriter(w)
+	lw := newLineWriter(w, 0)
 	const writers, each = 16, 200
 	seen := map[string]int{}
 	done := make(chan error, 1)
