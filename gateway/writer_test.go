@@ -58,3 +58,52 @@ func TestLineWriterConcurrent(t *testing.T) {
 		t.Error("a write to a closed pipe succeeded")
 	}
 }
+
+// TestLineWriterBackPressure: a peer that does not read holds writers up
+// once limit bytes wait, instead of the buffer growing without bound.
+func TestLineWriterBackPressure(t *testing.T) {
+	r, w := io.Pipe()
+	const limit = 256 << 10
+	lw := newLineWriter(w, limit)
+	msg := make([]byte, 64<<10)
+	for i := range msg {
+		msg[i] = 'm'
+	}
+	const writers = 32
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := lw.write(msg); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	// one writer is stuck flushing into the pipe; the others queue until
+	// the limit and then wait
+	waitFor(t, "writers wait", func() bool {
+		lw.mu.Lock()
+		defer lw.mu.Unlock()
+		return lw.waiting > 0 && lw.waiting+len(lw.buf)/len(msg)+1 == writers
+	})
+	if n := lw.pending(); n > limit {
+		t.Fatalf("%d bytes pending under a limit of %d", n, limit)
+	}
+	got := 0
+	go func() { wg.Wait(); w.Close() }()
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		if len(line) != len(msg)+1 {
+			t.Fatalf("a message of %d bytes arrived as %d", len(msg)+1, len(line))
+		}
+		got++
+	}
+	if got != writers {
+		t.Fatalf("%d of %d messages arrived", got, writers)
+	}
+}
