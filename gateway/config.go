@@ -238,6 +238,9 @@ func (c ServerConfig) Describe() string {
 		if len(c.Env) > 0 {
 			fmt.Fprintf(&b, " env %s", strings.Join(sortedKeys(c.Env), ","))
 		}
+		if c.InheritEnv {
+			b.WriteString("; inherits mcpx's whole environment")
+		}
 	default:
 		fmt.Fprintf(&b, "%s: %s", c.kind(), c.URL)
 		if len(c.Headers) > 0 {
@@ -287,3 +290,6 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
+
+// String renders the duration as time.Duration does ("30s").
+func (d Duration) String() string { return time.Duration(d).String() }
