@@ -78,7 +78,7 @@ type Gateway struct {
 	linker    engine.Linker
 	version   string
 	startWait time.Duration
-	limits    Limits             // defaults applied
+	limits    Limits              // defaults applied
 	large     *semaphore.Weighted // bytes of large requests in flight
 	redact    *redact.Redactor
 	quit      chan struct{} // closed by Close

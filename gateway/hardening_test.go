@@ -264,16 +264,15 @@ func TestClientLineTooLarge(t *testing.T) {
 
 // Issue 7: four 60 MB requests at once reached 1.4 GB. Large requests
 // share limits.large_request_bytes: one that does not fit waits until
-// the one before it is done; small requests go on.
+// the one before it is done (over stdio the gateway reads no further line
+// meanwhile: back-pressure on the client).
 func TestLargeRequestsBounded(t *testing.T) {
-	s := stubServer(t)
-	s.Timeout = Duration(time.Second)
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": s}, Limits: Limits{
+	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Limits: Limits{
 		MaxMessageBytes: 3 << 20, LargeMessageBytes: 1 << 20, LargeRequestBytes: 3 << 20,
 	}})
 	c := connect(t, g)
 	pad := strings.Repeat("p", 2<<20)
-	_, hang := c.start("tools/call", toolCall("hang", `{"pad":"`+pad+`"}`))
+	hangID, hang := c.start("tools/call", toolCall("hang", `{"pad":"`+pad+`"}`))
 	waitFor(t, "the first large request holds its share", func() bool {
 		if g.large.TryAcquire(3 << 20) {
 			g.large.Release(3 << 20)
@@ -282,11 +281,12 @@ func TestLargeRequestsBounded(t *testing.T) {
 		return true
 	})
 	_, echo := c.start("tools/call", toolCall("echo", `{"v":"second","pad":"`+pad+`"}`))
+	c.notify("notifications/cancelled", `{"requestId":`+hangID+`}`)
 	select {
 	case r := <-echo:
 		t.Fatalf("the second large request ran beside the first: %.200s", r)
 	case r := <-hang:
-		if gjson.GetBytes(r, "error.code").Int() != CodeUpstreamTimeout {
+		if !gjson.GetBytes(r, "error").Exists() {
 			t.Fatalf("hang: %.200s", r)
 		}
 	}

@@ -76,9 +76,9 @@ type message struct {
 	hasID   bool            // an "id" member is present (even null)
 	JSONRPC string          // the "jsonrpc" member; "" when absent
 	Method  string
-	Params json.RawMessage
-	Result json.RawMessage
-	Error  *RPCError
+	Params  json.RawMessage
+	Result  json.RawMessage
+	Error   *RPCError
 }
 
 func (m *message) isRequest() bool      { return m.Method != "" && m.ID != nil }

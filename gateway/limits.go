@@ -23,9 +23,10 @@ type Limits struct {
 	// as large. Defaults to DefaultLargeMessageBytes.
 	LargeMessageBytes int64 `json:"large_message_bytes,omitempty"`
 	// LargeRequestBytes bounds the bytes of large requests handled at once
-	// across all clients; more wait for their turn (stdio: the next line is
-	// not read; HTTP: the body is not read). Defaults to
-	// DefaultLargeRequestBytes; it is raised to MaxMessageBytes when lower.
+	// across all clients; more wait for their turn (HTTP: before the body
+	// is read; stdio: once as many bytes wait, the next line is not read
+	// until one is admitted). Defaults to DefaultLargeRequestBytes; it is
+	// raised to MaxMessageBytes when lower.
 	LargeRequestBytes int64 `json:"large_request_bytes,omitempty"`
 	// WriteBufferBytes is how much output to one stdio peer (a client's
 	// stdout, an upstream's stdin) may wait unwritten; writers beyond it

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/tidwall/gjson"
+	"golang.org/x/sync/semaphore"
 )
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and
@@ -39,6 +40,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	}()
 	pool := newWorkers()
 	defer pool.stop()
+	st := &stdioState{wg: &wg, spawnMu: &spawnMu, ended: &ended, pool: pool, queue: semaphore.NewWeighted(g.limits.LargeRequestBytes)}
 	readErr := make(chan error, 1)
 	// The reader parses each line and starts its request's goroutine
 	// itself: no hop through another goroutine between reading a line and
@@ -50,7 +52,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 			if over {
 				w.send(tooLargeResponse(line, g.limits.MaxMessageBytes))
 			} else if len(bytes.TrimSpace(line)) > 0 && ctx.Err() == nil {
-				g.stdioMessage(ctx, s, w, line, &wg, &spawnMu, &ended, pool)
+				g.stdioMessage(ctx, s, w, line, st)
 			}
 			if err != nil {
 				if errors.Is(err, io.EOF) {
@@ -73,13 +75,27 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	}
 }
 
+// stdioState is what ServeStdio's reader shares with the requests it
+// starts.
+type stdioState struct {
+	wg      *sync.WaitGroup
+	spawnMu *sync.Mutex
+	ended   *bool // no request starts once set
+	pool    *workers
+	// queue bounds the bytes of large requests read but still waiting
+	// for their share of the gateway's large-request budget: past it the
+	// reader stops reading (back-pressure on the client). Waiting happens
+	// off the reader otherwise, so that it still reads the client's
+	// notifications/cancelled for the request that holds the budget.
+	queue *semaphore.Weighted
+}
+
 // stdioMessage dispatches one client line on its parsed method.
 // Notifications and initialize are handled in order, before the next line
 // is read (initialize and initialized before the next request, cancelled
-// at once); requests run on the pool. A large request first waits for its
-// share of limits.large_request_bytes, so the next line is not read
-// meanwhile.
-func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, line []byte, wg *sync.WaitGroup, spawnMu *sync.Mutex, ended *bool, pool *workers) {
+// at once); requests run on the pool. A large request runs once it has
+// its share of limits.large_request_bytes.
+func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, line []byte, st *stdioState) {
 	m, errResp := parseClientMessage(line)
 	if errResp != nil {
 		w.send(errResp)
@@ -93,22 +109,27 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, l
 	}
 	weight := int64(0)
 	if n := int64(len(line)); n >= g.limits.LargeMessageBytes {
-		if err := g.large.Acquire(ctx, n); err != nil {
+		if err := st.queue.Acquire(ctx, n); err != nil {
 			return // the client is gone
 		}
 		weight = n
 	}
-	spawnMu.Lock()
-	if *ended {
-		spawnMu.Unlock()
-		g.large.Release(weight)
+	st.spawnMu.Lock()
+	if *st.ended {
+		st.spawnMu.Unlock()
+		st.queue.Release(weight)
 		return
 	}
-	wg.Add(1)
-	spawnMu.Unlock()
-	pool.run(func() {
-		defer wg.Done()
+	st.wg.Add(1)
+	st.spawnMu.Unlock()
+	st.pool.run(func() {
+		defer st.wg.Done()
 		if weight > 0 {
+			err := g.large.Acquire(ctx, weight)
+			st.queue.Release(weight)
+			if err != nil {
+				return // the client is gone
+			}
 			defer g.large.Release(weight)
 		}
 		if resp := s.handle(ctx, m, nil); resp != nil {
