@@ -447,12 +447,18 @@ func (g *Gateway) route(name string) (*toolRoute, bool) {
 // broadcast sends a notification to every session.
 func (g *Gateway) broadcast(method string, params json.RawMessage) {
 	msg := encodeRequest(nil, method, params)
+	// send outside the lock: a stdio client that does not read holds its
+	// sender up (back-pressure), and must not hold up new sessions too
 	g.sessMu.RLock()
-	defer g.sessMu.RUnlock()
+	to := make([]*Session, 0, len(g.sessions))
 	for _, s := range g.sessions {
 		if s.initialized.Load() {
-			s.send(msg)
+			to = append(to, s)
 		}
+	}
+	g.sessMu.RUnlock()
+	for _, s := range to {
+		s.send(msg)
 	}
 }
 
