@@ -51,7 +51,15 @@ new or changed .wasm is swapped in without a restart (see "mcpx plugin
 --help").
 
 --check validates the config (strings may use ${VAR} and ${VAR:-default}),
-builds every configured layer, prints what it would run, and exits.
+builds every configured layer, prints what it would run, and exits. Values
+taken from the environment through ${VAR} are masked wherever mcpx prints
+them (logs, errors, --check).
+
+A stdio upstream gets only an allowlist of mcpx's environment (PATH, HOME,
+USER, SHELL, TERM, locale, TZ, TMPDIR, ...) plus its entry's "env";
+"inherit_env": true in the entry passes everything. The config's
+"serve.limits" caps message sizes, buffers, sessions, stderr logging and
+the HTTP timeouts (see the README, "Upstreams and limits").
 
 One upstream keeps its tool names; with several, tools are named
 {server}_{tool}. Resource URIs are passed on as the servers send them;
