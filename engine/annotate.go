@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -51,7 +52,7 @@ func (e *Engine) annotate(d *Doc, stored []storedOriginal, capped int) []byte {
 	if capped > 0 {
 		note = fmt.Sprintf("[mcpx: this result reached its limit of %d artifacts; %d more values were left in place (the size guardrail may have cut them, storing what it cut)]", e.cfg.MaxArtifactsPerResult, capped)
 	}
-	var eds []Edit
+	var eds []jsonwalk.Edit
 	if !d.IsMCP() {
 		v := []byte(`{`)
 		if list != nil {
@@ -63,21 +64,21 @@ func (e *Engine) annotate(d *Doc, stored []storedOriginal, capped int) []byte {
 			v = append(jsonstr.AppendString(v, note), ',')
 		}
 		v[len(v)-1] = '}'
-		if next, err := createPath(raw, Path{comps: []pathComp{{key: freeKey(raw, root, "_mcpx")}}}, v); err == nil {
+		if next, err := createPath(raw, jsonwalk.KeyPath(freeKey(raw, root, "_mcpx")), v); err == nil {
 			return next
 		}
 		return raw
 	}
 	if list != nil {
-		if mo, me, kind, ok := Member(raw, root, "_meta"); ok && kind == KindObject {
+		if meta, ok := jsonwalk.Member(raw, root, "_meta"); ok && meta.Kind == jsonwalk.KindObject {
+			mo := meta.Off
 			key := freeKey(raw, mo, MetaStoredKey)
 			ins := jsonstr.AppendString(nil, key)
 			ins = append(append(ins, ':'), list...)
 			if len(children(raw, mo)) > 0 {
 				ins = append(ins, ',')
 			}
-			eds = append(eds, Edit{Off: mo + 1, With: ins})
-			_ = me
+			eds = append(eds, jsonwalk.Edit{Off: mo + 1, With: ins})
 		} else if !ok {
 			ins := []byte(`,"_meta":{`)
 			ins = jsonstr.AppendString(ins, MetaStoredKey)
@@ -88,16 +89,16 @@ func (e *Engine) annotate(d *Doc, stored []storedOriginal, capped int) []byte {
 	if note != "" {
 		block := jsonstr.AppendString([]byte(`{"type":"text","text":`), note)
 		block = append(block, '}')
-		if co, ce, kind, ok := Member(raw, root, "content"); ok && kind == KindArray {
-			closeAt := ce - 1
+		if content, ok := jsonwalk.Member(raw, root, "content"); ok && content.Kind == jsonwalk.KindArray {
+			co, closeAt := content.Off, content.End-1
 			with := block
 			if len(children(raw, co)) > 0 {
 				with = append([]byte{','}, block...)
 			}
-			eds = append(eds, Edit{Off: closeAt, With: with})
+			eds = append(eds, jsonwalk.Edit{Off: closeAt, With: with})
 		}
 	}
-	out, err := Splice(raw, eds)
+	out, err := jsonwalk.Splice(raw, eds)
 	if err != nil {
 		e.log.Warn("cannot annotate the result", "error", err)
 		return raw
@@ -107,13 +108,13 @@ func (e *Engine) annotate(d *Doc, stored []storedOriginal, capped int) []byte {
 
 // rootInsert inserts a ",member" (ins starts with a comma) before the root
 // object's closing brace.
-func (e *Engine) rootInsert(raw []byte, root int, ins []byte) []Edit {
+func (e *Engine) rootInsert(raw []byte, root int, ins []byte) []jsonwalk.Edit {
 	kids := children(raw, root)
 	if len(kids) == 0 {
 		ins = ins[1:]
-		return []Edit{{Off: skipWS(raw, root+1), With: ins}}
+		return []jsonwalk.Edit{{Off: skipWS(raw, root+1), With: ins}}
 	}
-	return []Edit{{Off: kids[len(kids)-1].end, With: ins}}
+	return []jsonwalk.Edit{{Off: kids[len(kids)-1].end, With: ins}}
 }
 
 // freeKey returns key, or key with a suffix when the object at raw[obj]
@@ -121,7 +122,7 @@ func (e *Engine) rootInsert(raw []byte, root int, ins []byte) []Edit {
 func freeKey(raw []byte, obj int, key string) string {
 	k := key
 	for n := 2; ; n++ {
-		if _, _, _, ok := Member(raw, obj, k); !ok {
+		if _, ok := jsonwalk.Member(raw, obj, k); !ok {
 			return k
 		}
 		k = fmt.Sprintf("%s.%d", key, n)
@@ -178,21 +179,21 @@ func (e *Engine) tooDeep(ctx context.Context, c Call, raw []byte, cause error) (
 // linear scan at any depth): an MCP result has content or
 // structuredContent; isError is copied.
 func topLevelMCP(raw []byte) (mcp, isError bool) {
-	_ = walkTrusted(raw, func(v *Visit) Step {
+	_ = jsonwalk.WalkValidated(raw, func(v *jsonwalk.Visit) jsonwalk.Step {
 		switch {
 		case len(v.Path) == 0:
-			if v.Kind != KindObject || v.Leave {
-				return Stop
+			if v.Kind != jsonwalk.KindObject || v.Leave {
+				return jsonwalk.Stop
 			}
-			return Descend
+			return jsonwalk.Descend
 		case v.Leave:
-			return Descend
+			return jsonwalk.Descend
 		case v.Path[0].KeyIs("content") || v.Path[0].KeyIs("structuredContent"):
 			mcp = true
 		case v.Path[0].KeyIs("isError"):
-			isError = v.Kind == KindLiteral && raw[v.Off] == 't'
+			isError = v.Kind == jsonwalk.KindLiteral && raw[v.Off] == 't'
 		}
-		return SkipValue
+		return jsonwalk.SkipValue
 	})
 	return mcp, isError
 }

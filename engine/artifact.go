@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/b64"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 	"github.com/mcpx-dev/mcpx/internal/magic"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -28,7 +29,7 @@ func (x *executor) artifact(ctx context.Context, t *target) ([]byte, error) {
 		return nil, err
 	}
 	rep := replacement{Artifact: ref, Summary: x.summary(rw, vars)}
-	if rw.Keep > 0 && t.kind == KindString && vars.Kind == "Text" {
+	if rw.Keep > 0 && t.kind == jsonwalk.KindString && vars.Kind == "Text" {
 		rep.Preview = prefixRunes(val[1:len(val)-1], rw.Keep)
 	}
 	if rw.Form == FormText {
@@ -58,7 +59,7 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	var counter *charCounter
 	switch enc {
 	case EncodingBase64:
-		if t.kind != KindString {
+		if t.kind != jsonwalk.KindString {
 			return ArtifactRef{}, vars, ErrNotString
 		}
 		body := val[1 : len(val)-1]
@@ -98,7 +99,7 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 		}
 		r = dec
 	case EncodingText:
-		if t.kind != KindString {
+		if t.kind != jsonwalk.KindString {
 			return ArtifactRef{}, vars, ErrNotString
 		}
 		if hasLoneSurrogate(val[1 : len(val)-1]) {
@@ -176,19 +177,19 @@ func (x *executor) lookup(t *target) func(string) string {
 			return ""
 		}
 		raw := x.bufs[t.buf].raw
-		sp, ok := x.siblings(t.buf, t.parent)[k]
+		sp, ok := x.siblings(t.buf, t.parent).Get(k)
 		if !ok {
 			return ""
 		}
 		off, end, kind := sp.Off, sp.End, sp.Kind
-		if kind == KindString {
-			s, err := unescapeString(raw[off+1 : end-1])
+		if kind == jsonwalk.KindString {
+			s, err := jsonwalk.UnescapeString(raw[off+1 : end-1])
 			if err != nil {
 				return ""
 			}
 			return clip(s)
 		}
-		if kind == KindNumber || kind == KindLiteral {
+		if kind == jsonwalk.KindNumber || kind == jsonwalk.KindLiteral {
 			return string(raw[off:end])
 		}
 		return ""
@@ -197,64 +198,18 @@ func (x *executor) lookup(t *target) func(string) string {
 
 // siblings lists the members of the object at raw[obj] once per step: a
 // template may name several siblings, and the object may hold a 10 MB
-// string that each Member call would skip again.
-func (x *executor) siblings(buf, obj int) map[string]Span {
+// string that each lookup would skip again.
+func (x *executor) siblings(buf, obj int) jsonwalk.Object {
 	key := [2]int{buf, obj}
 	if m, ok := x.members[key]; ok {
 		return m
 	}
-	m := map[string]Span{}
-	raw := x.bufs[buf].raw
-	if obj < len(raw) && raw[obj] == '{' {
-		_ = walkTrusted(raw[obj:], func(v *Visit) Step {
-			switch {
-			case len(v.Path) == 0:
-				if v.Leave {
-					return Stop
-				}
-				return Descend
-			case v.Leave:
-				k := v.Path[0].KeyString()
-				m[k] = Span{m[k].Off, obj + v.End, v.Kind}
-				return Descend
-			}
-			m[v.Path[0].KeyString()] = Span{obj + v.Off, obj + v.End, v.Kind}
-			return SkipValue
-		})
-	}
+	m := jsonwalk.Members(x.bufs[buf].raw, obj)
 	if x.members == nil {
-		x.members = map[[2]int]map[string]Span{}
+		x.members = map[[2]int]jsonwalk.Object{}
 	}
 	x.members[key] = m
 	return m
-}
-
-// Member finds the value of key in the object starting at raw[obj] without
-// copying (a sibling may be a 10 MB string that gjson would copy) and returns
-// its span. raw must be valid JSON, as every buffer of a Doc is: strings are
-// skipped, not checked.
-func Member(raw []byte, obj int, key string) (off, end int, kind Kind, ok bool) {
-	if obj < 0 || obj >= len(raw) || raw[obj] != '{' {
-		return 0, 0, 0, false
-	}
-	_ = walkTrusted(raw[obj:], func(v *Visit) Step {
-		if v.Leave || len(v.Path) == 0 {
-			return Descend
-		}
-		if len(v.Path) == 1 && v.Path[0].KeyIs(key) {
-			off, end, kind, ok = obj+v.Off, obj+v.End, v.Kind, true
-			if v.End < 0 {
-				e, err := skipContainer(raw, obj+v.Off)
-				if err != nil {
-					ok = false
-				}
-				end = e
-			}
-			return Stop
-		}
-		return SkipValue
-	})
-	return off, end, kind, ok
 }
 
 // block turns an MCP content block into a text block with the summary and
@@ -262,15 +217,15 @@ func Member(raw []byte, obj int, key string) (off, end int, kind Kind, ok bool) 
 func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	rw := &x.rws[t.rw]
 	raw := x.bufs[t.buf].raw
-	if t.kind != KindObject || t.keyOff >= 0 {
+	if t.kind != jsonwalk.KindObject || t.keyOff >= 0 {
 		return nil, fmt.Errorf("%w: block form needs a content block (an object in an array)", ErrBadRewrite)
 	}
 	str := func(obj int, k string) string {
-		o, e, kind, ok := Member(raw, obj, k)
-		if !ok || kind != KindString {
+		sp, ok := jsonwalk.Member(raw, obj, k)
+		if !ok || sp.Kind != jsonwalk.KindString {
 			return ""
 		}
-		s, _ := unescapeString(raw[o+1 : e-1])
+		s, _ := jsonwalk.UnescapeString(raw[sp.Off+1 : sp.End-1])
 		return s
 	}
 	typ := str(t.off, "type")
@@ -288,16 +243,16 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 			mimeType = str(t.off, "mimeType")
 		}
 	case "resource":
-		o, _, kind, ok := Member(raw, t.off, "resource")
-		if !ok || kind != KindObject {
+		res, ok := jsonwalk.Member(raw, t.off, "resource")
+		if !ok || res.Kind != jsonwalk.KindObject {
 			return nil, fmt.Errorf("%w: resource block without resource object", ErrBadRewrite)
 		}
-		obj = o
-		uri = str(o, "uri")
+		obj = res.Off
+		uri = str(obj, "uri")
 		if mimeType == "" {
-			mimeType = str(o, "mimeType")
+			mimeType = str(obj, "mimeType")
 		}
-		if _, _, _, ok := Member(raw, o, "blob"); ok {
+		if _, ok := jsonwalk.Member(raw, obj, "blob"); ok {
 			field = "blob"
 			if enc == "" || enc == EncodingAuto {
 				enc = EncodingBase64
@@ -313,7 +268,8 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("%w: cannot store a %q block", ErrBadRewrite, typ)
 	}
-	o, e, kind, ok := Member(raw, obj, field)
+	val, ok := jsonwalk.Member(raw, obj, field)
+	o, e, kind := val.Off, val.End, val.Kind
 	if !ok {
 		return nil, fmt.Errorf("%w: %s block has no %s", ErrBadRewrite, typ, field)
 	}
@@ -332,7 +288,7 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 		return nil, err
 	}
 	rep := replacement{Artifact: ref, Summary: x.summary(rw, vars)}
-	if rw.Keep > 0 && kind == KindString && vars.Kind == "Text" {
+	if rw.Keep > 0 && kind == jsonwalk.KindString && vars.Kind == "Text" {
 		rep.Preview = prefixRunes(raw[o+1:e-1], rw.Keep)
 	}
 	if uri != "" {
@@ -340,9 +296,9 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	}
 	out := []byte(`{"type":"text","text":`)
 	out = jsonstr.Append(out, rep.marshal())
-	if ao, ae, _, ok := Member(raw, t.off, "annotations"); ok {
+	if ann, ok := jsonwalk.Member(raw, t.off, "annotations"); ok {
 		out = append(out, `,"annotations":`...)
-		out = append(out, raw[ao:ae]...)
+		out = append(out, raw[ann.Off:ann.End]...)
 	}
 	out = append(out, `},{"type":"resource_link","uri":`...)
 	out = jsonstr.AppendString(out, ref.URI)
@@ -369,7 +325,7 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 	}
 	keep, last := max(rw.Keep, 0), max(rw.KeepLast, 0)
 	switch t.kind {
-	case KindString:
+	case jsonwalk.KindString:
 		kept := prefixRunes(val[1:len(val)-1], keep)
 		tail := ""
 		if last > 0 {
@@ -393,14 +349,14 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 			marker += "\n"
 		}
 		return jsonstr.AppendString(nil, kept+marker+tail), nil
-	case KindArray, KindObject:
+	case jsonwalk.KindArray, jsonwalk.KindObject:
 		spans := make([][2]int, 0, 16)
 		for _, c := range children(val, 0) {
 			spans = append(spans, [2]int{c.start, c.end})
 		}
 		keep = min(keep, len(spans))
 		last = min(last, len(spans)-keep)
-		what := map[Kind]string{KindArray: "items", KindObject: "members"}[t.kind]
+		what := map[jsonwalk.Kind]string{jsonwalk.KindArray: "items", jsonwalk.KindObject: "members"}[t.kind]
 		var marker string
 		switch {
 		case rw.Summary != "":
@@ -411,7 +367,7 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 			marker = fmt.Sprintf("[truncated: showing %d of %d %s; all of it (%s) in artifact %s (%s)]", keep, len(spans), what, HumanBytes(ref.SizeBytes), ref.ID, ref.URI)
 		}
 		open, close := byte('['), byte(']')
-		if t.kind == KindObject {
+		if t.kind == jsonwalk.KindObject {
 			open, close = '{', '}'
 		}
 		out := []byte{open}
@@ -420,7 +376,7 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 			out = append(out, ',')
 		}
 		switch {
-		case t.kind == KindObject:
+		case t.kind == jsonwalk.KindObject:
 			out = append(out, `"_mcpx_truncated":`...)
 			out = jsonstr.AppendString(out, marker)
 		case x.bufs[t.buf].carrier < 0 && t.path == "content" && x.d.IsMCP():
@@ -436,7 +392,7 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 		}
 		return append(out, close), nil
 	default:
-		return nil, fmt.Errorf("%w: cannot truncate a %s", ErrBadRewrite, map[Kind]string{KindNumber: "number", KindLiteral: "literal"}[t.kind])
+		return nil, fmt.Errorf("%w: cannot truncate a %s", ErrBadRewrite, map[jsonwalk.Kind]string{jsonwalk.KindNumber: "number", jsonwalk.KindLiteral: "literal"}[t.kind])
 	}
 }
 
@@ -490,16 +446,17 @@ func (c *charCounter) Read(p []byte) (int, error) {
 // indexes), never a gjson query or modifier, which could cost seconds on
 // large arguments. Anything else renders empty.
 func argument(args []byte, k string) string {
-	p, err := ParsePath(k)
+	p, err := jsonwalk.ParsePath(k)
 	if err != nil || p.Len() == 0 || p.HasWildcard() || p.Len() > 32 {
 		return ""
 	}
 	var b strings.Builder
-	for i, c := range p.comps {
+	for i := 0; i < p.Len(); i++ {
 		if i > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(gjson.Escape(c.key))
+		key, _ := p.Comp(i)
+		b.WriteString(gjson.Escape(key))
 	}
 	return gjson.GetBytes(args, b.String()).String()
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 // Call identifies the tool call whose result is transformed.
@@ -47,45 +48,25 @@ type Carrier struct {
 	// the string literal with its quotes).
 	Off, End int
 
-	members members
+	members jsonwalk.Object
 }
 
-// members are the top-level members of a payload, in document order. A
-// slice, not a map: most payloads have a handful, and a map per carrier per
-// step cost more than the linear search.
-type members []member
-
-type member struct {
-	key string
-	Span
+// enterMember records a top-level member of a payload; a container's End
+// is set by leaveMember.
+func enterMember(m *jsonwalk.Object, key string, sp jsonwalk.Span) {
+	*m = append(*m, jsonwalk.Field{Key: key, Span: sp})
 }
 
-// enter records a member; a container's End is set by leave.
-func (m *members) enter(key string, sp Span) { *m = append(*m, member{key, sp}) }
-
-// leave sets the End of the last member, the container just closed.
-func (m members) leave(end int) {
+// leaveMember sets the End of the last member, the container just closed.
+func leaveMember(m jsonwalk.Object, end int) {
 	if len(m) > 0 {
 		m[len(m)-1].End = end
 	}
 }
 
-// Span is a value's place in a buffer: [Off, End) and its kind.
-type Span struct {
-	Off, End int
-	Kind     Kind
-}
-
 // Member returns the span of a top-level member of the carrier's payload,
 // from the index the Doc built in its one pass.
-func (c *Carrier) Member(key string) (Span, bool) {
-	for _, m := range c.members {
-		if m.key == key {
-			return m.Span, true
-		}
-	}
-	return Span{}, false
-}
+func (c *Carrier) Member(key string) (jsonwalk.Span, bool) { return c.members.Get(key) }
 
 // Block is one content block of an MCP result.
 type Block struct {
@@ -182,14 +163,14 @@ func (d *Doc) Strings(min int) []StringRef {
 	}
 	var out []StringRef
 	collect := func(buf []byte, carrier int, env bool) {
-		_ = walkTrusted(buf, func(v *Visit) Step {
+		_ = jsonwalk.WalkValidated(buf, func(v *jsonwalk.Visit) jsonwalk.Step {
 			if env && !v.Leave && d.InCarrier(v.Off) {
-				return SkipValue
+				return jsonwalk.SkipValue
 			}
-			if v.Kind == KindString && v.End-v.Off >= min {
+			if v.Kind == jsonwalk.KindString && v.End-v.Off >= min {
 				out = append(out, d.stringRef(carrier, v, env))
 			}
-			return Descend
+			return jsonwalk.Descend
 		})
 	}
 	for i, c := range d.carriers {
@@ -201,7 +182,7 @@ func (d *Doc) Strings(min int) []StringRef {
 	return out
 }
 
-func (d *Doc) stringRef(carrier int, v *Visit, env bool) StringRef {
+func (d *Doc) stringRef(carrier int, v *jsonwalk.Visit, env bool) StringRef {
 	s := StringRef{Carrier: carrier, Path: v.PathString(), Off: v.Off, End: v.End, Block: -1}
 	if env && len(v.Path) >= 3 && v.Path[1].IsIndex() && v.Path[0].KeyIs("content") {
 		s.Block, s.Field = v.Path[1].Index, v.Path[2].KeyString()
@@ -229,22 +210,22 @@ func (d *Doc) index() {
 	d.once.Do(func() {
 		var (
 			structured = Carrier{Kind: CarrierStructured, Off: -1}
-			rootKind   Kind
+			rootKind   jsonwalk.Kind
 			rootOff    int
-			rootMem    members
+			rootMem    jsonwalk.Object
 			hasContent bool
 			typedAll   = true
 			texts      []textLit
 			strs       []StringRef
 		)
-		d.err = walkFiltered(d.Raw, 3, IndexMinString, d.depthLimit(), func(v *Visit) Step {
+		d.err = jsonwalk.WalkFiltered(d.Raw, 3, IndexMinString, d.depthLimit(), func(v *jsonwalk.Visit) jsonwalk.Step {
 			n := len(v.Path)
 			if v.Leave {
 				switch {
 				case n == 0:
 				case n == 1:
-					if rootKind == KindObject {
-						rootMem.leave(v.End)
+					if rootKind == jsonwalk.KindObject {
+						leaveMember(rootMem, v.End)
 					}
 					if v.Off == structured.Off {
 						structured.End = v.End
@@ -252,31 +233,31 @@ func (d *Doc) index() {
 					}
 				case n == 2 && v.Path[0].KeyIs("structuredContent"):
 					if !v.Path[1].IsIndex() {
-						structured.members.leave(v.End - structured.Off)
+						leaveMember(structured.members, v.End-structured.Off)
 					}
-				case n == 2 && v.Kind == KindObject && v.Path[0].KeyIs("content") && len(d.blocks) > 0:
+				case n == 2 && v.Kind == jsonwalk.KindObject && v.Path[0].KeyIs("content") && len(d.blocks) > 0:
 					d.blocks[len(d.blocks)-1].End = v.End
 				}
-				return Descend
+				return jsonwalk.Descend
 			}
 			switch n {
 			case 0:
 				rootKind, rootOff = v.Kind, v.Off
 			case 1:
-				if rootKind == KindObject {
+				if rootKind == jsonwalk.KindObject {
 					key := v.Path[0].KeyString()
-					rootMem.enter(key, Span{v.Off, v.End, v.Kind})
+					enterMember(&rootMem, key, jsonwalk.Span{Off: v.Off, End: v.End, Kind: v.Kind})
 					switch key {
 					case "structuredContent":
-						if v.Kind == KindObject || v.Kind == KindArray {
+						if v.Kind == jsonwalk.KindObject || v.Kind == jsonwalk.KindArray {
 							structured.Off = v.Off
 						}
 					case "content":
-						hasContent = v.Kind == KindArray
+						hasContent = v.Kind == jsonwalk.KindArray
 					}
 				}
 			case 2:
-				if rootKind != KindObject {
+				if rootKind != jsonwalk.KindObject {
 					break
 				}
 				switch {
@@ -289,28 +270,28 @@ func (d *Doc) index() {
 					if end >= 0 {
 						end -= structured.Off
 					}
-					structured.members.enter(key, Span{v.Off - structured.Off, end, v.Kind})
+					enterMember(&structured.members, key, jsonwalk.Span{Off: v.Off - structured.Off, End: end, Kind: v.Kind})
 				case v.Path[0].KeyIs("content"):
-					if v.Kind != KindObject {
+					if v.Kind != jsonwalk.KindObject {
 						typedAll = false
 						break
 					}
 					d.blocks = append(d.blocks, Block{Index: v.Path[1].Index, Off: v.Off})
 				}
 			case 3:
-				if rootKind == KindObject && v.Kind == KindString && v.Path[0].KeyIs("content") && v.Path[1].IsIndex() && len(d.blocks) > 0 {
+				if rootKind == jsonwalk.KindObject && v.Kind == jsonwalk.KindString && v.Path[0].KeyIs("content") && v.Path[1].IsIndex() && len(d.blocks) > 0 {
 					switch v.Path[2].KeyString() {
 					case "type":
-						d.blocks[len(d.blocks)-1].Type, _ = unescapeString(d.Raw[v.Off+1 : v.End-1])
+						d.blocks[len(d.blocks)-1].Type, _ = jsonwalk.UnescapeString(d.Raw[v.Off+1 : v.End-1])
 					case "text":
-						texts = append(texts, textLit{v.Path[1].Index, Span{v.Off, v.End, KindString}})
+						texts = append(texts, textLit{v.Path[1].Index, jsonwalk.Span{Off: v.Off, End: v.End, Kind: jsonwalk.KindString}})
 					}
 				}
 			}
-			if v.Kind == KindString && v.End-v.Off >= IndexMinString {
+			if v.Kind == jsonwalk.KindString && v.End-v.Off >= IndexMinString {
 				strs = append(strs, d.stringRef(0, v, true))
 			}
-			return Descend
+			return jsonwalk.Descend
 		})
 		if d.err != nil {
 			d.blocks = nil
@@ -321,7 +302,7 @@ func (d *Doc) index() {
 				typedAll = false
 			}
 		}
-		d.mcp = rootKind == KindObject && ((hasContent && typedAll) || structured.Off >= 0)
+		d.mcp = rootKind == jsonwalk.KindObject && ((hasContent && typedAll) || structured.Off >= 0)
 		if !d.mcp {
 			d.blocks = nil
 			d.carriers = []Carrier{{Kind: CarrierRaw, Payload: d.Raw, Off: rootOff, End: len(d.Raw), members: rootMem}}
@@ -344,18 +325,18 @@ func (d *Doc) index() {
 			}
 			c := Carrier{Kind: CarrierText, Block: b.Index, Payload: payload, Off: t.Off, End: t.End}
 			var found []StringRef
-			err = walkFiltered(payload, 1, IndexMinString, d.depthLimit(), func(v *Visit) Step {
+			err = jsonwalk.WalkFiltered(payload, 1, IndexMinString, d.depthLimit(), func(v *jsonwalk.Visit) jsonwalk.Step {
 				if len(v.Path) == 1 && !v.Path[0].IsIndex() {
 					if v.Leave {
-						c.members.leave(v.End)
+						leaveMember(c.members, v.End)
 					} else {
-						c.members.enter(v.Path[0].KeyString(), Span{v.Off, v.End, v.Kind})
+						enterMember(&c.members, v.Path[0].KeyString(), jsonwalk.Span{Off: v.Off, End: v.End, Kind: v.Kind})
 					}
 				}
-				if !v.Leave && v.Kind == KindString && v.End-v.Off >= IndexMinString {
+				if !v.Leave && v.Kind == jsonwalk.KindString && v.End-v.Off >= IndexMinString {
 					found = append(found, d.stringRef(0, v, false))
 				}
-				return Descend
+				return jsonwalk.Descend
 			})
 			if err != nil {
 				continue
@@ -405,16 +386,16 @@ func (d *Doc) index() {
 // textLit is the text literal of a content block.
 type textLit struct {
 	block int
-	Span
+	jsonwalk.Span
 }
 
-func textOf(ts []textLit, block int) (Span, bool) {
+func textOf(ts []textLit, block int) (jsonwalk.Span, bool) {
 	for _, t := range ts {
 		if t.block == block {
 			return t.Span, true
 		}
 	}
-	return Span{}, false
+	return jsonwalk.Span{}, false
 }
 
 // looksLikeJSONContainer checks the escaped text for a leading { or [.

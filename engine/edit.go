@@ -6,17 +6,13 @@ package engine
 // member into the deepest object that exists.
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
-
-// ErrNoPath is wrapped by the error of a replace whose path cannot be
-// created: it runs through a string, a number or past an array's end.
-var ErrNoPath = errors.New("path cannot be created")
 
 // child is a member or element of a container: [start, end) covers its key
 // for members; off is the value's offset.
@@ -26,23 +22,23 @@ type child struct{ start, off, end int }
 // one shallow pass.
 func children(raw []byte, off int) []child {
 	var out []child
-	_ = walkTrusted(raw[off:], func(v *Visit) Step {
+	_ = jsonwalk.WalkValidated(raw[off:], func(v *jsonwalk.Visit) jsonwalk.Step {
 		switch {
 		case len(v.Path) == 0:
 			if v.Leave {
-				return Stop
+				return jsonwalk.Stop
 			}
-			return Descend
+			return jsonwalk.Descend
 		case v.Leave:
 			out[len(out)-1].end = off + v.End
-			return Descend
+			return jsonwalk.Descend
 		}
 		start := v.Off
 		if v.KeyOff >= 0 {
 			start = v.KeyOff
 		}
 		out = append(out, child{start: off + start, off: off + v.Off, end: off + v.End})
-		return SkipValue
+		return jsonwalk.SkipValue
 	})
 	return out
 }
@@ -50,7 +46,7 @@ func children(raw []byte, off int) []child {
 // dropEdits turns drops into deletions: each run of dropped neighbours goes
 // with the separator before it (or after it, for a run at the start), so
 // the container stays valid JSON however many of its values go.
-func dropEdits(raw []byte, drops []dropAt) []Edit {
+func dropEdits(raw []byte, drops []dropAt) []jsonwalk.Edit {
 	byParent := map[int]map[int]bool{}
 	var parents []int
 	for _, d := range drops {
@@ -61,7 +57,7 @@ func dropEdits(raw []byte, drops []dropAt) []Edit {
 		byParent[d.parent][d.off] = true
 	}
 	slices.Sort(parents)
-	var eds []Edit
+	var eds []jsonwalk.Edit
 	for _, p := range parents {
 		gone := byParent[p]
 		kids := children(raw, p)
@@ -76,11 +72,11 @@ func dropEdits(raw []byte, drops []dropAt) []Edit {
 			}
 			switch {
 			case i > 0:
-				eds = append(eds, Edit{Off: kids[i-1].end, Len: kids[j].end - kids[i-1].end})
+				eds = append(eds, jsonwalk.Edit{Off: kids[i-1].end, Len: kids[j].end - kids[i-1].end})
 			case j+1 < len(kids):
-				eds = append(eds, Edit{Off: kids[i].start, Len: kids[j+1].start - kids[i].start})
+				eds = append(eds, jsonwalk.Edit{Off: kids[i].start, Len: kids[j+1].start - kids[i].start})
 			default:
-				eds = append(eds, Edit{Off: kids[i].start, Len: kids[j].end - kids[i].start})
+				eds = append(eds, jsonwalk.Edit{Off: kids[i].start, Len: kids[j].end - kids[i].start})
 			}
 			i = j + 1
 		}
@@ -91,11 +87,12 @@ func dropEdits(raw []byte, drops []dropAt) []Edit {
 // createPath puts value at p in raw, creating the members p names below
 // the deepest one that exists. Only objects gain members; an array gains
 // an element only at its end.
-func createPath(raw []byte, p Path, value []byte) ([]byte, error) {
+func createPath(raw []byte, p jsonwalk.Path, value []byte) ([]byte, error) {
 	off := skipWS(raw, 0)
-	for i, c := range p.comps {
+	for i := 0; i < p.Len(); i++ {
+		key, _ := p.Comp(i)
 		if off >= len(raw) || (raw[off] != '{' && raw[off] != '[') {
-			return nil, fmt.Errorf("%w: %q runs through a value that is not an object", ErrNoPath, p.src)
+			return nil, fmt.Errorf("%w: %q runs through a value that is not an object", ErrNoPath, p.String())
 		}
 		kids := children(raw, off)
 		end := off + 1
@@ -104,30 +101,30 @@ func createPath(raw []byte, p Path, value []byte) ([]byte, error) {
 		}
 		closeAt := skipWS(raw, end)
 		if raw[off] == '[' {
-			n, err := strconv.Atoi(c.key)
+			n, err := strconv.Atoi(key)
 			if err != nil || n < 0 || n > len(kids) {
-				return nil, fmt.Errorf("%w: %q: index %q of an array of %d", ErrNoPath, p.src, c.key, len(kids))
+				return nil, fmt.Errorf("%w: %q: index %q of an array of %d", ErrNoPath, p.String(), key, len(kids))
 			}
 			if n < len(kids) {
 				off = kids[n].off
-				if i == len(p.comps)-1 {
-					return Splice(raw, []Edit{{Off: off, Len: kids[n].end - off, With: value}})
+				if i == p.Len()-1 {
+					return jsonwalk.Splice(raw, []jsonwalk.Edit{{Off: off, Len: kids[n].end - off, With: value}})
 				}
 				continue
 			}
-			if i != len(p.comps)-1 {
-				return nil, fmt.Errorf("%w: %q: only the last component may append to an array", ErrNoPath, p.src)
+			if i != p.Len()-1 {
+				return nil, fmt.Errorf("%w: %q: only the last component may append to an array", ErrNoPath, p.String())
 			}
-			return Splice(raw, []Edit{{Off: closeAt, With: insertion(len(kids) > 0, nil, value)}})
+			return jsonwalk.Splice(raw, []jsonwalk.Edit{{Off: closeAt, With: insertion(len(kids) > 0, jsonwalk.Path{}, 0, value)}})
 		}
 		found := false
 		for _, k := range kids {
 			kb := raw[k.start+1:]
-			kend, _ := StringEnd(raw, k.start)
-			if (PathElem{Key: kb[:kend-k.start-2]}).KeyIs(c.key) {
+			kend, _ := jsonwalk.StringEnd(raw, k.start)
+			if (jsonwalk.PathElem{Key: kb[:kend-k.start-2]}).KeyIs(key) {
 				off, found = k.off, true
-				if i == len(p.comps)-1 {
-					return Splice(raw, []Edit{{Off: off, Len: k.end - off, With: value}})
+				if i == p.Len()-1 {
+					return jsonwalk.Splice(raw, []jsonwalk.Edit{{Off: off, Len: k.end - off, With: value}})
 				}
 				break
 			}
@@ -135,31 +132,32 @@ func createPath(raw []byte, p Path, value []byte) ([]byte, error) {
 		if found {
 			continue
 		}
-		rest := p.comps[i:]
-		if len(rest) > MaxCreatedLevels {
-			return nil, fmt.Errorf("%w: %q would create %d levels (at most %d)", ErrLimit, p.src, len(rest), MaxCreatedLevels)
+		if p.Len()-i > MaxCreatedLevels {
+			return nil, fmt.Errorf("%w: %q would create %d levels (at most %d)", ErrLimit, p.String(), p.Len()-i, MaxCreatedLevels)
 		}
-		return Splice(raw, []Edit{{Off: closeAt, With: insertion(len(kids) > 0, rest, value)}})
+		return jsonwalk.Splice(raw, []jsonwalk.Edit{{Off: closeAt, With: insertion(len(kids) > 0, p, i, value)}})
 	}
-	return nil, fmt.Errorf("%w: %q", ErrNoPath, p.src)
+	return nil, fmt.Errorf("%w: %q", ErrNoPath, p.String())
 }
 
-// insertion is `[,]"k1":{"k2":...value}` for an object (or `[,]value` for
-// an array when keys is empty).
-func insertion(comma bool, keys []pathComp, value []byte) []byte {
+// insertion is `[,]"k1":{"k2":...value}` for an object, the keys being p's
+// components from the one at from (or `[,]value` for an array, when there
+// are none).
+func insertion(comma bool, p jsonwalk.Path, from int, value []byte) []byte {
 	var b []byte
 	if comma {
 		b = append(b, ',')
 	}
-	for i, k := range keys {
-		if i > 0 {
+	for i := from; i < p.Len(); i++ {
+		if i > from {
 			b = append(b, '{')
 		}
-		b = jsonstr.AppendString(b, k.key)
+		key, _ := p.Comp(i)
+		b = jsonstr.AppendString(b, key)
 		b = append(b, ':')
 	}
 	b = append(b, value...)
-	for i := 1; i < len(keys); i++ {
+	for i := from + 1; i < p.Len(); i++ {
 		b = append(b, '}')
 	}
 	return b

@@ -62,13 +62,6 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// ErrInvalidJSON is wrapped by Transform's error for input that is not
-// JSON; the message names the byte offset.
-var ErrInvalidJSON = ErrBadJSON
-
-// ErrClosed is returned by Transform after Close.
-var ErrClosed = errors.New("engine: closed")
-
 // LayerError is a layer's failure: the step was skipped and the result
 // flowed on as the previous step left it.
 type LayerError struct {
@@ -224,7 +217,7 @@ type Result struct {
 }
 
 // Transform runs the chain for c over raw. It returns an error only for
-// input that cannot be transformed at all (not JSON: ErrInvalidJSON) or a
+// input that cannot be transformed at all (not JSON: ErrBadJSON) or a
 // done context; a layer that fails is skipped and reported in
 // Result.Failures and as a layer_failed event. A result nested deeper than
 // Config.MaxDepth is stored whole and replaced by a note that names it.
@@ -340,10 +333,6 @@ func (e *Engine) layerFailed(d *Doc, st step, res *Result, errs []error) {
 		e.emit(Event{Type: EventLayerFailed, Server: d.Call.Server, Tool: d.Call.Tool, Scope: d.Call.Scope, Layer: st.name, Error: err.Error()})
 	}
 }
-
-// ErrFailuresElided is wrapped by the one failure that counts the failures
-// of a step past the first few.
-var ErrFailuresElided = errors.New("failures elided")
 
 func (e *Engine) emit(ev Event) {
 	if e.listener == nil {

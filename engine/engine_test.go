@@ -316,7 +316,7 @@ func TestInvalidJSON(t *testing.T) {
 	eng := newEngine(t, memstore.New(memstore.NewConfig()), fixed(nil), nil)
 	for _, in := range []string{`{"a":`, `{"a":"\x"}`, "[1,2]]", `{"a":01}`, ""} {
 		_, err := eng.Transform(context.Background(), engine.Call{}, []byte(in))
-		if !errors.Is(err, engine.ErrInvalidJSON) || !strings.Contains(err.Error(), "offset") {
+		if !errors.Is(err, engine.ErrBadJSON) || !strings.Contains(err.Error(), "offset") {
 			t.Errorf("%q: %v", in, err)
 		}
 	}

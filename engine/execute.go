@@ -11,18 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
-)
-
-// Errors a rewrite can fail with; they reach listeners inside a
-// layer_failed event and callers inside a *RewriteError.
-var (
-	// ErrNoSignature: a verified base64 rewrite decoded to bytes with no
-	// known file signature.
-	ErrNoSignature = errors.New("no known file signature in decoded bytes")
-	// ErrNotString: a base64 or text rewrite met a value that is not a string.
-	ErrNotString = errors.New("value is not a string")
-	// ErrBadRewrite: the rewrite itself is malformed.
-	ErrBadRewrite = errors.New("malformed rewrite")
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 // RewriteError says which rewrite of which step failed.
@@ -49,7 +38,7 @@ type target struct {
 	buf     int // index into executor.bufs
 	off     int
 	end     int
-	kind    Kind
+	kind    jsonwalk.Kind
 	parent  int
 	keyOff  int
 	path    string
@@ -60,7 +49,7 @@ type target struct {
 type buffer struct {
 	raw     []byte
 	carrier int // index in Doc.Carriers(); -1 for the result itself
-	edits   []Edit
+	edits   []jsonwalk.Edit
 	// drops are the values removed from their container, by offset: a drop
 	// is an edit of its container's separators, computed at render time so
 	// that many drops in one array cost one pass over it.
@@ -76,7 +65,7 @@ type dropAt struct{ parent, off int }
 // createOp is a replace that creates its path.
 type createOp struct {
 	rw   int
-	path Path
+	path jsonwalk.Path
 }
 
 // outcome is what a step produced.
@@ -115,7 +104,7 @@ type executor struct {
 	d     *Doc
 	step  string
 	rws   []Rewrite
-	paths []Path
+	paths []jsonwalk.Path
 	lim   stepLimits
 	bufs  []buffer
 	out   outcome
@@ -123,7 +112,7 @@ type executor struct {
 	// bytes in another carrier) to its ref.
 	done map[string]stored
 	// members caches the siblings of values that templates look up.
-	members map[[2]int]map[string]Span
+	members map[[2]int]jsonwalk.Object
 }
 
 type stored struct {
@@ -144,7 +133,7 @@ func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite
 	if len(rws) == 0 {
 		return x.out
 	}
-	x.paths = make([]Path, len(rws))
+	x.paths = make([]jsonwalk.Path, len(rws))
 	for i := range rws {
 		p, err := x.validate(&rws[i])
 		if err != nil {
@@ -230,22 +219,22 @@ func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite
 // validate checks one rewrite against the rules that need the document
 // and the call: the whole result and its isError are the upstream's, and a
 // replace value may name only artifacts this call stored.
-func (x *executor) validate(rw *Rewrite) (Path, error) {
+func (x *executor) validate(rw *Rewrite) (jsonwalk.Path, error) {
 	if err := rw.Validate(); err != nil {
-		return Path{}, err
+		return jsonwalk.Path{}, err
 	}
-	p, _ := ParsePath(rw.Path)
+	p, _ := jsonwalk.ParsePath(rw.Path)
 	if rw.Target == TargetResult && x.d.IsMCP() {
 		if p.Len() == 0 {
-			return Path{}, errors.New("cannot rewrite the whole result (address the payload, or a member of the result)")
+			return jsonwalk.Path{}, errors.New("cannot rewrite the whole result (address the payload, or a member of the result)")
 		}
-		if c := p.comps[0]; c.wildcard || c.key == "isError" {
-			return Path{}, errors.New("isError is the upstream's: a rewrite cannot change or drop it")
+		if key, wildcard := p.Comp(0); wildcard || key == "isError" {
+			return jsonwalk.Path{}, errors.New("isError is the upstream's: a rewrite cannot change or drop it")
 		}
 	}
 	if rw.Action == ActionReplace {
 		if id, ok := x.foreignRef(rw.Value); ok {
-			return Path{}, fmt.Errorf("replace value names artifact %q, which this call did not store", id)
+			return jsonwalk.Path{}, fmt.Errorf("replace value names artifact %q, which this call did not store", id)
 		}
 	}
 	return p, nil
@@ -255,19 +244,19 @@ func (x *executor) validate(rw *Rewrite) (Path, error) {
 // {"artifact": {"id": ...}} object or an mcpx://artifacts/ URI.
 func (x *executor) foreignRef(v []byte) (string, bool) {
 	var bad string
-	_ = walkTrusted(v, func(vis *Visit) Step {
-		if vis.Leave || vis.Kind != KindString {
-			return Descend
+	_ = jsonwalk.WalkValidated(v, func(vis *jsonwalk.Visit) jsonwalk.Step {
+		if vis.Leave || vis.Kind != jsonwalk.KindString {
+			return jsonwalk.Descend
 		}
 		body := v[vis.Off+1 : vis.End-1]
 		var ids []string
 		if n := len(vis.Path); n >= 2 && vis.Path[n-1].KeyIs("id") && vis.Path[n-2].KeyIs("artifact") {
-			if s, err := unescapeString(body); err == nil {
+			if s, err := jsonwalk.UnescapeString(body); err == nil {
 				ids = append(ids, s)
 			}
 		}
 		if bytes.Contains(body, []byte("artifacts")) {
-			s, _ := unescapeString(body)
+			s, _ := jsonwalk.UnescapeString(body)
 			for rest := s; ; {
 				i := strings.Index(rest, URIScheme)
 				if i < 0 {
@@ -288,10 +277,10 @@ func (x *executor) foreignRef(v []byte) (string, bool) {
 			// upstream's to pass on; any other must be this call's.
 			if !x.lim.minted[id] && !bytes.Contains(x.d.Raw, []byte(id)) {
 				bad = id
-				return Stop
+				return jsonwalk.Stop
 			}
 		}
-		return Descend
+		return jsonwalk.Descend
 	})
 	return bad, bad != ""
 }
@@ -308,18 +297,18 @@ func (x *executor) match(ctx context.Context, targets []target, bi int, idx []in
 	cands := []candSet{{all: idx}}
 	visits := 0
 	var ctxErr error
-	err := walkTrusted(raw, func(v *Visit) Step {
+	err := jsonwalk.WalkValidated(raw, func(v *jsonwalk.Visit) jsonwalk.Step {
 		d := len(v.Path)
 		if v.Leave {
 			for _, ti := range pending[v.Off] {
 				targets[ti].end = v.End
 			}
 			delete(pending, v.Off)
-			return Descend
+			return jsonwalk.Descend
 		}
 		if visits++; visits&4095 == 0 {
 			if ctxErr = ctx.Err(); ctxErr != nil {
-				return Stop
+				return jsonwalk.Stop
 			}
 		}
 		var here []int
@@ -349,15 +338,15 @@ func (x *executor) match(ctx context.Context, targets []target, bi int, idx []in
 			}
 		}
 		if !deeper {
-			return SkipValue
+			return jsonwalk.SkipValue
 		}
-		if v.Kind == KindObject || v.Kind == KindArray {
+		if v.Kind == jsonwalk.KindObject || v.Kind == jsonwalk.KindArray {
 			for len(cands) <= d {
 				cands = append(cands, candSet{})
 			}
 			cands[d] = candSet{all: here}
 		}
-		return Descend
+		return jsonwalk.Descend
 	})
 	if ctxErr != nil {
 		x.fail("", ctxErr)
@@ -383,7 +372,7 @@ type candSet struct {
 const candIndexOver = 8
 
 // matching returns the candidates whose component d matches e.
-func (c *candSet) matching(paths []Path, d int, e PathElem) []int {
+func (c *candSet) matching(paths []jsonwalk.Path, d int, e jsonwalk.PathElem) []int {
 	if len(c.all) > candIndexOver {
 		if !c.indexed {
 			c.indexed = true
@@ -392,10 +381,10 @@ func (c *candSet) matching(paths []Path, d int, e PathElem) []int {
 				if paths[i].Len() <= d {
 					continue
 				}
-				if comp := paths[i].comps[d]; comp.wildcard {
+				if key, wildcard := paths[i].Comp(d); wildcard {
 					c.wild = append(c.wild, i)
 				} else {
-					c.byKey[comp.key] = append(c.byKey[comp.key], i)
+					c.byKey[key] = append(c.byKey[key], i)
 				}
 			}
 		}
@@ -413,7 +402,7 @@ func (c *candSet) matching(paths []Path, d int, e PathElem) []int {
 	}
 	var here []int
 	for _, i := range c.all {
-		if paths[i].Len() > d && paths[i].matchAt(d, e) {
+		if paths[i].Len() > d && paths[i].MatchAt(d, e) {
 			here = append(here, i)
 		}
 	}
@@ -448,7 +437,7 @@ func (x *executor) dropOverlaps(ts []target) []target {
 	lastBuf, lastEnd := -1, -1
 	for _, t := range ts {
 		if t.buf == lastBuf && t.off < lastEnd {
-			x.fail(x.rws[t.rw].Path, fmt.Errorf("%w: %s overlaps an earlier rewrite of this step", ErrOverlap, t.path))
+			x.fail(x.rws[t.rw].Path, fmt.Errorf("%w: %s overlaps an earlier rewrite of this step", jsonwalk.ErrOverlap, t.path))
 			continue
 		}
 		out = append(out, t)
@@ -516,7 +505,7 @@ func (x *executor) apply(ctx context.Context, t *target) {
 		x.fail(t.path, err)
 		return
 	}
-	b.edits = append(b.edits, Edit{Off: t.off, Len: t.end - t.off, With: with})
+	b.edits = append(b.edits, jsonwalk.Edit{Off: t.off, Len: t.end - t.off, With: with})
 }
 
 // keepOriginal stores a value that replace or drop removes when it is over
@@ -544,20 +533,20 @@ func (x *executor) keepOriginal(ctx context.Context, t *target) error {
 // isReplacement reports whether the value is what an artifact rewrite put
 // in place: {"artifact": {..., "uri": "mcpx://artifacts/..."}, "summary": ...}.
 func isReplacement(raw []byte, t *target) bool {
-	if t.kind != KindObject {
+	if t.kind != jsonwalk.KindObject {
 		return false
 	}
-	o, _, kind, ok := Member(raw, t.off, "artifact")
-	if !ok || kind != KindObject {
+	art, ok := jsonwalk.Member(raw, t.off, "artifact")
+	if !ok || art.Kind != jsonwalk.KindObject {
 		return false
 	}
-	uo, ue, kind, ok := Member(raw, o, "uri")
-	return ok && kind == KindString && bytes.HasPrefix(raw[uo+1:ue-1], []byte(URIScheme))
+	uri, ok := jsonwalk.Member(raw, art.Off, "uri")
+	return ok && uri.Kind == jsonwalk.KindString && bytes.HasPrefix(raw[uri.Off+1:uri.End-1], []byte(URIScheme))
 }
 
-func encodingFor(enc Encoding, k Kind) Encoding {
+func encodingFor(enc Encoding, k jsonwalk.Kind) Encoding {
 	if enc == "" || enc == EncodingAuto {
-		if k == KindString {
+		if k == jsonwalk.KindString {
 			return EncodingText
 		}
 		return EncodingJSON
@@ -568,7 +557,7 @@ func encodingFor(enc Encoding, k Kind) Encoding {
 // render splices every buffer and writes changed carriers back into the
 // result.
 func (x *executor) render() {
-	var top []Edit
+	var top []jsonwalk.Edit
 	resultBuf := -1
 	for bi := range x.bufs {
 		b := &x.bufs[bi]
@@ -595,7 +584,7 @@ func (x *executor) render() {
 			x.out.raw, x.out.changed = with, true
 			return
 		}
-		top = append(top, Edit{Off: c.Off, Len: c.End - c.Off, With: with})
+		top = append(top, jsonwalk.Edit{Off: c.Off, Len: c.End - c.Off, With: with})
 	}
 	if resultBuf >= 0 {
 		b := &x.bufs[resultBuf]
@@ -609,7 +598,7 @@ func (x *executor) render() {
 		return
 	}
 	if len(top) > 0 {
-		out, err := Splice(x.d.Raw, top)
+		out, err := jsonwalk.Splice(x.d.Raw, top)
 		if err != nil {
 			x.fail("", fmt.Errorf("result: %w", err))
 			return
@@ -625,7 +614,7 @@ func (x *executor) spliceBuf(b *buffer) ([]byte, error) {
 	if len(b.drops) > 0 {
 		eds = append(slices.Clone(eds), dropEdits(b.raw, b.drops)...)
 	}
-	out, err := Splice(b.raw, eds)
+	out, err := jsonwalk.Splice(b.raw, eds)
 	if err != nil {
 		return nil, err
 	}

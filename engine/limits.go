@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 // Bounds of one Rewrite's fields.
@@ -37,14 +39,11 @@ const (
 	maxCreatesPerStep = 64
 )
 
-// ErrLimit is wrapped by the error of a rewrite that exceeds a bound.
-var ErrLimit = errors.New("rewrite exceeds a limit")
-
 // Validate checks a rewrite on its own: known action, encoding, form and
 // target, a plain path, and every field within its bound. The engine runs
 // it on every rewrite of a step before any of them applies.
 func (rw *Rewrite) Validate() error {
-	p, err := ParsePath(rw.Path)
+	p, err := jsonwalk.ParsePath(rw.Path)
 	if err != nil {
 		return err
 	}
@@ -115,14 +114,14 @@ func (rw *Rewrite) Validate() error {
 // MaxValueDepth levels.
 func validValue(v []byte) error {
 	depth := 0
-	err := Walk(v, func(vis *Visit) Step {
+	err := jsonwalk.Walk(v, func(vis *jsonwalk.Visit) jsonwalk.Step {
 		if len(vis.Path) > depth {
 			depth = len(vis.Path)
 		}
 		if depth > MaxValueDepth {
-			return Stop
+			return jsonwalk.Stop
 		}
-		return Descend
+		return jsonwalk.Descend
 	})
 	if err != nil || len(v) == 0 {
 		return fmt.Errorf("replace needs one valid JSON value: %v", err)

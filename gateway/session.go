@@ -362,7 +362,7 @@ func (s *Session) transform(ctx context.Context, c engine.Call, raw json.RawMess
 	start := time.Now()
 	res, err := s.g.eng.Transform(ctx, c, raw)
 	if err != nil {
-		if errors.Is(err, engine.ErrInvalidJSON) {
+		if errors.Is(err, engine.ErrBadJSON) {
 			return nil, fmt.Errorf("result of %s/%s: %w", c.Server, c.Tool, errors.Join(err, ErrUpstreamInvalidJSON))
 		}
 		return nil, fmt.Errorf("transform result of %s/%s: %w", c.Server, c.Tool, err)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 func init() {
@@ -69,7 +70,7 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 		p := c.Payload
 		if l.o.V2 {
 			eachElement(c, "artifacts", func(i, elem int) {
-				if _, _, kind, ok := engine.Member(p, elem, "b64"); !ok || kind != engine.KindString {
+				if sp, ok := jsonwalk.Member(p, elem, "b64"); !ok || sp.Kind != jsonwalk.KindString {
 					return
 				}
 				name := str(p, elem, "name")
@@ -87,8 +88,8 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 					names = append(names, "")
 				}
 				o, e, kind, _ := memberAt(p, elem)
-				if kind == engine.KindString {
-					s, _ := engine.UnescapeString(p[o+1 : e-1])
+				if kind == jsonwalk.KindString {
+					s, _ := jsonwalk.UnescapeString(p[o+1 : e-1])
 					names = append(names, s)
 				} else {
 					names = append(names, "")
@@ -104,7 +105,7 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 				case '"':
 					rw.Path = "returned_file_contents." + strconv.Itoa(i)
 				case '{':
-					if _, _, kind, ok := engine.Member(p, elem, "b64"); !ok || kind != engine.KindString {
+					if sp, ok := jsonwalk.Member(p, elem, "b64"); !ok || sp.Kind != jsonwalk.KindString {
 						return
 					}
 					rw.Path = "returned_file_contents." + strconv.Itoa(i) + ".b64"
@@ -120,7 +121,7 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 		}
 		if l.o.KeepHints && d.IsMCP() {
 			for _, hint := range []string{"display", "canvas"} {
-				if sp, ok := c.Member(hint); ok && sp.Kind == engine.KindObject {
+				if sp, ok := c.Member(hint); ok && sp.Kind == jsonwalk.KindObject {
 					if metaHas(d.Raw, "mcpx/"+hint) {
 						continue // never overwrite what the upstream put there
 					}
@@ -134,11 +135,11 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 
 // metaHas reports whether the result's _meta already has key.
 func metaHas(raw []byte, key string) bool {
-	o, _, kind, ok := engine.Member(raw, firstNonSpace(raw), "_meta")
-	if !ok || kind != engine.KindObject {
+	meta, ok := jsonwalk.Member(raw, firstNonSpace(raw), "_meta")
+	if !ok || meta.Kind != jsonwalk.KindObject {
 		return false
 	}
-	_, _, _, ok = engine.Member(raw, o, key)
+	_, ok = jsonwalk.Member(raw, meta.Off, key)
 	return ok
 }
 
@@ -146,40 +147,40 @@ func metaHas(raw []byte, key string) bool {
 // array under the payload's top-level key.
 func eachElement(c *engine.Carrier, key string, fn func(i, elem int)) {
 	sp, ok := c.Member(key)
-	if !ok || sp.Kind != engine.KindArray {
+	if !ok || sp.Kind != jsonwalk.KindArray {
 		return
 	}
 	p, o := c.Payload, sp.Off
-	_ = engine.Walk(p[o:], func(v *engine.Visit) engine.Step {
+	_ = jsonwalk.Walk(p[o:], func(v *jsonwalk.Visit) jsonwalk.Step {
 		if len(v.Path) == 0 {
 			if v.Leave {
-				return engine.Stop
+				return jsonwalk.Stop
 			}
-			return engine.Descend
+			return jsonwalk.Descend
 		}
 		if !v.Leave && len(v.Path) == 1 {
 			fn(v.Path[0].Index, o+v.Off)
 		}
-		return engine.SkipValue
+		return jsonwalk.SkipValue
 	})
 }
 
 // memberAt returns the span and kind of the value starting at p[off].
-func memberAt(p []byte, off int) (o, e int, kind engine.Kind, ok bool) {
-	err := engine.Walk(p[off:], func(v *engine.Visit) engine.Step {
+func memberAt(p []byte, off int) (o, e int, kind jsonwalk.Kind, ok bool) {
+	err := jsonwalk.Walk(p[off:], func(v *jsonwalk.Visit) jsonwalk.Step {
 		if len(v.Path) == 0 {
 			o, kind, ok = off, v.Kind, true
 			if v.End >= 0 {
 				e = off + v.End
-				return engine.Stop
+				return jsonwalk.Stop
 			}
 			if v.Leave {
 				e = off + v.End
-				return engine.Stop
+				return jsonwalk.Stop
 			}
-			return engine.SkipValue
+			return jsonwalk.SkipValue
 		}
-		return engine.SkipValue
+		return jsonwalk.SkipValue
 	})
 	_ = err
 	return o, e, kind, ok

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 func init() {
@@ -65,7 +66,7 @@ func newFields(o FieldsOptions) (*fields, error) {
 		if r.Path == "" {
 			return nil, fmt.Errorf("rules[%d]: path is required", i)
 		}
-		if _, err := engine.ParsePath(r.Path); err != nil {
+		if _, err := jsonwalk.ParsePath(r.Path); err != nil {
 			return nil, fmt.Errorf("rules[%d]: %w", i, err)
 		}
 		rw := engine.Rewrite{

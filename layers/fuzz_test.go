@@ -51,7 +51,7 @@ func FuzzChain(f *testing.F) {
 		}
 		res, err := eng.Transform(ctx, engine.Call{Server: "fuzz", Tool: "t"}, in)
 		if err != nil {
-			if !errors.Is(err, engine.ErrInvalidJSON) {
+			if !errors.Is(err, engine.ErrBadJSON) {
 				t.Fatalf("unexpected error: %v", err)
 			}
 			if gjson.ValidBytes(in) && json.Valid(in) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 func init() {
@@ -173,8 +174,8 @@ func (l *guardrail) cutBlocks(d *engine.Doc) (engine.Rewrite, bool) {
 // proportion to the depth of the cuts, not to its number of values.
 type node struct {
 	parent   *node
-	elem     engine.PathElem
-	kind     engine.Kind
+	elem     jsonwalk.PathElem
+	kind     jsonwalk.Kind
 	off, end int
 	children []*node
 	listed   bool
@@ -184,14 +185,14 @@ func (n *node) size() int { return n.end - n.off }
 
 // path renders the node's gjson path.
 func (n *node) path() string {
-	var elems []engine.PathElem
+	var elems []jsonwalk.PathElem
 	for ; n != nil && n.parent != nil; n = n.parent {
 		elems = append(elems, n.elem)
 	}
 	for i, j := 0, len(elems)-1; i < j; i, j = i+1, j-1 {
 		elems[i], elems[j] = elems[j], elems[i]
 	}
-	return engine.FormatPath(elems)
+	return jsonwalk.FormatPath(elems)
 }
 
 // clamper cuts one payload.
@@ -226,22 +227,22 @@ func (l *guardrail) clamp(ctx context.Context, p []byte, budget int) ([]engine.R
 	c := &clamper{ctx: ctx, o: l.o, p: p}
 	var open []int
 	visits := 0
-	_ = engine.WalkValidated(p, func(v *engine.Visit) engine.Step {
+	_ = jsonwalk.WalkValidated(p, func(v *jsonwalk.Visit) jsonwalk.Step {
 		if visits++; visits&4095 == 0 && ctx.Err() != nil {
 			c.err = ctx.Err()
-			return engine.Stop
+			return jsonwalk.Stop
 		}
-		if v.Kind != engine.KindObject && v.Kind != engine.KindArray {
-			return engine.Descend
+		if v.Kind != jsonwalk.KindObject && v.Kind != jsonwalk.KindArray {
+			return jsonwalk.Descend
 		}
 		if v.Leave {
 			c.ends[open[len(open)-1]].end = v.End
 			open = open[:len(open)-1]
-			return engine.Descend
+			return jsonwalk.Descend
 		}
 		open = append(open, len(c.ends))
 		c.ends = append(c.ends, span{off: v.Off, end: -1})
-		return engine.Descend
+		return jsonwalk.Descend
 	})
 	if c.err != nil {
 		return nil, c.err
@@ -251,18 +252,18 @@ func (l *guardrail) clamp(ctx context.Context, p []byte, budget int) ([]engine.R
 	return c.out, c.err
 }
 
-func kindAt(b byte) engine.Kind {
+func kindAt(b byte) jsonwalk.Kind {
 	switch b {
 	case '{':
-		return engine.KindObject
+		return jsonwalk.KindObject
 	case '[':
-		return engine.KindArray
+		return jsonwalk.KindArray
 	case '"':
-		return engine.KindString
+		return jsonwalk.KindString
 	case 't', 'f', 'n':
-		return engine.KindLiteral
+		return jsonwalk.KindLiteral
 	}
-	return engine.KindNumber
+	return jsonwalk.KindNumber
 }
 
 // endOf returns the end of the container at off.
@@ -285,10 +286,10 @@ func (c *clamper) kids(n *node) []*node {
 		return i
 	}
 	for i, idx := ws(n.off+1), 0; i < n.end && p[i] != '}' && p[i] != ']'; idx++ {
-		elem := engine.PathElem{Index: idx}
-		if n.kind == engine.KindObject {
-			kend, _ := engine.StringEnd(p, i)
-			elem = engine.PathElem{Key: p[i+1 : kend-1]}
+		elem := jsonwalk.PathElem{Index: idx}
+		if n.kind == jsonwalk.KindObject {
+			kend, _ := jsonwalk.StringEnd(p, i)
+			elem = jsonwalk.PathElem{Key: p[i+1 : kend-1]}
 			i = ws(ws(kend) + 1) // past the colon
 		}
 		off, end := i, 0
@@ -296,7 +297,7 @@ func (c *clamper) kids(n *node) []*node {
 		case '{', '[':
 			end = c.endOf(off)
 		case '"':
-			end, _ = engine.StringEnd(p, off)
+			end, _ = jsonwalk.StringEnd(p, off)
 		default:
 			end = off
 			for end < n.end && !strings.ContainsRune(",]} \t\r\n", rune(p[end])) {
@@ -325,11 +326,11 @@ func (c *clamper) fit(n *node, budget int) {
 		return
 	}
 	switch n.kind {
-	case engine.KindString:
+	case jsonwalk.KindString:
 		c.cut(n, min(budget-markerChars, c.o.MaxFieldChars))
-	case engine.KindArray:
+	case jsonwalk.KindArray:
 		c.fitArray(n, budget)
-	case engine.KindObject:
+	case jsonwalk.KindObject:
 		c.fitObject(n, budget)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 // stringVisit is a string found by walkStrings.
@@ -89,11 +90,11 @@ func blockByIndex(blocks []engine.Block, index int) *engine.Block {
 
 // str returns the unescaped string value of key in the object at raw[obj].
 func str(raw []byte, obj int, key string) string {
-	o, e, kind, ok := engine.Member(raw, obj, key)
-	if !ok || kind != engine.KindString {
+	sp, ok := jsonwalk.Member(raw, obj, key)
+	if !ok || sp.Kind != jsonwalk.KindString {
 		return ""
 	}
-	s, err := engine.UnescapeString(raw[o+1 : e-1])
+	s, err := jsonwalk.UnescapeString(raw[sp.Off+1 : sp.End-1])
 	if err != nil {
 		return ""
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 func init() {
@@ -69,22 +70,22 @@ func (l *typedContent) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrit
 			if b.Type == "audio" {
 				limit = l.o.InlineAudioUnderBytes
 			}
-			o, e, _, ok := engine.Member(d.Raw, b.Off, "data")
+			data, ok := jsonwalk.Member(d.Raw, b.Off, "data")
 			if !ok {
 				continue
 			}
-			keep = int64(e-o-2)*3/4 < limit
+			keep = int64(data.End-data.Off-2)*3/4 < limit
 		case "resource":
-			ro, _, _, ok := engine.Member(d.Raw, b.Off, "resource")
+			res, ok := jsonwalk.Member(d.Raw, b.Off, "resource")
 			if !ok {
 				continue
 			}
-			if _, _, _, blob := engine.Member(d.Raw, ro, "blob"); !blob {
-				o, e, _, ok := engine.Member(d.Raw, ro, "text")
+			if _, blob := jsonwalk.Member(d.Raw, res.Off, "blob"); !blob {
+				text, ok := jsonwalk.Member(d.Raw, res.Off, "text")
 				if !ok {
 					continue
 				}
-				keep = e-o-2 < l.o.InlineTextIfUnderChars
+				keep = text.End-text.Off-2 < l.o.InlineTextIfUnderChars
 			}
 		default:
 			continue

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/b64"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 	"github.com/mcpx-dev/mcpx/internal/magic"
 )
 
@@ -135,7 +136,7 @@ func addressable(path string, buf []byte, off int) bool {
 	if path == "" {
 		return len(bytes.TrimLeft(buf[:off], " \t\r\n")) == 0
 	}
-	_, err := engine.ParsePath(path)
+	_, err := jsonwalk.ParsePath(path)
 	return err == nil
 }
 
@@ -292,7 +293,7 @@ func ParseResponse(out []byte, mode Mode) ([]engine.Rewrite, error) {
 // checkRewrite rejects what the engine would reject, so a bad response fails
 // the whole layer rather than leaving it half applied.
 func checkRewrite(rw *engine.Rewrite) error {
-	if _, err := engine.ParsePath(rw.Path); err != nil {
+	if _, err := jsonwalk.ParsePath(rw.Path); err != nil {
 		return err
 	}
 	switch rw.Target {

@@ -1,9 +1,11 @@
-package engine
+package jsonwalk
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Path is a parsed rewrite path: gjson's dotted syntax with `\` escapes,
@@ -95,15 +97,32 @@ func (p Path) MatchPrefix(path []PathElem) bool {
 		return false
 	}
 	for i, e := range path {
-		if !p.matchAt(i, e) {
+		if !p.MatchAt(i, e) {
 			return false
 		}
 	}
 	return true
 }
 
-// matchAt reports whether component i matches the location element e.
-func (p Path) matchAt(i int, e PathElem) bool {
+// Comp returns component i: its key, or wildcard for `#` and `*`.
+func (p Path) Comp(i int) (key string, wildcard bool) {
+	return p.comps[i].key, p.comps[i].wildcard
+}
+
+// KeyPath is the path of plain object keys, taken literally.
+func KeyPath(keys ...string) Path {
+	p := Path{}
+	escaped := make([]string, len(keys))
+	for i, k := range keys {
+		p.comps = append(p.comps, pathComp{key: k})
+		escaped[i] = gjson.Escape(k)
+	}
+	p.src = strings.Join(escaped, ".")
+	return p
+}
+
+// MatchAt reports whether component i matches the location element e.
+func (p Path) MatchAt(i int, e PathElem) bool {
 	c := p.comps[i]
 	switch {
 	case c.wildcard:

@@ -1,4 +1,4 @@
-package engine
+package jsonwalk
 
 import (
 	"errors"
@@ -13,10 +13,11 @@ type Edit struct {
 }
 
 // ErrOverlap is returned by Splice for edits that overlap.
-var ErrOverlap = errors.New("engine: overlapping edits")
+var ErrOverlap = errors.New("jsonwalk: overlapping edits")
 
-// Splice applies edits to raw in one pass and returns a new buffer sized
-// exactly for the result; raw is not modified. Edits may come in any order;
+// Splice applies edits to raw in one pass and returns the result in a new
+// buffer sized exactly for it (raw itself when there are no edits); raw is
+// not modified. Edits may come in any order;
 // they must lie inside raw and must not overlap (two inserts at one offset
 // count as overlapping).
 func Splice(raw []byte, eds []Edit) ([]byte, error) {
@@ -35,7 +36,7 @@ func Splice(raw []byte, eds []Edit) ([]byte, error) {
 	prev := 0
 	for i, e := range eds {
 		if e.Off < 0 || e.Len < 0 || e.Off+e.Len > len(raw) {
-			return nil, fmt.Errorf("engine: edit [%d,%d) outside document of %d bytes", e.Off, e.Off+e.Len, len(raw))
+			return nil, fmt.Errorf("jsonwalk: edit [%d,%d) outside document of %d bytes", e.Off, e.Off+e.Len, len(raw))
 		}
 		if i > 0 && e.Off < prev || (i > 0 && e.Off == prev && e.Len == 0 && eds[i-1].Len == 0) {
 			return nil, fmt.Errorf("%w: at offset %d", ErrOverlap, e.Off)

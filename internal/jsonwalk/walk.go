@@ -1,4 +1,4 @@
-package engine
+package jsonwalk
 
 import (
 	"bytes"
@@ -68,7 +68,7 @@ func (p PathElem) KeyString() string {
 	if bytes.IndexByte(p.Key, '\\') < 0 {
 		return string(p.Key)
 	}
-	s, err := unescapeString(p.Key)
+	s, err := UnescapeString(p.Key)
 	if err != nil {
 		return string(p.Key)
 	}
@@ -108,7 +108,7 @@ type WalkFunc func(v *Visit) Step
 var ErrBadJSON = errors.New("invalid JSON")
 
 // ErrTooDeep is wrapped by a Doc's Err when the document nests deeper than
-// the engine's MaxDepth (Config.MaxDepth, DefaultMaxDepth).
+// depthLimit WalkFiltered was given (the engine's MaxDepth).
 var ErrTooDeep = errors.New("JSON nested too deep")
 
 type frame struct {
@@ -125,13 +125,13 @@ func Walk(raw []byte, fn WalkFunc) error {
 }
 
 type walker struct {
-	raw    []byte
-	fn     WalkFunc
-	stack  []frame
-	path   []PathElem
-	visit  Visit
-	i      int
-	stoped bool
+	raw     []byte
+	fn      WalkFunc
+	stack   []frame
+	path    []PathElem
+	visit   Visit
+	i       int
+	stopped bool
 	// When maxDepth > 0, values deeper than it reach fn only if they are
 	// strings of at least minString bytes: indexing a document needs its
 	// top levels and its long strings, and a call per value costs more
@@ -147,21 +147,18 @@ type walker struct {
 }
 
 // WalkValidated is Walk for JSON that a Walk has already validated, such as
-// every buffer of a Doc (Raw and each carrier's Payload): it skips the check
-// of string bodies, which costs a scan of every string. On invalid JSON it
-// may report values a validating Walk would refuse.
-func WalkValidated(raw []byte, fn WalkFunc) error { return walkTrusted(raw, fn) }
-
-// walkTrusted is Walk over JSON already validated by a Walk.
-func walkTrusted(raw []byte, fn WalkFunc) error {
+// every buffer of an engine Doc (Raw and each carrier's Payload): it skips
+// the check of string bodies, which costs a scan of every string. On invalid
+// JSON it may report values a validating Walk would refuse.
+func WalkValidated(raw []byte, fn WalkFunc) error {
 	w := walker{raw: raw, fn: fn, trusted: true}
 	return w.run()
 }
 
-// walkFiltered is Walk that calls fn only for values at depth <= maxDepth
+// WalkFiltered is Walk that calls fn only for values at depth <= maxDepth
 // and for strings of at least minString bytes (quotes included).
 // A positive depthLimit fails the walk with ErrTooDeep past that nesting.
-func walkFiltered(raw []byte, maxDepth, minString, depthLimit int, fn WalkFunc) error {
+func WalkFiltered(raw []byte, maxDepth, minString, depthLimit int, fn WalkFunc) error {
 	w := walker{raw: raw, fn: fn, maxDepth: maxDepth, minString: minString, depthLimit: depthLimit}
 	return w.run()
 }
@@ -207,7 +204,7 @@ func (w *walker) run() error {
 	if err := w.value(); err != nil {
 		return err
 	}
-	for len(w.stack) > 0 && !w.stoped {
+	for len(w.stack) > 0 && !w.stopped {
 		top := &w.stack[len(w.stack)-1]
 		w.ws()
 		if w.i >= len(w.raw) {
@@ -260,7 +257,7 @@ func (w *walker) run() error {
 			return err
 		}
 	}
-	if w.stoped {
+	if w.stopped {
 		return nil
 	}
 	w.ws()
@@ -286,10 +283,10 @@ func (w *walker) value() error {
 		}
 		switch w.call(kind, off, -1, false) {
 		case Stop:
-			w.stoped = true
+			w.stopped = true
 			return nil
 		case SkipValue:
-			end, err := skipContainer(w.raw, off)
+			end, err := SkipContainer(w.raw, off)
 			if err != nil {
 				w.i = off
 				return err
@@ -336,7 +333,7 @@ func (w *walker) value() error {
 		return w.errf("unexpected character %q", c)
 	}
 	if w.call(kind, off, w.i, false) == Stop {
-		w.stoped = true
+		w.stopped = true
 	}
 	w.popPath()
 	return nil
@@ -483,8 +480,8 @@ func StringEnd(raw []byte, off int) (int, bool) {
 	}
 }
 
-// skipContainer returns the offset just past the object or array at off.
-func skipContainer(raw []byte, off int) (int, error) {
+// SkipContainer returns the offset just past the object or array at off.
+func SkipContainer(raw []byte, off int) (int, error) {
 	depth := 0
 	for i := off; i < len(raw); i++ {
 		switch raw[i] {
@@ -524,9 +521,7 @@ func FormatPath(path []PathElem) string {
 
 // UnescapeString decodes the body of a JSON string literal (the bytes
 // between its quotes).
-func UnescapeString(body []byte) (string, error) { return unescapeString(body) }
-
-func unescapeString(body []byte) (string, error) {
+func UnescapeString(body []byte) (string, error) {
 	out, err := jsonstr.Unescape(nil, body)
 	return string(out), err
 }
