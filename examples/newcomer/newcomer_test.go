@@ -118,8 +118,8 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-func TestNewcomerGo(t *testing.T)   { newcomer(t, "go") }
-func TestNewcomerRust(t *testing.T) { newcomer(t, "rust") }
+func TestNewcomerPluginGo(t *testing.T)   { newcomer(t, "go") }
+func TestNewcomerPluginRust(t *testing.T) { newcomer(t, "rust") }
 
 func newcomer(t *testing.T, lang string) {
 	mcpx, helpdesk := binaries(t)

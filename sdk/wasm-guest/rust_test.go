@@ -9,9 +9,9 @@ import (
 	"github.com/mcpx-dev/mcpx/layers/wasm/wasmtest"
 )
 
-// TestRustSDKUnitTests runs the Rust SDK's own tests (JSON round trips,
+// TestRustPluginSDKUnitTests runs the Rust SDK's own tests (JSON round trips,
 // quote_name, RequestBuilder, the Rewrite builders) natively with rustc.
-func TestRustSDKUnitTests(t *testing.T) {
+func TestRustPluginSDKUnitTests(t *testing.T) {
 	rustc, ok := wasmtest.RustcPath()
 	if !ok {
 		wasmtest.Missing(t, "Debian's rustc with libstd-rust-dev-wasm32 and lld-14")
