@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,7 +120,11 @@ func (p *pluginFlags) apply(cfg *engine.Config) error {
 	patch := func(layer string, f func(m map[string]any)) error {
 		m := map[string]any{}
 		if raw := cfg.Layers[layer]; len(raw) > 0 {
-			if err := json.Unmarshal(raw, &m); err != nil {
+			// Numbers stay json.Number: a plugin's config may hold integers
+			// that a float64 would round.
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&m); err != nil {
 				return fmt.Errorf("config layers.%s: %w", layer, err)
 			}
 		}

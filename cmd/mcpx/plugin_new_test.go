@@ -217,3 +217,19 @@ func TestConfigPathsFromTheConfigFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginFlagsKeepLargeIntegers: adding --plugin to a config's custom
+// layer keeps the integers of the plugins' config exact.
+func TestPluginFlagsKeepLargeIntegers(t *testing.T) {
+	cfg := engine.Config{Layers: map[string]json.RawMessage{
+		"custom": json.RawMessage(`{"plugins": [{"file": "/a.wasm", "config": {"big": 12345678901234567890}}]}`),
+	}}
+	p := pluginFlags{plugins: []string{"/b.wasm"}, dir: "/plugins"}
+	if err := p.apply(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	got := gjson.ParseBytes(cfg.Layers["custom"])
+	if got.Get("plugins.0.config.big").Raw != "12345678901234567890" || got.Get("plugins.1").String() != "/b.wasm" || got.Get("dir").String() != "/plugins" {
+		t.Fatalf("custom options: %s", cfg.Layers["custom"])
+	}
+}
