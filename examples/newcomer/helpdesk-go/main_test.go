@@ -11,10 +11,10 @@ import (
 	guest "github.com/mcpx-dev/mcpx/sdk/wasm-guest/go"
 )
 
-// TestTransform runs the function natively on the request mcpx sends for
+// TestTicketPlugin runs the function natively on the request mcpx sends for
 // a get_ticket result (testdata/ticket.json, from
 // "go run ./examples/newcomer/helpdesk --print T-1042").
-func TestTransform(t *testing.T) {
+func TestTicketPlugin(t *testing.T) {
 	raw, err := os.ReadFile("testdata/ticket.json")
 	if err != nil {
 		t.Fatal(err)
