@@ -11,15 +11,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 	"github.com/mcpx-dev/mcpx/store"
 )
-
-// MetaStoredKey is the key under the result's _meta (or "_mcpx" of a
-// non-MCP object) that lists the originals replace and drop stored:
-// [{"path", "action", "artifact": ArtifactRef, "summary"}].
-const MetaStoredKey = "mcpx/stored"
 
 // maxStoredListed bounds the references listed; the rest are counted.
 const maxStoredListed = 50
@@ -142,7 +138,7 @@ func (e *Engine) tooDeep(ctx context.Context, c Call, raw []byte, cause error) (
 	sref, err := e.store.Put(ctx, strings.NewReader(string(raw)), store.PutOptions{
 		Namespace: c.Server, MIMEType: "application/json",
 		Filename: defaultFilename(c.Tool, "result", ".json"), Scope: c.Scope,
-		Source:   Source{Server: c.Server, Tool: c.Tool, Layer: "engine"},
+		Source:   store.Source{Server: c.Server, Tool: c.Tool, Layer: "engine"},
 		MaxBytes: e.cfg.MaxArtifactBytes,
 	})
 	if err != nil {
@@ -156,7 +152,7 @@ func (e *Engine) tooDeep(ctx context.Context, c Call, raw []byte, cause error) (
 	}
 	res.Artifacts = []ArtifactRef{ref}
 	e.emit(Event{Type: EventArtifactStored, Server: c.Server, Tool: c.Tool, Scope: c.Scope, Layer: "engine", Artifact: &ref})
-	rep := replacement{Artifact: ref, Summary: fmt.Sprintf("The result nests deeper than %d levels, past what mcpx transforms; the whole result (%s) was stored as artifact %s (%s).", e.cfg.MaxDepth, HumanBytes(ref.SizeBytes), ref.ID, ref.URI)}
+	rep := replacement{Artifact: ref, Summary: fmt.Sprintf("The result nests deeper than %d levels, past what mcpx transforms; the whole result (%s) was stored as artifact %s (%s).", e.cfg.MaxDepth, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)}
 	mcp, isError := topLevelMCP(raw)
 	if !mcp {
 		res.Raw = rep.marshal()

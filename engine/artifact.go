@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/internal/b64"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 	"github.com/mcpx-dev/mcpx/internal/magic"
@@ -38,16 +39,16 @@ func (x *executor) artifact(ctx context.Context, t *target) ([]byte, error) {
 	return rep.marshal(), nil
 }
 
-func (x *executor) summary(rw *Rewrite, v Vars) string {
+func (x *executor) summary(rw *Rewrite, v templateVars) string {
 	if rw.Summary != "" {
-		return Render(rw.Summary, v)
+		return render(rw.Summary, v)
 	}
-	return DefaultSummary(v)
+	return defaultSummary(v)
 }
 
 // put streams a value into the store.
-func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding, mimeType, filenameTmpl string) (ArtifactRef, Vars, error) {
-	vars := Vars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t)}
+func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding, mimeType, filenameTmpl string) (ArtifactRef, templateVars, error) {
+	vars := templateVars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t)}
 	key := fmt.Sprintf("%d\x00%s\x00%s\x00%d", t.rw, t.path, enc, len(val))
 	if prev, ok := x.done[key]; ok && bytes.Equal(prev.val, val) {
 		vars.Ref = prev.ref
@@ -126,13 +127,13 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	}
 	// A rendered name is a name, never a path: "{arg.path}" may be
 	// "../../root/.ssh/authorized_keys".
-	filename := safeFilename(Render(filenameTmpl, vars))
+	filename := safeFilename(render(filenameTmpl, vars))
 	if filename != "" && path.Ext(filename) == "" && ext != ".bin" {
 		filename += ext
 	}
 	if filename == "" {
 		// A sibling that names the value makes the best file name.
-		filename = safeFilename(Render("{.filename|.file_name|.name|.title|.view_name|.path}", vars))
+		filename = safeFilename(render("{.filename|.file_name|.name|.title|.view_name|.path}", vars))
 		if filename != "" && path.Ext(filename) == "" {
 			filename += ext
 		}
@@ -145,7 +146,7 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 		MIMEType:  mimeType,
 		Filename:  filename,
 		Scope:     x.d.Call.Scope,
-		Source:    Source{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Layer: x.step},
+		Source:    store.Source{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Layer: x.step},
 		MaxBytes:  x.e.cfg.MaxArtifactBytes,
 	})
 	if err != nil {
@@ -343,7 +344,7 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 		shown := utf8.RuneCountInString(kept) + utf8.RuneCountInString(tail)
 		marker := fmt.Sprintf("\n… [truncated: showing %d of %d chars; full text in artifact %s (%s)]", shown, total, ref.ID, ref.URI)
 		if rw.Summary != "" {
-			marker = "\n… [" + Render(rw.Summary, vars) + "]"
+			marker = "\n… [" + render(rw.Summary, vars) + "]"
 		}
 		if tail != "" {
 			marker += "\n"
@@ -360,11 +361,11 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 		var marker string
 		switch {
 		case rw.Summary != "":
-			marker = Render(rw.Summary, vars)
+			marker = render(rw.Summary, vars)
 		case last > 0:
-			marker = fmt.Sprintf("[truncated: showing the first %d and the last %d of %d %s; all of it (%s) in artifact %s (%s)]", keep, last, len(spans), what, HumanBytes(ref.SizeBytes), ref.ID, ref.URI)
+			marker = fmt.Sprintf("[truncated: showing the first %d and the last %d of %d %s; all of it (%s) in artifact %s (%s)]", keep, last, len(spans), what, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)
 		default:
-			marker = fmt.Sprintf("[truncated: showing %d of %d %s; all of it (%s) in artifact %s (%s)]", keep, len(spans), what, HumanBytes(ref.SizeBytes), ref.ID, ref.URI)
+			marker = fmt.Sprintf("[truncated: showing %d of %d %s; all of it (%s) in artifact %s (%s)]", keep, len(spans), what, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)
 		}
 		open, close := byte('['), byte(']')
 		if t.kind == jsonwalk.KindObject {

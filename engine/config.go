@@ -15,9 +15,6 @@ var DefaultChain = []string{
 	"typedcontent", "magicbytes", "sizenet", "guardrail",
 }
 
-// DefaultMaxArtifactBytes caps one artifact unless Config says otherwise.
-const DefaultMaxArtifactBytes = 1 << 30
-
 // Config is the pipeline's configuration tree, as it sits on disk under
 // "pipeline". The zero value runs every registered layer of DefaultChain
 // with its defaults.
@@ -57,9 +54,6 @@ type Config struct {
 	// to DefaultMaxDepth.
 	MaxDepth int `json:"max_depth,omitempty"`
 }
-
-// DefaultMaxArtifactsPerResult is the RFC's max_artifacts_per_trace.
-const DefaultMaxArtifactsPerResult = 100
 
 // ServerConfig overrides layer options for one server and its tools.
 type ServerConfig struct {

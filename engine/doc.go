@@ -93,10 +93,6 @@ type StringRef struct {
 	Field string
 }
 
-// IndexMinString is the shortest string a Doc indexes; Strings with a
-// smaller minimum walks the document again.
-const IndexMinString = 256
-
 // Doc is a tool result being transformed: what a Layer looks at. It is
 // read-only to layers; the engine makes a new Doc after each step. A Doc
 // indexes itself lazily in one pass (validation, carriers, blocks, long
@@ -115,11 +111,6 @@ type Doc struct {
 	// maxDepth bounds the nesting the index accepts; 0 is DefaultMaxDepth.
 	maxDepth int
 }
-
-// DefaultMaxDepth is the deepest nesting a Doc accepts unless
-// Config.MaxDepth says otherwise: Go's encoding/json accepts as much, and
-// every pass over a document stays linear below it.
-const DefaultMaxDepth = 10000
 
 // NewDoc returns a Doc over raw; it nests at most DefaultMaxDepth levels.
 func NewDoc(c Call, raw []byte) *Doc { return &Doc{Call: c, Raw: raw} }

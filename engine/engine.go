@@ -11,7 +11,7 @@
 //
 // Embedding takes a store, the layers and a call:
 //
-//	st, _ := fsstore.Open(dir)
+//	st, _ := fsstore.Open(ctx, dir, fsstore.NewConfig())
 //	eng, _ := engine.New(engine.Options{Store: st})
 //	res, err := eng.Transform(ctx, engine.Call{Server: "tableau", Tool: "download_workbook"}, raw)
 //

@@ -34,13 +34,3 @@ func ExampleEngine_Transform() {
 	// PDF 'Sales Dashboard.pdf' (2.0 kB) stored as artifact tableau_9212786b22d1; the bytes are not in this result. Reference it by id or as mcpx://artifacts/tableau_9212786b22d1.
 	// 2734 -> 578 bytes
 }
-
-// Render fills summary templates; {.key} reads a sibling of the value.
-func ExampleRender() {
-	fmt.Println(engine.Render("Downloaded {kind} '{.name}' ({size}). Artifact: {id}", engine.Vars{
-		Ref:    engine.ArtifactRef{ID: "tableau_1a2b3c4d5e6f", SizeBytes: 2_300_000},
-		Kind:   "PDF",
-		Lookup: func(string) string { return "Sales Dashboard" },
-	}))
-	// Output: Downloaded PDF 'Sales Dashboard' (2.3 MB). Artifact: tableau_1a2b3c4d5e6f
-}

@@ -12,8 +12,20 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
-// Bounds of one Rewrite's fields.
+// Defaults of Config and a Doc, and the bounds of one Rewrite's fields.
 const (
+	// DefaultMaxArtifactBytes caps one artifact unless Config says otherwise.
+	DefaultMaxArtifactBytes = 1 << 30
+	// DefaultMaxArtifactsPerResult is the RFC's max_artifacts_per_trace.
+	DefaultMaxArtifactsPerResult = 100
+	// DefaultMaxDepth is the deepest nesting a Doc accepts unless
+	// Config.MaxDepth says otherwise: Go's encoding/json accepts as much,
+	// and every pass over a document stays linear below it.
+	DefaultMaxDepth = 10000
+	// IndexMinString is the shortest string a Doc indexes; Strings with a
+	// smaller minimum walks the document again.
+	IndexMinString = 256
+
 	// MaxKeep bounds Keep and KeepLast (characters, items or members).
 	MaxKeep = 1 << 24
 	// MaxMinSize bounds MinSize (bytes of JSON text).

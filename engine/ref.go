@@ -9,25 +9,28 @@ import (
 // Scope says whom a call and its artifacts belong to (RFC 7.2).
 type Scope = store.Scope
 
-// Source says where an artifact's bytes were found.
-type Source = store.Source
+const (
+	// URIScheme prefixes artifact URIs: mcpx://artifacts/{id}.
+	URIScheme = "mcpx://artifacts/"
+	// MetaStoredKey is the key under the result's _meta (or "_mcpx" of a
+	// non-MCP object) that lists the originals replace and drop stored:
+	// [{"path", "action", "artifact": ArtifactRef, "summary"}].
+	MetaStoredKey = "mcpx/stored"
+)
 
-// URIScheme prefixes artifact URIs: mcpx://artifacts/{id}.
-const URIScheme = "mcpx://artifacts/"
-
-// ArtifactURI returns the MCP resource URI of an artifact id.
-func ArtifactURI(id string) string { return URIScheme + id }
+// artifactURI returns the MCP resource URI of an artifact id.
+func artifactURI(id string) string { return URIScheme + id }
 
 // ArtifactRef is the compact, model-safe reference to a stored artifact that
 // replaces removed bytes. Field names follow the RFC (5.4, 7.2).
 type ArtifactRef struct {
-	ID        string `json:"id"`
-	MIMEType  string `json:"mime_type,omitempty"`
-	SizeBytes int64  `json:"size_bytes"`
-	Filename  string `json:"filename,omitempty"`
-	SHA256    string `json:"sha256,omitempty"`
-	Scope     *Scope `json:"scope,omitempty"`
-	Source    Source `json:"source"`
+	ID        string       `json:"id"`
+	MIMEType  string       `json:"mime_type,omitempty"`
+	SizeBytes int64        `json:"size_bytes"`
+	Filename  string       `json:"filename,omitempty"`
+	SHA256    string       `json:"sha256,omitempty"`
+	Scope     *Scope       `json:"scope,omitempty"`
+	Source    store.Source `json:"source"`
 	// URI is the artifact's MCP resource URI.
 	URI string `json:"uri"`
 	// URL is a signed download URL, set when the engine has a Linker.
@@ -45,7 +48,7 @@ func RefFromStore(r store.Ref) ArtifactRef {
 		Filename:  r.Filename,
 		SHA256:    r.SHA256,
 		Source:    r.Source,
-		URI:       ArtifactURI(r.ID),
+		URI:       artifactURI(r.ID),
 		Truncated: r.Truncated,
 	}
 	if !r.Scope.IsZero() {

@@ -5,10 +5,12 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 )
 
-// Vars are the values a summary or filename template can name.
-type Vars struct {
+// templateVars are the values a summary or filename template can name.
+type templateVars struct {
 	Ref    ArtifactRef
 	Kind   string // "PDF", "PNG image", "text", "JSON"
 	Chars  int    // characters of text stored, for text artifacts
@@ -20,13 +22,13 @@ type Vars struct {
 	Lookup func(name string) string
 }
 
-// Render fills a template. A placeholder is {name}; {a|b|c} takes the first
+// render fills a template. A placeholder is {name}; {a|b|c} takes the first
 // non-empty of several. Names: kind, mime, filename, name (the file name
 // without extension), size (human, "2.3 MB"), bytes, chars, id, uri, url,
 // server, tool, path, .key (a sibling field of the value, as in
 // {.name}) and arg.key (an argument of the call). A known name with no value
 // renders empty; braces around anything else are kept as they are.
-func Render(tmpl string, v Vars) string {
+func render(tmpl string, v templateVars) string {
 	if !strings.Contains(tmpl, "{") {
 		return tmpl
 	}
@@ -67,7 +69,7 @@ func isVar(name string) bool {
 	return varNames[name] || (len(name) > 1 && name[0] == '.') || strings.HasPrefix(name, "arg.")
 }
 
-func (v Vars) lookup(name string) string {
+func (v templateVars) lookup(name string) string {
 	switch name {
 	case "kind":
 		return v.Kind
@@ -78,7 +80,7 @@ func (v Vars) lookup(name string) string {
 	case "name":
 		return strings.TrimSuffix(v.Ref.Filename, path.Ext(v.Ref.Filename))
 	case "size":
-		return HumanBytes(v.Ref.SizeBytes)
+		return humanize.Bytes(v.Ref.SizeBytes)
 	case "bytes":
 		return strconv.FormatInt(v.Ref.SizeBytes, 10)
 	case "chars":
@@ -102,23 +104,9 @@ func (v Vars) lookup(name string) string {
 	return ""
 }
 
-// HumanBytes renders a byte count the way people read it: 512 B, 2.3 MB.
-func HumanBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
-}
-
-// DefaultSummary is the summary used when a rewrite gives no template. It
+// defaultSummary is the summary used when a rewrite gives no template. It
 // tells the model what it got and how to reference it.
-func DefaultSummary(v Vars) string {
+func defaultSummary(v templateVars) string {
 	var b strings.Builder
 	kind := v.Kind
 	if kind == "" {
@@ -129,9 +117,9 @@ func DefaultSummary(v Vars) string {
 		fmt.Fprintf(&b, " '%s'", v.Ref.Filename)
 	}
 	if v.Chars > 0 {
-		fmt.Fprintf(&b, " (%d chars, %s)", v.Chars, HumanBytes(v.Ref.SizeBytes))
+		fmt.Fprintf(&b, " (%d chars, %s)", v.Chars, humanize.Bytes(v.Ref.SizeBytes))
 	} else {
-		fmt.Fprintf(&b, " (%s)", HumanBytes(v.Ref.SizeBytes))
+		fmt.Fprintf(&b, " (%s)", humanize.Bytes(v.Ref.SizeBytes))
 	}
 	if v.Ref.Truncated {
 		fmt.Fprintf(&b, " was removed from this result and NOT stored (no artifact store is configured). Artifact: %s", v.Ref.ID)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -141,7 +142,7 @@ func (rw argRewriter) resolve(id, as string) (any, error) {
 	}
 	defer rc.Close()
 	if ref.SizeBytes > rw.o.MaxInlineBytes {
-		return nil, fmt.Errorf("%s: %s is over the %s inline limit (mcpx.tools.<tool>.arguments.max_inline_bytes)", as, engine.HumanBytes(ref.SizeBytes), engine.HumanBytes(rw.o.MaxInlineBytes))
+		return nil, fmt.Errorf("%s: %s is over the %s inline limit (mcpx.tools.<tool>.arguments.max_inline_bytes)", as, humanize.Bytes(ref.SizeBytes), humanize.Bytes(rw.o.MaxInlineBytes))
 	}
 	var buf bytes.Buffer
 	if _, err := io.Copy(&buf, io.LimitReader(rc, rw.o.MaxInlineBytes+1)); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -77,14 +78,6 @@ func (g *Gateway) dropCache(session string) {
 			delete(g.cache, k)
 		}
 	}
-}
-
-// CachedReads returns how many resource reads the cache holds (for tests
-// and status).
-func (g *Gateway) CachedReads() int {
-	g.cacheMu.Lock()
-	defer g.cacheMu.Unlock()
-	return len(g.cache)
 }
 
 func (g *Gateway) ownerOf(uri string) *upstream {
@@ -285,9 +278,9 @@ func (s *Session) artifactPage(ctx context.Context, out []byte, key string, temp
 			name = r.ID
 		}
 		item := map[string]any{
-			"uri":         engine.ArtifactURI(r.ID),
+			"uri":         engine.URIScheme + r.ID,
 			"name":        name,
-			"description": fmt.Sprintf("mcpx artifact %s from %s %s (%s)", r.ID, r.Source.Server, r.Source.Tool, engine.HumanBytes(r.SizeBytes)),
+			"description": fmt.Sprintf("mcpx artifact %s from %s %s (%s)", r.ID, r.Source.Server, r.Source.Tool, humanize.Bytes(r.SizeBytes)),
 			"size":        r.SizeBytes,
 		}
 		if r.MIMEType != "" {
@@ -530,7 +523,7 @@ func (s *Session) artifactSummary(ctx context.Context, uri, id string) (json.Raw
 	ar := s.g.link(engine.RefFromStore(ref))
 	v := map[string]any{
 		"artifact": ar,
-		"summary":  fmt.Sprintf("Artifact %s (%s, %s) is stored; its bytes are not in this result. Pass %s to a tool argument to hand it over.", id, ar.MIMEType, engine.HumanBytes(ar.SizeBytes), uri),
+		"summary":  fmt.Sprintf("Artifact %s (%s, %s) is stored; its bytes are not in this result. Pass %s to a tool argument to hand it over.", id, ar.MIMEType, humanize.Bytes(ar.SizeBytes), uri),
 	}
 	text, _ := json.Marshal(v)
 	link := map[string]any{"type": "resource_link", "uri": uri, "name": id, "mimeType": ar.MIMEType, "size": ar.SizeBytes}

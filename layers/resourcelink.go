@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
@@ -108,11 +109,11 @@ func (l *resourceLink) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrit
 		if m := str(d.Raw, b.Off, "mimeType"); m != "" {
 			fmt.Fprintf(&hint, " (%s", m)
 			if size.Exists() {
-				fmt.Fprintf(&hint, ", %s", engine.HumanBytes(size.Int()))
+				fmt.Fprintf(&hint, ", %s", humanize.Bytes(size.Int()))
 			}
 			hint.WriteString(")")
 		} else if size.Exists() {
-			fmt.Fprintf(&hint, " (%s)", engine.HumanBytes(size.Int()))
+			fmt.Fprintf(&hint, " (%s)", humanize.Bytes(size.Int()))
 		}
 		fmt.Fprintf(&hint, " was not read. To fetch it, call %s with {\"uri\": %q}.", strings.ReplaceAll(l.o.ReadTool, "{server}", d.Call.Server), uri)
 		if readErr != "" {

@@ -14,8 +14,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
-	"github.com/mcpx-dev/mcpx/layers/wasm/wasmtest"
 	"github.com/mcpx-dev/mcpx/plugins"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )

@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
@@ -128,7 +129,7 @@ func runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 			source += "/" + r.Source.Tool
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
-			cell(r.ID), cell(r.MIMEType), engine.HumanBytes(r.SizeBytes), cell(r.Filename),
+			cell(r.ID), cell(r.MIMEType), humanize.Bytes(r.SizeBytes), cell(r.Filename),
 			cell(source), r.Created.Local().Format("2006-01-02 15:04:05"))
 	}
 	if err := tw.Flush(); err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
@@ -51,7 +52,7 @@ func TestArtifactLifecycle(t *testing.T) {
 		}
 		want := engine.ArtifactRef{
 			ID: id, MIMEType: "application/pdf", SizeBytes: int64(len(pdf)), Filename: refs[0].Filename,
-			SHA256: hex.EncodeToString(sum[:]), Source: engine.Source{Server: "tableau", Tool: "download_workbook", Path: "content", Layer: refs[0].Source.Layer},
+			SHA256: hex.EncodeToString(sum[:]), Source: store.Source{Server: "tableau", Tool: "download_workbook", Path: "content", Layer: refs[0].Source.Layer},
 			URI: "mcpx://artifacts/" + id,
 		}
 		if refs[0] != want {
@@ -70,7 +71,7 @@ func TestArtifactLifecycle(t *testing.T) {
 		if h := strings.Fields(lines[0]); strings.Join(h, " ") != "ID MIME SIZE FILENAME SOURCE CREATED" {
 			t.Errorf("header %q", lines[0])
 		}
-		for _, w := range []string{id, "application/pdf", engine.HumanBytes(int64(len(pdf))), "tableau/download_workbook"} {
+		for _, w := range []string{id, "application/pdf", humanize.Bytes(int64(len(pdf))), "tableau/download_workbook"} {
 			if !strings.Contains(lines[1], w) {
 				t.Errorf("row lacks %q: %q", w, lines[1])
 			}

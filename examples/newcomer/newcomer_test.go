@@ -23,7 +23,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/layers/wasm/wasmtest"
+	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 )
 
 // The walkthrough's names.

@@ -11,8 +11,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
-	"github.com/mcpx-dev/mcpx/layers/wasm/wasmtest"
 	guest "github.com/mcpx-dev/mcpx/sdk/wasm-guest/go"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
-	"github.com/mcpx-dev/mcpx/layers/wasm/wasmtest"
 	"github.com/mcpx-dev/mcpx/plugins"
 )
 

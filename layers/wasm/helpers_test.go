@@ -12,9 +12,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
 	"github.com/mcpx-dev/mcpx/layers/wasm"
-	"github.com/mcpx-dev/mcpx/layers/wasm/wasmtest"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
-	"github.com/mcpx-dev/mcpx/layers/wasm/wasmtest"
 )
 
 // TestHostileGuests runs misbehaving guests as the custom layer: each

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mcpx-dev/mcpx/layers/wasm/wasmtest"
+	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 )
 
 func TestMain(m *testing.M) {

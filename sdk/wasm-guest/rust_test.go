@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpx-dev/mcpx/layers/wasm/wasmtest"
+	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 )
 
 // TestRustPluginSDKUnitTests runs the Rust SDK's own tests (JSON round trips,
