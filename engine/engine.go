@@ -58,6 +58,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -104,9 +105,13 @@ type Engine struct {
 	linker   Linker
 	reader   ResourceReader
 
-	mu     sync.Mutex
-	chains map[[2]string]*chain
-	closed atomic.Bool
+	// mu guards chains only: a chain is built outside it, once per server
+	// and tool (building), so a slow build (a WASM compile) holds up the
+	// calls of its own server and tool and no others.
+	mu       sync.Mutex
+	chains   map[[2]string]*chain
+	building singleflight.Group
+	closed   atomic.Bool
 }
 
 // step is a built layer in a chain.
@@ -119,6 +124,10 @@ type step struct {
 type chain struct {
 	steps []step
 	err   error
+	// abandoned is set on a chain whose build failed because the context
+	// of the call that built it ended: it is not kept, and a caller whose
+	// context is still live builds again.
+	abandoned bool
 }
 
 // New validates o and returns an Engine. Layer options are validated when
@@ -166,16 +175,56 @@ func (e *Engine) Store() store.Store { return e.store }
 
 // Validate builds the chain of server and tool and reports bad options.
 func (e *Engine) Validate(server, tool string) error {
-	return e.chainFor(server, tool).err
+	return e.chainFor(context.Background(), server, tool).err
 }
 
-func (e *Engine) chainFor(server, tool string) *chain {
+// chainFor returns the chain of server and tool, building it on first use.
+// Concurrent first calls share one build, made under the context of the
+// call that started it; a caller stops waiting when its own context ends.
+func (e *Engine) chainFor(ctx context.Context, server, tool string) *chain {
 	key := [2]string{server, tool}
+	for {
+		e.mu.Lock()
+		c, ok := e.chains[key]
+		e.mu.Unlock()
+		if ok {
+			return c
+		}
+		wait := e.building.DoChan(server+"\x00"+tool, func() (any, error) {
+			return e.keep(key, e.buildChain(ctx, server, tool)), nil
+		})
+		select {
+		case r := <-wait:
+			c := r.Val.(*chain)
+			if c.abandoned && ctx.Err() == nil {
+				continue
+			}
+			return c
+		case <-ctx.Done():
+			return &chain{err: ctx.Err()}
+		}
+	}
+}
+
+// keep records a built chain for later calls, unless its build was
+// abandoned or the engine closed meanwhile: then its layers are closed.
+func (e *Engine) keep(key [2]string, c *chain) *chain {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if c, ok := e.chains[key]; ok {
+	if c.abandoned || e.closed.Load() {
+		_ = closeSteps(context.Background(), c.steps)
+		c.steps = nil
+		if !c.abandoned {
+			c.err = ErrClosed
+		}
 		return c
 	}
+	e.chains[key] = c
+	return c
+}
+
+// buildChain builds the enabled layers of the chain for server and tool.
+func (e *Engine) buildChain(ctx context.Context, server, tool string) *chain {
 	c := &chain{}
 	for _, name := range e.cfg.Chain {
 		info, ok := e.reg.Lookup(name)
@@ -191,15 +240,28 @@ func (e *Engine) chainFor(server, tool string) *chain {
 			continue
 		}
 		log := e.log.Named("layer."+name).With("server", server, "tool", tool)
-		l, err := info.New(opts, Resources{Store: e.store, Log: log, Server: server, Tool: tool, Reader: e.reader})
+		l, err := info.New(opts, Resources{Context: ctx, Log: log, Server: server, Tool: tool, Reader: e.reader})
 		if err != nil {
 			c.err = fmt.Errorf("layer[%s]: server %q tool %q: %w", name, server, tool, err)
+			c.abandoned = ctx.Err() != nil
 			break
 		}
 		c.steps = append(c.steps, step{name: name, layer: l, log: log})
 	}
-	e.chains[key] = c
 	return c
+}
+
+// closeSteps closes the layers that hold resources.
+func closeSteps(ctx context.Context, steps []step) []error {
+	var errs []error
+	for _, st := range steps {
+		if cl, ok := st.layer.(Closer); ok {
+			if err := cl.Close(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("layer[%s]: close: %w", st.name, err))
+			}
+		}
+	}
+	return errs
 }
 
 // Result is a transformed tool result.
@@ -232,7 +294,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		}
 		return nil, err
 	}
-	ch := e.chainFor(c.Server, c.Tool)
+	ch := e.chainFor(ctx, c.Server, c.Tool)
 	if ch.err != nil {
 		return nil, ch.err
 	}
@@ -352,13 +414,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	defer e.mu.Unlock()
 	var errs []error
 	for _, c := range e.chains {
-		for _, st := range c.steps {
-			if cl, ok := st.layer.(Closer); ok {
-				if err := cl.Close(ctx); err != nil {
-					errs = append(errs, fmt.Errorf("layer[%s]: close: %w", st.name, err))
-				}
-			}
-		}
+		errs = append(errs, closeSteps(ctx, c.steps)...)
 	}
 	e.chains = map[[2]string]*chain{}
 	return errors.Join(errs...)

@@ -9,8 +9,6 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
-
-	"github.com/mcpx-dev/mcpx/store"
 )
 
 // Layer is one step of the chain. Plan looks at the document and returns
@@ -39,8 +37,10 @@ type ResourceReader interface {
 
 // Resources are what a layer gets when it is built.
 type Resources struct {
-	// Store is the artifact store, for layers that read artifacts back.
-	Store store.Store
+	// Context is the context of the call that builds the layer, for work
+	// New does (compiling a plugin): it ends when that call is abandoned.
+	// Valid only during New; a layer must not keep it.
+	Context context.Context
 	// Log is already named "layer.<name>" and carries the server and tool.
 	Log hclog.Logger
 	// Server and Tool the layer instance serves.

@@ -29,7 +29,11 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return NewCustom(context.Background(), h, o, r)
+			ctx := r.Context
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return NewCustom(ctx, h, o, r)
 		},
 	})
 	engine.RegisterLayer(engine.LayerInfo{
