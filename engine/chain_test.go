@@ -22,10 +22,10 @@ type slowBuild struct {
 	release chan struct{}
 	started chan struct{}
 	// ended receives the error of each build of server "slow".
-	ended chan error
-	mu      sync.Mutex
-	builds  map[string]int
-	sawCtx  atomic.Bool
+	ended  chan error
+	mu     sync.Mutex
+	builds map[string]int
+	sawCtx atomic.Bool
 }
 
 func newSlowEngine(t *testing.T) (*engine.Engine, *slowBuild) {

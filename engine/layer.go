@@ -64,6 +64,28 @@ type LayerInfo struct {
 	New func(opts json.RawMessage, r Resources) (Layer, error)
 }
 
+// NewLayerInfo is the LayerInfo of a layer kind whose options are the
+// struct O: New starts from defaults() (the zero O when defaults is nil),
+// decodes the configured options over it with DecodeOptions, and hands the
+// result to build.
+func NewLayerInfo[O any](name, summary string, defaults func() O, build func(o O, r Resources) (Layer, error)) LayerInfo {
+	if defaults == nil {
+		defaults = func() O { var o O; return o }
+	}
+	return LayerInfo{
+		Name:     name,
+		Summary:  summary,
+		Defaults: func() any { return defaults() },
+		New: func(opts json.RawMessage, r Resources) (Layer, error) {
+			o := defaults()
+			if err := DecodeOptions(opts, &o); err != nil {
+				return nil, err
+			}
+			return build(o, r)
+		},
+	}
+}
+
 // Registry holds layer kinds by name.
 type Registry struct {
 	mu    sync.RWMutex

@@ -2,7 +2,6 @@ package layers
 
 import (
 	"context"
-	"encoding/json"
 	"mime"
 	"path"
 	"strconv"
@@ -12,18 +11,9 @@ import (
 )
 
 func init() {
-	engine.RegisterLayer(engine.LayerInfo{
-		Name:     "contract",
-		Summary:  "tool output contracts v1 (returned_file_contents) and v2 (artifacts[].b64, display, canvas)",
-		Defaults: func() any { return defaultContract() },
-		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
-			o := defaultContract()
-			if err := engine.DecodeOptions(opts, &o); err != nil {
-				return nil, err
-			}
-			return &contract{o: o}, nil
-		},
-	})
+	engine.RegisterLayer(engine.NewLayerInfo("contract",
+		"tool output contracts v1 (returned_file_contents) and v2 (artifacts[].b64, display, canvas)",
+		defaultContract, func(o ContractOptions, _ engine.Resources) (engine.Layer, error) { return &contract{o: o}, nil }))
 }
 
 // ContractOptions tune the contract layer.

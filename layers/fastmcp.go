@@ -13,22 +13,15 @@ import (
 )
 
 func init() {
-	engine.RegisterLayer(engine.LayerInfo{
-		Name:     "fastmcp",
-		Summary:  "maps a FastMCP CallToolResult dump (structured_content, data, content, is_error) to the {results, meta_data} contract",
-		Defaults: func() any { return FastMCPOptions{} },
-		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
-			var o FastMCPOptions
-			if err := engine.DecodeOptions(opts, &o); err != nil {
-				return nil, err
-			}
+	engine.RegisterLayer(engine.NewLayerInfo("fastmcp",
+		"maps a FastMCP CallToolResult dump (structured_content, data, content, is_error) to the {results, meta_data} contract",
+		nil, func(_ FastMCPOptions, r engine.Resources) (engine.Layer, error) {
 			log := r.Log
 			if log == nil {
 				log = hclog.NewNullLogger()
 			}
 			return &fastMCP{log: log}, nil
-		},
-	})
+		}))
 }
 
 // FastMCPOptions configure the fastmcp layer, which runs before contract

@@ -2,7 +2,6 @@ package layers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/engine"
@@ -10,18 +9,9 @@ import (
 )
 
 func init() {
-	engine.RegisterLayer(engine.LayerInfo{
-		Name:     "fields",
-		Summary:  "L4: declarative per-tool extraction of named fields (RFC option D)",
-		Defaults: func() any { return FieldsOptions{} },
-		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
-			var o FieldsOptions
-			if err := engine.DecodeOptions(opts, &o); err != nil {
-				return nil, err
-			}
-			return newFields(o)
-		},
-	})
+	engine.RegisterLayer(engine.NewLayerInfo("fields",
+		"L4: declarative per-tool extraction of named fields (RFC option D)",
+		nil, func(o FieldsOptions, _ engine.Resources) (engine.Layer, error) { return newFields(o) }))
 }
 
 // FieldsOptions configure the fields layer. Rules are set per server and

@@ -2,7 +2,6 @@ package layers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,18 +11,9 @@ import (
 )
 
 func init() {
-	engine.RegisterLayer(engine.LayerInfo{
-		Name:     "guardrail",
-		Summary:  "final clamp of the whole observation to a character budget, structure preserved, everything cut stored",
-		Defaults: func() any { return defaultGuardrail() },
-		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
-			o := defaultGuardrail()
-			if err := engine.DecodeOptions(opts, &o); err != nil {
-				return nil, err
-			}
-			return newGuardrail(o)
-		},
-	})
+	engine.RegisterLayer(engine.NewLayerInfo("guardrail",
+		"final clamp of the whole observation to a character budget, structure preserved, everything cut stored",
+		defaultGuardrail, func(o GuardrailOptions, _ engine.Resources) (engine.Layer, error) { return newGuardrail(o) }))
 }
 
 // GuardrailOptions tune the guardrail (RFC 4.4 ObservationGuardrailConfig).

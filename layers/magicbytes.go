@@ -2,7 +2,6 @@ package layers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/engine"
@@ -11,18 +10,9 @@ import (
 )
 
 func init() {
-	engine.RegisterLayer(engine.LayerInfo{
-		Name:     "magicbytes",
-		Summary:  "L3: base64 strings anywhere in the result that decode to a known file signature become artifacts",
-		Defaults: func() any { return defaultMagicBytes() },
-		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
-			o := defaultMagicBytes()
-			if err := engine.DecodeOptions(opts, &o); err != nil {
-				return nil, err
-			}
-			return newMagicBytes(o)
-		},
-	})
+	engine.RegisterLayer(engine.NewLayerInfo("magicbytes",
+		"L3: base64 strings anywhere in the result that decode to a known file signature become artifacts",
+		defaultMagicBytes, func(o MagicBytesOptions, _ engine.Resources) (engine.Layer, error) { return newMagicBytes(o) }))
 }
 
 // MagicBytesOptions tune the magicbytes layer (RFC 4.2 BinaryDetectionConfig).

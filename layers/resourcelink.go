@@ -2,7 +2,6 @@ package layers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,18 +15,9 @@ import (
 )
 
 func init() {
-	engine.RegisterLayer(engine.LayerInfo{
-		Name:     "resourcelink",
-		Summary:  "L1: resource_link blocks stay lazy links with a hint; small ones are read when policy allows",
-		Defaults: func() any { return defaultResourceLink() },
-		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
-			o := defaultResourceLink()
-			if err := engine.DecodeOptions(opts, &o); err != nil {
-				return nil, err
-			}
-			return newResourceLink(o, r)
-		},
-	})
+	engine.RegisterLayer(engine.NewLayerInfo("resourcelink",
+		"L1: resource_link blocks stay lazy links with a hint; small ones are read when policy allows",
+		defaultResourceLink, func(o ResourceLinkOptions, r engine.Resources) (engine.Layer, error) { return newResourceLink(o, r) }))
 }
 
 // ResourceLinkOptions tune the resourcelink layer (RFC 4.2

@@ -2,25 +2,15 @@ package layers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/engine"
 )
 
 func init() {
-	engine.RegisterLayer(engine.LayerInfo{
-		Name:     "sizenet",
-		Summary:  "L0: any string still over max_inline_size becomes a text artifact with a preview",
-		Defaults: func() any { return defaultSizeNet() },
-		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
-			o := defaultSizeNet()
-			if err := engine.DecodeOptions(opts, &o); err != nil {
-				return nil, err
-			}
-			return newSizeNet(o)
-		},
-	})
+	engine.RegisterLayer(engine.NewLayerInfo("sizenet",
+		"L0: any string still over max_inline_size becomes a text artifact with a preview",
+		defaultSizeNet, func(o SizeNetOptions, _ engine.Resources) (engine.Layer, error) { return newSizeNet(o) }))
 }
 
 // SizeNetOptions tune the sizenet layer (RFC 3.1 and 4.2).

@@ -2,7 +2,6 @@ package layers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -11,18 +10,9 @@ import (
 )
 
 func init() {
-	engine.RegisterLayer(engine.LayerInfo{
-		Name:     "typedcontent",
-		Summary:  "L2: MCP image, audio and embedded resource blocks become artifacts plus a resource_link",
-		Defaults: func() any { return defaultTypedContent() },
-		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
-			o := defaultTypedContent()
-			if err := engine.DecodeOptions(opts, &o); err != nil {
-				return nil, err
-			}
-			return newTypedContent(o)
-		},
-	})
+	engine.RegisterLayer(engine.NewLayerInfo("typedcontent",
+		"L2: MCP image, audio and embedded resource blocks become artifacts plus a resource_link",
+		defaultTypedContent, func(o TypedContentOptions, _ engine.Resources) (engine.Layer, error) { return newTypedContent(o) }))
 }
 
 // TypedContentOptions tune the typedcontent layer (RFC 3.3 and 5.7).
