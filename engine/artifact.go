@@ -46,7 +46,8 @@ func (x *executor) summary(rw *Rewrite, v templateVars) string {
 	return defaultSummary(v)
 }
 
-// put streams a value into the store.
+// put streams a value into the store and returns its ref and the
+// variables of its summary template.
 func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding, mimeType, filenameTmpl string) (ArtifactRef, templateVars, error) {
 	vars := templateVars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t)}
 	key := fmt.Sprintf("%d\x00%s\x00%s\x00%d", t.rw, t.path, enc, len(val))
@@ -55,79 +56,168 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 		vars.Kind = kindOf(prev.ref.MIMEType, enc)
 		return prev.ref, vars, nil
 	}
-	var r io.Reader
-	var ext string
-	var counter *charCounter
+	src, err := x.source(t, val, enc, mimeType)
+	if err != nil {
+		return ArtifactRef{}, vars, err
+	}
+	if src.instead != "" {
+		return x.put(ctx, t, val, src.instead, "", filenameTmpl)
+	}
+	vars.Kind = src.kind
+	if vars.Kind == "" {
+		vars.Kind = kindOf(src.mime, enc)
+	}
+	if src.ext == "" {
+		src.ext = extOf(src.mime)
+	}
+	sref, err := x.e.store.Put(ctx, src.r, store.PutOptions{
+		Namespace: x.d.Call.Server,
+		MIMEType:  src.mime,
+		Filename:  x.filename(t, filenameTmpl, vars, src.ext),
+		Scope:     x.d.Call.Scope,
+		Source:    store.Source{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Layer: x.step},
+		MaxBytes:  x.e.cfg.MaxArtifactBytes,
+	})
+	if err != nil {
+		return ArtifactRef{}, vars, fmt.Errorf("storing %s: %w", vars.Kind, err)
+	}
+	ref := RefFromStore(sref)
+	ref.Encoding = src.shape
+	if x.e.linker != nil && !ref.Truncated {
+		ref.URL = x.e.linker.ArtifactURL(ref)
+	}
+	if src.counter != nil {
+		vars.Chars = src.counter.chars
+	}
+	vars.Ref = ref
+	x.done[key] = stored{ref: ref, val: val}
+	x.out.artifacts = append(x.out.artifacts, ref)
+	x.e.emit(Event{Type: EventArtifactStored, Server: x.d.Call.Server, Tool: x.d.Call.Tool, Scope: x.d.Call.Scope, Layer: x.step, Path: t.path, Artifact: &ref, Meta: x.rws[t.rw].Meta})
+	return ref, vars, nil
+}
+
+// source is what put stores: the bytes and what they are.
+type source struct {
+	r         io.Reader
+	mime      string
+	kind, ext string // from the bytes' signature; empty when none matched
+	counter   *charCounter
+	shape     *Base64Shape
+	// instead, when set, says to store the value in this encoding instead:
+	// the one asked for would lose the original.
+	instead Encoding
+}
+
+// source prepares the bytes of val in the encoding enc.
+func (x *executor) source(t *target, val []byte, enc Encoding, mimeType string) (source, error) {
 	switch enc {
 	case EncodingBase64:
-		if t.kind != jsonwalk.KindString {
-			return ArtifactRef{}, vars, ErrNotString
-		}
-		body := val[1 : len(val)-1]
-		info, err := b64.Parse(body)
-		if err != nil {
-			return ArtifactRef{}, vars, err
-		}
-		if !canonicalTail(body, info.DecodedLen) {
-			// Bits past the last byte are set ("TOKabc" decodes as
-			// "TOKabQ" does): the decoded bytes could not give the
-			// string back, so the string itself is stored.
-			return x.put(ctx, t, val, EncodingText, "", filenameTmpl)
-		}
-		head, err := b64.DecodeHead(body, magic.HeadSize)
-		if err != nil {
-			return ArtifactRef{}, vars, err
-		}
-		typ, ok := magic.Detect(head)
-		if x.rws[t.rw].Verify && !ok {
-			return ArtifactRef{}, vars, ErrNoSignature
-		}
-		if ok {
-			vars.Kind, ext = typ.Kind, typ.Ext
-			if mimeType == "" {
-				mimeType = typ.MIME
-			}
-		}
-		if mimeType == "" {
-			mimeType = info.DataURIMediaType
-		}
-		if mimeType == "" {
-			mimeType = "application/octet-stream"
-		}
-		dec, err := b64.NewReader(body)
-		if err != nil {
-			return ArtifactRef{}, vars, err
-		}
-		r = dec
+		return x.base64Source(t, val, mimeType)
 	case EncodingText:
 		if t.kind != jsonwalk.KindString {
-			return ArtifactRef{}, vars, ErrNotString
+			return source{}, ErrNotString
 		}
 		if hasLoneSurrogate(val[1 : len(val)-1]) {
 			// JSON can hold a lone UTF-16 surrogate that UTF-8 cannot:
 			// the string literal itself is stored, byte-exact.
-			return x.put(ctx, t, val, EncodingJSON, "", filenameTmpl)
+			return source{instead: EncodingJSON}, nil
 		}
-		counter = &charCounter{r: jsonstr.NewReader(val[1 : len(val)-1])}
-		r = counter
 		if mimeType == "" {
 			mimeType = "text/plain; charset=utf-8"
 		}
+		counter := &charCounter{r: jsonstr.NewReader(val[1 : len(val)-1])}
+		return source{r: counter, counter: counter, mime: mimeType}, nil
 	default:
-		r = bytes.NewReader(val)
 		if mimeType == "" {
 			mimeType = "application/json"
 		}
+		return source{r: bytes.NewReader(val), mime: mimeType}, nil
 	}
-	if vars.Kind == "" {
-		vars.Kind = kindOf(mimeType, enc)
+}
+
+// base64Source prepares the decoded bytes of a base64 string. Plain
+// standard base64 streams from the document; any other shape is decoded
+// once into memory, to check that its Base64Shape rebuilds the original
+// string exactly, or else the string itself is stored.
+func (x *executor) base64Source(t *target, val []byte, mimeType string) (source, error) {
+	if t.kind != jsonwalk.KindString {
+		return source{}, ErrNotString
 	}
-	if ext == "" {
-		ext = extOf(mimeType)
+	body := val[1 : len(val)-1]
+	info, err := b64.Parse(body)
+	if err != nil {
+		return source{}, err
 	}
+	src := source{mime: mimeType}
+	var head []byte
+	if info.Offset == 0 && !info.Escaped && !info.URLSafe && len(body)%4 == 0 && canonicalTail(body, info.DecodedLen) {
+		if head, err = b64.DecodeHead(body, magic.HeadSize); err != nil {
+			return source{}, err
+		}
+		if src.r, err = b64.NewReader(body); err != nil {
+			return source{}, err
+		}
+	} else {
+		decoded, shape, ok, err := decodeShaped(body, info)
+		if err != nil {
+			return source{}, err
+		}
+		if !ok {
+			return source{instead: EncodingText}, nil
+		}
+		src.r, src.shape = bytes.NewReader(decoded), shape
+		head = decoded[:min(len(decoded), magic.HeadSize)]
+	}
+	typ, ok := magic.Detect(head)
+	if x.rws[t.rw].Verify && !ok {
+		return source{}, ErrNoSignature
+	}
+	if ok {
+		src.kind, src.ext = typ.Kind, typ.Ext
+		if src.mime == "" {
+			src.mime = typ.MIME
+		}
+	}
+	if src.mime == "" {
+		src.mime = info.DataURIMediaType
+	}
+	if src.mime == "" {
+		src.mime = "application/octet-stream"
+	}
+	return src, nil
+}
+
+// decodeShaped decodes a base64 string that is not plain standard base64
+// and describes its shape; ok is false when no shape rebuilds the string
+// ("TOKabc" decodes as "TOKabQ" does; stray whitespace; ragged lines).
+func decodeShaped(body []byte, info b64.Info) (decoded []byte, shape *Base64Shape, ok bool, err error) {
+	dec, err := b64.NewReader(body)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(info.DecodedLen))
+	if _, err := buf.ReadFrom(dec); err != nil {
+		return nil, nil, false, err
+	}
+	orig, err := jsonwalk.UnescapeString(body)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	prefix, err := jsonwalk.UnescapeString(body[:info.Offset])
+	if err != nil {
+		return nil, nil, false, err
+	}
+	shape, ok = describeBase64(orig, len(prefix), info.URLSafe, buf.Bytes())
+	return buf.Bytes(), shape, ok, nil
+}
+
+// filename names the artifact: the rendered template, else a sibling that
+// names the value, else one made of the tool and key.
+func (x *executor) filename(t *target, tmpl string, vars templateVars, ext string) string {
 	// A rendered name is a name, never a path: "{arg.path}" may be
 	// "../../root/.ssh/authorized_keys".
-	filename := safeFilename(render(filenameTmpl, vars))
+	filename := safeFilename(render(tmpl, vars))
 	if filename != "" && path.Ext(filename) == "" && ext != ".bin" {
 		filename += ext
 	}
@@ -141,29 +231,7 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	if filename == "" {
 		filename = defaultFilename(x.d.Call.Tool, t.lastKey, ext)
 	}
-	sref, err := x.e.store.Put(ctx, r, store.PutOptions{
-		Namespace: x.d.Call.Server,
-		MIMEType:  mimeType,
-		Filename:  filename,
-		Scope:     x.d.Call.Scope,
-		Source:    store.Source{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Layer: x.step},
-		MaxBytes:  x.e.cfg.MaxArtifactBytes,
-	})
-	if err != nil {
-		return ArtifactRef{}, vars, fmt.Errorf("storing %s: %w", vars.Kind, err)
-	}
-	ref := RefFromStore(sref)
-	if x.e.linker != nil && !ref.Truncated {
-		ref.URL = x.e.linker.ArtifactURL(ref)
-	}
-	if counter != nil {
-		vars.Chars = counter.chars
-	}
-	vars.Ref = ref
-	x.done[key] = stored{ref: ref, val: val}
-	x.out.artifacts = append(x.out.artifacts, ref)
-	x.e.emit(Event{Type: EventArtifactStored, Server: x.d.Call.Server, Tool: x.d.Call.Tool, Scope: x.d.Call.Scope, Layer: x.step, Path: t.path, Artifact: &ref, Meta: x.rws[t.rw].Meta})
-	return ref, vars, nil
+	return filename
 }
 
 // lookup resolves ".key" against the value's parent object and "arg.key"

@@ -37,6 +37,10 @@ type ArtifactRef struct {
 	URL string `json:"url,omitempty"`
 	// Truncated is set when the store kept no bytes (no store configured).
 	Truncated bool `json:"truncated,omitempty"`
+	// Encoding is how the base64 original was written, when the stored
+	// bytes are decoded from anything but plain standard base64:
+	// Encoding.Encode(bytes) gives the original string back.
+	Encoding *Base64Shape `json:"encoding,omitempty"`
 }
 
 // RefFromStore builds the model-facing ref of a stored artifact.
