@@ -21,8 +21,8 @@ func TestBase64OriginalRecoverable(t *testing.T) {
 	std := base64.StdEncoding.EncodeToString(hello)
 	for _, tc := range []struct {
 		name, lit string // lit is the JSON string literal's body
-		decoded       bool   // the stored bytes are the decoded ones
-		shape         string // the ref's encoding as JSON, "" for none
+		decoded   bool   // the stored bytes are the decoded ones
+		shape     string // the ref's encoding as JSON, "" for none
 	}{
 		{"plain", std, true, ""},
 		{"escaped slash", `SGV\/bG8=`, true, ""},

@@ -199,179 +199,228 @@ func (d *Doc) inCarrier(off int) bool {
 // index validates Raw and indexes it in one walk.
 func (d *Doc) index() {
 	d.once.Do(func() {
-		var (
-			structured = Carrier{Kind: CarrierStructured, Off: -1}
-			rootKind   jsonwalk.Kind
-			rootOff    int
-			rootMem    jsonwalk.Object
-			hasContent bool
-			typedAll   = true
-			texts      []textLit
-			strs       []StringRef
-		)
-		d.err = jsonwalk.WalkFiltered(d.Raw, 3, IndexMinString, d.depthLimit(), func(v *jsonwalk.Visit) jsonwalk.Step {
-			n := len(v.Path)
-			if v.Leave {
-				switch {
-				case n == 0:
-				case n == 1:
-					if rootKind == jsonwalk.KindObject {
-						leaveMember(rootMem, v.End)
-					}
-					if v.Off == structured.Off {
-						structured.End = v.End
-						structured.Payload = d.Raw[v.Off:v.End]
-					}
-				case n == 2 && v.Path[0].KeyIs("structuredContent"):
-					if !v.Path[1].IsIndex() {
-						leaveMember(structured.members, v.End-structured.Off)
-					}
-				case n == 2 && v.Kind == jsonwalk.KindObject && v.Path[0].KeyIs("content") && len(d.blocks) > 0:
-					d.blocks[len(d.blocks)-1].End = v.End
-				}
-				return jsonwalk.Descend
-			}
-			switch n {
-			case 0:
-				rootKind, rootOff = v.Kind, v.Off
-			case 1:
-				if rootKind == jsonwalk.KindObject {
-					key := v.Path[0].KeyString()
-					enterMember(&rootMem, key, jsonwalk.Span{Off: v.Off, End: v.End, Kind: v.Kind})
-					switch key {
-					case "structuredContent":
-						if v.Kind == jsonwalk.KindObject || v.Kind == jsonwalk.KindArray {
-							structured.Off = v.Off
-						}
-					case "content":
-						hasContent = v.Kind == jsonwalk.KindArray
-					}
-				}
-			case 2:
-				if rootKind != jsonwalk.KindObject {
-					break
-				}
-				switch {
-				case v.Path[0].KeyIs("structuredContent"):
-					if v.Path[1].IsIndex() {
-						break
-					}
-					key := v.Path[1].KeyString()
-					end := v.End
-					if end >= 0 {
-						end -= structured.Off
-					}
-					enterMember(&structured.members, key, jsonwalk.Span{Off: v.Off - structured.Off, End: end, Kind: v.Kind})
-				case v.Path[0].KeyIs("content"):
-					if v.Kind != jsonwalk.KindObject {
-						typedAll = false
-						break
-					}
-					d.blocks = append(d.blocks, Block{Index: v.Path[1].Index, Off: v.Off})
-				}
-			case 3:
-				if rootKind == jsonwalk.KindObject && v.Kind == jsonwalk.KindString && v.Path[0].KeyIs("content") && v.Path[1].IsIndex() && len(d.blocks) > 0 {
-					switch v.Path[2].KeyString() {
-					case "type":
-						d.blocks[len(d.blocks)-1].Type, _ = jsonwalk.UnescapeString(d.Raw[v.Off+1 : v.End-1])
-					case "text":
-						texts = append(texts, textLit{v.Path[1].Index, jsonwalk.Span{Off: v.Off, End: v.End, Kind: jsonwalk.KindString}})
-					}
-				}
-			}
-			if v.Kind == jsonwalk.KindString && v.End-v.Off >= IndexMinString {
-				strs = append(strs, d.stringRef(0, v, true))
-			}
-			return jsonwalk.Descend
-		})
+		ix := rawIndex{d: d, structured: Carrier{Kind: CarrierStructured, Off: -1}, typedAll: true}
+		d.err = jsonwalk.WalkFiltered(d.Raw, 3, IndexMinString, d.depthLimit(), ix.visit)
 		if d.err != nil {
 			d.blocks = nil
 			return
 		}
 		for _, b := range d.blocks {
 			if b.Type == "" {
-				typedAll = false
+				ix.typedAll = false
 			}
 		}
-		d.mcp = rootKind == jsonwalk.KindObject && ((hasContent && typedAll) || structured.Off >= 0)
+		d.mcp = ix.rootKind == jsonwalk.KindObject && ((ix.hasContent && ix.typedAll) || ix.structured.Off >= 0)
 		if !d.mcp {
 			d.blocks = nil
-			d.carriers = []Carrier{{Kind: CarrierRaw, Payload: d.Raw, Off: rootOff, End: len(d.Raw), members: rootMem}}
-			for i := range strs {
-				strs[i].Block, strs[i].Field = -1, ""
+			d.carriers = []Carrier{{Kind: CarrierRaw, Payload: d.Raw, Off: ix.rootOff, End: len(d.Raw), members: ix.rootMem}}
+			for i := range ix.strs {
+				ix.strs[i].Block, ix.strs[i].Field = -1, ""
 			}
-			d.strs = strs
+			d.strs = ix.strs
 			return
 		}
-		// Text blocks whose text is a JSON container are carriers too.
-		var inner [][]StringRef
-		for _, b := range d.blocks {
-			t, ok := textOf(texts, b.Index)
-			if !ok || b.Type != "text" || !looksLikeJSONContainer(d.Raw[t.Off+1:t.End-1]) {
-				continue
-			}
-			payload, err := jsonstr.Unescape(nil, d.Raw[t.Off+1:t.End-1])
-			if err != nil {
-				continue
-			}
-			c := Carrier{Kind: CarrierText, Block: b.Index, Payload: payload, Off: t.Off, End: t.End}
-			var found []StringRef
-			err = jsonwalk.WalkFiltered(payload, 1, IndexMinString, d.depthLimit(), func(v *jsonwalk.Visit) jsonwalk.Step {
-				if len(v.Path) == 1 && !v.Path[0].IsIndex() {
-					if v.Leave {
-						leaveMember(c.members, v.End)
-					} else {
-						enterMember(&c.members, v.Path[0].KeyString(), jsonwalk.Span{Off: v.Off, End: v.End, Kind: v.Kind})
-					}
-				}
-				if !v.Leave && v.Kind == jsonwalk.KindString && v.End-v.Off >= IndexMinString {
-					found = append(found, d.stringRef(0, v, false))
-				}
-				return jsonwalk.Descend
-			})
-			if err != nil {
-				continue
-			}
-			d.carriers = append(d.carriers, c)
-			inner = append(inner, found)
+		inner := d.textCarriers(ix.texts)
+		si := d.insertStructured(ix.structured)
+		d.assignStrings(ix.strs, ix.structured, si, inner)
+	})
+}
+
+// rawIndex is the state of the one walk over Raw that finds the root's
+// members, structuredContent, the content blocks and the long strings.
+type rawIndex struct {
+	d          *Doc
+	structured Carrier
+	rootKind   jsonwalk.Kind
+	rootOff    int
+	rootMem    jsonwalk.Object
+	hasContent bool
+	typedAll   bool
+	texts      []textLit
+	strs       []StringRef
+}
+
+// visit is the walk's callback.
+func (ix *rawIndex) visit(v *jsonwalk.Visit) jsonwalk.Step {
+	if v.Leave {
+		ix.leave(v)
+		return jsonwalk.Descend
+	}
+	switch len(v.Path) {
+	case 0:
+		ix.rootKind, ix.rootOff = v.Kind, v.Off
+	case 1:
+		ix.rootMember(v)
+	case 2:
+		ix.secondLevel(v)
+	case 3:
+		ix.blockField(v)
+	}
+	if v.Kind == jsonwalk.KindString && v.End-v.Off >= IndexMinString {
+		ix.strs = append(ix.strs, ix.d.stringRef(0, v, true))
+	}
+	return jsonwalk.Descend
+}
+
+// leave closes the spans of containers: root members, members of
+// structuredContent and content blocks.
+func (ix *rawIndex) leave(v *jsonwalk.Visit) {
+	n := len(v.Path)
+	switch {
+	case n == 0:
+	case n == 1:
+		if ix.rootKind == jsonwalk.KindObject {
+			leaveMember(ix.rootMem, v.End)
 		}
-		si := -1
-		if structured.Off >= 0 {
-			si = 0
-			for si < len(d.carriers) && d.carriers[si].Off < structured.Off {
-				si++
-			}
-			d.carriers = append(d.carriers, Carrier{})
-			copy(d.carriers[si+1:], d.carriers[si:])
-			d.carriers[si] = structured
+		if v.Off == ix.structured.Off {
+			ix.structured.End = v.End
+			ix.structured.Payload = ix.d.Raw[v.Off:v.End]
 		}
-		// Strings of Raw: those inside structuredContent move to its
-		// carrier, the literals of text carriers give way to their insides,
-		// the rest are the envelope's.
-		for _, s := range strs {
-			switch {
-			case si >= 0 && s.Off > structured.Off && s.Off < structured.End:
-				s.Carrier, s.Off, s.End, s.Block, s.Field = si, s.Off-structured.Off, s.End-structured.Off, -1, ""
-				s.Path = strings.TrimPrefix(s.Path, "structuredContent.")
-			case d.inCarrier(s.Off):
-				continue
-			default:
-				s.Carrier = -1
+	case n == 2 && v.Path[0].KeyIs("structuredContent"):
+		if !v.Path[1].IsIndex() {
+			leaveMember(ix.structured.members, v.End-ix.structured.Off)
+		}
+	case n == 2 && v.Kind == jsonwalk.KindObject && v.Path[0].KeyIs("content") && len(ix.d.blocks) > 0:
+		ix.d.blocks[len(ix.d.blocks)-1].End = v.End
+	}
+}
+
+// rootMember records a member of the root object.
+func (ix *rawIndex) rootMember(v *jsonwalk.Visit) {
+	if ix.rootKind != jsonwalk.KindObject {
+		return
+	}
+	key := v.Path[0].KeyString()
+	enterMember(&ix.rootMem, key, jsonwalk.Span{Off: v.Off, End: v.End, Kind: v.Kind})
+	switch key {
+	case "structuredContent":
+		if v.Kind == jsonwalk.KindObject || v.Kind == jsonwalk.KindArray {
+			ix.structured.Off = v.Off
+		}
+	case "content":
+		ix.hasContent = v.Kind == jsonwalk.KindArray
+	}
+}
+
+// secondLevel records a member of structuredContent or a content block.
+func (ix *rawIndex) secondLevel(v *jsonwalk.Visit) {
+	if ix.rootKind != jsonwalk.KindObject {
+		return
+	}
+	switch {
+	case v.Path[0].KeyIs("structuredContent"):
+		if v.Path[1].IsIndex() {
+			return
+		}
+		key := v.Path[1].KeyString()
+		end := v.End
+		if end >= 0 {
+			end -= ix.structured.Off
+		}
+		enterMember(&ix.structured.members, key, jsonwalk.Span{Off: v.Off - ix.structured.Off, End: end, Kind: v.Kind})
+	case v.Path[0].KeyIs("content"):
+		if v.Kind != jsonwalk.KindObject {
+			ix.typedAll = false
+			return
+		}
+		ix.d.blocks = append(ix.d.blocks, Block{Index: v.Path[1].Index, Off: v.Off})
+	}
+}
+
+// blockField records a content block's type and text.
+func (ix *rawIndex) blockField(v *jsonwalk.Visit) {
+	d := ix.d
+	if ix.rootKind != jsonwalk.KindObject || v.Kind != jsonwalk.KindString || !v.Path[0].KeyIs("content") || !v.Path[1].IsIndex() || len(d.blocks) == 0 {
+		return
+	}
+	switch v.Path[2].KeyString() {
+	case "type":
+		d.blocks[len(d.blocks)-1].Type, _ = jsonwalk.UnescapeString(d.Raw[v.Off+1 : v.End-1])
+	case "text":
+		ix.texts = append(ix.texts, textLit{v.Path[1].Index, jsonwalk.Span{Off: v.Off, End: v.End, Kind: jsonwalk.KindString}})
+	}
+}
+
+// textCarriers adds the text blocks whose text is a JSON container as
+// carriers and returns the long strings of each, in carrier order.
+func (d *Doc) textCarriers(texts []textLit) [][]StringRef {
+	var inner [][]StringRef
+	for _, b := range d.blocks {
+		t, ok := textOf(texts, b.Index)
+		if !ok || b.Type != "text" || !looksLikeJSONContainer(d.Raw[t.Off+1:t.End-1]) {
+			continue
+		}
+		payload, err := jsonstr.Unescape(nil, d.Raw[t.Off+1:t.End-1])
+		if err != nil {
+			continue
+		}
+		c := Carrier{Kind: CarrierText, Block: b.Index, Payload: payload, Off: t.Off, End: t.End}
+		var found []StringRef
+		err = jsonwalk.WalkFiltered(payload, 1, IndexMinString, d.depthLimit(), func(v *jsonwalk.Visit) jsonwalk.Step {
+			if len(v.Path) == 1 && !v.Path[0].IsIndex() {
+				if v.Leave {
+					leaveMember(c.members, v.End)
+				} else {
+					enterMember(&c.members, v.Path[0].KeyString(), jsonwalk.Span{Off: v.Off, End: v.End, Kind: v.Kind})
+				}
 			}
+			if !v.Leave && v.Kind == jsonwalk.KindString && v.End-v.Off >= IndexMinString {
+				found = append(found, d.stringRef(0, v, false))
+			}
+			return jsonwalk.Descend
+		})
+		if err != nil {
+			continue
+		}
+		d.carriers = append(d.carriers, c)
+		inner = append(inner, found)
+	}
+	return inner
+}
+
+// insertStructured puts the structuredContent carrier among the text
+// carriers in document order and returns its index, -1 when there is none.
+func (d *Doc) insertStructured(structured Carrier) int {
+	if structured.Off < 0 {
+		return -1
+	}
+	si := 0
+	for si < len(d.carriers) && d.carriers[si].Off < structured.Off {
+		si++
+	}
+	d.carriers = append(d.carriers, Carrier{})
+	copy(d.carriers[si+1:], d.carriers[si:])
+	d.carriers[si] = structured
+	return si
+}
+
+// assignStrings gives each long string its carrier: those of Raw inside
+// structuredContent move to its carrier, the literals of text carriers give
+// way to their insides, the rest are the envelope's.
+func (d *Doc) assignStrings(strs []StringRef, structured Carrier, si int, inner [][]StringRef) {
+	for _, s := range strs {
+		switch {
+		case si >= 0 && s.Off > structured.Off && s.Off < structured.End:
+			s.Carrier, s.Off, s.End, s.Block, s.Field = si, s.Off-structured.Off, s.End-structured.Off, -1, ""
+			s.Path = strings.TrimPrefix(s.Path, "structuredContent.")
+		case d.inCarrier(s.Off):
+			continue
+		default:
+			s.Carrier = -1
+		}
+		d.strs = append(d.strs, s)
+	}
+	ti := 0
+	for ci, c := range d.carriers {
+		if c.Kind != CarrierText {
+			continue
+		}
+		for _, s := range inner[ti] {
+			s.Carrier = ci
 			d.strs = append(d.strs, s)
 		}
-		ti := 0
-		for ci, c := range d.carriers {
-			if c.Kind != CarrierText {
-				continue
-			}
-			for _, s := range inner[ti] {
-				s.Carrier = ci
-				d.strs = append(d.strs, s)
-			}
-			ti++
-		}
-	})
+		ti++
+	}
 }
 
 // textLit is the text literal of a content block.
