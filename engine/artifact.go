@@ -289,6 +289,47 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	if t.kind != jsonwalk.KindObject || t.keyOff >= 0 {
 		return nil, fmt.Errorf("%w: block form needs a content block (an object in an array)", ErrBadRewrite)
 	}
+	bv, err := blockValueOf(raw, t.off, rw.MIME, rw.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	vt := *t
+	vt.off, vt.end, vt.kind, vt.parent = bv.val.Off, bv.val.End, bv.val.Kind, bv.obj
+	vt.path = t.path + "." + bv.field
+	if bv.uri != "" && rw.Filename == "" {
+		vt.lastKey = ""
+	}
+	filename := rw.Filename
+	if filename == "" && bv.uri != "" {
+		filename = uriBase(bv.uri)
+	}
+	ref, vars, err := x.put(ctx, &vt, raw[bv.val.Off:bv.val.End], encodingFor(bv.enc, bv.val.Kind), bv.mime, filename)
+	if err != nil {
+		return nil, err
+	}
+	rep := replacement{Artifact: ref, Summary: x.summary(rw, vars)}
+	if rw.Keep > 0 && bv.val.Kind == jsonwalk.KindString && vars.Kind == "Text" {
+		rep.Preview = prefixRunes(raw[bv.val.Off+1:bv.val.End-1], rw.Keep)
+	}
+	if bv.uri != "" {
+		rep.Summary += " Original resource: " + bv.uri
+	}
+	return appendBlockPair(nil, raw, t.off, rep), nil
+}
+
+// blockValue is the value of a content block that the block form stores.
+type blockValue struct {
+	typ, field string
+	obj        int // the object holding field: the block or its resource
+	val        jsonwalk.Span
+	uri, mime  string
+	enc        Encoding
+}
+
+// blockValueOf finds the value a content block at raw[off] carries (an
+// image's or audio's data, a resource's blob or text, a text block's text)
+// and how it is encoded; mime and enc are the rewrite's, which win.
+func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, error) {
 	str := func(obj int, k string) string {
 		sp, ok := jsonwalk.Member(raw, obj, k)
 		if !ok || sp.Kind != jsonwalk.KindString {
@@ -297,75 +338,58 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 		s, _ := jsonwalk.UnescapeString(raw[sp.Off+1 : sp.End-1])
 		return s
 	}
-	typ := str(t.off, "type")
-	mimeType := rw.MIME
-	obj, field := t.off, ""
-	enc := rw.Encoding
-	var uri string
-	switch typ {
+	auto := enc == "" || enc == EncodingAuto
+	bv := blockValue{typ: str(off, "type"), obj: off, mime: mime, enc: enc}
+	switch bv.typ {
 	case "image", "audio":
-		field = "data"
-		if enc == "" || enc == EncodingAuto {
-			enc = EncodingBase64
+		bv.field = "data"
+		if auto {
+			bv.enc = EncodingBase64
 		}
-		if mimeType == "" {
-			mimeType = str(t.off, "mimeType")
+		if bv.mime == "" {
+			bv.mime = str(off, "mimeType")
 		}
 	case "resource":
-		res, ok := jsonwalk.Member(raw, t.off, "resource")
+		res, ok := jsonwalk.Member(raw, off, "resource")
 		if !ok || res.Kind != jsonwalk.KindObject {
-			return nil, fmt.Errorf("%w: resource block without resource object", ErrBadRewrite)
+			return bv, fmt.Errorf("%w: resource block without resource object", ErrBadRewrite)
 		}
-		obj = res.Off
-		uri = str(obj, "uri")
-		if mimeType == "" {
-			mimeType = str(obj, "mimeType")
+		bv.obj = res.Off
+		bv.uri = str(bv.obj, "uri")
+		if bv.mime == "" {
+			bv.mime = str(bv.obj, "mimeType")
 		}
-		if _, ok := jsonwalk.Member(raw, obj, "blob"); ok {
-			field = "blob"
-			if enc == "" || enc == EncodingAuto {
-				enc = EncodingBase64
-			}
-		} else {
-			field = "text"
-			if enc == "" || enc == EncodingAuto {
-				enc = EncodingText
+		bv.field, bv.enc = "text", enc
+		if auto {
+			bv.enc = EncodingText
+		}
+		if _, ok := jsonwalk.Member(raw, bv.obj, "blob"); ok {
+			bv.field = "blob"
+			if auto {
+				bv.enc = EncodingBase64
 			}
 		}
 	case "text":
-		field = "text"
+		bv.field = "text"
 	default:
-		return nil, fmt.Errorf("%w: cannot store a %q block", ErrBadRewrite, typ)
+		return bv, fmt.Errorf("%w: cannot store a %q block", ErrBadRewrite, bv.typ)
 	}
-	val, ok := jsonwalk.Member(raw, obj, field)
-	o, e, kind := val.Off, val.End, val.Kind
+	val, ok := jsonwalk.Member(raw, bv.obj, bv.field)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s block has no %s", ErrBadRewrite, typ, field)
+		return bv, fmt.Errorf("%w: %s block has no %s", ErrBadRewrite, bv.typ, bv.field)
 	}
-	vt := *t
-	vt.off, vt.end, vt.kind, vt.parent = o, e, kind, obj
-	vt.path = t.path + "." + field
-	if uri != "" && rw.Filename == "" {
-		vt.lastKey = ""
-	}
-	filename := rw.Filename
-	if filename == "" && uri != "" {
-		filename = uriBase(uri)
-	}
-	ref, vars, err := x.put(ctx, &vt, raw[o:e], encodingFor(enc, kind), mimeType, filename)
-	if err != nil {
-		return nil, err
-	}
-	rep := replacement{Artifact: ref, Summary: x.summary(rw, vars)}
-	if rw.Keep > 0 && kind == jsonwalk.KindString && vars.Kind == "Text" {
-		rep.Preview = prefixRunes(raw[o+1:e-1], rw.Keep)
-	}
-	if uri != "" {
-		rep.Summary += " Original resource: " + uri
-	}
-	out := []byte(`{"type":"text","text":`)
+	bv.val = val
+	return bv, nil
+}
+
+// appendBlockPair appends what replaces a stored content block: a text
+// block with the replacement (keeping the block's annotations) and a
+// resource_link to the artifact.
+func appendBlockPair(out, raw []byte, off int, rep replacement) []byte {
+	ref := rep.Artifact
+	out = append(out, `{"type":"text","text":`...)
 	out = jsonstr.Append(out, rep.marshal())
-	if ann, ok := jsonwalk.Member(raw, t.off, "annotations"); ok {
+	if ann, ok := jsonwalk.Member(raw, off, "annotations"); ok {
 		out = append(out, `,"annotations":`...)
 		out = append(out, raw[ann.Off:ann.End]...)
 	}
@@ -380,7 +404,7 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 		out = jsonstr.AppendString(out, ref.MIMEType)
 	}
 	out = append(out, `,"size":`...)
-	return fmt.Appendf(out, "%d}", ref.SizeBytes), nil
+	return fmt.Appendf(out, "%d}", ref.SizeBytes)
 }
 
 // truncate stores the whole value and keeps a prefix of it.
