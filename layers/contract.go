@@ -42,85 +42,108 @@ type contract struct{ o ContractOptions }
 // read first (FastMCP's preference), and rewrites by path reach every
 // carrier.
 func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
-	var out []engine.Rewrite
-	add := func(rw engine.Rewrite) {
-		for _, o := range out {
-			if o.Target == rw.Target && o.Path == rw.Path {
-				return
-			}
-		}
-		out = append(out, rw)
-	}
+	var out rewriteSet
 	carriers := d.Carriers()
 	for ci := range carriers {
 		c := &carriers[ci]
 		if duplicateCarrier(carriers, ci) {
 			continue
 		}
-		p := c.Payload
 		if l.o.V2 {
-			eachElement(c, "artifacts", func(i, elem int) {
-				if sp, ok := jsonwalk.Member(p, elem, "b64"); !ok || sp.Kind != jsonwalk.KindString {
-					return
-				}
-				name := str(p, elem, "name")
-				add(engine.Rewrite{
-					Path: "artifacts." + strconv.Itoa(i) + ".b64", Action: engine.ActionArtifact,
-					Encoding: engine.EncodingBase64, MIME: nonEmptyStr(str(p, elem, "mime"), mimeByName(name)),
-					Filename: name, Summary: l.o.Summary,
-				})
-			})
+			l.planV2(c, &out)
 		}
 		if l.o.V1 {
-			var names []string
-			eachElement(c, "returned_file_names", func(i, elem int) {
-				for len(names) < i {
-					names = append(names, "")
-				}
-				o, e, kind, _ := memberAt(p, elem)
-				if kind == jsonwalk.KindString {
-					s, _ := jsonwalk.UnescapeString(p[o+1 : e-1])
-					names = append(names, s)
-				} else {
-					names = append(names, "")
-				}
-			})
-			eachElement(c, "returned_file_contents", func(i, elem int) {
-				name := ""
-				if i < len(names) {
-					name = names[i]
-				}
-				rw := engine.Rewrite{Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Summary: l.o.Summary}
-				switch p[elem] {
-				case '"':
-					rw.Path = "returned_file_contents." + strconv.Itoa(i)
-				case '{':
-					if sp, ok := jsonwalk.Member(p, elem, "b64"); !ok || sp.Kind != jsonwalk.KindString {
-						return
-					}
-					rw.Path = "returned_file_contents." + strconv.Itoa(i) + ".b64"
-					name = nonEmptyStr(str(p, elem, "name"), name)
-					rw.MIME = str(p, elem, "mime")
-				default:
-					return
-				}
-				rw.Filename = name
-				rw.MIME = nonEmptyStr(rw.MIME, mimeByName(name))
-				add(rw)
-			})
+			l.planV1(c, &out)
 		}
 		if l.o.KeepHints && d.IsMCP() {
-			for _, hint := range []string{"display", "canvas"} {
-				if sp, ok := c.Member(hint); ok && sp.Kind == jsonwalk.KindObject {
-					if metaHas(d.Raw, "mcpx/"+hint) {
-						continue // never overwrite what the upstream put there
-					}
-					add(engine.Rewrite{Path: "_meta.mcpx/" + hint, Target: engine.TargetResult, Action: engine.ActionReplace, Value: append([]byte(nil), p[sp.Off:sp.End]...)})
-				}
-			}
+			planHints(d, c, &out)
 		}
 	}
 	return out, nil
+}
+
+// rewriteSet is the rewrites of a plan, at most one per target and path:
+// carriers that hold the same payload ask for the same rewrites.
+type rewriteSet []engine.Rewrite
+
+func (s *rewriteSet) add(rw engine.Rewrite) {
+	for _, o := range *s {
+		if o.Target == rw.Target && o.Path == rw.Path {
+			return
+		}
+	}
+	*s = append(*s, rw)
+}
+
+// planV2 stores artifacts[].b64 under their name and mime.
+func (l *contract) planV2(c *engine.Carrier, out *rewriteSet) {
+	p := c.Payload
+	eachElement(c, "artifacts", func(i, elem int) {
+		if sp, ok := jsonwalk.Member(p, elem, "b64"); !ok || sp.Kind != jsonwalk.KindString {
+			return
+		}
+		name := str(p, elem, "name")
+		out.add(engine.Rewrite{
+			Path: "artifacts." + strconv.Itoa(i) + ".b64", Action: engine.ActionArtifact,
+			Encoding: engine.EncodingBase64, MIME: nonEmptyStr(str(p, elem, "mime"), mimeByName(name)),
+			Filename: name, Summary: l.o.Summary,
+		})
+	})
+}
+
+// planV1 stores returned_file_contents (strings, or {name, b64} objects)
+// under the names of returned_file_names.
+func (l *contract) planV1(c *engine.Carrier, out *rewriteSet) {
+	p := c.Payload
+	var names []string
+	eachElement(c, "returned_file_names", func(i, elem int) {
+		for len(names) < i {
+			names = append(names, "")
+		}
+		o, e, kind, _ := memberAt(p, elem)
+		if kind == jsonwalk.KindString {
+			s, _ := jsonwalk.UnescapeString(p[o+1 : e-1])
+			names = append(names, s)
+		} else {
+			names = append(names, "")
+		}
+	})
+	eachElement(c, "returned_file_contents", func(i, elem int) {
+		name := ""
+		if i < len(names) {
+			name = names[i]
+		}
+		rw := engine.Rewrite{Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Summary: l.o.Summary}
+		switch p[elem] {
+		case '"':
+			rw.Path = "returned_file_contents." + strconv.Itoa(i)
+		case '{':
+			if sp, ok := jsonwalk.Member(p, elem, "b64"); !ok || sp.Kind != jsonwalk.KindString {
+				return
+			}
+			rw.Path = "returned_file_contents." + strconv.Itoa(i) + ".b64"
+			name = nonEmptyStr(str(p, elem, "name"), name)
+			rw.MIME = str(p, elem, "mime")
+		default:
+			return
+		}
+		rw.Filename = name
+		rw.MIME = nonEmptyStr(rw.MIME, mimeByName(name))
+		out.add(rw)
+	})
+}
+
+// planHints copies the payload's display and canvas hints into the
+// result's _meta, unless the upstream put them there.
+func planHints(d *engine.Doc, c *engine.Carrier, out *rewriteSet) {
+	for _, hint := range []string{"display", "canvas"} {
+		if sp, ok := c.Member(hint); ok && sp.Kind == jsonwalk.KindObject {
+			if metaHas(d.Raw, "mcpx/"+hint) {
+				continue // never overwrite what the upstream put there
+			}
+			out.add(engine.Rewrite{Path: "_meta.mcpx/" + hint, Target: engine.TargetResult, Action: engine.ActionReplace, Value: append([]byte(nil), c.Payload[sp.Off:sp.End]...)})
+		}
+	}
 }
 
 // metaHas reports whether the result's _meta already has key.
