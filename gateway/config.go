@@ -67,6 +67,10 @@ type ServerOptions struct {
 	Layers map[string]json.RawMessage `json:"layers,omitempty"`
 	// Tools holds per-tool settings by tool name or glob.
 	Tools map[string]ToolOptions `json:"tools,omitempty"`
+	// Roots, when set, are this server's roots: the gateway declares the
+	// roots capability and answers roots/list with them instead of
+	// relaying the client's (see serverreq.go).
+	Roots []Root `json:"roots,omitempty"`
 }
 
 // ToolOptions are mcpx's settings for one tool.
@@ -185,6 +189,9 @@ func (c ServerConfig) Validate(name string) error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("mcpServers.%s: timeout must not be negative", name)
+	}
+	if err := checkRoots(name, c.Mcpx.Roots); err != nil {
+		return err
 	}
 	if c.Mcpx.AutoReadIfSizeUnderBytes < 0 {
 		return fmt.Errorf("mcpServers.%s: mcpx.auto_read_if_size_under_bytes must not be negative", name)

@@ -250,8 +250,13 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	wantsStream := strings.Contains(r.Header.Get("Accept"), "text/event-stream") &&
-		gjson.GetBytes(m.Params, "_meta.progressToken").Exists()
+	acceptsSSE := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	wantsStream := acceptsSSE && gjson.GetBytes(m.Params, "_meta.progressToken").Exists()
+	if acceptsSSE && !wantsStream {
+		ls := &lazyStream{srv: srv, w: w, hs: hs}
+		ls.finish(hs.s.handle(r.Context(), m, ls.emit))
+		return
+	}
 	if !wantsStream {
 		resp := hs.s.handle(r.Context(), m, nil)
 		writeJSON(w, http.StatusOK, resp)

@@ -35,6 +35,9 @@ type Session struct {
 	artifacts map[string]struct{}
 	subs      map[string]struct{}
 	closed    bool
+
+	clientCaps json.RawMessage // from initialize
+	toClient   clientRequests  // server-to-client requests awaiting answers
 }
 
 // NewSession registers a session whose server-initiated messages
@@ -86,6 +89,9 @@ func (s *Session) Close() {
 	for _, cancel := range s.inflight {
 		cancel(errClientGone)
 	}
+	s.mu.Unlock()
+	s.failRequests()
+	s.mu.Lock()
 	subs := make([]string, 0, len(s.subs))
 	for uri := range s.subs {
 		subs = append(subs, uri)
@@ -125,7 +131,8 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 		s.notification(m)
 		return nil
 	case m.isResponse():
-		return nil // the gateway sends clients no requests
+		s.answered(m) // to a server-to-client request relayed to the client
+		return nil
 	}
 	key := idKey(m.ID)
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -143,7 +150,7 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 		s.mu.Unlock()
 		cancel(nil)
 	}()
-	res, err := s.request(ctx, m, related)
+	res, err := s.request(withCaller(ctx, s, related), m, related)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, ErrUpstreamTimeout) {
 			err = fmt.Errorf("%s: %w", m.Method, cause)
@@ -168,7 +175,9 @@ func (s *Session) notification(m *message) {
 		}
 	case "notifications/roots/list_changed":
 		for _, name := range s.g.order {
-			_ = s.g.ups[name].notify(context.Background(), m.Method, m.Params)
+			if u := s.g.ups[name]; len(u.cfg.Mcpx.Roots) == 0 {
+				_ = u.notify(context.Background(), m.Method, m.Params)
+			}
 		}
 	}
 }
@@ -248,6 +257,7 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 
 func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	g := s.g
+	s.setClientCaps(json.RawMessage(gjson.GetBytes(params, "capabilities").Raw))
 	wctx, cancel := context.WithTimeout(ctx, g.startWait)
 	g.WaitReady(wctx)
 	cancel()

@@ -57,6 +57,8 @@ type upstream struct {
 	tools     []json.RawMessage // raw tool definitions, in the server's order
 	restarts  int
 	nextRetry time.Time
+
+	callers upstreamCallers // downstream requests with calls in flight here
 }
 
 func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
@@ -139,7 +141,9 @@ func (u *upstream) down(err error) {
 func (u *upstream) connect(ctx context.Context) (conn, error) {
 	h := connHandlers{
 		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
-		request:      u.g.upstreamRequest,
+		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			return u.g.upstreamRequest(ctx, u, method, params)
+		},
 	}
 	var (
 		c   conn
@@ -158,7 +162,7 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	defer cancel()
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": UpstreamProtocolVersion,
-		"capabilities":    map[string]any{"roots": map[string]any{"listChanged": true}},
+		"capabilities":    u.g.clientCapabilities(u),
 		"clientInfo":      map[string]any{"name": "mcpx", "version": u.g.version},
 	})
 	res, err := c.call(ictx, "initialize", params)
@@ -264,6 +268,9 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 			msg += ": " + lastErr.Error()
 		}
 		return nil, fmt.Errorf("%s: %w", msg, ErrUpstreamUnavailable)
+	}
+	if cl := callerFrom(ctx); cl != nil {
+		defer u.callers.enter(cl)()
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
 	defer cancel()

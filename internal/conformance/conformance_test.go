@@ -25,12 +25,7 @@ const goSDKVersion = "v1.8.0"
 // knownGaps2025 are 2025-11-25 scenarios that pass against the server
 // directly and not yet through mcpx (issue 9). Each must fail through
 // mcpx: when one starts passing, delete it here.
-var knownGaps2025 = map[string]string{
-	"tools-call-sampling":          "issue 9: server-to-client requests are not relayed",
-	"tools-call-elicitation":       "issue 9: server-to-client requests are not relayed",
-	"elicitation-sep1034-defaults": "issue 9: server-to-client requests are not relayed",
-	"elicitation-sep1330-enums":    "issue 9: server-to-client requests are not relayed",
-}
+var knownGaps2025 = map[string]string{}
 
 // expected2026 are the 2026-07-28 scenarios mcpx implements (issue 9):
 // each must pass through mcpx, over either upstream transport. Scenarios
