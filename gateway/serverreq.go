@@ -352,3 +352,60 @@ func checkRoots(name string, roots []Root) error {
 	}
 	return nil
 }
+
+// rootsState is what an upstream's current connection was told of roots.
+type rootsState struct {
+	mu       sync.Mutex
+	declared bool
+	ready    chan struct{} // closed when the next connection is ready
+	again    atomic.Bool   // the connection was closed to declare roots
+}
+
+// connected records a new connection and wakes those waiting for it.
+func (r *rootsState) connected(declared bool) {
+	r.mu.Lock()
+	r.declared = declared
+	close(r.ready)
+	r.ready = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// declareClientRoots reconnects the upstreams that were told of no roots
+// because no client had declared any when they connected: initialize is
+// once per connection, so a server learns of the client's roots only on
+// a new one. An upstream with configured roots keeps them, and one with
+// calls in flight is left alone (a reconnect would fail them). It waits,
+// within ctx, until the reconnected upstreams are ready.
+func (g *Gateway) declareClientRoots(ctx context.Context) {
+	var waits []chan struct{}
+	for _, name := range g.order {
+		u := g.ups[name]
+		if len(u.cfg.Mcpx.Roots) > 0 {
+			continue
+		}
+		u.mu.RLock()
+		c := u.c
+		u.mu.RUnlock()
+		u.roots.mu.Lock()
+		declared, ready := u.roots.declared, u.roots.ready
+		u.roots.mu.Unlock()
+		if c == nil || declared {
+			continue // connecting: it will see the client's roots
+		}
+		if _, n := u.callers.sole(); n > 0 {
+			u.log.Info("a client declared roots; the upstream has calls in flight and is not reconnected to learn of them")
+			continue
+		}
+		u.log.Info("reconnecting so the upstream learns of the client's roots")
+		u.roots.again.Store(true)
+		_ = c.close()
+		waits = append(waits, ready)
+	}
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return
+		}
+	}
+}

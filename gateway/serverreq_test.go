@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"strconv"
@@ -243,5 +244,37 @@ func TestRootConfig(t *testing.T) {
 	cfg := ServerConfig{Command: "x", Mcpx: ServerOptions{Roots: []Root{{URI: "relative/dir"}}}}
 	if err := cfg.Validate("s"); err == nil || !strings.Contains(err.Error(), "mcpx.roots[0]") {
 		t.Fatalf("Validate = %v, want the bad root named", err)
+	}
+}
+
+// TestServeDeclaresClientRoots: an upstream that connected before any
+// client is reconnected when a client with roots initializes, so it
+// learns of roots and can ask for the client's (issue 10).
+func TestServeDeclaresClientRoots(t *testing.T) {
+	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g.WaitReady(ctx)
+	if st := g.Status()[0]; st.State != StateReady {
+		t.Fatalf("upstream not ready: %+v", st)
+	}
+	c := connectWith(t, g, `{"roots":{"listChanged":true}}`)
+	declared := gjson.Parse(c.result("tools/call", toolCall("caps", "")).Get("content.0.text").String())
+	if !declared.Get("roots.listChanged").Bool() {
+		t.Fatalf("declared %s to the upstream, want roots with listChanged", declared.Raw)
+	}
+	if st := g.Status()[0]; st.Restarts != 0 {
+		t.Errorf("the reconnect counted as a restart: %+v", st)
+	}
+	_, ch := c.start("tools/call", toolCall("ask", `{"method":"roots/list"}`))
+	id, _ := c.waitRequest("roots/list", 30*time.Second)
+	c.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"roots":[{"uri":"file:///work"}]}}`)
+	select {
+	case resp := <-ch:
+		if !strings.Contains(gjson.GetBytes(resp, "result.content.0.text").String(), "file:///work") {
+			t.Fatalf("upstream got %s", resp)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no tools/call response")
 	}
 }

@@ -260,6 +260,9 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 	s.setClientCaps(json.RawMessage(gjson.GetBytes(params, "capabilities").Raw))
 	wctx, cancel := context.WithTimeout(ctx, g.startWait)
 	g.WaitReady(wctx)
+	if s.clientHas("roots") {
+		g.declareClientRoots(wctx)
+	}
 	cancel()
 	pv := gjson.GetBytes(params, "protocolVersion").String()
 	if !slices.Contains(supportedDownstream, pv) {

@@ -59,6 +59,7 @@ type upstream struct {
 	nextRetry time.Time
 
 	callers upstreamCallers // downstream requests with calls in flight here
+	roots   rootsState      // what this connection was told of roots
 }
 
 func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
@@ -69,6 +70,7 @@ func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
 		log:      g.log.Named("upstream").With("server", name),
 		firstTry: make(chan struct{}),
 		state:    StateStarting,
+		roots:    rootsState{ready: make(chan struct{})},
 	}
 }
 
@@ -84,6 +86,9 @@ func (u *upstream) run(ctx context.Context) {
 			case <-c.done():
 				err = c.cause()
 				u.down(err)
+				if u.roots.again.CompareAndSwap(true, false) {
+					continue // closed to declare roots: not a crash
+				}
 			case <-ctx.Done():
 				_ = c.close()
 				u.setState(StateClosed, nil)
@@ -160,9 +165,10 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	}
 	ictx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
 	defer cancel()
+	caps := u.g.clientCapabilities(u)
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": UpstreamProtocolVersion,
-		"capabilities":    u.g.clientCapabilities(u),
+		"capabilities":    caps,
 		"clientInfo":      map[string]any{"name": "mcpx", "version": u.g.version},
 	})
 	res, err := c.call(ictx, "initialize", params)
@@ -190,6 +196,7 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	u.state = StateReady
 	u.lastErr = nil
 	u.mu.Unlock()
+	u.roots.connected(caps["roots"] != nil)
 	if err := u.loadTools(ictx); err != nil {
 		u.log.Warn("tools/list failed; the server's tools are not offered", "error", err)
 	}
