@@ -20,6 +20,7 @@ type lazyStream struct {
 	stream int64 // the SSE stream's number; 0 until it started
 	gone   bool  // the client stopped reading
 	done   bool  // the response was written
+	seq    int64 // events of a stream without an event store
 }
 
 // emit sends a message related to the request, starting the SSE stream
@@ -29,15 +30,20 @@ func (l *lazyStream) emit(msg []byte) {
 	l.mu.Lock()
 	if l.done {
 		l.mu.Unlock()
-		l.hs.s.send(msg)
+		if l.hs != nil {
+			l.hs.s.send(msg)
+		}
 		return
 	}
 	defer l.mu.Unlock()
 	if l.stream == 0 {
-		l.hs.mu.Lock()
-		l.hs.streams++
-		l.stream = l.hs.streams
-		l.hs.mu.Unlock()
+		l.stream = -1 // a stateless request's stream: no event store
+		if l.hs != nil {
+			l.hs.mu.Lock()
+			l.hs.streams++
+			l.stream = l.hs.streams
+			l.hs.mu.Unlock()
+		}
 		l.w.Header().Set("Content-Type", "text/event-stream")
 		l.w.Header().Set("Cache-Control", "no-cache")
 		l.w.WriteHeader(http.StatusOK)
@@ -47,7 +53,13 @@ func (l *lazyStream) emit(msg []byte) {
 
 // write stores and sends one event; l.mu is held.
 func (l *lazyStream) write(msg []byte) {
-	ev := l.hs.add(l.stream, msg, l.srv.o.EventBuffer)
+	var ev sseEvent
+	if l.hs != nil {
+		ev = l.hs.add(l.stream, msg, l.srv.o.EventBuffer)
+	} else {
+		l.seq++
+		ev = sseEvent{seq: l.seq, data: msg}
+	}
 	if l.gone {
 		return
 	}

@@ -273,7 +273,7 @@ func (s *Session) artifactPage(ctx context.Context, out []byte, key string, temp
 		out, _ = sjson.SetRawBytes(out, key, b)
 		return out, nil
 	}
-	refs, next, err := s.g.st.List(ctx, store.Scope{SessionID: s.ID}, cursor)
+	refs, next, err := s.listArtifacts(ctx, cursor)
 	if err != nil {
 		return nil, fmt.Errorf("resources/list: artifacts: %w", err)
 	}
@@ -317,7 +317,7 @@ func (s *Session) mayRead(ctx context.Context, id string) bool {
 	}
 	cursor := ""
 	for range maxPages {
-		refs, next, err := s.g.st.List(ctx, store.Scope{SessionID: s.ID}, cursor)
+		refs, next, err := s.listArtifacts(ctx, cursor)
 		if err != nil {
 			return false
 		}

@@ -129,6 +129,9 @@ func (srv *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
+	if r.Method != http.MethodPost && rejectStatelessVerb(w, r) {
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		srv.post(w, r, user)
@@ -224,6 +227,10 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 	m, perr := parseMessage(body)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, encodeError(nil, &RPCError{Code: CodeParseError, Message: perr.Error()}))
+		return
+	}
+	if isStatelessHTTP(r, m) {
+		srv.postStateless(w, r, user, m)
 		return
 	}
 	var hs *httpSession

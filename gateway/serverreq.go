@@ -38,6 +38,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 )
 
@@ -56,6 +57,8 @@ type caller struct {
 	related func([]byte) // the request's own stream (HTTP), or nil
 	ctx     context.Context
 	seq     int64 // order of arrival, to pick the latest
+	// stateless: a 2026-07-28 request, which cannot be sent requests
+	stateless bool
 }
 
 type callerKey struct{}
@@ -174,6 +177,9 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream, method strin
 	if err != nil {
 		u.log.Warn("server-to-client request not relayed", "method", method, "error", err)
 		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	if c.stateless {
+		return nil, fmt.Errorf("%w: the client's request is stateless (%s); relaying %s as input_required is not implemented yet (issue 9)", errMethodNotFound, mcp.ProtocolVersion20260728, method)
 	}
 	if !c.s.clientHas(capName) {
 		return nil, fmt.Errorf("%w: the client declared no %s capability", errMethodNotFound, capName)

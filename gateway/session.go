@@ -36,6 +36,7 @@ type Session struct {
 	subs      map[string]struct{}
 	closed    bool
 
+	stateless  bool            // one 2026-07-28 HTTP request (era.go)
 	clientCaps json.RawMessage // from initialize
 	toClient   clientRequests  // server-to-client requests awaiting answers
 }
@@ -150,7 +151,7 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 		s.mu.Unlock()
 		cancel(nil)
 	}()
-	res, err := s.request(withCaller(ctx, s, related), m, related)
+	res, err := s.serve(ctx, m, related)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, ErrUpstreamTimeout) {
 			err = fmt.Errorf("%s: %w", m.Method, cause)
@@ -268,40 +269,8 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 	if !slices.Contains(supportedDownstream, pv) {
 		pv = DownstreamProtocolVersion
 	}
-	caps := map[string]any{
-		"tools":     map[string]any{"listChanged": true},
-		"resources": map[string]any{"subscribe": true, "listChanged": true},
-		"logging":   map[string]any{},
-	}
-	var instructions []string
-	for _, name := range g.order {
-		u := g.ups[name]
-		if u.capability("prompts") {
-			caps["prompts"] = map[string]any{"listChanged": true}
-		}
-		if u.capability("completions") {
-			caps["completions"] = map[string]any{}
-		}
-		u.mu.RLock()
-		if in := gjson.GetBytes(u.init, "instructions").String(); in != "" {
-			if g.single {
-				instructions = append(instructions, in)
-			} else {
-				instructions = append(instructions, name+": "+in)
-			}
-		}
-		u.mu.RUnlock()
-	}
-	res := map[string]any{
-		"protocolVersion": pv,
-		"capabilities":    caps,
-		"serverInfo":      map[string]any{"name": "mcpx", "title": "mcpx gateway", "version": g.version},
-	}
-	text := "mcpx stores binary and oversized tool output as artifacts: results then hold {\"artifact\": {...}, \"summary\": \"...\"} and a resource_link to mcpx://artifacts/{id}, readable with resources/read."
-	if len(instructions) > 0 {
-		text = joinLines(instructions) + "\n\n" + text
-	}
-	res["instructions"] = text
+	res := g.serverDescription(false)
+	res["protocolVersion"] = pv
 	return json.Marshal(res)
 }
 

@@ -278,6 +278,9 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	}
 	if cl := callerFrom(ctx); cl != nil {
 		defer u.callers.enter(cl)()
+		if cl.stateless {
+			params = u.statelessParams(params)
+		}
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
 	defer cancel()

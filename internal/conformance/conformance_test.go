@@ -28,10 +28,46 @@ const goSDKVersion = "v1.8.0"
 var knownGaps2025 = map[string]string{}
 
 // expected2026 are the 2026-07-28 scenarios mcpx implements (issue 9):
-// each must pass through mcpx, over either upstream transport. Scenarios
-// not listed are not implemented yet; the test logs those that pass
-// anyway.
-var expected2026 = []string{}
+// stateless requests decided per request, server/discover, resultType and
+// the server's identity on results, caching hints, the Mcp-Method,
+// Mcp-Name and Mcp-Param-* headers, and everything the gateway offers
+// (tools, resources, templates, prompts, completion, progress). Each must
+// pass through mcpx over either upstream transport.
+//
+// Not yet (issue 9, still open): the input-required-result-* scenarios
+// (bridging server-to-client requests to input_required, requestState)
+// and subscriptions/listen (server-stateless skips its checks while the
+// gateway declares no listChanged to stateless clients). Some
+// input-required scenarios pass through mcpx without exercising anything
+// mcpx does; the test logs them and does not hold mcpx to them.
+var expected2026 = []string{
+	"caching",
+	"completion-complete",
+	"dns-rebinding-protection",
+	"http-custom-header-server-validation",
+	"http-header-validation",
+	"json-schema-2020-12",
+	"prompts-get-embedded-resource",
+	"prompts-get-simple",
+	"prompts-get-with-args",
+	"prompts-get-with-image",
+	"prompts-list",
+	"resources-list",
+	"resources-read-binary",
+	"resources-read-text",
+	"resources-templates-read",
+	"sep-2164-resource-not-found",
+	"server-sse-multiple-streams",
+	"server-stateless",
+	"tools-call-audio",
+	"tools-call-embedded-resource",
+	"tools-call-error",
+	"tools-call-image",
+	"tools-call-mixed-content",
+	"tools-call-simple-text",
+	"tools-call-with-progress",
+	"tools-list",
+}
 
 // extensions are scenario prefixes outside the core protocol (the tasks
 // extension): neither the server nor mcpx is held to them.
@@ -278,8 +314,10 @@ func TestConformance(t *testing.T) {
 	tl := needTools(t)
 	directOld := tl.serverHTTP(t, true)
 	directStateless := tl.serverHTTP(t, false)
-	viaStdio := tl.viaMcpx(t, map[string]any{"command": tl.server})
-	viaHTTP := tl.viaMcpx(t, map[string]any{"url": directStateless})
+	// One mcpx per run: runs at once through one gateway would make
+	// server-to-client requests ambiguous (several sessions in flight).
+	stdioUp := map[string]any{"command": tl.server}
+	httpUp := map[string]any{"url": directStateless}
 
 	old := []string{"--spec-version", "2025-11-25"}
 	cur := []string{"--requirements", "2026-07-28"}
@@ -290,10 +328,10 @@ func TestConformance(t *testing.T) {
 		{"direct-old", directOld, old},
 		{"direct-stateless-old", directStateless, old},
 		{"direct-new", directStateless, cur},
-		{"stdio-old", viaStdio, old},
-		{"http-old", viaHTTP, old},
-		{"stdio-new", viaStdio, cur},
-		{"http-new", viaHTTP, cur},
+		{"stdio-old", tl.viaMcpx(t, stdioUp), old},
+		{"http-old", tl.viaMcpx(t, httpUp), old},
+		{"stdio-new", tl.viaMcpx(t, stdioUp), cur},
+		{"http-new", tl.viaMcpx(t, httpUp), cur},
 	}
 	got := map[string]map[string]result{}
 	var mu sync.Mutex
