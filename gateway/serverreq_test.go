@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -276,5 +278,37 @@ func TestServeDeclaresClientRoots(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("no tools/call response")
+	}
+}
+
+// TestServeHTTPRelaysElicitation: over streamable HTTP the tools/call
+// response turns into an SSE stream that carries the upstream's
+// elicitation/create first; the client POSTs its answer and the same
+// stream ends with the result built from it.
+func TestServeHTTPRelaysElicitation(t *testing.T) {
+	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	h := &httpClient{t: t, url: srv.URL, hc: &http.Client{Timeout: 60 * time.Second}}
+	h.result("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"test","version":"1"}}`)
+	resp := h.request(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+toolCall("ask", `{"method":"elicitation/create","params":{"message":"Your name?"}}`)+`}`, nil)
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("Content-Type %q, want an SSE stream", ct)
+	}
+	evs := readEvents(t, resp.Body, 1)
+	ask := gjson.Parse(evs[0].data)
+	if ask.Get("method").String() != "elicitation/create" || ask.Get("params.message").String() != "Your name?" {
+		t.Fatalf("first event %s, want the elicitation", evs[0].data)
+	}
+	answer := h.request(http.MethodPost, `{"jsonrpc":"2.0","id":`+ask.Get("id").Raw+`,"result":{"action":"accept","content":{"name":"Ada"}}}`, nil)
+	answer.Body.Close()
+	if answer.StatusCode != http.StatusAccepted {
+		t.Fatalf("posting the answer: status %d", answer.StatusCode)
+	}
+	rest := readEvents(t, resp.Body, -1)
+	final := gjson.Parse(rest[len(rest)-1].data)
+	if final.Get("id").Int() != 1 || !strings.Contains(final.Get("result.content.0.text").String(), "Ada") {
+		t.Fatalf("the stream ended with %s, want the result with the client's answer", rest[len(rest)-1].data)
 	}
 }

@@ -194,18 +194,20 @@ func (tl tools) serverHTTP(t *testing.T, stateful bool) string {
 }
 
 // viaMcpx starts `mcpx serve --listen` with upstream as its only server
-// (a stdio command, or a URL) and small media kept inline, so the
+// (a stdio command, or a URL); inline keeps small media inline, so the
 // content scenarios see what the server sent.
-func (tl tools) viaMcpx(t *testing.T, upstream map[string]any) string {
+func (tl tools) viaMcpx(t *testing.T, upstream map[string]any, inline bool) string {
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	cfg := map[string]any{
 		"mcpServers": map[string]any{"everything": upstream},
-		"pipeline": map[string]any{"layers": map[string]any{"typedcontent": map[string]any{
+		"store":      map[string]any{"dir": filepath.Join(dir, "store")},
+	}
+	if inline {
+		cfg["pipeline"] = map[string]any{"layers": map[string]any{"typedcontent": map[string]any{
 			"inline_images_under_bytes": 1 << 20,
 			"inline_audio_under_bytes":  1 << 20,
-		}}},
-		"store": map[string]any{"dir": filepath.Join(dir, "store")},
+		}}}
 	}
 	b, _ := json.Marshal(cfg)
 	path := filepath.Join(dir, "mcpx.json")
@@ -328,10 +330,12 @@ func TestConformance(t *testing.T) {
 		{"direct-old", directOld, old},
 		{"direct-stateless-old", directStateless, old},
 		{"direct-new", directStateless, cur},
-		{"stdio-old", tl.viaMcpx(t, stdioUp), old},
-		{"http-old", tl.viaMcpx(t, httpUp), old},
-		{"stdio-new", tl.viaMcpx(t, stdioUp), cur},
-		{"http-new", tl.viaMcpx(t, httpUp), cur},
+		{"stdio-old", tl.viaMcpx(t, stdioUp, true), old},
+		{"http-old", tl.viaMcpx(t, httpUp, true), old},
+		{"stdio-new", tl.viaMcpx(t, stdioUp, true), cur},
+		{"http-new", tl.viaMcpx(t, httpUp, true), cur},
+		// the default chain: the same image is offloaded, as without the suite
+		{"stdio-default", tl.viaMcpx(t, stdioUp, false), []string{"--scenario", "tools-call-image"}},
 	}
 	got := map[string]map[string]result{}
 	var mu sync.Mutex
@@ -351,6 +355,9 @@ func TestConformance(t *testing.T) {
 		return
 	}
 
+	if r, ok := got["stdio-default"]["tools-call-image"]; !ok || r.passed {
+		t.Errorf("with the default chain tools-call-image passed through mcpx (%+v): the image was not offloaded", r)
+	}
 	compare(t, "2025-11-25, upstream over stdio", got["direct-old"], got["stdio-old"], knownGaps2025)
 	compare(t, "2025-11-25, upstream over stateless HTTP", got["direct-stateless-old"], got["http-old"], knownGaps2025)
 
