@@ -298,3 +298,23 @@ func (u *upstream) statelessParams(params json.RawMessage) json.RawMessage {
 	}
 	return out
 }
+
+// inScope reports whether stored artifact id is one s may read (see the
+// top of this file).
+func (s *Session) inScope(ctx context.Context, id string) bool {
+	var filter store.Scope
+	switch {
+	case s.ID != "":
+		filter = store.Scope{SessionID: s.ID}
+	case s.User != "":
+		filter = store.Scope{UserID: s.User}
+	default:
+		// Unauthenticated and stateless: a store filter cannot say "no
+		// session and no user" (empty fields match anything), the ref's
+		// scope can. Fail-closed when a session stored the bytes first.
+		ref, err := s.g.st.Stat(ctx, id)
+		return err == nil && ref.Scope.SessionID == "" && ref.Scope.UserID == ""
+	}
+	in, err := s.g.st.InScope(ctx, id, filter)
+	return err == nil && in
+}

@@ -53,6 +53,9 @@ func (g *Gateway) cached(ctx context.Context, k cacheKey) (json.RawMessage, bool
 }
 
 func (g *Gateway) remember(k cacheKey, raw json.RawMessage, ids []string) {
+	if k.session == "" {
+		return // a stateless request's: no session end would drop it (era.go)
+	}
 	g.cacheMu.Lock()
 	g.cache[k] = cacheEntry{raw: raw, ids: ids}
 	g.cacheMu.Unlock()
@@ -315,24 +318,11 @@ func (s *Session) mayRead(ctx context.Context, id string) bool {
 	if s.ownsArtifact(id) {
 		return true
 	}
-	cursor := ""
-	for range maxPages {
-		refs, next, err := s.listArtifacts(ctx, cursor)
-		if err != nil {
-			return false
-		}
-		for _, r := range refs {
-			if r.ID == id {
-				s.addArtifact(id)
-				return true
-			}
-		}
-		if next == "" {
-			return false
-		}
-		cursor = next
+	if !s.inScope(ctx, id) {
+		return false
 	}
-	return false
+	s.addArtifact(id)
+	return true
 }
 
 // readArtifact returns an artifact's exact bytes as a blob.

@@ -223,21 +223,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // inSession reports whether artifact id was stored under session sid.
 func (h *Handler) inSession(r *http.Request, id, sid string) bool {
-	cursor := ""
-	for range 10000 {
-		refs, next, err := h.st.List(r.Context(), store.Scope{SessionID: sid}, cursor)
-		if err != nil {
-			return false
-		}
-		for _, ref := range refs {
-			if ref.ID == id {
-				return true
-			}
-		}
-		if next == "" {
-			return false
-		}
-		cursor = next
-	}
-	return false
+	in, err := h.st.InScope(r.Context(), id, store.Scope{SessionID: sid})
+	return err == nil && in
 }
