@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Upstream transport types, the values of ServerConfig.Type.
@@ -67,6 +69,12 @@ type ServerOptions struct {
 	Layers map[string]json.RawMessage `json:"layers,omitempty"`
 	// Tools holds per-tool settings by tool name or glob.
 	Tools map[string]ToolOptions `json:"tools,omitempty"`
+	// Protocol says which revisions mcpx speaks to this server: "auto"
+	// (the default) probes a streamable-HTTP server with server/discover
+	// and sends it the stateless (2026-07-28) requests of stateless
+	// clients when it speaks that revision, besides the 2025-11-25 session
+	// every upstream has; "2025-11-25" keeps to the session.
+	Protocol string `json:"protocol,omitempty"`
 	// Roots, when set, are this server's roots: the gateway declares the
 	// roots capability and answers roots/list with them instead of
 	// relaying the client's (see serverreq.go).
@@ -189,6 +197,11 @@ func (c ServerConfig) Validate(name string) error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("mcpServers.%s: timeout must not be negative", name)
+	}
+	switch c.Mcpx.Protocol {
+	case "", ProtocolAuto, mcp.ProtocolVersion20251125:
+	default:
+		return fmt.Errorf("mcpServers.%s: mcpx.protocol %q: want %q or %q", name, c.Mcpx.Protocol, ProtocolAuto, mcp.ProtocolVersion20251125)
 	}
 	if err := checkRoots(name, c.Mcpx.Roots); err != nil {
 		return err

@@ -109,7 +109,9 @@ func (s *Session) serveStateless(ctx context.Context, m *message, related func([
 		res, err = json.Marshal(d)
 	} else {
 		ctx = withCaller(ctx, s, related)
-		callerFrom(ctx).stateless = true
+		cl := callerFrom(ctx)
+		cl.stateless = true
+		cl.meta = json.RawMessage(gjson.GetBytes(m.Params, "_meta").Raw)
 		res, err = s.request(ctx, m, related)
 	}
 	if err != nil {
@@ -135,7 +137,9 @@ func (g *Gateway) decorate(method string, params, res json.RawMessage) json.RawM
 	if !gjson.GetBytes(out, "resultType").Exists() {
 		out, _ = sjson.SetBytes(out, "resultType", "complete")
 	}
-	if p := metaPath(mcp.MetaKeyServerInfo); !gjson.GetBytes(out, p).Exists() {
+	{
+		p := metaPath(mcp.MetaKeyServerInfo)
+		// the gateway is the client's server, whatever answered upstream
 		out, _ = sjson.SetRawBytes(out, p, []byte(`{"name":"mcpx","version":`+quote(g.version)+`}`))
 	}
 	if slices.Contains(cacheable, method) {

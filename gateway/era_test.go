@@ -284,3 +284,29 @@ func TestStatelessParamsUpstream(t *testing.T) {
 		t.Errorf("stdio upstream gets %s, want the request as it is", got)
 	}
 }
+
+// TestWithStatelessMeta: a request the gateway builds for a stateless
+// client carries the client's protocol keys upstream; its own keys win,
+// and the client's bytes are not written.
+func TestWithStatelessMeta(t *testing.T) {
+	meta := json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"traceparent":"x"}`)
+	got := withStatelessMeta(json.RawMessage(`{"cursor":"c2"}`), meta)
+	if gjson.GetBytes(got, `_meta.io\.modelcontextprotocol/protocolVersion`).String() != "2026-07-28" || !gjson.GetBytes(got, `_meta.io\.modelcontextprotocol/clientCapabilities.sampling`).Exists() || gjson.GetBytes(got, "cursor").String() != "c2" {
+		t.Errorf("built request %s", got)
+	}
+	if gjson.GetBytes(got, "_meta.traceparent").Exists() {
+		t.Errorf("a non-protocol key was copied: %s", got)
+	}
+	if got := withStatelessMeta(nil, meta); !gjson.GetBytes(got, `_meta.io\.modelcontextprotocol/protocolVersion`).Exists() {
+		t.Errorf("no params: %s", got)
+	}
+	own := []byte(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
+	keep := string(own)
+	out := withStatelessMeta(own, meta)
+	if string(own) != keep || gjson.GetBytes(out, `_meta.io\.modelcontextprotocol/clientCapabilities.sampling`).Exists() {
+		t.Errorf("the request's own keys were changed: %s (input now %s)", out, own)
+	}
+	if err := (ServerConfig{URL: "http://x/mcp", Mcpx: ServerOptions{Protocol: "2099"}}).Validate("s"); err == nil || !strings.Contains(err.Error(), "mcpx.protocol") {
+		t.Errorf("Validate(protocol 2099) = %v", err)
+	}
+}

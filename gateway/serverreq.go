@@ -59,6 +59,9 @@ type caller struct {
 	seq     int64 // order of arrival, to pick the latest
 	// stateless: a 2026-07-28 request, which cannot be sent requests
 	stateless bool
+	// meta: a stateless request's _meta, for the requests the gateway
+	// makes upstream on its behalf (lists it gathers, pages it reads)
+	meta json.RawMessage
 }
 
 type callerKey struct{}

@@ -60,6 +60,7 @@ type upstream struct {
 
 	callers upstreamCallers // downstream requests with calls in flight here
 	roots   rootsState      // what this connection was told of roots
+	lane    *httpConn       // the 2026-07-28 connection, if any (upstream_era.go)
 }
 
 func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
@@ -91,6 +92,7 @@ func (u *upstream) run(ctx context.Context) {
 				}
 			case <-ctx.Done():
 				_ = c.close()
+				u.setLane(nil)
 				u.setState(StateClosed, nil)
 				return
 			}
@@ -200,6 +202,7 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	if err := u.loadTools(ictx); err != nil {
 		u.log.Warn("tools/list failed; the server's tools are not offered", "error", err)
 	}
+	u.setLane(u.probeStateless(ictx))
 	u.log.Info("upstream ready", "protocol", pv, "tools", len(u.toolDefs()))
 	u.g.upstreamReady(u)
 	return c, nil
@@ -279,6 +282,15 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	if cl := callerFrom(ctx); cl != nil {
 		defer u.callers.enter(cl)()
 		if cl.stateless {
+			u.mu.RLock()
+			lane := u.lane
+			u.mu.RUnlock()
+			if lane != nil {
+				ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
+				defer cancel()
+				res, err := u.callLane(ctx, lane, method, withStatelessMeta(params, cl.meta))
+				return res, timeoutErr(ctx, err)
+			}
 			params = u.statelessParams(params)
 		}
 	}

@@ -34,12 +34,11 @@ var knownGaps2025 = map[string]string{}
 // (tools, resources, templates, prompts, completion, progress). Each must
 // pass through mcpx over either upstream transport.
 //
-// Not yet (issue 9, still open): the input-required-result-* scenarios
-// (bridging server-to-client requests to input_required, requestState)
-// and subscriptions/listen (server-stateless skips its checks while the
-// gateway declares no listChanged to stateless clients). Some
-// input-required scenarios pass through mcpx without exercising anything
-// mcpx does; the test logs them and does not hold mcpx to them.
+// Not yet (issue 9, still open): subscriptions/listen (server-stateless
+// skips its checks while the gateway declares no listChanged to stateless
+// clients), and bridging a 2025-11-25 upstream's server-to-client
+// requests to input_required (so over a stdio upstream, which mcpx
+// initializes, the input-required-result-* scenarios are not held).
 var expected2026 = []string{
 	"caching",
 	"completion-complete",
@@ -67,6 +66,28 @@ var expected2026 = []string{
 	"tools-call-simple-text",
 	"tools-call-with-progress",
 	"tools-list",
+}
+
+// expected2026HTTP are held besides expected2026 when the upstream is
+// the stateless streamable-HTTP server: mcpx finds with server/discover
+// that it speaks 2026-07-28 and sends it stateless clients' requests as
+// they are, so its input_required results and requestState reach the
+// client unchanged.
+var expected2026HTTP = []string{
+	"input-required-result-basic-elicitation",
+	"input-required-result-basic-list-roots",
+	"input-required-result-basic-sampling",
+	"input-required-result-capability-check",
+	"input-required-result-ignore-extra-params",
+	"input-required-result-missing-input-response",
+	"input-required-result-multi-round",
+	"input-required-result-multiple-input-requests",
+	"input-required-result-non-tool-request",
+	"input-required-result-request-state",
+	"input-required-result-result-type",
+	"input-required-result-tampered-state",
+	"input-required-result-unsupported-methods",
+	"input-required-result-validate-input",
 }
 
 // extensions are scenario prefixes outside the core protocol (the tasks
@@ -293,12 +314,15 @@ func passing(r map[string]result) []string {
 
 // compare holds mcpx to the direct run: what passes directly passes
 // through mcpx, but for gaps, which must still fail.
-func compare(t *testing.T, label string, direct, via map[string]result, gaps map[string]string) {
+func compare(t *testing.T, label string, direct, via map[string]result, gaps map[string]string, rerun func(string) result) {
 	t.Helper()
 	t.Logf("%s: %d of %d scenarios pass directly, %d through mcpx", label, len(passing(direct)), len(direct), len(passing(via)))
 	for _, name := range passing(direct) {
 		v, ran := via[name]
 		gap, isGap := gaps[name]
+		if ran && !isGap && !v.passed {
+			v = rerun(name)
+		}
 		switch {
 		case !ran:
 			t.Errorf("%s: scenario %s did not run through mcpx", label, name)
@@ -338,6 +362,24 @@ func TestConformance(t *testing.T) {
 		{"stdio-default", tl.viaMcpx(t, stdioUp, false), []string{"--scenario", "tools-call-image"}},
 	}
 	got := map[string]map[string]result{}
+	// rerun runs one scenario of a run again, alone: a few checks give a
+	// call 500 ms, which the runs at once on a loaded machine can miss.
+	rerun := func(key string) func(string) result {
+		for _, r := range runs {
+			if r.key == key {
+				version := "2025-11-25"
+				if slices.Contains(r.args, "2026-07-28") {
+					version = "2026-07-28"
+				}
+				return func(name string) result {
+					res := tl.runSuite(t, r.url, "--scenario", name, "--spec-version", version)[name]
+					t.Logf("%s: %s run again alone: passed %v %v", key, name, res.passed, res.failures)
+					return res
+				}
+			}
+		}
+		panic(key)
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, r := range runs {
@@ -358,24 +400,28 @@ func TestConformance(t *testing.T) {
 	if r, ok := got["stdio-default"]["tools-call-image"]; !ok || r.passed {
 		t.Errorf("with the default chain tools-call-image passed through mcpx (%+v): the image was not offloaded", r)
 	}
-	compare(t, "2025-11-25, upstream over stdio", got["direct-old"], got["stdio-old"], knownGaps2025)
-	compare(t, "2025-11-25, upstream over stateless HTTP", got["direct-stateless-old"], got["http-old"], knownGaps2025)
+	compare(t, "2025-11-25, upstream over stdio", got["direct-old"], got["stdio-old"], knownGaps2025, rerun("stdio-old"))
+	compare(t, "2025-11-25, upstream over stateless HTTP", got["direct-stateless-old"], got["http-old"], knownGaps2025, rerun("http-old"))
 
 	direct := got["direct-new"]
 	t.Logf("2026-07-28: %d of %d scenarios pass directly", len(passing(direct)), len(direct))
 	for _, key := range []string{"stdio-new", "http-new"} {
 		via := got[key]
 		t.Logf("2026-07-28 (%s): %d pass through mcpx: %v", key, len(passing(via)), passing(via))
-		for _, name := range expected2026 {
+		expected := expected2026
+		if key == "http-new" {
+			expected = append(slices.Clone(expected2026), expected2026HTTP...)
+		}
+		for _, name := range expected {
 			if d := direct[name]; !d.passed {
 				t.Errorf("2026-07-28: %s is expected through mcpx but fails directly: %v", name, d.failures)
 			}
-			if v := via[name]; !v.passed {
+			if v := via[name]; !v.passed && !rerun(key)(name).passed {
 				t.Errorf("2026-07-28 (%s): %s fails through mcpx: %s", key, name, strings.Join(v.failures, "; "))
 			}
 		}
 		for _, name := range passing(via) {
-			if !slices.Contains(expected2026, name) {
+			if !slices.Contains(expected, name) {
 				t.Logf("2026-07-28 (%s): %s passes though not listed as implemented", key, name)
 			}
 		}
