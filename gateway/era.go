@@ -48,9 +48,9 @@ var StatelessProtocolVersions = []string{mcp.ProtocolVersion20260728}
 
 // Error codes of the stateless revision.
 const (
-	CodeHeaderMismatch            = mcp.HEADER_MISMATCH
-	CodeMissingClientCapability   = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
-	CodeUnsupportedProtocolVersio = mcp.UNSUPPORTED_PROTOCOL_VERSION
+	CodeHeaderMismatch             = mcp.HEADER_MISMATCH
+	CodeMissingClientCapability    = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
+	CodeUnsupportedProtocolVersion = mcp.UNSUPPORTED_PROTOCOL_VERSION
 )
 
 // metaPath is the gjson path of a _meta key of params (keys hold dots).
@@ -90,7 +90,7 @@ func (s *Session) serveStateless(ctx context.Context, m *message, related func([
 	}
 	if !slices.Contains(StatelessProtocolVersions, v) {
 		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: append(slices.Clone(StatelessProtocolVersions), supportedDownstream...), Requested: v})
-		return nil, &RPCError{Code: CodeUnsupportedProtocolVersio, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data}
+		return nil, &RPCError{Code: CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data}
 	}
 	caps := gjson.GetBytes(m.Params, pathMetaClientCaps)
 	if !caps.IsObject() {

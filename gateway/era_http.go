@@ -70,7 +70,7 @@ func statelessHTTPStatus(code int) int {
 	switch code {
 	case CodeMethodNotFound:
 		return http.StatusNotFound
-	case CodeHeaderMismatch, CodeMissingClientCapability, CodeUnsupportedProtocolVersio, CodeInvalidRequest, CodeInvalidParams, CodeParseError:
+	case CodeHeaderMismatch, CodeMissingClientCapability, CodeUnsupportedProtocolVersion, CodeInvalidRequest, CodeInvalidParams, CodeParseError:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK

@@ -127,7 +127,7 @@ func TestServeStatelessHTTPErrors(t *testing.T) {
 		status, code         int
 	}{
 		{"missing client capabilities", "tools/list", noCaps, nil, 400, CodeInvalidParams},
-		{"unsupported version", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, map[string]string{"Mcp-Protocol-Version": "2099-01-01"}, 400, CodeUnsupportedProtocolVersio},
+		{"unsupported version", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, map[string]string{"Mcp-Protocol-Version": "2099-01-01"}, 400, CodeUnsupportedProtocolVersion},
 		{"version header mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Protocol-Version": "2026-08-01"}, 400, CodeHeaderMismatch},
 		{"Mcp-Method mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Method": "prompts/list"}, 400, CodeHeaderMismatch},
 		{"Mcp-Name mismatch", "tools/call", statelessParams(`{"name":"echo"}`, ""), map[string]string{"Mcp-Name": "other"}, 400, CodeHeaderMismatch},
