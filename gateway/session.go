@@ -90,14 +90,12 @@ func (s *Session) Close() {
 	for _, cancel := range s.inflight {
 		cancel(errClientGone)
 	}
-	s.mu.Unlock()
-	s.failRequests()
-	s.mu.Lock()
 	subs := make([]string, 0, len(s.subs))
 	for uri := range s.subs {
 		subs = append(subs, uri)
 	}
 	s.mu.Unlock()
+	s.failRequests()
 	for _, uri := range subs {
 		s.g.unsubscribe(s, uri)
 	}
