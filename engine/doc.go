@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // Call identifies the tool call whose result is transformed.
@@ -19,7 +20,7 @@ type Call struct {
 	// Arguments are the call's arguments as JSON (may be nil).
 	Arguments json.RawMessage
 	// Scope is recorded on every artifact of the call.
-	Scope Scope
+	Scope store.Scope
 }
 
 // CarrierKind says where a payload sits in a result.

@@ -373,7 +373,7 @@ func TestEventsAndScope(t *testing.T) {
 	var events []engine.Event
 	st := memstore.New(memstore.NewConfig())
 	eng := newEngine(t, st, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Meta: map[string]string{"k": "v"}}}, engine.ListenerFunc(func(ev engine.Event) { events = append(events, ev) }))
-	scope := engine.Scope{TenantID: "t1", SessionID: "sess-9", TraceID: "tr"}
+	scope := store.Scope{TenantID: "t1", SessionID: "sess-9", TraceID: "tr"}
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "Tableau Cloud", Tool: "dl", Scope: scope}, []byte(`{"pdf":"`+b64(pdf)+`"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -385,7 +385,7 @@ func TestEventsAndScope(t *testing.T) {
 	if !strings.HasPrefix(a.ID, "tableau-cloud_") || a.Scope == nil || *a.Scope != scope || a.Source.Server != "Tableau Cloud" || a.Source.Path != "pdf" {
 		t.Fatalf("ref %+v", a)
 	}
-	refs, _, _ := st.List(context.Background(), engine.Scope{SessionID: "sess-9"}, "")
+	refs, _, _ := st.List(context.Background(), store.Scope{SessionID: "sess-9"}, "")
 	if len(refs) != 1 {
 		t.Fatalf("scoped list: %v", refs)
 	}

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/mcpx-dev/mcpx/store"
+)
 
 // EventType names an engine event.
 type EventType string
@@ -18,11 +22,11 @@ const (
 
 // Event is what listeners receive. Fields that do not apply are zero.
 type Event struct {
-	Type   EventType `json:"type"`
-	Time   time.Time `json:"time"`
-	Server string    `json:"server,omitempty"`
-	Tool   string    `json:"tool,omitempty"`
-	Scope  Scope     `json:"scope"`
+	Type   EventType   `json:"type"`
+	Time   time.Time   `json:"time"`
+	Server string      `json:"server,omitempty"`
+	Tool   string      `json:"tool,omitempty"`
+	Scope  store.Scope `json:"scope"`
 	// Layer is the step that caused the event.
 	Layer string `json:"layer,omitempty"`
 	// Path is the rewrite path involved, if any.

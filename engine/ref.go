@@ -6,9 +6,6 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// Scope says whom a call and its artifacts belong to (RFC 7.2).
-type Scope = store.Scope
-
 const (
 	// URIScheme prefixes artifact URIs: mcpx://artifacts/{id}.
 	URIScheme = "mcpx://artifacts/"
@@ -29,7 +26,7 @@ type ArtifactRef struct {
 	SizeBytes int64        `json:"size_bytes"`
 	Filename  string       `json:"filename,omitempty"`
 	SHA256    string       `json:"sha256,omitempty"`
-	Scope     *Scope       `json:"scope,omitempty"`
+	Scope     *store.Scope `json:"scope,omitempty"`
 	Source    store.Source `json:"source"`
 	// URI is the artifact's MCP resource URI.
 	URI string `json:"uri"`

@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -210,7 +211,7 @@ func BenchmarkEngineSmallResult(b *testing.B) {
 	}
 	defer eng.Close(context.Background())
 	raw := json.RawMessage(`{"content":[{"type":"text","text":"{\"v\":\"small\"}","annotations":{"audience":["user"]}}],"structuredContent":{"v":"small"},"_meta":{"k":"v"}}`)
-	call := engine.Call{Server: "stub", Tool: "echo", Arguments: json.RawMessage(`{"v":"small"}`), Scope: engine.Scope{SessionID: "s"}}
+	call := engine.Call{Server: "stub", Tool: "echo", Arguments: json.RawMessage(`{"v":"small"}`), Scope: store.Scope{SessionID: "s"}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -257,7 +258,7 @@ func BenchmarkImage10MiB(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer eng.Close(ctx)
-		call := engine.Call{Server: "stub", Tool: "big", Arguments: json.RawMessage(args), Scope: engine.Scope{SessionID: "s"}}
+		call := engine.Call{Server: "stub", Tool: "big", Arguments: json.RawMessage(args), Scope: store.Scope{SessionID: "s"}}
 		b.SetBytes(size)
 		for b.Loop() {
 			res, err := eng.Transform(ctx, call, raw)

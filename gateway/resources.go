@@ -440,7 +440,7 @@ func (s *Session) storeBlob(ctx context.Context, server string, c gjson.Result, 
 }
 
 // generated runs a generated resource tool for the model.
-func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope engine.Scope) (json.RawMessage, error) {
+func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
 	u := r.up
 	call := engine.Call{Server: u.name, Tool: r.generated, Arguments: args, Scope: scope}
 	switch r.generated {

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // Session is one downstream client connection: a stdio peer or a
@@ -291,7 +292,7 @@ func (s *Session) callTool(ctx context.Context, params json.RawMessage, related 
 		}
 	}
 	meta := gjson.GetBytes(params, "_meta")
-	scope := engine.Scope{SessionID: s.ID, UserID: s.User, TraceID: traceID(meta)}
+	scope := store.Scope{SessionID: s.ID, UserID: s.User, TraceID: traceID(meta)}
 	args := json.RawMessage(nil)
 	if a := gjson.GetBytes(params, "arguments"); a.Exists() {
 		args = sub(params, a)
