@@ -92,7 +92,13 @@ type Rewrite struct {
 	MIME string `json:"mime,omitempty"`
 	// Filename is the artifact's file name; a template like Summary.
 	Filename string `json:"filename,omitempty"`
-	// Summary is the template of the text the model reads; see Render.
+	// Summary is the template of the text the model reads. A placeholder
+	// is {name}; {a|b|c} takes the first non-empty of several. Names: kind,
+	// mime, filename, name (the file name without extension), size (human,
+	// "2.3 MB"), bytes, chars, id, uri, url, server, tool, path, .key (a
+	// sibling field of the value, as in {.name}) and arg.key (an argument
+	// of the call). A known name with no value renders empty; braces around
+	// anything else are kept as they are. Empty gives a default summary.
 	Summary string `json:"summary,omitempty"`
 	// Keep is how much ActionTruncate keeps (characters, items or members),
 	// and how many characters of preview ActionArtifact adds for text.
