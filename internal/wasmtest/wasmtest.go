@@ -43,7 +43,7 @@ var (
 func Root(tb testing.TB) string {
 	tb.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
 func workDir(tb testing.TB) string {
