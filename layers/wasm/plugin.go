@@ -14,7 +14,6 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
-	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
 )
@@ -35,6 +34,8 @@ const (
 	codeMissing   = -1 // no such value
 	codeOverLimit = -2 // over the get_value budget of the call
 	codeBadMemory = -3 // the buffer or the path lies outside guest memory
+	codeBadPath   = -4 // not a plain path (valuepath.go): gjson modifiers, queries, ...
+	codeDeadline  = -5 // the call's deadline passed
 )
 
 // Bounds of host.log.
@@ -260,31 +261,23 @@ func (p *Plugin) hostLog(ctx context.Context, m api.Module, stack []uint64) {
 }
 
 // hostGetConfig is host.get_config(key, buf) -> len | code: the JSON of a
-// gjson path in the plugin's config ("" for all of it).
+// plain path (valuepath.go) in the plugin's config ("" for all of it).
 func (p *Plugin) hostGetConfig(ctx context.Context, m api.Module, stack []uint64) {
-	key, ok := m.Memory().Read(uint32(stack[0]), uint32(stack[1]))
+	key, ok := readPath(m, uint32(stack[0]), uint32(stack[1]))
 	if !ok {
 		stack[0] = api.EncodeI64(codeBadMemory)
 		return
 	}
-	val := []byte(p.config)
-	if len(key) > 0 {
-		r := gjson.GetBytes(p.config, string(key))
-		if !r.Exists() {
-			stack[0] = api.EncodeI64(codeMissing)
-			return
-		}
-		val = []byte(r.Raw)
-	}
-	stack[0] = uint64(writeBuf(m, val, uint32(stack[2]), uint32(stack[3])))
+	stack[0] = api.EncodeI64(lookupInto(ctx, m, p.config, key, uint32(stack[2]), uint32(stack[3]), nil))
 }
 
 // hostGetValue is host.get_value(path, buf) -> len | code: the full JSON of
 // a value of the call's payload (first carrier), or of the whole result
-// with a "result:" prefix, within the call's budget.
+// with a "result:" prefix, within the call's budget. The path is a plain
+// path (valuepath.go).
 func (p *Plugin) hostGetValue(ctx context.Context, m api.Module, stack []uint64) {
 	cs, _ := ctx.Value(callKey{}).(*callState)
-	path, ok := m.Memory().Read(uint32(stack[0]), uint32(stack[1]))
+	path, ok := readPath(m, uint32(stack[0]), uint32(stack[1]))
 	if !ok {
 		stack[0] = api.EncodeI64(codeBadMemory)
 		return
@@ -294,32 +287,51 @@ func (p *Plugin) hostGetValue(ctx context.Context, m api.Module, stack []uint64)
 		return
 	}
 	src := cs.doc.Raw
-	ps := string(path)
-	if rest, isResult := strings.CutPrefix(ps, "result:"); isResult {
-		ps = rest
+	if rest, isResult := strings.CutPrefix(path, "result:"); isResult {
+		path = rest
 	} else if cs := cs.doc.Carriers(); len(cs) > 0 {
 		src = cs[0].Payload
 	}
-	var val []byte
-	if ps == "" {
-		val = src
-	} else {
-		r := gjson.GetBytes(src, ps)
-		if !r.Exists() {
-			stack[0] = api.EncodeI64(codeMissing)
-			return
+	stack[0] = api.EncodeI64(lookupInto(ctx, m, src, path, uint32(stack[2]), uint32(stack[3]), &cs.budget))
+}
+
+// readPath reads a path argument; a path over maxPathBytes reads as one
+// byte too many, which parsePlainPath rejects without the guest's bytes
+// being copied.
+func readPath(m api.Module, ptr, n uint32) (string, bool) {
+	if n > maxPathBytes {
+		if _, ok := m.Memory().Read(ptr, n); !ok {
+			return "", false
 		}
-		val = []byte(r.Raw)
+		return strings.Repeat(".", maxPathBytes+1), true
 	}
-	if len(val) > cs.budget {
-		stack[0] = api.EncodeI64(codeOverLimit)
-		return
+	b, ok := m.Memory().Read(ptr, n)
+	return string(b), ok
+}
+
+// lookupInto finds path in doc and writes the value to the guest's buffer.
+// The value's size is known before any copy (it is a slice of doc), so a
+// budget (nil: none) is checked before anything is written; a value over
+// it costs nothing.
+func lookupInto(ctx context.Context, m api.Module, doc []byte, path string, ptr, capacity uint32, budget *int) int64 {
+	segs, err := parsePlainPath(path)
+	if err != nil {
+		return codeBadPath
 	}
-	n := writeBuf(m, val, uint32(stack[2]), uint32(stack[3]))
-	if n == int64(len(val)) && uint32(stack[3]) >= uint32(len(val)) {
-		cs.budget -= len(val)
+	val, ok, err := lookupPlain(ctx, doc, segs)
+	switch {
+	case err != nil:
+		return codeDeadline
+	case !ok:
+		return codeMissing
+	case budget != nil && len(val) > *budget:
+		return codeOverLimit
 	}
-	stack[0] = uint64(n)
+	n := writeBuf(m, val, ptr, capacity)
+	if budget != nil && n == int64(len(val)) && uint64(capacity) >= uint64(len(val)) {
+		*budget -= len(val)
+	}
+	return n
 }
 
 // writeBuf copies val into the guest's buffer when it fits and returns its
