@@ -132,6 +132,8 @@ func newPlugin(ctx context.Context, h *Host, name string, bin []byte, cfg Sandbo
 	// One instance up front: it runs the guest's initialization now, so a
 	// guest that traps in init fails to load rather than on a call.
 	ictx, cancel := context.WithTimeout(ctx, cfg.Timeout())
+	// The guest's initialization logs under a call's line cap too.
+	ictx = context.WithValue(ictx, callKey{}, &callState{})
 	inst, err := p.instantiate(ictx)
 	cancel()
 	if err != nil {
@@ -220,18 +222,21 @@ func (p *Plugin) instantiateHost(ctx context.Context) error {
 func (p *Plugin) hostLog(ctx context.Context, m api.Module, stack []uint64) {
 	level, ptr, n := int32(stack[0]), uint32(stack[1]), uint32(stack[2])
 	cs, _ := ctx.Value(callKey{}).(*callState)
+	if cs == nil {
+		// Every entry into a guest carries a callState; a host call without
+		// one has no line budget to count against, so it logs nothing.
+		return
+	}
 	log := p.log
-	if cs != nil && cs.log != nil {
+	if cs.log != nil {
 		log = cs.log.Named(p.name)
 	}
-	if cs != nil {
-		cs.logs++
-		if cs.logs > maxLogLines {
-			if cs.logs == maxLogLines+1 {
-				log.Warn("guest log lines over the limit of one call; dropping the rest", "limit", maxLogLines)
-			}
-			return
+	cs.logs++
+	if cs.logs > maxLogLines {
+		if cs.logs == maxLogLines+1 {
+			log.Warn("guest log lines over the limit of one call; dropping the rest", "limit", maxLogLines)
 		}
+		return
 	}
 	cut := n > maxLogLine
 	if cut {
@@ -242,7 +247,7 @@ func (p *Plugin) hostLog(ctx context.Context, m api.Module, stack []uint64) {
 		log.Warn("guest log: buffer outside memory", "ptr", ptr, "len", n)
 		return
 	}
-	msg := strings.ToValidUTF8(string(b), "\uFFFD")
+	msg := escapeLogLine(string(b))
 	if cut {
 		msg += "…"
 	}
