@@ -144,6 +144,11 @@ func newPlugin(ctx context.Context, h *Host, name string, bin []byte, cfg Sandbo
 	return p, nil
 }
 
+// rebuildHint tells the author of a module built as a command how to build
+// a plugin instead.
+const rebuildHint = "built as a command (exports _start, not _initialize); rebuild with -buildmode=c-shared " +
+	"(Go: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared; TinyGo: tinygo build -target=wasip1 -buildmode=c-shared)"
+
 // checkModule reports a module that is not ABI v1: a missing or mistyped
 // export, or an import the host does not provide.
 func checkModule(m wazero.CompiledModule) error {
@@ -153,6 +158,14 @@ func checkModule(m wazero.CompiledModule) error {
 		exportTransform: {[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}},
 	}
 	fns := m.ExportedFunctions()
+	// A Go or TinyGo guest built as a command (without -buildmode=c-shared)
+	// exports _start and no _initialize: its runtime is never set up, and
+	// the first plugin_alloc traps with "call _start first". Say the fix.
+	_, hasStart := fns["_start"]
+	_, hasInit := fns["_initialize"]
+	if hasStart && !hasInit {
+		return fmt.Errorf("%w: %s", ErrBadModule, rebuildHint)
+	}
 	if _, ok := fns[exportMarker]; !ok {
 		return fmt.Errorf("%w: missing export %q (is it built with an mcpx guest SDK?)", ErrBadModule, exportMarker)
 	}
