@@ -26,7 +26,9 @@ const debounce = 100 * time.Millisecond
 // Sidecar is NAME.json beside NAME.wasm in a plugins folder.
 type Sidecar struct {
 	// Servers are the server-name globs the plugin serves. Defaults to
-	// [NAME]: tableau.wasm transforms the results of server "tableau".
+	// [NAME]: tableau.wasm transforms the results of server "tableau". A
+	// file name is a name, not a glob: x*.wasm without a sidecar serves
+	// the server "x*" alone.
 	Servers []string `json:"servers,omitempty"`
 	// Tools are tool-name globs. Defaults to ["*"].
 	Tools []string `json:"tools,omitempty"`
@@ -66,10 +68,11 @@ func globAny(globs []string, s string) bool {
 // meanwhile closes once its last call returns. A plugin that fails to load
 // leaves its previous version serving, and the failure is logged.
 type Folder struct {
-	dir  string
-	host *Host
-	cfg  SandboxConfig
-	log  hclog.Logger
+	dir      string
+	host     *Host
+	cfg      SandboxConfig
+	log      hclog.Logger
+	maxBytes int64
 
 	snap    atomic.Pointer[[]*folderEntry]
 	gen     atomic.Uint64
@@ -80,11 +83,42 @@ type Folder struct {
 	refs    int // guarded by sharedMu
 }
 
-// OpenFolder loads every plugin of dir and watches it. Close stops the
-// watch and closes the plugins.
+// FolderOptions configure a plugins folder. The zero value is usable.
+type FolderOptions struct {
+	// Sandbox holds the limits of the folder's plugins; a sidecar's limits
+	// apply on top. Defaults to the host's.
+	Sandbox *SandboxConfig
+	// Log receives loads, failures and warnings. Defaults to a null
+	// logger.
+	Log hclog.Logger
+	// MaxFileBytes caps a module file; a larger one is not read and fails
+	// to load. Defaults to DefaultMaxPluginFileBytes.
+	MaxFileBytes int64
+}
+
+// OpenFolder loads every plugin of dir and watches it, with the limits cfg
+// and the default file size cap. Close stops the watch and closes the
+// plugins.
 func OpenFolder(ctx context.Context, h *Host, dir string, cfg SandboxConfig, log hclog.Logger) (*Folder, error) {
+	return OpenFolderWith(ctx, h, dir, FolderOptions{Sandbox: &cfg, Log: log})
+}
+
+// OpenFolderWith loads every plugin of dir and watches it. Only regular
+// files are read (a symlink to one is followed; one to a FIFO, a device or
+// a folder fails to load), each at most o.MaxFileBytes. Close stops the
+// watch and closes the plugins.
+func OpenFolderWith(ctx context.Context, h *Host, dir string, o FolderOptions) (*Folder, error) {
+	log := o.Log
 	if log == nil {
 		log = hclog.NewNullLogger()
+	}
+	cfg := h.Sandbox()
+	if o.Sandbox != nil {
+		cfg = *o.Sandbox
+	}
+	maxBytes := o.MaxFileBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxPluginFileBytes
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -106,7 +140,7 @@ func OpenFolder(ctx context.Context, h *Host, dir string, cfg SandboxConfig, log
 		return nil, fmt.Errorf("plugins folder %s: watch: %w", abs, err)
 	}
 	f := &Folder{
-		dir: abs, host: h, cfg: cfg, log: log.Named("plugins").With("dir", abs), watcher: w,
+		dir: abs, host: h, cfg: cfg, log: log.Named("plugins").With("dir", abs), watcher: w, maxBytes: maxBytes,
 		stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	empty := []*folderEntry{}
@@ -146,6 +180,16 @@ func (f *Folder) lookup(name string) *folderEntry {
 		}
 	}
 	return nil
+}
+
+// Match names the loaded plugins that serve server and tool, in the order
+// they run.
+func (f *Folder) Match(server, tool string) []string {
+	var names []string
+	for _, e := range f.matching(server, tool) {
+		names = append(names, e.name)
+	}
+	return names
 }
 
 func (f *Folder) matching(server, tool string) []*folderEntry {
@@ -260,11 +304,11 @@ func findEntry(es []*folderEntry, name string) *folderEntry {
 // loadOne reads NAME.wasm and NAME.json and compiles them, or returns prev
 // when neither changed. os.ErrNotExist: the module is gone.
 func (f *Folder) loadOne(ctx context.Context, name string, prev *folderEntry) (*folderEntry, error) {
-	bin, err := os.ReadFile(filepath.Join(f.dir, name+".wasm"))
+	bin, err := readPluginFile(ctx, filepath.Join(f.dir, name+".wasm"), f.maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	side, err := os.ReadFile(filepath.Join(f.dir, name+".json"))
+	side, err := readPluginFile(ctx, filepath.Join(f.dir, name+".json"), maxSidecarBytes)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s.json: %w", name, err)
 	}
@@ -281,7 +325,7 @@ func (f *Folder) loadOne(ctx context.Context, name string, prev *folderEntry) (*
 		}
 	}
 	if len(sc.Servers) == 0 {
-		sc.Servers = []string{name}
+		sc.Servers = []string{escapeGlob(name)}
 	}
 	if len(sc.Tools) == 0 {
 		sc.Tools = []string{"*"}
@@ -367,24 +411,25 @@ var (
 )
 
 type sharedKey struct {
-	host *Host
-	dir  string
-	cfg  SandboxConfig
+	host     *Host
+	dir      string
+	cfg      SandboxConfig
+	maxBytes int64
 }
 
-func openShared(ctx context.Context, h *Host, dir string, cfg SandboxConfig, log hclog.Logger) (*Folder, error) {
+func openShared(ctx context.Context, h *Host, dir string, cfg SandboxConfig, maxBytes int64, log hclog.Logger) (*Folder, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	key := sharedKey{h, abs, cfg}
+	key := sharedKey{h, abs, cfg, maxBytes}
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if f, ok := sharedFolders[key]; ok {
 		f.refs++
 		return f, nil
 	}
-	f, err := OpenFolder(ctx, h, abs, cfg, log)
+	f, err := OpenFolderWith(ctx, h, abs, FolderOptions{Sandbox: &cfg, Log: log, MaxFileBytes: maxBytes})
 	if err != nil {
 		return nil, err
 	}
