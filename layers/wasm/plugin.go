@@ -50,8 +50,11 @@ const errFlag = 1 << 31
 
 // Plugin is one compiled module with a pool of instances. It is an
 // engine.Layer (in ModeRewrites) and is safe for concurrent use: each call
-// runs on an instance of its own. Close retires it: calls in flight finish,
-// then its runtime is closed.
+// runs on an instance of its own. An instance keeps its memory from call to
+// call (a guest may keep the last request), so a pooled instance serves
+// only calls of the principal it first served: the same server, tenant and
+// user (principal.go). Close retires it: calls in flight finish, then its
+// runtime is closed.
 type Plugin struct {
 	name   string
 	sha    string
@@ -60,7 +63,7 @@ type Plugin struct {
 	log    hclog.Logger
 	rt     wazero.Runtime
 	mod    wazero.CompiledModule
-	pool   chan *instance
+	pool   instancePool
 
 	shareKey *sharedPluginKey // set for plugins the host shares among layers
 
@@ -77,6 +80,10 @@ type instance struct {
 	alloc, free, transform api.Function
 	stderr                 *tailBuffer
 	stack                  [2]uint64
+	// owner is the principal whose calls the instance served; a fresh
+	// instance has none yet.
+	owner principal
+	owned bool
 	// in is the request buffer the guest allocated, kept from call to call
 	// (a guest export call costs microseconds; the Go runtime's entry more):
 	// plugin_alloc runs again only for a larger request, plugin_free on the
@@ -101,7 +108,7 @@ func newPlugin(ctx context.Context, h *Host, name string, bin []byte, cfg Sandbo
 		cfg:    cfg,
 		config: config,
 		log:    h.log.Named(name),
-		pool:   make(chan *instance, cfg.PoolSize()),
+		pool:   instancePool{max: cfg.PoolSize()},
 	}
 	if len(bytes.TrimSpace(p.config)) == 0 {
 		p.config = json.RawMessage("{}")
@@ -139,7 +146,7 @@ func newPlugin(ctx context.Context, h *Host, name string, bin []byte, cfg Sandbo
 	if err != nil {
 		return fail(err)
 	}
-	p.pool <- inst
+	p.pool.put(inst)
 	p.log.Debug("plugin compiled", "sha256", p.sha, "bytes", len(bin))
 	return p, nil
 }
@@ -435,18 +442,13 @@ func (p *Plugin) Close(ctx context.Context) error {
 
 func (p *Plugin) shutdown(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
-	for {
-		select {
-		case i := <-p.pool:
-			_ = i.mod.Close(ctx)
-		default:
-			if err := p.rt.Close(ctx); err != nil {
-				p.log.Warn("closing the runtime", "error", err)
-			}
-			p.log.Debug("plugin closed", "sha256", p.sha)
-			return
-		}
+	for _, i := range p.pool.drain() {
+		_ = i.mod.Close(ctx)
 	}
+	if err := p.rt.Close(ctx); err != nil {
+		p.log.Warn("closing the runtime", "error", err)
+	}
+	p.log.Debug("plugin closed", "sha256", p.sha)
 }
 
 // Name is the plugin's name.
@@ -486,25 +488,23 @@ func (p *Plugin) Call(ctx context.Context, d *engine.Doc, req []byte) ([]byte, e
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout())
 	defer cancel()
 	cctx = context.WithValue(cctx, callKey{}, &callState{log: loggerFrom(ctx), doc: d, budget: p.cfg.MaxValueBytes()})
-	var inst *instance
-	select {
-	case inst = <-p.pool:
-	default:
+	who := principalOf(d)
+	inst := p.pool.take(who)
+	if inst == nil {
 		var err error
 		if inst, err = p.instantiate(cctx); err != nil {
 			return nil, err
 		}
 	}
+	inst.owner, inst.owned = who, true
 	inst.stderr.reset()
 	out, keep, err := p.call(cctx, inst, req)
 	if err != nil {
 		err = p.classify(cctx, inst, inst.stderr, err)
 	}
 	if keep && err == nil || errors.Is(err, ErrGuest) {
-		select {
-		case p.pool <- inst:
-		default:
-			_ = inst.mod.Close(context.WithoutCancel(ctx))
+		if evicted := p.pool.put(inst); evicted != nil {
+			_ = evicted.mod.Close(context.WithoutCancel(ctx))
 		}
 	} else {
 		_ = inst.mod.Close(context.WithoutCancel(ctx))
