@@ -81,6 +81,9 @@ type Folder struct {
 	stop    chan struct{}
 	stopped chan struct{}
 	refs    int // guarded by sharedMu
+
+	warnMu sync.Mutex
+	warned map[string]string // plugin name -> the stamp warned about
 }
 
 // FolderOptions configure a plugins folder. The zero value is usable.
@@ -141,10 +144,11 @@ func OpenFolderWith(ctx context.Context, h *Host, dir string, o FolderOptions) (
 	}
 	f := &Folder{
 		dir: abs, host: h, cfg: cfg, log: log.Named("plugins").With("dir", abs), watcher: w, maxBytes: maxBytes,
-		stop: make(chan struct{}), stopped: make(chan struct{}),
+		stop: make(chan struct{}), stopped: make(chan struct{}), warned: map[string]string{},
 	}
 	empty := []*folderEntry{}
 	f.snap.Store(&empty)
+	h.addFolder(f)
 	f.Reload(ctx)
 	go f.watch()
 	return f, nil
@@ -287,6 +291,7 @@ func (f *Folder) load(ctx context.Context, names map[string]bool) {
 	if changed {
 		f.gen.Add(1)
 	}
+	f.warnUnmatched()
 	for _, p := range retire {
 		_ = p.Close(ctx) // calls in flight finish first
 	}
@@ -348,6 +353,36 @@ func (f *Folder) loadOne(ctx context.Context, name string, prev *folderEntry) (*
 	return &folderEntry{name: name, servers: sc.Servers, tools: sc.Tools, plugin: p, stamp: stamp}, nil
 }
 
+// warnUnmatched logs, once per loaded version, each plugin whose server
+// globs match none of the host's known servers (Host.SetServers): it is
+// loaded and serves nothing, and a name chosen after a folder ("my-plugin")
+// rather than after the server is the usual cause.
+func (f *Folder) warnUnmatched() {
+	known := f.host.knownServers()
+	if known == nil {
+		return
+	}
+	f.warnMu.Lock()
+	defer f.warnMu.Unlock()
+	for _, e := range *f.snap.Load() {
+		if f.warned[e.name] == e.stamp {
+			continue
+		}
+		served := false
+		for _, s := range known {
+			if globAny(e.servers, s) {
+				served = true
+				break
+			}
+		}
+		if !served {
+			f.warned[e.name] = e.stamp
+			f.log.Warn("plugin matches no configured server and serves nothing: name it after its server (SERVER.wasm) or list servers in its sidecar (NAME.json: {\"servers\": [...]})",
+				"plugin", e.name, "servers", e.servers, "configured", known)
+		}
+	}
+}
+
 // watch turns file events into debounced loads of the plugins they touch.
 func (f *Folder) watch() {
 	defer close(f.stopped)
@@ -391,6 +426,7 @@ func (f *Folder) Close(ctx context.Context) error {
 	default:
 	}
 	close(f.stop)
+	f.host.removeFolder(f)
 	err := f.watcher.Close()
 	<-f.stopped
 	f.loadMu.Lock()

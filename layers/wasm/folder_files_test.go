@@ -144,3 +144,53 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestFolderWarnsUnmatchedPlugin is issue 11's finding: a plugin whose
+// name matches no server (the scaffold named it after its folder) served
+// nothing and said nothing at the default log level. With the servers
+// known (Host.SetServers, as the gateway and the CLI call it), each such
+// plugin is a warning, once per loaded version.
+func TestFolderWarnsUnmatchedPlugin(t *testing.T) {
+	dir := t.TempDir()
+	writeAtomic(t, filepath.Join(dir, "my-plugin.wasm"), watGuest(t, "noop.wat", nil))
+	writeAtomic(t, filepath.Join(dir, "helpdesk.wasm"), watGuest(t, "noop.wat", nil))
+	var logs syncBuffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
+	h := newHost(t, log)
+	h.SetServers([]string{"helpdesk", "github"})
+	f := openFolderGuarded(t, h, dir, wasm.FolderOptions{Log: log})
+	warnings := func(name string) int {
+		n := 0
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "[WARN]") && strings.Contains(l, "matches no configured server") && strings.Contains(l, "plugin="+name) {
+				n++
+			}
+		}
+		return n
+	}
+	if warnings("my-plugin") != 1 || warnings("helpdesk") != 0 {
+		t.Fatalf("want one warning, about my-plugin:\n%s", logs.String())
+	}
+	f.Reload(context.Background())
+	h.SetServers([]string{"helpdesk", "github"})
+	if warnings("my-plugin") != 1 {
+		t.Fatalf("warned again without a change:\n%s", logs.String())
+	}
+	// A new version is a new load: warned again.
+	writeAtomic(t, filepath.Join(dir, "my-plugin.wasm"), watGuest(t, "keep.wat", nil))
+	f.Reload(context.Background())
+	if warnings("my-plugin") != 2 {
+		t.Fatalf("no warning about the new version:\n%s", logs.String())
+	}
+	// Servers learnt after the load are checked at once.
+	writeAtomic(t, filepath.Join(dir, "other.wasm"), watGuest(t, "noop.wat", nil))
+	h2 := newHost(t, log)
+	openFolderGuarded(t, h2, dir, wasm.FolderOptions{Log: log})
+	if warnings("other") != 0 {
+		t.Fatalf("warned before the servers were known:\n%s", logs.String())
+	}
+	h2.SetServers([]string{"helpdesk"})
+	if warnings("other") != 1 {
+		t.Fatalf("no warning once the servers were known:\n%s", logs.String())
+	}
+}
