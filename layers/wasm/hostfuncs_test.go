@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,5 +138,45 @@ func TestHostLookupLoopStopsAtDeadline(t *testing.T) {
 	_, _, err := runGetValue(t, h, wasm.NewSandboxConfig().WithTimeout(200*time.Millisecond), bigPayload(t), `{}`, "items.1999", 1<<31-1)
 	if !errors.Is(err, wasm.ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+}
+
+// TestConfigIntegersExact is issue 11's finding: integers in a plugin's
+// config went through float64 when the engine merged the layer's options
+// (global, then per server), and 12345678901234567890 reached the guest as
+// 12345678901234567000. The keep guest echoes its request (config
+// included); get_config hands the same digits.
+func TestConfigIntegersExact(t *testing.T) {
+	const big = "12345678901234567890"
+	const path = "n"
+	keep := filepath.Join(t.TempDir(), "keep.wasm")
+	must(t, os.WriteFile(keep, watGuest(t, "keep.wat", nil), 0o644))
+	h := newHost(t, nil)
+	global := json.RawMessage(`{"plugins":[{"file":` + strconv.Quote(keep) + `,"config":{"n":` + big + `,"f":1.5e300}}]}`)
+	// The server's patch replaces the list: a merge, so every number passes
+	// through the merge code.
+	server := json.RawMessage(`{"limits":{"timeout":"5s"},"plugins":[{"file":` + strconv.Quote(keep) + `,"config":{"n":` + big + `,"f":1.5e300,"neg":-9007199254740993}}]}`)
+	eng := newEngineWithHost(t, h, engine.Config{Chain: []string{"custom"},
+		Layers:  map[string]json.RawMessage{"custom": global},
+		Servers: map[string]engine.ServerConfig{"s": {Layers: map[string]json.RawMessage{"custom": server}}},
+	}, nil)
+	in := []byte(`{"content":[{"type":"text","text":"{\"ok\":true}"}]}`)
+	var out string
+	for i := 0; i < 2; i++ { // keep answers with the previous request: its config
+		res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, in)
+		if err != nil || len(res.Failures) > 0 {
+			t.Fatalf("Transform: %v %v", err, res.Failures)
+		}
+		out = string(res.Raw)
+	}
+	for _, want := range []string{`\"n\":` + big, `\"neg\":-9007199254740993`, `\"f\":1.5e300`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the guest's config lost %s: %s", want, out)
+		}
+	}
+	// get_config hands the same digits.
+	v, c, err := runGetValue(t, h, wasm.NewSandboxConfig(), []byte(`{}`), `{"n":`+big+`}`, path, 1)
+	if err != nil || v != -1 || c != int64(len(big)) {
+		t.Fatalf("get_value, get_config = %d, %d, %v; want -1, %d", v, c, err, len(big))
 	}
 }
