@@ -4,12 +4,14 @@ go 1.26
 
 require (
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/gabriel-vasile/mimetype v1.4.16
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/segmentio/asm v1.2.1
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/tidwall/gjson v1.20.0
 	github.com/tidwall/sjson v1.2.5
+	golang.org/x/sync v0.20.0
 )
 
 require (
