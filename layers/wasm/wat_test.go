@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpx-dev/mcpx/layers/wasm/wasmtest"
+	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 )
 
 // watGuest compiles testdata/wat/name with its placeholders rendered:
