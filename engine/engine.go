@@ -191,6 +191,14 @@ func (e *Engine) chainFor(ctx context.Context, server, tool string) *chain {
 			return c
 		}
 		wait := e.building.DoChan(server+"\x00"+tool, func() (any, error) {
+			// A build that ended between the lookup above and this
+			// flight has kept its chain: use it rather than build again.
+			e.mu.Lock()
+			c, ok := e.chains[key]
+			e.mu.Unlock()
+			if ok {
+				return c, nil
+			}
 			return e.keep(key, e.buildChain(ctx, server, tool)), nil
 		})
 		select {
