@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/mcpx-dev/mcpx/internal/config"
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 

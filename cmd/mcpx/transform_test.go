@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
