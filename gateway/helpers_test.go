@@ -228,7 +228,7 @@ func newTestGateway(t testing.TB, servers map[string]ServerConfig, eo engine.Opt
 func newGatewayWith(t testing.TB, o Options) *Gateway {
 	t.Helper()
 	if o.Engine.Store == nil {
-		o.Engine.Store = memstore.New(memstore.NewConfig())
+		o.Engine.Store = memstore.New(memstore.Config{})
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()

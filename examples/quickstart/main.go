@@ -65,7 +65,7 @@ func run(out io.Writer) error {
 	if why != "" {
 		fmt.Fprintln(out, "store:", why)
 	}
-	st, err := fsstore.Open(ctx, dir, fsstore.NewConfig())
+	st, err := fsstore.Open(ctx, dir, fsstore.Config{})
 	if err != nil {
 		return err
 	}
