@@ -63,6 +63,8 @@ func TestHungUpstreamTimesOut(t *testing.T) {
 	s := stubServer(t)
 	s.Timeout = Duration(2 * time.Second) // also bounds the stub's start, slow under -race
 	g := newTestGateway(t, map[string]ServerConfig{"stub": s}, engine.Options{})
+	// a start slower than the timeout under load is retried: wait for it
+	waitFor(t, "the stub is ready", func() bool { return g.Status()[0].State == StateReady })
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("hang", ""))
 	if code := gjson.GetBytes(r, "error.code").Int(); code != CodeUpstreamTimeout {
