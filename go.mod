@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/google/jsonschema-go v0.4.2
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/segmentio/asm v1.2.1
@@ -14,7 +15,6 @@ require (
 
 require (
 	github.com/fatih/color v1.13.0 // indirect
-	github.com/google/jsonschema-go v0.4.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect

@@ -67,6 +67,10 @@ type Options struct {
 	Linker Linker
 	// Reader reads upstream resources for layers that may (resourcelink).
 	Reader ResourceReader
+	// SchemaValidator checks a rewritten structuredContent against the
+	// call's OutputSchema before the result leaves; nil skips the check
+	// (values still keep the types the schema gives them).
+	SchemaValidator SchemaValidator
 }
 
 // Engine transforms tool results. It is safe for concurrent use.
@@ -78,6 +82,7 @@ type Engine struct {
 	listener Listener
 	linker   Linker
 	reader   ResourceReader
+	validate SchemaValidator
 
 	mu     sync.Mutex
 	chains map[[2]string]*chain
@@ -111,6 +116,7 @@ func New(o Options) (*Engine, error) {
 		listener: o.Listener,
 		linker:   o.Linker,
 		reader:   o.Reader,
+		validate: o.SchemaValidator,
 		chains:   map[[2]string]*chain{},
 	}
 	if e.reg == nil {
@@ -123,6 +129,9 @@ func New(o Options) (*Engine, error) {
 		if _, ok := e.reg.Lookup(name); !ok && !isOptionalLayer(name) {
 			return nil, fmt.Errorf("engine: chain names unknown layer %q (registered: %v)", name, e.reg.Names())
 		}
+	}
+	if err := checkSchemaFallback(e.cfg.SchemaFallback); err != nil {
+		return nil, err
 	}
 	for name := range e.cfg.Layers {
 		if _, ok := e.reg.Lookup(name); !ok && !isOptionalLayer(name) {
@@ -240,6 +249,9 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		d = NewDoc(c, out.raw)
 	}
 	res.Raw = d.Raw
+	if len(c.OutputSchema) > 0 && !sameBytes(res.Raw, raw) {
+		res.Raw = e.keepSchema(ctx, c, raw, res)
+	}
 	return res, nil
 }
 
