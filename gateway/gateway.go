@@ -109,6 +109,7 @@ type toolRoute struct {
 	tool      string          // the upstream's name, or the generated kind
 	generated string          // "", genList, genRead or genTemplates
 	def       json.RawMessage // the exposed definition
+	output    json.RawMessage // the tool's outputSchema, nil when it has none
 	username  bool            // the input schema declares "username"
 	args      ArgumentOptions
 }
@@ -150,6 +151,9 @@ func New(o Options) (*Gateway, error) {
 		eo.Logger = o.Logger
 	}
 	eo.Config = withServerLayers(eo.Config, o.Servers)
+	if eo.SchemaValidator == nil {
+		eo.SchemaValidator = &schemaValidator{log: g.log.Named("schema")}
+	}
 	eng, err := engine.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -364,6 +368,7 @@ func (g *Gateway) rebuildRoutes() {
 				tool:     tool,
 				def:      def,
 				username: gjson.GetBytes(def, "inputSchema.properties.username").Exists(),
+				output:   outputSchema(def),
 				args:     toolArgs(u.cfg, tool),
 			})
 		}
