@@ -39,17 +39,29 @@ type session interface {
 	Close() error
 }
 
-// client is a way to connect.
+// target is what a client connects to: a stdio command line, or a
+// streamable HTTP endpoint.
+type target struct {
+	launch launch
+	url    string
+}
+
+// client is a way to connect. An http client reaches mcpx through `mcpx
+// serve --listen` (the direct call still runs over the server's stdio); the
+// others through `mcpx wrap`.
 type client struct {
 	name    string
-	connect func(t *testing.T, l launch, revision string) (session, error)
+	http    bool
+	connect func(t *testing.T, tg target, revision string) (session, error)
 }
 
 var clients = []client{
-	{"TypeScript SDK (@modelcontextprotocol/client 2.x)", connectTS},
-	{"inspector CLI 2.12", connectInspector},
-	{"go-sdk v1.8.0", connectGoSDK},
-	{"mcp-go v1.2.1", connectMCPGo},
+	{name: "TypeScript SDK (@modelcontextprotocol/client 2.x)", connect: connectTS},
+	{name: "inspector CLI 2.12", connect: connectInspector},
+	{name: "go-sdk v1.8.0", connect: connectGoSDK},
+	{name: "mcp-go v1.2.1", connect: connectMCPGo},
+	{name: "TypeScript SDK, HTTP (mcpx serve)", http: true, connect: connectTS},
+	{name: "go-sdk v1.8.0, HTTP (mcpx serve)", http: true, connect: connectGoSDK},
 }
 
 // --- the TypeScript SDK, through tools/npm/mcp-client.mjs ---
@@ -61,7 +73,7 @@ type tsSession struct {
 	mu  sync.Mutex
 }
 
-func connectTS(t *testing.T, l launch, revision string) (session, error) {
+func connectTS(t *testing.T, tg target, revision string) (session, error) {
 	cmd := exec.Command(nodeBin, filepath.Join(npmDir, "mcp-client.mjs"))
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -76,12 +88,18 @@ func connectTS(t *testing.T, l launch, revision string) (session, error) {
 		return nil, err
 	}
 	s := &tsSession{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	env := map[string]string{}
-	for _, kv := range l.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
+	req := map[string]any{"op": "connect", "revision": revision}
+	if tg.url != "" {
+		req["url"] = tg.url
+	} else {
+		env := map[string]string{}
+		for _, kv := range tg.launch.Env {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		req["command"], req["args"], req["env"] = tg.launch.Command, tg.launch.Args, env
 	}
-	if _, err := s.do(map[string]any{"op": "connect", "command": l.Command, "args": l.Args, "env": env, "revision": revision}); err != nil {
+	if _, err := s.do(req); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -160,7 +178,8 @@ type inspectorSession struct {
 	era    string // --protocol-era: legacy (2025-11-25) or modern
 }
 
-func connectInspector(t *testing.T, l launch, revision string) (session, error) {
+func connectInspector(t *testing.T, tg target, revision string) (session, error) {
+	l := tg.launch
 	// The inspector consumes a bare "--" and takes no environment for the
 	// server: wrap the command line in a script.
 	var b strings.Builder
@@ -226,14 +245,20 @@ func (s *inspectorSession) Close() error { return nil }
 
 type goSDKSession struct{ cs *gosdk.ClientSession }
 
-func connectGoSDK(t *testing.T, l launch, revision string) (session, error) {
-	cmd := exec.Command(l.Command, l.Args...)
-	cmd.Env = append(os.Environ(), l.Env...)
-	cmd.Stderr = testWriter{t}
+func connectGoSDK(t *testing.T, tg target, revision string) (session, error) {
+	var tr gosdk.Transport
+	if tg.url != "" {
+		tr = &gosdk.StreamableClientTransport{Endpoint: tg.url}
+	} else {
+		cmd := exec.Command(tg.launch.Command, tg.launch.Args...)
+		cmd.Env = append(os.Environ(), tg.launch.Env...)
+		cmd.Stderr = testWriter{t}
+		tr = &gosdk.CommandTransport{Command: cmd}
+	}
 	c := gosdk.NewClient(&gosdk.Implementation{Name: "mcpx-compat", Version: "1.0.0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, &gosdk.CommandTransport{Command: cmd}, &gosdk.ClientSessionOptions{ProtocolVersion: revision})
+	cs, err := c.Connect(ctx, tr, &gosdk.ClientSessionOptions{ProtocolVersion: revision})
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +301,8 @@ func (s *goSDKSession) Close() error { return s.cs.Close() }
 
 type mcpGoSession struct{ c *mcpgoclient.Client }
 
-func connectMCPGo(t *testing.T, l launch, revision string) (session, error) {
+func connectMCPGo(t *testing.T, tg target, revision string) (session, error) {
+	l := tg.launch
 	c, err := mcpgoclient.NewStdioMCPClient(l.Command, append(os.Environ(), l.Env...), l.Args...)
 	if err != nil {
 		return nil, err

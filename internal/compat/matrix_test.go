@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -98,6 +99,9 @@ type call struct {
 	// offloads: the direct result holds a blob or a long text that mcpx
 	// must store.
 	offloads bool
+	// names are the file names the stored artifacts must carry (from the
+	// call's arguments where the result names none).
+	names []string
 }
 
 // server is a row of the matrix.
@@ -145,8 +149,8 @@ var servers = []server{
 			return nodeScript(t, "server-filesystem", nil, filepath.Join(modDir, "server-filesystem", "dist", "index.js"), fx.dir)
 		},
 		calls: []call{
-			{tool: "read_media_file", args: func(fx *fixtures) map[string]any { return map[string]any{"path": fx.png} }, offloads: true},
-			{tool: "read_text_file", args: func(fx *fixtures) map[string]any { return map[string]any{"path": fx.log} }, offloads: true},
+			{tool: "read_media_file", args: func(fx *fixtures) map[string]any { return map[string]any{"path": fx.png} }, offloads: true, names: []string{"photo.png"}},
+			{tool: "read_text_file", args: func(fx *fixtures) map[string]any { return map[string]any{"path": fx.log} }, offloads: true, names: []string{"server.log"}},
 			{tool: "list_directory", args: func(fx *fixtures) map[string]any { return map[string]any{"path": fx.dir} }},
 		},
 		note: "read_media_file: 1.4 MB PNG; read_text_file: 2 MB log",
@@ -172,7 +176,7 @@ var servers = []server{
 			return nodeScript(t, "server-pdf", nil, filepath.Join(modDir, "server-pdf", "dist", "index.js"), "--stdio", fx.pdf)
 		},
 		calls: []call{
-			{tool: "read_pdf_bytes", args: func(fx *fixtures) map[string]any { return map[string]any{"url": fx.pdf} }, offloads: true},
+			{tool: "read_pdf_bytes", args: func(fx *fixtures) map[string]any { return map[string]any{"url": fx.pdf} }, offloads: true, names: []string{"report.pdf"}},
 			{tool: "list_pdfs", args: func(*fixtures) map[string]any { return map[string]any{} }},
 		},
 		resources: []string{"ui://pdf-viewer/mcp-app.html"},
@@ -218,32 +222,35 @@ var (
 func TestMatrix(t *testing.T) {
 	needPeers(t)
 	fx := makeFixtures(t)
-	for _, srv := range servers {
-		t.Run(srv.pkg, func(t *testing.T) {
-			for _, cl := range clients {
-				for _, rev := range revisions {
-					t.Run(cl.name+"/"+rev, func(t *testing.T) {
-						err := runCell(t, fx, srv, cl, rev)
-						o := outcome{ok: err == nil}
-						if err != nil {
-							o.detail = err.Error()
-							t.Error(err)
-						}
-						cellsMu.Lock()
-						cells[[3]string{srv.pkg, cl.name, rev}] = o
-						cellsMu.Unlock()
-					})
+	t.Run("servers", func(t *testing.T) {
+		for _, srv := range servers {
+			t.Run(srv.pkg, func(t *testing.T) {
+				t.Parallel()
+				for _, cl := range clients {
+					for _, rev := range revisions {
+						t.Run(cl.name+"/"+rev, func(t *testing.T) {
+							err := runCell(t, fx, srv, cl, rev)
+							o := outcome{ok: err == nil}
+							if err != nil {
+								o.detail = err.Error()
+								t.Error(err)
+							}
+							cellsMu.Lock()
+							cells[[3]string{srv.pkg, cl.name, rev}] = o
+							cellsMu.Unlock()
+						})
+					}
 				}
-			}
-		})
-	}
+			})
+		}
+	})
 	checkDoc(t)
 }
 
 // runCell runs one server with one client and one revision, directly and
 // through mcpx, and returns the first mismatch.
 func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) error {
-	direct, err := cl.connect(t, launch{Command: srv.script(t, fx, "direct")}, rev)
+	direct, err := cl.connect(t, target{launch: launch{Command: srv.script(t, fx, "direct")}}, rev)
 	if err != nil {
 		return fmt.Errorf("connecting directly: %w", err)
 	}
@@ -268,9 +275,16 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 	direct.Close()
 
 	storeDir := t.TempDir()
-	wrapped := wrapLaunch(t, srv.script(t, fx, "mcpx"), storeDir)
-	via, err := cl.connect(t, wrapped, rev)
+	tg := target{launch: wrapLaunch(srv.script(t, fx, "mcpx"), storeDir)}
+	stop := func() error { return nil }
+	if cl.http {
+		if tg.url, stop, err = serveHTTP(t, srv.pkg, srv.script(t, fx, "mcpx"), storeDir); err != nil {
+			return err
+		}
+	}
+	via, err := cl.connect(t, tg, rev)
 	if err != nil {
+		stop()
 		return fmt.Errorf("connecting through mcpx: %w", err)
 	}
 	tools, err := via.Tools()
@@ -309,6 +323,9 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 		}
 	}
 	via.Close()
+	if err := stop(); err != nil && failure == nil {
+		failure = err
+	}
 	if failure != nil {
 		return failure
 	}
@@ -336,6 +353,19 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 		if c.offloads && len(ids) == 0 {
 			return fmt.Errorf("%s through mcpx: nothing was offloaded: %.300s", c.tool, r)
 		}
+		var names []string
+		for _, id := range ids {
+			ref, err := st.Stat(context.Background(), id)
+			if err != nil {
+				return fmt.Errorf("%s through mcpx: artifact %s: %w", c.tool, id, err)
+			}
+			names = append(names, ref.Filename)
+		}
+		for _, n := range c.names {
+			if !slices.Contains(names, n) {
+				return fmt.Errorf("%s through mcpx: artifacts are named %q, want %q among them", c.tool, names, n)
+			}
+		}
 		cmp := comparer{read: read}
 		if err := cmp.equal("result", decode(want[c.tool].res), decode(r)); err != nil {
 			return fmt.Errorf("%s through mcpx: %w", c.tool, err)
@@ -351,7 +381,7 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 
 // wrapLaunch puts `mcpx wrap --store DIR --` in front of a server's
 // script.
-func wrapLaunch(t *testing.T, script, storeDir string) launch {
+func wrapLaunch(script, storeDir string) launch {
 	return launch{Command: mcpxBin, Args: []string{"wrap", "--store", storeDir, "--", script}}
 }
 
@@ -426,14 +456,17 @@ func (c comparer) equal(path string, d, m any) error {
 		return nil
 	}
 	mj, _ := json.Marshal(m)
-	if ids := artifactIDs(mj); len(ids) > 0 {
-		return c.stored(path, d, ids)
-	}
+	ids := artifactIDs(mj)
 	switch dv := d.(type) {
 	case map[string]any:
 		mv, ok := m.(map[string]any)
+		// A value mcpx replaced: {artifact, summary}, or a content block
+		// that became a text block with the reference.
+		if ok && len(ids) > 0 && (mv["artifact"] != nil || (dv["type"] != nil && dv["type"] != mv["type"])) {
+			return c.stored(path, d, ids)
+		}
 		if !ok {
-			return fmt.Errorf("%s: %T directly, %T through mcpx", path, d, m)
+			break
 		}
 		for k, e := range dv {
 			if err := c.equal(path+"."+k, e, mv[k]); err != nil {
@@ -449,7 +482,7 @@ func (c comparer) equal(path string, d, m any) error {
 	case []any:
 		mv, ok := m.([]any)
 		if !ok {
-			return fmt.Errorf("%s: %T directly, %T through mcpx", path, d, m)
+			break
 		}
 		j := 0
 		for i, e := range dv {
@@ -470,13 +503,15 @@ func (c comparer) equal(path string, d, m any) error {
 		}
 		return nil
 	case string:
-		ms, ok := m.(string)
-		if ok {
+		if ms, ok := m.(string); ok {
 			dd, md := decode(json.RawMessage(dv)), decode(json.RawMessage(ms))
 			if _, isStr := dd.(string); !isStr {
 				return c.equal(path, dd, md)
 			}
 		}
+	}
+	if len(ids) > 0 {
+		return c.stored(path, d, ids)
 	}
 	return fmt.Errorf("%s: differs: %.200v directly, %.200v through mcpx", path, d, m)
 }
