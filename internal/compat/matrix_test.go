@@ -361,6 +361,10 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 			}
 			names = append(names, ref.Filename)
 		}
+		// The same blob in content and structuredContent is one artifact.
+		if len(c.names) > 0 && len(ids) != len(c.names) {
+			return fmt.Errorf("%s through mcpx: %d artifacts %q, want %d", c.tool, len(ids), names, len(c.names))
+		}
 		for _, n := range c.names {
 			if !slices.Contains(names, n) {
 				return fmt.Errorf("%s through mcpx: artifacts are named %q, want %q among them", c.tool, names, n)
