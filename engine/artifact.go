@@ -66,6 +66,12 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 		if err != nil {
 			return ArtifactRef{}, vars, err
 		}
+		if !canonicalTail(body, info.DecodedLen) {
+			// Bits past the last byte are set ("TOKabc" decodes as
+			// "TOKabQ" does): the decoded bytes could not give the
+			// string back, so the string itself is stored.
+			return x.put(ctx, t, val, EncodingText, "", filenameTmpl)
+		}
 		head, err := b64.DecodeHead(body, magic.HeadSize)
 		if err != nil {
 			return ArtifactRef{}, vars, err
@@ -95,6 +101,11 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 		if t.kind != KindString {
 			return ArtifactRef{}, vars, ErrNotString
 		}
+		if hasLoneSurrogate(val[1 : len(val)-1]) {
+			// JSON can hold a lone UTF-16 surrogate that UTF-8 cannot:
+			// the string literal itself is stored, byte-exact.
+			return x.put(ctx, t, val, EncodingJSON, "", filenameTmpl)
+		}
 		counter = &charCounter{r: jsonstr.NewReader(val[1 : len(val)-1])}
 		r = counter
 		if mimeType == "" {
@@ -112,17 +123,15 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	if ext == "" {
 		ext = extOf(mimeType)
 	}
-	filename := Render(filenameTmpl, vars)
+	// A rendered name is a name, never a path: "{arg.path}" may be
+	// "../../root/.ssh/authorized_keys".
+	filename := safeFilename(Render(filenameTmpl, vars))
 	if filename != "" && path.Ext(filename) == "" && ext != ".bin" {
 		filename += ext
 	}
 	if filename == "" {
 		// A sibling that names the value makes the best file name.
-		filename = Render("{.filename|.file_name|.name|.title|.view_name|.path}", vars)
-		filename = sanitizeFilename(path.Base(filename))
-		if filename == "." || filename == "/" {
-			filename = ""
-		}
+		filename = safeFilename(Render("{.filename|.file_name|.name|.title|.view_name|.path}", vars))
 		if filename != "" && path.Ext(filename) == "" {
 			filename += ext
 		}
@@ -163,7 +172,7 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 func (x *executor) lookup(t *target) func(string) string {
 	return func(name string) string {
 		if k, ok := strings.CutPrefix(name, "arg."); ok {
-			return clip(gjson.GetBytes(x.d.Call.Arguments, k).String())
+			return clip(argument(x.d.Call.Arguments, k))
 		}
 		k := strings.TrimPrefix(name, ".")
 		if t.parent < 0 {
@@ -361,46 +370,48 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	keep := max(rw.Keep, 0)
+	keep, last := max(rw.Keep, 0), max(rw.KeepLast, 0)
 	switch t.kind {
 	case KindString:
 		kept := prefixRunes(val[1:len(val)-1], keep)
+		tail := ""
+		if last > 0 {
+			all, _ := jsonstr.Unescape(nil, val[1:len(val)-1])
+			rs := []rune(string(all))
+			from := max(len(rs)-last, utf8.RuneCountInString(kept))
+			if from < len(rs) {
+				tail = string(rs[from:])
+			}
+		}
 		total := vars.Chars
 		if total == 0 {
-			total = utf8.RuneCountInString(kept)
+			total = utf8.RuneCountInString(kept) + utf8.RuneCountInString(tail)
 		}
-		marker := fmt.Sprintf("\n… [truncated: showing %d of %d chars; full text in artifact %s (%s)]", utf8.RuneCountInString(kept), total, ref.ID, ref.URI)
+		shown := utf8.RuneCountInString(kept) + utf8.RuneCountInString(tail)
+		marker := fmt.Sprintf("\n… [truncated: showing %d of %d chars; full text in artifact %s (%s)]", shown, total, ref.ID, ref.URI)
 		if rw.Summary != "" {
 			marker = "\n… [" + Render(rw.Summary, vars) + "]"
 		}
-		return jsonstr.AppendString(nil, kept+marker), nil
-	case KindArray, KindObject:
-		var spans [][2]int
-		_ = walkTrusted(val, func(v *Visit) Step {
-			if len(v.Path) == 1 && !v.Leave {
-				start := v.Off
-				if v.KeyOff >= 0 {
-					start = v.KeyOff
-				}
-				spans = append(spans, [2]int{start, v.End})
-				if v.End < 0 {
-					return SkipValue
-				}
-			}
-			if len(v.Path) == 1 && v.Leave {
-				spans[len(spans)-1][1] = v.End
-			}
-			if len(v.Path) == 0 {
-				return Descend
-			}
-			return SkipValue
-		})
-		if keep > len(spans) {
-			keep = len(spans)
+		if tail != "" {
+			marker += "\n"
 		}
-		marker := fmt.Sprintf("[truncated: showing %d of %d %s; all of it (%s) in artifact %s (%s)]", keep, len(spans), map[Kind]string{KindArray: "items", KindObject: "members"}[t.kind], HumanBytes(ref.SizeBytes), ref.ID, ref.URI)
-		if rw.Summary != "" {
+		return jsonstr.AppendString(nil, kept+marker+tail), nil
+	case KindArray, KindObject:
+		spans := make([][2]int, 0, 16)
+		for _, c := range children(val, 0) {
+			spans = append(spans, [2]int{c.start, c.end})
+		}
+		keep = min(keep, len(spans))
+		last = min(last, len(spans)-keep)
+		what := map[Kind]string{KindArray: "items", KindObject: "members"}[t.kind]
+		var marker string
+		switch {
+		case rw.Summary != "":
 			marker = Render(rw.Summary, vars)
+		case last > 0:
+			marker = fmt.Sprintf("[truncated: showing the first %d and the last %d of %d %s; all of it (%s) in artifact %s (%s)]", keep, last, len(spans), what, HumanBytes(ref.SizeBytes), ref.ID, ref.URI)
+		default:
+			marker = fmt.Sprintf("[truncated: showing %d of %d %s; all of it (%s) in artifact %s (%s)]", keep, len(spans), what, HumanBytes(ref.SizeBytes), ref.ID, ref.URI)
 		}
 		open, close := byte('['), byte(']')
 		if t.kind == KindObject {
@@ -411,10 +422,21 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 			out = append(out, val[spans[i][0]:spans[i][1]]...)
 			out = append(out, ',')
 		}
-		if t.kind == KindObject {
+		switch {
+		case t.kind == KindObject:
 			out = append(out, `"_mcpx_truncated":`...)
+			out = jsonstr.AppendString(out, marker)
+		case x.bufs[t.buf].carrier < 0 && t.path == "content" && x.d.IsMCP():
+			// An MCP result's content holds blocks: the marker is one.
+			out = append(out, `{"type":"text","text":`...)
+			out = append(jsonstr.AppendString(out, marker), '}')
+		default:
+			out = jsonstr.AppendString(out, marker)
 		}
-		out = jsonstr.AppendString(out, marker)
+		for i := len(spans) - last; i < len(spans); i++ {
+			out = append(out, ',')
+			out = append(out, val[spans[i][0]:spans[i][1]]...)
+		}
 		return append(out, close), nil
 	default:
 		return nil, fmt.Errorf("%w: cannot truncate a %s", ErrBadRewrite, map[Kind]string{KindNumber: "number", KindLiteral: "literal"}[t.kind])
@@ -427,9 +449,13 @@ func prefixRunes(body []byte, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	// Unescape at most 4n+16 source bytes: enough for n runes of any form
-	// except \u escapes, which the loop below tolerates.
-	lim := min(len(body), 6*n+16)
+	// Unescape at most 6n+16 source bytes: enough for n runes of any
+	// form. n may be anything up to MaxKeep (callers bound it); compare
+	// before multiplying so that no n overflows.
+	lim := len(body)
+	if n < (len(body)-16)/6 {
+		lim = 6*n + 16
+	}
 	for lim < len(body) && body[lim-1] == '\\' {
 		lim++
 	}
@@ -461,4 +487,120 @@ func (c *charCounter) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// argument reads a call argument for a template: a plain path (keys,
+// indexes), never a gjson query or modifier, which could cost seconds on
+// large arguments. Anything else renders empty.
+func argument(args []byte, k string) string {
+	p, err := ParsePath(k)
+	if err != nil || p.Len() == 0 || p.HasWildcard() || p.Len() > 32 {
+		return ""
+	}
+	var b strings.Builder
+	for i, c := range p.comps {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(gjson.Escape(c.key))
+	}
+	return gjson.GetBytes(args, b.String()).String()
+}
+
+// canonicalTail reports whether the last base64 character of body, which
+// decodes to n bytes, leaves its unused low bits zero: otherwise two
+// different strings decode to the same bytes.
+func canonicalTail(body []byte, n int64) bool {
+	unused := map[int64]byte{0: 0, 1: 0x0f, 2: 0x03}[n%3]
+	if unused == 0 {
+		return true
+	}
+	for i := len(body) - 1; i >= 0; i-- {
+		c := body[i]
+		switch {
+		case c == '=' || c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			continue
+		case (c == 'n' || c == 'r' || c == 't') && i > 0 && body[i-1] == '\\':
+			i--
+			continue
+		case i >= 5 && body[i-5] == '\\' && body[i-4] == 'u':
+			r, ok := hexRune(body[i-3 : i+1])
+			if !ok {
+				return true
+			}
+			if r == '=' || r == ' ' || r == '\t' || r == '\r' || r == '\n' {
+				i -= 5
+				continue
+			}
+			c = byte(r)
+		}
+		v, ok := b64Value(c)
+		return !ok || v&unused == 0
+	}
+	return true
+}
+
+func b64Value(c byte) (byte, bool) {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return c - 'A', true
+	case c >= 'a' && c <= 'z':
+		return c - 'a' + 26, true
+	case c >= '0' && c <= '9':
+		return c - '0' + 52, true
+	case c == '+' || c == '-':
+		return 62, true
+	case c == '/' || c == '_':
+		return 63, true
+	}
+	return 0, false
+}
+
+func hexRune(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// hasLoneSurrogate reports a \uD800-\uDFFF escape in a JSON string body
+// that is not half of a pair: UTF-8 cannot hold it.
+func hasLoneSurrogate(body []byte) bool {
+	for i := 0; i+5 < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		if body[i+1] != 'u' {
+			i++ // skip the escaped character (it may be a backslash)
+			continue
+		}
+		r, ok := hexRune(body[i+2 : i+6])
+		if !ok || r < 0xd800 || r > 0xdfff {
+			i += 5
+			continue
+		}
+		if r >= 0xdc00 {
+			return true // a low half first
+		}
+		if i+11 >= len(body) || body[i+6] != '\\' || body[i+7] != 'u' {
+			return true
+		}
+		r2, ok := hexRune(body[i+8 : i+12])
+		if !ok || r2 < 0xdc00 || r2 > 0xdfff {
+			return true
+		}
+		i += 11
+	}
+	return false
 }

@@ -53,7 +53,21 @@ type Config struct {
 	// artifact's reference in content and in _meta["mcpx/artifacts"];
 	// "keep" leaves the original value in place. Either way it is logged.
 	SchemaFallback string `json:"schema_fallback,omitempty"`
+	// MaxArtifactsPerResult caps the artifacts the layers before the
+	// guardrail store for one result (RFC max_artifacts_per_trace, applied
+	// per result). Values past the cap stay inline, where the guardrail
+	// clamps them (storing what it cuts), and the result carries a note for
+	// the model. Defaults to DefaultMaxArtifactsPerResult.
+	MaxArtifactsPerResult int `json:"max_artifacts_per_result,omitempty"`
+	// MaxDepth is the deepest nesting of a result the chain runs on.
+	// A deeper result is stored whole as one artifact and replaced by a
+	// short note naming it (a layer_failed event with ErrTooDeep). Defaults
+	// to DefaultMaxDepth.
+	MaxDepth int `json:"max_depth,omitempty"`
 }
+
+// DefaultMaxArtifactsPerResult is the RFC's max_artifacts_per_trace.
+const DefaultMaxArtifactsPerResult = 100
 
 // ServerConfig overrides layer options for one server and its tools.
 type ServerConfig struct {
@@ -79,6 +93,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SchemaFallback == "" {
 		c.SchemaFallback = schemaFallbackPlaceholder
+	}
+	if c.MaxArtifactsPerResult <= 0 {
+		c.MaxArtifactsPerResult = DefaultMaxArtifactsPerResult
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = DefaultMaxDepth
 	}
 	return c
 }

@@ -135,10 +135,28 @@ type Doc struct {
 	blocks   []Block
 	strs     []StringRef
 	err      error
+	// maxDepth bounds the nesting the index accepts; 0 is DefaultMaxDepth.
+	maxDepth int
 }
 
-// NewDoc returns a Doc over raw.
+// DefaultMaxDepth is the deepest nesting a Doc accepts unless
+// Config.MaxDepth says otherwise: Go's encoding/json accepts as much, and
+// every pass over a document stays linear below it.
+const DefaultMaxDepth = 10000
+
+// NewDoc returns a Doc over raw; it nests at most DefaultMaxDepth levels.
 func NewDoc(c Call, raw []byte) *Doc { return &Doc{Call: c, Raw: raw} }
+
+func newDocDepth(c Call, raw []byte, maxDepth int) *Doc {
+	return &Doc{Call: c, Raw: raw, maxDepth: maxDepth}
+}
+
+func (d *Doc) depthLimit() int {
+	if d.maxDepth > 0 {
+		return d.maxDepth
+	}
+	return DefaultMaxDepth
+}
 
 // IsMCP reports whether the result is an MCP CallToolResult: an object with
 // a content array of typed blocks, or with structuredContent.
@@ -223,7 +241,7 @@ func (d *Doc) index() {
 			texts      []textLit
 			strs       []StringRef
 		)
-		d.err = walkFiltered(d.Raw, 3, IndexMinString, func(v *Visit) Step {
+		d.err = walkFiltered(d.Raw, 3, IndexMinString, d.depthLimit(), func(v *Visit) Step {
 			n := len(v.Path)
 			if v.Leave {
 				switch {
@@ -330,7 +348,7 @@ func (d *Doc) index() {
 			}
 			c := Carrier{Kind: CarrierText, Block: b.Index, Payload: payload, Off: t.Off, End: t.End}
 			var found []StringRef
-			err = walkFiltered(payload, 1, IndexMinString, func(v *Visit) Step {
+			err = walkFiltered(payload, 1, IndexMinString, d.depthLimit(), func(v *Visit) Step {
 				if len(v.Path) == 1 && !v.Path[0].IsIndex() {
 					if v.Leave {
 						c.members.leave(v.End)

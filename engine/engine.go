@@ -14,6 +14,38 @@
 //	st, _ := fsstore.Open(dir)
 //	eng, _ := engine.New(engine.Options{Store: st})
 //	res, err := eng.Transform(ctx, engine.Call{Server: "tableau", Tool: "download_workbook"}, raw)
+//
+// # Limits
+//
+// Every cost is linear in the size of the result, and bounded:
+//
+//   - Config.MaxDepth (DefaultMaxDepth, 10,000 levels): a deeper result is
+//     stored whole as one artifact and replaced by a note that names it
+//     (ErrTooDeep in Result.Failures).
+//   - Config.MaxArtifactsPerResult (DefaultMaxArtifactsPerResult, 100): the
+//     layers before the guardrail store at most this many artifacts per
+//     result; later values stay in place, where the guardrail cuts them
+//     (storing what it cuts), and the result ends with a note for the model.
+//   - Config.MaxArtifactBytes (1 GiB) per artifact.
+//   - Every field of a Rewrite is bounded (MaxKeep, MaxMinSize,
+//     MaxPathComponents, MaxCreatedLevels, MaxValueDepth, MaxTemplateBytes,
+//     MaxMIMEBytes, MaxMetaEntries: see Rewrite.Validate). A step's rewrites
+//     are validated as a whole: one invalid rewrite and none applies. A
+//     panic while a step executes fails that step, not the process.
+//   - A step reports at most 8 failures (logged at WARN, sent as events)
+//     and one more that counts the rest (ErrFailuresElided).
+//   - A done context stops every built-in layer and the executor.
+//
+// # Bytes
+//
+// Strings are kept byte-exact: bytes that are not valid UTF-8 pass to the
+// output unchanged and are stored as they came; a text holding a lone
+// UTF-16 surrogate escape ("\ud800"), which UTF-8 cannot hold, is stored as
+// its JSON string literal (application/json); base64 whose last character
+// carries set padding bits ("TOKabc", which decodes as "TOKabQ" does) is
+// stored as the string itself. Values that replace and drop remove (over
+// 1 KiB) are stored and listed under "mcpx/stored" in the result's _meta
+// ("_mcpx" of a non-MCP object).
 package engine
 
 import (
@@ -203,13 +235,17 @@ type Result struct {
 // Transform runs the chain for c over raw. It returns an error only for
 // input that cannot be transformed at all (not JSON: ErrInvalidJSON) or a
 // done context; a layer that fails is skipped and reported in
-// Result.Failures and as a layer_failed event.
+// Result.Failures and as a layer_failed event. A result nested deeper than
+// Config.MaxDepth is stored whole and replaced by a note that names it.
 func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, error) {
 	if e.closed.Load() {
 		return nil, ErrClosed
 	}
-	d := NewDoc(c, raw)
+	d := newDocDepth(c, raw, e.cfg.MaxDepth)
 	if err := d.Err(); err != nil {
+		if errors.Is(err, ErrTooDeep) {
+			return e.tooDeep(ctx, c, raw, err)
+		}
 		return nil, err
 	}
 	ch := e.chainFor(c.Server, c.Tool)
@@ -217,6 +253,11 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		return nil, ch.err
 	}
 	res := &Result{Raw: raw}
+	var (
+		stored []storedOriginal
+		capped int
+		minted = map[string]bool{}
+	)
 	for _, st := range ch.steps {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -224,17 +265,30 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		start := time.Now()
 		rws, err := plan(ctx, st.layer, d)
 		if err != nil {
-			e.layerFailed(d, st, res, &LayerError{Step: st.name, Err: err})
+			e.layerFailed(d, st, res, []error{&LayerError{Step: st.name, Err: err}})
 			continue
 		}
 		if len(rws) == 0 {
 			continue
 		}
-		out := e.execute(ctx, d, st.name, rws)
-		for _, ferr := range out.errs {
-			e.layerFailed(d, st, res, ferr)
+		lim := stepLimits{artifacts: e.cfg.MaxArtifactsPerResult - len(res.Artifacts), minted: minted}
+		if _, ok := st.layer.(Clamper); ok {
+			lim.artifacts = -1
+		} else if lim.artifacts < 0 {
+			lim.artifacts = 0
 		}
+		out, err := e.safeExecute(ctx, d, st.name, rws, lim)
+		if err != nil {
+			e.layerFailed(d, st, res, []error{&LayerError{Step: st.name, Err: err}})
+			continue
+		}
+		e.layerFailed(d, st, res, out.errs)
 		res.Artifacts = append(res.Artifacts, out.artifacts...)
+		for _, a := range out.artifacts {
+			minted[a.ID] = true
+		}
+		stored = append(stored, out.stored...)
+		capped += out.capped
 		if st.log.IsDebug() {
 			st.log.Debug("step done", "rewrites", len(rws), "artifacts", len(out.artifacts), "bytes_in", len(d.Raw), "bytes_out", len(out.raw), "dur_ms", float64(time.Since(start).Microseconds())/1000)
 		}
@@ -246,13 +300,29 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 			e.emit(Event{Type: EventObservationClamped, Server: c.Server, Tool: c.Tool, Scope: c.Scope, Layer: st.name, OriginalChars: len(d.Raw), ClampedChars: len(out.raw)})
 			st.log.Warn("observation clamped", "original_chars", len(d.Raw), "clamped_chars", len(out.raw))
 		}
-		d = NewDoc(c, out.raw)
+		// A step may nest its output a little deeper than its input (a
+		// ref in place of a value): later steps accept twice the limit.
+		d = newDocDepth(c, out.raw, 2*e.cfg.MaxDepth)
 	}
-	res.Raw = d.Raw
+	if capped > 0 {
+		e.log.Warn("artifact cap reached; values past it stay inline", "server", c.Server, "tool", c.Tool, "max_artifacts_per_result", e.cfg.MaxArtifactsPerResult, "skipped", capped)
+	}
+	res.Raw = e.annotate(d, stored, capped)
 	if len(c.OutputSchema) > 0 && !sameBytes(res.Raw, raw) {
 		res.Raw = e.keepSchema(ctx, c, raw, res)
 	}
 	return res, nil
+}
+
+// safeExecute runs a step's rewrites, turning a panic into an error: the
+// step then applies nothing and the call goes on.
+func (e *Engine) safeExecute(ctx context.Context, d *Doc, step string, rws []Rewrite, lim stepLimits) (out outcome, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic executing rewrites: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return e.execute(ctx, d, step, rws, lim), nil
 }
 
 // plan runs a layer's Plan, turning a panic into an error.
@@ -265,11 +335,27 @@ func plan(ctx context.Context, l Layer, d *Doc) (rws []Rewrite, err error) {
 	return l.Plan(ctx, d)
 }
 
-func (e *Engine) layerFailed(d *Doc, st step, res *Result, err error) {
-	res.Failures = append(res.Failures, err)
-	st.log.Warn("layer failed; result flows on", "error", err)
-	e.emit(Event{Type: EventLayerFailed, Server: d.Call.Server, Tool: d.Call.Tool, Scope: d.Call.Scope, Layer: st.name, Error: err.Error()})
+// maxFailuresLogged is how many failures of one step are logged, sent as
+// events and listed in Result.Failures; the rest are counted in one more.
+const maxFailuresLogged = 8
+
+// layerFailed reports a step's failures: the first maxFailuresLogged each,
+// the rest as one summary, so that a hostile answer cannot flood the log.
+func (e *Engine) layerFailed(d *Doc, st step, res *Result, errs []error) {
+	if len(errs) > maxFailuresLogged {
+		more := len(errs) - maxFailuresLogged
+		errs = append(errs[:maxFailuresLogged:maxFailuresLogged], &LayerError{Step: st.name, Err: fmt.Errorf("%w: %d more failures of this step not listed", ErrFailuresElided, more)})
+	}
+	for _, err := range errs {
+		res.Failures = append(res.Failures, err)
+		st.log.Warn("layer failed; result flows on", "error", err)
+		e.emit(Event{Type: EventLayerFailed, Server: d.Call.Server, Tool: d.Call.Tool, Scope: d.Call.Scope, Layer: st.name, Error: err.Error()})
+	}
 }
+
+// ErrFailuresElided is wrapped by the one failure that counts the failures
+// of a step past the first few.
+var ErrFailuresElided = errors.New("failures elided")
 
 func (e *Engine) emit(ev Event) {
 	if e.listener == nil {

@@ -55,6 +55,7 @@ func readAll(t *testing.T, st store.Store, id string) []byte {
 
 func TestRewriteActions(t *testing.T) {
 	big := strings.Repeat("x", 3000)
+	one, two := strings.Repeat("one ", 120), strings.Repeat("two ", 120)
 	for _, tc := range []struct {
 		name   string
 		in     string
@@ -189,10 +190,10 @@ func TestRewriteActions(t *testing.T) {
 		},
 		{
 			name: "wildcard reaches every match",
-			in:   `{"files":[{"b64":"` + b64([]byte("one")) + `"},{"n":1},{"b64":"` + b64([]byte("two")) + `"}]}`,
+			in:   `{"files":[{"b64":"` + b64([]byte(one)) + `"},{"n":1},{"b64":"` + b64([]byte(two)) + `"}]}`,
 			rws:  []engine.Rewrite{{Path: "files.#.b64", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, MIME: "text/plain"}},
 			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
-				if string(stored[out.Get("files.0.b64.artifact.id").String()]) != "one" || string(stored[out.Get("files.2.b64.artifact.id").String()]) != "two" {
+				if string(stored[out.Get("files.0.b64.artifact.id").String()]) != one || string(stored[out.Get("files.2.b64.artifact.id").String()]) != two {
 					t.Errorf("out %s", out.Raw)
 				}
 			},
@@ -253,7 +254,7 @@ func TestRewriteActions(t *testing.T) {
 			in:    `{"a":1}`,
 			rws:   []engine.Rewrite{{Path: "a|b", Action: engine.ActionDrop}, {Path: "a", Action: "explode"}},
 			check: unchanged(`{"a":1}`),
-			fails: 2,
+			fails: 3, // each bad rewrite, and "none of the step's rewrites applied"
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

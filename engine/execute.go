@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
-
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
@@ -63,15 +61,22 @@ type buffer struct {
 	raw     []byte
 	carrier int // index in Doc.Carriers(); -1 for the result itself
 	edits   []Edit
-	post    []postOp
+	// drops are the values removed from their container, by offset: a drop
+	// is an edit of its container's separators, computed at render time so
+	// that many drops in one array cost one pass over it.
+	drops []dropAt
+	// creates are replaces of paths that do not exist yet, run after the
+	// splice.
+	creates []createOp
 }
 
-// postOp is an sjson operation run after the splice: a drop, or a replace
-// of a path that does not exist yet.
-type postOp struct {
-	path  string
-	value []byte // nil: delete
-	order int
+// dropAt is a value to remove: its container and its own offset.
+type dropAt struct{ parent, off int }
+
+// createOp is a replace that creates its path.
+type createOp struct {
+	rw   int
+	path Path
 }
 
 // outcome is what a step produced.
@@ -80,15 +85,40 @@ type outcome struct {
 	artifacts []ArtifactRef
 	errs      []error
 	changed   bool
+	// stored lists the originals that replace and drop kept, for the
+	// result's references.
+	stored []storedOriginal
+	// capped counts artifact rewrites skipped for MaxArtifactsPerResult.
+	capped int
+}
+
+// storedOriginal is a replaced or dropped value kept in the store.
+type storedOriginal struct {
+	Path    string      `json:"path"`
+	Action  Action      `json:"action"`
+	Ref     ArtifactRef `json:"artifact"`
+	Summary string      `json:"summary"`
+}
+
+// stepLimits are what the rest of the call allows a step.
+type stepLimits struct {
+	// artifacts is how many more artifacts artifact and truncate rewrites
+	// may store; -1 is no limit (the guardrail, which must cut).
+	artifacts int
+	// minted are the artifact ids stored earlier in this call: the only
+	// refs a replace value may carry.
+	minted map[string]bool
 }
 
 type executor struct {
-	e    *Engine
-	d    *Doc
-	step string
-	rws  []Rewrite
-	bufs []buffer
-	out  outcome
+	e     *Engine
+	d     *Doc
+	step  string
+	rws   []Rewrite
+	paths []Path
+	lim   stepLimits
+	bufs  []buffer
+	out   outcome
 	// done maps a value already stored in this step (same rewrite, same
 	// bytes in another carrier) to its ref.
 	done map[string]stored
@@ -106,32 +136,37 @@ func (x *executor) fail(path string, err error) {
 }
 
 // execute runs one step's rewrites against d and returns the new result.
-func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite) outcome {
-	x := &executor{e: e, d: d, step: step, rws: rws, done: map[string]stored{}}
+// Every rewrite is validated first: one invalid rewrite fails the step and
+// none of its rewrites applies.
+func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite, lim stepLimits) outcome {
+	x := &executor{e: e, d: d, step: step, rws: rws, lim: lim, done: map[string]stored{}}
 	x.out.raw = d.Raw
 	if len(rws) == 0 {
 		return x.out
 	}
-	paths := make([]Path, len(rws))
+	x.paths = make([]Path, len(rws))
+	for i := range rws {
+		p, err := x.validate(&rws[i])
+		if err != nil {
+			x.fail(rws[i].Path, fmt.Errorf("%w: %w", ErrBadRewrite, err))
+			continue
+		}
+		x.paths[i] = p
+	}
+	if len(x.out.errs) > 0 {
+		x.out.errs = append(x.out.errs, &RewriteError{Step: step, Err: fmt.Errorf("%w: none of the step's %d rewrites applied", ErrBadRewrite, len(rws))})
+		return x.out
+	}
 	var payload, result []int
 	// Layers that walk several carriers may ask for one path twice.
 	seen := make(map[string]bool, len(rws))
 	for i := range rws {
 		rw := &rws[i]
-		if key := string(rw.Target) + "\x00" + rw.Path + "\x00" + string(rw.Action) + "\x00" + string(rw.Form); seen[key] {
-			continue
-		} else {
-			seen[key] = true
-		}
-		p, err := ParsePath(rw.Path)
-		if err == nil {
-			err = validRewrite(rw)
-		}
-		if err != nil {
-			x.fail(rw.Path, fmt.Errorf("%w: %v", ErrBadRewrite, err))
+		key := string(rw.Target) + "\x00" + rw.Path + "\x00" + string(rw.Action) + "\x00" + string(rw.Form)
+		if seen[key] {
 			continue
 		}
-		paths[i] = p
+		seen[key] = true
 		if rw.Target == TargetResult && d.IsMCP() {
 			result = append(result, i)
 		} else {
@@ -140,28 +175,43 @@ func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite
 	}
 	var targets []target
 	if len(payload) > 0 {
-		for ci, c := range d.Carriers() {
+		carriers := d.Carriers()
+		for ci, c := range carriers {
+			idx := payload
+			if ci > 0 && !bytes.Equal(c.Payload, carriers[0].Payload) {
+				// A replacement of the whole payload was made from the
+				// first carrier: a carrier that holds another payload
+				// keeps its own.
+				idx = slices.DeleteFunc(slices.Clone(payload), func(i int) bool {
+					return rws[i].Action == ActionReplace && x.paths[i].Len() == 0
+				})
+			}
 			x.bufs = append(x.bufs, buffer{raw: c.Payload, carrier: ci})
-			targets = x.match(targets, len(x.bufs)-1, payload, paths)
+			targets = x.match(ctx, targets, len(x.bufs)-1, idx)
 		}
 	}
 	if len(result) > 0 {
 		x.bufs = append(x.bufs, buffer{raw: d.Raw, carrier: -1})
-		targets = x.match(targets, len(x.bufs)-1, result, paths)
+		targets = x.match(ctx, targets, len(x.bufs)-1, result)
 	}
 	// Replace may create a path that matched nowhere.
 	matched := make([]bool, len(rws))
 	for _, t := range targets {
 		matched[t.rw] = true
 	}
+	creates := 0
 	for _, i := range append(slices.Clone(payload), result...) {
 		rw := &rws[i]
-		if matched[i] || rw.Action != ActionReplace || paths[i].HasWildcard() || rw.Splat {
+		if matched[i] || rw.Action != ActionReplace || x.paths[i].HasWildcard() || rw.Splat {
+			continue
+		}
+		if creates++; creates > maxCreatesPerStep {
+			x.fail(rw.Path, fmt.Errorf("%w: more than %d replaces of one step create their path", ErrLimit, maxCreatesPerStep))
 			continue
 		}
 		for bi := range x.bufs {
 			if (rw.Target == TargetResult && d.IsMCP()) == (x.bufs[bi].carrier < 0) {
-				x.bufs[bi].post = append(x.bufs[bi].post, postOp{path: rw.Path, value: rw.Value})
+				x.bufs[bi].creates = append(x.bufs[bi].creates, createOp{rw: i, path: x.paths[i]})
 			}
 		}
 	}
@@ -177,42 +227,87 @@ func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite
 	return x.out
 }
 
-func validRewrite(rw *Rewrite) error {
-	switch rw.Action {
-	case ActionArtifact, ActionTruncate, ActionDrop:
-	case ActionReplace:
-		if !gjson.ValidBytes(rw.Value) {
-			return errors.New("replace needs a valid JSON value")
+// validate checks one rewrite against the rules that need the document
+// and the call: the whole result and its isError are the upstream's, and a
+// replace value may name only artifacts this call stored.
+func (x *executor) validate(rw *Rewrite) (Path, error) {
+	if err := rw.Validate(); err != nil {
+		return Path{}, err
+	}
+	p, _ := ParsePath(rw.Path)
+	if rw.Target == TargetResult && x.d.IsMCP() {
+		if p.Len() == 0 {
+			return Path{}, errors.New("cannot rewrite the whole result (address the payload, or a member of the result)")
 		}
-		if rw.Splat && !gjson.ParseBytes(rw.Value).IsArray() {
-			return errors.New("splat needs an array value")
+		if c := p.comps[0]; c.wildcard || c.key == "isError" {
+			return Path{}, errors.New("isError is the upstream's: a rewrite cannot change or drop it")
 		}
-	default:
-		return fmt.Errorf("unknown action %q", rw.Action)
 	}
-	switch rw.Encoding {
-	case "", EncodingAuto, EncodingBase64, EncodingText, EncodingJSON:
-	default:
-		return fmt.Errorf("unknown encoding %q", rw.Encoding)
+	if rw.Action == ActionReplace {
+		if id, ok := x.foreignRef(rw.Value); ok {
+			return Path{}, fmt.Errorf("replace value names artifact %q, which this call did not store", id)
+		}
 	}
-	switch rw.Form {
-	case "", FormValue, FormText, FormBlock:
-	default:
-		return fmt.Errorf("unknown form %q", rw.Form)
-	}
-	if rw.Path == "" && (rw.Action == ActionDrop || rw.Form == FormBlock) {
-		return errors.New("cannot drop the root or treat it as a block")
-	}
-	return nil
+	return p, nil
+}
+
+// foreignRef finds an artifact id in v that the call did not mint: in an
+// {"artifact": {"id": ...}} object or an mcpx://artifacts/ URI.
+func (x *executor) foreignRef(v []byte) (string, bool) {
+	var bad string
+	_ = walkTrusted(v, func(vis *Visit) Step {
+		if vis.Leave || vis.Kind != KindString {
+			return Descend
+		}
+		body := v[vis.Off+1 : vis.End-1]
+		var ids []string
+		if n := len(vis.Path); n >= 2 && vis.Path[n-1].KeyIs("id") && vis.Path[n-2].KeyIs("artifact") {
+			if s, err := unescapeString(body); err == nil {
+				ids = append(ids, s)
+			}
+		}
+		if bytes.Contains(body, []byte("artifacts")) {
+			s, _ := unescapeString(body)
+			for rest := s; ; {
+				i := strings.Index(rest, URIScheme)
+				if i < 0 {
+					break
+				}
+				rest = rest[i+len(URIScheme):]
+				j := strings.IndexFunc(rest, func(r rune) bool {
+					return !(r == '_' || r == '-' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+				})
+				if j < 0 {
+					j = len(rest)
+				}
+				ids = append(ids, rest[:j])
+			}
+		}
+		for _, id := range ids {
+			// A ref the upstream sent (an mcpx behind this one) is the
+			// upstream's to pass on; any other must be this call's.
+			if !x.lim.minted[id] && !bytes.Contains(x.d.Raw, []byte(id)) {
+				bad = id
+				return Stop
+			}
+		}
+		return Descend
+	})
+	return bad, bad != ""
 }
 
 // match walks one buffer once and collects the values the rewrites name.
 // Each depth keeps the rewrites whose path still matches, so a visit checks
-// one component per candidate, not its whole path.
-func (x *executor) match(targets []target, bi int, idx []int, paths []Path) []target {
+// one component per candidate, not its whole path; a container with many
+// candidates indexes them by component, so 10,000 rewrites of
+// "content.N" cost one lookup per element, not 10,000 comparisons.
+func (x *executor) match(ctx context.Context, targets []target, bi int, idx []int) []target {
 	raw := x.bufs[bi].raw
+	paths := x.paths
 	pending := map[int][]int{} // container offset -> indexes into targets awaiting End
-	cands := [][]int{idx}      // cands[d]: rewrites matching the path down to depth d
+	cands := []candSet{{all: idx}}
+	visits := 0
+	var ctxErr error
 	err := walkTrusted(raw, func(v *Visit) Step {
 		d := len(v.Path)
 		if v.Leave {
@@ -222,15 +317,16 @@ func (x *executor) match(targets []target, bi int, idx []int, paths []Path) []ta
 			delete(pending, v.Off)
 			return Descend
 		}
+		if visits++; visits&4095 == 0 {
+			if ctxErr = ctx.Err(); ctxErr != nil {
+				return Stop
+			}
+		}
 		var here []int
 		if d == 0 {
 			here = idx
 		} else {
-			for _, i := range cands[d-1] {
-				if paths[i].Len() >= d && paths[i].matchAt(d-1, v.Path[d-1]) {
-					here = append(here, i)
-				}
-			}
+			here = cands[d-1].matching(paths, d-1, v.Path[d-1])
 		}
 		deeper := false
 		for _, i := range here {
@@ -257,16 +353,71 @@ func (x *executor) match(targets []target, bi int, idx []int, paths []Path) []ta
 		}
 		if v.Kind == KindObject || v.Kind == KindArray {
 			for len(cands) <= d {
-				cands = append(cands, nil)
+				cands = append(cands, candSet{})
 			}
-			cands[d] = here
+			cands[d] = candSet{all: here}
 		}
 		return Descend
 	})
+	if ctxErr != nil {
+		x.fail("", ctxErr)
+	}
 	if err != nil {
 		x.fail("", fmt.Errorf("reading %s: %w", x.bufName(bi), err))
 	}
 	return targets
+}
+
+// candSet are the rewrites whose paths match down to a container; the
+// container's children are matched against component d of each.
+type candSet struct {
+	all []int
+	// Built on the first child when all is long: rewrites by the literal
+	// component they want next, and those with a wildcard there.
+	indexed bool
+	byKey   map[string][]int
+	wild    []int
+}
+
+// candIndexOver is the candidate count past which a container indexes them.
+const candIndexOver = 8
+
+// matching returns the candidates whose component d matches e.
+func (c *candSet) matching(paths []Path, d int, e PathElem) []int {
+	if len(c.all) > candIndexOver {
+		if !c.indexed {
+			c.indexed = true
+			c.byKey = make(map[string][]int, len(c.all))
+			for _, i := range c.all {
+				if paths[i].Len() <= d {
+					continue
+				}
+				if comp := paths[i].comps[d]; comp.wildcard {
+					c.wild = append(c.wild, i)
+				} else {
+					c.byKey[comp.key] = append(c.byKey[comp.key], i)
+				}
+			}
+		}
+		var k string
+		if e.IsIndex() {
+			k = strconv.Itoa(e.Index)
+		} else {
+			k = e.KeyString()
+		}
+		lit := c.byKey[k]
+		if len(c.wild) == 0 {
+			return lit
+		}
+		return append(slices.Clone(lit), c.wild...)
+	}
+	var here []int
+	for _, i := range c.all {
+		if paths[i].Len() > d && paths[i].matchAt(d, e) {
+			here = append(here, i)
+		}
+	}
+	return here
 }
 
 func (x *executor) bufName(bi int) string {
@@ -314,8 +465,16 @@ func (x *executor) apply(ctx context.Context, t *target) {
 	if rw.MinSize > 0 && len(val) < rw.MinSize {
 		return
 	}
-	if (rw.Action == ActionArtifact || rw.Action == ActionTruncate) && rw.Form != FormBlock && isReplacement(b.raw, t) {
-		return // an earlier layer already stored this value
+	if rw.Action == ActionArtifact || rw.Action == ActionTruncate {
+		if rw.Form != FormBlock && isReplacement(b.raw, t) {
+			return // an earlier layer already stored this value
+		}
+		// Past the cap a value stays in place: "artifact" on "arr.#" of
+		// 2,000 numbers must not multiply the output by the size of a ref.
+		if x.lim.artifacts >= 0 && len(x.out.artifacts) >= x.lim.artifacts {
+			x.out.capped++
+			return
+		}
 	}
 	var with []byte
 	var err error
@@ -329,10 +488,8 @@ func (x *executor) apply(ctx context.Context, t *target) {
 	case ActionTruncate:
 		with, err = x.truncate(ctx, t)
 	case ActionReplace:
-		if len(val) > storeOriginalOver {
-			if _, _, err = x.put(ctx, t, val, encodingFor(rw.Encoding, t.kind), rw.MIME, ""); err != nil {
-				break
-			}
+		if err = x.keepOriginal(ctx, t); err != nil {
+			break
 		}
 		with = rw.Value
 		if rw.Splat {
@@ -340,22 +497,19 @@ func (x *executor) apply(ctx context.Context, t *target) {
 				err = errors.New("splat needs an array element")
 				break
 			}
-			v := gjson.ParseBytes(rw.Value)
-			inner := strings.TrimSpace(v.Raw)
-			with = []byte(strings.TrimSpace(inner[1 : len(inner)-1]))
+			inner := bytes.TrimSpace(rw.Value)
+			with = bytes.TrimSpace(inner[1 : len(inner)-1])
 			if len(with) == 0 {
-				// An empty splat removes the element: do it as a drop.
-				b.post = append(b.post, postOp{path: t.path, order: t.off})
+				// An empty splat removes the element: a drop.
+				b.drops = append(b.drops, dropAt{parent: t.parent, off: t.off})
 				return
 			}
 		}
 	case ActionDrop:
-		if len(val) > storeOriginalOver {
-			if _, _, err = x.put(ctx, t, val, encodingFor(rw.Encoding, t.kind), rw.MIME, ""); err != nil {
-				break
-			}
+		if err = x.keepOriginal(ctx, t); err != nil {
+			break
 		}
-		b.post = append(b.post, postOp{path: t.path, order: t.off})
+		b.drops = append(b.drops, dropAt{parent: t.parent, off: t.off})
 		return
 	}
 	if err != nil {
@@ -363,6 +517,28 @@ func (x *executor) apply(ctx context.Context, t *target) {
 		return
 	}
 	b.edits = append(b.edits, Edit{Off: t.off, Len: t.end - t.off, With: with})
+}
+
+// keepOriginal stores a value that replace or drop removes when it is over
+// storeOriginalOver, with the rewrite's filename and summary, and records
+// it for the result's references.
+func (x *executor) keepOriginal(ctx context.Context, t *target) error {
+	rw := &x.rws[t.rw]
+	val := x.bufs[t.buf].raw[t.off:t.end]
+	if len(val) <= storeOriginalOver {
+		return nil
+	}
+	ref, vars, err := x.put(ctx, t, val, encodingFor(rw.Encoding, t.kind), rw.MIME, rw.Filename)
+	if err != nil {
+		return fmt.Errorf("keeping the original: %w", err)
+	}
+	for _, s := range x.out.stored {
+		if s.Ref.ID == ref.ID && s.Path == t.path {
+			return nil // the same value in another carrier
+		}
+	}
+	x.out.stored = append(x.out.stored, storedOriginal{Path: t.path, Action: rw.Action, Ref: ref, Summary: x.summary(rw, vars)})
+	return nil
 }
 
 // isReplacement reports whether the value is what an artifact rewrite put
@@ -400,7 +576,7 @@ func (x *executor) render() {
 			resultBuf = bi
 			continue
 		}
-		if len(b.edits) == 0 && len(b.post) == 0 {
+		if len(b.edits) == 0 && len(b.drops) == 0 && len(b.creates) == 0 {
 			continue
 		}
 		out, err := x.spliceBuf(b)
@@ -429,7 +605,7 @@ func (x *executor) render() {
 			x.fail("", fmt.Errorf("result: %w", err))
 			return
 		}
-		x.out.raw, x.out.changed = out, len(b.edits)+len(b.post) > 0
+		x.out.raw, x.out.changed = out, len(b.edits)+len(b.drops)+len(b.creates) > 0
 		return
 	}
 	if len(top) > 0 {
@@ -442,29 +618,27 @@ func (x *executor) render() {
 	}
 }
 
-// spliceBuf applies a buffer's edits, then its post operations (drops in
-// reverse document order, so earlier paths stay valid).
+// spliceBuf applies a buffer's edits and drops in one splice, then
+// creates the paths of its creating replaces.
 func (x *executor) spliceBuf(b *buffer) ([]byte, error) {
-	out, err := Splice(b.raw, b.edits)
+	eds := b.edits
+	if len(b.drops) > 0 {
+		eds = append(slices.Clone(eds), dropEdits(b.raw, b.drops)...)
+	}
+	out, err := Splice(b.raw, eds)
 	if err != nil {
 		return nil, err
 	}
-	if len(b.post) == 0 {
-		return out, nil
-	}
-	if len(b.edits) == 0 {
-		out = slices.Clone(out)
-	}
-	slices.SortStableFunc(b.post, func(a, c postOp) int { return c.order - a.order })
-	for _, op := range b.post {
-		if op.value == nil {
-			out, err = sjson.DeleteBytes(out, op.path)
-		} else {
-			out, err = sjson.SetRawBytes(out, op.path, op.value)
-		}
+	for _, c := range b.creates {
+		rw := &x.rws[c.rw]
+		next, err := createPath(out, c.path, rw.Value)
 		if err != nil {
-			return nil, fmt.Errorf("path %q: %w", op.path, err)
+			// The path cannot be made here; the value it names does not
+			// exist, so nothing is lost by skipping it.
+			x.fail(rw.Path, err)
+			continue
 		}
+		out = next
 	}
 	return out, nil
 }

@@ -93,6 +93,24 @@ func defaultFilename(tool, key, ext string) string {
 	return sanitizeFilename(name) + ext
 }
 
+// safeFilename makes a rendered name a plain file name: its last path
+// segment (either slash), without control characters, at most 255 bytes;
+// "", "." and ".." give "".
+func safeFilename(s string) string {
+	s = strings.ReplaceAll(s, "\\", "/")
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		s = s[i+1:]
+	}
+	s = strings.TrimSpace(sanitizeFilename(s))
+	if s == "." || s == ".." {
+		return ""
+	}
+	if len(s) > 255 {
+		s = prefixRunes([]byte(s), 200)
+	}
+	return s
+}
+
 // sanitizeFilename drops path separators and control characters.
 func sanitizeFilename(s string) string {
 	return strings.Map(func(r rune) rune {

@@ -15,11 +15,13 @@ const (
 	// members of an object, followed by a marker that names the artifact.
 	ActionTruncate Action = "truncate"
 	// ActionReplace puts Value in place of the value, creating the path when
-	// it is missing. A replaced value over 1 KiB is stored first, so that
-	// nothing is lost.
+	// it is missing (members of existing objects only: a path through a
+	// string or past an array's end fails). A replaced value over 1 KiB is
+	// stored first, with Filename and Summary, and the result references it
+	// (see Result and "mcpx/stored" in _meta), so that nothing is lost.
 	ActionReplace Action = "replace"
 	// ActionDrop removes the value (its key, or its array element). A
-	// dropped value over 1 KiB is stored first, so that nothing is lost.
+	// dropped value over 1 KiB is stored and referenced as for replace.
 	ActionDrop Action = "drop"
 )
 
@@ -95,6 +97,10 @@ type Rewrite struct {
 	// Keep is how much ActionTruncate keeps (characters, items or members),
 	// and how many characters of preview ActionArtifact adds for text.
 	Keep int `json:"keep,omitempty"`
+	// KeepLast, with ActionTruncate, also keeps the last KeepLast
+	// characters, items or members, after the marker: keep 0 and
+	// keep_last 5 keeps the last five entries of a history.
+	KeepLast int `json:"keep_last,omitempty"`
 	// Form of an artifact's replacement; defaults to FormValue.
 	Form Form `json:"form,omitempty"`
 	// Value is the JSON that ActionReplace puts in place.

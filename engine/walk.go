@@ -107,6 +107,10 @@ type WalkFunc func(v *Visit) Step
 // ErrBadJSON is wrapped by Walk for input that is not JSON.
 var ErrBadJSON = errors.New("invalid JSON")
 
+// ErrTooDeep is wrapped by a Doc's Err when the document nests deeper than
+// the engine's MaxDepth (Config.MaxDepth, DefaultMaxDepth).
+var ErrTooDeep = errors.New("JSON nested too deep")
+
 type frame struct {
 	kind  Kind
 	off   int
@@ -137,6 +141,9 @@ type walker struct {
 	// trusted skips the check of string bodies, for documents this
 	// package has already validated: a 10 MB string costs a scan per check.
 	trusted bool
+	// depthLimit, when positive, fails the walk with ErrTooDeep at the
+	// first container nested deeper than it.
+	depthLimit int
 }
 
 // WalkValidated is Walk for JSON that a Walk has already validated, such as
@@ -153,8 +160,9 @@ func walkTrusted(raw []byte, fn WalkFunc) error {
 
 // walkFiltered is Walk that calls fn only for values at depth <= maxDepth
 // and for strings of at least minString bytes (quotes included).
-func walkFiltered(raw []byte, maxDepth, minString int, fn WalkFunc) error {
-	w := walker{raw: raw, fn: fn, maxDepth: maxDepth, minString: minString}
+// A positive depthLimit fails the walk with ErrTooDeep past that nesting.
+func walkFiltered(raw []byte, maxDepth, minString, depthLimit int, fn WalkFunc) error {
+	w := walker{raw: raw, fn: fn, maxDepth: maxDepth, minString: minString, depthLimit: depthLimit}
 	return w.run()
 }
 
@@ -292,6 +300,10 @@ func (w *walker) value() error {
 			return nil
 		}
 		w.i++
+		if w.depthLimit > 0 && len(w.stack) >= w.depthLimit {
+			w.i = off
+			return fmt.Errorf("%w: more than %d levels at offset %d", ErrTooDeep, w.depthLimit, off)
+		}
 		w.stack = append(w.stack, frame{kind: kind, off: off})
 		return nil
 	case c == '"':

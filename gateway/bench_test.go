@@ -30,7 +30,7 @@ func reportLatency(b *testing.B, samples []time.Duration) {
 // BenchmarkStdioDirect calls the stub's echo tool over stdio directly: the
 // baseline of BenchmarkStdioGateway.
 func BenchmarkStdioDirect(b *testing.B) {
-	c, err := startStdio("stub", stubServer(b), hclog.NewNullLogger(), connHandlers{})
+	c, err := startStdio("stub", stubServer(b), Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func inParallel(b *testing.B, n int, call func() error) {
 // concurrentDirect runs 16 callers sharing one direct stdio connection
 // to cfg's server, each with one call of tool in flight.
 func concurrentDirect(b *testing.B, cfg ServerConfig, tool, args string) {
-	c, err := startStdio("direct", cfg, hclog.NewNullLogger(), connHandlers{})
+	c, err := startStdio("direct", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func BenchmarkStdioConcurrentEverythingGateway(b *testing.B) {
 func BenchmarkStdioConcurrentWrap(b *testing.B) {
 	stub := stubServer(b)
 	cfg := ServerConfig{Command: buildMCPX(b), Args: append([]string{"wrap", "--store", b.TempDir(), "--", stub.Command}, stub.Args...), Env: stub.Env}
-	c, err := startStdio("wrap", cfg, hclog.NewNullLogger(), connHandlers{})
+	c, err := startStdio("wrap", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func BenchmarkImage10MiB(b *testing.B) {
 	ctx := context.Background()
 	var raw json.RawMessage
 	b.Run("direct", func(b *testing.B) {
-		c, err := startStdio("stub", stubServer(b), hclog.NewNullLogger(), connHandlers{})
+		c, err := startStdio("stub", stubServer(b), Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -33,6 +33,10 @@ type ServerConfig struct {
 	Args []string `json:"args,omitempty"`
 	// Env adds variables to the environment mcpx passes on to Command.
 	Env map[string]string `json:"env,omitempty"`
+	// InheritEnv passes mcpx's whole environment to Command (besides
+	// Env). Defaults to false: Command gets only the InheritedEnv
+	// allowlist (PATH, HOME, locale, ...) and Env.
+	InheritEnv bool `json:"inherit_env,omitempty"`
 	// Cwd is Command's working folder. Defaults to mcpx's own.
 	Cwd string `json:"cwd,omitempty"`
 	// URL is a remote upstream's endpoint.
@@ -234,6 +238,9 @@ func (c ServerConfig) Describe() string {
 		if len(c.Env) > 0 {
 			fmt.Fprintf(&b, " env %s", strings.Join(sortedKeys(c.Env), ","))
 		}
+		if c.InheritEnv {
+			b.WriteString("; inherits mcpx's whole environment")
+		}
 	default:
 		fmt.Fprintf(&b, "%s: %s", c.kind(), c.URL)
 		if len(c.Headers) > 0 {
@@ -283,3 +290,6 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
+
+// String renders the duration as time.Duration does ("30s").
+func (d Duration) String() string { return time.Duration(d).String() }

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/tidwall/gjson"
 )
 
 // conn is one live connection to an upstream server.
@@ -70,6 +71,9 @@ type stdioConn struct {
 	tailMu sync.Mutex
 	tail   []string
 
+	maxLine      int64 // limits.max_upstream_message_bytes
+	stderrPerSec int   // limits.stderr_lines_per_second
+
 	doneCh   chan struct{}
 	exitErr  error
 	closing  atomic.Bool
@@ -81,14 +85,13 @@ type callResult struct {
 	err error
 }
 
-// startStdio starts the process of cfg.
-func startStdio(name string, cfg ServerConfig, log hclog.Logger, h connHandlers) (*stdioConn, error) {
+// startStdio starts the process of cfg. It gets the allowlisted part of
+// mcpx's environment and cfg.Env (see upstreamEnv); lim must have its
+// defaults applied.
+func startStdio(name string, cfg ServerConfig, lim Limits, log hclog.Logger, h connHandlers) (*stdioConn, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
-	cmd.Env = os.Environ()
-	for k, v := range cfg.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = upstreamEnv(cfg, os.Environ())
 	configureCmd(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -111,9 +114,12 @@ func startStdio(name string, cfg ServerConfig, log hclog.Logger, h connHandlers)
 		h:       h,
 		cmd:     cmd,
 		stdin:   stdin,
-		lw:      newLineWriter(stdin),
+		lw:      newLineWriter(stdin, lim.WriteBufferBytes),
 		pending: map[int64]chan callResult{},
 		doneCh:  make(chan struct{}),
+
+		maxLine:      lim.MaxUpstreamMessageBytes,
+		stderrPerSec: lim.StderrLinesPerSecond,
 	}
 	log.Debug("process started", "pid", cmd.Process.Pid, "command", cfg.Command)
 	var readers sync.WaitGroup
@@ -164,8 +170,10 @@ func (c *stdioConn) tailText() string {
 func (c *stdioConn) readStdout(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
+		line, over, err := readLine(br, c.maxLine)
+		if over {
+			c.skipTooLarge(line)
+		} else if len(bytes.TrimSpace(line)) > 0 {
 			c.dispatch(line)
 		}
 		if err != nil {
@@ -178,13 +186,28 @@ func (c *stdioConn) readStdout(r io.Reader) {
 	}
 }
 
+// skipTooLarge fails the call that a line over the size limit answered,
+// when its head names the id; the line itself is already dropped and the
+// connection goes on.
+func (c *stdioConn) skipTooLarge(head []byte) {
+	id := gjson.GetBytes(head, "id")
+	c.log.Warn("upstream wrote a message over the size limit; dropped", "limit_bytes", c.maxLine, "id", id.Raw)
+	if id.Type != gjson.Number {
+		return
+	}
+	if n, perr := strconv.ParseInt(id.Raw, 10, 64); perr == nil {
+		err := tooLargeError(c.maxLine, "limits.max_upstream_message_bytes")
+		c.deliver(n, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, ErrUpstreamInvalidJSON, err)})
+	}
+}
+
 func (c *stdioConn) dispatch(line []byte) {
 	m, err := parseMessage(line)
 	if err != nil {
 		c.log.Warn("upstream wrote a line that is not a JSON-RPC message", "error", err)
 		if m != nil && m.ID != nil {
 			if id, perr := strconv.ParseInt(idKey(m.ID), 10, 64); perr == nil {
-				c.deliver(id, callResult{err: fmt.Errorf("upstream[%s]: %w", c.name, err)})
+				c.deliver(id, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, ErrUpstreamInvalidJSON, err)})
 			}
 		}
 		return
@@ -238,6 +261,21 @@ func (c *stdioConn) answer(m *message) {
 func (c *stdioConn) drainStderr(r io.Reader) {
 	br := bufio.NewReaderSize(r, 16<<10)
 	var long []byte
+	// A chatty upstream could fill the log at the speed of its pipe: at
+	// most stderrPerSec lines per second are logged, the rest counted
+	// and reported in one line. The tail keeps every line.
+	var (
+		window     time.Time
+		logged     int
+		suppressed int
+	)
+	reportSuppressed := func() {
+		if suppressed > 0 {
+			c.log.Info("stderr lines suppressed", "lines", suppressed, "limit_per_second", c.stderrPerSec)
+			suppressed = 0
+		}
+	}
+	defer reportSuppressed()
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -255,7 +293,16 @@ func (c *stdioConn) drainStderr(r io.Reader) {
 			if len(s) > maxStderrLine {
 				s = s[:maxStderrLine] + "..."
 			}
-			c.log.Info("stderr", "line", s)
+			if now := time.Now(); now.Sub(window) >= time.Second {
+				reportSuppressed()
+				window, logged = now, 0
+			}
+			if logged < c.stderrPerSec {
+				logged++
+				c.log.Info("stderr", "line", s)
+			} else {
+				suppressed++
+			}
 			c.tailMu.Lock()
 			c.tail = append(c.tail, s)
 			if len(c.tail) > stderrTailLines {

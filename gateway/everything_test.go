@@ -97,7 +97,7 @@ func everythingHTTP(t *testing.T) ServerConfig {
 // (stdio), for what the server itself sends.
 func direct(t *testing.T, tool, args string) gjson.Result {
 	cfg := everythingStdio(t)
-	c, err := startStdio("direct", cfg, hclog.NewNullLogger(), connHandlers{})
+	c, err := startStdio("direct", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
@@ -30,12 +32,21 @@ func TestToolsForwardedRaw(t *testing.T) {
 }
 
 func TestCrashedUpstreamRestarts(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	var log lockedBuffer
+	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Logger: hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Info})})
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("crash", ""))
 	e := gjson.GetBytes(r, "error")
-	if e.Get("code").Int() != CodeUpstreamUnavailable || !strings.Contains(e.Get("message").String(), "crashing on purpose") {
-		t.Fatalf("crash: want code %d quoting stderr, got %s", CodeUpstreamUnavailable, r)
+	// the client gets the code and an error id, never the upstream's
+	// stderr (issue 7: it may hold secrets); the log has both
+	msg := e.Get("message").String()
+	id := regexp.MustCompile(`error_id=([0-9a-f]+)`).FindStringSubmatch(msg)
+	if e.Get("code").Int() != CodeUpstreamUnavailable || strings.Contains(msg, "crashing on purpose") || id == nil {
+		t.Fatalf("crash: want code %d with an error id and no stderr, got %s", CodeUpstreamUnavailable, r)
+	}
+	logged := regexp.MustCompile(`(?m)^.*error_id=` + id[1] + `.*$`).FindString(log.String())
+	if !strings.Contains(logged, "[WARN]") || !strings.Contains(logged, "crashing on purpose") {
+		t.Fatalf("log line of error %s: %q\nlog:\n%s", id[1], logged, log.String())
 	}
 	// the gateway stays up and the upstream comes back (bounded wait)
 	for i := 0; ; i++ {
@@ -55,7 +66,7 @@ func TestCrashedUpstreamRestarts(t *testing.T) {
 
 func TestHungUpstreamTimesOut(t *testing.T) {
 	s := stubServer(t)
-	s.Timeout = Duration(300 * time.Millisecond)
+	s.Timeout = Duration(2 * time.Second) // also bounds the stub's start, slow under -race
 	g := newTestGateway(t, map[string]ServerConfig{"stub": s}, engine.Options{})
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("hang", ""))

@@ -32,8 +32,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -58,6 +60,13 @@ type Options struct {
 	// StartWait bounds how long a client's initialize waits for upstreams
 	// that are still connecting. Defaults to DefaultStartWait.
 	StartWait time.Duration
+	// Limits bound message sizes, buffers, sessions and logging; the zero
+	// value means every default (see Limits).
+	Limits Limits
+	// Secrets are values the config took from the environment (${VAR}),
+	// by variable name: they are masked in every error sent to a client.
+	// Defaults to none.
+	Secrets map[string]string
 }
 
 // Gateway is the MCP proxy. It is safe for concurrent use by any number of
@@ -69,6 +78,10 @@ type Gateway struct {
 	linker    engine.Linker
 	version   string
 	startWait time.Duration
+	limits    Limits              // defaults applied
+	large     *semaphore.Weighted // bytes of large requests in flight
+	redact    *redact.Redactor
+	quit      chan struct{} // closed by Close
 
 	ups    map[string]*upstream
 	order  []string // upstream names, sorted
@@ -134,7 +147,14 @@ func New(o Options) (*Gateway, error) {
 		owner:      map[string]*upstream{},
 		collisions: map[string]struct{}{},
 		cache:      map[cacheKey]cacheEntry{},
+		quit:       make(chan struct{}),
+		redact:     redact.New(o.Secrets),
 	}
+	if err := o.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.limits = o.Limits.WithDefaults()
+	g.large = semaphore.NewWeighted(g.limits.LargeRequestBytes)
 	if g.log == nil {
 		g.log = hclog.NewNullLogger()
 	}
@@ -277,6 +297,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 	if !g.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	close(g.quit)
 	g.sessMu.Lock()
 	sessions := make([]*Session, 0, len(g.sessions))
 	for _, s := range g.sessions {
@@ -431,12 +452,18 @@ func (g *Gateway) route(name string) (*toolRoute, bool) {
 // broadcast sends a notification to every session.
 func (g *Gateway) broadcast(method string, params json.RawMessage) {
 	msg := encodeRequest(nil, method, params)
+	// send outside the lock: a stdio client that does not read holds its
+	// sender up (back-pressure), and must not hold up new sessions too
 	g.sessMu.RLock()
-	defer g.sessMu.RUnlock()
+	to := make([]*Session, 0, len(g.sessions))
 	for _, s := range g.sessions {
 		if s.initialized.Load() {
-			s.send(msg)
+			to = append(to, s)
 		}
+	}
+	g.sessMu.RUnlock()
+	for _, s := range to {
+		s.send(msg)
 	}
 }
 

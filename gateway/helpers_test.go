@@ -88,7 +88,8 @@ func runStub() {
 				`{"name":"badjson","inputSchema":{"type":"object"}},{"name":"flood","inputSchema":{"type":"object"}},` +
 				`{"name":"image","inputSchema":{"type":"object"}},{"name":"progress","inputSchema":{"type":"object"}},` +
 				`{"name":"log","inputSchema":{"type":"object"}},{"name":"grow","inputSchema":{"type":"object"}},` +
-				`{"name":"touch","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}}` + extra + `]}`)
+				`{"name":"touch","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}},` +
+				`{"name":"env","inputSchema":{"type":"object"}},{"name":"huge","inputSchema":{"type":"object"}}` + extra + `]}`)
 		case "tools/call":
 			tool := gjson.GetBytes(line, "params.name").String()
 			args := gjson.GetBytes(line, "params.arguments").Raw
@@ -133,6 +134,19 @@ func runStub() {
 				uri, _ := json.Marshal(gjson.Get(args, "uri").String())
 				write(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":` + string(uri) + `}}`)
 				result(`{"content":[{"type":"text","text":"touched"}]}`)
+			case "env":
+				env, _ := json.Marshal(os.Environ())
+				result(`{"content":[{"type":"text","text":"env"}],"structuredContent":{"env":` + string(env) + `}}`)
+			case "huge":
+				// an answer of "bytes" bytes on one line
+				n := int(gjson.Get(args, "bytes").Int())
+				out.WriteString(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"`)
+				chunk := strings.Repeat("x", 64<<10)
+				for n > 0 {
+					out.WriteString(chunk[:min(n, len(chunk))])
+					n -= len(chunk)
+				}
+				write(`"}]}}`)
 			case "big":
 				result(`{"content":[{"type":"image","mimeType":"image/png","data":"` + bigImageB64(int(gjson.Get(args, "bytes").Int())) + `"}]}`)
 			}
@@ -201,14 +215,26 @@ func resourceStub(t testing.TB, name string) ServerConfig {
 // newTestGateway starts a gateway over servers with a memory store.
 func newTestGateway(t testing.TB, servers map[string]ServerConfig, eo engine.Options) *Gateway {
 	t.Helper()
-	if eo.Store == nil {
-		eo.Store = memstore.New(memstore.NewConfig())
+	return newGatewayWith(t, Options{Servers: servers, Engine: eo})
+}
+
+// newGatewayWith starts a gateway with o, filling in a memory store, a
+// logger (to stderr with -v) and a generous StartWait.
+func newGatewayWith(t testing.TB, o Options) *Gateway {
+	t.Helper()
+	if o.Engine.Store == nil {
+		o.Engine.Store = memstore.New(memstore.NewConfig())
 	}
-	log := hclog.NewNullLogger()
-	if testing.Verbose() {
-		log = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Debug, Output: os.Stderr})
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+		if testing.Verbose() {
+			o.Logger = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Debug, Output: os.Stderr})
+		}
 	}
-	g, err := New(Options{Servers: servers, Engine: eo, Logger: log, StartWait: 30 * time.Second})
+	if o.StartWait == 0 {
+		o.StartWait = 30 * time.Second
+	}
+	g, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

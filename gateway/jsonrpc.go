@@ -71,11 +71,14 @@ func (e *RPCError) Error() string { return fmt.Sprintf("json-rpc error %d: %s", 
 
 // message is one JSON-RPC message, its parts kept raw.
 type message struct {
-	ID     json.RawMessage // nil for notifications
-	Method string
-	Params json.RawMessage
-	Result json.RawMessage
-	Error  *RPCError
+	ID      json.RawMessage // nil for notifications
+	idType  gjson.Type      // the id's JSON type, when hasID
+	hasID   bool            // an "id" member is present (even null)
+	JSONRPC string          // the "jsonrpc" member; "" when absent
+	Method  string
+	Params  json.RawMessage
+	Result  json.RawMessage
+	Error   *RPCError
 }
 
 func (m *message) isRequest() bool      { return m.Method != "" && m.ID != nil }
@@ -91,11 +94,14 @@ func parseMessage(b []byte) (*message, error) {
 		if id := gjson.GetBytes(b, "id"); id.Exists() && (id.Type == gjson.Number || id.Type == gjson.String) {
 			m.ID = json.RawMessage(id.Raw)
 		}
-		return m, fmt.Errorf("%w: %q", ErrUpstreamInvalidJSON, head(b, 120))
+		return m, fmt.Errorf("%w: %q", errInvalidJSON, head(b, 120))
 	}
 	r := gjson.ParseBytes(b)
 	if !r.IsObject() {
-		return nil, fmt.Errorf("json-rpc message is not an object: %q", head(b, 120))
+		if r.IsArray() {
+			return nil, errBatch
+		}
+		return nil, fmt.Errorf("%w: %q", errNotObject, head(b, 120))
 	}
 	m := &message{}
 	var err error
@@ -103,9 +109,12 @@ func parseMessage(b []byte) (*message, error) {
 		raw := sub(b, v)
 		switch k.Str {
 		case "id":
+			m.hasID, m.idType = true, v.Type
 			if v.Type != gjson.Null {
 				m.ID = raw
 			}
+		case "jsonrpc":
+			m.JSONRPC = v.Str
 		case "method":
 			if v.Type != gjson.String {
 				err = errors.New("json-rpc method is not a string")
@@ -131,6 +140,43 @@ func parseMessage(b []byte) (*message, error) {
 	}
 	if m.Method == "" && m.ID == nil {
 		return m, errors.New("json-rpc message has neither method nor id")
+	}
+	return m, nil
+}
+
+// Errors of parseMessage, worded for whichever side sent the message.
+var (
+	errInvalidJSON = errors.New("invalid JSON")
+	errNotObject   = errors.New("a JSON-RPC message must be an object")
+	errBatch       = errors.New("JSON-RPC batches are not supported (MCP removed them in 2025-06-18): send one message at a time")
+)
+
+// parseClientMessage parses a message from a client and checks it as
+// JSON-RPC 2.0 asks: invalid JSON is a parse error (-32700); a batch, a
+// "jsonrpc" other than "2.0", an id that is not a string or a number, a
+// method that is not a string: invalid request (-32600). On failure it
+// returns the error response to send, whose id is the request's only
+// when that id is valid.
+func parseClientMessage(b []byte) (*message, []byte) {
+	m, err := parseMessage(b)
+	if err != nil {
+		var id json.RawMessage
+		if m != nil && m.ID != nil && (m.idType == gjson.Number || m.idType == gjson.String || !m.hasID) {
+			id = m.ID
+		}
+		if errors.Is(err, errInvalidJSON) {
+			return nil, encodeError(id, &RPCError{Code: CodeParseError, Message: "parse error: " + err.Error()})
+		}
+		return nil, encodeError(id, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + err.Error()})
+	}
+	invalid := func(id json.RawMessage, msg string) (*message, []byte) {
+		return nil, encodeError(id, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + msg})
+	}
+	if m.hasID && m.idType != gjson.Number && m.idType != gjson.String {
+		return invalid(nil, "the id must be a string or a number")
+	}
+	if m.JSONRPC != "2.0" {
+		return invalid(m.ID, `"jsonrpc" must be "2.0"`)
 	}
 	return m, nil
 }
@@ -211,6 +257,8 @@ func toRPCError(err error) *RPCError {
 		code = CodeUpstreamUnavailable
 	case errors.Is(err, ErrUpstreamInvalidJSON):
 		code = CodeUpstreamInvalid
+	case errors.Is(err, ErrMessageTooLarge):
+		code = CodeInvalidRequest
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, errBadParams):
 		code = CodeInvalidParams
 	case errors.Is(err, ErrUnknownResource):

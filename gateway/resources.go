@@ -315,24 +315,11 @@ func (s *Session) mayRead(ctx context.Context, id string) bool {
 	if s.ownsArtifact(id) {
 		return true
 	}
-	cursor := ""
-	for range maxPages {
-		refs, next, err := s.g.st.List(ctx, store.Scope{SessionID: s.ID}, cursor)
-		if err != nil {
-			return false
-		}
-		for _, r := range refs {
-			if r.ID == id {
-				s.addArtifact(id)
-				return true
-			}
-		}
-		if next == "" {
-			return false
-		}
-		cursor = next
+	if in, err := s.g.st.InScope(ctx, id, store.Scope{SessionID: s.ID}); err != nil || !in {
+		return false
 	}
-	return false
+	s.addArtifact(id)
+	return true
 }
 
 // readArtifact returns an artifact's exact bytes as a blob.

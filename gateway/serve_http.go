@@ -28,8 +28,15 @@ type HTTPOptions struct {
 	// Tokens maps bearer tokens to identities; when not empty every request
 	// needs "Authorization: Bearer TOKEN". Defaults to no authentication.
 	Tokens map[string]string
-	// MaxBody caps a POST body. Defaults to 64 MiB.
+	// MaxBody caps a POST body. Defaults to the gateway's
+	// Limits.MaxMessageBytes.
 	MaxBody int64
+	// MaxSessions caps the open sessions. Defaults to the gateway's
+	// Limits.MaxSessions.
+	MaxSessions int
+	// SessionIdleTimeout ends a session without requests or streams for
+	// this long. Defaults to the gateway's Limits.SessionIdleTimeout.
+	SessionIdleTimeout time.Duration
 	// EventBuffer is how many events per session the event store keeps
 	// for resumption (Last-Event-ID). Defaults to 1024.
 	EventBuffer int
@@ -47,7 +54,13 @@ type HTTPOptions struct {
 // DELETE to end the session. Mount it at /mcp.
 func (g *Gateway) HTTPHandler(o HTTPOptions) http.Handler {
 	if o.MaxBody <= 0 {
-		o.MaxBody = 64 << 20
+		o.MaxBody = g.limits.MaxMessageBytes
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = g.limits.MaxSessions
+	}
+	if o.SessionIdleTimeout <= 0 {
+		o.SessionIdleTimeout = time.Duration(g.limits.SessionIdleTimeout)
 	}
 	if o.EventBuffer <= 0 {
 		o.EventBuffer = 1024
@@ -59,7 +72,9 @@ func (g *Gateway) HTTPHandler(o HTTPOptions) http.Handler {
 	if log == nil {
 		log = g.log
 	}
-	return &httpServer{g: g, o: o, log: log.Named("http"), sessions: map[string]*httpSession{}}
+	srv := &httpServer{g: g, o: o, log: log.Named("http"), sessions: map[string]*httpSession{}}
+	go srv.expireIdle()
+	return srv
 }
 
 type httpServer struct {
@@ -82,6 +97,31 @@ type httpSession struct {
 	streams int64
 	wake    chan struct{} // closed and renewed on every event
 	getLive bool
+	busy    int       // requests and streams in progress
+	last    time.Time // when busy last went to 0, or the session began
+}
+
+// enter marks a request or stream of the session as running; leave, as
+// ended.
+func (h *httpSession) enter() {
+	h.mu.Lock()
+	h.busy++
+	h.mu.Unlock()
+}
+
+func (h *httpSession) leave() {
+	h.mu.Lock()
+	h.busy--
+	h.last = time.Now()
+	h.mu.Unlock()
+}
+
+// idleSince returns when the session became idle, and false while it is
+// busy.
+func (h *httpSession) idleSince() (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last, h.busy == 0
 }
 
 type sseEvent struct {
@@ -116,6 +156,61 @@ func (h *httpSession) since(stream, seq int64) ([]sseEvent, <-chan struct{}) {
 		}
 	}
 	return out, h.wake
+}
+
+// expireIdle ends sessions idle for longer than SessionIdleTimeout
+// (clients that never send DELETE), until the gateway closes.
+func (srv *httpServer) expireIdle() {
+	every := min(max(srv.o.SessionIdleTimeout/4, 10*time.Millisecond), time.Minute)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-srv.g.quit:
+			return
+		case now := <-t.C:
+			var expired []*httpSession
+			srv.mu.Lock()
+			for id, hs := range srv.sessions {
+				if since, idle := hs.idleSince(); idle && now.Sub(since) > srv.o.SessionIdleTimeout {
+					delete(srv.sessions, id)
+					expired = append(expired, hs)
+				}
+			}
+			srv.mu.Unlock()
+			for _, hs := range expired {
+				srv.log.Debug("session expired", "session", hs.s.ID, "idle_timeout", srv.o.SessionIdleTimeout)
+				hs.s.Close()
+			}
+		}
+	}
+}
+
+// addSession registers a new session; at MaxSessions it first ends the
+// least recently used idle one, and fails when none is idle.
+func (srv *httpServer) addSession(hs *httpSession) bool {
+	srv.mu.Lock()
+	var evicted *httpSession
+	if len(srv.sessions) >= srv.o.MaxSessions {
+		var oldest time.Time
+		for _, o := range srv.sessions {
+			if since, idle := o.idleSince(); idle && (evicted == nil || since.Before(oldest)) {
+				evicted, oldest = o, since
+			}
+		}
+		if evicted == nil {
+			srv.mu.Unlock()
+			return false
+		}
+		delete(srv.sessions, evicted.s.ID)
+	}
+	srv.sessions[hs.s.ID] = hs
+	srv.mu.Unlock()
+	if evicted != nil {
+		srv.log.Info("session limit reached; ended the least recently used idle session", "session", evicted.s.ID, "max_sessions", srv.o.MaxSessions)
+		evicted.s.Close()
+	}
+	return true
 }
 
 func (srv *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -212,27 +307,25 @@ func (srv *httpServer) lookup(r *http.Request, user string) (*httpSession, int) 
 }
 
 func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, srv.o.MaxBody+1))
-	if err != nil {
-		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+	body, release, ok := srv.readBody(w, r)
+	if !ok {
 		return
 	}
-	if int64(len(body)) > srv.o.MaxBody {
-		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-		return
-	}
-	m, perr := parseMessage(body)
-	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, encodeError(nil, &RPCError{Code: CodeParseError, Message: perr.Error()}))
+	defer release()
+	m, errResp := parseClientMessage(body)
+	if errResp != nil {
+		writeJSON(w, http.StatusBadRequest, errResp)
 		return
 	}
 	var hs *httpSession
 	if m.Method == "initialize" {
-		hs = &httpSession{wake: make(chan struct{})}
+		hs = &httpSession{wake: make(chan struct{}), last: time.Now()}
 		hs.s = srv.g.NewSession(user, func(msg []byte) { hs.add(0, msg, srv.o.EventBuffer) })
-		srv.mu.Lock()
-		srv.sessions[hs.s.ID] = hs
-		srv.mu.Unlock()
+		if !srv.addSession(hs) {
+			hs.s.Close()
+			writeJSON(w, http.StatusServiceUnavailable, encodeError(m.ID, &RPCError{Code: CodeInternalError, Message: fmt.Sprintf("too many sessions (limits.max_sessions %d), none idle: try again later", srv.o.MaxSessions)}))
+			return
+		}
 		w.Header().Set("Mcp-Session-Id", hs.s.ID)
 	} else {
 		var code int
@@ -245,6 +338,8 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 			return
 		}
 	}
+	hs.enter()
+	defer hs.leave()
 	if !m.isRequest() {
 		hs.s.handle(r.Context(), m, nil)
 		w.WriteHeader(http.StatusAccepted)
@@ -258,6 +353,74 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 		return
 	}
 	srv.stream(w, r, hs, m)
+}
+
+// readBody reads a POST body of at most MaxBody bytes. A large body
+// (from Limits.LargeMessageBytes) first takes its share of
+// Limits.LargeRequestBytes, held until release, so that large requests
+// at once cannot hold more than that; a body of unknown length takes
+// MaxBody when it turns out large and gives back the rest once read. On
+// failure readBody has answered (413 with a JSON-RPC error for a body
+// over the limit).
+func (srv *httpServer) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	g := srv.g
+	tooLarge := func() {
+		writeJSON(w, http.StatusRequestEntityTooLarge, encodeError(nil, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + tooLargeError(srv.o.MaxBody, "limits.max_message_bytes").Error()}))
+	}
+	if r.ContentLength > srv.o.MaxBody {
+		tooLarge()
+		return nil, nil, false
+	}
+	var held int64
+	release = func() {
+		if held > 0 {
+			g.large.Release(held)
+			held = 0
+		}
+	}
+	acquire := func(n int64) bool {
+		if err := g.large.Acquire(r.Context(), n); err != nil {
+			return false
+		}
+		held = n
+		return true
+	}
+	large := g.limits.LargeMessageBytes
+	if r.ContentLength >= large && !acquire(r.ContentLength) {
+		return nil, nil, false
+	}
+	lr := io.LimitReader(r.Body, srv.o.MaxBody+1)
+	var err error
+	if r.ContentLength < 0 {
+		// unknown length: read up to the large size, then take the
+		// worst case before reading on
+		body, err = io.ReadAll(io.LimitReader(lr, large))
+		if err == nil && int64(len(body)) == large {
+			if !acquire(srv.o.MaxBody) {
+				return nil, nil, false
+			}
+			var rest []byte
+			rest, err = io.ReadAll(lr)
+			body = append(body, rest...)
+		}
+	} else {
+		body, err = io.ReadAll(lr)
+	}
+	if err != nil {
+		release()
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return nil, nil, false
+	}
+	if int64(len(body)) > srv.o.MaxBody {
+		release()
+		tooLarge()
+		return nil, nil, false
+	}
+	if held > int64(len(body)) && r.ContentLength < 0 {
+		g.large.Release(held - int64(len(body)))
+		held = int64(len(body))
+	}
+	return body, release, true
 }
 
 func writeJSON(w http.ResponseWriter, code int, b []byte) {
@@ -325,6 +488,8 @@ func (srv *httpServer) get(w http.ResponseWriter, r *http.Request, user string) 
 		http.Error(w, "unknown or missing session", code)
 		return
 	}
+	hs.enter()
+	defer hs.leave()
 	var stream, after int64
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		a, b, ok := strings.Cut(last, "-")

@@ -105,16 +105,9 @@ func (s *Session) Close() {
 // belong to the request (progress) go to related when it is not nil, else
 // to the session's own channel. Handle is safe to call concurrently.
 func (s *Session) Handle(ctx context.Context, raw []byte, related func([]byte)) []byte {
-	m, err := parseMessage(raw)
-	if err != nil {
-		if m != nil && m.ID != nil {
-			return encodeError(m.ID, &RPCError{Code: CodeParseError, Message: err.Error()})
-		}
-		var re *RPCError
-		if errors.As(err, &re) {
-			return encodeError(nil, err)
-		}
-		return encodeError(nil, &RPCError{Code: CodeParseError, Message: err.Error()})
+	m, errResp := parseClientMessage(raw)
+	if errResp != nil {
+		return errResp
 	}
 	return s.handle(ctx, m, related)
 }
@@ -148,8 +141,7 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, ErrUpstreamTimeout) {
 			err = fmt.Errorf("%s: %w", m.Method, cause)
 		}
-		s.g.log.Debug("request failed", "method", m.Method, "session", s.ID, "error", err)
-		return encodeError(m.ID, err)
+		return encodeError(m.ID, s.g.clientError(m.Method, s.ID, err))
 	}
 	return encodeResult(m.ID, res)
 }

@@ -97,9 +97,9 @@ func (u *upstream) run(ctx context.Context) {
 			u.setState(StateClosed, nil)
 			return
 		}
-		if u.cfg.kind() != TypeStdio && err == nil {
-			// A remote connection that ended is retried like a crash.
-			u.log.Warn("connection ended; reconnecting", "error", err)
+		if err == nil {
+			// a connection that ended without saying why
+			err = fmt.Errorf("upstream[%s]: connection ended: %w", u.name, ErrUpstreamExited)
 		}
 		u.mu.Lock()
 		u.restarts++
@@ -147,7 +147,7 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	)
 	switch u.cfg.kind() {
 	case TypeStdio:
-		c, err = startStdio(u.name, u.cfg, u.log, h)
+		c, err = startStdio(u.name, u.cfg, u.g.limits, u.log, h)
 	default:
 		c, err = startHTTP(ctx, u.name, u.cfg, u.log, h)
 	}

@@ -16,23 +16,46 @@ const maxSpareBuffer = 1 << 20
 // are left, while the others return at once. Calls in flight together so
 // share write calls, and a slow reader never blocks a caller behind a
 // lock.
+//
+// The pending buffer is bounded (back-pressure): while a write is in
+// progress and limit bytes already wait, a writer waits until the
+// flusher has taken them, so a peer that does not read holds writers
+// up instead of growing memory. A message larger than limit is still
+// queued when nothing else waits.
 type lineWriter struct {
-	w io.Writer
+	w     io.Writer
+	limit int
 
 	mu       sync.Mutex
-	buf      []byte // pending bytes
-	spare    []byte // the last written buffer, for reuse
+	drained  *sync.Cond // signalled when the flusher takes the pending bytes
+	waiting  int        // writers waiting on drained
+	buf      []byte     // pending bytes
+	spare    []byte     // the last written buffer, for reuse
 	flushing bool
 	err      error // the first write error; later writes fail with it
 }
 
-func newLineWriter(w io.Writer) *lineWriter { return &lineWriter{w: w} }
+// newLineWriter returns a lineWriter on w whose pending bytes are capped
+// at limit (DefaultWriteBufferBytes when limit <= 0).
+func newLineWriter(w io.Writer, limit int64) *lineWriter {
+	if limit <= 0 {
+		limit = DefaultWriteBufferBytes
+	}
+	l := &lineWriter{w: w, limit: int(limit)}
+	l.drained = sync.NewCond(&l.mu)
+	return l
+}
 
 // write queues msg and a newline and, unless another goroutine is
 // writing, writes everything queued. It returns the first write error
 // this writer has seen.
 func (l *lineWriter) write(msg []byte) error {
 	l.mu.Lock()
+	for l.err == nil && l.flushing && len(l.buf) > 0 && len(l.buf)+len(msg) >= l.limit {
+		l.waiting++
+		l.drained.Wait()
+		l.waiting--
+	}
 	if l.err != nil {
 		err := l.err
 		l.mu.Unlock()
@@ -49,6 +72,9 @@ func (l *lineWriter) write(msg []byte) error {
 		b := l.buf
 		l.buf = l.spare[:0]
 		l.spare = nil
+		if l.waiting > 0 {
+			l.drained.Broadcast()
+		}
 		l.mu.Unlock()
 		_, err := l.w.Write(b)
 		l.mu.Lock()
@@ -60,9 +86,19 @@ func (l *lineWriter) write(msg []byte) error {
 		}
 	}
 	l.flushing = false
+	if l.waiting > 0 {
+		l.drained.Broadcast() // an error, or waiters may now flush themselves
+	}
 	err := l.err
 	l.mu.Unlock()
 	return err
+}
+
+// pending returns how many bytes wait to be written (tests).
+func (l *lineWriter) pending() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buf)
 }
 
 // send writes msg and ignores the error: for writers whose failure shows

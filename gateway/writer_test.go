@@ -12,7 +12,7 @@ import (
 // that takes its time: every message arrives whole, on its own line, once.
 func TestLineWriterConcurrent(t *testing.T) {
 	r, w := io.Pipe()
-	lw := newLineWriter(w)
+	lw := newLineWriter(w, 0)
 	const writers, each = 16, 200
 	seen := map[string]int{}
 	done := make(chan error, 1)
@@ -56,5 +56,54 @@ func TestLineWriterConcurrent(t *testing.T) {
 	r.Close()
 	if err := lw.write([]byte("x")); err == nil {
 		t.Error("a write to a closed pipe succeeded")
+	}
+}
+
+// TestLineWriterBackPressure: a peer that does not read holds writers up
+// once limit bytes wait, instead of the buffer growing without bound.
+func TestLineWriterBackPressure(t *testing.T) {
+	r, w := io.Pipe()
+	const limit = 256 << 10
+	lw := newLineWriter(w, limit)
+	msg := make([]byte, 64<<10)
+	for i := range msg {
+		msg[i] = 'm'
+	}
+	const writers = 32
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := lw.write(msg); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	// one writer is stuck flushing into the pipe; the others queue until
+	// the limit and then wait
+	waitFor(t, "writers wait", func() bool {
+		lw.mu.Lock()
+		defer lw.mu.Unlock()
+		return lw.waiting > 0 && lw.waiting+len(lw.buf)/len(msg)+1 == writers
+	})
+	if n := lw.pending(); n > limit {
+		t.Fatalf("%d bytes pending under a limit of %d", n, limit)
+	}
+	got := 0
+	go func() { wg.Wait(); w.Close() }()
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		if len(line) != len(msg)+1 {
+			t.Fatalf("a message of %d bytes arrived as %d", len(msg)+1, len(line))
+		}
+		got++
+	}
+	if got != writers {
+		t.Fatalf("%d of %d messages arrived", got, writers)
 	}
 }

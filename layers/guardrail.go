@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine"
 )
@@ -79,11 +80,18 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 	}
 	envelope := len(d.Raw) - inCarriers
 	budget := l.o.MaxObservationChars - envelope - markerChars
+	// Many blocks (images left inline past the artifact cap) are cut as a
+	// list: content keeps the blocks that fit, the rest is stored whole.
+	blocksCut := false
+	if rw, ok := l.cutBlocks(d); ok {
+		out = append(out, rw)
+		blocksCut = true
+	}
 	// The envelope itself may be too big: cut its long strings first.
 	if d.IsMCP() && envelope > l.o.MaxObservationChars/4 {
 		keep := l.o.MaxFieldChars
-		walkStrings(d, keep+markerChars, func(s stringVisit) {
-			if s.Target != engine.TargetResult {
+		err := walkStrings(ctx, d, keep+markerChars, func(s stringVisit) {
+			if s.Target != engine.TargetResult || (blocksCut && strings.HasPrefix(s.Path, "content.")) {
 				return
 			}
 			p := s.Path
@@ -93,10 +101,13 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 			out = append(out, engine.Rewrite{Path: p, Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: keep})
 			budget += len(s.Body) - keep
 		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	seen := map[string]bool{}
 	for i, c := range carriers {
-		if duplicateCarrier(carriers, i) {
+		if duplicateCarrier(carriers, i) || (blocksCut && c.Kind == engine.CarrierText) {
 			continue
 		}
 		span := c.End - c.Off
@@ -109,7 +120,11 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 		if len(c.Payload) <= share {
 			continue
 		}
-		for _, rw := range l.clamp(c.Payload, share) {
+		rws, err := l.clamp(ctx, c.Payload, share)
+		if err != nil {
+			return nil, err
+		}
+		for _, rw := range rws {
 			if !seen[rw.Path] {
 				seen[rw.Path] = true
 				out = append(out, rw)
@@ -117,6 +132,39 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 		}
 	}
 	return out, nil
+}
+
+// cutBlocks returns a truncation of the content array when its blocks,
+// even with their long strings cut, do not fit the budget: it keeps the
+// longest prefix of whole blocks that fits, and the engine stores the
+// whole array and puts a text block with the marker after them.
+func (l *guardrail) cutBlocks(d *engine.Doc) (engine.Rewrite, bool) {
+	blocks := d.Blocks()
+	if !d.IsMCP() || len(blocks) < 2 {
+		return engine.Rewrite{}, false
+	}
+	size := blocks[len(blocks)-1].End - blocks[0].Off
+	rest := len(d.Raw) - size
+	limit := l.o.MaxObservationChars - rest - 2*markerChars
+	if rest > l.o.MaxObservationChars/2 {
+		limit = l.o.MaxObservationChars / 2
+	}
+	// What the blocks would weigh once their long strings are cut.
+	cutSize := 0
+	for _, b := range blocks {
+		cutSize += min(b.End-b.Off, l.o.MaxFieldChars+2*markerChars) + 1
+	}
+	if cutSize <= limit {
+		return engine.Rewrite{}, false
+	}
+	keep, used := 0, 0
+	for _, b := range blocks {
+		if used += b.End - b.Off + 1; used > limit {
+			break
+		}
+		keep++
+	}
+	return engine.Rewrite{Path: "content", Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: keep}, true
 }
 
 // node is a value of a payload. Its children are listed only when the
@@ -148,13 +196,22 @@ func (n *node) path() string {
 
 // clamper cuts one payload.
 type clamper struct {
+	ctx context.Context
 	o   GuardrailOptions
 	p   []byte
 	out []engine.Rewrite
+	// ends maps each container's offset to its end, in offset order: one
+	// pass builds it, so listing a node's children skips nested containers
+	// in O(1) instead of scanning them, and a document costs linear time
+	// however deep it nests.
+	ends []span
+	err  error
 }
 
+type span struct{ off, end int }
+
 // clamp returns truncations that bring p within budget bytes.
-func (l *guardrail) clamp(p []byte, budget int) []engine.Rewrite {
+func (l *guardrail) clamp(ctx context.Context, p []byte, budget int) ([]engine.Rewrite, error) {
 	start := 0
 	for start < len(p) && (p[start] == ' ' || p[start] == '\t' || p[start] == '\n' || p[start] == '\r') {
 		start++
@@ -164,12 +221,34 @@ func (l *guardrail) clamp(p []byte, budget int) []engine.Rewrite {
 		end--
 	}
 	if start == end {
-		return nil
+		return nil, nil
+	}
+	c := &clamper{ctx: ctx, o: l.o, p: p}
+	var open []int
+	visits := 0
+	_ = engine.WalkValidated(p, func(v *engine.Visit) engine.Step {
+		if visits++; visits&4095 == 0 && ctx.Err() != nil {
+			c.err = ctx.Err()
+			return engine.Stop
+		}
+		if v.Kind != engine.KindObject && v.Kind != engine.KindArray {
+			return engine.Descend
+		}
+		if v.Leave {
+			c.ends[open[len(open)-1]].end = v.End
+			open = open[:len(open)-1]
+			return engine.Descend
+		}
+		open = append(open, len(c.ends))
+		c.ends = append(c.ends, span{off: v.Off, end: -1})
+		return engine.Descend
+	})
+	if c.err != nil {
+		return nil, c.err
 	}
 	root := &node{off: start, end: end, kind: kindAt(p[start])}
-	c := &clamper{o: l.o, p: p}
 	c.fit(root, budget)
-	return c.out
+	return c.out, c.err
 }
 
 func kindAt(b byte) engine.Kind {
@@ -186,24 +265,49 @@ func kindAt(b byte) engine.Kind {
 	return engine.KindNumber
 }
 
-// kids lists n's children in one shallow pass over its span.
+// endOf returns the end of the container at off.
+func (c *clamper) endOf(off int) int {
+	i := sort.Search(len(c.ends), func(i int) bool { return c.ends[i].off >= off })
+	return c.ends[i].end
+}
+
+// kids lists n's children in one shallow pass over its own bytes.
 func (c *clamper) kids(n *node) []*node {
 	if n.listed {
 		return n.children
 	}
 	n.listed = true
-	base := n.off
-	_ = engine.WalkValidated(c.p[n.off:n.end], func(v *engine.Visit) engine.Step {
-		switch {
-		case len(v.Path) == 0:
-			return engine.Descend
-		case v.Leave:
-			n.children[len(n.children)-1].end = base + v.End
-			return engine.Descend
+	p := c.p
+	ws := func(i int) int {
+		for i < len(p) && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r') {
+			i++
 		}
-		n.children = append(n.children, &node{parent: n, elem: v.Path[0], kind: v.Kind, off: base + v.Off, end: base + v.End})
-		return engine.SkipValue
-	})
+		return i
+	}
+	for i, idx := ws(n.off+1), 0; i < n.end && p[i] != '}' && p[i] != ']'; idx++ {
+		elem := engine.PathElem{Index: idx}
+		if n.kind == engine.KindObject {
+			kend, _ := engine.StringEnd(p, i)
+			elem = engine.PathElem{Key: p[i+1 : kend-1]}
+			i = ws(ws(kend) + 1) // past the colon
+		}
+		off, end := i, 0
+		switch p[i] {
+		case '{', '[':
+			end = c.endOf(off)
+		case '"':
+			end, _ = engine.StringEnd(p, off)
+		default:
+			end = off
+			for end < n.end && !strings.ContainsRune(",]} \t\r\n", rune(p[end])) {
+				end++
+			}
+		}
+		n.children = append(n.children, &node{parent: n, elem: elem, kind: kindAt(p[off]), off: off, end: end})
+		if i = ws(end); i < n.end && p[i] == ',' {
+			i = ws(i + 1)
+		}
+	}
 	return n.children
 }
 
@@ -213,7 +317,11 @@ func (c *clamper) cut(n *node, keep int) {
 
 // fit adds the cuts that bring n within budget.
 func (c *clamper) fit(n *node, budget int) {
-	if n.size() <= budget {
+	if n.size() <= budget || c.err != nil {
+		return
+	}
+	if err := c.ctx.Err(); err != nil {
+		c.err = err
 		return
 	}
 	switch n.kind {

@@ -10,6 +10,7 @@ package layers
 
 import (
 	"bytes"
+	"context"
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/engine"
@@ -30,11 +31,18 @@ type stringVisit struct {
 // walkStrings visits every string whose literal is at least minLen bytes:
 // in each distinct payload carrier, then in the envelope of an MCP result,
 // where image, audio and resource blocks are left to the typedcontent layer.
-// It reads the index the Doc built in its one pass.
-func walkStrings(d *engine.Doc, minLen int, fn func(s stringVisit)) {
+// It reads the index the Doc built in its one pass, and stops with ctx's
+// error once ctx is done.
+func walkStrings(ctx context.Context, d *engine.Doc, minLen int, fn func(s stringVisit)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	carriers := d.Carriers()
 	blocks := d.Blocks()
-	for _, s := range d.Strings(minLen + 2) {
+	for i, s := range d.Strings(minLen + 2) {
+		if i&255 == 255 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if s.Carrier >= 0 {
 			if duplicateCarrier(carriers, s.Carrier) {
 				continue
@@ -55,6 +63,7 @@ func walkStrings(d *engine.Doc, minLen int, fn func(s stringVisit)) {
 		}
 		fn(v)
 	}
+	return nil
 }
 
 // duplicateCarrier reports whether an earlier carrier holds the same

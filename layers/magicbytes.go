@@ -66,7 +66,7 @@ func newMagicBytes(o MagicBytesOptions) (*magicBytes, error) {
 // Plan finds base64 strings with a verified signature.
 func (l *magicBytes) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
 	var out []engine.Rewrite
-	walkStrings(d, l.o.MinSizeForDetection, func(s stringVisit) {
+	err := walkStrings(ctx, d, l.o.MinSizeForDetection, func(s stringVisit) {
 		if !b64.Looks(s.Body, l.o.MinSizeForDetection) {
 			return
 		}
@@ -91,10 +91,12 @@ func (l *magicBytes) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite,
 		out = append(out, engine.Rewrite{
 			Path: s.Path, Target: s.Target, Form: s.Form,
 			Action: engine.ActionArtifact, Encoding: engine.EncodingBase64,
-			Verify: l.o.RequireMagicBytes, MIME: typ.MIME, Summary: l.o.Summary,
+			// No MIME: the engine detects it from each value's bytes, so
+			// two values under one key ({"a": PDF, "a": PNG}) keep theirs.
+			Verify: l.o.RequireMagicBytes, Summary: l.o.Summary,
 		})
 	})
-	return out, nil
+	return out, err
 }
 
 var _ engine.Layer = (*magicBytes)(nil)

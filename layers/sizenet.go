@@ -54,14 +54,14 @@ func newSizeNet(o SizeNetOptions) (*sizeNet, error) {
 // Plan moves oversized strings into text artifacts.
 func (l *sizeNet) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
 	var out []engine.Rewrite
-	walkStrings(d, l.o.MaxInlineSize+1, func(s stringVisit) {
+	err := walkStrings(ctx, d, l.o.MaxInlineSize+1, func(s stringVisit) {
 		out = append(out, engine.Rewrite{
 			Path: s.Path, Target: s.Target, Form: s.Form,
 			Action: engine.ActionArtifact, Encoding: engine.EncodingText,
 			Keep: l.o.PreviewChars, Summary: l.o.Summary,
 		})
 	})
-	return out, nil
+	return out, err
 }
 
 var _ engine.Layer = (*sizeNet)(nil)

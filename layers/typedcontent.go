@@ -58,7 +58,10 @@ func (l *typedContent) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrit
 		return nil, nil
 	}
 	var out []engine.Rewrite
-	for _, b := range d.Blocks() {
+	for i, b := range d.Blocks() {
+		if i&255 == 255 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		var keep bool
 		switch b.Type {
 		case "image", "audio":

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -140,4 +141,24 @@ func AllocateID(namespace, sha256hex string, prefixLen int, owner func(id string
 			return "", fmt.Errorf("store: artifact[%s]: id taken by sha256 %s: %w", id, other, ErrInvalidID)
 		}
 	}
+}
+
+// maxQuotedID is how much of an invalid id QuoteID keeps.
+const maxQuotedID = 80
+
+// QuoteID returns id for an error message or a log line: a valid id as it
+// is, anything else Go-quoted and cut to its first 80 bytes with its full
+// length, so that an id a client or a user typed cannot flood a log or a
+// terminal, nor carry control characters into it.
+//
+//	QuoteID("tableau_1a2b")          // tableau_1a2b
+//	QuoteID("../etc/passwd\n")      // "../etc/passwd\n"
+func QuoteID(id string) string {
+	if ValidID(id) {
+		return id
+	}
+	if len(id) <= maxQuotedID {
+		return strconv.Quote(id)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(strings.ToValidUTF8(id[:maxQuotedID], "")), len(id))
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -183,4 +184,29 @@ func FuzzSanitizeNamespace(f *testing.F) {
 			t.Fatalf("SanitizeNamespace not idempotent: %q then %q", ns, again)
 		}
 	})
+}
+
+func TestQuoteID(t *testing.T) {
+	long := strings.Repeat("A", 100_000)
+	for _, tc := range []struct{ id, want string }{
+		{"tableau_1a2b", "tableau_1a2b"},
+		{"../etc/passwd\n", `"../etc/passwd\n"`},
+		{"", `""`},
+		{long, `"` + strings.Repeat("A", 80) + `"… (100000 bytes)`},
+	} {
+		if got := store.QuoteID(tc.id); got != tc.want {
+			t.Errorf("QuoteID(%.20q) = %.100q, want %.100q", tc.id, got, tc.want)
+		}
+	}
+}
+
+func TestNewRef(t *testing.T) {
+	o := store.PutOptions{Namespace: "n", MIMEType: "image/png", Filename: "a.png", MaxBytes: 9,
+		Scope: store.Scope{SessionID: "s"}, Source: store.Source{Server: "srv", Tool: "t", Path: "p", Layer: "l"}}
+	before := time.Now().UTC()
+	r := store.NewRef("n_abc", sum("x"), 42, o)
+	if r.ID != "n_abc" || r.SHA256 != sum("x") || r.SizeBytes != 42 || r.MIMEType != o.MIMEType || r.Filename != o.Filename ||
+		r.Scope != o.Scope || r.Source != o.Source || r.Truncated || r.Created.Before(before.Add(-time.Second)) || r.Created.Location() != time.UTC {
+		t.Errorf("NewRef = %+v", r)
+	}
 }

@@ -110,6 +110,11 @@ type Store interface {
 	Get(ctx context.Context, id string, rng *Range) (io.ReadCloser, Ref, error)
 	// Stat returns the ref of a stored artifact.
 	Stat(ctx context.Context, id string) (Ref, error)
+	// InScope reports whether the artifact was put under at least one
+	// scope that scope contains (see Scope.Contains): the question an
+	// access check asks ("was this made in this session?"), answered
+	// without paging through List. A missing id returns ErrNotFound.
+	InScope(ctx context.Context, id string, scope Scope) (bool, error)
 	// Exists reports whether the artifact is stored.
 	Exists(ctx context.Context, id string) (bool, error)
 	// Delete removes the artifact. Deleting a missing id returns ErrNotFound.

@@ -202,12 +202,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ct = "application/octet-stream"
 	}
 	w.Header().Set("Content-Type", ct)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	setSafetyHeaders(w.Header(), ct, ref.Filename)
 	w.Header().Set("Cache-Control", "private, max-age=300")
 	w.Header().Set("ETag", `"`+ref.SHA256+`"`)
-	if ref.Filename != "" {
-		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": ref.Filename}))
-	}
 	if rs, ok := rc.(io.ReadSeeker); ok {
 		http.ServeContent(w, r, "", ref.Created, rs)
 		return
@@ -223,21 +220,52 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // inSession reports whether artifact id was stored under session sid.
 func (h *Handler) inSession(r *http.Request, id, sid string) bool {
-	cursor := ""
-	for range 10000 {
-		refs, next, err := h.st.List(r.Context(), store.Scope{SessionID: sid}, cursor)
-		if err != nil {
-			return false
-		}
-		for _, ref := range refs {
-			if ref.ID == id {
-				return true
-			}
-		}
-		if next == "" {
-			return false
-		}
-		cursor = next
+	in, err := h.st.InScope(r.Context(), id, store.Scope{SessionID: sid})
+	return err == nil && in
+}
+
+// ContentSecurityPolicy is sent with every download: the bytes are
+// sandboxed (a unique origin, no scripts, no forms) and may load
+// nothing, so even a document a browser renders cannot act on the
+// gateway's origin, which passes the MCP endpoint's Origin check.
+const ContentSecurityPolicy = "sandbox; default-src 'none'"
+
+// setSafetyHeaders keeps an artifact from running on the gateway's
+// origin: nosniff and the sandboxing CSP always, and "attachment" (a
+// download, never rendered) for every type that is not known to be
+// passive. Passive types (images other than SVG, audio, video, PDF, plain
+// text, JSON) are shown inline unless the artifact has a file name.
+func setSafetyHeaders(h http.Header, contentType, filename string) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	disp := "inline"
+	if filename != "" || !InlineSafe(contentType) {
+		disp = "attachment"
+	}
+	params := map[string]string{}
+	if filename != "" {
+		params["filename"] = filename
+	}
+	h.Set("Content-Disposition", mime.FormatMediaType(disp, params))
+}
+
+// InlineSafe reports whether a browser may render contentType on the
+// gateway's origin: only types that cannot run script. HTML, SVG, XML,
+// JavaScript, CSS and every type not listed are not.
+func InlineSafe(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	switch {
+	case mt == "image/svg+xml":
+		return false
+	case strings.HasPrefix(mt, "image/"), strings.HasPrefix(mt, "audio/"), strings.HasPrefix(mt, "video/"):
+		return true
+	}
+	switch mt {
+	case "application/pdf", "text/plain", "application/json", "text/csv", "application/octet-stream":
+		return true
 	}
 	return false
 }

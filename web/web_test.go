@@ -71,3 +71,52 @@ func TestNewSignerRejectsBadBase(t *testing.T) {
 		}
 	}
 }
+
+// Issue 7: a downloaded HTML artifact rendered on the gateway's own
+// origin. Active types are attachments, every download is sandboxed.
+func TestActiveTypesNeverRender(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.NewConfig())
+	signer, err := NewSigner(SignerConfig{BaseURL: "http://127.0.0.1:1", Secret: []byte("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /artifacts/{id}", NewHandler(st, signer, nil))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, tc := range []struct {
+		mime, body string
+		inline     bool
+	}{
+		{"text/html", `<script>fetch("/mcp",{method:"POST"})</script>`, false},
+		{"text/html; charset=utf-8", `<h1>x</h1>`, false},
+		{"image/svg+xml", `<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`, false},
+		{"application/xhtml+xml", `<html xmlns="http://www.w3.org/1999/xhtml"/>`, false},
+		{"text/xml", `<x/>`, false},
+		{"application/javascript", `alert(1)`, false},
+		{"text/css", `body{}`, false},
+		{"", `<script>alert(1)</script>`, true}, // stored without a type: octet-stream
+		{"image/png", "\x89PNG\r\n\x1a\n", true},
+		{"application/pdf", "%PDF-1.4", true},
+	} {
+		ref, err := st.Put(ctx, strings.NewReader(tc.body), store.PutOptions{Namespace: "t", MIMEType: tc.mime})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(signer.URL(ref.ID, ""))
+		resp, err := http.Get(srv.URL + u.RequestURI())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		disp := h.Get("Content-Disposition")
+		if resp.StatusCode != 200 || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Content-Security-Policy") != "sandbox; default-src 'none'" {
+			t.Errorf("%s: %d %v", tc.mime, resp.StatusCode, h)
+		}
+		if tc.inline != strings.HasPrefix(disp, "inline") || !tc.inline && !strings.HasPrefix(disp, "attachment") {
+			t.Errorf("%s: Content-Disposition %q", tc.mime, disp)
+		}
+	}
+}

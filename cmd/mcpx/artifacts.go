@@ -20,7 +20,7 @@ import (
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
-const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm> [flags] [arguments]
+const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm|fsck> [flags] [arguments]
 
 Artifacts lists, reads and deletes what "mcpx transform" stored.
 
@@ -28,6 +28,7 @@ Commands:
   ls     list the stored artifacts
   get    write an artifact's exact bytes to stdout or a file
   rm     delete artifacts
+  fsck   check the store for damage, and repair it
 
 Run "mcpx artifacts <command> --help" for its flags and an example.
 `
@@ -45,6 +46,8 @@ func runArtifacts(args []string, stdout, stderr io.Writer) int {
 		return runArtifactsGet(args[1:], stdout, stderr)
 	case "rm", "delete":
 		return runArtifactsRm(args[1:], stderr)
+	case "fsck":
+		return runArtifactsFsck(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stderr, artifactsUsage)
 		return exitOK
@@ -60,7 +63,8 @@ var lsCmd = command{
 Ls lists the stored artifacts, oldest first, as a table: ID, MIME type,
 SIZE, FILENAME, SOURCE (server/tool) and CREATED (local time). With --json
 it writes one ArtifactRef JSON object per line instead, the same object
-transform puts in the output.`,
+transform puts in the output. Ls opens the store read-only: it changes
+nothing, and works on a folder this user cannot write.`,
 	example: `
 mcpx artifacts ls
 mcpx artifacts ls --json | jq -r 'select(.mime_type == "application/pdf") | .id'`,
@@ -75,6 +79,7 @@ func runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 		asJSON bool
 	)
 	o.register(fs)
+	o.readOnly = true
 	fs.BoolVar(&asJSON, "json", false, "write one ArtifactRef JSON object per line")
 	pos, code := parse(c, fs, args, stderr)
 	if code >= 0 {
@@ -152,7 +157,8 @@ var getCmd = command{
 	about: `
 Get writes the exact bytes of artifact ID to stdout, or to FILE with -o.
 FILE is written whole or not at all: the bytes go to a temporary file in the
-same folder, which is then renamed over FILE.`,
+same folder, which is then renamed over FILE. Get opens the store
+read-only.`,
 	example: `
 mcpx artifacts get -o sales.pdf tableau_1a2b3c4d5e6f
 mcpx artifacts get tableau_1a2b3c4d5e6f | file -`,
@@ -167,6 +173,7 @@ func runArtifactsGet(args []string, stdout, stderr io.Writer) int {
 		out string
 	)
 	o.register(fs)
+	o.readOnly = true
 	fs.StringVar(&out, "o", "", "write the bytes to `FILE` instead of stdout (\"-\" is stdout)")
 	pos, code := parse(c, fs, args, stderr)
 	if code >= 0 {
@@ -176,6 +183,9 @@ func runArtifactsGet(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, c, fmt.Errorf("want one artifact ID, got %d arguments", len(pos)))
 	}
 	id := pos[0]
+	if !store.ValidID(id) {
+		return fail(stderr, c, invalidID(id))
+	}
 	ctx := context.Background()
 	st, code := o.open(ctx, c, stderr)
 	if st == nil {
@@ -283,6 +293,10 @@ func runArtifactsRm(args []string, stderr io.Writer) int {
 
 	code = exitOK
 	for _, id := range pos {
+		if !store.ValidID(id) {
+			code = fail(stderr, c, invalidID(id))
+			continue
+		}
 		if err := st.Delete(ctx, id); err != nil {
 			code = fail(stderr, c, describe(err, id, st))
 		}
@@ -302,6 +316,14 @@ func (o *common) open(ctx context.Context, c command, stderr io.Writer) (*fsstor
 		return nil, fail(stderr, c, err)
 	}
 	return st, exitOK
+}
+
+// invalidID is the error for an argument that is not an artifact id. It
+// shows the argument quoted and cut short (store.QuoteID): a pasted
+// document must not come back whole on the terminal.
+func invalidID(id string) error {
+	return fmt.Errorf("%s is not an artifact id (ids look like tableau_1a2b3c4d5e6f; see 'mcpx artifacts ls'): %w",
+		store.QuoteID(id), store.ErrInvalidID)
 }
 
 // describe words the store errors a user meets by mistyping an id.

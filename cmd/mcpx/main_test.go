@@ -119,8 +119,8 @@ func TestRunDispatch(t *testing.T) {
 		{name: "help command", args: []string{"help"}, code: exitOK, wantStderr: []string{"Commands:"}},
 		{name: "help of a command", args: []string{"help", "artifacts", "get"}, code: exitOK, wantStderr: []string{"Usage: mcpx artifacts get"}},
 		{name: "unknown command", args: []string{"frobnicate"}, code: exitUsage, wantStderr: []string{`mcpx: unknown command "frobnicate"`}},
-		{name: "artifacts alone", args: []string{"artifacts"}, code: exitUsage, wantStderr: []string{"Usage: mcpx artifacts <ls|get|rm>"}},
-		{name: "artifacts help", args: []string{"artifacts", "--help"}, code: exitOK, wantStderr: []string{"Usage: mcpx artifacts <ls|get|rm>"}},
+		{name: "artifacts alone", args: []string{"artifacts"}, code: exitUsage, wantStderr: []string{"Usage: mcpx artifacts <ls|get|rm|fsck>"}},
+		{name: "artifacts help", args: []string{"artifacts", "--help"}, code: exitOK, wantStderr: []string{"Usage: mcpx artifacts <ls|get|rm|fsck>"}},
 		{name: "artifacts unknown", args: []string{"artifacts", "cp"}, code: exitUsage, wantStderr: []string{`mcpx artifacts: unknown command "cp"`}},
 	}
 	for _, tt := range tests {

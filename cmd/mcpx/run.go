@@ -189,6 +189,8 @@ func printHelp(w io.Writer, c command, fs *flag.FlagSet) {
 type common struct {
 	configPath string
 	storeDir   string
+	// readOnly opens the store with fsstore's WithReadOnly (ls, get).
+	readOnly bool
 }
 
 func (o *common) register(fs *flag.FlagSet) {
@@ -226,25 +228,34 @@ func (o *common) setup(stderr io.Writer) (config.File, hclog.Logger, error) {
 // openStore opens the file-system store in the folder given by --store,
 // else by the config file, else by fsstore.DefaultDir.
 func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logger) (*fsstore.Store, error) {
-	dir := o.storeDir
-	if dir == "" {
-		dir = cfg.Store.Dir
+	dir, err := o.resolveStoreDir(cfg, log)
+	if err != nil {
+		return nil, err
 	}
-	if dir == "" {
-		d, why, err := fsstore.DefaultDir()
-		if err != nil {
-			return nil, fmt.Errorf("default artifact store: %w", err)
-		}
-		if why != "" {
-			log.Info("default artifact store: "+why, "dir", d)
-		}
-		dir = d
-	}
-	st, err := fsstore.Open(ctx, dir, fsstore.NewConfig().WithLogger(log.Named("store")))
+	st, err := fsstore.Open(ctx, dir, fsstore.NewConfig().WithLogger(log.Named("store")).WithReadOnly(o.readOnly))
 	if err != nil {
 		return nil, fmt.Errorf("open artifact store: %w", err)
 	}
 	return st, nil
+}
+
+// resolveStoreDir returns the store's folder: --store, else the config
+// file's store.dir, else fsstore.DefaultDir.
+func (o *common) resolveStoreDir(cfg config.File, log hclog.Logger) (string, error) {
+	if o.storeDir != "" {
+		return o.storeDir, nil
+	}
+	if cfg.Store.Dir != "" {
+		return cfg.Store.Dir, nil
+	}
+	d, why, err := fsstore.DefaultDir()
+	if err != nil {
+		return "", fmt.Errorf("default artifact store: %w", err)
+	}
+	if why != "" {
+		log.Info("default artifact store: "+why, "dir", d)
+	}
+	return d, nil
 }
 
 // closeStore closes st, logging a failure: by then the command's output is

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/internal/config"
+	"github.com/mcpx-dev/mcpx/internal/redact"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
@@ -50,7 +51,15 @@ new or changed .wasm is swapped in without a restart (see "mcpx plugin
 --help").
 
 --check validates the config (strings may use ${VAR} and ${VAR:-default}),
-builds every configured layer, prints what it would run, and exits.
+builds every configured layer, prints what it would run, and exits. Values
+taken from the environment through ${VAR} are masked wherever mcpx prints
+them (logs, errors, --check).
+
+A stdio upstream gets only an allowlist of mcpx's environment (PATH, HOME,
+USER, SHELL, TERM, locale, TZ, TMPDIR, ...) plus its entry's "env";
+"inherit_env": true in the entry passes everything. The config's
+"serve.limits" caps message sizes, buffers, sessions, stderr logging and
+the HTTP timeouts (see the README, "Upstreams and limits").
 
 One upstream keeps its tool names; with several, tools are named
 {server}_{tool}. Resource URIs are passed on as the servers send them;
@@ -96,6 +105,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c, err)
 	}
+	stderr = maskSecrets(cfg, log, stderr)
 	if code := plug.applyOr(c, &cfg.Pipeline, stderr); code >= 0 {
 		return code
 	}
@@ -106,7 +116,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, c, fmt.Errorf("%s: no \"mcpServers\" to serve", o.configPath))
 	}
 	if check {
-		return checkServe(c, cfg, listen, o, stdout, stderr)
+		return checkServe(c, cfg, listen, o, redact.New(cfg.Secrets()).Writer(stdout), stderr)
 	}
 	return serveGateway(c, cfg, o, listen, log, stdin, stdout, stderr)
 }
@@ -123,7 +133,7 @@ func checkServe(c command, cfg config.File, listen string, o common, stdout, std
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: engine.Options{Store: st, Config: cfg.Pipeline}})
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: engine.Options{Store: st, Config: cfg.Pipeline}, Limits: cfg.Serve.Limits, Secrets: cfg.Secrets()})
 	if err != nil {
 		return fail(stderr, c, err)
 	}
@@ -203,7 +213,7 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 		}
 		eo.Linker = signer
 	}
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: eo, Logger: log, Version: moduleVersion()})
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: eo, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Secrets: cfg.Secrets()})
 	if err != nil {
 		return fail(stderr, c, err)
 	}
@@ -224,7 +234,7 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", gw.HTTPHandler(gateway.HTTPOptions{AllowedOrigins: cfg.Serve.AllowedOrigins, Tokens: cfg.Serve.Tokens, Logger: log}))
 	mux.Handle("GET /artifacts/{id}", web.NewHandler(st, signer, log))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(mux, cfg.Serve.Limits)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("serving", "mcp", "http://"+ln.Addr().String()+"/mcp")
@@ -238,6 +248,37 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	defer cancel()
 	_ = srv.Shutdown(sctx)
 	return exitOK
+}
+
+// newHTTPServer is the server of --listen, with the limits' timeouts: a
+// slow-loris client (headers or body a byte at a time, or an idle
+// keep-alive connection) is cut off instead of holding a connection
+// forever. There is no write timeout: SSE streams stay open as long as
+// their session.
+func newHTTPServer(h http.Handler, l gateway.Limits) *http.Server {
+	l = l.WithDefaults()
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: time.Duration(l.ReadHeaderTimeout),
+		ReadTimeout:       time.Duration(l.ReadTimeout),
+		IdleTimeout:       time.Duration(l.IdleTimeout),
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// maskSecrets makes log and the returned stderr mask the values the
+// config took from the environment (${VAR}); log must not have named
+// children yet (they keep the writer they were made with).
+func maskSecrets(cfg config.File, log hclog.Logger, stderr io.Writer) io.Writer {
+	red := redact.New(cfg.Secrets())
+	masked := red.Writer(stderr)
+	if masked == stderr {
+		return stderr
+	}
+	if r, ok := log.(hclog.OutputResettable); ok {
+		_ = r.ResetOutput(&hclog.LoggerOptions{Output: masked})
+	}
+	return masked
 }
 
 // moduleVersion is the version reported to MCP clients.

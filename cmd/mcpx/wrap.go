@@ -20,8 +20,9 @@ result passes through the layer chain (base64 blobs and oversized text
 become artifacts in the default store).
 
 The server's name (artifact id prefix, per-server config) is the command's
-base name. --config adds a config file's store, pipeline and log sections;
-its mcpServers are ignored.
+base name. It gets mcpx's whole environment (the client's "env" for the
+entry is meant for it). --config adds a config file's store, pipeline, log
+and serve.limits sections; its mcpServers are ignored.
 
 --preset runs a built-in WASM preset on every result of the server (presets
 already run for servers whose names contain theirs: a server named
@@ -57,11 +58,14 @@ func runWrap(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c, err)
 	}
+	stderr = maskSecrets(cfg, log, stderr)
 	if code := plug.applyOr(c, &cfg.Pipeline, stderr); code >= 0 {
 		return code
 	}
 	cfg.MCPServers = map[string]gateway.ServerConfig{
-		wrapName(pos[0]): {Command: pos[0], Args: pos[1:]},
+		// The environment mcpx got was made for this one server (the
+		// client's "env" for its entry): pass it on whole.
+		wrapName(pos[0]): {Command: pos[0], Args: pos[1:], InheritEnv: true},
 	}
 	return serveGateway(c, cfg, o, "", log, stdin, stdout, stderr)
 }

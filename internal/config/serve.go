@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/internal/redact"
 )
 
 // Serve configures "mcpx serve" over HTTP.
@@ -36,7 +37,20 @@ type Serve struct {
 	// URLTTL is how long a download URL stays valid ("15m"). Defaults to
 	// DefaultURLTTL.
 	URLTTL gateway.Duration `json:"url_ttl,omitempty"`
+	// Limits bound message sizes, buffers, sessions, stderr logging and
+	// the HTTP listener's timeouts (see gateway.Limits; "mcpx wrap" uses
+	// them too). Defaults to gateway.Limits' defaults.
+	Limits gateway.Limits `json:"limits,omitzero"`
+
+	// secrets are the values ${VAR} substitution took from the
+	// environment, by variable name.
+	secrets map[string]string
 }
+
+// Secrets returns the values that ${VAR} substitution took from the
+// environment, by variable name: mcpx masks them wherever it prints text
+// (see internal/redact). Defaults from ${VAR:-default} are not secrets.
+func (f File) Secrets() map[string]string { return f.Serve.secrets }
 
 // DefaultURLTTL is how long signed artifact URLs stay valid by default.
 const DefaultURLTTL = 15 * time.Minute
@@ -81,6 +95,34 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 // expandAndCheck substitutes environment variables in mcpServers and serve,
 // and checks those sections.
 func (f *File) expandAndCheck(lookup func(string) (string, bool)) error {
+	secrets := map[string]string{}
+	recorded := func(name string) (string, bool) {
+		v, ok := lookup(name)
+		if ok && v != "" {
+			secrets[name] = v
+		}
+		return v, ok
+	}
+	err := f.expandAndCheckWith(recorded)
+	f.Serve.secrets = secrets
+	if err != nil {
+		// a check may quote an expanded value (an invalid URL)
+		return &maskedError{msg: redact.New(secrets).String(err.Error()), err: err}
+	}
+	return nil
+}
+
+// maskedError is an error whose message has its secrets masked; it
+// unwraps to the original.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
+
+func (f *File) expandAndCheckWith(lookup func(string) (string, bool)) error {
 	for _, name := range sortedNames(f.MCPServers) {
 		s := f.MCPServers[name]
 		at := "mcpServers." + name
@@ -142,6 +184,9 @@ func (f *File) expandAndCheck(lookup func(string) (string, bool)) error {
 	}
 	if f.Serve.URLTTL < 0 {
 		return errors.New("serve.url_ttl must not be negative")
+	}
+	if err := f.Serve.Limits.Validate(); err != nil {
+		return fmt.Errorf("serve.%w", err)
 	}
 	return nil
 }

@@ -37,3 +37,39 @@ func TestMCPServers(t *testing.T) {
 		}
 	}
 }
+
+// Issue 7: values that came from ${VAR} are secrets, masked wherever they
+// are printed, config errors included.
+func TestSecretsRecordedAndMasked(t *testing.T) {
+	t.Setenv("MCPX_TEST_KEY", "sk-live-0123456789")
+	f, err := Decode([]byte(`{"mcpServers": {
+		"remote": {"url": "https://example.test/mcp?key=${MCPX_TEST_KEY}"},
+		"fs": {"command": "fs-mcp", "args": ["${MCPX_TEST_UNSET:-/srv}"]}
+	}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Secrets(); len(got) != 1 || got["MCPX_TEST_KEY"] != "sk-live-0123456789" {
+		t.Errorf("secrets: %v", got)
+	}
+	_, err = Decode([]byte(`{"mcpServers": {"remote": {"url": "ftp://example.test/mcp?key=${MCPX_TEST_KEY}"}}}`))
+	if err == nil || strings.Contains(err.Error(), "sk-live") || !strings.Contains(err.Error(), "${MCPX_TEST_KEY:masked}") {
+		t.Errorf("invalid url: error %v", err)
+	}
+}
+
+func TestServeLimits(t *testing.T) {
+	f, err := Decode([]byte(`{"serve": {"limits": {"max_message_bytes": 1048576, "session_idle_timeout": "5m", "max_sessions": 10}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := f.Serve.Limits.WithDefaults()
+	if l.MaxMessageBytes != 1<<20 || l.MaxSessions != 10 || l.SessionIdleTimeout.String() != "5m0s" || l.ReadHeaderTimeout == 0 {
+		t.Errorf("limits: %+v", l)
+	}
+	for _, in := range []string{`{"serve": {"limits": {"max_sessions": -1}}}`, `{"serve": {"limits": {"max_mesage_bytes": 1}}}`} {
+		if _, err := Decode([]byte(in)); err == nil {
+			t.Errorf("%s: no error", in)
+		}
+	}
+}

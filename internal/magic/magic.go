@@ -4,7 +4,10 @@
 // the offset its specification puts it, checked further where a short
 // signature alone would be weak (BMP's header fields, MPEG audio frames, a
 // ZIP's local file headers, a tar header's checksum). It never guesses from
-// statistics or file names: an unknown head is reported as unknown.
+// statistics or file names: an unknown head is reported as unknown. Its
+// answers agree with github.com/gabriel-vasile/mimetype on a corpus of real
+// files (testdata); reference_test.go lists the few deliberate differences
+// and why.
 package magic
 
 import (
@@ -30,16 +33,18 @@ type Type struct {
 }
 
 var (
-	typePDF  = Type{"application/pdf", ".pdf", "PDF"}
-	typePNG  = Type{"image/png", ".png", "PNG image"}
-	typeJPEG = Type{"image/jpeg", ".jpg", "JPEG image"}
-	typeGIF  = Type{"image/gif", ".gif", "GIF image"}
-	typeWebP = Type{"image/webp", ".webp", "WebP image"}
-	typeBMP  = Type{"image/bmp", ".bmp", "BMP image"}
-	typeTIFF = Type{"image/tiff", ".tif", "TIFF image"}
-	typeHEIC = Type{"image/heic", ".heic", "HEIC image"}
-	typeHEIF = Type{"image/heif", ".heif", "HEIF image"}
-	typeAVIF = Type{"image/avif", ".avif", "AVIF image"}
+	typePDF   = Type{"application/pdf", ".pdf", "PDF"}
+	typePNG   = Type{"image/png", ".png", "PNG image"}
+	typeJPEG  = Type{"image/jpeg", ".jpg", "JPEG image"}
+	typeGIF   = Type{"image/gif", ".gif", "GIF image"}
+	typeWebP  = Type{"image/webp", ".webp", "WebP image"}
+	typeBMP   = Type{"image/bmp", ".bmp", "BMP image"}
+	typeTIFF  = Type{"image/tiff", ".tif", "TIFF image"}
+	typeHEIC  = Type{"image/heic", ".heic", "HEIC image"}
+	typeHEIF  = Type{"image/heif", ".heif", "HEIF image"}
+	typeHEICS = Type{"image/heic-sequence", ".heics", "HEIC image sequence"}
+	typeHEIFS = Type{"image/heif-sequence", ".heifs", "HEIF image sequence"}
+	typeAVIF  = Type{"image/avif", ".avif", "AVIF image"}
 
 	typeZIP  = Type{"application/zip", ".zip", "ZIP archive"}
 	typeDOCX = Type{"application/vnd.openxmlformats-officedocument.wordprocessingml.document", ".docx", "Word document"}
@@ -62,7 +67,7 @@ var (
 	typeAAC  = Type{"audio/aac", ".aac", "AAC audio"}
 	typeWAV  = Type{"audio/wav", ".wav", "WAV audio"}
 	typeFLAC = Type{"audio/flac", ".flac", "FLAC audio"}
-	typeOgg  = Type{"audio/ogg", ".ogg", "Ogg audio"}
+	typeOgg  = Type{"application/ogg", ".ogg", "Ogg media"} // RFC 5334: codec unknown
 	typeVorb = Type{"audio/ogg", ".ogg", "Ogg Vorbis audio"}
 	typeOpus = Type{"audio/ogg", ".opus", "Opus audio"}
 	typeOFLC = Type{"audio/ogg", ".oga", "Ogg FLAC audio"}
@@ -77,17 +82,18 @@ var (
 	typeAVI  = Type{"video/x-msvideo", ".avi", "AVI video"}
 	typeWebM = Type{"video/webm", ".webm", "WebM video"}
 	typeMKV  = Type{"video/x-matroska", ".mkv", "Matroska video"}
+	typeMJ2  = Type{"video/mj2", ".mj2", "Motion JPEG 2000 video"}
 
 	typeSQLite = Type{"application/vnd.sqlite3", ".sqlite", "SQLite database"}
 	typeWasm   = Type{"application/wasm", ".wasm", "WebAssembly module"}
 )
 
 var allTypes = []Type{
-	typePDF, typePNG, typeJPEG, typeGIF, typeWebP, typeBMP, typeTIFF, typeHEIC, typeHEIF, typeAVIF,
+	typePDF, typePNG, typeJPEG, typeGIF, typeWebP, typeBMP, typeTIFF, typeHEIC, typeHEIF, typeHEICS, typeHEIFS, typeAVIF,
 	typeZIP, typeDOCX, typeXLSX, typePPTX, typeODT, typeODS, typeODP, typeEPUB,
 	typeGZIP, type7Z, typeRAR, typeBZ2, typeXZ, typeZSTD, typeTAR,
 	typeMP3, typeMPGA, typeAAC, typeWAV, typeFLAC, typeOgg, typeVorb, typeOpus, typeOFLC, typeSpx, typeOGV,
-	typeM4A, typeMP4, typeM4V, typeMOV, type3GP, type3G2, typeAVI, typeWebM, typeMKV,
+	typeM4A, typeMP4, typeM4V, typeMOV, type3GP, type3G2, typeMJ2, typeAVI, typeWebM, typeMKV,
 	typeSQLite, typeWasm,
 }
 
@@ -164,6 +170,8 @@ func Detect(head []byte) (Type, bool) {
 		return typeWasm, true
 	case len(h) >= 16 && string(h[4:8]) == "ftyp":
 		return detectFtyp(h)
+	case isQuickTimeAtom(h):
+		return typeMOV, true
 	case len(h) >= 2 && h[0] == 0xff && h[1]&0xe0 == 0xe0:
 		return detectMPEGAudio(h)
 	}
@@ -209,10 +217,14 @@ func isBMP(h []byte) bool {
 	return reserved == 0 && pixels >= 14+dib && size >= pixels
 }
 
-// detectZIP walks the local file headers in h. An archive whose entries name
-// the OPC markers ([Content_Types].xml or _rels/.rels) and a word/, xl/ or
-// ppt/ part is OOXML; one whose first entry is a stored "mimetype" is
-// OpenDocument or EPUB by its content; any other is a ZIP archive.
+// detectZIP walks the local file headers in h. An archive with a word/, xl/
+// or ppt/ part is OOXML when its entries also name an OPC marker
+// ([Content_Types].xml or _rels/.rels) or when its first entry is one an
+// Office package starts with (the markers, docProps/, customXml/ or the
+// main part itself, as mimetype accepts: some writers put the parts
+// first and the markers past the head). One whose first entry is a stored
+// "mimetype" is OpenDocument or EPUB by its content; any other is a ZIP
+// archive.
 func detectZIP(h []byte) (Type, bool) {
 	var opc bool
 	var main Type
@@ -230,6 +242,10 @@ func detectZIP(h []byte) (Type, bool) {
 		entries++
 		name := h[off+30 : nameEnd]
 		data := nameEnd + extraLen
+		if first {
+			// Stands in for the markers, as mimetype has it.
+			opc = isOOXMLFirstEntry(name)
+		}
 		switch {
 		case string(name) == "[Content_Types].xml", string(name) == "_rels/.rels":
 			opc = true
@@ -270,8 +286,15 @@ func detectZIP(h []byte) (Type, bool) {
 	return only(typeZIP, entries > 0)
 }
 
-func hasPrefixString(s, prefix string) bool {
-	return len(s) >= len(prefix) && s[:len(prefix)] == prefix
+// isOOXMLFirstEntry reports whether name is an entry an Office package
+// starts with.
+func isOOXMLFirstEntry(name []byte) bool {
+	for _, p := range [...]string{"[Content_Types].xml", "_rels/", "docProps/", "customXml/", "word/", "xl/", "ppt/"} {
+		if hasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // skipDescriptor finds the data descriptor of a streamed entry whose data
@@ -295,7 +318,9 @@ func skipDescriptor(h []byte, data int) int {
 // detectID3 checks an ID3v2 tag header and looks past the tag, when the head
 // reaches that far, for the audio it labels.
 func detectID3(h []byte) (Type, bool) {
-	if len(h) < 10 || h[3] < 2 || h[3] > 4 || h[4] == 0xff || h[5]&0x0f != 0 {
+	// Every published ID3v2 version has revision 0, and a tag holds at
+	// least one frame, so its size is never 0.
+	if len(h) < 10 || h[3] < 2 || h[3] > 4 || h[4] != 0 || h[5]&0x0f != 0 {
 		return Type{}, false
 	}
 	size := 0
@@ -304,6 +329,9 @@ func detectID3(h []byte) (Type, bool) {
 			return Type{}, false // sizes are synchsafe: 7 bits a byte
 		}
 		size = size<<7 | int(c)
+	}
+	if size == 0 {
+		return Type{}, false
 	}
 	end := 10 + size
 	if h[5]&0x10 != 0 {
@@ -341,7 +369,9 @@ func detectOgg(h []byte) (Type, bool) {
 		return typeOFLC, true
 	case hasPrefix(p, "Speex   "):
 		return typeSpx, true
-	case hasPrefix(p, "\x80theora"):
+	case hasPrefix(p, "\x80theora"),
+		hasPrefix(p, "fishead\x00"),           // Ogg Skeleton: leads a video's streams
+		hasPrefix(p, "\x01video\x00\x00\x00"): // OGM video
 		return typeOGV, true
 	}
 	return typeOgg, true
@@ -374,32 +404,64 @@ func detectEBML(h []byte) (Type, bool) {
 }
 
 // detectFtyp reads the major brand of an ISO base media file's ftyp box.
+// The brands and their types follow the registry at mp4ra.org as libmagic
+// and gabriel-vasile/mimetype name them. Every ISO base media file is an
+// MP4 file first: a well-formed ftyp box whose major brand is not listed
+// (there are hundreds, and new ones keep being registered) is MP4 video.
 func detectFtyp(h []byte) (Type, bool) {
 	size := binary.BigEndian.Uint32(h)
 	if size < 16 || size > 4096 || size%4 != 0 {
 		return Type{}, false
 	}
 	switch string(h[8:12]) {
-	case "isom", "iso2", "iso3", "iso4", "iso5", "iso6", "mp41", "mp42", "avc1", "dash", "mmp4", "MSNV", "NDAS", "f4v ":
-		return typeMP4, true
-	case "M4A ", "M4B ", "M4P ", "F4A ":
+	case "M4A ", "M4B ", "M4P ", "F4A ", "F4B ", "MSNV", "NDAS":
 		return typeM4A, true
 	case "M4V ", "M4VH", "M4VP":
 		return typeM4V, true
-	case "qt  ":
+	case "qt  ", "mqt ":
 		return typeMOV, true
-	case "3gp4", "3gp5", "3gp6", "3gp7", "3gs7", "3ge6", "3ge7", "3gg6":
+	case "3gp1", "3gp2", "3gp3", "3gp4", "3gp5", "3gp6", "3gp7", "3gs7", "3ge6", "3ge7", "3gg6":
 		return type3GP, true
-	case "3g2a", "3g2b", "3g2c":
+	case "3g24", "3g25", "3g26", "3g2a", "3g2b", "3g2c", "KDDI":
 		return type3G2, true
-	case "heic", "heix", "heim", "heis":
+	case "heic", "heix":
 		return typeHEIC, true
-	case "mif1", "msf1":
+	case "hevc", "hevx":
+		return typeHEICS, true
+	case "mif1", "heim", "heis", "avic":
 		return typeHEIF, true
+	case "msf1", "hevm", "hevs", "avcs":
+		return typeHEIFS, true
 	case "avif", "avis":
 		return typeAVIF, true
+	case "mj2s", "mjp2", "MFSM", "MGSV":
+		return typeMJ2, true
 	}
-	return Type{}, false
+	return typeMP4, true
+}
+
+// quickTimeAtoms are the top-level atoms a QuickTime movie from before the
+// ftyp box (QuickTime 6 and older) starts with.
+var quickTimeAtoms = [...]string{"moov", "mdat", "free", "skip", "pnot"}
+
+// isQuickTimeAtom checks for a classic QuickTime movie: a top-level atom of
+// a known type and a plausible size at the start, or the 8-byte "wide" atom
+// that reserves room for a 64-bit mdat size.
+func isQuickTimeAtom(h []byte) bool {
+	if hasPrefix(h, "\x00\x00\x00\x08wide") {
+		return true
+	}
+	// The atom's first child (or, for mdat, its data) follows; its size's
+	// high byte is 0, as in libmagic's and mimetype's check.
+	if len(h) < 16 || h[8] != 0 || binary.BigEndian.Uint32(h) < 8 {
+		return false
+	}
+	for _, a := range quickTimeAtoms {
+		if string(h[4:8]) == a {
+			return true
+		}
+	}
+	return false
 }
 
 // detectMPEGAudio checks an MPEG audio or ADTS frame header at h[0], and the

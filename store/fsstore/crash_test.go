@@ -135,22 +135,26 @@ func TestCrashPoints(t *testing.T) {
 		delete bool
 		// before checks the folder the killed process left.
 		before func(t *testing.T, dir string)
+		// recovered is set when recovery must keep the killed call's blob,
+		// re-indexed: renamed into place but never journaled, nothing
+		// proves it garbage.
+		recovered bool
 	}{
 		{"put:synced", false, func(t *testing.T, dir string) {
 			if left := readDirNames(t, filepath.Join(dir, tmpName)); len(left) != 1 {
 				t.Errorf("killed after the temp file's fsync: tmp/ holds %v, want the temp file", left)
 			}
-		}},
+		}, false},
 		{"put:renamed", false, func(t *testing.T, dir string) {
 			if _, err := os.Stat(crashBlob(dir)); err != nil {
 				t.Errorf("killed after the rename: blob missing: %v", err)
 			}
-		}},
+		}, true},
 		{"delete:journaled", true, func(t *testing.T, dir string) {
 			if _, err := os.Stat(crashBlob(dir)); err != nil {
 				t.Errorf("killed after the delete's journal record: blob missing: %v", err)
 			}
-		}},
+		}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.point, func(t *testing.T) {
@@ -177,10 +181,18 @@ func TestCrashPoints(t *testing.T) {
 			for _, r := range refs {
 				got = append(got, r.ID)
 			}
-			if want := []string{base[0].ID, base[1].ID}; !slices.Equal(got, want) {
+			want := []string{base[0].ID, base[1].ID}
+			if tc.recovered {
+				want = append(want, store.NewID(recoveredNamespace, sum, store.DefaultIDPrefixLen))
+			}
+			if !slices.Equal(got, want) {
 				t.Errorf("after the kill lists %v, want %v", got, want)
 			}
-			if _, err := os.Stat(crashBlob(dir)); !os.IsNotExist(err) {
+			_, err := os.Stat(crashBlob(dir))
+			if tc.recovered && err != nil {
+				t.Errorf("blob of the killed put gone after recovery: %v", err)
+			}
+			if !tc.recovered && !os.IsNotExist(err) {
 				t.Errorf("blob of the killed call still there after recovery (%v)", err)
 			}
 		})

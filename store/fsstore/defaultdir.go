@@ -1,15 +1,21 @@
 package fsstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
+// ErrRelativePath is returned by DefaultDir when MCPX_HOME is not an
+// absolute path.
+var ErrRelativePath = errors.New("fsstore: not an absolute path")
+
 // DefaultDir returns the folder the store uses when none is configured:
 //
-//   - $MCPX_HOME/artifacts when MCPX_HOME is set (made absolute);
+//   - $MCPX_HOME/artifacts when MCPX_HOME is set; it must be an absolute
+//     path;
 //   - else $XDG_DATA_HOME/mcpx/artifacts when XDG_DATA_HOME is an absolute
 //     path (the XDG spec ignores relative ones);
 //   - else $HOME/.local/share/mcpx/artifacts when HOME is an absolute path;
@@ -25,15 +31,17 @@ import (
 //
 // # Errors
 //
-// When MCPX_HOME cannot be made absolute, or the temp fallback folder
-// cannot be created or is not private.
+// ErrRelativePath (wrapped) when MCPX_HOME is set to a relative path; an
+// error when the temp fallback folder cannot be created or is not private.
 func DefaultDir() (dir, why string, err error) {
 	if h := os.Getenv("MCPX_HOME"); h != "" {
-		abs, err := filepath.Abs(h)
-		if err != nil {
-			return "", "", fmt.Errorf("fsstore: MCPX_HOME[%s]: %w", h, err)
+		if !filepath.IsAbs(h) {
+			// Resolving it would follow the working folder of whichever
+			// process starts mcpx (an MCP client, an IDE): artifacts would
+			// scatter, and a store could land in a project folder.
+			return "", "", fmt.Errorf("fsstore: MCPX_HOME %q: %w", h, ErrRelativePath)
 		}
-		return filepath.Join(abs, "artifacts"), "", nil
+		return filepath.Join(h, "artifacts"), "", nil
 	}
 	var notes []string
 	if x := os.Getenv("XDG_DATA_HOME"); x != "" {

@@ -3,11 +3,22 @@
 //
 // # Layout
 //
+//	<dir>/mcpx-store.json    the marker: {"format":"mcpx-fsstore","version":1}
 //	<dir>/blobs/ab/ab12…ef   content-addressed bytes, one file per sha256
 //	<dir>/index.jsonl        the journal: every put, added scope and delete
 //	<dir>/tmp/               puts in progress (same file system as blobs/)
+//	<dir>/lost+found/        what recovery could not place (never deleted)
 //	<dir>/open.lock          held shared by every open store
 //	<dir>/write.lock         held exclusive by one mutation at a time
+//
+// # Whose folder
+//
+// Open makes a folder a store only when it is missing, empty, or carries
+// the marker (a folder holding only what a store made before markers
+// existed is adopted and marked). Any other folder, such as a project
+// folder or the home folder named by mistake, fails with ErrNotAStore
+// before anything in it is touched. tmp/ and blobs/ must be real folders:
+// a symbolic link there is refused, never followed.
 //
 // # Writes
 //
@@ -38,12 +49,32 @@
 // # Recovery
 //
 // An Open that finds no other process using the folder (it gets open.lock
-// exclusively) empties tmp/ (puts that never finished), drops journal
-// entries whose blob is missing or has the wrong size, deletes blobs that no
-// entry holds (a kill between rename and journal append, or between a
-// delete's journal record and the blob's removal), and compacts the journal
-// when needed. Whatever point a kill hit, the reopened store lists only
-// artifacts that read back byte-exact, and leaves no files behind.
+// exclusively) removes the temp files of puts that never finished (only
+// names the store mints: put-<n>, index-<n>.jsonl; anything else is left
+// and logged), drops journal entries whose blob is missing or has the wrong
+// size, and compacts the journal when needed. A blob no journal entry holds
+// is never deleted unless the journal records its deletion (a kill between
+// a delete's record and the blob's removal): it is hashed, and re-indexed
+// as "recovered_<sha256 prefix>" when its bytes match its name (a kill
+// between a put's rename and its journal record, a truncated or damaged
+// journal), or moved to lost+found/ when they do not. A re-indexed artifact
+// keeps only what its blob proves, its bytes, sha256 and size: its MIME
+// type, file name, source and scopes were in the lost journal lines, which
+// are copied to lost+found/ before compaction drops them. It has the empty
+// scope, so only an unscoped List (mcpx artifacts ls) shows it. Damage is
+// logged at warn level with counts; Check and Repair (mcpx artifacts fsck)
+// report it without opening the store for writing.
+//
+// Whatever point a kill hit, the reopened store lists only artifacts that
+// read back byte-exact.
+//
+// # Read-only
+//
+// WithReadOnly opens a store for reading only: no marker, lock, journal or
+// temp file is created or changed, so a store on a read-only mount or in a
+// folder this user cannot write can be listed and read. It takes the lock
+// files shared when it can open them, and reads a missing folder as an
+// empty store. Put and Delete return ErrReadOnly.
 //
 // # Several processes
 //
@@ -58,10 +89,14 @@
 // closed off by the next writer, so it never merges with a good record.
 //
 // Locks are flock(2) locks: fsstore works on Linux, macOS and the BSDs, on
-// local file systems. Open fails on other systems.
+// local file systems. On other systems (Windows among them) Open fails with
+// ErrUnsupportedPlatform: shared and exclusive locks that convert, renaming
+// over an open journal and removing a blob a reader holds open all behave
+// differently there, and a store that only seemed to work would lose data.
 package fsstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -69,9 +104,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -83,6 +118,23 @@ import (
 // DefaultPageSize is the number of refs List returns per page by default.
 const DefaultPageSize = 100
 
+// Sentinel errors, wrapped with %w: match them with errors.Is.
+var (
+	// ErrNotAStore is returned by Open for a folder that is neither empty
+	// nor marked as a store, or whose tmp/ or blobs/ is not the store's
+	// own folder. Nothing in the folder was changed.
+	ErrNotAStore = errors.New("fsstore: not an artifact store folder")
+	// ErrReadOnly is returned by Put and Delete on a store opened with
+	// WithReadOnly.
+	ErrReadOnly = errors.New("fsstore: store is open read-only")
+	// ErrBusy is returned by Repair when another process has the store
+	// open.
+	ErrBusy = errors.New("fsstore: store is in use by another process")
+	// ErrUnsupportedPlatform is returned by Open on systems without
+	// flock(2); it wraps errors.ErrUnsupported.
+	ErrUnsupportedPlatform = fmt.Errorf("fsstore: file locks are not supported on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+)
+
 // Names inside the store's folder.
 const (
 	journalName   = "index.jsonl"
@@ -90,6 +142,7 @@ const (
 	tmpName       = "tmp"
 	openLockName  = "open.lock"
 	writeLockName = "write.lock"
+	lostFoundName = "lost+found"
 )
 
 // compactMinRecords is the journal length under which Open never compacts
@@ -102,6 +155,7 @@ type Config struct {
 	pageSize    int
 	idPrefixLen int
 	log         hclog.Logger
+	readOnly    bool
 }
 
 // NewConfig returns the default configuration.
@@ -136,12 +190,36 @@ func (c Config) WithLogger(l hclog.Logger) Config {
 	return c
 }
 
+// WithReadOnly opens the store for reading only (see the package doc):
+// nothing in the folder is created or changed, and Put and Delete return
+// ErrReadOnly. Defaults to false.
+//
+//	cfg := fsstore.NewConfig().WithReadOnly(true)
+func (c Config) WithReadOnly(readOnly bool) Config {
+	c.readOnly = readOnly
+	return c
+}
+
 // Store is an artifact store on a folder. It is safe for concurrent use, by
 // goroutines and by other processes that open the same folder.
 type Store struct {
 	dir, blobsDir, tmpDir, journalPath string
 	pageSize, idPrefixLen              int
 	log                                hclog.Logger
+	readOnly                           bool
+
+	// repair (set by Repair) makes open fail with ErrBusy unless this
+	// process has the folder to itself, and quarantine the blobs in
+	// corrupt after recovery.
+	repair  bool
+	corrupt []string
+	// deletedBlobs, when not nil (during recovery and Check), collects the
+	// sha256 of every blob the journal's delete records freed: the only
+	// blobs recovery may remove.
+	deletedBlobs map[string]bool
+	// damagedLines, when not nil (during recovery), collects the journal
+	// lines that failed their checksum, to be kept in lost+found/.
+	damagedLines *[][]byte
 
 	// hook, when set (by tests), is called at named points of Put and
 	// Delete to simulate a kill there.
@@ -157,6 +235,7 @@ type Store struct {
 	seen      int64 // journal size when last read
 	torn      bool  // the journal ends in a line without '\n'
 	skipped   int   // good lines whose record could not be applied
+	badLines  int   // complete lines that failed their checksum or decoding
 }
 
 var _ store.Store = (*Store)(nil)
@@ -173,9 +252,21 @@ var _ store.Store = (*Store)(nil)
 // syscall.ENOTDIR for a path under a regular file), ctx.Err() when ctx ends
 // first.
 func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
+	s, err := newStore(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.open(ctx); err != nil {
+		s.closeFiles()
+		return nil, fmt.Errorf("fsstore: dir[%s]: %w", s.dir, err)
+	}
+	return s, nil
+}
+
+// newStore returns a Store for dir, not yet opened.
+func newStore(dir string, cfg Config) (*Store, error) {
 	if !locksSupported {
-		_, err := tryFlock(nil, false)
-		return nil, fmt.Errorf("fsstore: dir[%s]: %w", dir, err)
+		return nil, fmt.Errorf("fsstore: dir[%s]: %w", dir, ErrUnsupportedPlatform)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -189,6 +280,7 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 		pageSize:    cfg.pageSize,
 		idPrefixLen: cfg.idPrefixLen,
 		log:         cfg.log,
+		readOnly:    cfg.readOnly,
 		cat:         catalog.New(),
 	}
 	if s.pageSize < 1 {
@@ -200,16 +292,27 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
 	}
-	if err := s.open(ctx); err != nil {
-		s.closeFiles()
-		return nil, fmt.Errorf("fsstore: dir[%s]: %w", abs, err)
-	}
 	return s, nil
 }
 
 func (s *Store) open(ctx context.Context) error {
-	for _, d := range []string{s.dir, s.blobsDir, s.tmpDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
+	if s.readOnly {
+		return s.openReadOnly(ctx)
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
+	if _, err := claimFolder(s.dir, true); err != nil {
+		return err
+	}
+	for _, name := range []string{blobsName, tmpName, lostFoundName} {
+		if err := checkOwnFolder(s.dir, name); err != nil {
+			return err
+		}
+		if name == lostFoundName {
+			continue // made when something is put there
+		}
+		if err := os.Mkdir(filepath.Join(s.dir, name), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 	}
@@ -224,9 +327,17 @@ func (s *Store) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.repair && !alone {
+		return ErrBusy
+	}
 	if alone {
 		if err := s.recover(); err != nil {
 			return err
+		}
+		if s.repair {
+			if err := s.quarantine(s.corrupt); err != nil {
+				return err
+			}
 		}
 	}
 	// Convert to (or wait for) a shared hold for the store's lifetime. A
@@ -258,6 +369,60 @@ func (s *Store) open(ctx context.Context) error {
 	defer funlock(s.writeLock)
 	_, err = s.catchUp()
 	return err
+}
+
+// openReadOnly opens the store without writing anything: a missing folder
+// or journal reads as an empty store, lock files that are missing or
+// cannot be opened are done without.
+func (s *Store) openReadOnly(ctx context.Context) error {
+	exists, err := claimFolder(s.dir, false)
+	if err != nil || !exists {
+		return err
+	}
+	if s.openLock, err = openIfPresent(filepath.Join(s.dir, openLockName)); err != nil {
+		return err
+	}
+	if s.openLock != nil {
+		// Shared, like every open store: waits while another process
+		// recovers, and keeps recovery from starting while this is open.
+		if err := flock(ctx, s.openLock, false); err != nil {
+			return err
+		}
+	}
+	if s.writeLock, err = openIfPresent(filepath.Join(s.dir, writeLockName)); err != nil {
+		return err
+	}
+	if s.journal, err = openIfPresent(s.journalPath); err != nil {
+		return err
+	}
+	if s.journal == nil {
+		if shards, _ := os.ReadDir(s.blobsDir); len(shards) > 0 {
+			s.log.Warn("the store has blobs but no journal; a read-only open lists none of them: run 'mcpx artifacts fsck'", "dir", s.dir)
+		}
+		return nil
+	}
+	unlock, err := s.lockWrite(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if s.torn || s.badLines > 0 {
+		// Recovery would re-index what the damage hid; a read-only open
+		// must not, so it says where to look.
+		s.log.Warn("the journal is damaged; a read-only open may list fewer artifacts than the store holds: run 'mcpx artifacts fsck'",
+			"journal", s.journalPath, "damaged_lines", s.badLines, "torn_last_line", s.torn)
+	}
+	return nil
+}
+
+// openIfPresent opens path for reading; nil when it is missing or this
+// user may not read it.
+func openIfPresent(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return nil, nil
+	}
+	return f, err
 }
 
 func (s *Store) openJournal() (*os.File, error) {
@@ -292,6 +457,10 @@ func (s *Store) at(point string) {
 // catchUp applies what was appended to the journal since it was last read.
 // The caller holds mu and write.lock (shared or exclusive).
 func (s *Store) catchUp() (scanResult, error) {
+	if s.journal == nil {
+		// A read-only store on a folder without a journal.
+		return scanResult{}, nil
+	}
 	fi, err := s.journal.Stat()
 	if err != nil {
 		return scanResult{}, fmt.Errorf("journal: %w", err)
@@ -303,12 +472,17 @@ func (s *Store) catchUp() (scanResult, error) {
 	if size < s.off {
 		return scanResult{}, fmt.Errorf("journal: %s shrank from %d to %d bytes while open", s.journalPath, s.off, size)
 	}
-	res, err := scanJournal(io.NewSectionReader(s.journal, s.off, size-s.off), s.apply)
+	var keep func([]byte)
+	if s.damagedLines != nil {
+		keep = func(line []byte) { *s.damagedLines = append(*s.damagedLines, bytes.Clone(line)) }
+	}
+	res, err := scanJournal(io.NewSectionReader(s.journal, s.off, size-s.off), s.apply, keep)
 	if err != nil {
 		return res, fmt.Errorf("journal: read %s: %w", s.journalPath, err)
 	}
 	if len(res.bad) > 0 {
-		s.log.Warn("skipped damaged journal lines", "journal", s.journalPath, "from_offset", s.off, "lines", res.bad)
+		s.badLines += len(res.bad)
+		s.log.Warn("skipped damaged journal lines", "journal", s.journalPath, "from_offset", s.off, "count", len(res.bad), "lines", firstFew(res.bad))
 	}
 	s.off += res.consumed
 	s.seen = size
@@ -327,7 +501,10 @@ func (s *Store) apply(rec record) {
 	case opScope:
 		s.cat.AddScope(rec.ID, *rec.Scope)
 	case opDel:
-		s.cat.Remove(rec.ID)
+		e, free, ok := s.cat.Remove(rec.ID)
+		if ok && free && s.deletedBlobs != nil {
+			s.deletedBlobs[e.Ref.SHA256] = true
+		}
 	case opSeq:
 		s.cat.AdvanceSeq(rec.Seq)
 	}
@@ -377,13 +554,22 @@ func (s *Store) lockWrite(ctx context.Context, exclusive bool) (func(), error) {
 		s.mu.Unlock()
 		return nil, store.ErrClosed
 	}
-	if err := flock(ctx, s.writeLock, exclusive); err != nil {
+	if exclusive && s.readOnly {
 		s.mu.Unlock()
-		return nil, err
+		return nil, ErrReadOnly
+	}
+	// A read-only store may have no write.lock to take (see openReadOnly).
+	if s.writeLock != nil {
+		if err := flock(ctx, s.writeLock, exclusive); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
 	}
 	unlock := func() {
-		if err := funlock(s.writeLock); err != nil {
-			s.log.Warn("unlock failed", "file", s.writeLock.Name(), "error", err)
+		if s.writeLock != nil {
+			if err := funlock(s.writeLock); err != nil {
+				s.log.Warn("unlock failed", "file", s.writeLock.Name(), "error", err)
+			}
 		}
 		s.mu.Unlock()
 	}
@@ -401,6 +587,9 @@ func (s *Store) readLocked(ctx context.Context) error {
 	if s.closed {
 		s.mu.RUnlock()
 		return store.ErrClosed
+	}
+	if s.journal == nil {
+		return nil // a read-only store on a folder without a journal
 	}
 	fi, err := s.journal.Stat()
 	if err == nil && fi.Size() == s.seen {
@@ -430,6 +619,9 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 	s.mu.RUnlock()
 	if closed {
 		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, store.ErrClosed)
+	}
+	if s.readOnly {
+		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, ErrReadOnly)
 	}
 	if err := ctx.Err(); err != nil {
 		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, err)
@@ -488,16 +680,7 @@ func (s *Store) commit(ctx context.Context, tmpName string, n int64, sum, ns str
 	if err != nil {
 		return store.Ref{}, err
 	}
-	ref := store.Ref{
-		ID:        id,
-		MIMEType:  o.MIMEType,
-		SizeBytes: n,
-		Filename:  o.Filename,
-		SHA256:    sum,
-		Scope:     o.Scope,
-		Source:    o.Source,
-		Created:   time.Now().UTC().Round(0),
-	}
+	ref := store.NewRef(id, sum, n, o)
 	blob := s.blobPath(sum)
 	wroteBlob := false
 	if s.cat.BlobRefs(sum) == 0 {
@@ -583,21 +766,39 @@ func (s *Store) Stat(ctx context.Context, id string) (store.Ref, error) {
 }
 
 func (s *Store) stat(ctx context.Context, id string) (store.Ref, error) {
+	var ref store.Ref
+	err := s.lookup(ctx, id, func(e *catalog.Entry) { ref = e.Ref })
+	return ref, err
+}
+
+// InScope reports whether the artifact was put under a scope that scope
+// contains.
+func (s *Store) InScope(ctx context.Context, id string, scope store.Scope) (bool, error) {
+	var in bool
+	err := s.lookup(ctx, id, func(e *catalog.Entry) {
+		in = slices.ContainsFunc(e.Scopes, scope.Contains)
+	})
+	return in, err
+}
+
+// lookup calls fn with the entry of id, under the read lock.
+func (s *Store) lookup(ctx context.Context, id string, fn func(*catalog.Entry)) error {
 	if err := ctx.Err(); err != nil {
-		return store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
 	if !store.ValidID(id) {
-		return store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrInvalidID)
+		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
 	}
 	if err := s.readLocked(ctx); err != nil {
-		return store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
 	defer s.mu.RUnlock()
 	e, ok := s.cat.Get(id)
 	if !ok {
-		return store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
+		return fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
 	}
-	return e.Ref, nil
+	fn(e)
+	return nil
 }
 
 // Exists reports whether the artifact is stored.
@@ -615,10 +816,10 @@ func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
 // Delete removes the artifact, and its blob when no other id holds it.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
 	if !store.ValidID(id) {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrInvalidID)
+		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
 	}
 	unlock, err := s.lockWrite(ctx, true)
 	if err != nil {

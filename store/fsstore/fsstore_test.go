@@ -62,7 +62,10 @@ func (s splitStore) Get(ctx context.Context, id string, rng *store.Range) (io.Re
 }
 func (s splitStore) Stat(ctx context.Context, id string) (store.Ref, error) { return s.r.Stat(ctx, id) }
 func (s splitStore) Exists(ctx context.Context, id string) (bool, error)    { return s.r.Exists(ctx, id) }
-func (s splitStore) Delete(ctx context.Context, id string) error            { return s.w.Delete(ctx, id) }
+func (s splitStore) InScope(ctx context.Context, id string, sc store.Scope) (bool, error) {
+	return s.r.InScope(ctx, id, sc)
+}
+func (s splitStore) Delete(ctx context.Context, id string) error { return s.w.Delete(ctx, id) }
 func (s splitStore) List(ctx context.Context, sc store.Scope, c string) ([]store.Ref, string, error) {
 	return s.r.List(ctx, sc, c)
 }
@@ -75,6 +78,16 @@ func TestConformanceTwoHandles(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		dir := t.TempDir()
 		return splitStore{w: openT(t, dir, NewConfig().WithPageSize(7)), r: openT(t, dir, NewConfig().WithPageSize(7))}
+	})
+}
+
+// TestConformanceReadOnlyReader reads through a handle opened with
+// WithReadOnly while another handle writes.
+func TestConformanceReadOnlyReader(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		dir := t.TempDir()
+		w := openT(t, dir, NewConfig().WithPageSize(7))
+		return splitStore{w: w, r: openT(t, dir, NewConfig().WithPageSize(7).WithReadOnly(true))}
 	})
 }
 
@@ -332,10 +345,12 @@ func TestLeftovers(t *testing.T) {
 	}
 	s2.Close(context.Background())
 	refs := checkConsistent(t, dir)
-	if len(refs) != 1 || refs[0].ID != keep.ID {
-		t.Errorf("after recovery lists %v, want only %s", refs, keep.ID)
+	recovered := store.NewID(recoveredNamespace, sum, store.DefaultIDPrefixLen)
+	if len(refs) != 2 || refs[0].ID != keep.ID || refs[1].ID != recovered {
+		t.Errorf("after recovery lists %v, want %s and the orphan re-indexed as %s", refs, keep.ID, recovered)
 	}
-	for _, want := range []string{"removed unfinished puts", "dropped artifact whose blob is unusable", "collected unreferenced blobs", "compacted journal"} {
+	for _, want := range []string{"unfinished_puts_removed=2", "dropped artifact whose blob is unusable",
+		"re-indexed a blob", "compacted journal", "recovered a damaged store", "artifacts_without_blob=1 blobs_reindexed=1"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("recovery log lacks %q:\n%s", want, logs.String())
 		}
@@ -380,20 +395,26 @@ func TestTornJournal(t *testing.T) {
 	}
 	appendFile(t, filepath.Join(dir, journalName), string(full[:len(full)/2]))
 
+	// The torn record's blob is kept, re-indexed from its name and size.
 	refs := checkConsistent(t, dir)
-	if len(refs) != 1 || refs[0].ID != a.ID {
-		t.Fatalf("after a torn append lists %v, want [%s]", refs, a.ID)
+	recovered := store.NewID(recoveredNamespace, sum, store.DefaultIDPrefixLen)
+	if len(refs) != 2 || refs[0].ID != a.ID || refs[1].ID != recovered {
+		t.Fatalf("after a torn append lists %v, want [%s %s]", refs, a.ID, recovered)
 	}
-	if lines := journalLines(t, dir); len(lines) != 1 {
-		t.Errorf("journal after recovery has %d lines, want 1: %q", len(lines), lines)
+	if lines := journalLines(t, dir); len(lines) != 2 {
+		t.Errorf("journal after recovery has %d lines, want 2: %q", len(lines), lines)
+	}
+	// The torn half line is kept in lost+found.
+	if kept := lostFound(t, dir); len(kept) != 1 || !strings.Contains(kept[0].text, `"op":"put"`) {
+		t.Errorf("lost+found holds %v, want the torn line", kept)
 	}
 	// The store keeps working: the next put is journaled whole.
 	s2 := openT(t, dir, NewConfig())
 	b := putT(t, s2, orphan, store.PutOptions{})
 	s2.Close(context.Background())
 	refs = checkConsistent(t, dir)
-	if len(refs) != 2 || refs[1].ID != b.ID {
-		t.Errorf("after put lists %v, want [%s %s]", refs, a.ID, b.ID)
+	if len(refs) != 3 || refs[2].ID != b.ID {
+		t.Errorf("after put lists %v, want [%s %s %s]", refs, a.ID, recovered, b.ID)
 	}
 }
 
@@ -427,7 +448,7 @@ func TestDamagedJournalLine(t *testing.T) {
 	}
 	s2.Close(context.Background())
 	got := checkConsistent(t, dir)
-	want := []string{refs[0].ID, refs[2].ID}
+	want := []string{refs[0].ID, refs[2].ID, store.NewID(recoveredNamespace, refs[1].SHA256, store.DefaultIDPrefixLen)}
 	var gotIDs []string
 	for _, r := range got {
 		gotIDs = append(gotIDs, r.ID)
@@ -435,8 +456,13 @@ func TestDamagedJournalLine(t *testing.T) {
 	if !slices.Equal(gotIDs, want) {
 		t.Errorf("after a damaged line lists %v, want %v", gotIDs, want)
 	}
-	if !strings.Contains(logs.String(), "skipped damaged journal lines") {
-		t.Errorf("damaged line not logged:\n%s", logs.String())
+	for _, w := range []string{"skipped damaged journal lines", "[WARN]  recovered a damaged store", "damaged_journal_lines=1", "blobs_reindexed=1"} {
+		if !strings.Contains(logs.String(), w) {
+			t.Errorf("damage not logged (%q):\n%s", w, logs.String())
+		}
+	}
+	if kept := lostFound(t, dir); len(kept) != 1 || !strings.Contains(kept[0].text, refs[1].ID) {
+		t.Errorf("lost+found holds %v, want the damaged line naming %s", kept, refs[1].ID)
 	}
 	for _, l := range journalLines(t, dir) {
 		if _, err := parseLine([]byte(l)); err != nil {
@@ -532,6 +558,18 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), ro) {
 		t.Errorf("Open on a read-only folder: error %v, want a permission error naming %s", err, ro)
+	}
+}
+
+// TestDefaultDirRelativeHome: a relative MCPX_HOME is an error, not taken
+// silently relative to the working folder.
+func TestDefaultDirRelativeHome(t *testing.T) {
+	for _, h := range []string{"relative/home", ".", "../x"} {
+		t.Setenv("MCPX_HOME", h)
+		dir, _, err := DefaultDir()
+		if !errors.Is(err, ErrRelativePath) || !strings.Contains(err.Error(), "MCPX_HOME") || !strings.Contains(err.Error(), h) {
+			t.Errorf("DefaultDir with MCPX_HOME=%q: %q, %v; want ErrRelativePath naming it", h, dir, err)
+		}
 	}
 }
 
@@ -808,4 +846,44 @@ func TestPutStreams(t *testing.T) {
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
 		t.Errorf("a 1000 byte ranged read allocated %d KiB", alloc>>10)
 	}
+}
+
+// BenchmarkAccessCheck compares the session check the gateway and the
+// web handler make per read: InScope against paging List until the id
+// shows up (what they did before InScope), for the last of 5000 artifacts
+// in one session.
+func BenchmarkAccessCheck(b *testing.B) {
+	ctx := context.Background()
+	s := openT(b, b.TempDir(), NewConfig())
+	scope := store.Scope{SessionID: "s"}
+	var last store.Ref
+	for i := range 5000 {
+		last = putT(b, s, []byte(fmt.Sprint("artifact ", i)), store.PutOptions{Scope: scope})
+	}
+	b.Run("InScope", func(b *testing.B) {
+		for b.Loop() {
+			if in, err := s.InScope(ctx, last.ID, scope); !in || err != nil {
+				b.Fatal(in, err)
+			}
+		}
+	})
+	b.Run("ListPaging", func(b *testing.B) {
+		for b.Loop() {
+			found := false
+			for cursor := ""; !found; {
+				refs, next, err := s.List(ctx, scope, cursor)
+				if err != nil {
+					b.Fatal(err)
+				}
+				found = slices.ContainsFunc(refs, func(r store.Ref) bool { return r.ID == last.ID })
+				if next == "" {
+					break
+				}
+				cursor = next
+			}
+			if !found {
+				b.Fatal("not found")
+			}
+		}
+	})
 }

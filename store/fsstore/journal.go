@@ -90,9 +90,9 @@ type scanResult struct {
 
 // scanJournal reads lines from r until EOF and calls apply for each good
 // record. A complete line that fails its checksum or does not decode is
-// counted as bad and skipped; bytes after the last '\n' are a torn append,
-// left unconsumed.
-func scanJournal(r io.Reader, apply func(record)) (scanResult, error) {
+// counted as bad, passed to keepBad (when not nil) and skipped; bytes after
+// the last '\n' are a torn append, left unconsumed.
+func scanJournal(r io.Reader, apply func(record), keepBad func(line []byte)) (scanResult, error) {
 	var res scanResult
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
@@ -108,6 +108,9 @@ func scanJournal(r io.Reader, apply func(record)) (scanResult, error) {
 		rec, perr := parseLine(line)
 		if perr != nil {
 			res.bad = append(res.bad, n)
+			if keepBad != nil {
+				keepBad(line)
+			}
 			continue
 		}
 		res.records++
@@ -141,4 +144,10 @@ func readLine(br *bufio.Reader) (line []byte, size int64, err error) {
 		}
 		return bytes.TrimSuffix(chunk, []byte{'\n'}), size, err
 	}
+}
+
+// firstFew returns the first ten line numbers of bad, for a log line that
+// stays short however damaged the journal is.
+func firstFew(bad []int) []int {
+	return bad[:min(len(bad), 10)]
 }

@@ -4,6 +4,7 @@ package fsstore
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,8 @@ import (
 func TestOpenUnsupported(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Open(context.Background(), dir, NewConfig())
-	if err == nil || !strings.Contains(err.Error(), "not supported") || !strings.Contains(err.Error(), dir) {
+	if !errors.Is(err, ErrUnsupportedPlatform) || !errors.Is(err, errors.ErrUnsupported) ||
+		!strings.Contains(err.Error(), "not supported") || !strings.Contains(err.Error(), dir) {
 		t.Errorf("Open on this system: %v, want a clear 'not supported' error naming %s", err, dir)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/internal/catalog"
@@ -118,18 +117,9 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 	if err != nil {
 		return store.Ref{}, fmt.Errorf("memstore: put[%s]: %w", ns, err)
 	}
-	ref := store.Ref{
-		ID:        id,
-		MIMEType:  o.MIMEType,
-		SizeBytes: n,
-		Filename:  o.Filename,
-		SHA256:    sum,
-		Scope:     o.Scope,
-		Source:    o.Source,
-		Created:   time.Now().UTC().Round(0),
-	}
+	ref := store.NewRef(id, sum, n, o)
 	if _, err := s.cat.Insert(s.cat.NextSeq(), ref); err != nil {
-		return store.Ref{}, fmt.Errorf("memstore: artifact[%s]: %w", id, err)
+		return store.Ref{}, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
 	if _, ok := s.blobs[sum]; !ok {
 		b := buf.Bytes()
@@ -149,7 +139,7 @@ func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCl
 	}
 	off, n, err := catalog.Bounds(rng, e.SizeBytes)
 	if err != nil {
-		return nil, store.Ref{}, fmt.Errorf("memstore: artifact[%s]: %w", id, err)
+		return nil, store.Ref{}, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
 	return io.NopCloser(bytes.NewReader(data[off : off+n])), e, nil
 }
@@ -158,6 +148,27 @@ func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCl
 func (s *Store) Stat(ctx context.Context, id string) (store.Ref, error) {
 	ref, _, err := s.lookup(ctx, id)
 	return ref, err
+}
+
+// InScope reports whether the artifact was put under a scope that scope
+// contains.
+func (s *Store) InScope(ctx context.Context, id string, scope store.Scope) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
+	}
+	if !store.ValidID(id) {
+		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
+	}
+	in, found := s.cat.InScope(id, scope)
+	if !found {
+		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
+	}
+	return in, nil
 }
 
 // Exists reports whether the artifact is stored.
@@ -175,19 +186,19 @@ func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
 // Delete removes the artifact, and its bytes when no other id holds them.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memstore: artifact[%s]: %w", id, err)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
 	if !store.ValidID(id) {
-		return fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrInvalidID)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrClosed)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
 	}
 	e, free, ok := s.cat.Remove(id)
 	if !ok {
-		return fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrNotFound)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
 	}
 	if free {
 		delete(s.blobs, e.Ref.SHA256)
@@ -238,19 +249,19 @@ func (s *Store) checkOpen() error {
 
 func (s *Store) lookup(ctx context.Context, id string) (store.Ref, []byte, error) {
 	if err := ctx.Err(); err != nil {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", id, err)
+		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
 	if !store.ValidID(id) {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrInvalidID)
+		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrClosed)
+		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
 	}
 	e, ok := s.cat.Get(id)
 	if !ok {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", id, store.ErrNotFound)
+		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
 	}
 	return e.Ref, s.blobs[e.Ref.SHA256], nil
 }

@@ -13,7 +13,6 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -57,17 +56,9 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 	if err != nil {
 		return store.Ref{}, fmt.Errorf("noopstore: put[%s]: %w", store.SanitizeNamespace(o.Namespace), err)
 	}
-	return store.Ref{
-		ID:        store.NewID(Namespace, sum, store.DefaultIDPrefixLen),
-		MIMEType:  o.MIMEType,
-		SizeBytes: n,
-		Filename:  o.Filename,
-		SHA256:    sum,
-		Scope:     o.Scope,
-		Source:    o.Source,
-		Created:   time.Now().UTC().Round(0),
-		Truncated: true,
-	}, nil
+	ref := store.NewRef(store.NewID(Namespace, sum, store.DefaultIDPrefixLen), sum, n, o)
+	ref.Truncated = true
+	return ref, nil
 }
 
 // Get returns store.ErrNotStored for every valid id.
@@ -78,6 +69,11 @@ func (s *Store) Get(ctx context.Context, id string, _ *store.Range) (io.ReadClos
 // Stat returns store.ErrNotStored for every valid id.
 func (s *Store) Stat(ctx context.Context, id string) (store.Ref, error) {
 	return store.Ref{}, s.notStored(ctx, id)
+}
+
+// InScope returns store.ErrNotStored for every valid id.
+func (s *Store) InScope(ctx context.Context, id string, _ store.Scope) (bool, error) {
+	return false, s.notStored(ctx, id)
 }
 
 // Exists reports false for every valid id.
@@ -116,13 +112,13 @@ func (s *Store) Close(context.Context) error {
 
 func (s *Store) check(ctx context.Context, id string) error {
 	if s.closed.Load() {
-		return fmt.Errorf("noopstore: artifact[%s]: %w", id, store.ErrClosed)
+		return fmt.Errorf("noopstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("noopstore: artifact[%s]: %w", id, err)
+		return fmt.Errorf("noopstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
 	if !store.ValidID(id) {
-		return fmt.Errorf("noopstore: artifact[%s]: %w", id, store.ErrInvalidID)
+		return fmt.Errorf("noopstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
 	}
 	return nil
 }
@@ -131,5 +127,5 @@ func (s *Store) notStored(ctx context.Context, id string) error {
 	if err := s.check(ctx, id); err != nil {
 		return err
 	}
-	return fmt.Errorf("noopstore: artifact[%s]: %w", id, store.ErrNotStored)
+	return fmt.Errorf("noopstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotStored)
 }

@@ -126,3 +126,18 @@ func TestErrors(t *testing.T) {
 type failing struct{ err error }
 
 func (f *failing) Read([]byte) (int, error) { return 0, f.err }
+
+func TestInScopeNotStored(t *testing.T) {
+	ctx := context.Background()
+	s := noopstore.New(hclog.NewNullLogger())
+	ref, err := s.Put(ctx, strings.NewReader("x"), store.PutOptions{Scope: store.Scope{SessionID: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err := s.InScope(ctx, ref.ID, store.Scope{SessionID: "a"}); in || !errors.Is(err, store.ErrNotStored) {
+		t.Errorf("InScope = %v, %v; want false, ErrNotStored", in, err)
+	}
+	if _, err := s.InScope(ctx, "not an id", store.Scope{}); !errors.Is(err, store.ErrInvalidID) {
+		t.Errorf("InScope(invalid) = %v, want ErrInvalidID", err)
+	}
+}

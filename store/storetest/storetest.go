@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListPages", testListPages},
 		{"ListInvalidCursor", testListInvalidCursor},
 		{"TwoScopes", testTwoScopes},
+		{"InScope", testInScope},
 		{"MaxBytes", testMaxBytes},
 		{"FailingReader", testFailingReader},
 		{"ContextCancelled", testContextCancelled},
@@ -474,6 +475,14 @@ func testInvalidID(t *testing.T, st store.Store) {
 		if err := st.Delete(ctx, id); !errors.Is(err, store.ErrInvalidID) {
 			t.Errorf("Delete(%q) error = %v, want ErrInvalidID", id, err)
 		}
+		if in, err := st.InScope(ctx, id, store.Scope{}); in || !errors.Is(err, store.ErrInvalidID) {
+			t.Errorf("InScope(%q) = %v, %v; want false, ErrInvalidID", id, in, err)
+		}
+	}
+	// An error names a long invalid id without repeating all of it.
+	long := string(bytes.Repeat([]byte("A"), 100_000))
+	if _, err := st.Stat(ctx, long); err == nil || len(err.Error()) > 300 {
+		t.Errorf("Stat(100 KB id): error of %d bytes, want a short one", len(fmt.Sprint(err)))
 	}
 }
 
@@ -659,6 +668,56 @@ func testTwoScopes(t *testing.T, st store.Store) {
 	}
 	if ref, err := st.Stat(context.Background(), ra.ID); err != nil || ref.Scope != a {
 		t.Errorf("Stat = %+v, %v; want the first scope %+v", ref, err, a)
+	}
+}
+
+// testInScope checks the scope-membership query access checks use: true
+// when any scope the artifact was put under is contained in the filter,
+// whichever of its scopes came first, across namespaces, and until Delete.
+func testInScope(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	a := store.Scope{TenantID: "t", UserID: "u", SessionID: "A", TraceID: "1"}
+	b := store.Scope{TenantID: "t", SessionID: "B"}
+	data := []byte("one artifact, two sessions")
+	ref := put(t, st, data, store.PutOptions{Namespace: "in", Scope: a})
+	put(t, st, data, store.PutOptions{Namespace: "in", Scope: b})
+	other := put(t, st, data, store.PutOptions{Namespace: "elsewhere", Scope: store.Scope{SessionID: "C"}})
+	// Many artifacts of session B, so a List-based answer would page.
+	for i := range 25 {
+		put(t, st, RandomBytes(uint64(900+i), 10), store.PutOptions{Namespace: "in", Scope: b})
+	}
+	for _, tc := range []struct {
+		id     string
+		filter store.Scope
+		want   bool
+	}{
+		{ref.ID, store.Scope{}, true},
+		{ref.ID, store.Scope{SessionID: "A"}, true},
+		{ref.ID, store.Scope{SessionID: "B"}, true},
+		{ref.ID, store.Scope{TenantID: "t", SessionID: "B"}, true},
+		{ref.ID, store.Scope{SessionID: "A", TraceID: "1"}, true},
+		{ref.ID, store.Scope{SessionID: "A", TraceID: "2"}, false},
+		{ref.ID, store.Scope{SessionID: "B", UserID: "u"}, false},
+		{ref.ID, store.Scope{SessionID: "C"}, false},
+		{ref.ID, store.Scope{TenantID: "other"}, false},
+		{other.ID, store.Scope{SessionID: "C"}, true},
+		{other.ID, store.Scope{SessionID: "A"}, false},
+	} {
+		in, err := st.InScope(ctx, tc.id, tc.filter)
+		if err != nil || in != tc.want {
+			t.Errorf("InScope(%s, %+v) = %v, %v; want %v", tc.id, tc.filter, in, err, tc.want)
+		}
+	}
+	if err := st.Delete(ctx, ref.ID); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if in, err := st.InScope(ctx, ref.ID, store.Scope{SessionID: "A"}); in || !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("InScope after Delete = %v, %v; want false, ErrNotFound", in, err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := st.InScope(cancelled, other.ID, store.Scope{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("InScope with a cancelled context: %v, want context.Canceled", err)
 	}
 }
 
@@ -886,6 +945,9 @@ func testClose(t *testing.T, st store.Store) {
 	}
 	if err := st.Delete(ctx, ref.ID); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Delete after Close: error = %v, want ErrClosed", err)
+	}
+	if _, err := st.InScope(ctx, ref.ID, store.Scope{}); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("InScope after Close: error = %v, want ErrClosed", err)
 	}
 	if _, _, err := st.List(ctx, store.Scope{}, ""); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("List after Close: error = %v, want ErrClosed", err)

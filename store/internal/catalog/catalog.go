@@ -187,6 +187,17 @@ func (c *Catalog) List(filter store.Scope, cursor string, pageSize int) (refs []
 	return refs, "", nil
 }
 
+// InScope reports whether the entry with id was put under a scope that
+// filter contains; found is false when no entry has id.
+func (c *Catalog) InScope(id string, filter store.Scope) (in, found bool) {
+	e, ok := c.byID[id]
+	if !ok {
+		return false, false
+	}
+	_, in = firstContained(filter, e.Scopes)
+	return in, true
+}
+
 func firstContained(filter store.Scope, scopes []store.Scope) (store.Scope, bool) {
 	for _, s := range scopes {
 		if filter.Contains(s) {

@@ -1,0 +1,50 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+// clientError is what a client is told of err, a request's failure.
+//
+// Errors that may carry what a client must not see (an upstream's
+// stderr tail, a URL or a header expanded from ${VAR} secrets, a
+// process's exit status) become a generic message with an error id, and
+// the whole error is logged at warn under that id: the operator finds it,
+// the client learns only what failed. Such are an upstream that exited or
+// is unavailable and the gateway's internal errors. Other errors keep
+// their text (an unknown tool, bad params, a timeout), and an upstream's
+// own JSON-RPC error keeps its code, message and data; in every message
+// the configured secrets are masked.
+func (g *Gateway) clientError(method, session string, err error) *RPCError {
+	e := toRPCError(err)
+	var upstreamRPC *RPCError
+	generic := ""
+	switch {
+	case errors.As(err, &upstreamRPC):
+	case errors.Is(err, ErrUpstreamExited):
+		generic = "upstream exited"
+	case errors.Is(err, ErrUpstreamUnavailable):
+		generic = "upstream unavailable"
+	case e.Code == CodeInternalError:
+		generic = "internal error"
+	}
+	if generic == "" {
+		g.log.Debug("request failed", "method", method, "session", session, "error", g.redact.String(err.Error()))
+		e.Message = g.redact.String(e.Message)
+		return e
+	}
+	id := newErrorID()
+	g.log.Warn("request failed", "method", method, "session", session, "error_id", id, "error", g.redact.String(err.Error()))
+	return &RPCError{Code: e.Code, Message: fmt.Sprintf("%s: %s (details in the mcpx log under error_id=%s)", method, generic, id)}
+}
+
+// newErrorID returns a short random id that ties a client's error to
+// its log line.
+func newErrorID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

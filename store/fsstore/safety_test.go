@@ -1,0 +1,518 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package fsstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/storetest"
+)
+
+// The tests in this file reproduce issue 7's data-loss findings: opening a
+// store must never destroy what the store did not make, and a damaged
+// journal must lose no blob.
+
+// snapshot returns every path under dir with what it is: a file's bytes, a
+// link's target, or "dir".
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			out[rel] = "link:" + target
+			return err
+		case d.IsDir():
+			out[rel] = "dir"
+		default:
+			b, err := os.ReadFile(path)
+			out[rel] = "file:" + string(b)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func wantSameTree(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	for p, v := range before {
+		if after[p] != v {
+			t.Errorf("%s changed %s: was %.40q, now %.40q", what, p, v, after[p])
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("%s created %s", what, p)
+		}
+	}
+}
+
+type keptFile struct{ name, text string }
+
+// lostFound returns the files in dir's lost+found folder.
+func lostFound(t *testing.T, dir string) []keptFile {
+	t.Helper()
+	es, err := os.ReadDir(filepath.Join(dir, lostFoundName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []keptFile
+	for _, e := range es {
+		b, err := os.ReadFile(filepath.Join(dir, lostFoundName, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, keptFile{e.Name(), string(b)})
+	}
+	return out
+}
+
+// TestOpenRefusesForeignFolder: {"store":{"dir":"."}} in a project folder,
+// or --store ~, must fail before touching anything, tmp/ included.
+func TestOpenRefusesForeignFolder(t *testing.T) {
+	layouts := map[string]map[string]string{
+		"project folder": {
+			"go.mod":          "module example.com/p\n",
+			"main.go":         "package main\n",
+			"tmp/scratch.txt": "the user's own notes",
+			"tmp/put-1234":    "a user file that happens to look like a temp name",
+		},
+		"home folder": {
+			".bashrc":          "export PATH=$PATH:~/bin\n",
+			"tmp/download.iso": "big",
+			"blobs/ab/readme":  "not ours",
+		},
+		// Only the store's names, but a journal that is not one.
+		"lookalike": {
+			"index.jsonl":  "this is a plain text file\n",
+			"tmp/keep.txt": "keep",
+		},
+	}
+	for name, files := range layouts {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, text := range files {
+				mustWrite(t, filepath.Join(dir, p), []byte(text))
+			}
+			before := snapshot(t, dir)
+			for _, cfg := range []Config{NewConfig(), NewConfig().WithReadOnly(true)} {
+				s, err := Open(context.Background(), dir, cfg)
+				if err == nil {
+					s.Close(context.Background())
+				}
+				if !errors.Is(err, ErrNotAStore) || !strings.Contains(err.Error(), dir) {
+					t.Errorf("Open(read-only %v): %v, want ErrNotAStore naming %s", cfg.readOnly, err, dir)
+				}
+				if _, err := Check(context.Background(), dir, cfg); !errors.Is(err, ErrNotAStore) {
+					t.Errorf("Check: %v, want ErrNotAStore", err)
+				}
+				wantSameTree(t, "a refused Open", before, snapshot(t, dir))
+			}
+		})
+	}
+}
+
+// TestOpenMarksNewStore: an empty or missing folder becomes a store and
+// gets the marker; a marker of a newer version is refused.
+func TestOpenMarksNewStore(t *testing.T) {
+	for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "new", "artifacts")} {
+		s := openT(t, dir, NewConfig())
+		s.Close(context.Background())
+		b, err := os.ReadFile(filepath.Join(dir, markerName))
+		if err != nil || string(b) != `{"format":"mcpx-fsstore","version":1}`+"\n" {
+			t.Errorf("marker %q, %v", b, err)
+		}
+	}
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, markerName), []byte(`{"format":"mcpx-fsstore","version":2}`))
+	if _, err := Open(context.Background(), dir, NewConfig()); !errors.Is(err, ErrNotAStore) || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("Open on a version 2 store: %v, want ErrNotAStore naming the version", err)
+	}
+}
+
+// TestOpenAdoptsUnmarkedStore: a store made before markers existed opens
+// with its artifacts and is marked.
+func TestOpenAdoptsUnmarkedStore(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig())
+	a := putT(t, s, []byte("made before markers"), store.PutOptions{})
+	s.Close(context.Background())
+	if err := os.Remove(filepath.Join(dir, markerName)); err != nil {
+		t.Fatal(err)
+	}
+	ro := openT(t, dir, NewConfig().WithReadOnly(true))
+	if ok, err := ro.Exists(context.Background(), a.ID); !ok || err != nil {
+		t.Errorf("read-only Exists(%s) = %v, %v", a.ID, ok, err)
+	}
+	ro.Close(context.Background())
+	if _, err := os.Stat(filepath.Join(dir, markerName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a read-only open wrote the marker (%v)", err)
+	}
+	refs := checkConsistent(t, dir)
+	if len(refs) != 1 || refs[0].ID != a.ID {
+		t.Errorf("adopted store lists %v, want %s", refs, a.ID)
+	}
+	if ok, err := checkMarker(dir); !ok || err != nil {
+		t.Errorf("adopted store not marked: %v, %v", ok, err)
+	}
+}
+
+// TestSymlinkedTmpNotFollowed: a tmp/ (or blobs/) that is a link to the
+// user's folder is refused; nothing behind it is removed.
+func TestSymlinkedTmpNotFollowed(t *testing.T) {
+	for _, name := range []string{tmpName, blobsName, lostFoundName} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openT(t, dir, NewConfig())
+			putT(t, s, []byte("x"), store.PutOptions{})
+			s.Close(context.Background())
+			user := t.TempDir()
+			mustWrite(t, filepath.Join(user, "put-123"), []byte("the user's file, named like a temp file"))
+			mustWrite(t, filepath.Join(user, "notes.txt"), []byte("notes"))
+			if err := os.RemoveAll(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(user, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, user)
+			_, err := Open(context.Background(), dir, NewConfig())
+			if !errors.Is(err, ErrNotAStore) || !strings.Contains(err.Error(), "symbolic link") {
+				t.Errorf("Open with %s/ a link: %v, want ErrNotAStore saying so", name, err)
+			}
+			wantSameTree(t, "Open", before, snapshot(t, user))
+		})
+	}
+}
+
+// TestTmpKeepsForeignFiles: recovery removes only the temp files whose
+// names the store minted.
+func TestTmpKeepsForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig())
+	s.Close(context.Background())
+	for _, p := range []string{"put-123456", "index-77.jsonl"} {
+		mustWrite(t, filepath.Join(dir, tmpName, p), []byte("unfinished"))
+	}
+	kept := []string{"notes.txt", "put-abc", "index-1.json", "sub/put-1"}
+	for _, p := range kept {
+		mustWrite(t, filepath.Join(dir, tmpName, p), []byte("not the store's"))
+	}
+	var logs bytes.Buffer
+	s2, err := Open(context.Background(), dir, NewConfig().WithLogger(hclog.New(&hclog.LoggerOptions{Output: &logs})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close(context.Background())
+	left := readDirNames(t, filepath.Join(dir, tmpName))
+	if want := []string{"index-1.json", "notes.txt", "put-abc", "sub"}; !slices.Equal(left, want) {
+		t.Errorf("tmp/ holds %v after recovery, want %v", left, want)
+	}
+	if !strings.Contains(logs.String(), "left a file the store did not make") {
+		t.Errorf("foreign files not logged:\n%s", logs.String())
+	}
+}
+
+// putMany fills a store with n artifacts in two namespaces and returns them.
+func putMany(t *testing.T, dir string, n int) []store.Ref {
+	t.Helper()
+	s := openT(t, dir, NewConfig())
+	defer s.Close(context.Background())
+	var refs []store.Ref
+	for i := range n {
+		refs = append(refs, putT(t, s, storetest.RandomBytes(uint64(i), 1000+i), store.PutOptions{
+			Namespace: fmt.Sprint("ns", i%2), MIMEType: "application/pdf", Filename: fmt.Sprint(i, ".pdf"),
+			Scope: store.Scope{SessionID: "s"},
+		}))
+	}
+	return refs
+}
+
+// TestDamagedJournalLosesNoBlob: the journal truncated to half its size,
+// one flipped byte in a line, or removed: reopening (as mcpx artifacts ls
+// does) keeps every blob, re-indexed, and warns with counts.
+func TestDamagedJournalLosesNoBlob(t *testing.T) {
+	journal := func(dir string) string { return filepath.Join(dir, journalName) }
+	cases := []struct {
+		name   string
+		damage func(t *testing.T, dir string)
+		// log is what the warning must say.
+		log string
+	}{
+		{"truncated to half", func(t *testing.T, dir string) {
+			fi, err := os.Stat(journal(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(journal(dir), fi.Size()/2); err != nil { // truncate -s $((size/2))
+				t.Fatal(err)
+			}
+		}, "blobs_reindexed="},
+		{"one flipped byte", func(t *testing.T, dir string) {
+			b, err := os.ReadFile(journal(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0x01
+			if err := os.WriteFile(journal(dir), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "damaged_journal_lines=1"},
+		{"removed", func(t *testing.T, dir string) {
+			if err := os.Remove(journal(dir)); err != nil {
+				t.Fatal(err)
+			}
+		}, "blobs_reindexed=20"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			refs := putMany(t, dir, 20)
+			tc.damage(t, dir)
+			// A read-only open (mcpx artifacts ls) changes nothing and
+			// points at fsck.
+			var roLogs bytes.Buffer
+			before := snapshot(t, dir)
+			ro := openT(t, dir, NewConfig().WithReadOnly(true).WithLogger(hclog.New(&hclog.LoggerOptions{Output: &roLogs})))
+			ro.Close(context.Background())
+			wantSameTree(t, "a read-only open", before, snapshot(t, dir))
+			if !strings.Contains(roLogs.String(), "[WARN]") || !strings.Contains(roLogs.String(), "mcpx artifacts fsck") {
+				t.Errorf("read-only open of a damaged store does not warn:\n%s", roLogs.String())
+			}
+			var logs bytes.Buffer
+			s, err := Open(context.Background(), dir, NewConfig().WithLogger(hclog.New(&hclog.LoggerOptions{Output: &logs})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close(context.Background())
+			got := checkConsistent(t, dir)
+			bySum := map[string]store.Ref{}
+			for _, r := range got {
+				bySum[r.SHA256] = r
+			}
+			lost := 0
+			for _, r := range refs {
+				g, ok := bySum[r.SHA256]
+				if !ok {
+					t.Errorf("artifact %s (%d bytes) lost", r.ID, r.SizeBytes)
+					continue
+				}
+				if g.ID != r.ID {
+					lost++
+					if ns, _, _ := store.SplitID(g.ID); ns != recoveredNamespace || g.SizeBytes != r.SizeBytes || g.MIMEType != "" || !g.Scope.IsZero() {
+						t.Errorf("re-indexed as %+v, want a %q artifact of %d bytes with no MIME type or scope", g, recoveredNamespace, r.SizeBytes)
+					}
+				}
+			}
+			if lost == 0 {
+				t.Errorf("no artifact was re-indexed: the damage did not hit")
+			}
+			if len(got) != len(refs) {
+				t.Errorf("lists %d artifacts, want %d", len(got), len(refs))
+			}
+			for _, w := range []string{"[WARN]  recovered a damaged store: no blob was deleted", tc.log} {
+				if !strings.Contains(logs.String(), w) {
+					t.Errorf("log lacks %q:\n%s", w, logs.String())
+				}
+			}
+			// The re-indexed artifacts are not visible to the session.
+			if sess, _ := storetest.ListAll(t, openT(t, dir, NewConfig()), store.Scope{SessionID: "s"}); len(sess) != len(refs)-lost {
+				t.Errorf("session lists %d artifacts, want %d", len(sess), len(refs)-lost)
+			}
+		})
+	}
+}
+
+// TestUnindexedCorruptBlobToLostFound: an unindexed blob whose bytes do not
+// match its name is moved to lost+found, not deleted and not listed.
+func TestUnindexedCorruptBlobToLostFound(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, NewConfig())
+	s.Close(context.Background())
+	sum := storetest.SHA256Hex([]byte("original"))
+	mustWrite(t, filepath.Join(dir, blobsName, sum[:2], sum), []byte("bit rot"))
+	refs := checkConsistent(t, dir)
+	if len(refs) != 0 {
+		t.Errorf("lists %v, want nothing", refs)
+	}
+	if kept := lostFound(t, dir); len(kept) != 1 || kept[0].name != sum || kept[0].text != "bit rot" {
+		t.Errorf("lost+found holds %v, want the blob", kept)
+	}
+}
+
+// TestCheckAndRepair: Check reports every kind of damage and changes
+// nothing; Repair fixes it without deleting a blob; Check is clean after.
+func TestCheckAndRepair(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	refs := putMany(t, dir, 6)
+	// refs[1]: its blob removed (missing). refs[2]: its bytes rotted
+	// (corrupt). An extra blob no line mentions (unindexed). A flipped
+	// byte in refs[3]'s line, which makes its blob unindexed too.
+	blob := func(r store.Ref) string { return filepath.Join(dir, blobsName, r.SHA256[:2], r.SHA256) }
+	if err := os.Remove(blob(refs[1])); err != nil {
+		t.Fatal(err)
+	}
+	rot := bytes.Repeat([]byte{'x'}, int(refs[2].SizeBytes))
+	if err := os.WriteFile(blob(refs[2]), rot, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	extra := []byte("journal never mentioned me")
+	extraSum := storetest.SHA256Hex(extra)
+	mustWrite(t, filepath.Join(dir, blobsName, extraSum[:2], extraSum), extra)
+	mustWrite(t, filepath.Join(dir, tmpName, "mine.txt"), []byte("a user's file"))
+	lines := journalLines(t, dir)
+	lines[3] = strings.Replace(lines[3], `"ns1`, `"ns2`, 1)
+	mustWrite(t, filepath.Join(dir, journalName), []byte(strings.Join(lines, "\n")+"\n"))
+
+	before := snapshot(t, dir)
+	rep, err := Check(ctx, dir, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSameTree(t, "Check", before, snapshot(t, dir))
+	wantUnindexed := []string{extraSum, refs[3].SHA256}
+	slices.Sort(wantUnindexed)
+	slices.Sort(rep.Unindexed)
+	if rep.BadLines != 1 || rep.TornTail || !slices.Equal(rep.Missing, []string{refs[1].ID}) ||
+		!slices.Equal(rep.Corrupt, []string{refs[2].SHA256}) || !slices.Equal(rep.Unindexed, wantUnindexed) ||
+		!slices.Equal(rep.Unknown, []string{filepath.Join(tmpName, "mine.txt")}) || rep.Artifacts != 5 || !rep.Damaged() {
+		t.Errorf("Check = %+v", rep)
+	}
+
+	// Repair needs the folder to itself.
+	busy := openT(t, dir, NewConfig().WithReadOnly(true))
+	if _, err := Repair(ctx, dir, NewConfig()); !errors.Is(err, ErrBusy) {
+		t.Errorf("Repair while another handle is open: %v, want ErrBusy", err)
+	}
+	busy.Close(ctx)
+	if _, err := Repair(ctx, dir, NewConfig()); err != nil {
+		t.Fatal(err)
+	}
+	after, err := Check(ctx, dir, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Damaged() || after.Artifacts != 5 {
+		t.Errorf("Check after Repair = %+v, want clean with 5 artifacts (3 kept, 2 re-indexed)", after)
+	}
+	kept := lostFound(t, dir)
+	var names []string
+	for _, k := range kept {
+		names = append(names, k.name)
+	}
+	if len(kept) != 2 || !slices.Contains(names, refs[2].SHA256) {
+		t.Errorf("lost+found holds %v, want the rotted blob and the damaged line", names)
+	}
+	if _, err := os.Stat(filepath.Join(dir, tmpName, "mine.txt")); err != nil {
+		t.Errorf("Repair removed a user's file: %v", err)
+	}
+}
+
+// TestReadOnly: a read-only open changes nothing, reads, refuses writes,
+// and reads a missing folder as an empty store.
+func TestReadOnly(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	refs := putMany(t, dir, 3)
+	// Leftovers a read-write open would clean up.
+	mustWrite(t, filepath.Join(dir, tmpName, "put-1"), []byte("unfinished"))
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	before := snapshot(t, dir)
+	s := openT(t, dir, NewConfig().WithReadOnly(true))
+	got, _ := storetest.ListAll(t, s, store.Scope{})
+	if len(got) != 3 {
+		t.Errorf("lists %d, want 3", len(got))
+	}
+	if b, _ := storetest.ReadAll(t, s, refs[0].ID, nil); storetest.SHA256Hex(b) != refs[0].SHA256 {
+		t.Errorf("Get(%s) read other bytes", refs[0].ID)
+	}
+	if in, err := s.InScope(ctx, refs[0].ID, store.Scope{SessionID: "s"}); !in || err != nil {
+		t.Errorf("InScope = %v, %v", in, err)
+	}
+	if _, err := s.Put(ctx, strings.NewReader("x"), store.PutOptions{}); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("Put: %v, want ErrReadOnly", err)
+	}
+	if err := s.Delete(ctx, refs[0].ID); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("Delete: %v, want ErrReadOnly", err)
+	}
+	s.Close(ctx)
+	wantSameTree(t, "a read-only open", before, snapshot(t, dir))
+
+	// Without lock files (a store copied from elsewhere, read-only).
+	os.Chmod(dir, 0o700)
+	for _, l := range []string{openLockName, writeLockName} {
+		if err := os.Remove(filepath.Join(dir, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = openT(t, dir, NewConfig().WithReadOnly(true))
+	if got, _ := storetest.ListAll(t, s, store.Scope{}); len(got) != 3 {
+		t.Errorf("without lock files lists %d, want 3", len(got))
+	}
+	s.Close(ctx)
+
+	missing := filepath.Join(t.TempDir(), "none")
+	s = openT(t, missing, NewConfig().WithReadOnly(true))
+	if got, _ := storetest.ListAll(t, s, store.Scope{}); len(got) != 0 {
+		t.Errorf("a missing folder lists %v", got)
+	}
+	if _, _, err := s.Get(ctx, refs[0].ID, nil); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get on a missing folder: %v, want ErrNotFound", err)
+	}
+	s.Close(ctx)
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a read-only open created %s", missing)
+	}
+}
+
+// TestConcurrentClaim: several opens of one new folder at once all see a
+// store (one of them writes the marker first; the others must not take
+// its files for someone else's).
+func TestConcurrentClaim(t *testing.T) {
+	for round := range 20 {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint("new-", round))
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				s, err := Open(context.Background(), dir, NewConfig())
+				if err == nil {
+					err = s.Close(context.Background())
+				}
+				errs <- err
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+}
