@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/store"
 )
 
 // rewriteArgs applies contract 004 section 4 to a call's arguments: every
@@ -169,7 +168,7 @@ func (s *Session) findArtifact(ctx context.Context, name string) string {
 	}
 	cursor := ""
 	for range maxPages {
-		refs, next, err := s.g.st.List(ctx, store.Scope{SessionID: s.ID}, cursor)
+		refs, next, err := s.listArtifacts(ctx, cursor)
 		if err != nil {
 			return ""
 		}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Upstream transport types, the values of ServerConfig.Type.
@@ -71,6 +73,16 @@ type ServerOptions struct {
 	Layers map[string]json.RawMessage `json:"layers,omitempty"`
 	// Tools holds per-tool settings by tool name or glob.
 	Tools map[string]ToolOptions `json:"tools,omitempty"`
+	// Protocol says which revisions mcpx speaks to this server: "auto"
+	// (the default) probes a streamable-HTTP server with server/discover
+	// and sends it the stateless (2026-07-28) requests of stateless
+	// clients when it speaks that revision, besides the 2025-11-25 session
+	// every upstream has; "2025-11-25" keeps to the session.
+	Protocol string `json:"protocol,omitempty"`
+	// Roots, when set, are this server's roots: the gateway declares the
+	// roots capability and answers roots/list with them instead of
+	// relaying the client's (see serverreq.go).
+	Roots []Root `json:"roots,omitempty"`
 }
 
 // ToolOptions are mcpx's settings for one tool.
@@ -189,6 +201,14 @@ func (c ServerConfig) Validate(name string) error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("mcpServers.%s: timeout must not be negative", name)
+	}
+	switch c.Mcpx.Protocol {
+	case "", ProtocolAuto, mcp.ProtocolVersion20251125:
+	default:
+		return fmt.Errorf("mcpServers.%s: mcpx.protocol %q: want %q or %q", name, c.Mcpx.Protocol, ProtocolAuto, mcp.ProtocolVersion20251125)
+	}
+	if err := checkRoots(name, c.Mcpx.Roots); err != nil {
+		return err
 	}
 	if c.Mcpx.AutoReadIfSizeUnderBytes < 0 {
 		return fmt.Errorf("mcpServers.%s: mcpx.auto_read_if_size_under_bytes must not be negative", name)

@@ -478,13 +478,19 @@ func (c *httpConn) end(err error) {
 }
 
 func (c *httpConn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.callHeader(ctx, method, params, nil)
+}
+
+// callHeader is call with HTTP headers of this request (the stateless
+// revision's Mcp-Method, Mcp-Name, Mcp-Param-*).
+func (c *httpConn) callHeader(ctx context.Context, method string, params json.RawMessage, header http.Header) (json.RawMessage, error) {
 	select {
 	case <-c.doneCh:
 		return nil, c.cause()
 	default:
 	}
 	id := c.nextID.Add(1)
-	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: method}
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: method, Header: header}
 	if len(params) > 0 {
 		req.Params = params
 	}

@@ -547,17 +547,6 @@ func (g *Gateway) upstreamNotification(u *upstream, method string, params json.R
 	}
 }
 
-// upstreamRequest answers what an upstream asks the gateway.
-func (g *Gateway) upstreamRequest(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
-	switch method {
-	case "ping":
-		return json.RawMessage("{}"), nil
-	case "roots/list":
-		return json.RawMessage(`{"roots":[]}`), nil
-	}
-	return nil, fmt.Errorf("%w: mcpx does not forward %s to clients", errMethodNotFound, method)
-}
-
 // newID returns a random session id.
 func newID() string {
 	var b [16]byte

@@ -28,6 +28,10 @@ import (
 const stubEnv = "MCPX_GATEWAY_TEST_STUB"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(stubEnv) == stubAsker {
+		runAskerStub()
+		os.Exit(0)
+	}
 	if os.Getenv(stubEnv) != "" {
 		runStub()
 		os.Exit(0)
@@ -257,6 +261,12 @@ type client struct {
 // connect serves a new stdio session of g and initializes it.
 func connect(t testing.TB, g *Gateway) *client {
 	t.Helper()
+	return connectWith(t, g, "{}")
+}
+
+// connectWith is connect with the client capabilities caps.
+func connectWith(t testing.TB, g *Gateway, caps string) *client {
+	t.Helper()
 	// OS pipes, as an MCP client's stdio: writes land in the kernel's
 	// buffer instead of waiting for the gateway to read them.
 	inR, inW, err := os.Pipe()
@@ -300,7 +310,7 @@ func connect(t testing.TB, g *Gateway) *client {
 		}
 	}()
 	t.Cleanup(func() { inW.Close() })
-	res := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}`)
+	res := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"test","version":"1"}}`)
 	if e := gjson.GetBytes(res, "error"); e.Exists() {
 		t.Fatalf("initialize: %s", e.Raw)
 	}

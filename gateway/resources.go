@@ -53,6 +53,9 @@ func (g *Gateway) cached(ctx context.Context, k cacheKey) (json.RawMessage, bool
 }
 
 func (g *Gateway) remember(k cacheKey, raw json.RawMessage, ids []string) {
+	if k.session == "" {
+		return // a stateless request's: no session end would drop it (era.go)
+	}
 	g.cacheMu.Lock()
 	g.cache[k] = cacheEntry{raw: raw, ids: ids}
 	g.cacheMu.Unlock()
@@ -273,7 +276,7 @@ func (s *Session) artifactPage(ctx context.Context, out []byte, key string, temp
 		out, _ = sjson.SetRawBytes(out, key, b)
 		return out, nil
 	}
-	refs, next, err := s.g.st.List(ctx, store.Scope{SessionID: s.ID}, cursor)
+	refs, next, err := s.listArtifacts(ctx, cursor)
 	if err != nil {
 		return nil, fmt.Errorf("resources/list: artifacts: %w", err)
 	}
@@ -315,7 +318,7 @@ func (s *Session) mayRead(ctx context.Context, id string) bool {
 	if s.ownsArtifact(id) {
 		return true
 	}
-	if in, err := s.g.st.InScope(ctx, id, store.Scope{SessionID: s.ID}); err != nil || !in {
+	if !s.inScope(ctx, id) {
 		return false
 	}
 	s.addArtifact(id)

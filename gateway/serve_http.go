@@ -224,6 +224,9 @@ func (srv *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
+	if r.Method != http.MethodPost && rejectStatelessVerb(w, r) {
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		srv.post(w, r, user)
@@ -317,6 +320,10 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 		writeJSON(w, http.StatusBadRequest, errResp)
 		return
 	}
+	if isStatelessHTTP(r, m) {
+		srv.postStateless(w, r, user, m)
+		return
+	}
 	var hs *httpSession
 	if m.Method == "initialize" {
 		hs = &httpSession{wake: make(chan struct{}), last: time.Now()}
@@ -345,8 +352,13 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	wantsStream := strings.Contains(r.Header.Get("Accept"), "text/event-stream") &&
-		gjson.GetBytes(m.Params, "_meta.progressToken").Exists()
+	acceptsSSE := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	wantsStream := acceptsSSE && gjson.GetBytes(m.Params, "_meta.progressToken").Exists()
+	if acceptsSSE && !wantsStream {
+		ls := &lazyStream{srv: srv, w: w, hs: hs}
+		ls.finish(hs.s.handle(r.Context(), m, ls.emit))
+		return
+	}
 	if !wantsStream {
 		resp := hs.s.handle(r.Context(), m, nil)
 		writeJSON(w, http.StatusOK, resp)

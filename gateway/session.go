@@ -35,6 +35,10 @@ type Session struct {
 	artifacts map[string]struct{}
 	subs      map[string]struct{}
 	closed    bool
+
+	stateless  bool            // one 2026-07-28 HTTP request (era.go)
+	clientCaps json.RawMessage // from initialize
+	toClient   clientRequests  // server-to-client requests awaiting answers
 }
 
 // NewSession registers a session whose server-initiated messages
@@ -91,6 +95,7 @@ func (s *Session) Close() {
 		subs = append(subs, uri)
 	}
 	s.mu.Unlock()
+	s.failRequests()
 	for _, uri := range subs {
 		s.g.unsubscribe(s, uri)
 	}
@@ -118,7 +123,8 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 		s.notification(m)
 		return nil
 	case m.isResponse():
-		return nil // the gateway sends clients no requests
+		s.answered(m) // to a server-to-client request relayed to the client
+		return nil
 	}
 	key := idKey(m.ID)
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -136,7 +142,7 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 		s.mu.Unlock()
 		cancel(nil)
 	}()
-	res, err := s.request(ctx, m, related)
+	res, err := s.serve(ctx, m, related)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, ErrUpstreamTimeout) {
 			err = fmt.Errorf("%s: %w", m.Method, cause)
@@ -160,7 +166,9 @@ func (s *Session) notification(m *message) {
 		}
 	case "notifications/roots/list_changed":
 		for _, name := range s.g.order {
-			_ = s.g.ups[name].notify(context.Background(), m.Method, m.Params)
+			if u := s.g.ups[name]; len(u.cfg.Mcpx.Roots) == 0 {
+				_ = u.notify(context.Background(), m.Method, m.Params)
+			}
 		}
 	}
 }
@@ -240,47 +248,19 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 
 func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	g := s.g
+	s.setClientCaps(json.RawMessage(gjson.GetBytes(params, "capabilities").Raw))
 	wctx, cancel := context.WithTimeout(ctx, g.startWait)
 	g.WaitReady(wctx)
+	if s.clientHas("roots") {
+		g.declareClientRoots(wctx)
+	}
 	cancel()
 	pv := gjson.GetBytes(params, "protocolVersion").String()
 	if !slices.Contains(supportedDownstream, pv) {
 		pv = DownstreamProtocolVersion
 	}
-	caps := map[string]any{
-		"tools":     map[string]any{"listChanged": true},
-		"resources": map[string]any{"subscribe": true, "listChanged": true},
-		"logging":   map[string]any{},
-	}
-	var instructions []string
-	for _, name := range g.order {
-		u := g.ups[name]
-		if u.capability("prompts") {
-			caps["prompts"] = map[string]any{"listChanged": true}
-		}
-		if u.capability("completions") {
-			caps["completions"] = map[string]any{}
-		}
-		u.mu.RLock()
-		if in := gjson.GetBytes(u.init, "instructions").String(); in != "" {
-			if g.single {
-				instructions = append(instructions, in)
-			} else {
-				instructions = append(instructions, name+": "+in)
-			}
-		}
-		u.mu.RUnlock()
-	}
-	res := map[string]any{
-		"protocolVersion": pv,
-		"capabilities":    caps,
-		"serverInfo":      map[string]any{"name": "mcpx", "title": "mcpx gateway", "version": g.version},
-	}
-	text := "mcpx stores binary and oversized tool output as artifacts: results then hold {\"artifact\": {...}, \"summary\": \"...\"} and a resource_link to mcpx://artifacts/{id}, readable with resources/read."
-	if len(instructions) > 0 {
-		text = joinLines(instructions) + "\n\n" + text
-	}
-	res["instructions"] = text
+	res := g.serverDescription(false)
+	res["protocolVersion"] = pv
 	return json.Marshal(res)
 }
 

@@ -57,6 +57,10 @@ type upstream struct {
 	tools     []json.RawMessage // raw tool definitions, in the server's order
 	restarts  int
 	nextRetry time.Time
+
+	callers upstreamCallers // downstream requests with calls in flight here
+	roots   rootsState      // what this connection was told of roots
+	lane    *httpConn       // the 2026-07-28 connection, if any (upstream_era.go)
 }
 
 func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
@@ -67,6 +71,7 @@ func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
 		log:      g.log.Named("upstream").With("server", name),
 		firstTry: make(chan struct{}),
 		state:    StateStarting,
+		roots:    rootsState{ready: make(chan struct{})},
 	}
 }
 
@@ -82,8 +87,12 @@ func (u *upstream) run(ctx context.Context) {
 			case <-c.done():
 				err = c.cause()
 				u.down(err)
+				if u.roots.again.CompareAndSwap(true, false) {
+					continue // closed to declare roots: not a crash
+				}
 			case <-ctx.Done():
 				_ = c.close()
+				u.setLane(nil)
 				u.setState(StateClosed, nil)
 				return
 			}
@@ -139,7 +148,9 @@ func (u *upstream) down(err error) {
 func (u *upstream) connect(ctx context.Context) (conn, error) {
 	h := connHandlers{
 		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
-		request:      u.g.upstreamRequest,
+		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			return u.g.upstreamRequest(ctx, u, method, params)
+		},
 	}
 	var (
 		c   conn
@@ -156,9 +167,10 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	}
 	ictx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
 	defer cancel()
+	caps := u.g.clientCapabilities(u)
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": UpstreamProtocolVersion,
-		"capabilities":    map[string]any{"roots": map[string]any{"listChanged": true}},
+		"capabilities":    caps,
 		"clientInfo":      map[string]any{"name": "mcpx", "version": u.g.version},
 	})
 	res, err := c.call(ictx, "initialize", params)
@@ -186,9 +198,11 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	u.state = StateReady
 	u.lastErr = nil
 	u.mu.Unlock()
+	u.roots.connected(caps["roots"] != nil)
 	if err := u.loadTools(ictx); err != nil {
 		u.log.Warn("tools/list failed; the server's tools are not offered", "error", err)
 	}
+	u.setLane(u.probeStateless(ictx))
 	u.log.Info("upstream ready", "protocol", pv, "tools", len(u.toolDefs()))
 	u.g.upstreamReady(u)
 	return c, nil
@@ -264,6 +278,21 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 			msg += ": " + lastErr.Error()
 		}
 		return nil, fmt.Errorf("%s: %w", msg, ErrUpstreamUnavailable)
+	}
+	if cl := callerFrom(ctx); cl != nil {
+		defer u.callers.enter(cl)()
+		if cl.stateless {
+			u.mu.RLock()
+			lane := u.lane
+			u.mu.RUnlock()
+			if lane != nil {
+				ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
+				defer cancel()
+				res, err := u.callLane(ctx, lane, method, withStatelessMeta(params, cl.meta))
+				return res, timeoutErr(ctx, err)
+			}
+			params = u.statelessParams(params)
+		}
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
 	defer cancel()

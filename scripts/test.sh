@@ -51,6 +51,15 @@ if [ ! -f "$stamp" ] || [ tools/npm/package-lock.json -nt "$stamp" ]; then
 	(cd tools/npm && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
+# The official MCP conformance suite (Node 22 and the suite, pinned in
+# tools/conformance/package-lock.json) and the go-sdk servers it runs
+# against, built once into ~/.cache/mcpx-tools: internal/conformance runs
+# the suite against them directly and through mcpx.
+step="conformance tools"
+say "MCP conformance tools (scripts/conformance-tools.sh)"
+MCPX_GOSDK_BIN=$(./scripts/conformance-tools.sh | tail -n 1)
+export MCPX_GOSDK_BIN
+
 # WASM guest toolchains (layers/wasm, plugins/, examples/wasm-*): Debian's
 # rustc for wasm32, LLVM 19 and binaryen, and TinyGo v0.42.0 built into
 # ~/.cache/mcpx-tools/tinygo; each only when missing. The Go tests build the

@@ -45,11 +45,11 @@ func runArtifacts(args []string, stdout, stderr io.Writer) int {
 	case "get":
 		return runArtifactsGet(args[1:], stdout, stderr)
 	case "rm", "delete":
-		return runArtifactsRm(args[1:], stderr)
+		return runArtifactsRm(args[1:], stdout, stderr)
 	case "fsck":
 		return runArtifactsFsck(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stderr, artifactsUsage)
+		fmt.Fprint(stdout, artifactsUsage)
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "mcpx artifacts: unknown command %q\nRun 'mcpx artifacts --help' for the commands.\n", args[0])
@@ -81,7 +81,7 @@ func runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 	o.register(fs)
 	o.readOnly = true
 	fs.BoolVar(&asJSON, "json", false, "write one ArtifactRef JSON object per line")
-	pos, code := parse(c, fs, args, stderr)
+	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
@@ -175,7 +175,7 @@ func runArtifactsGet(args []string, stdout, stderr io.Writer) int {
 	o.register(fs)
 	o.readOnly = true
 	fs.StringVar(&out, "o", "", "write the bytes to `FILE` instead of stdout (\"-\" is stdout)")
-	pos, code := parse(c, fs, args, stderr)
+	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
@@ -272,12 +272,12 @@ mcpx artifacts ls --json | jq -r .id | xargs mcpx artifacts rm`,
 }
 
 // runArtifactsRm is "mcpx artifacts rm".
-func runArtifactsRm(args []string, stderr io.Writer) int {
+func runArtifactsRm(args []string, stdout, stderr io.Writer) int {
 	c := rmCmd
 	fs := newFlagSet(c)
 	var o common
 	o.register(fs)
-	pos, code := parse(c, fs, args, stderr)
+	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}

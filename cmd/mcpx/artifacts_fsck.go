@@ -58,7 +58,7 @@ func runArtifactsFsck(args []string, stdout, stderr io.Writer) int {
 	o.register(fs)
 	fs.BoolVar(&repair, "repair", false, "repair the damage found (needs the store to itself)")
 	fs.BoolVar(&asJSON, "json", false, "write the report as one JSON object")
-	pos, code := parse(c, fs, args, stderr)
+	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}

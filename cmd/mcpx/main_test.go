@@ -111,17 +111,21 @@ func TestRunDispatch(t *testing.T) {
 		name       string
 		args       []string
 		code       int
-		wantStderr []string
+		wantStderr []string // usage errors: on stderr, nothing on stdout
+		wantStdout []string // help asked for: on stdout, nothing on stderr
 	}{
 		{name: "no args", args: nil, code: exitUsage, wantStderr: []string{"Usage:", "transform", "artifacts ls", "version"}},
-		{name: "help flag", args: []string{"--help"}, code: exitOK, wantStderr: []string{"Commands:"}},
-		{name: "short help", args: []string{"-h"}, code: exitOK, wantStderr: []string{"Commands:"}},
-		{name: "help command", args: []string{"help"}, code: exitOK, wantStderr: []string{"Commands:"}},
-		{name: "help of a command", args: []string{"help", "artifacts", "get"}, code: exitOK, wantStderr: []string{"Usage: mcpx artifacts get"}},
+		{name: "help flag", args: []string{"--help"}, code: exitOK, wantStdout: []string{"Commands:"}},
+		{name: "short help", args: []string{"-h"}, code: exitOK, wantStdout: []string{"Commands:"}},
+		{name: "help command", args: []string{"help"}, code: exitOK, wantStdout: []string{"Commands:"}},
+		{name: "help of a command", args: []string{"help", "artifacts", "get"}, code: exitOK, wantStdout: []string{"Usage: mcpx artifacts get"}},
 		{name: "unknown command", args: []string{"frobnicate"}, code: exitUsage, wantStderr: []string{`mcpx: unknown command "frobnicate"`}},
 		{name: "artifacts alone", args: []string{"artifacts"}, code: exitUsage, wantStderr: []string{"Usage: mcpx artifacts <ls|get|rm|fsck>"}},
-		{name: "artifacts help", args: []string{"artifacts", "--help"}, code: exitOK, wantStderr: []string{"Usage: mcpx artifacts <ls|get|rm|fsck>"}},
+		{name: "artifacts help", args: []string{"artifacts", "--help"}, code: exitOK, wantStdout: []string{"Usage: mcpx artifacts <ls|get|rm|fsck>"}},
 		{name: "artifacts unknown", args: []string{"artifacts", "cp"}, code: exitUsage, wantStderr: []string{`mcpx artifacts: unknown command "cp"`}},
+		{name: "plugin alone", args: []string{"plugin"}, code: exitUsage, wantStderr: []string{"Usage: mcpx plugin <command>"}},
+		{name: "plugin help", args: []string{"plugin", "--help"}, code: exitOK, wantStdout: []string{"Usage: mcpx plugin <command>", "new", "test"}},
+		{name: "plugin unknown", args: []string{"plugin", "run"}, code: exitUsage, wantStderr: []string{`mcpx plugin: unknown command "run"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,12 +133,20 @@ func TestRunDispatch(t *testing.T) {
 			if got.code != tt.code {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", got.code, tt.code, got.stderr)
 			}
-			if got.stdout != "" {
+			if tt.wantStdout == nil && got.stdout != "" {
 				t.Errorf("stdout %q, want nothing", got.stdout)
+			}
+			if tt.wantStderr == nil && got.stderr != "" {
+				t.Errorf("stderr %q, want nothing", got.stderr)
 			}
 			for _, w := range tt.wantStderr {
 				if !strings.Contains(got.stderr, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, got.stderr)
+				}
+			}
+			for _, w := range tt.wantStdout {
+				if !strings.Contains(got.stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, got.stdout)
 				}
 			}
 		})
@@ -142,7 +154,8 @@ func TestRunDispatch(t *testing.T) {
 }
 
 // TestHelp checks that each command's --help (and -h) exits 0 with its
-// usage, its flags and an example on stderr, and nothing on stdout.
+// usage, its flags and an example on stdout (asked for, help is the
+// output), and nothing on stderr.
 func TestHelp(t *testing.T) {
 	isolate(t)
 	tests := []struct {
@@ -155,17 +168,22 @@ func TestHelp(t *testing.T) {
 		{name: "artifacts get", args: []string{"artifacts", "get"}, flags: []string{"--store DIR", "-o FILE"}},
 		{name: "artifacts rm", args: []string{"artifacts", "rm"}, flags: []string{"--store DIR"}},
 		{name: "version", args: []string{"version"}},
+		{name: "transform", args: []string{"transform"}, flags: []string{"--plugin FILE.wasm", "--plugins DIR", "--preset NAME", "README.md#wasm-plugins", "NAME.json"}},
+		{name: "wrap", args: []string{"wrap"}, flags: []string{"--plugin FILE.wasm", "--plugins DIR", "--preset NAME", "README.md#wasm-plugins", "NAME.json"}},
+		{name: "serve", args: []string{"serve"}, flags: []string{"--plugins DIR", "--listen ADDR", "README.md#wasm-plugins"}},
+		{name: "plugin new", args: []string{"plugin", "new"}, flags: []string{"--lang", "--server NAME", "--sdk DIR"}},
+		{name: "plugin test", args: []string{"plugin", "test"}, flags: []string{"--server NAME", "--dump-request"}},
 	}
 	for _, tt := range tests {
 		for _, h := range []string{"--help", "-h"} {
 			t.Run(tt.name+" "+h, func(t *testing.T) {
 				got := runCLI(t, nil, append(tt.args, h)...)
-				if got.code != exitOK || got.stdout != "" {
-					t.Fatalf("exit code %d, stdout %q; want 0 and nothing; stderr:\n%s", got.code, got.stdout, got.stderr)
+				if got.code != exitOK || got.stderr != "" {
+					t.Fatalf("exit code %d, stderr %q; want 0 and nothing; stdout:\n%s", got.code, got.stderr, got.stdout)
 				}
 				for _, w := range append([]string{"Usage: mcpx " + tt.name, "Example:\n  mcpx " + tt.name}, tt.flags...) {
-					if !strings.Contains(got.stderr, w) {
-						t.Errorf("help lacks %q:\n%s", w, got.stderr)
+					if !strings.Contains(got.stdout, w) {
+						t.Errorf("help lacks %q:\n%s", w, got.stdout)
 					}
 				}
 			})

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,20 +10,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/layers/wasm" // registers the custom and presets layers
-	wasmguest "github.com/mcpx-dev/mcpx/sdk/wasm-guest"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
 var pluginTestCmd = command{
 	name:     "plugin test",
-	synopsis: "[--server NAME] [--tool NAME] [--mode custom|rewrites] [--plugin-config JSON] [--timeout D] FILE.wasm [RESULT]",
+	synopsis: "[--server NAME] [--tool NAME] [--arguments JSON] [--mode custom|rewrites] [--plugin-config JSON] [--timeout D] FILE.wasm [RESULT]\n       mcpx plugin test --dump-request [--server NAME] [--tool NAME] [--arguments JSON] [--mode M] [--plugin-config JSON] [RESULT]",
 	about: `
 Plugin test runs one WASM plugin (sdk/wasm-guest/ABI.md) on one tool result
 (the file RESULT, or stdin) and prints, as JSON on stdout, the plugin's
@@ -32,37 +29,23 @@ store (kept in memory only: nothing is written) and the failed rewrites.
 
 A plugin that traps, runs past its deadline, runs out of memory or answers
 something malformed is an error: exit code 1 and one line on stderr that
-names the plugin and the cause.`,
+names the plugin and the cause.
+
+--dump-request runs no plugin: it prints the exact request JSON (ABI v1) a
+plugin would receive for RESULT, with the same server, tool, arguments,
+mode and config, for a guest's native tests (a Rust test can
+include_bytes! it; Go tests call wasm.BuildRequest).`,
 	example: `
 mcpx plugin test plugin.wasm --server tableau --tool download_workbook result.json
-mcpx plugin test --mode rewrites --plugin-config '{"preview":500}' github.wasm < result.json | jq .rewrites`,
-}
-
-var pluginNewCmd = command{
-	name:     "plugin new",
-	synopsis: "--lang go|rust [--name NAME] [--sdk DIR] DIR",
-	about: `
-Plugin new writes a plugin project into DIR (which must not exist or be
-empty): a transformer that moves base64 files out of tool results, its
-test, a sample result, build.sh and a README that walks through the rest.
-
---lang go: a Go module that builds with the standard toolchain
-(GOOS=wasip1 GOARCH=wasm) and with TinyGo, importing the Go guest SDK. The
-module requires github.com/mcpx-dev/mcpx at this binary's version; --sdk
-points it at a local mcpx checkout instead (a replace directive).
-
---lang rust: a crate with the dependency-free Rust guest SDK copied in, so
-that it builds with rustc alone (Debian's rustc 1.63 and lld work).`,
-	example: `
-mcpx plugin new --lang go ./my-plugin && cd my-plugin && ./build.sh
-mcpx plugin new --lang rust --name search_digest ./search-digest`,
+mcpx plugin test --mode rewrites --plugin-config '{"preview":500}' github.wasm < result.json | jq .rewrites
+mcpx plugin test --dump-request --server helpdesk --tool get_ticket --arguments '{"id":"T-1"}' ticket.json > testdata/request.json`,
 }
 
 const pluginUsage = `Usage: mcpx plugin <command> [flags] [arguments]
 
 Commands:
   test    run one plugin on a result and print its rewrites and the outcome
-  new     write a new plugin project (Go or Rust) that builds and passes its test
+  new     write a new plugin project (Go or Rust): source, test, build.sh, NAME.json
 
 Run "mcpx plugin <command> --help" for its flags.
 `
@@ -77,9 +60,9 @@ func runPlugin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "test":
 		return runPluginTest(args[1:], stdin, stdout, stderr)
 	case "new":
-		return runPluginNew(args[1:], stdout, stderr)
+		return runPluginNew(args[1:], stdin, stdout, stderr)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stderr, pluginUsage)
+		fmt.Fprint(stdout, pluginUsage)
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "mcpx plugin: unknown command %q\n%s", args[0], pluginUsage)
@@ -137,7 +120,11 @@ func (p *pluginFlags) apply(cfg *engine.Config) error {
 	patch := func(layer string, f func(m map[string]any)) error {
 		m := map[string]any{}
 		if raw := cfg.Layers[layer]; len(raw) > 0 {
-			if err := json.Unmarshal(raw, &m); err != nil {
+			// Numbers stay json.Number: a plugin's config may hold integers
+			// that a float64 would round.
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&m); err != nil {
 				return fmt.Errorf("config layers.%s: %w", layer, err)
 			}
 		}
@@ -207,19 +194,28 @@ func runPluginTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	c := pluginTestCmd
 	fs := newFlagSet(c)
 	var (
-		server, tool, mode, pluginConfig string
-		timeout                          time.Duration
+		server, tool, mode, pluginConfig, arguments string
+		timeout                                     time.Duration
+		dump                                        bool
 	)
 	fs.StringVar(&server, "server", "local", "the upstream server `NAME` the result came from")
 	fs.StringVar(&tool, "tool", "", "the tool `NAME` the result came from")
 	fs.StringVar(&mode, "mode", string(wasm.ModeCustom), "custom (may replace the payload) or rewrites (as presets run)")
-	fs.StringVar(&pluginConfig, "plugin-config", "", "the plugin's config, a JSON object")
+	fs.StringVar(&pluginConfig, "plugin-config", "", "the plugin's config, a `JSON` object")
+	fs.StringVar(&arguments, "arguments", "", "the call's arguments, a `JSON` object")
+	fs.BoolVar(&dump, "dump-request", false, "print the request the plugin would receive (no FILE.wasm needed) and exit")
 	fs.DurationVar(&timeout, "timeout", wasm.DefaultTimeout, "the deadline of the call")
-	pos, code := parse(c, fs, args, stderr)
+	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
-	if len(pos) < 1 || len(pos) > 2 {
+	if dump && len(pos) > 0 && strings.HasSuffix(pos[0], ".wasm") {
+		pos = pos[1:] // the plugin is not needed to say what it would get
+	}
+	switch {
+	case dump && len(pos) > 1:
+		return usageError(stderr, c, fmt.Errorf("--dump-request: want at most one RESULT, got %d arguments", len(pos)))
+	case !dump && (len(pos) < 1 || len(pos) > 2):
 		return usageError(stderr, c, fmt.Errorf("want FILE.wasm and at most one RESULT, got %d arguments", len(pos)))
 	}
 	if mode != string(wasm.ModeCustom) && mode != string(wasm.ModeRewrites) {
@@ -227,6 +223,12 @@ func runPluginTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	}
 	if pluginConfig != "" && !json.Valid([]byte(pluginConfig)) {
 		return usageError(stderr, c, errors.New("--plugin-config is not JSON"))
+	}
+	if arguments != "" && !json.Valid([]byte(arguments)) {
+		return usageError(stderr, c, errors.New("--arguments is not JSON"))
+	}
+	if dump {
+		return dumpRequest(c, engine.Call{Server: server, Tool: tool, Arguments: json.RawMessage(arguments)}, wasm.Mode(mode), pluginConfig, pos, stdin, stdout, stderr)
 	}
 	if timeout <= 0 {
 		return usageError(stderr, c, errors.New("--timeout must be positive"))
@@ -256,7 +258,7 @@ func runPluginTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		return fail(stderr, c, err)
 	}
 	defer p.Close(ctx)
-	call := engine.Call{Server: server, Tool: tool}
+	call := engine.Call{Server: server, Tool: tool, Arguments: json.RawMessage(arguments)}
 	d := engine.NewDoc(call, in)
 	if err := d.Err(); err != nil {
 		return fail(stderr, c, fmt.Errorf("result: %w", err))
@@ -304,313 +306,30 @@ func runPluginTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	return exitOK
 }
 
+// dumpRequest prints the request a plugin would receive for the result
+// named by pos (or stdin): what "plugin test" would hand the plugin, byte
+// for byte.
+func dumpRequest(c command, call engine.Call, mode wasm.Mode, pluginConfig string, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	in, err := readInput(pos, stdin)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	d := engine.NewDoc(call, in)
+	if err := d.Err(); err != nil {
+		return fail(stderr, c, fmt.Errorf("result: %w", err))
+	}
+	if pluginConfig == "" {
+		pluginConfig = "{}" // as the host hands a plugin without config
+	}
+	req := wasm.BuildRequest(d, mode, json.RawMessage(pluginConfig), wasm.NewSandboxConfig().LongString())
+	if _, err := stdout.Write(append(req, '\n')); err != nil {
+		return fail(stderr, c, fmt.Errorf("write output: %w", err))
+	}
+	return exitOK
+}
+
 // fixedRewrites is a layer that returns the plugin's rewrites.
 type fixedRewrites []engine.Rewrite
 
 // Plan returns the rewrites.
 func (f fixedRewrites) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { return f, nil }
-
-var validName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-
-func runPluginNew(args []string, stdout, stderr io.Writer) int {
-	c := pluginNewCmd
-	fs := newFlagSet(c)
-	var lang, name, sdk string
-	fs.StringVar(&lang, "lang", "", "go or rust (required)")
-	fs.StringVar(&name, "name", "", "the plugin's `NAME`, lowercase letters, digits and _ (default: DIR's base name)")
-	fs.StringVar(&sdk, "sdk", "", "a local mcpx checkout `DIR` to build against (Go: a replace directive)")
-	pos, code := parse(c, fs, args, stderr)
-	if code >= 0 {
-		return code
-	}
-	if len(pos) != 1 {
-		return usageError(stderr, c, fmt.Errorf("want one DIR, got %d arguments", len(pos)))
-	}
-	if lang != "go" && lang != "rust" {
-		return usageError(stderr, c, fmt.Errorf("--lang %q: want go or rust", lang))
-	}
-	dir := pos[0]
-	if name == "" {
-		name = strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToLower(filepath.Base(filepath.Clean(dir))))
-	}
-	if !validName.MatchString(name) {
-		return usageError(stderr, c, fmt.Errorf("name %q: want lowercase letters, digits and _ (use --name)", name))
-	}
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return fail(stderr, c, fmt.Errorf("%s exists and is not empty", dir))
-	}
-	if sdk != "" {
-		abs, err := filepath.Abs(sdk)
-		if err != nil {
-			return fail(stderr, c, err)
-		}
-		if _, err := os.Stat(filepath.Join(abs, "sdk", "wasm-guest", "go", "guest.go")); err != nil {
-			return fail(stderr, c, fmt.Errorf("--sdk %s: not an mcpx checkout (no sdk/wasm-guest/go)", sdk))
-		}
-		sdk = abs
-	}
-	var files map[string]string
-	var err error
-	if lang == "go" {
-		files, err = goScaffold(name, sdk)
-	} else {
-		files = rustScaffold(name)
-	}
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	for rel, content := range files {
-		path := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fail(stderr, c, err)
-		}
-		mode := os.FileMode(0o644)
-		if strings.HasSuffix(rel, ".sh") {
-			mode = 0o755
-		}
-		if err := os.WriteFile(path, []byte(content), mode); err != nil {
-			return fail(stderr, c, err)
-		}
-	}
-	fmt.Fprintf(stdout, "wrote a %s plugin %q in %s: cd %s && ./build.sh\n", lang, name, dir, dir)
-	return exitOK
-}
-
-// mcpxVersion is the version of the mcpx module this binary was built from,
-// or "" for a development build.
-func mcpxVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok || bi.Main.Version == "" || bi.Main.Version == "(devel)" {
-		return ""
-	}
-	return bi.Main.Version
-}
-
-// sampleResult is a small MCP result with a base64 PDF for the scaffolds'
-// tests.
-func sampleResult() string {
-	pdf := "%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n" + strings.Repeat("% sample report line\n", 40) + "%%EOF\n"
-	payload := map[string]string{"name": "Sample report", "data": base64.StdEncoding.EncodeToString([]byte(pdf))}
-	p, _ := json.Marshal(payload)
-	r, _ := json.MarshalIndent(map[string]any{"content": []map[string]string{{"type": "text", "text": string(p)}}}, "", "  ")
-	return string(r) + "\n"
-}
-
-func goScaffold(name, sdk string) (map[string]string, error) {
-	version := mcpxVersion()
-	replace := ""
-	if sdk != "" {
-		if version == "" {
-			version = "v0.0.0-00010101000000-000000000000"
-		}
-		replace = "\nreplace github.com/mcpx-dev/mcpx => " + sdk + "\n"
-	} else if version == "" {
-		return nil, errors.New("this mcpx is a development build without a module version: pass --sdk with the path of your mcpx checkout")
-	}
-	r := strings.NewReplacer("NAME", name, "GOSDK", wasmguest.GoSDKImport)
-	return map[string]string{
-		"go.mod": "module example.com/" + name + "\n\ngo 1.26\n\nrequire github.com/mcpx-dev/mcpx " + version + "\n" + replace,
-		"main.go": r.Replace(`// Command NAME is an mcpx custom transformer (a WASM plugin). It moves
-// every base64 file in a tool result into the artifact store and leaves a
-// summary that names the server and tool. Edit transform to taste.
-package main
-
-import (
-	guest "GOSDK"
-)
-
-func init() { guest.Register(transform) }
-
-func main() {}
-
-func transform(req *guest.Request) (*guest.Response, error) {
-	var out guest.Response
-	for _, c := range req.Candidates() {
-		if !c.IsBinary() {
-			continue // text: leave it to mcpx's size net
-		}
-		out.Add(guest.Rewrite{
-			Path:     c.Path,
-			Target:   c.Target,
-			Action:   guest.Artifact,
-			Encoding: guest.Base64,
-			Summary:  "{kind} from " + req.Server() + "/" + req.Tool() + " ({size}). Artifact: {id}",
-		})
-	}
-	return &out, nil
-}
-`),
-		"main_test.go": r.Replace(`package main
-
-import (
-	"os"
-	"testing"
-
-	"github.com/tidwall/gjson"
-
-	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/layers/wasm"
-	guest "GOSDK"
-)
-
-// TestTransform runs the function natively on the request mcpx would send
-// for testdata/sample.json.
-func TestTransform(t *testing.T) {
-	raw, err := os.ReadFile("testdata/sample.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := engine.NewDoc(engine.Call{Server: "reports", Tool: "export"}, raw)
-	out, isErr := guest.Handle(wasm.BuildRequest(d, wasm.ModeCustom, nil, wasm.DefaultLongString))
-	if isErr {
-		t.Fatalf("plugin error: %s", out)
-	}
-	rws := gjson.GetBytes(out, "rewrites").Array()
-	if len(rws) != 1 || rws[0].Get("path").String() != "data" || rws[0].Get("encoding").String() != "base64" {
-		t.Fatalf("rewrites = %s, want one base64 artifact at data", out)
-	}
-}
-`),
-		"testdata/sample.json": sampleResult(),
-		"build.sh": r.Replace(`#!/bin/sh
-# Builds NAME.wasm with the standard Go toolchain (and NAME.tinygo.wasm
-# when tinygo is on PATH), after running the plugin's test.
-set -eu
-cd "$(dirname "$0")"
-[ -f go.sum ] || go mod tidy
-go test ./...
-GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o NAME.wasm .
-echo "built NAME.wasm"
-if command -v tinygo >/dev/null 2>&1; then
-	tinygo build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -o NAME.tinygo.wasm .
-	echo "built NAME.tinygo.wasm"
-fi
-`),
-		".gitignore": "*.wasm\n",
-		"README.md":  r.Replace(readmeGo),
-	}, nil
-}
-
-const readmeGo = "# NAME: an mcpx plugin in Go\n\n" +
-	"A custom transformer for [mcpx](https://github.com/mcpx-dev/mcpx): it moves base64 files\n" +
-	"out of tool results into the artifact store. The contract it speaks is ABI v1\n" +
-	"(`sdk/wasm-guest/ABI.md` in mcpx).\n\n" +
-	"## Build and test\n\n" +
-	"```sh\n./build.sh                      # go mod tidy, go test, then NAME.wasm\n```\n\n" +
-	"The same source builds with TinyGo into a module ten times smaller that loads\n" +
-	"in milliseconds:\n\n" +
-	"```sh\ntinygo build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -o NAME.wasm .\n```\n\n" +
-	"Keep to what both compilers handle: no `encoding/json` (write responses with the\n" +
-	"SDK, read requests with gjson), no goroutines, setup in `init()`.\n\n" +
-	"## Try it on a result\n\n" +
-	"```sh\nmcpx plugin test NAME.wasm --server reports --tool export testdata/sample.json\n```\n\n" +
-	"prints the plugin's rewrites and what mcpx makes of them.\n\n" +
-	"## Use it\n\n" +
-	"Drop `NAME.wasm` into a plugins folder (`mcpx serve --plugins DIR`, or the config key\n" +
-	"`pipeline.layers.custom.dir`); it serves the server called `NAME` unless a\n" +
-	"`NAME.json` beside it says otherwise:\n\n" +
-	"```json\n{\"servers\": [\"reports*\"], \"tools\": [\"export*\"], \"config\": {}, \"limits\": {\"timeout\": \"500ms\"}}\n```\n\n" +
-	"mcpx reloads it when either file changes. For one run: `mcpx transform --plugin NAME.wasm ...`.\n"
-
-func rustScaffold(name string) map[string]string {
-	r := strings.NewReplacer("NAME", name)
-	sdkCargo := wasmguest.RustCargo
-	return map[string]string{
-		"Cargo.toml": r.Replace(`[package]
-name = "NAME"
-version = "0.1.0"
-edition = "2021"
-
-[lib]
-crate-type = ["cdylib", "rlib"]
-path = "src/lib.rs"
-
-[dependencies]
-mcpx-guest = { path = "mcpx-guest" }
-
-[profile.release]
-opt-level = "s"
-panic = "abort"
-lto = true
-`),
-		"mcpx-guest/Cargo.toml": sdkCargo,
-		"mcpx-guest/src/lib.rs": wasmguest.RustSDK,
-		"src/lib.rs": r.Replace(`//! NAME: an mcpx custom transformer. It moves every base64 file in a tool
-//! result into the artifact store and leaves a summary that names the
-//! server and tool. Edit transform to taste.
-
-use mcpx_guest::{Request, Response, Rewrite};
-
-fn transform(req: &Request) -> Result<Response, String> {
-    let mut out = Response::new();
-    for c in req.candidates() {
-        if !c.is_binary() {
-            continue; // text: leave it to mcpx's size net
-        }
-        let summary = format!("{{kind}} from {}/{} ({{size}}). Artifact: {{id}}", req.server(), req.tool());
-        out.push(Rewrite::artifact(&c.path).target(&c.target).base64().summary(&summary));
-    }
-    Ok(out)
-}
-
-mcpx_guest::plugin!(transform);
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn moves_the_pdf() {
-        let req = r#"{"abi":1,"mode":"custom","server":"reports","tool":"export","arguments":null,
-            "payload":{"name":"Sample report","data":{"$mcpx":"long_string","len":1200,"head":"JVBERi0x","mime":"application/pdf","encoding":"base64"}},
-            "result":null,
-            "candidates":[{"target":"payload","path":"data","len":1200,"head":"JVBERi0x","mime":"application/pdf","encoding":"base64"}],
-            "config":{}}"#;
-        let out = mcpx_guest::handle(req.as_bytes(), super::transform).unwrap();
-        assert!(out.contains("\"path\":\"data\""), "{}", out);
-        assert!(out.contains("\"encoding\":\"base64\""), "{}", out);
-        assert!(out.contains("PDF") || out.contains("{kind} from reports/export"), "{}", out);
-    }
-}
-`),
-		"testdata/sample.json": sampleResult(),
-		"build.sh": r.Replace(`#!/bin/sh
-# Runs the plugin's test natively, then builds NAME.wasm, with rustc alone
-# (no cargo, no crates.io). RUSTC defaults to Debian's /usr/bin/rustc, which
-# has the wasm32 target with libstd-rust-dev-wasm32 and lld-14; a rustup
-# rustc needs "rustup target add wasm32-unknown-unknown".
-set -eu
-cd "$(dirname "$0")"
-RUSTC=${RUSTC:-/usr/bin/rustc}
-[ -x "$RUSTC" ] || RUSTC=rustc
-out=target/mcpx
-mkdir -p "$out/native" "$out/wasm"
-# Native: the test.
-"$RUSTC" --edition 2021 --crate-type rlib --crate-name mcpx_guest mcpx-guest/src/lib.rs -o "$out/native/libmcpx_guest.rlib"
-"$RUSTC" --edition 2021 --test --extern mcpx_guest="$out/native/libmcpx_guest.rlib" src/lib.rs -o "$out/native/NAME-test"
-"$out/native/NAME-test"
-# WASM: the plugin.
-W="--target wasm32-unknown-unknown --edition 2021 -O -C panic=abort -C target-feature=+bulk-memory -C strip=debuginfo"
-"$RUSTC" $W --crate-type rlib --crate-name mcpx_guest mcpx-guest/src/lib.rs -o "$out/wasm/libmcpx_guest.rlib"
-"$RUSTC" $W --crate-type cdylib --crate-name NAME --extern mcpx_guest="$out/wasm/libmcpx_guest.rlib" src/lib.rs -o NAME.wasm
-echo "built NAME.wasm"
-`),
-		".gitignore": "*.wasm\ntarget/\n",
-		"README.md":  r.Replace(readmeRust),
-	}
-}
-
-const readmeRust = "# NAME: an mcpx plugin in Rust\n\n" +
-	"A custom transformer for [mcpx](https://github.com/mcpx-dev/mcpx): it moves base64 files\n" +
-	"out of tool results into the artifact store. The contract it speaks is ABI v1\n" +
-	"(`sdk/wasm-guest/ABI.md` in mcpx); `mcpx-guest/` is the dependency-free guest SDK.\n\n" +
-	"## Build and test\n\n" +
-	"```sh\n./build.sh        # the test natively, then NAME.wasm, with rustc alone\n```\n\n" +
-	"On Debian: `apt-get install rustc libstd-rust-dev-wasm32 lld-14`. With rustup:\n" +
-	"`rustup target add wasm32-unknown-unknown` and `RUSTC=rustc ./build.sh`, or\n" +
-	"`cargo build --release --target wasm32-unknown-unknown`.\n\n" +
-	"## Try it on a result\n\n" +
-	"```sh\nmcpx plugin test NAME.wasm --server reports --tool export testdata/sample.json\n```\n\n" +
-	"## Use it\n\n" +
-	"Drop `NAME.wasm` into a plugins folder (`mcpx serve --plugins DIR`, or the config key\n" +
-	"`pipeline.layers.custom.dir`); it serves the server called `NAME` unless a\n" +
-	"`NAME.json` beside it says otherwise:\n\n" +
-	"```json\n{\"servers\": [\"reports*\"], \"tools\": [\"export*\"], \"config\": {}, \"limits\": {\"timeout\": \"500ms\"}}\n```\n"

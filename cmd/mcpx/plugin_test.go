@@ -109,19 +109,53 @@ func runIn(t *testing.T, dir string, env []string, name string, args ...string) 
 	return string(out)
 }
 
-// TestPluginNewGo: the Go scaffold tidies, passes its test, builds, and
-// the module works under "plugin test".
+// TestPluginNewGo: from a clone, with no --sdk, the Go scaffold finds the
+// checkout this binary was built from, says what it wrote and what to run,
+// and its build.sh says that TinyGo is missing, then tidies, passes its
+// test and builds with Go; the module works under "plugin test".
 func TestPluginNewGo(t *testing.T) {
 	isolate(t)
 	dir := filepath.Join(t.TempDir(), "my-plugin")
 	root := wasmtest.Root(t)
-	if r := runCLI(t, nil, "plugin", "new", "--lang", "go", "--sdk", root, dir); r.code != exitOK {
+	r := runCLI(t, nil, "plugin", "new", "--lang", "go", "--server", "reports", dir)
+	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	env := []string{"PATH=" + filepath.Dir(goTool()) + string(os.PathListSeparator) + os.Getenv("PATH"), "GOFLAGS=-mod=mod"}
-	runIn(t, dir, env, "sh", "build.sh")
+	for _, w := range []string{
+		`Wrote a Go plugin "my_plugin" for server "reports" in ` + dir,
+		"my_plugin.json", "build.sh", "main.go", "main_test.go",
+		"The Go SDK comes from " + root + " (the checkout this mcpx was built from)",
+		"Nothing is built yet. Next:", "./build.sh", "mcpx plugin test my_plugin.wasm --server reports --tool export testdata/sample.json",
+		"mcpx transform --plugin my_plugin.wasm", "copy my_plugin.wasm and my_plugin.json into a plugins folder",
+	} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	mod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if !strings.Contains(string(mod), "replace github.com/mcpx-dev/mcpx => "+root) {
+		t.Fatalf("go.mod:\n%s", mod)
+	}
+	side, _ := os.ReadFile(filepath.Join(dir, "my_plugin.json"))
+	if gjson.GetBytes(side, "servers.0").String() != "reports" || gjson.GetBytes(side, "tools.0").String() != "*" {
+		t.Fatalf("sidecar: %s", side)
+	}
+	// No TinyGo anywhere build.sh looks: it says so and builds with Go.
+	noTools := t.TempDir()
+	env := []string{"PATH=" + filepath.Dir(goTool()) + string(os.PathListSeparator) + "/usr/bin:/bin", "GOFLAGS=-mod=mod",
+		"TINYGOROOT=", "MCPX_TOOLS=" + noTools}
+	out := runIn(t, dir, env, "sh", "build.sh")
+	for _, w := range []string{"TinyGo is not on PATH, in $TINYGOROOT or in " + noTools + "/tinygo (where mcpx's scripts/wasm-toolchains.sh builds it)",
+		"building with the standard Go toolchain instead", "built my_plugin.wasm with Go", "next: mcpx plugin test my_plugin.wasm"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("build.sh output lacks %q:\n%s", w, out)
+		}
+	}
+	if out := runInFail(t, dir, append(env, "COMPILER=tinygo"), "sh", "build.sh"); !strings.Contains(out, "COMPILER=tinygo: install TinyGo v0.42.0 or run scripts/wasm-toolchains.sh") {
+		t.Errorf("COMPILER=tinygo without TinyGo:\n%s", out)
+	}
 	wasmFile := filepath.Join(dir, "my_plugin.wasm")
-	r := runCLI(t, nil, "plugin", "test", wasmFile, "--server", "reports", "--tool", "export", filepath.Join(dir, "testdata", "sample.json"))
+	r = runCLI(t, nil, "plugin", "test", wasmFile, "--server", "reports", "--tool", "export", filepath.Join(dir, "testdata", "sample.json"))
 	if r.code != exitOK || len(gjson.Get(r.stdout, "artifacts").Array()) != 1 || !strings.Contains(r.stdout, "PDF from reports/export") {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
@@ -130,8 +164,22 @@ func TestPluginNewGo(t *testing.T) {
 	}
 }
 
-// TestPluginNewRust: the Rust scaffold passes its test and builds with
-// rustc alone.
+// runInFail runs a command that must fail and returns its output.
+func runInFail(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("%s %v succeeded:\n%s", name, args, out)
+	}
+	return string(out)
+}
+
+// TestPluginNewRust: the Rust scaffold passes its two tests (one on the
+// exact request mcpx sends, one on a RequestBuilder request) and builds
+// with rustc alone.
 func TestPluginNewRust(t *testing.T) {
 	isolate(t)
 	rustc, ok := wasmtest.RustcPath()
@@ -139,15 +187,25 @@ func TestPluginNewRust(t *testing.T) {
 		wasmtest.Missing(t, "Debian's rustc with libstd-rust-dev-wasm32 and lld-14")
 	}
 	dir := filepath.Join(t.TempDir(), "search-digest")
-	if r := runCLI(t, nil, "plugin", "new", "--lang", "rust", dir); r.code != exitOK {
+	r := runCLI(t, nil, "plugin", "new", "--lang", "rust", "--server", "docs", "--tool", "search_docs", dir)
+	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	out := runIn(t, dir, []string{"RUSTC=" + rustc}, "sh", "build.sh")
-	if !strings.Contains(out, "test result: ok. 1 passed") {
-		t.Fatalf("the scaffold's test did not run:\n%s", out)
+	if !strings.Contains(r.stdout, `Wrote a Rust plugin "search_digest" for server "docs"`) || !strings.Contains(r.stdout, "testdata/request.json") {
+		t.Fatalf("output:\n%s", r.stdout)
 	}
-	r := runCLI(t, nil, "plugin", "test", filepath.Join(dir, "search_digest.wasm"), "--server", "reports", "--tool", "export", filepath.Join(dir, "testdata", "sample.json"))
-	if r.code != exitOK || len(gjson.Get(r.stdout, "artifacts").Array()) != 1 {
+	// The request in testdata is what --dump-request prints.
+	dump := runCLI(t, nil, "plugin", "test", "--dump-request", "--server", "docs", "--tool", "search_docs", filepath.Join(dir, "testdata", "sample.json"))
+	req, _ := os.ReadFile(filepath.Join(dir, "testdata", "request.json"))
+	if dump.code != exitOK || dump.stdout != string(req) {
+		t.Fatalf("testdata/request.json differs from --dump-request (exit %d):\n%s\n%s", dump.code, req, dump.stdout)
+	}
+	out := runIn(t, dir, []string{"RUSTC=" + rustc}, "sh", "build.sh")
+	if !strings.Contains(out, "test result: ok. 2 passed") || !strings.Contains(out, "built search_digest.wasm with rustc") {
+		t.Fatalf("the scaffold's tests did not run:\n%s", out)
+	}
+	r = runCLI(t, nil, "plugin", "test", filepath.Join(dir, "search_digest.wasm"), "--server", "docs", "--tool", "search_docs", filepath.Join(dir, "testdata", "sample.json"))
+	if r.code != exitOK || len(gjson.Get(r.stdout, "artifacts").Array()) != 1 || !strings.Contains(r.stdout, "PDF from docs/search_docs") {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	var o struct{ Rewrites []json.RawMessage }

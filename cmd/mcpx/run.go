@@ -17,9 +17,9 @@ import (
 
 // Exit codes.
 const (
-	exitOK    = 0 // success, or -h/--help
+	exitOK    = 0 // success, or -h/--help (help goes to stdout)
 	exitFail  = 1 // a runtime failure
-	exitUsage = 2 // bad flags or arguments (as flag.ExitOnError)
+	exitUsage = 2 // bad flags or arguments (as flag.ExitOnError); usage to stderr
 )
 
 // envLogLevel overrides the configured log level.
@@ -76,10 +76,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if len(rest) > 0 {
 			return run(append(rest[:len(rest):len(rest)], "--help"), stdin, stdout, stderr)
 		}
-		fmt.Fprint(stderr, topUsage)
+		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	case "-h", "-help", "--help":
-		fmt.Fprint(stderr, topUsage)
+		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "mcpx: unknown command %q\nRun 'mcpx --help' for the commands.\n", cmd)
@@ -105,14 +105,16 @@ func newFlagSet(c command) *flag.FlagSet {
 
 // parse parses args with fs, letting flags and positional arguments mix
 // ("get ID -o FILE"); "--" ends the flags. On -h/--help it prints c's help
-// to stderr and returns exitOK; on a bad flag it prints one error line and
-// returns exitUsage; otherwise it returns the positional arguments and -1.
-func parse(c command, fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, int) {
+// to stdout (asked for, it is the command's output: "mcpx transform --help
+// | less" works) and returns exitOK; on a bad flag it prints one error line
+// to stderr and returns exitUsage; otherwise it returns the positional
+// arguments and -1.
+func parse(c command, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, int) {
 	var pos []string
 	for {
 		err := fs.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
-			printHelp(stderr, c, fs)
+			printHelp(stdout, c, fs)
 			return nil, exitOK
 		}
 		if err != nil {
@@ -194,7 +196,7 @@ type common struct {
 }
 
 func (o *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.configPath, "config", "", "read the JSON configuration `FILE` (store, pipeline, log sections)")
+	fs.StringVar(&o.configPath, "config", "", "read the JSON configuration `FILE` (store, pipeline, log sections);\nits relative paths are taken from FILE's folder")
 	fs.StringVar(&o.storeDir, "store", "", "keep artifacts in the folder `DIR`\n(default: the config's store.dir, else $MCPX_HOME/artifacts,\nelse $XDG_DATA_HOME/mcpx/artifacts, else ~/.local/share/mcpx/artifacts)")
 }
 

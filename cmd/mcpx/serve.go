@@ -47,8 +47,9 @@ http://ADDR/artifacts/{id}; refs then carry a "url".
 
 --preset, --plugin and --plugins add WASM presets and custom transformers
 for this run, besides the config's; a --plugins folder is watched, and a
-new or changed .wasm is swapped in without a restart (see "mcpx plugin
---help").
+new or changed .wasm is swapped in without a restart. Plugins, folders and
+their NAME.json sidecars are documented in README.md#wasm-plugins (and
+"mcpx plugin --help").
 
 --check validates the config (strings may use ${VAR} and ${VAR:-default}),
 builds every configured layer, prints what it would run, and exits. Values
@@ -91,7 +92,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	plug.register(fs)
 	fs.StringVar(&listen, "listen", "", "serve streamable HTTP on `ADDR` (host:port; /mcp and /artifacts/{id})\ninstead of stdio")
 	fs.BoolVar(&check, "check", false, "validate the config, print what would run, and exit")
-	pos, code := parse(c, fs, args, stderr)
+	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}

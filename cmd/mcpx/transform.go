@@ -37,11 +37,16 @@ written and the exit code is 0. Input that is not JSON is an error: exit
 code 1, the byte offset on stderr, nothing on stdout.
 
 --plugin, --preset and --plugins add WASM custom transformers, built-in
-presets and a plugins folder for this run, besides those of the config
-(see "mcpx plugin --help").`,
+presets and a plugins folder for this run, besides those of the config.
+In a plugins folder NAME.wasm serves the server NAME, unless a NAME.json
+beside it names the servers and tools ({"servers": [...], "tools": [...],
+"config": {...}}). Plugins, folders, sidecars and their config keys
+(pipeline.layers.custom, .presets) are documented in README.md#wasm-plugins;
+"mcpx plugin new" writes a plugin project, "mcpx plugin test" runs one.`,
 	example: `
 mcpx transform --server tableau --tool download_workbook result.json > out.json
-mcpx transform --config mcpx.json --server tableau --stats < result.json | jq .`,
+mcpx transform --config mcpx.json --server tableau --stats < result.json | jq .
+mcpx transform --plugin my_plugin.wasm --server helpdesk --tool get_ticket result.json`,
 }
 
 // runTransform is "mcpx transform".
@@ -59,7 +64,7 @@ func runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	fs.BoolVar(&stats, "stats", false, "print one line on stderr: bytes in and out, artifacts stored, time taken")
 	var wasmFlags pluginFlags
 	wasmFlags.register(fs)
-	pos, code := parse(c, fs, args, stderr)
+	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}

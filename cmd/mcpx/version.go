@@ -21,7 +21,7 @@ Version prints mcpx's module version, the VCS revision it was built from
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	c := versionCmd
 	fs := newFlagSet(c)
-	pos, code := parse(c, fs, args, stderr)
+	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}

@@ -27,7 +27,12 @@ and serve.limits sections; its mcpServers are ignored.
 --preset runs a built-in WASM preset on every result of the server (presets
 already run for servers whose names contain theirs: a server named
 tableau-mcp gets the tableau preset without it); --plugin and --plugins add
-WASM custom transformers (see "mcpx plugin --help").`,
+WASM custom transformers. A --plugins folder is watched: NAME.wasm serves
+the server NAME (here the command's base name) unless a NAME.json beside it
+names the servers and tools, and a new or changed file is swapped in
+without a restart. Plugins, folders and sidecars are documented in
+README.md#wasm-plugins; "mcpx plugin new --server NAME" writes a plugin
+project with its NAME.json.`,
 	example: `
 mcpx wrap -- npx -y @modelcontextprotocol/server-everything
 mcpx wrap --store /tmp/artifacts -- node server.js --stdio
@@ -47,7 +52,7 @@ func runWrap(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	)
 	o.register(fs)
 	plug.register(fs)
-	pos, code := parse(c, fs, args, stderr)
+	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}

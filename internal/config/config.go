@@ -53,7 +53,8 @@ type File struct {
 // Store configures the artifact store.
 type Store struct {
 	// Dir is the folder of the file-system store. A relative path is taken
-	// relative to the folder of the configuration file. Defaults to ""
+	// relative to the folder of the configuration file, as every path in
+	// the file is. Defaults to ""
 	// (the default folder: $MCPX_HOME/artifacts, else
 	// $XDG_DATA_HOME/mcpx/artifacts, else ~/.local/share/mcpx/artifacts).
 	Dir string `json:"dir,omitempty"`
@@ -82,8 +83,10 @@ func Default() File {
 }
 
 // Load reads and decodes the configuration file at path over Default, then
-// checks it (see Decode). A relative Store.Dir is resolved against the
-// file's folder.
+// checks it (see Decode). Every relative path in it (store.dir, the custom
+// layer's dir and plugins, an upstream's cwd and command) is resolved
+// against the file's folder, so the file means the same whichever folder
+// mcpx starts in; paths.go lists them.
 //
 // # Errors
 //
@@ -99,12 +102,12 @@ func Load(path string) (File, error) {
 	if err != nil {
 		return File{}, fmt.Errorf("config %s: %w", path, err)
 	}
-	if f.Store.Dir != "" && !filepath.IsAbs(f.Store.Dir) {
-		abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), f.Store.Dir))
-		if err != nil {
-			return File{}, fmt.Errorf("config %s: store.dir: %w", path, err)
-		}
-		f.Store.Dir = abs
+	base, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return File{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := f.resolvePaths(base); err != nil {
+		return File{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	return f, nil
 }

@@ -180,6 +180,23 @@ pub fn quote(s: &str) -> String {
     out
 }
 
+/// Puts a name in single quotes for a summary or filename template,
+/// turning braces into parentheses so that a name such as "Q{3}" cannot be
+/// read as a placeholder (Go's `guest.QuoteName`).
+pub fn quote_name(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        out.push(match c {
+            '{' => '(',
+            '}' => ')',
+            c => c,
+        });
+    }
+    out.push('\'');
+    out
+}
+
 struct Parser<'a> {
     b: &'a [u8],
     i: usize,
@@ -440,6 +457,49 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// A candidate, as the host lists it (for tests with `RequestBuilder`).
+    pub fn new(target: &str, path: &str, len: usize, head: &str, mime: &str, encoding: &str) -> Candidate {
+        Candidate {
+            target: target.to_string(),
+            path: path.to_string(),
+            len,
+            head: head.to_string(),
+            mime: mime.to_string(),
+            encoding: encoding.to_string(),
+        }
+    }
+
+    /// The stub that stands for this string in a skeleton:
+    /// `{"$mcpx":"long_string","len":...,"head":...,"mime":...,"encoding":...}`.
+    pub fn stub(&self) -> String {
+        let mut out = String::from("{\"$mcpx\":\"long_string\",\"len\":");
+        let _ = write!(out, "{}", self.len);
+        out.push_str(",\"head\":");
+        quote_into(&self.head, &mut out);
+        out.push_str(",\"mime\":");
+        quote_into(&self.mime, &mut out);
+        out.push_str(",\"encoding\":");
+        quote_into(&self.encoding, &mut out);
+        out.push('}');
+        out
+    }
+
+    /// Appends the candidate's JSON (as in a request's "candidates").
+    pub fn write_json(&self, out: &mut String) {
+        out.push_str("{\"target\":");
+        quote_into(&self.target, out);
+        out.push_str(",\"path\":");
+        quote_into(&self.path, out);
+        let _ = write!(out, ",\"len\":{}", self.len);
+        out.push_str(",\"head\":");
+        quote_into(&self.head, out);
+        out.push_str(",\"mime\":");
+        quote_into(&self.mime, out);
+        out.push_str(",\"encoding\":");
+        quote_into(&self.encoding, out);
+        out.push('}');
+    }
+
     /// Whether the string is base64 of something other than text.
     pub fn is_binary(&self) -> bool {
         self.encoding == "base64" && self.mime != "text/plain"
@@ -585,6 +645,112 @@ impl Request {
     }
 }
 
+/// Builds a request's JSON for native tests, in the order and shape the
+/// host sends (ABI.md). The skeletons are given as JSON text: put
+/// `Candidate::stub()` where a long string sits, and list the candidate
+/// with `candidate`. For the exact request of a real result, use
+/// `mcpx plugin test --dump-request` and `include_bytes!` its output.
+///
+/// ```ignore
+/// let pdf = Candidate::new("payload", "file.data", 24000, "JVBERi0x", "application/pdf", "base64");
+/// let req = RequestBuilder::new("reports", "export")
+///     .arguments(r#"{"id":7}"#)
+///     .payload(&format!(r#"{{"file":{{"name":"q3.pdf","data":{}}}}}"#, pdf.stub()))
+///     .candidate(pdf)
+///     .build();
+/// let out = mcpx_guest::handle(req.as_bytes(), transform).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestBuilder {
+    mode: String,
+    server: String,
+    tool: String,
+    arguments: String,
+    candidates: Vec<Candidate>,
+    config: String,
+    payload: String,
+    result: String,
+}
+
+impl RequestBuilder {
+    /// A custom-mode request for a server's tool, with no arguments, an
+    /// empty config, and null skeletons.
+    pub fn new(server: &str, tool: &str) -> RequestBuilder {
+        RequestBuilder {
+            mode: "custom".to_string(),
+            server: server.to_string(),
+            tool: tool.to_string(),
+            arguments: "null".to_string(),
+            candidates: Vec::new(),
+            config: "{}".to_string(),
+            payload: "null".to_string(),
+            result: "null".to_string(),
+        }
+    }
+    /// Sets the mode ("custom", or "rewrites" as presets run).
+    pub fn mode(mut self, m: &str) -> RequestBuilder {
+        self.mode = m.to_string();
+        self
+    }
+    /// Sets the call's arguments (JSON text).
+    pub fn arguments(mut self, json: &str) -> RequestBuilder {
+        self.arguments = json.to_string();
+        self
+    }
+    /// Sets the plugin's config (JSON text).
+    pub fn config(mut self, json: &str) -> RequestBuilder {
+        self.config = json.to_string();
+        self
+    }
+    /// Sets the payload skeleton (JSON text).
+    pub fn payload(mut self, json: &str) -> RequestBuilder {
+        self.payload = json.to_string();
+        self
+    }
+    /// Sets the result skeleton (JSON text; `{"$mcpx":"payload"}` marks
+    /// where the payload sits).
+    pub fn result(mut self, json: &str) -> RequestBuilder {
+        self.result = json.to_string();
+        self
+    }
+    /// Adds a long string to "candidates".
+    pub fn candidate(mut self, c: Candidate) -> RequestBuilder {
+        self.candidates.push(c);
+        self
+    }
+    /// The request's JSON.
+    pub fn build(&self) -> String {
+        let mut out = String::with_capacity(256 + self.payload.len() + self.result.len());
+        let _ = write!(out, "{{\"abi\":{},\"mode\":", ABI_VERSION);
+        quote_into(&self.mode, &mut out);
+        out.push_str(",\"server\":");
+        quote_into(&self.server, &mut out);
+        out.push_str(",\"tool\":");
+        quote_into(&self.tool, &mut out);
+        out.push_str(",\"arguments\":");
+        out.push_str(&self.arguments);
+        out.push_str(",\"candidates\":[");
+        for (i, c) in self.candidates.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            c.write_json(&mut out);
+        }
+        out.push_str("],\"config\":");
+        out.push_str(&self.config);
+        out.push_str(",\"payload\":");
+        out.push_str(&self.payload);
+        out.push_str(",\"result\":");
+        out.push_str(&self.result);
+        out.push('}');
+        out
+    }
+    /// The request, parsed as the plugin would get it.
+    pub fn parse(&self) -> Result<Request, String> {
+        Request::parse(self.build().as_bytes())
+    }
+}
+
 /// One instruction of the engine's rewrite language (ABI.md lists the
 /// fields). Empty fields are left out of the JSON.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -670,6 +836,35 @@ impl Rewrite {
     /// Adds a meta key.
     pub fn meta(mut self, k: &str, v: &str) -> Rewrite {
         self.meta.push((k.to_string(), v.to_string()));
+        self
+    }
+    /// Asks the host to check the decoded bytes against the detected type
+    /// before storing them.
+    pub fn verify(mut self) -> Rewrite {
+        self.verify = true;
+        self
+    }
+    /// Applies the rewrite to every element the path's `#` matches.
+    pub fn splat(mut self) -> Rewrite {
+        self.splat = true;
+        self
+    }
+    /// Applies the rewrite only to values of at least n bytes.
+    pub fn min_size(mut self, n: i64) -> Rewrite {
+        self.min_size = n;
+        self
+    }
+    /// Turns a rewrite of a content block's field (content.N.data,
+    /// content.N.text, content.N.resource.blob) into one of the block
+    /// itself in block form, so the block becomes a text block with the
+    /// summary plus a resource_link to the artifact (Go's
+    /// `Rewrite.InBlock`). Other paths are left as they are.
+    pub fn in_block(mut self) -> Rewrite {
+        let mut parts = self.path.splitn(3, '.');
+        if let (Some(a), Some(b), Some(_)) = (parts.next(), parts.next(), parts.next()) {
+            self.path = format!("{}.{}", a, b);
+            self.form = "block".to_string();
+        }
         self
     }
 
@@ -948,6 +1143,46 @@ mod tests {
         let r = Request::parse(br#"{"payload":{"q":1},"abi":1,"tool":"z"}"#).unwrap();
         assert_eq!(r.tool(), "z");
         assert_eq!(r.payload().get("q").as_i64(), 1);
+    }
+
+    #[test]
+    fn quote_name_keeps_placeholders_out() {
+        assert_eq!(quote_name("Q{3} report"), "'Q(3) report'");
+        assert_eq!(quote_name(""), "''");
+    }
+
+    #[test]
+    fn request_builder_round_trips() {
+        let pdf = Candidate::new("payload", "file.data", 24000, "JVBERi0x", "application/pdf", "base64");
+        let req = RequestBuilder::new("reports", "export")
+            .arguments(r#"{"id":7}"#)
+            .config(r#"{"keep":2}"#)
+            .payload(&format!(r#"{{"file":{{"name":"q\"3.pdf","data":{}}}}}"#, pdf.stub()))
+            .candidate(pdf.clone())
+            .parse()
+            .unwrap();
+        assert_eq!(req.server(), "reports");
+        assert_eq!(req.tool(), "export");
+        assert_eq!(req.mode(), "custom");
+        assert_eq!(req.arguments().get("id").as_i64(), 7);
+        assert_eq!(req.config().get("keep").as_i64(), 2);
+        assert_eq!(req.candidates(), vec![pdf]);
+        assert_eq!(req.payload().get("file.name").as_str(), "q\"3.pdf");
+        assert_eq!(req.payload().get("file.data").long().unwrap().len, 24000);
+        assert_eq!(req.result(), Value::Null);
+    }
+
+    #[test]
+    fn rewrite_builders() {
+        let rw = Rewrite::artifact("content.2.data").base64().mime("image/png").filename("a.png").verify().in_block();
+        assert_eq!(rw.path, "content.2");
+        let mut out = String::new();
+        rw.write_json(&mut out);
+        assert_eq!(out, r#"{"path":"content.2","action":"artifact","encoding":"base64","mime":"image/png","filename":"a.png","form":"block","verify":true}"#);
+        let rw = Rewrite::drop("rows.#.blob").splat().min_size(1024);
+        let mut out = String::new();
+        rw.write_json(&mut out);
+        assert_eq!(out, r#"{"path":"rows.#.blob","action":"drop","splat":true,"min_size":1024}"#);
     }
 
     #[test]

@@ -1,0 +1,324 @@
+package gateway
+
+// MCP 2026-07-28 downstream, decided per request as mcp-go v1.2.1's server
+// does: a request whose _meta carries io.modelcontextprotocol/protocolVersion
+// (or, over HTTP, whose Mcp-Protocol-Version header names 2026-07-28 or
+// later) is served statelessly: the protocol version and the client's
+// capabilities come from its _meta, there is no initialize and no
+// session, and its result carries resultType, the server's identity in
+// _meta and, for lists and reads, ttlMs and cacheScope. Anything else is
+// the 2025-11-25 session era, as before. Both run side by side on one
+// stdio connection or HTTP endpoint.
+//
+// Artifact scope without a session (DESIGN.md, "Scope without sessions"):
+// a stateless request's artifacts are scoped to its principal (the HTTP
+// bearer token's identity; "" when unauthenticated) and the trace id of
+// the W3C traceparent in its _meta. A stateless request may read:
+//
+//   - an authenticated principal: every artifact made under that
+//     principal, statelessly or in one of its sessions;
+//   - an unauthenticated client (loopback, no tokens configured): only
+//     artifacts made by unauthenticated stateless requests, never a
+//     session's: sessions stay isolated from each other and from stateless
+//     callers.
+//
+// A session (stdio, or HTTP with Mcp-Session-Id) reads its own artifacts
+// only, as before; over stdio a stateless request is served on the stdio
+// session and shares its scope. The trace id is recorded in the scope of
+// what a stateless request stores.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// StatelessProtocolVersions are the stateless protocol revisions the
+// gateway serves, newest first.
+var StatelessProtocolVersions = []string{mcp.ProtocolVersion20260728}
+
+// Error codes of the stateless revision.
+const (
+	CodeHeaderMismatch             = mcp.HEADER_MISMATCH
+	CodeMissingClientCapability    = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
+	CodeUnsupportedProtocolVersion = mcp.UNSUPPORTED_PROTOCOL_VERSION
+)
+
+// metaPath is the gjson path of a _meta key of params (keys hold dots).
+func metaPath(key string) string { return "_meta." + strings.ReplaceAll(key, ".", `\.`) }
+
+var (
+	pathMetaVersion    = metaPath(mcp.MetaKeyProtocolVersion)
+	pathMetaClientCaps = metaPath(mcp.MetaKeyClientCapabilities)
+)
+
+// requestVersion is the protocol version a request declares in _meta, or
+// "" (the session era).
+func requestVersion(params json.RawMessage) string {
+	return gjson.GetBytes(params, pathMetaVersion).String()
+}
+
+// removedStateless are the session-era methods the stateless revision
+// dropped: they are "method not found" there.
+var removedStateless = []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+
+// serve answers one request in its era.
+func (s *Session) serve(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+	if !s.stateless && requestVersion(m.Params) == "" {
+		return s.request(withCaller(ctx, s, related), m, related)
+	}
+	return s.serveStateless(ctx, m, related)
+}
+
+// serveStateless answers a 2026-07-28 request.
+func (s *Session) serveStateless(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+	if !gjson.GetBytes(m.Params, "_meta").IsObject() {
+		return nil, &RPCError{Code: CodeInvalidParams, Message: "missing _meta: a " + mcp.ProtocolVersion20260728 + " request carries " + mcp.MetaKeyProtocolVersion + " and " + mcp.MetaKeyClientCapabilities + " in params._meta"}
+	}
+	v := requestVersion(m.Params)
+	if v == "" {
+		return nil, &RPCError{Code: CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyProtocolVersion}
+	}
+	if !slices.Contains(StatelessProtocolVersions, v) {
+		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: append(slices.Clone(StatelessProtocolVersions), supportedDownstream...), Requested: v})
+		return nil, &RPCError{Code: CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data}
+	}
+	caps := gjson.GetBytes(m.Params, pathMetaClientCaps)
+	if !caps.IsObject() {
+		return nil, &RPCError{Code: CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyClientCapabilities}
+	}
+	if slices.Contains(removedStateless, m.Method) {
+		return nil, fmt.Errorf("%w: %s was removed in protocol version %s", errMethodNotFound, m.Method, v)
+	}
+	var (
+		res json.RawMessage
+		err error
+	)
+	if m.Method == "server/discover" {
+		d := s.g.serverDescription(true)
+		d["supportedVersions"] = append(slices.Clone(StatelessProtocolVersions), supportedDownstream...)
+		res, err = json.Marshal(d)
+	} else {
+		ctx = withCaller(ctx, s, related)
+		cl := callerFrom(ctx)
+		cl.stateless = true
+		cl.meta = json.RawMessage(gjson.GetBytes(m.Params, "_meta").Raw)
+		res, err = s.request(ctx, m, related)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.g.decorate(m.Method, m.Params, res), nil
+}
+
+// cacheable are the methods whose results carry ttlMs and cacheScope.
+var cacheable = []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read", "server/discover"}
+
+// artifactTTLMs is the freshness of an artifact's resources/read: its
+// bytes never change (the id is their hash).
+const artifactTTLMs = 365 * 24 * 3600 * 1000
+
+// decorate adds what a stateless result carries: resultType (an
+// upstream's own value kept), the gateway's identity in _meta, and for
+// lists and reads the caching hints (an upstream's own kept; by default
+// 0 ms and "private", fail-closed as mcp-go's server does; an artifact's
+// read is immutable and fresh for a year).
+func (g *Gateway) decorate(method string, params, res json.RawMessage) json.RawMessage {
+	out := []byte(res)
+	if !gjson.GetBytes(out, "resultType").Exists() {
+		out, _ = sjson.SetBytes(out, "resultType", "complete")
+	}
+	{
+		p := metaPath(mcp.MetaKeyServerInfo)
+		// the gateway is the client's server, whatever answered upstream
+		out, _ = sjson.SetRawBytes(out, p, []byte(`{"name":"mcpx","version":`+quote(g.version)+`}`))
+	}
+	if slices.Contains(cacheable, method) {
+		ttl, scope := int64(0), "private"
+		if method == "resources/read" {
+			if _, ok := artifactID(gjson.GetBytes(params, "uri").String()); ok {
+				ttl = artifactTTLMs
+			}
+		}
+		if !gjson.GetBytes(out, "ttlMs").Exists() {
+			out, _ = sjson.SetBytes(out, "ttlMs", ttl)
+		}
+		if !gjson.GetBytes(out, "cacheScope").Exists() {
+			out, _ = sjson.SetBytes(out, "cacheScope", scope)
+		}
+	}
+	return out
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// statelessCapabilities drops from caps what the stateless revision
+// serves differently (see serverDescription).
+func statelessCapabilities(caps map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range caps {
+		switch k {
+		case "logging":
+			continue
+		case "tools", "prompts":
+			out[k] = map[string]any{}
+		case "resources":
+			out[k] = map[string]any{}
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// statelessSession is the Session of one stateless HTTP request: not
+// registered (it hears no broadcasts), no id, the request's principal.
+func (g *Gateway) statelessSession(user string) *Session {
+	return &Session{
+		User:      user,
+		g:         g,
+		out:       func([]byte) {},
+		stateless: true,
+		inflight:  map[string]context.CancelCauseFunc{},
+		artifacts: map[string]struct{}{},
+		subs:      map[string]struct{}{},
+	}
+}
+
+// artifactScope is the store filter of the artifacts a session lists.
+func (s *Session) artifactScope() store.Scope {
+	if s.ID == "" {
+		return store.Scope{UserID: s.User}
+	}
+	return store.Scope{SessionID: s.ID}
+}
+
+// mayList reports whether a listed artifact belongs to what s may read
+// (see the top of this file): store filters match empty fields as "any",
+// which for a stateless caller is not enough.
+func (s *Session) mayList(r store.Ref) bool {
+	if s.ID != "" {
+		return r.Scope.SessionID == s.ID
+	}
+	if s.User == "" {
+		return r.Scope.UserID == "" && r.Scope.SessionID == ""
+	}
+	return r.Scope.UserID == s.User
+}
+
+// listArtifacts lists one page of the artifacts s may read.
+func (s *Session) listArtifacts(ctx context.Context, cursor string) ([]store.Ref, string, error) {
+	refs, next, err := s.g.st.List(ctx, s.artifactScope(), cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	out := refs[:0:0]
+	for _, r := range refs {
+		if s.mayList(r) {
+			out = append(out, r)
+		}
+	}
+	return out, next, nil
+}
+
+// serverDescription is what initialize and server/discover tell a client
+// of the gateway: capabilities, serverInfo and instructions. The stateless
+// revision has no logging/setLevel and no resources/subscribe, and hears
+// of list changes only through subscriptions/listen, which mcpx does not
+// serve yet: those are declared only to the session era.
+func (g *Gateway) serverDescription(stateless bool) map[string]any {
+	caps := map[string]any{
+		"tools":     map[string]any{"listChanged": true},
+		"resources": map[string]any{"subscribe": true, "listChanged": true},
+		"logging":   map[string]any{},
+	}
+	var instructions []string
+	for _, name := range g.order {
+		u := g.ups[name]
+		if u.capability("prompts") {
+			caps["prompts"] = map[string]any{"listChanged": true}
+		}
+		if u.capability("completions") {
+			caps["completions"] = map[string]any{}
+		}
+		u.mu.RLock()
+		if in := gjson.GetBytes(u.init, "instructions").String(); in != "" {
+			if g.single {
+				instructions = append(instructions, in)
+			} else {
+				instructions = append(instructions, name+": "+in)
+			}
+		}
+		u.mu.RUnlock()
+	}
+	if stateless {
+		caps = statelessCapabilities(caps)
+	}
+	res := map[string]any{
+		"capabilities": caps,
+		"serverInfo":   map[string]any{"name": "mcpx", "title": "mcpx gateway", "version": g.version},
+	}
+	text := "mcpx stores binary and oversized tool output as artifacts: results then hold {\"artifact\": {...}, \"summary\": \"...\"} and a resource_link to mcpx://artifacts/{id}, readable with resources/read."
+	if len(instructions) > 0 {
+		text = joinLines(instructions) + "\n\n" + text
+	}
+	res["instructions"] = text
+	return res
+}
+
+// statelessMeta are the _meta keys of a stateless request that describe
+// the client's protocol, not the call.
+var statelessMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo, mcp.MetaKeyLogLevel}
+
+// statelessParams prepares a stateless request's params for u. A stdio
+// upstream gets them as they are: it decides the era per request too, so
+// one that speaks 2026-07-28 serves the request in it (its input_required
+// reaches the client unchanged) and an older one ignores the keys. A
+// remote upstream's connection carries its negotiated version in the
+// Mcp-Protocol-Version header, which must agree with _meta: there the
+// keys are dropped and the request is one of the session era.
+func (u *upstream) statelessParams(params json.RawMessage) json.RawMessage {
+	if u.cfg.kind() == TypeStdio || !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
+		return params
+	}
+	out := []byte(params)
+	for _, k := range statelessMeta {
+		out, _ = sjson.DeleteBytes(out, metaPath(k))
+	}
+	if m := gjson.GetBytes(out, "_meta"); m.IsObject() && len(m.Map()) == 0 {
+		out, _ = sjson.DeleteBytes(out, "_meta")
+	}
+	return out
+}
+
+// inScope reports whether stored artifact id is one s may read (see the
+// top of this file).
+func (s *Session) inScope(ctx context.Context, id string) bool {
+	var filter store.Scope
+	switch {
+	case s.ID != "":
+		filter = store.Scope{SessionID: s.ID}
+	case s.User != "":
+		filter = store.Scope{UserID: s.User}
+	default:
+		// Unauthenticated and stateless: a store filter cannot say "no
+		// session and no user" (empty fields match anything), the ref's
+		// scope can. Fail-closed when a session stored the bytes first.
+		ref, err := s.g.st.Stat(ctx, id)
+		return err == nil && ref.Scope.SessionID == "" && ref.Scope.UserID == ""
+	}
+	in, err := s.g.st.InScope(ctx, id, filter)
+	return err == nil && in
+}

@@ -1,0 +1,112 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/tidwall/gjson"
+)
+
+// isStatelessHTTP reports whether a POSTed message is of the stateless
+// revision: its _meta or its Mcp-Protocol-Version header names it.
+func isStatelessHTTP(r *http.Request, m *message) bool {
+	return requestVersion(m.Params) != "" || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+}
+
+// postStateless serves one stateless (2026-07-28) POST: no session, the
+// headers checked against the body (Mcp-Protocol-Version, Mcp-Method,
+// Mcp-Name), errors with the HTTP status the revision gives them. The
+// response is JSON, or an SSE stream when progress comes first.
+func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, user string, m *message) {
+	if !m.isRequest() {
+		w.WriteHeader(http.StatusAccepted) // a stateless notification concerns nothing here
+		return
+	}
+	fail := func(e *RPCError) {
+		writeJSON(w, statelessHTTPStatus(e.Code), encodeError(m.ID, e))
+	}
+	header := r.Header.Get(mcp.HeaderProtocolVersion)
+	version := requestVersion(m.Params)
+	switch {
+	case r.Header.Get("Last-Event-ID") != "":
+		fail(&RPCError{Code: CodeHeaderMismatch, Message: "Last-Event-ID: streams are not resumable in " + mcp.ProtocolVersion20260728})
+		return
+	case header == "" && version != "":
+		fail(&RPCError{Code: CodeHeaderMismatch, Message: mcp.HeaderProtocolVersion + " header is required with " + mcp.MetaKeyProtocolVersion})
+		return
+	case header != "" && version != "" && header != version:
+		fail(&RPCError{Code: CodeHeaderMismatch, Message: mcp.HeaderProtocolVersion + " header " + header + " does not match " + mcp.MetaKeyProtocolVersion + " " + version})
+		return
+	}
+	if version != "" && mcp.IsModernProtocol(version) {
+		if err := mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MCPMethod(m.Method), m.Params); err != nil {
+			fail(&RPCError{Code: CodeHeaderMismatch, Message: err.Error()})
+			return
+		}
+		if err := srv.checkParamHeaders(r, m); err != nil {
+			fail(&RPCError{Code: CodeHeaderMismatch, Message: err.Error()})
+			return
+		}
+	}
+	s := srv.g.statelessSession(user)
+	ls := &lazyStream{srv: srv, w: w}
+	resp := s.handle(r.Context(), m, ls.emit)
+	if code := gjson.GetBytes(resp, "error.code"); code.Exists() {
+		ls.mu.Lock()
+		started := ls.stream != 0
+		ls.mu.Unlock()
+		if !started {
+			writeJSON(w, statelessHTTPStatus(int(code.Int())), resp)
+			return
+		}
+	}
+	ls.finish(resp)
+}
+
+// statelessHTTPStatus is the HTTP status of a stateless error response.
+func statelessHTTPStatus(code int) int {
+	switch code {
+	case CodeMethodNotFound:
+		return http.StatusNotFound
+	case CodeHeaderMismatch, CodeMissingClientCapability, CodeUnsupportedProtocolVersion, CodeInvalidRequest, CodeInvalidParams, CodeParseError:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// rejectStatelessVerb answers GET and DELETE of a stateless client: the
+// revision has neither (server messages come on subscriptions/listen).
+func rejectStatelessVerb(w http.ResponseWriter, r *http.Request) bool {
+	if !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		return false
+	}
+	w.Header().Set("Allow", http.MethodPost)
+	http.Error(w, r.Method+" is not part of protocol version "+mcp.ProtocolVersion20260728, http.StatusMethodNotAllowed)
+	return true
+}
+
+// checkParamHeaders checks the Mcp-Param-* headers of a tools/call
+// against its arguments, for the parameters the tool's input schema
+// binds to headers (x-mcp-header, SEP-2243).
+func (srv *httpServer) checkParamHeaders(r *http.Request, m *message) error {
+	if m.Method != "tools/call" {
+		return nil
+	}
+	rt, ok := srv.g.route(gjson.GetBytes(m.Params, "name").String())
+	if !ok || !bytes.Contains(rt.def, []byte("x-mcp-header")) {
+		return nil
+	}
+	var tool mcp.Tool
+	if err := json.Unmarshal(rt.def, &tool); err != nil {
+		return nil // a definition mcp-go cannot read binds no headers it knows
+	}
+	return mcp.ValidateParamHeadersLookup(func(k string) (string, bool) {
+		v := r.Header.Values(k)
+		if len(v) == 0 {
+			return "", false
+		}
+		return v[0], true
+	}, &tool, m.Params)
+}

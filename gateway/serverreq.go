@@ -1,0 +1,420 @@
+package gateway
+
+// Server-to-client requests (MCP 2025-11-25): an upstream asks the client
+// for sampling/createMessage, elicitation/create or roots/list. The
+// gateway is the upstream's client, so it must find the downstream client
+// the request is for and relay it, then hand the client's answer back.
+//
+// Upstream connections are shared by every downstream session, so a
+// request names no session. The gateway decides, in this order:
+//
+//  1. The request arrived on the stream of one of the gateway's own calls
+//     (a streamable-HTTP upstream answers a POST with an SSE stream and
+//     sends related requests on it): that call's caller.
+//  2. Calls are in flight to this upstream on behalf of exactly one
+//     downstream session: that session, on the stream of its latest call.
+//     A stdio upstream interleaves everything on one pipe, so this is the
+//     only evidence there is.
+//  3. roots/list with no call in flight (servers ask right after
+//     initialization and on roots/list_changed): the only initialized
+//     session, when there is exactly one (stdio: always).
+//
+// Anything else (calls of several sessions in flight on a stdio upstream)
+// is refused with ErrAmbiguousCaller rather than guessed: an elicitation
+// must never reach a user it was not meant for.
+//
+// The gateway declares sampling and elicitation to every upstream and
+// answers with "method not found" when the chosen client declared neither.
+// Roots follow ServerOptions.Roots (see rootsCapability).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/tidwall/gjson"
+)
+
+// ErrAmbiguousCaller is the error an upstream gets for a server-to-client
+// request that the gateway cannot tie to one downstream session.
+var ErrAmbiguousCaller = errors.New("mcpx cannot tell which client this request is for")
+
+// ErrNoCaller is the error an upstream gets for a server-to-client request
+// while no downstream client could answer it.
+var ErrNoCaller = errors.New("no client is connected that could answer")
+
+// caller is one downstream request in flight: the gateway's calls
+// upstream on its behalf carry it in their context.
+type caller struct {
+	s       *Session
+	related func([]byte) // the request's own stream (HTTP), or nil
+	ctx     context.Context
+	seq     int64 // order of arrival, to pick the latest
+	// stateless: a 2026-07-28 request, which cannot be sent requests
+	stateless bool
+	// meta: a stateless request's _meta, for the requests the gateway
+	// makes upstream on its behalf (lists it gathers, pages it reads)
+	meta json.RawMessage
+}
+
+type callerKey struct{}
+
+var callerSeq atomic.Int64
+
+func withCaller(ctx context.Context, s *Session, related func([]byte)) context.Context {
+	c := &caller{s: s, related: related, seq: callerSeq.Add(1)}
+	ctx = context.WithValue(ctx, callerKey{}, c)
+	c.ctx = ctx
+	return ctx
+}
+
+func callerFrom(ctx context.Context) *caller {
+	c, _ := ctx.Value(callerKey{}).(*caller)
+	return c
+}
+
+// upstreamCallers counts an upstream's calls in flight by caller.
+type upstreamCallers struct {
+	mu sync.Mutex
+	n  map[*caller]int
+}
+
+// enter records a call of c in flight and returns its end.
+func (uc *upstreamCallers) enter(c *caller) func() {
+	uc.mu.Lock()
+	if uc.n == nil {
+		uc.n = map[*caller]int{}
+	}
+	uc.n[c]++
+	uc.mu.Unlock()
+	return func() {
+		uc.mu.Lock()
+		if uc.n[c]--; uc.n[c] <= 0 {
+			delete(uc.n, c)
+		}
+		uc.mu.Unlock()
+	}
+}
+
+// sole returns the latest caller when every call in flight belongs to one
+// session, and how many sessions have calls in flight.
+func (uc *upstreamCallers) sole() (*caller, int) {
+	uc.mu.Lock()
+	defer uc.mu.Unlock()
+	var latest *caller
+	sessions := map[*Session]struct{}{}
+	for c := range uc.n {
+		sessions[c.s] = struct{}{}
+		if latest == nil || c.seq > latest.seq {
+			latest = c
+		}
+	}
+	if len(sessions) != 1 {
+		return nil, len(sessions)
+	}
+	return latest, 1
+}
+
+// callerFor finds the downstream caller a server-to-client request of u
+// is for (see the top of this file).
+func (g *Gateway) callerFor(ctx context.Context, u *upstream, idleOK bool) (*caller, error) {
+	if c := callerFrom(ctx); c != nil {
+		return c, nil
+	}
+	c, n := u.callers.sole()
+	if c != nil {
+		return c, nil
+	}
+	if n > 1 {
+		return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", ErrAmbiguousCaller, n, u.name)
+	}
+	if idleOK {
+		g.sessMu.RLock()
+		var only *Session
+		count := 0
+		for _, s := range g.sessions {
+			if s.initialized.Load() {
+				only = s
+				count++
+			}
+		}
+		g.sessMu.RUnlock()
+		if count == 1 {
+			return &caller{s: only, ctx: g.ctx}, nil
+		}
+		if count > 1 {
+			return nil, fmt.Errorf("%w: %d sessions are connected and none has a call in flight on upstream %s", ErrAmbiguousCaller, count, u.name)
+		}
+	}
+	return nil, ErrNoCaller
+}
+
+// clientCapability names the capability a client must declare to be asked
+// method.
+var clientCapability = map[string]string{
+	"sampling/createMessage": "sampling",
+	"elicitation/create":     "elicitation",
+	"roots/list":             "roots",
+}
+
+// upstreamRequest answers what upstream u asks the gateway.
+func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method == "ping" {
+		return json.RawMessage("{}"), nil
+	}
+	capName, ok := clientCapability[method]
+	if !ok {
+		return nil, fmt.Errorf("%w: mcpx does not forward %s to clients", errMethodNotFound, method)
+	}
+	if method == "roots/list" && len(u.cfg.Mcpx.Roots) > 0 {
+		return json.Marshal(map[string]any{"roots": u.cfg.Mcpx.Roots})
+	}
+	c, err := g.callerFor(ctx, u, method == "roots/list")
+	if err != nil {
+		u.log.Warn("server-to-client request not relayed", "method", method, "error", err)
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	if c.stateless {
+		return nil, fmt.Errorf("%w: the client's request is stateless (%s); relaying %s as input_required is not implemented yet (issue 9)", errMethodNotFound, mcp.ProtocolVersion20260728, method)
+	}
+	if !c.s.clientHas(capName) {
+		return nil, fmt.Errorf("%w: the client declared no %s capability", errMethodNotFound, capName)
+	}
+	u.log.Debug("relaying a server-to-client request", "method", method, "session", c.s.ID)
+	return c.s.ask(c.ctx, c.related, method, params)
+}
+
+// clientRequests are a session's requests to its client awaiting answers.
+type clientRequests struct {
+	mu      sync.Mutex
+	next    int64
+	pending map[string]chan *message
+	closed  bool
+}
+
+// ask sends the session's client a request, on related when it is not
+// nil, and waits for the answer, for ctx, or for the session to close.
+func (s *Session) ask(ctx context.Context, related func([]byte), method string, params json.RawMessage) (json.RawMessage, error) {
+	cr := &s.toClient
+	ch := make(chan *message, 1)
+	cr.mu.Lock()
+	if cr.closed {
+		cr.mu.Unlock()
+		return nil, fmt.Errorf("%s: %w", method, errClientGone)
+	}
+	if cr.pending == nil {
+		cr.pending = map[string]chan *message{}
+	}
+	cr.next++
+	id := json.RawMessage(strconv.Quote("mcpx-" + strconv.FormatInt(cr.next, 10)))
+	cr.pending[idKey(id)] = ch
+	cr.mu.Unlock()
+	msg := encodeRequest(id, method, params)
+	if related != nil {
+		related(msg)
+	} else {
+		s.send(msg)
+	}
+	select {
+	case m := <-ch:
+		if m == nil {
+			return nil, fmt.Errorf("%s: %w", method, errClientGone)
+		}
+		if m.Error != nil {
+			return nil, m.Error
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		cr.mu.Lock()
+		delete(cr.pending, idKey(id))
+		cr.mu.Unlock()
+		p, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the request it served has ended"})
+		s.send(encodeRequest(nil, "notifications/cancelled", p))
+		return nil, fmt.Errorf("%s: %w", method, context.Cause(ctx))
+	}
+}
+
+// answered delivers a client's response to the request it answers.
+func (s *Session) answered(m *message) {
+	cr := &s.toClient
+	cr.mu.Lock()
+	ch, ok := cr.pending[idKey(m.ID)]
+	delete(cr.pending, idKey(m.ID))
+	cr.mu.Unlock()
+	if ok {
+		ch <- m
+	} else {
+		s.g.log.Debug("a response to no request of ours", "session", s.ID, "id", string(m.ID))
+	}
+}
+
+// failRequests ends every request awaiting the client's answer.
+func (s *Session) failRequests() {
+	cr := &s.toClient
+	cr.mu.Lock()
+	cr.closed = true
+	pending := cr.pending
+	cr.pending = nil
+	cr.mu.Unlock()
+	for _, ch := range pending {
+		ch <- nil
+	}
+}
+
+// clientHas reports whether the session's client declared capability name
+// in initialize.
+func (s *Session) clientHas(name string) bool {
+	s.mu.Lock()
+	caps := s.clientCaps
+	s.mu.Unlock()
+	return gjson.GetBytes(caps, name).Exists()
+}
+
+// setClientCaps records the capabilities from the client's initialize.
+func (s *Session) setClientCaps(caps json.RawMessage) {
+	s.mu.Lock()
+	s.clientCaps = append(json.RawMessage(nil), caps...)
+	s.mu.Unlock()
+}
+
+// anyClientHasRoots reports whether an open session's client declared
+// roots.
+func (g *Gateway) anyClientHasRoots() bool {
+	g.sessMu.RLock()
+	defer g.sessMu.RUnlock()
+	for _, s := range g.sessions {
+		if s.clientHas("roots") {
+			return true
+		}
+	}
+	return false
+}
+
+// clientCapabilities are what the gateway declares to upstream u in
+// initialize: sampling and elicitation always (relayed, or refused per
+// client); roots when the config gives u its roots (answered from the
+// config, no list_changed) or when a connected client declared roots
+// (relayed). Without either, no roots: a server that takes its folders
+// from roots then uses its own configuration instead of an empty list.
+func (g *Gateway) clientCapabilities(u *upstream) map[string]any {
+	caps := map[string]any{
+		"sampling":    map[string]any{},
+		"elicitation": map[string]any{},
+	}
+	switch {
+	case len(u.cfg.Mcpx.Roots) > 0:
+		caps["roots"] = map[string]any{}
+	case g.anyClientHasRoots():
+		caps["roots"] = map[string]any{"listChanged": true}
+	}
+	return caps
+}
+
+// Root is one root an upstream is given (ServerOptions.Roots). In config
+// it is an object ({"uri": "file:///srv/data", "name": "data"}) or a
+// string: a URI, or an absolute path that becomes a file:// URI.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+// UnmarshalJSON accepts a root object or a URI or path string.
+func (r *Root) UnmarshalJSON(b []byte) error {
+	var str string
+	if err := json.Unmarshal(b, &str); err == nil {
+		*r = Root{URI: rootURI(str)}
+		return nil
+	}
+	type plain Root
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("root: %w", err)
+	}
+	p.URI = rootURI(p.URI)
+	*r = Root(p)
+	return nil
+}
+
+// rootURI turns an absolute path into a file:// URI and keeps URIs.
+func rootURI(s string) string {
+	if filepath.IsAbs(s) {
+		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(s)}).String()
+	}
+	return s
+}
+
+// checkRoots validates mcpServers.NAME.mcpx.roots: every root is a URI
+// with a scheme (file:// for folders).
+func checkRoots(name string, roots []Root) error {
+	for i, r := range roots {
+		u, err := url.Parse(r.URI)
+		if err != nil || u.Scheme == "" {
+			return fmt.Errorf("mcpServers.%s: mcpx.roots[%d] %q: want a URI (file:///path) or an absolute path", name, i, r.URI)
+		}
+	}
+	return nil
+}
+
+// rootsState is what an upstream's current connection was told of roots.
+type rootsState struct {
+	mu       sync.Mutex
+	declared bool
+	ready    chan struct{} // closed when the next connection is ready
+	again    atomic.Bool   // the connection was closed to declare roots
+}
+
+// connected records a new connection and wakes those waiting for it.
+func (r *rootsState) connected(declared bool) {
+	r.mu.Lock()
+	r.declared = declared
+	close(r.ready)
+	r.ready = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// declareClientRoots reconnects the upstreams that were told of no roots
+// because no client had declared any when they connected: initialize is
+// once per connection, so a server learns of the client's roots only on
+// a new one. An upstream with configured roots keeps them, and one with
+// calls in flight is left alone (a reconnect would fail them). It waits,
+// within ctx, until the reconnected upstreams are ready.
+func (g *Gateway) declareClientRoots(ctx context.Context) {
+	var waits []chan struct{}
+	for _, name := range g.order {
+		u := g.ups[name]
+		if len(u.cfg.Mcpx.Roots) > 0 {
+			continue
+		}
+		u.mu.RLock()
+		c := u.c
+		u.mu.RUnlock()
+		u.roots.mu.Lock()
+		declared, ready := u.roots.declared, u.roots.ready
+		u.roots.mu.Unlock()
+		if c == nil || declared {
+			continue // connecting: it will see the client's roots
+		}
+		if _, n := u.callers.sole(); n > 0 {
+			u.log.Info("a client declared roots; the upstream has calls in flight and is not reconnected to learn of them")
+			continue
+		}
+		u.log.Info("reconnecting so the upstream learns of the client's roots")
+		u.roots.again.Store(true)
+		_ = c.close()
+		waits = append(waits, ready)
+	}
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package gateway
+
+// Both revisions upstream. Every upstream has its 2025-11-25 session
+// (initialize), which serves session clients and is the fallback. A
+// streamable-HTTP upstream is also probed with server/discover on a
+// second, sessionless connection: when it speaks 2026-07-28, the
+// stateless requests of stateless clients go there with the client's own
+// _meta and the revision's headers, so the upstream's input_required
+// results, requestState and caching hints reach the client unchanged.
+// The probe's outcome is remembered for the connection's life (probed
+// again after a reconnect); mcpx.protocol "2025-11-25" turns it off.
+//
+// A stdio upstream shares one pipe for both: it decides the era per
+// request itself, so a stateless request reaches it as the client sent
+// it (see statelessParams).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// ProtocolAuto is ServerOptions.Protocol's default: probe for 2026-07-28.
+const ProtocolAuto = "auto"
+
+// probeStateless opens the stateless lane of a streamable-HTTP upstream,
+// or returns nil when the upstream does not speak 2026-07-28 (or config
+// says not to ask).
+func (u *upstream) probeStateless(ctx context.Context) *httpConn {
+	if u.cfg.kind() != TypeStreamableHTTP || u.cfg.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
+		return nil
+	}
+	sh, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.cfg.Headers), transport.WithHTTPBasicClient(upstreamHTTPClient()), transport.WithHTTPLogger(slogTo(u.log)))
+	if err != nil {
+		return nil
+	}
+	sh.SetProtocolVersion(mcp.ProtocolVersion20260728)
+	sh.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
+		if params, err := json.Marshal(n.Params); err == nil {
+			u.g.upstreamNotification(u, n.Method, params) // progress of a call on this lane
+		}
+	})
+	if err := sh.Start(ctx); err != nil {
+		return nil
+	}
+	c := &httpConn{name: u.name, log: u.log, t: sh, doneCh: make(chan struct{})}
+	caps := u.g.clientCapabilities(u)
+	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
+		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
+		mcp.MetaKeyClientCapabilities: caps,
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.g.version},
+	}})
+	res, err := c.callHeader(ctx, "server/discover", params, laneHeader(nil, "server/discover", params))
+	if err != nil || !slices.Contains(stringsOf(gjson.GetBytes(res, "supportedVersions")), mcp.ProtocolVersion20260728) {
+		u.log.Debug("upstream does not speak 2026-07-28; stateless requests go to its session", "error", err)
+		_ = c.close()
+		return nil
+	}
+	u.log.Info("upstream speaks 2026-07-28: stateless requests go to it statelessly")
+	return c
+}
+
+func stringsOf(r gjson.Result) []string {
+	var out []string
+	r.ForEach(func(_, v gjson.Result) bool {
+		out = append(out, v.String())
+		return true
+	})
+	return out
+}
+
+// laneHeader is the stateless revision's per-request headers: Mcp-Method,
+// Mcp-Name, and Mcp-Param-* for the parameters tool binds to headers.
+func laneHeader(tool json.RawMessage, method string, params json.RawMessage) http.Header {
+	h := http.Header{}
+	for k, v := range mcp.StandardHeaders(mcp.ProtocolVersion20260728, mcp.MCPMethod(method), params) {
+		h.Set(k, v)
+	}
+	if len(tool) > 0 && gjson.GetBytes(tool, "inputSchema").Raw != "" {
+		var t mcp.Tool
+		if json.Unmarshal(tool, &t) == nil {
+			for k, v := range mcp.GenerateParamHeaders(&t, params) {
+				h.Set(k, v)
+			}
+		}
+	}
+	return h
+}
+
+// setLane replaces the upstream's stateless lane, closing the old one.
+func (u *upstream) setLane(c *httpConn) {
+	u.mu.Lock()
+	old := u.lane
+	u.lane = c
+	u.mu.Unlock()
+	if old != nil {
+		_ = old.close()
+	}
+}
+
+// callLane sends a stateless client's request down the stateless lane:
+// params as the client sent them but for the tool name, which is the
+// upstream's.
+func (u *upstream) callLane(ctx context.Context, lane *httpConn, method string, params json.RawMessage) (json.RawMessage, error) {
+	var tool json.RawMessage
+	if method == "tools/call" {
+		name := gjson.GetBytes(params, "name").String()
+		for _, def := range u.toolDefs() {
+			if gjson.GetBytes(def, "name").String() == name {
+				tool = def
+				break
+			}
+		}
+	}
+	res, err := lane.callHeader(ctx, method, params, laneHeader(tool, method, params))
+	if err != nil {
+		return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.name, err)
+	}
+	return res, nil
+}
+
+// withStatelessMeta gives params the protocol keys of the client's _meta
+// that they lack: requests the gateway builds itself (a page of a list it
+// gathers) carry the client's revision and capabilities upstream.
+func withStatelessMeta(params, meta json.RawMessage) json.RawMessage {
+	if len(meta) == 0 {
+		return params
+	}
+	out := []byte(params)
+	if len(out) == 0 {
+		out = []byte("{}")
+	}
+	changed := false
+	for _, k := range statelessMeta {
+		p := metaPath(k)
+		if v := gjson.GetBytes(meta, strings.TrimPrefix(p, "_meta.")); v.Exists() && !gjson.GetBytes(out, p).Exists() {
+			if !changed {
+				out = append([]byte(nil), out...) // never write into the client's bytes
+				changed = true
+			}
+			out, _ = sjson.SetRawBytes(out, p, []byte(v.Raw))
+		}
+	}
+	return out
+}

@@ -1,0 +1,82 @@
+package gateway
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+// modernUpstream is an mcp-go server over streamable HTTP that speaks both
+// revisions; its tool "confirm" asks for input the 2026-07-28 way
+// (input_required with requestState) and answers once it has it.
+func modernUpstream(t *testing.T) string {
+	s := server.NewMCPServer("modern", "1", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("confirm"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if _, ok := req.Params.InputResponses["ok"]; ok && req.Params.RequestState == "state-1" {
+			return mcp.NewToolResultText("confirmed"), nil
+		}
+		res := &mcp.CallToolResult{}
+		res.ResultType = mcp.ResultTypeInputRequired
+		res.InputRequests = mcp.InputRequests{"ok": mcp.NewElicitationInputRequest(mcp.ElicitationParams{Message: "Proceed?"})}
+		res.RequestState = "state-1"
+		return res, nil
+	})
+	srv := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// TestServeStatelessUpstreamInputRequired: a stateless client's call to an
+// upstream that speaks 2026-07-28 goes there statelessly, and the
+// upstream's input_required, its requestState and the client's
+// inputResponses pass through both ways; a session client of the same
+// upstream keeps working (issue 9).
+func TestServeStatelessUpstreamInputRequired(t *testing.T) {
+	g := newTestGateway(t, map[string]ServerConfig{"modern": {URL: modernUpstream(t)}}, engine.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g.WaitReady(ctx)
+	g.ups["modern"].mu.RLock()
+	lane := g.ups["modern"].lane
+	g.ups["modern"].mu.RUnlock()
+	if lane == nil {
+		t.Fatal("the upstream speaks 2026-07-28 but no stateless lane was opened")
+	}
+	c := connect(t, g)
+	first := c.result("tools/call", statelessParams(`{"name":"confirm"}`, ""))
+	if first.Get("resultType").String() != "input_required" || first.Get("requestState").String() != "state-1" || first.Get("inputRequests.ok.method").String() != "elicitation/create" {
+		t.Fatalf("first round: %s", first.Raw)
+	}
+	second := c.result("tools/call", statelessParams(`{"name":"confirm","requestState":"state-1","inputResponses":{"ok":{"action":"accept","content":{}}}}`, ""))
+	if second.Get("resultType").String() != "complete" || !strings.Contains(second.Get("content.0.text").String(), "confirmed") {
+		t.Fatalf("second round: %s", second.Raw)
+	}
+	if old := c.result("tools/list", ""); old.Get("resultType").Exists() || old.Get("tools.0.name").String() != "confirm" {
+		t.Fatalf("session tools/list: %s", old.Raw)
+	}
+}
+
+// TestUpstreamProtocolSessionOnly: mcpx.protocol "2025-11-25" keeps an
+// upstream to its session: no probe, no lane.
+func TestUpstreamProtocolSessionOnly(t *testing.T) {
+	cfg := ServerConfig{URL: modernUpstream(t), Mcpx: ServerOptions{Protocol: mcp.ProtocolVersion20251125}}
+	g := newTestGateway(t, map[string]ServerConfig{"modern": cfg}, engine.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g.WaitReady(ctx)
+	if st := g.Status()[0]; st.State != StateReady {
+		t.Fatalf("not ready: %+v", st)
+	}
+	g.ups["modern"].mu.RLock()
+	defer g.ups["modern"].mu.RUnlock()
+	if g.ups["modern"].lane != nil {
+		t.Fatal("a lane was opened although config says 2025-11-25")
+	}
+}
