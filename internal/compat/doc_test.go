@@ -80,9 +80,12 @@ not the table of its run.
 			row := []string{fmt.Sprintf("`@modelcontextprotocol/%s` %s", s.pkg, s.version), strings.Join(calls, ", ")}
 			for _, c := range clients {
 				o := cells[[3]string{s.pkg, c.name, r}]
-				if o.ok {
+				switch {
+				case o.ok:
 					row = append(row, "✓")
-				} else {
+				case o.na:
+					row = append(row, "— "+strings.ReplaceAll(firstLine(o.detail), "|", "\\|"))
+				default:
 					row = append(row, "✗ "+strings.ReplaceAll(firstLine(o.detail), "|", "\\|"))
 				}
 			}
@@ -101,11 +104,13 @@ not the table of its run.
   roots, answers ` + "`roots/list`" + ` with none, which clears the folders given on
   the command line; files given on the command line stay allowed, so the
   matrix passes the PDF's path.
-- Revision 2026-07-28 gets its table when the gateway serves that revision
-  downstream: add it to ` + "`revisions`" + ` in ` + "`internal/compat/matrix_test.go`" + `
-  (each client already takes the revision: the TypeScript SDK pins it with
-  ` + "`versionNegotiation`" + `, the inspector with ` + "`--protocol-era modern`" + `, the
-  Go clients with their protocol version option).
+- Every server here speaks 2025-11-25. The direct call always uses that
+  revision; through mcpx the client uses the table's revision and mcpx
+  bridges it (2026-07-28 results carry ` + "`resultType`" + `, which the comparison
+  allows). The TypeScript SDK pins a revision with ` + "`versionNegotiation`" + `, the
+  inspector with ` + "`--protocol-era`" + `, the Go clients with their protocol
+  version option; a client that settles on another revision than the one
+  asked for shows —.
 `)
 	return b.String()
 }
