@@ -124,6 +124,7 @@ type toolRoute struct {
 	tool      string          // the upstream's name, or the generated kind
 	generated string          // "", genList, genRead or genTemplates
 	def       json.RawMessage // the exposed definition
+	output    json.RawMessage // the tool's outputSchema, nil when it has none
 	username  bool            // the input schema declares "username"
 	args      ArgumentOptions
 }
@@ -176,6 +177,9 @@ func New(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	eo.Config = cfg
+	if eo.SchemaValidator == nil {
+		eo.SchemaValidator = &schemaValidator{log: g.log.Named("schema")}
+	}
 	eng, err := engine.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -413,6 +417,7 @@ func (g *Gateway) rebuildRoutes() {
 				tool:     tool,
 				def:      def,
 				username: gjson.GetBytes(def, "inputSchema.properties.username").Exists(),
+				output:   outputSchema(def),
 				args:     toolArgs(u.cfg, tool),
 			})
 		}
