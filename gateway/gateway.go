@@ -116,6 +116,8 @@ type Gateway struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	closed atomic.Bool
+	// started: every upstream has made its first connection attempt.
+	started atomic.Bool
 }
 
 // toolRoute says where an exposed tool goes.
@@ -308,6 +310,28 @@ func (g *Gateway) WaitReady(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// awaitStart lets a request that arrives before the upstreams' first
+// connection attempts wait for them (at most StartWait), as initialize
+// does: a stateless client has no initialize to wait in, and its first
+// tools/list must not answer an empty list. Once every upstream has tried,
+// it costs one atomic load.
+func (g *Gateway) awaitStart(ctx context.Context) {
+	if g.started.Load() {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, g.startWait)
+	g.WaitReady(wctx)
+	cancel()
+	for _, name := range g.order {
+		select {
+		case <-g.ups[name].firstTry:
+		default:
+			return
+		}
+	}
+	g.started.Store(true)
 }
 
 // Status describes every upstream, sorted by name.

@@ -64,12 +64,7 @@ var errRevisionNotSpoken = errors.New("the client does not speak this revision")
 
 var clients = []client{
 	{name: "TypeScript SDK (@modelcontextprotocol/client 2.x)", connect: connectTS},
-	{name: "inspector CLI 2.12", connect: connectInspector, skip: map[string]string{
-		// Reported to the lead: a stateless tools/list on a fresh `mcpx
-		// wrap` answers before the upstream is ready, and the inspector
-		// (a new process per request) always asks first.
-		"2026-07-28": "stateless tools/list on a fresh `mcpx wrap` answers [] before the upstream is ready (gateway bug, reported)",
-	}},
+	{name: "inspector CLI 2.12", connect: connectInspector},
 	{name: "go-sdk v1.8.0", connect: connectGoSDK},
 	{name: "mcp-go v1.2.1", connect: connectMCPGo},
 	{name: "TypeScript SDK, HTTP (mcpx serve)", http: true, connect: connectTS},

@@ -346,7 +346,7 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 	}
 
 	// The store is the wrapped process's: read it once that has exited.
-	st, err := fsstore.Open(context.Background(), storeDir, fsstore.NewConfig())
+	st, err := fsstore.Open(context.Background(), storeDir, fsstore.Config{})
 	if err != nil {
 		return fmt.Errorf("opening the store: %w", err)
 	}
