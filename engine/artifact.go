@@ -73,7 +73,7 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	sref, err := x.e.store.Put(ctx, src.r, store.PutOptions{
 		Namespace: x.d.Call.Server,
 		MIMEType:  src.mime,
-		Filename:  x.filename(t, filenameTmpl, vars, src.ext),
+		Filename:  x.filename(t, filenameTmpl, vars, src.mime, src.ext),
 		Scope:     x.d.Call.Scope,
 		Source:    store.Source{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Layer: x.step},
 		MaxBytes:  x.e.cfg.MaxArtifactBytes,
@@ -214,7 +214,7 @@ func decodeShaped(body []byte, info b64.Info) (decoded []byte, shape *Base64Shap
 
 // filename names the artifact: the rendered template, else a sibling that
 // names the value, else one made of the tool and key.
-func (x *executor) filename(t *target, tmpl string, vars templateVars, ext string) string {
+func (x *executor) filename(t *target, tmpl string, vars templateVars, mimeType, ext string) string {
 	// A rendered name is a name, never a path: "{arg.path}" may be
 	// "../../root/.ssh/authorized_keys".
 	filename := safeFilename(render(tmpl, vars))
@@ -227,6 +227,9 @@ func (x *executor) filename(t *target, tmpl string, vars templateVars, ext strin
 		if filename != "" && path.Ext(filename) == "" {
 			filename += ext
 		}
+	}
+	if filename == "" {
+		filename = argFilename(x.d.Call.Arguments, mimeType, ext)
 	}
 	if filename == "" {
 		filename = defaultFilename(x.d.Call.Tool, t.lastKey, ext)

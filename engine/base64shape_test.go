@@ -40,7 +40,7 @@ func TestBase64OriginalRecoverable(t *testing.T) {
 		{"leading newline", `\nSGVsbG8=`, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := memstore.New(memstore.NewConfig())
+			st := memstore.New(memstore.Config{})
 			eng := newEngine(t, st, fixed{{Path: "v", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, nil)
 			in := []byte(`{"v":"` + tc.lit + `"}`)
 			orig := gjson.GetBytes(in, "v").String()
@@ -83,7 +83,7 @@ func TestBase64OriginalRecoverable(t *testing.T) {
 // Two shapes of the same bytes share an artifact, each ref carrying the
 // shape that gives its own original back (issue 11's collapse).
 func TestBase64ShapesOfOneArtifact(t *testing.T) {
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	eng := newEngine(t, st, fixed{{Path: "#", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, nil)
 	in := []byte(`["SGVs\nbG8=","data:text/plain;base64,SGVsbG8=","SGVsbG8="]`)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, in)

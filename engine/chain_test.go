@@ -51,7 +51,7 @@ func newSlowEngine(t *testing.T) (*engine.Engine, *slowBuild) {
 		}
 		return fixed(nil), nil
 	}})
-	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig()), Registry: reg, Config: engine.Config{Chain: []string{"slow"}}})
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: engine.Config{Chain: []string{"slow"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

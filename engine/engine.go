@@ -11,7 +11,7 @@
 //
 // Embedding takes a store, the layers and a call:
 //
-//	st, _ := fsstore.Open(ctx, dir, fsstore.NewConfig())
+//	st, _ := fsstore.Open(ctx, dir, fsstore.Config{})
 //	eng, _ := engine.New(engine.Options{Store: st})
 //	res, err := eng.Transform(ctx, engine.Call{Server: "tableau", Tool: "download_workbook"}, raw)
 //
@@ -93,6 +93,10 @@ type Options struct {
 	Linker Linker
 	// Reader reads upstream resources for layers that may (resourcelink).
 	Reader ResourceReader
+	// SchemaValidator checks a rewritten structuredContent against the
+	// call's OutputSchema before the result leaves; nil skips the check
+	// (values still keep the types the schema gives them).
+	SchemaValidator SchemaValidator
 }
 
 // Engine transforms tool results. It is safe for concurrent use.
@@ -104,6 +108,7 @@ type Engine struct {
 	listener Listener
 	linker   Linker
 	reader   ResourceReader
+	validate SchemaValidator
 
 	// mu guards chains only: a chain is built outside it, once per server
 	// and tool (building), so a slow build (a WASM compile) holds up the
@@ -145,6 +150,7 @@ func New(o Options) (*Engine, error) {
 		listener: o.Listener,
 		linker:   o.Linker,
 		reader:   o.Reader,
+		validate: o.SchemaValidator,
 		chains:   map[[2]string]*chain{},
 	}
 	if e.reg == nil {
@@ -157,6 +163,9 @@ func New(o Options) (*Engine, error) {
 		if _, ok := e.reg.Lookup(name); !ok && !isOptionalLayer(name) {
 			return nil, fmt.Errorf("engine: chain names unknown layer %q (registered: %v)", name, e.reg.Names())
 		}
+	}
+	if err := checkSchemaFallback(e.cfg.SchemaFallback); err != nil {
+		return nil, err
 	}
 	for name := range e.cfg.Layers {
 		if _, ok := e.reg.Lookup(name); !ok && !isOptionalLayer(name) {
@@ -362,6 +371,9 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		e.log.Warn("artifact cap reached; values past it stay inline", "server", c.Server, "tool", c.Tool, "max_artifacts_per_result", e.cfg.MaxArtifactsPerResult, "skipped", capped)
 	}
 	res.Raw = e.annotate(d, stored, capped)
+	if len(c.OutputSchema) > 0 && !sameBytes(res.Raw, raw) {
+		res.Raw = e.keepSchema(ctx, c, raw, res)
+	}
 	return res, nil
 }
 

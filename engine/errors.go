@@ -16,6 +16,10 @@ var (
 	ErrTooDeep = jsonwalk.ErrTooDeep
 	// ErrClosed is returned by Transform after Close.
 	ErrClosed = errors.New("engine: closed")
+	// ErrSchemaMismatch is wrapped by the *RewriteError (step "schema")
+	// that Result.Failures carries for a rewritten value the tool's
+	// outputSchema does not accept.
+	ErrSchemaMismatch = errors.New("rewritten value does not match the tool's outputSchema")
 	// ErrFailuresElided is wrapped by the one failure that counts the
 	// failures of a step past the first few.
 	ErrFailuresElided = errors.New("failures elided")
