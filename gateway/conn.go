@@ -258,6 +258,10 @@ func (c *stdioConn) answer(m *message) {
 	}
 }
 
+// stderrBatchDelay is how long drainStderr waits before each read of
+// an upstream's stderr that would block.
+const stderrBatchDelay = 5 * time.Millisecond
+
 func (c *stdioConn) drainStderr(r io.Reader) {
 	br := bufio.NewReaderSize(r, 16<<10)
 	var long []byte
@@ -277,6 +281,16 @@ func (c *stdioConn) drainStderr(r io.Reader) {
 	}
 	defer reportSuppressed()
 	for {
+		if br.Buffered() == 0 {
+			// Nothing left to take without a read: wait a moment
+			// first, so that the lines a chatty server writes meanwhile
+			// (the go-sdk examples log every message) arrive in one
+			// read and one wake-up of this goroutine rather than one
+			// per line, which on the hot path costs the relay a thread
+			// wake-up per message (issue 9). The pipe holds 64 KiB, so
+			// the server does not block on a pause this short.
+			time.Sleep(stderrBatchDelay)
+		}
 		chunk, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(long) < maxStderrLine {

@@ -109,7 +109,11 @@ type stdioPeer struct {
 func startStdio(command string) (*stdioPeer, error) {
 	f := strings.Fields(command)
 	cmd := exec.Command(f[0], f[1:]...)
-	cmd.Stderr = os.Stderr
+	// Both targets' stderr is discarded: the go-sdk example logs every
+	// message there, and a reader of it (a terminal, a pipe) would be
+	// charged to the direct run. Through the gateway the gateway drains
+	// it, which is part of what is measured.
+	cmd.Stderr = nil
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
