@@ -6,7 +6,7 @@
 // between the two targets and the medians of the runs are reported:
 // on a loaded machine single runs are noisy.
 //
-//	gatewaybench stdio -n 2000 -runs 5 -direct 'everything' -via '/tmp/mcpx wrap -- everything'
+//	gatewaybench stdio -n 2000 -runs 5 -direct 'everything' -relay 'gatewaybench relay everything' -via '/tmp/mcpx wrap -- everything'
 //	gatewaybench http -clients 16 -n 500 -runs 5 -direct http://127.0.0.1:8001/mcp -via http://127.0.0.1:8002/mcp
 package main
 
@@ -38,6 +38,8 @@ func main() {
 		err = stdioMain(os.Args[2:])
 	case "http":
 		err = httpMain(os.Args[2:])
+	case "relay":
+		err = relayMain(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}
@@ -45,6 +47,35 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gatewaybench:", err)
 		os.Exit(1)
 	}
+}
+
+// relayMain runs a command and copies bytes between it and this
+// process's stdin and stdout, nothing else: the floor of any stdio relay
+// (the third target of a stdio comparison).
+func relayMain(args []string) error {
+	if len(args) == 0 {
+		return errors.New("relay: a command is required")
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stderr = nil
+	// Both directions go through this process, as through a gateway.
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() {
+		_, _ = io.Copy(in, os.Stdin)
+		in.Close()
+	}()
+	_, _ = io.Copy(os.Stdout, out)
+	return cmd.Wait()
 }
 
 // run is one run's figures.
@@ -62,9 +93,10 @@ func summarize(lat []time.Duration, wall time.Duration) run {
 	}
 }
 
-// report prints each run and the medians, and the ratio via/direct.
-func report(names [2]string, runs [2][]run) {
-	var med [2]run
+// report prints each run and the medians of each target, and how the
+// last target compares with the first (the direct one).
+func report(names []string, runs [][]run) {
+	med := make([]run, len(runs))
 	for i, rs := range runs {
 		for j, r := range rs {
 			fmt.Printf("%-7s run %d: p50 %7.1f µs  p99 %7.1f µs  %8.0f calls/s\n", names[i], j+1, us(r.p50), us(r.p99), r.perSec)
@@ -78,7 +110,9 @@ func report(names [2]string, runs [2][]run) {
 	for i, m := range med {
 		fmt.Printf("median %-7s p50 %7.1f µs  p99 %7.1f µs  %8.0f calls/s\n", names[i], us(m.p50), us(m.p99), m.perSec)
 	}
-	fmt.Printf("via - direct: p50 %+.1f µs; calls/s via/direct %.2fx\n", us(med[1].p50-med[0].p50), med[1].perSec/med[0].perSec)
+	for i := 1; i < len(med); i++ {
+		fmt.Printf("%s - direct: p50 %+.1f µs; calls/s %s/direct %.2fx\n", names[i], us(med[i].p50-med[0].p50), names[i], med[i].perSec/med[0].perSec)
+	}
 }
 
 func median(rs []run, f func(run) float64) time.Duration {
@@ -176,12 +210,18 @@ func stdioMain(args []string) error {
 	warm := fs.Int("warmup", 300, "calls before the first run")
 	direct := fs.String("direct", "", "the server's command line")
 	via := fs.String("via", "", "the command line of the gateway in front of it")
+	relay := fs.String("relay", "", "optional: the command line of a bare byte relay in front of it (gatewaybench relay SERVER)")
 	_ = fs.Parse(args)
 	if *direct == "" || *via == "" {
 		return errors.New("-direct and -via are required")
 	}
-	var peers [2]*stdioPeer
-	for i, c := range []string{*direct, *via} {
+	names, cmds := []string{"direct"}, []string{*direct}
+	if *relay != "" {
+		names, cmds = append(names, "relay"), append(cmds, *relay)
+	}
+	names, cmds = append(names, "via"), append(cmds, *via)
+	peers := make([]*stdioPeer, len(cmds))
+	for i, c := range cmds {
 		p, err := startStdio(c)
 		if err != nil {
 			return err
@@ -199,7 +239,7 @@ func stdioMain(args []string) error {
 		}
 		peers[i] = p
 	}
-	var all [2][]run
+	all := make([][]run, len(peers))
 	lat := make([]time.Duration, *n)
 	for r := 0; r < *runs; r++ {
 		for i, p := range peers {
@@ -215,7 +255,7 @@ func stdioMain(args []string) error {
 		}
 	}
 	fmt.Printf("stdio, one call at a time, %d calls x %d interleaved runs\n", *n, *runs)
-	report([2]string{"direct", "via"}, all)
+	report(names, all)
 	return nil
 }
 
@@ -361,7 +401,7 @@ func httpMain(args []string) error {
 		}
 		targets[i] = cs
 	}
-	var all [2][]run
+	all := make([][]run, len(targets))
 	for r := 0; r < *runs; r++ {
 		for i, cs := range targets {
 			res, err := httpRun(cs, *n)
@@ -372,6 +412,6 @@ func httpMain(args []string) error {
 		}
 	}
 	fmt.Printf("streamable HTTP, %d concurrent clients x %d calls x %d interleaved runs\n", *clients, *n, *runs)
-	report([2]string{"direct", "via"}, all)
+	report([]string{"direct", "via"}, all)
 	return nil
 }
