@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +176,14 @@ func (c *stdioConn) readStdout(r io.Reader) {
 			c.skipTooLarge(line)
 		} else if len(bytes.TrimSpace(line)) > 0 {
 			c.dispatch(line)
+		}
+		if err == nil && br.Buffered() == 0 {
+			// The call just answered is ready to run on this thread,
+			// while the next read would find nothing and park this
+			// goroutine first: let the answer go on now and read
+			// after it (issue 9: one call at a time, this moves a
+			// failed read and a park off the response's path).
+			runtime.Gosched()
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !c.closing.Load() {
