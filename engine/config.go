@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path"
 	"sort"
+
+	"github.com/mcpx-dev/mcpx/internal/mergepatch"
 )
 
 // DefaultChain is the order of the layers (DESIGN.md, "The chain"). Names
@@ -116,7 +118,7 @@ func (c Config) layerOptions(name, server, tool string) (json.RawMessage, bool, 
 		if !ok {
 			return fmt.Errorf("config %s layers.%s: options must be an object", where, name)
 		}
-		mergePatch(merged, p)
+		mergepatch.Apply(merged, p)
 		return nil
 	}
 	if err := apply(c.Layers[name], "global"); err != nil {
@@ -164,25 +166,4 @@ func matchingKeys[V any](m map[string]V, name string) []string {
 		globs = append(globs, name)
 	}
 	return globs
-}
-
-// mergePatch applies an RFC 7396 merge patch to dst.
-func mergePatch(dst, patch map[string]any) {
-	for k, v := range patch {
-		if v == nil {
-			delete(dst, k)
-			continue
-		}
-		if pm, ok := v.(map[string]any); ok {
-			if dm, ok := dst[k].(map[string]any); ok {
-				mergePatch(dm, pm)
-				continue
-			}
-			fresh := map[string]any{}
-			mergePatch(fresh, pm)
-			dst[k] = fresh
-			continue
-		}
-		dst[k] = v
-	}
 }
