@@ -48,6 +48,14 @@ type Config struct {
 	// in place and the layer that asked is reported failed. Defaults to
 	// 1 GiB.
 	MaxArtifactBytes int64 `json:"max_artifact_bytes,omitempty"`
+	// SchemaFallback says what happens to a value in structuredContent
+	// that no rewrite can replace validly under the tool's outputSchema
+	// (the schema wants a number where a blob was, or the result fails
+	// validation after the rewrite): "placeholder" (the default) keeps the
+	// structure with a placeholder the schema accepts and puts the
+	// artifact's reference in content and in _meta["mcpx/artifacts"];
+	// "keep" leaves the original value in place. Either way it is logged.
+	SchemaFallback string `json:"schema_fallback,omitempty"`
 	// MaxArtifactsPerResult caps the artifacts the layers before the
 	// guardrail store for one result (RFC max_artifacts_per_trace, applied
 	// per result). Values past the cap stay inline, where the guardrail
@@ -85,6 +93,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxArtifactBytes <= 0 {
 		c.MaxArtifactBytes = DefaultMaxArtifactBytes
+	}
+	if c.SchemaFallback == "" {
+		c.SchemaFallback = schemaFallbackPlaceholder
 	}
 	if c.MaxArtifactsPerResult <= 0 {
 		c.MaxArtifactsPerResult = DefaultMaxArtifactsPerResult

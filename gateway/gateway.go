@@ -116,6 +116,8 @@ type Gateway struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	closed atomic.Bool
+	// started: every upstream has made its first connection attempt.
+	started atomic.Bool
 }
 
 // toolRoute says where an exposed tool goes.
@@ -124,6 +126,7 @@ type toolRoute struct {
 	tool      string          // the upstream's name, or the generated kind
 	generated string          // "", genList, genRead or genTemplates
 	def       json.RawMessage // the exposed definition
+	output    json.RawMessage // the tool's outputSchema, nil when it has none
 	username  bool            // the input schema declares "username"
 	args      ArgumentOptions
 }
@@ -176,6 +179,9 @@ func New(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	eo.Config = cfg
+	if eo.SchemaValidator == nil {
+		eo.SchemaValidator = &schemaValidator{log: g.log.Named("schema")}
+	}
 	eng, err := engine.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -306,6 +312,28 @@ func (g *Gateway) WaitReady(ctx context.Context) {
 	}
 }
 
+// awaitStart lets a request that arrives before the upstreams' first
+// connection attempts wait for them (at most StartWait), as initialize
+// does: a stateless client has no initialize to wait in, and its first
+// tools/list must not answer an empty list. Once every upstream has tried,
+// it costs one atomic load.
+func (g *Gateway) awaitStart(ctx context.Context) {
+	if g.started.Load() {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, g.startWait)
+	g.WaitReady(wctx)
+	cancel()
+	for _, name := range g.order {
+		select {
+		case <-g.ups[name].firstTry:
+		default:
+			return
+		}
+	}
+	g.started.Store(true)
+}
+
 // Status describes every upstream, sorted by name.
 func (g *Gateway) Status() []Status {
 	out := make([]Status, 0, len(g.order))
@@ -413,6 +441,7 @@ func (g *Gateway) rebuildRoutes() {
 				tool:     tool,
 				def:      def,
 				username: gjson.GetBytes(def, "inputSchema.properties.username").Exists(),
+				output:   outputSchema(def),
 				args:     toolArgs(u.cfg, tool),
 			})
 		}
