@@ -177,6 +177,10 @@ func runStub() {
 			result(`{}`)
 		case "ping":
 			result(`{}`)
+		default: // a request it does not serve (server/discover: the stub is of the 2025-11-25 era)
+			if id := gjson.GetBytes(line, "id").Raw; id != "" {
+				write(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32601,"message":"method not found"}}`)
+			}
 		}
 	}
 }

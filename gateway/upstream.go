@@ -60,7 +60,8 @@ type upstream struct {
 
 	callers upstreamCallers // downstream requests with calls in flight here
 	roots   rootsState      // what this connection was told of roots
-	lane    *httpConn       // the 2026-07-28 connection, if any (upstream_era.go)
+	lane    conn            // the 2026-07-28 connection, if any (upstream_era.go)
+	stdLane stdioLane       // a stdio upstream's, opened on demand (upstream_stdio_lane.go)
 }
 
 func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
@@ -282,10 +283,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	if cl := callerFrom(ctx); cl != nil {
 		defer u.callers.enter(cl)()
 		if cl.stateless {
-			u.mu.RLock()
-			lane := u.lane
-			u.mu.RUnlock()
-			if lane != nil {
+			if lane := u.statelessLane(ctx); lane != nil {
 				ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
 				defer cancel()
 				res, err := u.callLane(ctx, lane, method, withStatelessMeta(params, cl.meta))
