@@ -85,7 +85,6 @@ var expected2026 = []string{
 	"tools-list",
 }
 
-
 // extensions are scenario prefixes outside the core protocol (the tasks
 // extension): neither the server nor mcpx is held to them.
 var extensions = []string{"tasks-"}
