@@ -295,6 +295,11 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
 	defer cancel()
 	res, err := c.call(ctx, method, params)
+	if err == nil && inputRequired(res) {
+		if cl := callerFrom(ctx); cl != nil && !cl.stateless {
+			res, err = u.fulfilForSession(ctx, c, method, params, res) // bridge_session.go
+		}
+	}
 	if err != nil {
 		return nil, timeoutErr(ctx, err)
 	}
