@@ -27,8 +27,8 @@ func inputRequired(res json.RawMessage) bool {
 }
 
 // fulfilForSession answers res's inputRequests through the session
-// caller in ctx and retries the request on c until it completes.
-func (u *upstream) fulfilForSession(ctx context.Context, c conn, method string, params, res json.RawMessage) (json.RawMessage, error) {
+// caller in ctx and retries the request with again until it completes.
+func (u *upstream) fulfilForSession(ctx context.Context, method string, params, res json.RawMessage, again func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
 	for round := 0; inputRequired(res); round++ {
 		if round == maxInputRounds {
 			return nil, fmt.Errorf("upstream[%s]: %s still asks for input after %d rounds", u.name, method, maxInputRounds)
@@ -58,7 +58,7 @@ func (u *upstream) fulfilForSession(ctx context.Context, c conn, method string, 
 		} else {
 			retry, _ = sjson.DeleteBytes(retry, "requestState")
 		}
-		if res, err = c.call(ctx, method, retry); err != nil {
+		if res, err = again(retry); err != nil {
 			return nil, err
 		}
 	}

@@ -32,6 +32,10 @@ func TestMain(m *testing.M) {
 		runAskerStub()
 		os.Exit(0)
 	}
+	if os.Getenv(stubEnv) == stubModern {
+		runModernStub()
+		os.Exit(0)
+	}
 	if os.Getenv(stubEnv) != "" {
 		runStub()
 		os.Exit(0)
