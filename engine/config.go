@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -100,9 +101,16 @@ func (c Config) layerOptions(name, server, tool string) (json.RawMessage, bool, 
 		if len(raw) == 0 {
 			return nil
 		}
+		// Numbers stay json.Number: a float64 would round integers over
+		// 2^53 in a plugin's config (ids, snowflakes) on their way through.
 		var patch any
-		if err := json.Unmarshal(raw, &patch); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&patch); err != nil {
 			return fmt.Errorf("config %s layers.%s: %w", where, name, err)
+		}
+		if dec.More() {
+			return fmt.Errorf("config %s layers.%s: trailing data after the options", where, name)
 		}
 		p, ok := patch.(map[string]any)
 		if !ok {

@@ -2,6 +2,7 @@
 # Installs the WASM guest toolchains the tests need, only what is missing,
 # so it is cheap to run again:
 #
+#   - wabt (wat2wasm: the hand-written hostile guests of layers/wasm);
 #   - Debian's rustc 1.63 with the wasm32 standard library and lld-14
 #     (Rust guests: /usr/bin/rustc --target wasm32-unknown-unknown);
 #   - LLVM 19, clang 19, lld 19, wasi-libc and compiler-rt for wasm32,
@@ -26,7 +27,7 @@ root="$tools/tinygo"
 log() { printf 'wasm-toolchains: %s\n' "$*" >&2; }
 
 # Debian packages, installed only when one is missing.
-pkgs=(rustc libstd-rust-dev-wasm32 lld-14
+pkgs=(wabt rustc libstd-rust-dev-wasm32 lld-14
 	llvm-19-dev libclang-19-dev clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32 binaryen)
 missing=()
 for p in "${pkgs[@]}"; do

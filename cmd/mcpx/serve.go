@@ -21,6 +21,7 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
+	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/store/noopstore"
@@ -196,6 +197,7 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	defer closeStore(context.Background(), st, log)
 
 	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log}
+	knownServers(cfg)
 	var (
 		signer *web.Signer
 		ln     net.Listener
@@ -293,3 +295,16 @@ func moduleVersion() string {
 // openCheckStore is the store --check builds layers against: nothing is
 // written.
 func openCheckStore() (store.Store, error) { return noopstore.New(hclog.NewNullLogger()), nil }
+
+// knownServers tells the WASM host the upstreams' names, so that a folder
+// plugin that serves none of them is a warning rather than a silent no-op.
+func knownServers(cfg config.File) {
+	names := make([]string, 0, len(cfg.MCPServers))
+	for n := range cfg.MCPServers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if h, err := wasm.DefaultHost(); err == nil {
+		h.SetServers(names)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
+	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
 var transformCmd = command{
@@ -98,6 +99,9 @@ func runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return fail(stderr, c, err)
 	}
 	defer closeStore(ctx, st, log)
+	if h, err := wasm.DefaultHost(); err == nil {
+		h.SetServers([]string{server}) // a folder plugin for another server is a warning
+	}
 	eng, err := engine.New(engine.Options{Store: st, Config: cfg.Pipeline, Logger: log})
 	if err != nil {
 		return fail(stderr, c, err)

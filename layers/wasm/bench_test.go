@@ -248,3 +248,53 @@ func TestModuleSizes(t *testing.T) {
 	t.Log("module sizes:\n" + strings.Join(rows, "\n"))
 	_ = os.Stdout
 }
+
+// BenchmarkPrincipals is the cost of isolating principals (server, tenant,
+// user) from each other: "same" is every call from one principal (a pooled
+// instance each time); "rotate4" cycles through four principals, which the
+// default pool of four keeps warm; "rotate8" cycles through eight, so each
+// call instantiates a fresh instance (the guest's initialization included)
+// and evicts the least recently used.
+func BenchmarkPrincipals(b *testing.B) {
+	small := []byte(`{"content":[{"type":"text","text":"{\"workbooks\":[{\"id\":\"wb-1\",\"name\":\"Sales\"},{\"id\":\"wb-2\",\"name\":\"Ops\"}]}"}],"isError":false}`)
+	h := newHost(b, nil)
+	for _, g := range guests(b) {
+		for _, n := range []int{1, 4, 8} {
+			name := fmt.Sprintf("%s/rotate%d", g.name, n)
+			if n == 1 {
+				name = g.name + "/same"
+			}
+			b.Run(name, func(b *testing.B) {
+				p, err := h.Compile(context.Background(), g.name, g.bin, wasm.NewSandboxConfig(), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer p.Close(context.Background())
+				docs := make([]*engine.Doc, n)
+				for i := range docs {
+					c := engine.Call{Server: "tableau", Tool: "list-workbooks"}
+					c.Scope.TenantID = fmt.Sprintf("tenant-%d", i)
+					docs[i] = engine.NewDoc(c, small)
+				}
+				ctx := context.Background()
+				for _, d := range docs {
+					if _, err := p.Run(ctx, d, wasm.ModeCustom); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ds := make([]time.Duration, 0, b.N)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					start := time.Now()
+					if _, err := p.Run(ctx, docs[i%n], wasm.ModeCustom); err != nil {
+						b.Fatal(err)
+					}
+					ds = append(ds, time.Since(start))
+				}
+				b.StopTimer()
+				reportQuantiles(b, ds)
+			})
+		}
+	}
+}

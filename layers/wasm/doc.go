@@ -4,12 +4,30 @@
 //
 // The guest contract is sdk/wasm-guest/ABI.md (ABI v1). A Host owns the
 // compilation cache and makes Plugins; a Plugin is one compiled module with
-// a pool of instances, so concurrent calls never share guest memory. Every
+// a pool of instances, so concurrent calls never share guest memory, and a
+// pooled instance serves one principal only (server, tenant, user): what a
+// guest keeps in memory never reaches another server's or tenant's call.
+// Every
 // call runs under a deadline, a memory cap and an output cap; a trap, a
 // timeout, an over-limit output or a malformed response discards the
 // instance and fails the call with an error that names the plugin, which
 // the engine turns into a skipped step (a layer_failed event) while the
 // result flows on untouched.
+//
+// Host functions stay inside the same limits: host.get_value and
+// host.get_config take plain paths (keys and indexes with `\` escapes; see
+// valuepath.go for the grammar) and answer -4 to anything else (gjson
+// modifiers, pipes, queries, multipaths, wildcards), slice values out of the
+// document without building them, check the get_value budget before
+// copying, and answer -5 once the call's deadline passed. host.log escapes
+// control characters, so a guest cannot forge log lines or drive a
+// terminal, and keeps to 64 lines per call (initialization included).
+//
+// A plugins folder reads regular files only (a symlink is followed to a
+// regular file; FIFOs, devices, sockets and folders fail to load), each
+// under a size cap (64 MiB by default), with a read deadline. A file name
+// is a name, not a glob. Host.SetServers names the servers an embedder
+// serves, so a folder plugin that serves none of them is a warning.
 //
 // Importing the package registers two engine layers:
 //

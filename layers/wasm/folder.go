@@ -26,7 +26,9 @@ const debounce = 100 * time.Millisecond
 // Sidecar is NAME.json beside NAME.wasm in a plugins folder.
 type Sidecar struct {
 	// Servers are the server-name globs the plugin serves. Defaults to
-	// [NAME]: tableau.wasm transforms the results of server "tableau".
+	// [NAME]: tableau.wasm transforms the results of server "tableau". A
+	// file name is a name, not a glob: x*.wasm without a sidecar serves
+	// the server "x*" alone.
 	Servers []string `json:"servers,omitempty"`
 	// Tools are tool-name globs. Defaults to ["*"].
 	Tools []string `json:"tools,omitempty"`
@@ -66,10 +68,11 @@ func globAny(globs []string, s string) bool {
 // meanwhile closes once its last call returns. A plugin that fails to load
 // leaves its previous version serving, and the failure is logged.
 type Folder struct {
-	dir  string
-	host *Host
-	cfg  SandboxConfig
-	log  hclog.Logger
+	dir      string
+	host     *Host
+	cfg      SandboxConfig
+	log      hclog.Logger
+	maxBytes int64
 
 	snap    atomic.Pointer[[]*folderEntry]
 	gen     atomic.Uint64
@@ -78,13 +81,47 @@ type Folder struct {
 	stop    chan struct{}
 	stopped chan struct{}
 	refs    int // guarded by sharedMu
+
+	warnMu sync.Mutex
+	warned map[string]string // plugin name -> the stamp warned about
 }
 
-// OpenFolder loads every plugin of dir and watches it. Close stops the
-// watch and closes the plugins.
+// FolderOptions configure a plugins folder. The zero value is usable.
+type FolderOptions struct {
+	// Sandbox holds the limits of the folder's plugins; a sidecar's limits
+	// apply on top. Defaults to the host's.
+	Sandbox *SandboxConfig
+	// Log receives loads, failures and warnings. Defaults to a null
+	// logger.
+	Log hclog.Logger
+	// MaxFileBytes caps a module file; a larger one is not read and fails
+	// to load. Defaults to DefaultMaxPluginFileBytes.
+	MaxFileBytes int64
+}
+
+// OpenFolder loads every plugin of dir and watches it, with the limits cfg
+// and the default file size cap. Close stops the watch and closes the
+// plugins.
 func OpenFolder(ctx context.Context, h *Host, dir string, cfg SandboxConfig, log hclog.Logger) (*Folder, error) {
+	return OpenFolderWith(ctx, h, dir, FolderOptions{Sandbox: &cfg, Log: log})
+}
+
+// OpenFolderWith loads every plugin of dir and watches it. Only regular
+// files are read (a symlink to one is followed; one to a FIFO, a device or
+// a folder fails to load), each at most o.MaxFileBytes. Close stops the
+// watch and closes the plugins.
+func OpenFolderWith(ctx context.Context, h *Host, dir string, o FolderOptions) (*Folder, error) {
+	log := o.Log
 	if log == nil {
 		log = hclog.NewNullLogger()
+	}
+	cfg := h.Sandbox()
+	if o.Sandbox != nil {
+		cfg = *o.Sandbox
+	}
+	maxBytes := o.MaxFileBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxPluginFileBytes
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -106,11 +143,12 @@ func OpenFolder(ctx context.Context, h *Host, dir string, cfg SandboxConfig, log
 		return nil, fmt.Errorf("plugins folder %s: watch: %w", abs, err)
 	}
 	f := &Folder{
-		dir: abs, host: h, cfg: cfg, log: log.Named("plugins").With("dir", abs), watcher: w,
-		stop: make(chan struct{}), stopped: make(chan struct{}),
+		dir: abs, host: h, cfg: cfg, log: log.Named("plugins").With("dir", abs), watcher: w, maxBytes: maxBytes,
+		stop: make(chan struct{}), stopped: make(chan struct{}), warned: map[string]string{},
 	}
 	empty := []*folderEntry{}
 	f.snap.Store(&empty)
+	h.addFolder(f)
 	f.Reload(ctx)
 	go f.watch()
 	return f, nil
@@ -146,6 +184,16 @@ func (f *Folder) lookup(name string) *folderEntry {
 		}
 	}
 	return nil
+}
+
+// Match names the loaded plugins that serve server and tool, in the order
+// they run.
+func (f *Folder) Match(server, tool string) []string {
+	var names []string
+	for _, e := range f.matching(server, tool) {
+		names = append(names, e.name)
+	}
+	return names
 }
 
 func (f *Folder) matching(server, tool string) []*folderEntry {
@@ -243,6 +291,7 @@ func (f *Folder) load(ctx context.Context, names map[string]bool) {
 	if changed {
 		f.gen.Add(1)
 	}
+	f.warnUnmatched()
 	for _, p := range retire {
 		_ = p.Close(ctx) // calls in flight finish first
 	}
@@ -260,11 +309,11 @@ func findEntry(es []*folderEntry, name string) *folderEntry {
 // loadOne reads NAME.wasm and NAME.json and compiles them, or returns prev
 // when neither changed. os.ErrNotExist: the module is gone.
 func (f *Folder) loadOne(ctx context.Context, name string, prev *folderEntry) (*folderEntry, error) {
-	bin, err := os.ReadFile(filepath.Join(f.dir, name+".wasm"))
+	bin, err := readPluginFile(ctx, filepath.Join(f.dir, name+".wasm"), f.maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	side, err := os.ReadFile(filepath.Join(f.dir, name+".json"))
+	side, err := readPluginFile(ctx, filepath.Join(f.dir, name+".json"), maxSidecarBytes)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s.json: %w", name, err)
 	}
@@ -281,7 +330,7 @@ func (f *Folder) loadOne(ctx context.Context, name string, prev *folderEntry) (*
 		}
 	}
 	if len(sc.Servers) == 0 {
-		sc.Servers = []string{name}
+		sc.Servers = []string{escapeGlob(name)}
 	}
 	if len(sc.Tools) == 0 {
 		sc.Tools = []string{"*"}
@@ -302,6 +351,36 @@ func (f *Folder) loadOne(ctx context.Context, name string, prev *folderEntry) (*
 		return nil, err
 	}
 	return &folderEntry{name: name, servers: sc.Servers, tools: sc.Tools, plugin: p, stamp: stamp}, nil
+}
+
+// warnUnmatched logs, once per loaded version, each plugin whose server
+// globs match none of the host's known servers (Host.SetServers): it is
+// loaded and serves nothing, and a name chosen after a folder ("my-plugin")
+// rather than after the server is the usual cause.
+func (f *Folder) warnUnmatched() {
+	known := f.host.knownServers()
+	if known == nil {
+		return
+	}
+	f.warnMu.Lock()
+	defer f.warnMu.Unlock()
+	for _, e := range *f.snap.Load() {
+		if f.warned[e.name] == e.stamp {
+			continue
+		}
+		served := false
+		for _, s := range known {
+			if globAny(e.servers, s) {
+				served = true
+				break
+			}
+		}
+		if !served {
+			f.warned[e.name] = e.stamp
+			f.log.Warn("plugin matches no configured server and serves nothing: name it after its server (SERVER.wasm) or list servers in its sidecar (NAME.json: {\"servers\": [...]})",
+				"plugin", e.name, "servers", e.servers, "configured", known)
+		}
+	}
 }
 
 // watch turns file events into debounced loads of the plugins they touch.
@@ -347,6 +426,7 @@ func (f *Folder) Close(ctx context.Context) error {
 	default:
 	}
 	close(f.stop)
+	f.host.removeFolder(f)
 	err := f.watcher.Close()
 	<-f.stopped
 	f.loadMu.Lock()
@@ -367,24 +447,25 @@ var (
 )
 
 type sharedKey struct {
-	host *Host
-	dir  string
-	cfg  SandboxConfig
+	host     *Host
+	dir      string
+	cfg      SandboxConfig
+	maxBytes int64
 }
 
-func openShared(ctx context.Context, h *Host, dir string, cfg SandboxConfig, log hclog.Logger) (*Folder, error) {
+func openShared(ctx context.Context, h *Host, dir string, cfg SandboxConfig, maxBytes int64, log hclog.Logger) (*Folder, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	key := sharedKey{h, abs, cfg}
+	key := sharedKey{h, abs, cfg, maxBytes}
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if f, ok := sharedFolders[key]; ok {
 		f.refs++
 		return f, nil
 	}
-	f, err := OpenFolder(ctx, h, abs, cfg, log)
+	f, err := OpenFolderWith(ctx, h, abs, FolderOptions{Sandbox: &cfg, Log: log, MaxFileBytes: maxBytes})
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,10 @@ func TestHotReloadUnderLoad(t *testing.T) {
 	var logs syncBuffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
 	h := newHost(t, log)
-	f, err := wasm.OpenFolder(context.Background(), h, dir, h.Sandbox(), log)
+	// The subject is reloading, not deadlines: a standard Go guest's
+	// initialization can take over the default 2 s on a loaded machine
+	// under -race, which would fail a reload.
+	f, err := wasm.OpenFolder(context.Background(), h, dir, h.Sandbox().WithTimeout(time.Minute), log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,10 @@ type Host struct {
 	presets map[string]*presetSlot
 	shared  map[sharedPluginKey]*sharedPlugin
 	closed  bool
+	// servers are the server names the embedder serves (SetServers); nil
+	// when it never said.
+	servers []string
+	folders map[*Folder]struct{}
 }
 
 // sharedPluginKey identifies a compiled plugin that layers may share: the
@@ -59,7 +63,7 @@ func NewHost(ctx context.Context, o HostOptions) (*Host, error) {
 	if err := o.Sandbox.validate(); err != nil {
 		return nil, fmt.Errorf("wasm: sandbox: %w", err)
 	}
-	h := &Host{log: o.Logger, sandbox: o.Sandbox, presets: map[string]*presetSlot{}, shared: map[sharedPluginKey]*sharedPlugin{}}
+	h := &Host{log: o.Logger, sandbox: o.Sandbox, presets: map[string]*presetSlot{}, shared: map[sharedPluginKey]*sharedPlugin{}, folders: map[*Folder]struct{}{}}
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
 	}
@@ -86,6 +90,44 @@ func NewHost(ctx context.Context, o HostOptions) (*Host, error) {
 		h.cache = wazero.NewCompilationCache()
 	}
 	return h, nil
+}
+
+// SetServers tells the host the names of the servers it transforms for
+// (the gateway's upstreams, the CLI's --server). A plugin in a watched
+// folder whose server globs match none of them would serve nothing, which
+// is easy to miss: each such plugin is then logged once, as a warning, on
+// load and on each reload (and now, for the plugins already loaded).
+// Without a call nothing is checked: an embedder may serve any name.
+func (h *Host) SetServers(names []string) {
+	h.mu.Lock()
+	h.servers = append([]string{}, names...)
+	folders := make([]*Folder, 0, len(h.folders))
+	for f := range h.folders {
+		folders = append(folders, f)
+	}
+	h.mu.Unlock()
+	for _, f := range folders {
+		f.warnUnmatched()
+	}
+}
+
+// knownServers returns the names given to SetServers, or nil.
+func (h *Host) knownServers() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.servers
+}
+
+func (h *Host) addFolder(f *Folder) {
+	h.mu.Lock()
+	h.folders[f] = struct{}{}
+	h.mu.Unlock()
+}
+
+func (h *Host) removeFolder(f *Folder) {
+	h.mu.Lock()
+	delete(h.folders, f)
+	h.mu.Unlock()
 }
 
 // CacheDir is the folder of the compilation cache, or "" when it is in

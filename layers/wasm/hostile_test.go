@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +265,31 @@ func TestCloseIdempotent(t *testing.T) {
 	_, err = p.Run(context.Background(), engine.NewDoc(engine.Call{}, []byte(`{}`)), wasm.ModeCustom)
 	if !errors.Is(err, wasm.ErrClosed) {
 		t.Fatalf("Run after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestCommandBuildSaysRebuild is issue 11's reproduction: a Go guest built
+// without -buildmode=c-shared loaded, then every call failed with "guest
+// trapped: plugin_alloc … call _start first". Now it fails to load, and the
+// error says how to rebuild it.
+func TestCommandBuildSaysRebuild(t *testing.T) {
+	h := newHost(t, nil)
+	goCommand := filepath.Join(t.TempDir(), "command.wasm")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-o", goCommand, "./layers/wasm/testdata/hostile")
+	cmd.Dir = wasmtest.Root(t)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build without -buildmode=c-shared: %v\n%s", err, out)
+	}
+	goBin, err := os.ReadFile(goCommand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bin := range map[string][]byte{"go": goBin, "wat": watGuest(t, "command.wat", nil)} {
+		_, err := h.Compile(context.Background(), name, bin, wasm.NewSandboxConfig(), nil)
+		if !errors.Is(err, wasm.ErrBadModule) || !strings.Contains(err.Error(), "rebuild with -buildmode=c-shared") ||
+			!strings.Contains(err.Error(), "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared") {
+			t.Errorf("%s: Compile = %v, want ErrBadModule saying to rebuild with -buildmode=c-shared", name, err)
+		}
 	}
 }

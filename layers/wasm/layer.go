@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -108,6 +107,10 @@ type CustomOptions struct {
 	// Limits apply to every plugin of the layer. Defaults to 2 s, 128 MiB
 	// of memory and 16 MiB of output per call.
 	Limits Limits `json:"limits,omitempty"`
+	// MaxFileBytes caps a module file, listed or in Dir: a larger one is
+	// not read. Only regular files (or symlinks to one) are read. Defaults
+	// to 64 MiB.
+	MaxFileBytes int64 `json:"max_file_bytes,omitempty"`
 }
 
 // PresetsOptions configure the presets layer, globally or per server.
@@ -142,6 +145,13 @@ func NewCustom(ctx context.Context, h *Host, o CustomOptions, r engine.Resources
 	if err != nil {
 		return nil, err
 	}
+	maxFile := o.MaxFileBytes
+	if maxFile < 0 {
+		return nil, fmt.Errorf("max_file_bytes %d: must not be negative", maxFile)
+	}
+	if maxFile == 0 {
+		maxFile = DefaultMaxPluginFileBytes
+	}
 	l := &custom{host: h, log: r.Log, server: r.Server, tool: r.Tool}
 	if l.log == nil {
 		l.log = hclog.NewNullLogger()
@@ -158,7 +168,7 @@ func NewCustom(ctx context.Context, h *Host, o CustomOptions, r engine.Resources
 				return nil, fmt.Errorf("plugins[%d]: %w", i, err)
 			}
 		}
-		bin, err := os.ReadFile(pf.File)
+		bin, err := readPluginFile(ctx, pf.File, maxFile)
 		if err != nil {
 			l.close(ctx)
 			return nil, fmt.Errorf("plugins[%d]: %w", i, err)
@@ -171,7 +181,7 @@ func NewCustom(ctx context.Context, h *Host, o CustomOptions, r engine.Resources
 		l.owned = append(l.owned, p)
 	}
 	if o.Dir != "" {
-		f, err := openShared(ctx, h, o.Dir, base, l.log)
+		f, err := openShared(ctx, h, o.Dir, base, maxFile, l.log)
 		if err != nil {
 			l.close(ctx)
 			return nil, err

@@ -14,7 +14,6 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
-	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
 )
@@ -35,6 +34,8 @@ const (
 	codeMissing   = -1 // no such value
 	codeOverLimit = -2 // over the get_value budget of the call
 	codeBadMemory = -3 // the buffer or the path lies outside guest memory
+	codeBadPath   = -4 // not a plain path (valuepath.go): gjson modifiers, queries, ...
+	codeDeadline  = -5 // the call's deadline passed
 )
 
 // Bounds of host.log.
@@ -49,8 +50,11 @@ const errFlag = 1 << 31
 
 // Plugin is one compiled module with a pool of instances. It is an
 // engine.Layer (in ModeRewrites) and is safe for concurrent use: each call
-// runs on an instance of its own. Close retires it: calls in flight finish,
-// then its runtime is closed.
+// runs on an instance of its own. An instance keeps its memory from call to
+// call (a guest may keep the last request), so a pooled instance serves
+// only calls of the principal it first served: the same server, tenant and
+// user (principal.go). Close retires it: calls in flight finish, then its
+// runtime is closed.
 type Plugin struct {
 	name   string
 	sha    string
@@ -59,7 +63,7 @@ type Plugin struct {
 	log    hclog.Logger
 	rt     wazero.Runtime
 	mod    wazero.CompiledModule
-	pool   chan *instance
+	pool   instancePool
 
 	shareKey *sharedPluginKey // set for plugins the host shares among layers
 
@@ -76,6 +80,10 @@ type instance struct {
 	alloc, free, transform api.Function
 	stderr                 *tailBuffer
 	stack                  [2]uint64
+	// owner is the principal whose calls the instance served; a fresh
+	// instance has none yet.
+	owner principal
+	owned bool
 	// in is the request buffer the guest allocated, kept from call to call
 	// (a guest export call costs microseconds; the Go runtime's entry more):
 	// plugin_alloc runs again only for a larger request, plugin_free on the
@@ -100,7 +108,7 @@ func newPlugin(ctx context.Context, h *Host, name string, bin []byte, cfg Sandbo
 		cfg:    cfg,
 		config: config,
 		log:    h.log.Named(name),
-		pool:   make(chan *instance, cfg.PoolSize()),
+		pool:   instancePool{max: cfg.PoolSize()},
 	}
 	if len(bytes.TrimSpace(p.config)) == 0 {
 		p.config = json.RawMessage("{}")
@@ -131,15 +139,22 @@ func newPlugin(ctx context.Context, h *Host, name string, bin []byte, cfg Sandbo
 	// One instance up front: it runs the guest's initialization now, so a
 	// guest that traps in init fails to load rather than on a call.
 	ictx, cancel := context.WithTimeout(ctx, cfg.Timeout())
+	// The guest's initialization logs under a call's line cap too.
+	ictx = context.WithValue(ictx, callKey{}, &callState{})
 	inst, err := p.instantiate(ictx)
 	cancel()
 	if err != nil {
 		return fail(err)
 	}
-	p.pool <- inst
+	p.pool.put(inst)
 	p.log.Debug("plugin compiled", "sha256", p.sha, "bytes", len(bin))
 	return p, nil
 }
+
+// rebuildHint tells the author of a module built as a command how to build
+// a plugin instead.
+const rebuildHint = "built as a command (exports _start, not _initialize); rebuild with -buildmode=c-shared " +
+	"(Go: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared; TinyGo: tinygo build -target=wasip1 -buildmode=c-shared)"
 
 // checkModule reports a module that is not ABI v1: a missing or mistyped
 // export, or an import the host does not provide.
@@ -150,6 +165,14 @@ func checkModule(m wazero.CompiledModule) error {
 		exportTransform: {[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}},
 	}
 	fns := m.ExportedFunctions()
+	// A Go or TinyGo guest built as a command (without -buildmode=c-shared)
+	// exports _start and no _initialize: its runtime is never set up, and
+	// the first plugin_alloc traps with "call _start first". Say the fix.
+	_, hasStart := fns["_start"]
+	_, hasInit := fns["_initialize"]
+	if hasStart && !hasInit {
+		return fmt.Errorf("%w: %s", ErrBadModule, rebuildHint)
+	}
 	if _, ok := fns[exportMarker]; !ok {
 		return fmt.Errorf("%w: missing export %q (is it built with an mcpx guest SDK?)", ErrBadModule, exportMarker)
 	}
@@ -219,18 +242,21 @@ func (p *Plugin) instantiateHost(ctx context.Context) error {
 func (p *Plugin) hostLog(ctx context.Context, m api.Module, stack []uint64) {
 	level, ptr, n := int32(stack[0]), uint32(stack[1]), uint32(stack[2])
 	cs, _ := ctx.Value(callKey{}).(*callState)
+	if cs == nil {
+		// Every entry into a guest carries a callState; a host call without
+		// one has no line budget to count against, so it logs nothing.
+		return
+	}
 	log := p.log
-	if cs != nil && cs.log != nil {
+	if cs.log != nil {
 		log = cs.log.Named(p.name)
 	}
-	if cs != nil {
-		cs.logs++
-		if cs.logs > maxLogLines {
-			if cs.logs == maxLogLines+1 {
-				log.Warn("guest log lines over the limit of one call; dropping the rest", "limit", maxLogLines)
-			}
-			return
+	cs.logs++
+	if cs.logs > maxLogLines {
+		if cs.logs == maxLogLines+1 {
+			log.Warn("guest log lines over the limit of one call; dropping the rest", "limit", maxLogLines)
 		}
+		return
 	}
 	cut := n > maxLogLine
 	if cut {
@@ -241,7 +267,7 @@ func (p *Plugin) hostLog(ctx context.Context, m api.Module, stack []uint64) {
 		log.Warn("guest log: buffer outside memory", "ptr", ptr, "len", n)
 		return
 	}
-	msg := strings.ToValidUTF8(string(b), "\uFFFD")
+	msg := escapeLogLine(string(b))
 	if cut {
 		msg += "…"
 	}
@@ -260,31 +286,23 @@ func (p *Plugin) hostLog(ctx context.Context, m api.Module, stack []uint64) {
 }
 
 // hostGetConfig is host.get_config(key, buf) -> len | code: the JSON of a
-// gjson path in the plugin's config ("" for all of it).
+// plain path (valuepath.go) in the plugin's config ("" for all of it).
 func (p *Plugin) hostGetConfig(ctx context.Context, m api.Module, stack []uint64) {
-	key, ok := m.Memory().Read(uint32(stack[0]), uint32(stack[1]))
+	key, ok := readPath(m, uint32(stack[0]), uint32(stack[1]))
 	if !ok {
 		stack[0] = api.EncodeI64(codeBadMemory)
 		return
 	}
-	val := []byte(p.config)
-	if len(key) > 0 {
-		r := gjson.GetBytes(p.config, string(key))
-		if !r.Exists() {
-			stack[0] = api.EncodeI64(codeMissing)
-			return
-		}
-		val = []byte(r.Raw)
-	}
-	stack[0] = uint64(writeBuf(m, val, uint32(stack[2]), uint32(stack[3])))
+	stack[0] = api.EncodeI64(lookupInto(ctx, m, p.config, key, uint32(stack[2]), uint32(stack[3]), nil))
 }
 
 // hostGetValue is host.get_value(path, buf) -> len | code: the full JSON of
 // a value of the call's payload (first carrier), or of the whole result
-// with a "result:" prefix, within the call's budget.
+// with a "result:" prefix, within the call's budget. The path is a plain
+// path (valuepath.go).
 func (p *Plugin) hostGetValue(ctx context.Context, m api.Module, stack []uint64) {
 	cs, _ := ctx.Value(callKey{}).(*callState)
-	path, ok := m.Memory().Read(uint32(stack[0]), uint32(stack[1]))
+	path, ok := readPath(m, uint32(stack[0]), uint32(stack[1]))
 	if !ok {
 		stack[0] = api.EncodeI64(codeBadMemory)
 		return
@@ -294,32 +312,51 @@ func (p *Plugin) hostGetValue(ctx context.Context, m api.Module, stack []uint64)
 		return
 	}
 	src := cs.doc.Raw
-	ps := string(path)
-	if rest, isResult := strings.CutPrefix(ps, "result:"); isResult {
-		ps = rest
+	if rest, isResult := strings.CutPrefix(path, "result:"); isResult {
+		path = rest
 	} else if cs := cs.doc.Carriers(); len(cs) > 0 {
 		src = cs[0].Payload
 	}
-	var val []byte
-	if ps == "" {
-		val = src
-	} else {
-		r := gjson.GetBytes(src, ps)
-		if !r.Exists() {
-			stack[0] = api.EncodeI64(codeMissing)
-			return
+	stack[0] = api.EncodeI64(lookupInto(ctx, m, src, path, uint32(stack[2]), uint32(stack[3]), &cs.budget))
+}
+
+// readPath reads a path argument; a path over maxPathBytes reads as one
+// byte too many, which parsePlainPath rejects without the guest's bytes
+// being copied.
+func readPath(m api.Module, ptr, n uint32) (string, bool) {
+	if n > maxPathBytes {
+		if _, ok := m.Memory().Read(ptr, n); !ok {
+			return "", false
 		}
-		val = []byte(r.Raw)
+		return strings.Repeat(".", maxPathBytes+1), true
 	}
-	if len(val) > cs.budget {
-		stack[0] = api.EncodeI64(codeOverLimit)
-		return
+	b, ok := m.Memory().Read(ptr, n)
+	return string(b), ok
+}
+
+// lookupInto finds path in doc and writes the value to the guest's buffer.
+// The value's size is known before any copy (it is a slice of doc), so a
+// budget (nil: none) is checked before anything is written; a value over
+// it costs nothing.
+func lookupInto(ctx context.Context, m api.Module, doc []byte, path string, ptr, capacity uint32, budget *int) int64 {
+	segs, err := parsePlainPath(path)
+	if err != nil {
+		return codeBadPath
 	}
-	n := writeBuf(m, val, uint32(stack[2]), uint32(stack[3]))
-	if n == int64(len(val)) && uint32(stack[3]) >= uint32(len(val)) {
-		cs.budget -= len(val)
+	val, ok, err := lookupPlain(ctx, doc, segs)
+	switch {
+	case err != nil:
+		return codeDeadline
+	case !ok:
+		return codeMissing
+	case budget != nil && len(val) > *budget:
+		return codeOverLimit
 	}
-	stack[0] = uint64(n)
+	n := writeBuf(m, val, ptr, capacity)
+	if budget != nil && n == int64(len(val)) && uint64(capacity) >= uint64(len(val)) {
+		*budget -= len(val)
+	}
+	return n
 }
 
 // writeBuf copies val into the guest's buffer when it fits and returns its
@@ -405,18 +442,13 @@ func (p *Plugin) Close(ctx context.Context) error {
 
 func (p *Plugin) shutdown(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
-	for {
-		select {
-		case i := <-p.pool:
-			_ = i.mod.Close(ctx)
-		default:
-			if err := p.rt.Close(ctx); err != nil {
-				p.log.Warn("closing the runtime", "error", err)
-			}
-			p.log.Debug("plugin closed", "sha256", p.sha)
-			return
-		}
+	for _, i := range p.pool.drain() {
+		_ = i.mod.Close(ctx)
 	}
+	if err := p.rt.Close(ctx); err != nil {
+		p.log.Warn("closing the runtime", "error", err)
+	}
+	p.log.Debug("plugin closed", "sha256", p.sha)
 }
 
 // Name is the plugin's name.
@@ -456,25 +488,23 @@ func (p *Plugin) Call(ctx context.Context, d *engine.Doc, req []byte) ([]byte, e
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout())
 	defer cancel()
 	cctx = context.WithValue(cctx, callKey{}, &callState{log: loggerFrom(ctx), doc: d, budget: p.cfg.MaxValueBytes()})
-	var inst *instance
-	select {
-	case inst = <-p.pool:
-	default:
+	who := principalOf(d)
+	inst := p.pool.take(who)
+	if inst == nil {
 		var err error
 		if inst, err = p.instantiate(cctx); err != nil {
 			return nil, err
 		}
 	}
+	inst.owner, inst.owned = who, true
 	inst.stderr.reset()
 	out, keep, err := p.call(cctx, inst, req)
 	if err != nil {
 		err = p.classify(cctx, inst, inst.stderr, err)
 	}
 	if keep && err == nil || errors.Is(err, ErrGuest) {
-		select {
-		case p.pool <- inst:
-		default:
-			_ = inst.mod.Close(context.WithoutCancel(ctx))
+		if evicted := p.pool.put(inst); evicted != nil {
+			_ = evicted.mod.Close(context.WithoutCancel(ctx))
 		}
 	} else {
 		_ = inst.mod.Close(context.WithoutCancel(ctx))

@@ -1,6 +1,7 @@
 // Package wasmtest builds WASM guests for tests: Go packages with the
-// standard toolchain (always there) and with TinyGo, and Rust crates with
-// Debian's rustc. Builds are cached per process. When TinyGo or rustc is
+// standard toolchain (always there) and with TinyGo, Rust crates with
+// Debian's rustc, and WebAssembly text (hostile guests written by hand)
+// with wabt's wat2wasm. Builds are cached per process. When TinyGo or rustc is
 // missing a test skips with a message naming scripts/wasm-toolchains.sh,
 // except under CI=true, where it fails: CI never passes by skipping.
 package wasmtest
@@ -185,6 +186,56 @@ func BuildRust(tb testing.TB, src string) []byte {
 	}
 	out := filepath.Join(w, fmt.Sprintf("rust-%d.wasm", len(cache)))
 	run(append(append([]string{}, RustFlags...), "--crate-type", "cdylib", "--extern", "mcpx_guest="+rlib, src, "-o", out)...)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cache[key] = b
+	return b
+}
+
+// WAT2WASMPath finds wabt's wat2wasm ($MCPX_WAT2WASM, PATH, or Debian's
+// /usr/bin/wat2wasm).
+func WAT2WASMPath() (string, bool) {
+	if p := os.Getenv("MCPX_WAT2WASM"); p != "" {
+		return p, true
+	}
+	if p, err := exec.LookPath("wat2wasm"); err == nil {
+		return p, true
+	}
+	if _, err := os.Stat("/usr/bin/wat2wasm"); err == nil {
+		return "/usr/bin/wat2wasm", true
+	}
+	return "", false
+}
+
+// BuildWAT compiles WebAssembly text with wat2wasm and returns the module.
+// Tests that template their source (a path, a size) pass the rendered
+// text; builds are cached by source.
+func BuildWAT(tb testing.TB, src []byte) []byte {
+	tb.Helper()
+	bin, ok := WAT2WASMPath()
+	if !ok {
+		Missing(tb, "wabt's wat2wasm")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	key := "wat\x00" + string(src)
+	if b, ok := cache[key]; ok {
+		return b
+	}
+	w := workDir(tb)
+	in := filepath.Join(w, fmt.Sprintf("wat-%d.wat", len(cache)))
+	out := strings.TrimSuffix(in, ".wat") + ".wasm"
+	if err := os.WriteFile(in, src, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(bin, in, "-o", out) // bulk memory is on by default
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("wasmtest: wat2wasm %s: %v\n%s", in, err, stderr.String())
+	}
 	b, err := os.ReadFile(out)
 	if err != nil {
 		tb.Fatal(err)
