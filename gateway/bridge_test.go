@@ -1,12 +1,10 @@
 package gateway
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -133,38 +131,5 @@ func TestBridgeNeedsClientCapability(t *testing.T) {
 	st, res := c.post("", "tools/call", bridgeParams("elicitation/create", `{"message":"x","requestedSchema":{"type":"object"}}`, `{}`), nil)
 	if st != http.StatusOK || res.Get("result.resultType").String() != "complete" || !res.Get("result.isError").Bool() || !strings.Contains(res.Get("result.content.0.text").String(), "-32601") {
 		t.Fatalf("%d %s: want the upstream refused with method not found", st, res.Raw)
-	}
-}
-
-// TestBridgeInputRequiredToSessionClient: a 2026-07-28 upstream's
-// input_required result for a session client's call becomes an
-// elicitation/create request to that client; its answer goes back
-// upstream as inputResponses with the upstream's requestState, and the
-// client gets the completed result (issue 9).
-func TestBridgeInputRequiredToSessionClient(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
-	c := connectWith(t, g, `{"elicitation":{}}`)
-	_, ch := c.start("tools/call", toolCall("mrtr", `{}`))
-	id, params := c.waitRequest("elicitation/create", 30*time.Second)
-	if params.Get("message").String() != "Sure?" {
-		t.Fatalf("the client was asked %s", params.Raw)
-	}
-	c.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"action":"accept","content":{"ok":true}}}`)
-	var resp json.RawMessage
-	select {
-	case resp = <-ch:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no tools/call response")
-	}
-	text := gjson.GetBytes(resp, "result.content.0.text").String()
-	if !strings.Contains(text, "state=s1") || !strings.Contains(text, `"ok":true`) || gjson.GetBytes(resp, "result.resultType").String() == "input_required" {
-		t.Fatalf("tools/call: %s, want the upstream's state and the client's answer", resp)
-	}
-
-	// a client that declared no elicitation is not asked: the call fails
-	c2 := connectWith(t, g, `{}`)
-	r := c2.call("tools/call", toolCall("mrtr", `{}`))
-	if !gjson.GetBytes(r, "error").Exists() && !gjson.GetBytes(r, "result.isError").Bool() {
-		t.Fatalf("a client without elicitation: %s, want an error", r)
 	}
 }

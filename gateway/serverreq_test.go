@@ -65,7 +65,7 @@ func runAskerStub() {
 			caps = gjson.GetBytes(line, "params.capabilities").Raw
 			result(id, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"asker","version":"1"}}`)
 		case "tools/list":
-			result(id, `{"tools":[{"name":"ask","inputSchema":{"type":"object"}},{"name":"caps","inputSchema":{"type":"object"}},{"name":"hang","inputSchema":{"type":"object"}},{"name":"mrtr","inputSchema":{"type":"object"}}]}`)
+			result(id, `{"tools":[{"name":"ask","inputSchema":{"type":"object"}},{"name":"caps","inputSchema":{"type":"object"}},{"name":"hang","inputSchema":{"type":"object"}}]}`)
 		case "tools/call":
 			switch gjson.GetBytes(line, "params.name").String() {
 			case "ask":
@@ -77,13 +77,6 @@ func runAskerStub() {
 					params = "{}"
 				}
 				write(`{"jsonrpc":"2.0","id":` + ask + `,"method":` + gjson.GetBytes(line, "params.arguments.method").Raw + `,"params":` + params + `}`)
-			case "mrtr": // a 2026-07-28 tool: input_required until answered
-				if ans := gjson.GetBytes(line, "params.inputResponses.q"); ans.Exists() {
-					text, _ := json.Marshal("state=" + gjson.GetBytes(line, "params.requestState").String() + " answer=" + ans.Raw)
-					result(id, `{"resultType":"complete","content":[{"type":"text","text":`+string(text)+`}]}`)
-				} else {
-					result(id, `{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"s1"}`)
-				}
 			case "caps":
 				text, _ := json.Marshal(caps)
 				result(id, `{"content":[{"type":"text","text":`+string(text)+`}]}`)

@@ -317,11 +317,6 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
 	defer cancel()
 	res, err := c.call(ctx, method, params)
-	if err == nil && inputRequired(res) {
-		if cl := callerFrom(ctx); cl != nil && !cl.stateless {
-			res, err = u.fulfilForSession(ctx, method, params, res, func(p json.RawMessage) (json.RawMessage, error) { return c.call(ctx, method, p) }) // bridge_session.go
-		}
-	}
 	if err != nil {
 		return nil, timeoutErr(ctx, err)
 	}
