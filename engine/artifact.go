@@ -137,6 +137,9 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 		}
 	}
 	if filename == "" {
+		filename = argFilename(x.d.Call.Arguments, mimeType, ext)
+	}
+	if filename == "" {
 		filename = defaultFilename(x.d.Call.Tool, t.lastKey, ext)
 	}
 	sref, err := x.e.store.Put(ctx, r, store.PutOptions{

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path"
 	"sort"
+
+	"github.com/mcpx-dev/mcpx/internal/mergepatch"
 )
 
 // DefaultChain is the order of the layers (DESIGN.md, "The chain"). Names
@@ -46,6 +48,14 @@ type Config struct {
 	// in place and the layer that asked is reported failed. Defaults to
 	// 1 GiB.
 	MaxArtifactBytes int64 `json:"max_artifact_bytes,omitempty"`
+	// SchemaFallback says what happens to a value in structuredContent
+	// that no rewrite can replace validly under the tool's outputSchema
+	// (the schema wants a number where a blob was, or the result fails
+	// validation after the rewrite): "placeholder" (the default) keeps the
+	// structure with a placeholder the schema accepts and puts the
+	// artifact's reference in content and in _meta["mcpx/artifacts"];
+	// "keep" leaves the original value in place. Either way it is logged.
+	SchemaFallback string `json:"schema_fallback,omitempty"`
 	// MaxArtifactsPerResult caps the artifacts the layers before the
 	// guardrail store for one result (RFC max_artifacts_per_trace, applied
 	// per result). Values past the cap stay inline, where the guardrail
@@ -84,6 +94,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxArtifactBytes <= 0 {
 		c.MaxArtifactBytes = DefaultMaxArtifactBytes
 	}
+	if c.SchemaFallback == "" {
+		c.SchemaFallback = schemaFallbackPlaceholder
+	}
 	if c.MaxArtifactsPerResult <= 0 {
 		c.MaxArtifactsPerResult = DefaultMaxArtifactsPerResult
 	}
@@ -116,7 +129,7 @@ func (c Config) layerOptions(name, server, tool string) (json.RawMessage, bool, 
 		if !ok {
 			return fmt.Errorf("config %s layers.%s: options must be an object", where, name)
 		}
-		mergePatch(merged, p)
+		mergepatch.Apply(merged, p)
 		return nil
 	}
 	if err := apply(c.Layers[name], "global"); err != nil {
@@ -164,25 +177,4 @@ func matchingKeys[V any](m map[string]V, name string) []string {
 		globs = append(globs, name)
 	}
 	return globs
-}
-
-// mergePatch applies an RFC 7396 merge patch to dst.
-func mergePatch(dst, patch map[string]any) {
-	for k, v := range patch {
-		if v == nil {
-			delete(dst, k)
-			continue
-		}
-		if pm, ok := v.(map[string]any); ok {
-			if dm, ok := dst[k].(map[string]any); ok {
-				mergePatch(dm, pm)
-				continue
-			}
-			fresh := map[string]any{}
-			mergePatch(fresh, pm)
-			dst[k] = fresh
-			continue
-		}
-		dst[k] = v
-	}
 }

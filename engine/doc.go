@@ -19,6 +19,10 @@ type Call struct {
 	Arguments json.RawMessage
 	// Scope is recorded on every artifact of the call.
 	Scope Scope
+	// OutputSchema is the tool's outputSchema from tools/list (may be nil).
+	// When set, a rewritten value in structuredContent keeps the type the
+	// schema gives it, and Options.SchemaValidator checks the result.
+	OutputSchema json.RawMessage
 }
 
 // CarrierKind says where a payload sits in a result.

@@ -99,6 +99,10 @@ type Options struct {
 	Linker Linker
 	// Reader reads upstream resources for layers that may (resourcelink).
 	Reader ResourceReader
+	// SchemaValidator checks a rewritten structuredContent against the
+	// call's OutputSchema before the result leaves; nil skips the check
+	// (values still keep the types the schema gives them).
+	SchemaValidator SchemaValidator
 }
 
 // Engine transforms tool results. It is safe for concurrent use.
@@ -110,6 +114,7 @@ type Engine struct {
 	listener Listener
 	linker   Linker
 	reader   ResourceReader
+	validate SchemaValidator
 
 	mu     sync.Mutex
 	chains map[[2]string]*chain
@@ -143,6 +148,7 @@ func New(o Options) (*Engine, error) {
 		listener: o.Listener,
 		linker:   o.Linker,
 		reader:   o.Reader,
+		validate: o.SchemaValidator,
 		chains:   map[[2]string]*chain{},
 	}
 	if e.reg == nil {
@@ -155,6 +161,9 @@ func New(o Options) (*Engine, error) {
 		if _, ok := e.reg.Lookup(name); !ok && !isOptionalLayer(name) {
 			return nil, fmt.Errorf("engine: chain names unknown layer %q (registered: %v)", name, e.reg.Names())
 		}
+	}
+	if err := checkSchemaFallback(e.cfg.SchemaFallback); err != nil {
+		return nil, err
 	}
 	for name := range e.cfg.Layers {
 		if _, ok := e.reg.Lookup(name); !ok && !isOptionalLayer(name) {
@@ -299,6 +308,9 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		e.log.Warn("artifact cap reached; values past it stay inline", "server", c.Server, "tool", c.Tool, "max_artifacts_per_result", e.cfg.MaxArtifactsPerResult, "skipped", capped)
 	}
 	res.Raw = e.annotate(d, stored, capped)
+	if len(c.OutputSchema) > 0 && !sameBytes(res.Raw, raw) {
+		res.Raw = e.keepSchema(ctx, c, raw, res)
+	}
 	return res, nil
 }
 

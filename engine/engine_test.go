@@ -258,7 +258,7 @@ func TestRewriteActions(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := memstore.New(memstore.NewConfig())
+			st := memstore.New(memstore.Config{})
 			eng := newEngine(t, st, fixed(tc.rws), nil)
 			res, err := eng.Transform(context.Background(), engine.Call{Server: "srv", Tool: "tool"}, []byte(tc.in))
 			if err != nil {
@@ -313,7 +313,7 @@ func wrap(s string, n int) string {
 }
 
 func TestInvalidJSON(t *testing.T) {
-	eng := newEngine(t, memstore.New(memstore.NewConfig()), fixed(nil), nil)
+	eng := newEngine(t, memstore.New(memstore.Config{}), fixed(nil), nil)
 	for _, in := range []string{`{"a":`, `{"a":"\x"}`, "[1,2]]", `{"a":01}`, ""} {
 		_, err := eng.Transform(context.Background(), engine.Call{}, []byte(in))
 		if !errors.Is(err, engine.ErrInvalidJSON) || !strings.Contains(err.Error(), "offset") {
@@ -336,7 +336,7 @@ func TestUnwritableStorePassesThrough(t *testing.T) {
 	var events []engine.Event
 	listener := engine.ListenerFunc(func(ev engine.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() })
 	in := `{"pdf":"` + b64(pdf) + `"}`
-	eng := newEngine(t, failingStore{memstore.New(memstore.NewConfig())}, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, listener)
+	eng := newEngine(t, failingStore{memstore.New(memstore.Config{})}, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, listener)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "s"}, []byte(in))
 	if err != nil {
 		t.Fatal(err)
@@ -358,7 +358,7 @@ type panicky struct{}
 func (panicky) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { panic("boom") }
 
 func TestLayerPanicIsContained(t *testing.T) {
-	eng := newEngine(t, memstore.New(memstore.NewConfig()), panicky{}, nil)
+	eng := newEngine(t, memstore.New(memstore.Config{}), panicky{}, nil)
 	res, err := eng.Transform(context.Background(), engine.Call{}, []byte(`{"a":1}`))
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +371,7 @@ func TestLayerPanicIsContained(t *testing.T) {
 
 func TestEventsAndScope(t *testing.T) {
 	var events []engine.Event
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	eng := newEngine(t, st, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Meta: map[string]string{"k": "v"}}}, engine.ListenerFunc(func(ev engine.Event) { events = append(events, ev) }))
 	scope := engine.Scope{TenantID: "t1", SessionID: "sess-9", TraceID: "tr"}
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "Tableau Cloud", Tool: "dl", Scope: scope}, []byte(`{"pdf":"`+b64(pdf)+`"}`))
@@ -413,7 +413,7 @@ func TestConfigMergesPerServerAndTool(t *testing.T) {
 			},
 		},
 	}
-	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig()), Registry: reg, Config: cfg})
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +430,7 @@ func TestConfigMergesPerServerAndTool(t *testing.T) {
 	if strings.Join(got, " | ") != strings.Join(want, " | ") {
 		t.Fatalf("got  %v\nwant %v", got, want)
 	}
-	if _, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig()), Registry: reg, Config: engine.Config{Layers: map[string]json.RawMessage{"nope": nil}}}); err == nil {
+	if _, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: engine.Config{Layers: map[string]json.RawMessage{"nope": nil}}}); err == nil {
 		t.Fatal("unknown layer accepted")
 	}
 }
@@ -456,7 +456,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestConcurrentTransforms(t *testing.T) {
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	eng := newEngine(t, st, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, nil)
 	var wg sync.WaitGroup
 	for i := 0; i < 16; i++ {

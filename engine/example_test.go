@@ -19,7 +19,7 @@ func ExampleEngine_Transform() {
 	pdf := "%PDF-1.4\n" + strings.Repeat("% a page of the workbook\n", 80)
 	result := `{"content":"` + base64.StdEncoding.EncodeToString([]byte(pdf)) + `","name":"Sales Dashboard","format":"pdf"}`
 
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	eng, err := engine.New(engine.Options{Store: st})
 	if err != nil {
 		panic(err)

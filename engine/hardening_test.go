@@ -26,7 +26,7 @@ import (
 // run transforms in with one step whose answer is rws.
 func run(t *testing.T, in string, args string, rws ...engine.Rewrite) (*engine.Result, store.Store) {
 	t.Helper()
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	eng := newEngine(t, st, fixed(rws), nil)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "srv", Tool: "tool", Arguments: json.RawMessage(args)}, []byte(in))
 	if err != nil {
@@ -83,7 +83,7 @@ func (panickingStore) Put(context.Context, io.Reader, store.PutOptions) (store.R
 // layer's rewrites fails that layer and the result flows on.
 func TestPanicInExecutionFailsTheLayer(t *testing.T) {
 	in := `{"s":"` + strings.Repeat("x", 3000) + `"}`
-	eng := newEngine(t, panickingStore{memstore.New(memstore.NewConfig())}, fixed{{Path: "s", Action: engine.ActionArtifact}}, nil)
+	eng := newEngine(t, panickingStore{memstore.New(memstore.Config{})}, fixed{{Path: "s", Action: engine.ActionArtifact}}, nil)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "srv"}, []byte(in))
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestFailuresAreCapped(t *testing.T) {
 		rws = append(rws, engine.Rewrite{Path: fmt.Sprintf("a.%d", i), Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Verify: true})
 	}
 	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return rws, nil }})
-	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig()), Registry: reg, Logger: log,
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Logger: log,
 		Config: engine.Config{Chain: []string{"test"}, MaxArtifactsPerResult: 10000}})
 	if err != nil {
 		t.Fatal(err)

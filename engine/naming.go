@@ -4,7 +4,11 @@ package engine
 
 import (
 	"mime"
+	"net/url"
+	"path"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // clip shortens a template value to 200 runes.
@@ -116,4 +120,63 @@ func sanitizeFilename(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// argNameKeys are the call arguments that name what a tool returns, most
+// specific first.
+var argNameKeys = []string{"filename", "path", "uri", "url", "name"}
+
+// argFilename names an artifact after the call's arguments when the result
+// carries no name: read_media_file {"path": "/photos/photo.png"} stores
+// photo.png. The base name of the first string argument of argNameKeys is
+// used, without a URL's query or fragment; when the bytes are of a known
+// binary type whose extension the name lacks, the name's extension gives
+// way to the detected one (report.pdf rendered as a PNG is report.png).
+func argFilename(args []byte, mimeType, ext string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	for _, k := range argNameKeys {
+		v := gjson.GetBytes(args, k)
+		if v.Type != gjson.String {
+			continue
+		}
+		s := v.String()
+		if i := strings.IndexAny(s, "?#"); i >= 0 && strings.Contains(s, "://") {
+			s = s[:i]
+		}
+		s = strings.TrimRight(s, "/\\")
+		if i := strings.LastIndexAny(s, "/\\:"); i >= 0 {
+			s = s[i+1:]
+		}
+		if u, err := url.PathUnescape(s); err == nil {
+			s = u
+		}
+		s = strings.TrimSpace(sanitizeFilename(s))
+		if s == "" || s == "." || s == ".." {
+			continue
+		}
+		return withExt(s, mimeType, ext)
+	}
+	return ""
+}
+
+// withExt gives name the extension ext when name has none, or when the
+// bytes are binary of a known type that name's extension does not denote.
+func withExt(name, mimeType, ext string) string {
+	have := path.Ext(name)
+	if have == "" {
+		if ext == ".bin" {
+			return name
+		}
+		return name + ext
+	}
+	base, _, _ := strings.Cut(mimeType, ";")
+	if ext == ".bin" || ext == "" || strings.HasPrefix(base, "text/") || base == "application/json" {
+		return name
+	}
+	if t, _, _ := strings.Cut(mime.TypeByExtension(have), ";"); t == base {
+		return name
+	}
+	return strings.TrimSuffix(name, have) + ext
 }

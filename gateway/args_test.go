@@ -22,7 +22,7 @@ import (
 // base64 for a tool configured to need bytes; other values are left
 // alone and another session's artifact is refused.
 func TestArgumentRewriting(t *testing.T) {
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	srv := httptest.NewUnstartedServer(nil) // listens on 127.0.0.1
 	signer, err := web.NewSigner(web.SignerConfig{BaseURL: "http://" + srv.Listener.Addr().String()})
 	if err != nil {

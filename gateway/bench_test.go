@@ -204,7 +204,7 @@ func BenchmarkStdioConcurrentWrap(b *testing.B) {
 // result the stdio benchmarks forward: the floor of what the gateway adds
 // per call.
 func BenchmarkEngineSmallResult(b *testing.B) {
-	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig())})
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{})})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func BenchmarkImage10MiB(b *testing.B) {
 		if raw == nil {
 			b.Skip("run with the direct sub-benchmark")
 		}
-		eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig())})
+		eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{})})
 		if err != nil {
 			b.Fatal(err)
 		}

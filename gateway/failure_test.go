@@ -48,19 +48,14 @@ func TestCrashedUpstreamRestarts(t *testing.T) {
 	if !strings.Contains(logged, "[WARN]") || !strings.Contains(logged, "crashing on purpose") {
 		t.Fatalf("log line of error %s: %q\nlog:\n%s", id[1], logged, log.String())
 	}
-	// the gateway stays up and the upstream comes back (bounded wait)
-	for i := 0; ; i++ {
-		r = c.call("tools/call", toolCall("echo", `{"v":"back"}`))
-		if gjson.GetBytes(r, "result.structuredContent.v").String() == "back" {
-			break
-		}
-		if i == 100 {
-			t.Fatalf("upstream did not come back: %s", r)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if st := g.Status()[0]; st.Restarts < 1 || st.State != StateReady {
-		t.Errorf("status after restart: %+v", st)
+	// the gateway stays up and the upstream comes back: its status says
+	// so, then a call goes through
+	waitFor(t, "the upstream is ready again after a restart", func() bool {
+		st := g.Status()[0]
+		return st.Restarts >= 1 && st.State == StateReady
+	})
+	if r = c.call("tools/call", toolCall("echo", `{"v":"back"}`)); gjson.GetBytes(r, "result.structuredContent.v").String() != "back" {
+		t.Fatalf("after the restart: %s", r)
 	}
 }
 
@@ -68,6 +63,8 @@ func TestHungUpstreamTimesOut(t *testing.T) {
 	s := stubServer(t)
 	s.Timeout = Duration(2 * time.Second) // also bounds the stub's start, slow under -race
 	g := newTestGateway(t, map[string]ServerConfig{"stub": s}, engine.Options{})
+	// a start slower than the timeout under load is retried: wait for it
+	waitFor(t, "the stub is ready", func() bool { return g.Status()[0].State == StateReady })
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("hang", ""))
 	if code := gjson.GetBytes(r, "error.code").Int(); code != CodeUpstreamTimeout {
@@ -105,7 +102,9 @@ func TestClientDisconnectMidCall(t *testing.T) {
 	a := connect(t, g)
 	b := connect(t, g)
 	a.start("tools/call", toolCall("hang", ""))
-	time.Sleep(50 * time.Millisecond)
+	waitFor(t, "the hang call reaches the upstream", func() bool {
+		return strings.Contains(stderrTail(g, "stub"), "stub: hanging")
+	})
 	a.w.Close() // the client leaves mid-call
 	select {
 	case err := <-a.done:
@@ -182,4 +181,19 @@ func TestImageBecomesArtifactReadableBack(t *testing.T) {
 	if strings.Contains(other.result("resources/list", "").Raw, uri) {
 		t.Errorf("other session lists this session's artifact")
 	}
+}
+
+// stderrTail returns the last stderr lines of the named stdio upstream's
+// current connection ("" before it has one).
+func stderrTail(g *Gateway, server string) string {
+	u := g.ups[server]
+	u.mu.RLock()
+	c, _ := u.c.(*stdioConn)
+	u.mu.RUnlock()
+	if c == nil {
+		return ""
+	}
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	return strings.Join(c.tail, "\n")
 }

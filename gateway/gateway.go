@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"sort"
 	"strconv"
@@ -35,6 +36,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/mergepatch"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -116,6 +118,8 @@ type Gateway struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	closed atomic.Bool
+	// started: every upstream has made its first connection attempt.
+	started atomic.Bool
 }
 
 // toolRoute says where an exposed tool goes.
@@ -124,6 +128,7 @@ type toolRoute struct {
 	tool      string          // the upstream's name, or the generated kind
 	generated string          // "", genList, genRead or genTemplates
 	def       json.RawMessage // the exposed definition
+	output    json.RawMessage // the tool's outputSchema, nil when it has none
 	username  bool            // the input schema declares "username"
 	args      ArgumentOptions
 }
@@ -171,7 +176,14 @@ func New(o Options) (*Gateway, error) {
 	if eo.Logger == nil {
 		eo.Logger = o.Logger
 	}
-	eo.Config = withServerLayers(eo.Config, o.Servers)
+	cfg, err := withServerLayers(eo.Config, o.Servers)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	eo.Config = cfg
+	if eo.SchemaValidator == nil {
+		eo.SchemaValidator = &schemaValidator{log: g.log.Named("schema")}
+	}
 	eng, err := engine.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -198,57 +210,79 @@ func New(o Options) (*Gateway, error) {
 
 // withServerLayers merges each server's mcpx.layers and per-tool layers
 // into the pipeline config, and its auto-read policy into the resourcelink
-// layer.
-func withServerLayers(c engine.Config, servers map[string]ServerConfig) engine.Config {
+// layer. Each is one more merge patch (RFC 7396) over the pipeline's own
+// options for that server or tool, as every other level is: a key the
+// pipeline sets and mcpx.layers does not stays.
+func withServerLayers(c engine.Config, servers map[string]ServerConfig) (engine.Config, error) {
 	out := c
-	out.Servers = map[string]engine.ServerConfig{}
-	for k, v := range c.Servers {
-		out.Servers[k] = v
+	out.Servers = maps.Clone(c.Servers)
+	if out.Servers == nil {
+		out.Servers = map[string]engine.ServerConfig{}
 	}
-	for name, s := range servers {
-		m := s.Mcpx
+	for _, name := range sortedKeys(servers) {
+		m := servers[name].Mcpx
 		if len(m.Layers) == 0 && len(m.Tools) == 0 && m.AutoReadIfSizeUnderBytes == 0 {
 			continue
 		}
+		at := "mcpServers." + name + ".mcpx"
 		sc := out.Servers[name]
-		layers := map[string]json.RawMessage{}
-		for k, v := range sc.Layers {
-			layers[k] = v
-		}
-		for k, v := range m.Layers {
-			layers[k] = v
-		}
+		patch := m.Layers
 		if m.AutoReadIfSizeUnderBytes > 0 {
-			rl := layers["resourcelink"]
-			if len(rl) == 0 {
-				rl = json.RawMessage("{}")
+			patch = maps.Clone(patch)
+			if patch == nil {
+				patch = map[string]json.RawMessage{}
 			}
-			rl, _ = sjson.SetBytes(rl, "auto_read_if_size_under_bytes", m.AutoReadIfSizeUnderBytes)
-			layers["resourcelink"] = rl
+			auto := json.RawMessage(`{"auto_read_if_size_under_bytes":` + strconv.FormatInt(m.AutoReadIfSizeUnderBytes, 10) + `}`)
+			rl, err := mergepatch.Compose(patch["resourcelink"], auto)
+			if err != nil {
+				return engine.Config{}, fmt.Errorf("%s.layers.resourcelink: %w", at, err)
+			}
+			patch["resourcelink"] = rl
+		}
+		layers, err := composeLayers(sc.Layers, patch, at+".layers")
+		if err != nil {
+			return engine.Config{}, err
 		}
 		sc.Layers = layers
-		tools := map[string]engine.ToolConfig{}
-		for k, v := range sc.Tools {
-			tools[k] = v
-		}
-		for tname, t := range m.Tools {
-			if len(t.Layers) > 0 {
-				tc := tools[tname]
-				tl := map[string]json.RawMessage{}
-				for k, v := range tc.Layers {
-					tl[k] = v
-				}
-				for k, v := range t.Layers {
-					tl[k] = v
-				}
-				tc.Layers = tl
-				tools[tname] = tc
+		tools := maps.Clone(sc.Tools)
+		for _, tname := range sortedKeys(m.Tools) {
+			t := m.Tools[tname]
+			if len(t.Layers) == 0 {
+				continue
 			}
+			if tools == nil {
+				tools = map[string]engine.ToolConfig{}
+			}
+			tc := tools[tname]
+			if tc.Layers, err = composeLayers(tc.Layers, t.Layers, at+".tools."+tname+".layers"); err != nil {
+				return engine.Config{}, err
+			}
+			tools[tname] = tc
 		}
 		sc.Tools = tools
 		out.Servers[name] = sc
 	}
-	return out
+	return out, nil
+}
+
+// composeLayers returns base's layer options with each of patch's composed
+// over them (mergepatch.Compose); at names patch in errors.
+func composeLayers(base, patch map[string]json.RawMessage, at string) (map[string]json.RawMessage, error) {
+	if len(patch) == 0 {
+		return base, nil
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]json.RawMessage{}
+	}
+	for _, layer := range sortedKeys(patch) {
+		merged, err := mergepatch.Compose(out[layer], patch[layer])
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", at, layer, err)
+		}
+		out[layer] = merged
+	}
+	return out, nil
 }
 
 // Engine returns the gateway's engine.
@@ -278,6 +312,28 @@ func (g *Gateway) WaitReady(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// awaitStart lets a request that arrives before the upstreams' first
+// connection attempts wait for them (at most StartWait), as initialize
+// does: a stateless client has no initialize to wait in, and its first
+// tools/list must not answer an empty list. Once every upstream has tried,
+// it costs one atomic load.
+func (g *Gateway) awaitStart(ctx context.Context) {
+	if g.started.Load() {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, g.startWait)
+	g.WaitReady(wctx)
+	cancel()
+	for _, name := range g.order {
+		select {
+		case <-g.ups[name].firstTry:
+		default:
+			return
+		}
+	}
+	g.started.Store(true)
 }
 
 // Status describes every upstream, sorted by name.
@@ -387,6 +443,7 @@ func (g *Gateway) rebuildRoutes() {
 				tool:     tool,
 				def:      def,
 				username: gjson.GetBytes(def, "inputSchema.properties.username").Exists(),
+				output:   outputSchema(def),
 				args:     toolArgs(u.cfg, tool),
 			})
 		}

@@ -54,7 +54,7 @@ const (
 
 // runStub serves tools whose behaviour the failure tests need: echo,
 // whoami (declares "username"), crash (exits mid-call), hang (never
-// answers), badjson (answers a broken line), flood (writes 1 MiB to
+// answers; says "stub: hanging" on stderr), badjson (answers a broken line), flood (writes 1 MiB to
 // stderr first), image (a PNG), progress (steps progress notifications
 // for the call's token, then answers), log (a notifications/message
 // first), grow (adds the tool "extra" and announces tools/list_changed),
@@ -112,6 +112,7 @@ func runStub() {
 				os.Stderr.WriteString("stub: crashing on purpose\n")
 				os.Exit(3)
 			case "hang":
+				os.Stderr.WriteString("stub: hanging\n") // tests wait for it: the call has arrived
 			case "badjson":
 				write(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"unterminated`)
 			case "flood":
@@ -235,7 +236,7 @@ func newTestGateway(t testing.TB, servers map[string]ServerConfig, eo engine.Opt
 func newGatewayWith(t testing.TB, o Options) *Gateway {
 	t.Helper()
 	if o.Engine.Store == nil {
-		o.Engine.Store = memstore.New(memstore.NewConfig())
+		o.Engine.Store = memstore.New(memstore.Config{})
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()

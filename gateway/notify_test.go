@@ -114,7 +114,7 @@ func TestTemplatesPaginationAcrossUpstreams(t *testing.T) {
 func TestResourceURICollision(t *testing.T) {
 	var logBuf lockedBuffer
 	log := hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn, Output: &logBuf})
-	g, err := New(Options{Servers: map[string]ServerConfig{"a": resourceStub(t, "a"), "b": resourceStub(t, "b")}, Engine: engine.Options{Store: memstore.New(memstore.NewConfig())}, Logger: log})
+	g, err := New(Options{Servers: map[string]ServerConfig{"a": resourceStub(t, "a"), "b": resourceStub(t, "b")}, Engine: engine.Options{Store: memstore.New(memstore.Config{})}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,10 +103,6 @@ func (g *Gateway) ownerOf(uri string) *upstream {
 	return nil
 }
 
-// setOwner records that u serves uri unless another server listed it
-// first.
-func (g *Gateway) setOwner(u *upstream, uri string) { g.claim(u, uri) }
-
 // candidates are the upstreams that may serve uri: its owner, else every
 // upstream with the resources capability.
 func (g *Gateway) candidates(uri string) []*upstream {
@@ -147,7 +143,7 @@ func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawM
 	for _, u := range g.candidates(uri) {
 		res, err := u.call(ctx, "resources/read", params)
 		if err == nil {
-			g.setOwner(u, uri)
+			g.claim(u, uri)
 			return u, res, nil
 		}
 		errs = append(errs, err)
@@ -466,7 +462,7 @@ func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		}
 		if method == "resources/list" {
 			gjson.GetBytes(res, "resources").ForEach(func(_, v gjson.Result) bool {
-				s.g.setOwner(u, v.Get("uri").String())
+				s.g.claim(u, v.Get("uri").String())
 				return true
 			})
 		}
@@ -497,7 +493,7 @@ func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		if err != nil {
 			return toolError(fmt.Sprintf("resources/read %s failed: %v", uri, err)), nil
 		}
-		s.g.setOwner(u, uri)
+		s.g.claim(u, uri)
 		out := []byte(`{"content":[]}`)
 		gjson.GetBytes(res, "contents").ForEach(func(_, c gjson.Result) bool {
 			blk := []byte(`{"type":"resource"}`)
@@ -577,7 +573,7 @@ func (g *Gateway) subscribe(ctx context.Context, s *Session, uri string) error {
 			continue
 		}
 		if !namespaced {
-			g.setOwner(u, uri)
+			g.claim(u, uri)
 		}
 		return nil
 	}
@@ -637,8 +633,6 @@ type promptRoute struct {
 	name string
 }
 
-func (g *Gateway) promptTable() *promptRoutes { return &g.prompts }
-
 // listPrompts merges every upstream's prompts (all pages) into one list,
 // namespaced like tools when there are several upstreams.
 func (s *Session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
@@ -677,7 +671,7 @@ func (s *Session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawM
 			}
 		}
 	}
-	t := g.promptTable()
+	t := &g.prompts
 	t.mu.Lock()
 	t.m = table
 	t.mu.Unlock()
@@ -685,7 +679,7 @@ func (s *Session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawM
 }
 
 func (g *Gateway) promptRoute(ctx context.Context, s *Session, name string) (promptRoute, bool) {
-	t := g.promptTable()
+	t := &g.prompts
 	t.mu.RLock()
 	r, ok := t.m[name]
 	t.mu.RUnlock()

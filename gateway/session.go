@@ -328,7 +328,7 @@ func (s *Session) callTool(ctx context.Context, params json.RawMessage, related 
 	if err != nil {
 		return nil, fmt.Errorf("tools/call %q on %s: %w", name, r.up.name, err)
 	}
-	return s.transform(ctx, engine.Call{Server: r.up.name, Tool: r.tool, Arguments: args, Scope: scope}, raw)
+	return s.transform(ctx, engine.Call{Server: r.up.name, Tool: r.tool, Arguments: args, Scope: scope, OutputSchema: r.output}, raw)
 }
 
 // sameBytes reports whether a and b are the same slice of memory.

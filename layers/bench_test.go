@@ -90,7 +90,7 @@ func benchEngine(b *testing.B, st store.Store, cfg engine.Config, docs func(i in
 func BenchmarkChainPDF10MiB(b *testing.B) {
 	docs := func(i int) []byte { return pdfResult(10<<20, uint64(i)) }
 	b.Run("fsstore", func(b *testing.B) {
-		st, err := fsstore.Open(context.Background(), b.TempDir(), fsstore.NewConfig())
+		st, err := fsstore.Open(context.Background(), b.TempDir(), fsstore.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func BenchmarkChainPDF10MiB(b *testing.B) {
 		benchEngine(b, st, engine.Config{}, docs, false)
 	})
 	b.Run("memstore", func(b *testing.B) {
-		benchEngine(b, memstore.New(memstore.NewConfig()), engine.Config{}, docs, false)
+		benchEngine(b, memstore.New(memstore.Config{}), engine.Config{}, docs, false)
 	})
 }
 
@@ -141,18 +141,18 @@ func BenchmarkFloorPDF10MiB(b *testing.B) {
 func BenchmarkChainRecords1MB(b *testing.B) {
 	doc := recordsResult(11000)
 	cfg := engine.Config{Layers: map[string]json.RawMessage{"guardrail": json.RawMessage(`{"enabled":false}`)}}
-	benchEngine(b, memstore.New(memstore.NewConfig()), cfg, func(int) []byte { return doc }, true)
+	benchEngine(b, memstore.New(memstore.Config{}), cfg, func(int) []byte { return doc }, true)
 }
 
 // BenchmarkGuardrail1MB is the guardrail clamping 1 MB of records.
 func BenchmarkGuardrail1MB(b *testing.B) {
 	doc := recordsResult(11000)
 	cfg := engine.Config{Chain: []string{"guardrail"}}
-	benchEngine(b, memstore.New(memstore.NewConfig()), cfg, func(int) []byte { return doc }, true)
+	benchEngine(b, memstore.New(memstore.Config{}), cfg, func(int) []byte { return doc }, true)
 }
 
 // BenchmarkSmallResult is the chain on a small everyday result.
 func BenchmarkSmallResult(b *testing.B) {
 	doc := []byte(`{"content":[{"type":"text","text":"{\"workbooks\":[{\"id\":\"123\",\"name\":\"Sales\"},{\"id\":\"456\",\"name\":\"Marketing\"}]}"}]}`)
-	benchEngine(b, memstore.New(memstore.NewConfig()), engine.Config{}, func(int) []byte { return doc }, true)
+	benchEngine(b, memstore.New(memstore.Config{}), engine.Config{}, func(int) []byte { return doc }, true)
 }

@@ -19,7 +19,7 @@ func TestDeepNestingChain(t *testing.T) {
 		strings.Repeat("[", depth) + `"x"` + strings.Repeat("]", depth),
 		strings.Repeat(`{"a":`, depth) + `"` + strings.Repeat("y", 60000) + `"` + strings.Repeat("}", depth),
 	} {
-		st := memstore.New(memstore.NewConfig())
+		st := memstore.New(memstore.Config{})
 		eng, err := engine.New(engine.Options{Store: st})
 		if err != nil {
 			t.Fatal(err)

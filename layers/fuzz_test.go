@@ -38,7 +38,7 @@ func FuzzChain(f *testing.F) {
 	f.Add([]byte(`"` + strings.Repeat("A", 2000) + `"`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ctx := context.Background()
-		st := memstore.New(memstore.NewConfig())
+		st := memstore.New(memstore.Config{})
 		cfg := engine.Config{Layers: map[string]json.RawMessage{
 			"fastmcp":    json.RawMessage(`{"enabled":false}`),
 			"magicbytes": json.RawMessage(`{"min_size_for_detection":16}`),

@@ -89,7 +89,7 @@ func TestGolden(t *testing.T) {
 func runCase(t *testing.T, raw []byte, call caseCall, cfg engine.Config, goldenPath string) {
 	t.Helper()
 	ctx := context.Background()
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	eng, err := engine.New(engine.Options{Store: st, Config: cfg})
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 
 func chain(t testing.TB, cfg engine.Config) (*engine.Engine, store.Store) {
 	t.Helper()
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	eng, err := engine.New(engine.Options{Store: st, Config: cfg})
 	if err != nil {
 		t.Fatal(err)

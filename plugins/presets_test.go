@@ -123,7 +123,7 @@ func runCase(t *testing.T, p *wasm.Plugin, base string, mayUpdate bool) {
 	reg.Register(engine.LayerInfo{Name: "presets", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
 		return layerOnly{p}, nil
 	}})
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	eng, err := engine.New(engine.Options{Store: st, Registry: reg, Config: engine.Config{Chain: []string{"presets"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -88,8 +88,8 @@ say "go vet ./..."
 go vet ./...
 
 step="go test -race"
-say "go test -race -count=1 ./..."
-go test -race -count=1 ./...
+say "go test -race -count=1 -timeout 30m ./..."
+go test -race -count=1 -timeout 30m ./...
 
 # Tests that the race detector's memory overhead would distort (results of
 # 50 and 100 MB, peak memory checked) carry a !race build tag: run them here.

@@ -18,7 +18,7 @@ import (
 
 func TestDownload(t *testing.T) {
 	ctx := context.Background()
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	body := []byte("%PDF-1.4 test bytes")
 	ref, err := st.Put(ctx, bytes.NewReader(body), store.PutOptions{Namespace: "t", MIMEType: "application/pdf", Filename: "a.pdf", Scope: store.Scope{SessionID: "s1"}})
 	if err != nil {
@@ -76,7 +76,7 @@ func TestNewSignerRejectsBadBase(t *testing.T) {
 // origin. Active types are attachments, every download is sandboxed.
 func TestActiveTypesNeverRender(t *testing.T) {
 	ctx := context.Background()
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	signer, err := NewSigner(SignerConfig{BaseURL: "http://127.0.0.1:1", Secret: []byte("k")})
 	if err != nil {
 		t.Fatal(err)

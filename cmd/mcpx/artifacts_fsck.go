@@ -74,7 +74,7 @@ func runArtifactsFsck(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, c, err)
 	}
 	ctx := context.Background()
-	scfg := fsstore.NewConfig().WithLogger(log.Named("store"))
+	scfg := fsstore.Config{Logger: log.Named("store")}
 	check := fsstore.Check
 	if repair {
 		check = fsstore.Repair

@@ -233,7 +233,7 @@ func TestArtifactsLsPages(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	ctx := context.Background()
-	st, err := fsstore.Open(ctx, dir, fsstore.NewConfig())
+	st, err := fsstore.Open(ctx, dir, fsstore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -274,7 +274,7 @@ func runPluginTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	reg.Register(engine.LayerInfo{Name: "plugin", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
 		return fixedRewrites(rws), nil
 	}})
-	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig()), Registry: reg, Config: engine.Config{Chain: []string{"plugin"}}, Logger: log})
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: engine.Config{Chain: []string{"plugin"}}, Logger: log})
 	if err != nil {
 		return fail(stderr, c, err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/mcpx-dev/mcpx/internal/config"
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
@@ -191,7 +191,7 @@ func printHelp(w io.Writer, c command, fs *flag.FlagSet) {
 type common struct {
 	configPath string
 	storeDir   string
-	// readOnly opens the store with fsstore's WithReadOnly (ls, get).
+	// readOnly opens the store with fsstore's Config.ReadOnly (ls, get).
 	readOnly bool
 }
 
@@ -234,7 +234,7 @@ func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logge
 	if err != nil {
 		return nil, err
 	}
-	st, err := fsstore.Open(ctx, dir, fsstore.NewConfig().WithLogger(log.Named("store")).WithReadOnly(o.readOnly))
+	st, err := fsstore.Open(ctx, dir, fsstore.Config{Logger: log.Named("store"), ReadOnly: o.readOnly})
 	if err != nil {
 		return nil, fmt.Errorf("open artifact store: %w", err)
 	}

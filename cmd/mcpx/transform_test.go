@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -324,7 +324,7 @@ func TestExampleConfig(t *testing.T) {
 	if len(cfg.Pipeline.Servers) == 0 {
 		t.Fatal("the example sets no per-server options")
 	}
-	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig()), Config: cfg.Pipeline})
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Config: cfg.Pipeline})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func main() {
 // gets instead of the PDF.
 func run(w io.Writer) error {
 	ctx := context.Background()
-	st := memstore.New(memstore.NewConfig()) // or fsstore.Open(ctx, dir, fsstore.NewConfig())
+	st := memstore.New(memstore.Config{}) // or fsstore.Open(ctx, dir, fsstore.Config{})
 	defer st.Close(ctx)
 	eng, err := engine.New(engine.Options{Store: st}) // the default chain of built-in layers
 	if err != nil {

@@ -9,6 +9,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +21,6 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
-	"github.com/mcpx-dev/mcpx/internal/config"
 	_ "github.com/mcpx-dev/mcpx/layers"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
@@ -43,11 +43,11 @@ func main() {
 func run(out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg, err := config.Load(configPath)
+	servers, err := loadServers(configPath)
 	if err != nil {
 		return err
 	}
-	up := cfg.MCPServers["tableau"]
+	up := servers["tableau"]
 
 	// 1. The server, called directly.
 	before, err := callDirect(ctx, up)
@@ -65,13 +65,13 @@ func run(out io.Writer) error {
 	if why != "" {
 		fmt.Fprintln(out, "store:", why)
 	}
-	st, err := fsstore.Open(ctx, dir, fsstore.NewConfig())
+	st, err := fsstore.Open(ctx, dir, fsstore.Config{})
 	if err != nil {
 		return err
 	}
 	defer st.Close(context.Background())
 	log := hclog.New(&hclog.LoggerOptions{Name: "mcpx", Level: hclog.Warn, Output: os.Stderr})
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: engine.Options{Store: st, Config: cfg.Pipeline}, Logger: log})
+	gw, err := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -95,6 +95,23 @@ func run(out io.Writer) error {
 	fmt.Fprintf(out, "artifact %s (%s, %d bytes) is in %s\n", ref.Get("id"), ref.Get("mime_type"), ref.Get("size_bytes").Int(), dir)
 	fmt.Fprintf(out, "fetch it: go run ./cmd/mcpx artifacts get -o sales.pdf %s   (or read %s through the gateway)\n", ref.Get("id"), ref.Get("uri"))
 	return nil
+}
+
+// loadServers reads the "mcpServers" section of the configuration file at
+// path, the part of it this program uses; "mcpx serve --config" reads the
+// same file whole (its other sections and checks live in the CLI).
+func loadServers(path string) (map[string]gateway.ServerConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var file struct {
+		MCPServers map[string]gateway.ServerConfig `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return file.MCPServers, nil
 }
 
 // callDirect runs the upstream and calls download_workbook on it.

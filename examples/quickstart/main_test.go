@@ -39,7 +39,7 @@ func TestQuickstart(t *testing.T) {
 		t.Errorf("before %d bytes, after %d bytes, PDF %d bytes, fetch %s for %s:\n%s", b, a, pdf, fetch[1], art[1], got)
 	}
 	// the artifact is the server's PDF, byte for byte
-	st, err := fsstore.Open(context.Background(), filepath.Join(home, "artifacts"), fsstore.NewConfig())
+	st, err := fsstore.Open(context.Background(), filepath.Join(home, "artifacts"), fsstore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

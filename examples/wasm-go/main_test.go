@@ -65,7 +65,7 @@ func TestPlugin(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts, _ := json.Marshal(wasm.CustomOptions{Plugins: []wasm.PluginFile{{File: file}}})
-			eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig()), Config: engine.Config{
+			eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Config: engine.Config{
 				Chain:  []string{"custom"},
 				Layers: map[string]json.RawMessage{"custom": opts},
 			}})

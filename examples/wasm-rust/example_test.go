@@ -33,7 +33,7 @@ func TestPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts, _ := json.Marshal(wasm.CustomOptions{Plugins: []wasm.PluginFile{{File: file, Config: json.RawMessage(`{"keep":2}`)}}})
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	eng, err := engine.New(engine.Options{Store: st, Config: engine.Config{
 		Chain:  []string{"custom"},
 		Layers: map[string]json.RawMessage{"custom": opts},

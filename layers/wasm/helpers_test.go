@@ -63,7 +63,7 @@ func readDoc(t testing.TB, name string) []byte {
 // newEngine runs chain with cfg over a memory store.
 func newEngine(t testing.TB, cfg engine.Config, listener engine.Listener) *engine.Engine {
 	t.Helper()
-	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.NewConfig()), Config: cfg, Listener: listener})
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Config: cfg, Listener: listener})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func newStore() *memstore.Store { return memstore.New(memstore.NewConfig()) }
+func newStore() *memstore.Store { return memstore.New(memstore.Config{}) }
 
 // newEngineWithHost builds an engine whose custom and presets layers run
 // on h rather than the default host.

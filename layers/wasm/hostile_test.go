@@ -40,8 +40,8 @@ func TestHostileGuests(t *testing.T) {
 		inErr  string
 		maxDur time.Duration
 	}{
-		{mode: "loop", limits: wasm.Limits{Timeout: "300ms"}, want: wasm.ErrTimeout, maxDur: 5 * time.Second},
-		{mode: "sleep", limits: wasm.Limits{Timeout: "300ms"}, want: wasm.ErrTimeout, maxDur: 5 * time.Second},
+		{mode: "loop", limits: wasm.Limits{Timeout: "1s"}, want: wasm.ErrTimeout, maxDur: 5 * time.Second},
+		{mode: "sleep", limits: wasm.Limits{Timeout: "1s"}, want: wasm.ErrTimeout, maxDur: 5 * time.Second},
 		{mode: "grow", limits: wasm.Limits{MemoryMiB: 32, Timeout: "60s"}, want: wasm.ErrMemoryLimit, maxDur: 60 * time.Second},
 		{mode: "trap", want: wasm.ErrTrap, inErr: "assignment to entry in nil map"},
 		{mode: "garbage", want: wasm.ErrBadResponse, inErr: "invalid character"},

@@ -40,7 +40,7 @@ func killSelf(string) { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
 
 func helperMain(mode, dir string) error {
 	ctx := context.Background()
-	s, err := Open(ctx, dir, NewConfig())
+	s, err := Open(ctx, dir, Config{})
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func TestCrashPoints(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.point, func(t *testing.T) {
 			dir := t.TempDir()
-			s := openT(t, dir, NewConfig())
+			s := openT(t, dir, Config{})
 			base := []store.Ref{
 				putT(t, s, []byte("survivor one"), store.PutOptions{}),
 				putT(t, s, storetest.RandomBytes(20, 100000), store.PutOptions{}),
@@ -240,7 +240,7 @@ func TestKillLoop(t *testing.T) {
 func TestMultiProcess(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	const n = 40
 	var cmds []*exec.Cmd
 	for _, tag := range []string{"p1", "p2"} {

@@ -18,7 +18,7 @@ func ExampleOpen() {
 	dir, _ := os.MkdirTemp("", "mcpx-example-")
 	defer os.RemoveAll(dir)
 
-	st, err := fsstore.Open(ctx, dir, fsstore.NewConfig())
+	st, err := fsstore.Open(ctx, dir, fsstore.Config{})
 	if err != nil {
 		panic(err)
 	}
@@ -29,7 +29,7 @@ func ExampleOpen() {
 	st.Close(ctx)
 
 	// The artifact survives a restart.
-	st, err = fsstore.Open(ctx, dir, fsstore.NewConfig())
+	st, err = fsstore.Open(ctx, dir, fsstore.Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -52,7 +52,7 @@ func (r Report) Damaged() bool {
 }
 
 // Check reads the store in dir and reports damage without changing
-// anything: it opens the store read-only (see WithReadOnly), holds its
+// anything: it opens the store read-only (see Config.ReadOnly), holds its
 // write lock shared while it looks, so other processes' writes wait for it,
 // and hashes every blob.
 //
@@ -60,7 +60,8 @@ func (r Report) Damaged() bool {
 //
 // Those of Open; an error wrapping fs.ErrNotExist when dir does not exist.
 func Check(ctx context.Context, dir string, cfg Config) (Report, error) {
-	s, err := newStore(dir, cfg.WithReadOnly(true))
+	cfg.ReadOnly = true
+	s, err := newStore(dir, cfg)
 	if err != nil {
 		return Report{}, err
 	}
@@ -157,7 +158,8 @@ func Repair(ctx context.Context, dir string, cfg Config) (Report, error) {
 	if err != nil || !rep.Damaged() {
 		return rep, err
 	}
-	s, err := newStore(dir, cfg.WithReadOnly(false))
+	cfg.ReadOnly = false
+	s, err := newStore(dir, cfg)
 	if err != nil {
 		return rep, err
 	}

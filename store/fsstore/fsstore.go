@@ -70,7 +70,7 @@
 //
 // # Read-only
 //
-// WithReadOnly opens a store for reading only: no marker, lock, journal or
+// Config.ReadOnly opens a store for reading only: no marker, lock, journal or
 // temp file is created or changed, so a store on a read-only mount or in a
 // folder this user cannot write can be listed and read. It takes the lock
 // files shared when it can open them, and reads a missing folder as an
@@ -125,7 +125,7 @@ var (
 	// own folder. Nothing in the folder was changed.
 	ErrNotAStore = errors.New("fsstore: not an artifact store folder")
 	// ErrReadOnly is returned by Put and Delete on a store opened with
-	// WithReadOnly.
+	// Config.ReadOnly.
 	ErrReadOnly = errors.New("fsstore: store is open read-only")
 	// ErrBusy is returned by Repair when another process has the store
 	// open.
@@ -149,55 +149,25 @@ const (
 // for size alone.
 const compactMinRecords = 1024
 
-// Config configures a Store. The zero value means the defaults; With*
-// methods return a modified copy.
+// Config configures a Store. The zero value means the defaults.
+//
+//	cfg := fsstore.Config{Logger: log.Named("store"), ReadOnly: true}
 type Config struct {
-	pageSize    int
-	idPrefixLen int
-	log         hclog.Logger
-	readOnly    bool
-}
-
-// NewConfig returns the default configuration.
-func NewConfig() Config { return Config{} }
-
-// WithPageSize sets how many refs List returns per page; n < 1 means the
-// default. Defaults to DefaultPageSize.
-//
-//	cfg := fsstore.NewConfig().WithPageSize(10)
-func (c Config) WithPageSize(n int) Config {
-	c.pageSize = n
-	return c
-}
-
-// WithIDPrefixLen sets how many sha256 hex characters a new id starts with;
-// n < 1 means the default. Ids already in the journal keep their length.
-// Defaults to store.DefaultIDPrefixLen.
-//
-//	cfg := fsstore.NewConfig().WithIDPrefixLen(16)
-func (c Config) WithIDPrefixLen(n int) Config {
-	c.idPrefixLen = n
-	return c
-}
-
-// WithLogger sets the logger recovery reports to: skipped journal lines,
-// dropped entries and collected files are logged at warn or info level.
-// Defaults to hclog.NewNullLogger().
-//
-//	cfg := fsstore.NewConfig().WithLogger(log.Named("store"))
-func (c Config) WithLogger(l hclog.Logger) Config {
-	c.log = l
-	return c
-}
-
-// WithReadOnly opens the store for reading only (see the package doc):
-// nothing in the folder is created or changed, and Put and Delete return
-// ErrReadOnly. Defaults to false.
-//
-//	cfg := fsstore.NewConfig().WithReadOnly(true)
-func (c Config) WithReadOnly(readOnly bool) Config {
-	c.readOnly = readOnly
-	return c
+	// PageSize is how many refs List returns per page; n < 1 means the
+	// default. Defaults to DefaultPageSize.
+	PageSize int
+	// IDPrefixLen is how many sha256 hex characters a new id starts with;
+	// n < 1 means the default. Ids already in the journal keep their
+	// length. Defaults to store.DefaultIDPrefixLen.
+	IDPrefixLen int
+	// Logger receives what recovery reports: skipped journal lines,
+	// dropped entries and collected files, at warn or info level. Defaults
+	// to hclog.NewNullLogger().
+	Logger hclog.Logger
+	// ReadOnly opens the store for reading only (see the package doc):
+	// nothing in the folder is created or changed, and Put and Delete
+	// return ErrReadOnly. Defaults to false.
+	ReadOnly bool
 }
 
 // Store is an artifact store on a folder. It is safe for concurrent use, by
@@ -277,10 +247,10 @@ func newStore(dir string, cfg Config) (*Store, error) {
 		blobsDir:    filepath.Join(abs, blobsName),
 		tmpDir:      filepath.Join(abs, tmpName),
 		journalPath: filepath.Join(abs, journalName),
-		pageSize:    cfg.pageSize,
-		idPrefixLen: cfg.idPrefixLen,
-		log:         cfg.log,
-		readOnly:    cfg.readOnly,
+		pageSize:    cfg.PageSize,
+		idPrefixLen: cfg.IDPrefixLen,
+		log:         cfg.Logger,
+		readOnly:    cfg.ReadOnly,
 		cat:         catalog.New(),
 	}
 	if s.pageSize < 1 {

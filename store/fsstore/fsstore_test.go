@@ -45,7 +45,7 @@ func putT(t testing.TB, s store.Store, data []byte, o store.PutOptions) store.Re
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		return openT(t, t.TempDir(), NewConfig().WithPageSize(7))
+		return openT(t, t.TempDir(), Config{PageSize: 7})
 	})
 }
 
@@ -77,17 +77,17 @@ func (s splitStore) Close(ctx context.Context) error {
 func TestConformanceTwoHandles(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		dir := t.TempDir()
-		return splitStore{w: openT(t, dir, NewConfig().WithPageSize(7)), r: openT(t, dir, NewConfig().WithPageSize(7))}
+		return splitStore{w: openT(t, dir, Config{PageSize: 7}), r: openT(t, dir, Config{PageSize: 7})}
 	})
 }
 
 // TestConformanceReadOnlyReader reads through a handle opened with
-// WithReadOnly while another handle writes.
+// Config.ReadOnly while another handle writes.
 func TestConformanceReadOnlyReader(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		dir := t.TempDir()
-		w := openT(t, dir, NewConfig().WithPageSize(7))
-		return splitStore{w: w, r: openT(t, dir, NewConfig().WithPageSize(7).WithReadOnly(true))}
+		w := openT(t, dir, Config{PageSize: 7})
+		return splitStore{w: w, r: openT(t, dir, Config{PageSize: 7, ReadOnly: true})}
 	})
 }
 
@@ -96,7 +96,7 @@ func TestConformanceReadOnlyReader(t *testing.T) {
 // every blob file belongs to a listed artifact. It returns the refs.
 func checkConsistent(t *testing.T, dir string) []store.Ref {
 	t.Helper()
-	s, err := Open(context.Background(), dir, NewConfig())
+	s, err := Open(context.Background(), dir, Config{})
 	if err != nil {
 		t.Fatalf("reopen %s: %v", dir, err)
 	}
@@ -160,7 +160,7 @@ func journalLines(t *testing.T, dir string) []string {
 
 func TestReopen(t *testing.T) {
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig().WithPageSize(3))
+	s := openT(t, dir, Config{PageSize: 3})
 	clashA, clashB := storetest.ClashPair()
 	a := putT(t, s, clashA, store.PutOptions{Namespace: "clash", MIMEType: "text/plain", Filename: "a.txt",
 		Source: store.Source{Server: "srv", Tool: "t", Path: "x", Layer: "l"}})
@@ -177,7 +177,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s2 := openT(t, dir, NewConfig().WithPageSize(3))
+	s2 := openT(t, dir, Config{PageSize: 3})
 	after, _ := storetest.ListAll(t, s2, store.Scope{})
 	if len(after) != 3 || len(before) != 3 {
 		t.Fatalf("listed %d before and %d after reopen, want 3", len(before), len(after))
@@ -211,7 +211,7 @@ func TestReopen(t *testing.T) {
 
 func TestDeleteSharedBlob(t *testing.T) {
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	data := []byte("one blob for two namespaces")
 	a := putT(t, s, data, store.PutOptions{Namespace: "a"})
 	b := putT(t, s, data, store.PutOptions{Namespace: "b"})
@@ -234,7 +234,7 @@ func TestDeleteSharedBlob(t *testing.T) {
 }
 
 func TestGetAfterDeleteKeepsOpenReader(t *testing.T) {
-	s := openT(t, t.TempDir(), NewConfig())
+	s := openT(t, t.TempDir(), Config{})
 	data := storetest.RandomBytes(10, 100000)
 	ref := putT(t, s, data, store.PutOptions{})
 	rc, _, err := s.Get(context.Background(), ref.ID, &store.Range{Offset: 10, Length: -1})
@@ -257,8 +257,8 @@ func TestGetAfterDeleteKeepsOpenReader(t *testing.T) {
 func TestSecondHandle(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	a := openT(t, dir, NewConfig())
-	b := openT(t, dir, NewConfig())
+	a := openT(t, dir, Config{})
+	b := openT(t, dir, Config{})
 	clashA, clashB := storetest.ClashPair()
 	ra := putT(t, a, clashA, store.PutOptions{Namespace: "x"})
 	rb := putT(t, b, clashB, store.PutOptions{Namespace: "x"})
@@ -321,7 +321,7 @@ func TestSecondHandle(t *testing.T) {
 
 func TestLeftovers(t *testing.T) {
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	keep := putT(t, s, []byte("keep"), store.PutOptions{})
 	lost := putT(t, s, storetest.RandomBytes(11, 5000), store.PutOptions{})
 	s.Close(context.Background())
@@ -339,7 +339,7 @@ func TestLeftovers(t *testing.T) {
 	}
 
 	var logs bytes.Buffer
-	s2, err := Open(context.Background(), dir, NewConfig().WithLogger(hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})))
+	s2, err := Open(context.Background(), dir, Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func appendFile(t *testing.T, path, s string) {
 
 func TestTornJournal(t *testing.T) {
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	a := putT(t, s, []byte("a"), store.PutOptions{})
 	s.Close(context.Background())
 	// A kill in the middle of appending the record of a put whose blob was
@@ -409,7 +409,7 @@ func TestTornJournal(t *testing.T) {
 		t.Errorf("lost+found holds %v, want the torn line", kept)
 	}
 	// The store keeps working: the next put is journaled whole.
-	s2 := openT(t, dir, NewConfig())
+	s2 := openT(t, dir, Config{})
 	b := putT(t, s2, orphan, store.PutOptions{})
 	s2.Close(context.Background())
 	refs = checkConsistent(t, dir)
@@ -420,7 +420,7 @@ func TestTornJournal(t *testing.T) {
 
 func TestDamagedJournalLine(t *testing.T) {
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	var refs []store.Ref
 	for i := range 3 {
 		refs = append(refs, putT(t, s, []byte(fmt.Sprint("item ", i)), store.PutOptions{}))
@@ -442,7 +442,7 @@ func TestDamagedJournalLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	s2, err := Open(context.Background(), dir, NewConfig().WithLogger(hclog.New(&hclog.LoggerOptions{Output: &logs})))
+	s2, err := Open(context.Background(), dir, Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,8 +474,8 @@ func TestDamagedJournalLine(t *testing.T) {
 func TestTornLineWhileShared(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	a := openT(t, dir, NewConfig())
-	b := openT(t, dir, NewConfig())
+	a := openT(t, dir, Config{})
+	b := openT(t, dir, Config{})
 	x := putT(t, a, []byte("x"), store.PutOptions{})
 	// A third process dies half way through an append.
 	appendFile(t, filepath.Join(dir, journalName), `1234abcd {"op":"put","seq":`)
@@ -499,7 +499,7 @@ func TestTornLineWhileShared(t *testing.T) {
 
 func TestCompaction(t *testing.T) {
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	keep := putT(t, s, []byte("kept"), store.PutOptions{Scope: store.Scope{SessionID: "a"}})
 	putT(t, s, []byte("kept"), store.PutOptions{Scope: store.Scope{SessionID: "b"}})
 	last := putT(t, s, []byte("deleted"), store.PutOptions{})
@@ -517,7 +517,7 @@ func TestCompaction(t *testing.T) {
 	}
 	appendFile(t, filepath.Join(dir, journalName), string(pad))
 
-	s2 := openT(t, dir, NewConfig())
+	s2 := openT(t, dir, Config{})
 	if lines := journalLines(t, dir); len(lines) != 3 {
 		t.Errorf("journal after compaction has %d lines, want 3 (put, scope, seq): %q", len(lines), lines)
 	}
@@ -535,7 +535,7 @@ func TestOpenErrors(t *testing.T) {
 	parent := filepath.Join(t.TempDir(), "a-file")
 	mustWrite(t, parent, []byte("not a folder"))
 	dir := filepath.Join(parent, "artifacts")
-	_, err := Open(ctx, dir, NewConfig())
+	_, err := Open(ctx, dir, Config{})
 	t.Logf("under a regular file: %v", err)
 	if err == nil || !errors.Is(err, syscall.ENOTDIR) || !strings.Contains(err.Error(), "fsstore: dir["+dir+"]") {
 		t.Errorf("Open under a regular file: error %v, want one naming %s and wrapping ENOTDIR", err, dir)
@@ -546,7 +546,7 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(ro, 0o700) })
-	_, err = Open(ctx, ro, NewConfig())
+	_, err = Open(ctx, ro, Config{})
 	t.Logf("on a 0500 folder: %v", err)
 	if os.Geteuid() == 0 {
 		// Permission bits do not stop root; the case above covers the
@@ -617,7 +617,7 @@ func TestDefaultDir(t *testing.T) {
 				if err != nil || fi.Mode().Perm() != 0o700 {
 					t.Errorf("fallback parent: %v, %v; want a 0700 folder", fi, err)
 				}
-				s := openT(t, dir, NewConfig())
+				s := openT(t, dir, Config{})
 				if s.Dir() != dir {
 					t.Errorf("store dir %q, want %q", s.Dir(), dir)
 				}
@@ -664,7 +664,7 @@ func TestDefaultDir(t *testing.T) {
 
 func BenchmarkPut(b *testing.B) {
 	ctx := context.Background()
-	s := openT(b, b.TempDir(), NewConfig())
+	s := openT(b, b.TempDir(), Config{})
 	data := storetest.RandomBytes(13, 10<<20)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
@@ -713,7 +713,7 @@ func BenchmarkFloorWriteFsync(b *testing.B) {
 
 func BenchmarkGetRange(b *testing.B) {
 	ctx := context.Background()
-	s := openT(b, b.TempDir(), NewConfig())
+	s := openT(b, b.TempDir(), Config{})
 	ref := putT(b, s, storetest.RandomBytes(14, 10<<20), store.PutOptions{})
 	buf := make([]byte, 64<<10)
 	b.SetBytes(int64(len(buf)))
@@ -732,7 +732,7 @@ func BenchmarkGetRange(b *testing.B) {
 
 func TestShortPrefixesAcrossReopen(t *testing.T) {
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig().WithIDPrefixLen(1))
+	s := openT(t, dir, Config{IDPrefixLen: 1})
 	ids := map[string]string{}
 	for i := range 40 {
 		data := fmt.Sprint("content ", i)
@@ -743,7 +743,7 @@ func TestShortPrefixesAcrossReopen(t *testing.T) {
 		ids[ref.ID] = data
 	}
 	s.Close(context.Background())
-	s2 := openT(t, dir, NewConfig().WithIDPrefixLen(1))
+	s2 := openT(t, dir, Config{IDPrefixLen: 1})
 	for id, data := range ids {
 		if got, _ := storetest.ReadAll(t, s2, id, nil); string(got) != data {
 			t.Errorf("Get(%s) = %q, want %q", id, got, data)
@@ -757,7 +757,7 @@ func TestShortPrefixesAcrossReopen(t *testing.T) {
 func TestFailedPutsLeaveNoFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	data := storetest.RandomBytes(30, 1<<20)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
@@ -815,7 +815,7 @@ func (p *patternReader) Read(b []byte) (int, error) {
 }
 
 func TestPutStreams(t *testing.T) {
-	s := openT(t, t.TempDir(), NewConfig())
+	s := openT(t, t.TempDir(), Config{})
 	const size = 64 << 20
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -854,7 +854,7 @@ func TestPutStreams(t *testing.T) {
 // in one session.
 func BenchmarkAccessCheck(b *testing.B) {
 	ctx := context.Background()
-	s := openT(b, b.TempDir(), NewConfig())
+	s := openT(b, b.TempDir(), Config{})
 	scope := store.Scope{SessionID: "s"}
 	var last store.Ref
 	for i := range 5000 {

@@ -119,13 +119,13 @@ func TestOpenRefusesForeignFolder(t *testing.T) {
 				mustWrite(t, filepath.Join(dir, p), []byte(text))
 			}
 			before := snapshot(t, dir)
-			for _, cfg := range []Config{NewConfig(), NewConfig().WithReadOnly(true)} {
+			for _, cfg := range []Config{Config{}, Config{ReadOnly: true}} {
 				s, err := Open(context.Background(), dir, cfg)
 				if err == nil {
 					s.Close(context.Background())
 				}
 				if !errors.Is(err, ErrNotAStore) || !strings.Contains(err.Error(), dir) {
-					t.Errorf("Open(read-only %v): %v, want ErrNotAStore naming %s", cfg.readOnly, err, dir)
+					t.Errorf("Open(read-only %v): %v, want ErrNotAStore naming %s", cfg.ReadOnly, err, dir)
 				}
 				if _, err := Check(context.Background(), dir, cfg); !errors.Is(err, ErrNotAStore) {
 					t.Errorf("Check: %v, want ErrNotAStore", err)
@@ -140,7 +140,7 @@ func TestOpenRefusesForeignFolder(t *testing.T) {
 // gets the marker; a marker of a newer version is refused.
 func TestOpenMarksNewStore(t *testing.T) {
 	for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "new", "artifacts")} {
-		s := openT(t, dir, NewConfig())
+		s := openT(t, dir, Config{})
 		s.Close(context.Background())
 		b, err := os.ReadFile(filepath.Join(dir, markerName))
 		if err != nil || string(b) != `{"format":"mcpx-fsstore","version":1}`+"\n" {
@@ -149,7 +149,7 @@ func TestOpenMarksNewStore(t *testing.T) {
 	}
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, markerName), []byte(`{"format":"mcpx-fsstore","version":2}`))
-	if _, err := Open(context.Background(), dir, NewConfig()); !errors.Is(err, ErrNotAStore) || !strings.Contains(err.Error(), "version 2") {
+	if _, err := Open(context.Background(), dir, Config{}); !errors.Is(err, ErrNotAStore) || !strings.Contains(err.Error(), "version 2") {
 		t.Errorf("Open on a version 2 store: %v, want ErrNotAStore naming the version", err)
 	}
 }
@@ -158,13 +158,13 @@ func TestOpenMarksNewStore(t *testing.T) {
 // with its artifacts and is marked.
 func TestOpenAdoptsUnmarkedStore(t *testing.T) {
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	a := putT(t, s, []byte("made before markers"), store.PutOptions{})
 	s.Close(context.Background())
 	if err := os.Remove(filepath.Join(dir, markerName)); err != nil {
 		t.Fatal(err)
 	}
-	ro := openT(t, dir, NewConfig().WithReadOnly(true))
+	ro := openT(t, dir, Config{ReadOnly: true})
 	if ok, err := ro.Exists(context.Background(), a.ID); !ok || err != nil {
 		t.Errorf("read-only Exists(%s) = %v, %v", a.ID, ok, err)
 	}
@@ -187,7 +187,7 @@ func TestSymlinkedTmpNotFollowed(t *testing.T) {
 	for _, name := range []string{tmpName, blobsName, lostFoundName} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := openT(t, dir, NewConfig())
+			s := openT(t, dir, Config{})
 			putT(t, s, []byte("x"), store.PutOptions{})
 			s.Close(context.Background())
 			user := t.TempDir()
@@ -200,7 +200,7 @@ func TestSymlinkedTmpNotFollowed(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := snapshot(t, user)
-			_, err := Open(context.Background(), dir, NewConfig())
+			_, err := Open(context.Background(), dir, Config{})
 			if !errors.Is(err, ErrNotAStore) || !strings.Contains(err.Error(), "symbolic link") {
 				t.Errorf("Open with %s/ a link: %v, want ErrNotAStore saying so", name, err)
 			}
@@ -213,7 +213,7 @@ func TestSymlinkedTmpNotFollowed(t *testing.T) {
 // names the store minted.
 func TestTmpKeepsForeignFiles(t *testing.T) {
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	s.Close(context.Background())
 	for _, p := range []string{"put-123456", "index-77.jsonl"} {
 		mustWrite(t, filepath.Join(dir, tmpName, p), []byte("unfinished"))
@@ -223,7 +223,7 @@ func TestTmpKeepsForeignFiles(t *testing.T) {
 		mustWrite(t, filepath.Join(dir, tmpName, p), []byte("not the store's"))
 	}
 	var logs bytes.Buffer
-	s2, err := Open(context.Background(), dir, NewConfig().WithLogger(hclog.New(&hclog.LoggerOptions{Output: &logs})))
+	s2, err := Open(context.Background(), dir, Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestTmpKeepsForeignFiles(t *testing.T) {
 // putMany fills a store with n artifacts in two namespaces and returns them.
 func putMany(t *testing.T, dir string, n int) []store.Ref {
 	t.Helper()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	defer s.Close(context.Background())
 	var refs []store.Ref
 	for i := range n {
@@ -297,14 +297,14 @@ func TestDamagedJournalLosesNoBlob(t *testing.T) {
 			// points at fsck.
 			var roLogs bytes.Buffer
 			before := snapshot(t, dir)
-			ro := openT(t, dir, NewConfig().WithReadOnly(true).WithLogger(hclog.New(&hclog.LoggerOptions{Output: &roLogs})))
+			ro := openT(t, dir, Config{ReadOnly: true, Logger: hclog.New(&hclog.LoggerOptions{Output: &roLogs})})
 			ro.Close(context.Background())
 			wantSameTree(t, "a read-only open", before, snapshot(t, dir))
 			if !strings.Contains(roLogs.String(), "[WARN]") || !strings.Contains(roLogs.String(), "mcpx artifacts fsck") {
 				t.Errorf("read-only open of a damaged store does not warn:\n%s", roLogs.String())
 			}
 			var logs bytes.Buffer
-			s, err := Open(context.Background(), dir, NewConfig().WithLogger(hclog.New(&hclog.LoggerOptions{Output: &logs})))
+			s, err := Open(context.Background(), dir, Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs})})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -340,7 +340,7 @@ func TestDamagedJournalLosesNoBlob(t *testing.T) {
 				}
 			}
 			// The re-indexed artifacts are not visible to the session.
-			if sess, _ := storetest.ListAll(t, openT(t, dir, NewConfig()), store.Scope{SessionID: "s"}); len(sess) != len(refs)-lost {
+			if sess, _ := storetest.ListAll(t, openT(t, dir, Config{}), store.Scope{SessionID: "s"}); len(sess) != len(refs)-lost {
 				t.Errorf("session lists %d artifacts, want %d", len(sess), len(refs)-lost)
 			}
 		})
@@ -351,7 +351,7 @@ func TestDamagedJournalLosesNoBlob(t *testing.T) {
 // match its name is moved to lost+found, not deleted and not listed.
 func TestUnindexedCorruptBlobToLostFound(t *testing.T) {
 	dir := t.TempDir()
-	s := openT(t, dir, NewConfig())
+	s := openT(t, dir, Config{})
 	s.Close(context.Background())
 	sum := storetest.SHA256Hex([]byte("original"))
 	mustWrite(t, filepath.Join(dir, blobsName, sum[:2], sum), []byte("bit rot"))
@@ -390,7 +390,7 @@ func TestCheckAndRepair(t *testing.T) {
 	mustWrite(t, filepath.Join(dir, journalName), []byte(strings.Join(lines, "\n")+"\n"))
 
 	before := snapshot(t, dir)
-	rep, err := Check(ctx, dir, NewConfig())
+	rep, err := Check(ctx, dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,15 +405,15 @@ func TestCheckAndRepair(t *testing.T) {
 	}
 
 	// Repair needs the folder to itself.
-	busy := openT(t, dir, NewConfig().WithReadOnly(true))
-	if _, err := Repair(ctx, dir, NewConfig()); !errors.Is(err, ErrBusy) {
+	busy := openT(t, dir, Config{ReadOnly: true})
+	if _, err := Repair(ctx, dir, Config{}); !errors.Is(err, ErrBusy) {
 		t.Errorf("Repair while another handle is open: %v, want ErrBusy", err)
 	}
 	busy.Close(ctx)
-	if _, err := Repair(ctx, dir, NewConfig()); err != nil {
+	if _, err := Repair(ctx, dir, Config{}); err != nil {
 		t.Fatal(err)
 	}
-	after, err := Check(ctx, dir, NewConfig())
+	after, err := Check(ctx, dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +446,7 @@ func TestReadOnly(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Chmod(dir, 0o700) })
 	before := snapshot(t, dir)
-	s := openT(t, dir, NewConfig().WithReadOnly(true))
+	s := openT(t, dir, Config{ReadOnly: true})
 	got, _ := storetest.ListAll(t, s, store.Scope{})
 	if len(got) != 3 {
 		t.Errorf("lists %d, want 3", len(got))
@@ -473,14 +473,14 @@ func TestReadOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s = openT(t, dir, NewConfig().WithReadOnly(true))
+	s = openT(t, dir, Config{ReadOnly: true})
 	if got, _ := storetest.ListAll(t, s, store.Scope{}); len(got) != 3 {
 		t.Errorf("without lock files lists %d, want 3", len(got))
 	}
 	s.Close(ctx)
 
 	missing := filepath.Join(t.TempDir(), "none")
-	s = openT(t, missing, NewConfig().WithReadOnly(true))
+	s = openT(t, missing, Config{ReadOnly: true})
 	if got, _ := storetest.ListAll(t, s, store.Scope{}); len(got) != 0 {
 		t.Errorf("a missing folder lists %v", got)
 	}
@@ -502,7 +502,7 @@ func TestConcurrentClaim(t *testing.T) {
 		errs := make(chan error, 8)
 		for range 8 {
 			go func() {
-				s, err := Open(context.Background(), dir, NewConfig())
+				s, err := Open(context.Background(), dir, Config{})
 				if err == nil {
 					err = s.Close(context.Background())
 				}

@@ -11,7 +11,7 @@ import (
 
 func TestOpenUnsupported(t *testing.T) {
 	dir := t.TempDir()
-	_, err := Open(context.Background(), dir, NewConfig())
+	_, err := Open(context.Background(), dir, Config{})
 	if !errors.Is(err, ErrUnsupportedPlatform) || !errors.Is(err, errors.ErrUnsupported) ||
 		!strings.Contains(err.Error(), "not supported") || !strings.Contains(err.Error(), dir) {
 		t.Errorf("Open on this system: %v, want a clear 'not supported' error naming %s", err, dir)

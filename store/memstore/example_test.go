@@ -12,7 +12,7 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	st := memstore.New(memstore.NewConfig())
+	st := memstore.New(memstore.Config{})
 	defer st.Close(ctx)
 
 	ref, err := st.Put(ctx, strings.NewReader("%PDF-1.7 ..."), store.PutOptions{

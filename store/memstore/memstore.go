@@ -22,32 +22,16 @@ import (
 // DefaultPageSize is the number of refs List returns per page by default.
 const DefaultPageSize = 100
 
-// Config configures a Store. The zero value means the defaults; With*
-// methods return a modified copy.
+// Config configures a Store. The zero value means the defaults.
+//
+//	s := memstore.New(memstore.Config{PageSize: 10})
 type Config struct {
-	pageSize    int
-	idPrefixLen int
-}
-
-// NewConfig returns the default configuration.
-func NewConfig() Config { return Config{} }
-
-// WithPageSize sets how many refs List returns per page; n < 1 means the
-// default. Defaults to DefaultPageSize.
-//
-//	cfg := memstore.NewConfig().WithPageSize(10)
-func (c Config) WithPageSize(n int) Config {
-	c.pageSize = n
-	return c
-}
-
-// WithIDPrefixLen sets how many sha256 hex characters a new id starts with;
-// n < 1 means the default. Defaults to store.DefaultIDPrefixLen.
-//
-//	cfg := memstore.NewConfig().WithIDPrefixLen(16)
-func (c Config) WithIDPrefixLen(n int) Config {
-	c.idPrefixLen = n
-	return c
+	// PageSize is how many refs List returns per page; n < 1 means the
+	// default. Defaults to DefaultPageSize.
+	PageSize int
+	// IDPrefixLen is how many sha256 hex characters a new id starts with;
+	// n < 1 means the default. Defaults to store.DefaultIDPrefixLen.
+	IDPrefixLen int
 }
 
 // Store is the in-memory store. It is safe for concurrent use.
@@ -66,8 +50,8 @@ var _ store.Store = (*Store)(nil)
 // New returns an empty store.
 func New(cfg Config) *Store {
 	s := &Store{
-		pageSize:    cfg.pageSize,
-		idPrefixLen: cfg.idPrefixLen,
+		pageSize:    cfg.PageSize,
+		idPrefixLen: cfg.IDPrefixLen,
 		cat:         catalog.New(),
 		blobs:       make(map[string][]byte),
 	}

@@ -13,13 +13,13 @@ import (
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		return memstore.New(memstore.NewConfig().WithPageSize(7))
+		return memstore.New(memstore.Config{PageSize: 7})
 	})
 }
 
 func TestShortPrefixesLengthen(t *testing.T) {
 	ctx := context.Background()
-	s := memstore.New(memstore.NewConfig().WithIDPrefixLen(1))
+	s := memstore.New(memstore.Config{IDPrefixLen: 1})
 	seen := map[string][]byte{}
 	for i := range 100 {
 		data := []byte(fmt.Sprint("content ", i))
@@ -52,7 +52,7 @@ func TestShortPrefixesLengthen(t *testing.T) {
 
 func BenchmarkPut(b *testing.B) {
 	ctx := context.Background()
-	s := memstore.New(memstore.NewConfig())
+	s := memstore.New(memstore.Config{})
 	data := storetest.RandomBytes(13, 10<<20)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()

@@ -3,7 +3,7 @@
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store {
-//			return memstore.New(memstore.NewConfig().WithPageSize(7))
+//			return memstore.New(memstore.Config{PageSize: 7})
 //		})
 //	}
 //

@@ -9,23 +9,31 @@ import (
 )
 
 // unknownKey finds the first object key of data that decoding into a value
-// of type t rejects as unknown, the way encoding/json matches keys to
-// fields (tag name, else field name, case-insensitively). It returns the
-// key's dotted path and the offset of its opening quote. data must be valid
-// JSON.
-func unknownKey(data []byte, t reflect.Type) (path string, off int64, ok bool) {
+// of type t would drop because no field takes it, matching keys to fields
+// as encoding/json does (tag name, else field name, case-insensitively;
+// embedded structs' fields promoted). data must be valid JSON. It walks the
+// document's tokens against t's fields rather than reading the decoder's
+// error text, so it also gives the key's dotted path and the offset of its
+// opening quote.
+func unknownKey(data []byte, t reflect.Type) (unknown, bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	w := walker{dec: dec, data: data}
 	w.value(t, "")
-	return w.path, w.off, w.found
+	return w.unknown, w.found
+}
+
+// unknown is a key no field takes.
+type unknown struct {
+	key  string
+	path string // dotted, from the top ("store.bucket")
+	off  int64  // of the key's opening quote
 }
 
 type walker struct {
-	dec   *json.Decoder
-	data  []byte
-	found bool
-	path  string
-	off   int64
+	dec     *json.Decoder
+	data    []byte
+	found   bool
+	unknown unknown
 }
 
 // value reads one value meant for type t (nil: anything) and looks for
@@ -38,8 +46,8 @@ func (w *walker) value(t reflect.Type, path string) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == reflect.TypeFor[json.RawMessage]() {
-		t = nil // kept as is: any keys are fine
+	if t != nil && (t == reflect.TypeFor[json.RawMessage]() || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]())) {
+		t = nil // kept as is, or read by its own UnmarshalJSON: any keys are fine
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -59,9 +67,9 @@ func (w *walker) value(t reflect.Type, path string) {
 			case t.Kind() == reflect.Struct:
 				f, known := fieldFor(t, key)
 				if !known {
-					w.found, w.path = true, sub
 					end := w.dec.InputOffset()
-					w.off = int64(bytes.LastIndexByte(w.data[:max(end-1, 0)], '"'))
+					w.found = true
+					w.unknown = unknown{key: key, path: sub, off: int64(bytes.LastIndexByte(w.data[:max(end-1, 0)], '"'))}
 					return
 				}
 				elem = f
@@ -83,15 +91,28 @@ func (w *walker) value(t reflect.Type, path string) {
 	}
 }
 
-// fieldFor returns the type of the field of struct t that key decodes into.
+// fieldFor returns the type of the field of struct t that key decodes into,
+// looking into embedded structs without a tag name as encoding/json does.
 func fieldFor(t reflect.Type, key string) (reflect.Type, bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if typ, ok := fieldFor(ft, key); ok {
+					return typ, true
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
 			continue
 		}
 		if name == "" {

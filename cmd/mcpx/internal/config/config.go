@@ -112,8 +112,8 @@ func Load(path string) (File, error) {
 	return f, nil
 }
 
-// Decode decodes one JSON object over Default, strictly: unknown keys,
-// trailing data and values of the wrong type are errors. It then checks the
+// Decode decodes one JSON object over Default, strictly: unknown keys (an
+// *UnknownKeyError), trailing data and values of the wrong type are errors. It then checks the
 // values it can check without building anything (Log.Level); layer options
 // are checked by engine.New and Engine.Validate.
 func Decode(data []byte) (File, error) {
@@ -122,9 +122,18 @@ func Decode(data []byte) (File, error) {
 		return File{}, errors.New("empty file: want a JSON object such as {}")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return File{}, locate(data, dec.InputOffset(), err)
+	decErr := dec.Decode(&f)
+	if decErr != nil && !json.Valid(data) {
+		return File{}, locate(data, dec.InputOffset(), decErr)
+	}
+	// Unknown keys are found by walking the document against File's
+	// fields; the first one wins over a later value of the wrong type, as
+	// it would reading the file top to bottom.
+	if u, ok := unknownKey(data, reflect.TypeFor[File]()); ok && (decErr == nil || before(u.off, decErr)) {
+		return File{}, fmt.Errorf("%s: %s: %w", position(data, u.off), u.path, &UnknownKeyError{Key: u.key})
+	}
+	if decErr != nil {
+		return File{}, locate(data, dec.InputOffset(), decErr)
 	}
 	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		off := int64(len(data) - len(rest))
@@ -150,9 +159,29 @@ func CheckLevel(s string) error {
 	return fmt.Errorf("%q is not a log level; want one of %s", s, strings.Join(logLevels, ", "))
 }
 
+// UnknownKeyError is a key that no field of the configuration takes: a
+// typo that would otherwise silently do nothing.
+type UnknownKeyError struct {
+	// Key is the key as written.
+	Key string
+}
+
+func (e *UnknownKeyError) Error() string { return fmt.Sprintf("unknown field %q", e.Key) }
+
+// before reports whether the unknown key at off comes before the value
+// decoding err is about; an error without a position (a value's own
+// UnmarshalJSON) comes after.
+func before(off int64, err error) bool {
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		return off < typ.Offset
+	}
+	return true
+}
+
 // locate adds the line, column and offset of a decoding error: the offset
-// the error carries (syntax and type errors), the unknown key's own
-// position and path, else where the decoder stopped.
+// the error carries (syntax and type errors), else where the decoder
+// stopped.
 func locate(data []byte, stopped int64, err error) error {
 	var (
 		syn *json.SyntaxError
@@ -166,11 +195,6 @@ func locate(data []byte, stopped int64, err error) error {
 		off = valueStart(data, typ.Offset)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		off = int64(len(data))
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		// encoding/json gives neither offset nor path: find the key.
-		if path, at, ok := unknownKey(data, reflect.TypeFor[File]()); ok {
-			return fmt.Errorf("%s: %s: %w", position(data, at), path, err)
-		}
 	}
 	return fmt.Errorf("%s: %w", position(data, off), err)
 }

@@ -73,3 +73,36 @@ func TestServeLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestExpandEmptyVariable pins the rule Expand documents (issue 8, item
+// 6): a variable set to "" counts as unset, for the default and for the
+// error alike, and is not recorded as a secret.
+func TestExpandEmptyVariable(t *testing.T) {
+	env := map[string]string{"EMPTY": "", "SET": "v"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	for _, tc := range []struct{ in, want, err string }{
+		{"${EMPTY:-d}", "d", ""},
+		{"${UNSET:-d}", "d", ""},
+		{"${SET:-d}", "v", ""},
+		{"${EMPTY:-}", "", ""},
+		{"a${EMPTY}b", "", "EMPTY is not set or is empty"},
+		{"${UNSET}", "", "UNSET is not set or is empty"},
+		{"$${SET}", "${SET}", ""},
+	} {
+		got, err := Expand(tc.in, lookup)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Expand(%q): error %v, want %q", tc.in, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("Expand(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	t.Setenv("MCPX_TEST_EMPTY", "")
+	f, err := Decode([]byte(`{"mcpServers": {"x": {"command": "a", "args": ["${MCPX_TEST_EMPTY:-fallback}"]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.MCPServers["x"].Args[0]; got != "fallback" || len(f.Secrets()) != 0 {
+		t.Errorf("args %q, secrets %v", got, f.Secrets())
+	}
+}

@@ -65,9 +65,11 @@ func (s Serve) TTL() time.Duration {
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// Expand replaces ${VAR} and ${VAR:-default} in s using lookup. An unset
-// VAR without a default is an error naming it; "$${" escapes a literal
-// "${".
+// Expand replaces ${VAR} and ${VAR:-default} in s using lookup. A VAR
+// that is unset or set to "" takes the default, as in the shell's ":-";
+// without a default it is an error naming it, because an empty token or
+// URL is a mistake that would otherwise surface later as a confusing
+// upstream failure. "$${" escapes a literal "${".
 func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
@@ -87,7 +89,7 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 		return m
 	})
 	if len(missing) > 0 {
-		return "", fmt.Errorf("environment variable %s is not set (write ${%s:-default} for a fallback)", missing[0], missing[0])
+		return "", fmt.Errorf("environment variable %s is not set or is empty (write ${%s:-default} for a fallback)", missing[0], missing[0])
 	}
 	return strings.ReplaceAll(out, esc, "${"), nil
 }

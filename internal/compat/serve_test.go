@@ -1,0 +1,68 @@
+package compat_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var servingLine = regexp.MustCompile(`MCP at (http://127\.0\.0\.1:\d+/mcp)`)
+
+// serveHTTP starts `mcpx serve --listen 127.0.0.1:0` in front of one stdio
+// server and returns its MCP endpoint and a stop function that ends the
+// process and waits for it (so that its store may be opened).
+func serveHTTP(t *testing.T, name, script, storeDir string) (string, func() error, error) {
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{"command": script}}})
+	cfgPath := filepath.Join(t.TempDir(), "mcpx.json")
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(mcpxBin, "serve", "--config", cfgPath, "--store", storeDir, "--listen", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	waited := make(chan error, 1)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				found <- m[1]
+				sent = true
+			}
+		}
+		waited <- cmd.Wait()
+	}()
+	stop := func() error {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-waited:
+			return nil
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-waited
+			return fmt.Errorf("mcpx serve did not stop within 30 s of SIGTERM")
+		}
+	}
+	select {
+	case url := <-found:
+		return url, stop, nil
+	case err := <-waited:
+		return "", nil, fmt.Errorf("mcpx serve exited before listening: %v", err)
+	case <-time.After(60 * time.Second):
+		_ = stop()
+		return "", nil, fmt.Errorf("mcpx serve printed no endpoint within 60 s")
+	}
+}
