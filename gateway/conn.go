@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,6 +177,14 @@ func (c *stdioConn) readStdout(r io.Reader) {
 		} else if len(bytes.TrimSpace(line)) > 0 {
 			c.dispatch(line)
 		}
+		if err == nil && br.Buffered() == 0 {
+			// The call just answered is ready to run on this thread,
+			// while the next read would find nothing and park this
+			// goroutine first: let the answer go on now and read
+			// after it (issue 9: one call at a time, this moves a
+			// failed read and a park off the response's path).
+			runtime.Gosched()
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !c.closing.Load() {
 				c.log.Warn("reading stdout", "error", err)
@@ -258,6 +267,10 @@ func (c *stdioConn) answer(m *message) {
 	}
 }
 
+// stderrBatchDelay is how long drainStderr waits before each read of
+// an upstream's stderr that would block.
+const stderrBatchDelay = 5 * time.Millisecond
+
 func (c *stdioConn) drainStderr(r io.Reader) {
 	br := bufio.NewReaderSize(r, 16<<10)
 	var long []byte
@@ -277,6 +290,16 @@ func (c *stdioConn) drainStderr(r io.Reader) {
 	}
 	defer reportSuppressed()
 	for {
+		if br.Buffered() == 0 {
+			// Nothing left to take without a read: wait a moment
+			// first, so that the lines a chatty server writes meanwhile
+			// (the go-sdk examples log every message) arrive in one
+			// read and one wake-up of this goroutine rather than one
+			// per line, which on the hot path costs the relay a thread
+			// wake-up per message (issue 9). The pipe holds 64 KiB, so
+			// the server does not block on a pause this short.
+			time.Sleep(stderrBatchDelay)
+		}
 		chunk, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(long) < maxStderrLine {

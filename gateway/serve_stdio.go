@@ -42,27 +42,40 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	defer pool.stop()
 	st := &stdioState{wg: &wg, spawnMu: &spawnMu, ended: &ended, pool: pool, queue: semaphore.NewWeighted(g.limits.LargeRequestBytes)}
 	readErr := make(chan error, 1)
-	// The reader parses each line and starts its request's goroutine
-	// itself: no hop through another goroutine between reading a line and
-	// handling it.
-	go func() {
-		br := bufio.NewReaderSize(in, 64<<10)
+	// The reader parses each line itself, and a request's task runs on
+	// the goroutine that read it: reading moves on to a pooled goroutine
+	// first, so there is no hop between reading a request and handling
+	// it, and the next read (which finds nothing yet and parks) happens
+	// off the request's path rather than before it (issue 9).
+	br := bufio.NewReaderSize(in, 64<<10)
+	var readLoop func()
+	readLoop = func() {
 		for {
 			line, over, err := readLine(br, g.limits.MaxMessageBytes)
+			var task func()
 			if over {
 				w.send(tooLargeResponse(line, g.limits.MaxMessageBytes))
 			} else if len(bytes.TrimSpace(line)) > 0 && ctx.Err() == nil {
-				g.stdioMessage(ctx, s, w, line, st)
+				task = g.stdioMessage(ctx, s, w, line, st)
 			}
 			if err != nil {
+				if task != nil {
+					st.pool.run(task)
+				}
 				if errors.Is(err, io.EOF) {
 					err = nil
 				}
 				readErr <- err
 				return
 			}
+			if task != nil {
+				st.pool.run(readLoop)
+				task()
+				return
+			}
 		}
-	}()
+	}
+	go readLoop()
 	select {
 	case <-ctx.Done():
 		return nil
@@ -93,24 +106,25 @@ type stdioState struct {
 // stdioMessage dispatches one client line on its parsed method.
 // Notifications and initialize are handled in order, before the next line
 // is read (initialize and initialized before the next request, cancelled
-// at once); requests run on the pool. A large request runs once it has
-// its share of limits.large_request_bytes.
-func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, line []byte, st *stdioState) {
+// at once). A request is returned as a task for the caller to run
+// concurrently with the reading of the next lines; a large one runs once
+// it has its share of limits.large_request_bytes.
+func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, line []byte, st *stdioState) func() {
 	m, errResp := parseClientMessage(line)
 	if errResp != nil {
 		w.send(errResp)
-		return
+		return nil
 	}
 	if !m.isRequest() || m.Method == "initialize" {
 		if resp := s.handle(ctx, m, nil); resp != nil {
 			w.send(resp)
 		}
-		return
+		return nil
 	}
 	weight := int64(0)
 	if n := int64(len(line)); n >= g.limits.LargeMessageBytes {
 		if err := st.queue.Acquire(ctx, n); err != nil {
-			return // the client is gone
+			return nil // the client is gone
 		}
 		weight = n
 	}
@@ -118,11 +132,11 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, l
 	if *st.ended {
 		st.spawnMu.Unlock()
 		st.queue.Release(weight)
-		return
+		return nil
 	}
 	st.wg.Add(1)
 	st.spawnMu.Unlock()
-	st.pool.run(func() {
+	return func() {
 		defer st.wg.Done()
 		if weight > 0 {
 			err := g.large.Acquire(ctx, weight)
@@ -135,7 +149,7 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, l
 		if resp := s.handle(ctx, m, nil); resp != nil {
 			w.send(resp)
 		}
-	})
+	}
 }
 
 // tooLargeResponse answers a client message over the size limit, with

@@ -3,11 +3,18 @@
 #   1. the engine's Go benchmarks (go test -bench, 5 runs each, for benchstat);
 #   2. whole-process `mcpx transform` against the minimal floor program on a
 #      10 MiB Tableau PDF result (hyperfine);
-#   3. peak memory (max RSS) of `mcpx transform` on 10, 50 and 100 MiB results.
+#   3. peak memory (max RSS) of `mcpx transform` on 10, 50 and 100 MiB results;
+#   4. the gateway through the built binary (issue 9): `mcpx wrap` in front of
+#      the go-sdk example server over stdio, one call at a time, against the
+#      server directly and a bare byte relay; `mcpx serve --listen` in front of
+#      its HTTP mode, 16 concurrent clients sending stateless 2026-07-28
+#      requests, against 16 sessions on the server directly. Runs interleave
+#      and medians are reported (internal/cmd/gatewaybench).
 # Installs hyperfine and GNU time from Debian when missing and run as root.
 #
 #   ./scripts/bench.sh            # everything
 #   BENCH=engine ./scripts/bench.sh   # only step 1
+#   BENCH=gateway ./scripts/bench.sh  # only step 4
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -49,5 +56,30 @@ if [ "$what" = all ] || [ "$what" = process ]; then
 		rss=$( { MCPX_HOME=$out/home /usr/bin/time -f '%M' "$out/mcpx" transform --server tableau "$out/r$n.json" >/dev/null; } 2>&1 | tail -1)
 		printf '%3s MiB result: %d bytes in, max RSS %d KiB = %.2fx the input\n' "$n" "$size" "$rss" "$(echo "$rss*1024/$size" | bc -l)"
 	done | tee "$out/memory.txt"
+fi
+if [ "$what" = all ] || [ "$what" = gateway ]; then
+	gosdk=$(./scripts/conformance-tools.sh | tail -n 1)
+	ev=$gosdk/everything
+	go build -o "$out/mcpx" ./cmd/mcpx
+	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
+	export MCPX_HOME=$out/gateway-home
+	echo "== stdio, one call at a time: direct vs bare relay vs mcpx wrap"
+	"$out/gatewaybench" stdio -n "${BENCH_CALLS:-2000}" -runs 5 -direct "$ev" \
+		-relay "$out/gatewaybench relay $ev" -via "$out/mcpx wrap -- $ev" | tee "$out/gateway-stdio.txt"
+	echo "== streamable HTTP, 16 clients: direct (sessions) vs mcpx serve (stateless 2026-07-28)"
+	up=$((20000 + RANDOM % 10000)); gw=$((up + 1))
+	"$ev" -http "127.0.0.1:$up" 2>/dev/null &
+	ev_pid=$!
+	printf '{"mcpServers":{"everything":{"url":"http://127.0.0.1:%d/mcp"}}}' "$up" >"$out/gateway-http.json"
+	"$out/mcpx" serve --config "$out/gateway-http.json" --listen "127.0.0.1:$gw" 2>"$out/gateway-serve.log" &
+	gw_pid=$!
+	trap 'kill $ev_pid $gw_pid 2>/dev/null || true' EXIT
+	for port in $up $gw; do
+		for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+	done
+	"$out/gatewaybench" http -clients 16 -n "${BENCH_HTTP_CALLS:-300}" -runs 5 \
+		-direct "http://127.0.0.1:$up/mcp" -via "http://127.0.0.1:$gw/mcp" | tee "$out/gateway-http.txt"
+	kill $ev_pid $gw_pid 2>/dev/null || true
+	trap - EXIT
 fi
 echo "raw output in $out"
