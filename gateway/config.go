@@ -77,7 +77,9 @@ type ServerOptions struct {
 	// (the default) probes a streamable-HTTP server with server/discover
 	// and sends it the stateless (2026-07-28) requests of stateless
 	// clients when it speaks that revision, besides the 2025-11-25 session
-	// every upstream has; "2025-11-25" keeps to the session.
+	// every upstream has; "2025-11-25" keeps to the session;
+	// "2026-07-28" never initializes it (server/discover, then stateless
+	// requests only; also chosen by itself when initialize is refused).
 	Protocol string `json:"protocol,omitempty"`
 	// Roots, when set, are this server's roots: the gateway declares the
 	// roots capability and answers roots/list with them instead of
@@ -203,9 +205,9 @@ func (c ServerConfig) Validate(name string) error {
 		return fmt.Errorf("mcpServers.%s: timeout must not be negative", name)
 	}
 	switch c.Mcpx.Protocol {
-	case "", ProtocolAuto, mcp.ProtocolVersion20251125:
+	case "", ProtocolAuto, mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728:
 	default:
-		return fmt.Errorf("mcpServers.%s: mcpx.protocol %q: want %q or %q", name, c.Mcpx.Protocol, ProtocolAuto, mcp.ProtocolVersion20251125)
+		return fmt.Errorf("mcpServers.%s: mcpx.protocol %q: want %q, %q or %q", name, c.Mcpx.Protocol, ProtocolAuto, mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728)
 	}
 	if err := checkRoots(name, c.Mcpx.Roots); err != nil {
 		return err

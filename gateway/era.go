@@ -108,6 +108,8 @@ func (s *Session) serveStateless(ctx context.Context, m *message, related func([
 		d := s.g.serverDescription(true)
 		d["supportedVersions"] = append(slices.Clone(StatelessProtocolVersions), supportedDownstream...)
 		res, err = json.Marshal(d)
+	} else if slices.Contains(bridgedMethods, m.Method) {
+		res, err = s.serveBridged(ctx, m, related)
 	} else {
 		ctx = withCaller(ctx, s, related)
 		cl := callerFrom(ctx)
@@ -136,7 +138,13 @@ const artifactTTLMs = 365 * 24 * 3600 * 1000
 func (g *Gateway) decorate(method string, params, res json.RawMessage) json.RawMessage {
 	out := []byte(res)
 	if !gjson.GetBytes(out, "resultType").Exists() {
-		out, _ = sjson.SetBytes(out, "resultType", "complete")
+		// a go-sdk server answers a session-era caller's second round
+		// with its input_required result, less the resultType
+		rt := "complete"
+		if gjson.GetBytes(out, "inputRequests").IsObject() {
+			rt = "input_required"
+		}
+		out, _ = sjson.SetBytes(out, "resultType", rt)
 	}
 	{
 		p := metaPath(mcp.MetaKeyServerInfo)

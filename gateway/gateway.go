@@ -112,6 +112,8 @@ type Gateway struct {
 
 	prompts promptRoutes
 
+	bridges inputBridges // stateless calls parked on an upstream's requests
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup

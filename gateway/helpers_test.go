@@ -32,6 +32,10 @@ func TestMain(m *testing.M) {
 		runAskerStub()
 		os.Exit(0)
 	}
+	if os.Getenv(stubEnv) == stubModern {
+		runModernStub()
+		os.Exit(0)
+	}
 	if os.Getenv(stubEnv) != "" {
 		runStub()
 		os.Exit(0)
@@ -178,6 +182,10 @@ func runStub() {
 			result(`{}`)
 		case "ping":
 			result(`{}`)
+		default: // a request it does not serve (server/discover: the stub is of the 2025-11-25 era)
+			if id := gjson.GetBytes(line, "id").Raw; id != "" {
+				write(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32601,"message":"method not found"}}`)
+			}
 		}
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -62,6 +63,9 @@ type caller struct {
 	// meta: a stateless request's _meta, for the requests the gateway
 	// makes upstream on its behalf (lists it gathers, pages it reads)
 	meta json.RawMessage
+	// bridge: a stateless request's call that the upstream's requests
+	// turn into input_required rounds (bridge.go), or nil
+	bridge *inputBridge
 }
 
 type callerKey struct{}
@@ -182,7 +186,14 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream, method strin
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	if c.stateless {
-		return nil, fmt.Errorf("%w: the client's request is stateless (%s); relaying %s as input_required is not implemented yet (issue 9)", errMethodNotFound, mcp.ProtocolVersion20260728, method)
+		if c.bridge == nil {
+			return nil, fmt.Errorf("%w: the client's request (%s) is not one that may ask for input", errMethodNotFound, mcp.ProtocolVersion20260728)
+		}
+		if !gjson.GetBytes(c.meta, strings.ReplaceAll(mcp.MetaKeyClientCapabilities, ".", `\.`)+"."+capName).Exists() {
+			return nil, fmt.Errorf("%w: the client declared no %s capability", errMethodNotFound, capName)
+		}
+		u.log.Debug("bridging a server-to-client request to input_required", "method", method)
+		return c.bridge.ask(ctx, method, params)
 	}
 	if !c.s.clientHas(capName) {
 		return nil, fmt.Errorf("%w: the client declared no %s capability", errMethodNotFound, capName)

@@ -84,6 +84,10 @@ func runAskerStub() {
 			}
 		case "ping":
 			result(id, `{}`)
+		default: // server/discover: the stub is of the 2025-11-25 era
+			if id != "" {
+				write(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32601,"message":"method not found"}}`)
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -60,7 +61,11 @@ type upstream struct {
 
 	callers upstreamCallers // downstream requests with calls in flight here
 	roots   rootsState      // what this connection was told of roots
-	lane    *httpConn       // the 2026-07-28 connection, if any (upstream_era.go)
+	lane    conn            // the 2026-07-28 connection, if any (upstream_era.go)
+	stdLane stdioLane       // a stdio upstream's, opened on demand (upstream_stdio_lane.go)
+	// statelessOnly: the upstream speaks only 2026-07-28, remembered
+	// across reconnects (upstream_stateless_only.go)
+	statelessOnly atomic.Bool
 }
 
 func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
@@ -173,8 +178,17 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 		"capabilities":    caps,
 		"clientInfo":      map[string]any{"name": "mcpx", "version": u.g.version},
 	})
+	if u.startsStateless() {
+		sc, _, err := u.connectStateless(ictx, c)
+		return sc, err
+	}
 	res, err := c.call(ictx, "initialize", params)
 	if err != nil {
+		if ictx.Err() == nil && u.cfg.Mcpx.Protocol != mcp.ProtocolVersion20251125 {
+			if sc, _, serr := u.connectStateless(ictx, c); serr == nil {
+				return sc, nil
+			}
+		}
 		_ = c.close()
 		return nil, fmt.Errorf("upstream[%s]: initialize: %w", u.name, timeoutErr(ictx, err))
 	}
@@ -279,13 +293,19 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 		}
 		return nil, fmt.Errorf("%s: %w", msg, ErrUpstreamUnavailable)
 	}
-	if cl := callerFrom(ctx); cl != nil {
+	cl := callerFrom(ctx)
+	if cl != nil {
 		defer u.callers.enter(cl)()
+	}
+	if u.statelessOnly.Load() {
+		ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
+		defer cancel()
+		res, err := u.callStatelessOnly(ctx, c, cl, method, params) // upstream_stateless_only.go
+		return res, timeoutErr(ctx, err)
+	}
+	if cl != nil {
 		if cl.stateless {
-			u.mu.RLock()
-			lane := u.lane
-			u.mu.RUnlock()
-			if lane != nil {
+			if lane := u.statelessLane(ctx); lane != nil {
 				ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
 				defer cancel()
 				res, err := u.callLane(ctx, lane, method, withStatelessMeta(params, cl.meta))

@@ -34,7 +34,7 @@ const ProtocolAuto = "auto"
 // probeStateless opens the stateless lane of a streamable-HTTP upstream,
 // or returns nil when the upstream does not speak 2026-07-28 (or config
 // says not to ask).
-func (u *upstream) probeStateless(ctx context.Context) *httpConn {
+func (u *upstream) probeStateless(ctx context.Context) conn {
 	if u.cfg.kind() != TypeStreamableHTTP || u.cfg.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
 		return nil
 	}
@@ -96,10 +96,11 @@ func laneHeader(tool json.RawMessage, method string, params json.RawMessage) htt
 }
 
 // setLane replaces the upstream's stateless lane, closing the old one.
-func (u *upstream) setLane(c *httpConn) {
+func (u *upstream) setLane(c conn) {
 	u.mu.Lock()
 	old := u.lane
 	u.lane = c
+	u.stdLane.reset()
 	u.mu.Unlock()
 	if old != nil {
 		_ = old.close()
@@ -109,7 +110,15 @@ func (u *upstream) setLane(c *httpConn) {
 // callLane sends a stateless client's request down the stateless lane:
 // params as the client sent them but for the tool name, which is the
 // upstream's.
-func (u *upstream) callLane(ctx context.Context, lane *httpConn, method string, params json.RawMessage) (json.RawMessage, error) {
+func (u *upstream) callLane(ctx context.Context, lane conn, method string, params json.RawMessage) (json.RawMessage, error) {
+	hc, ok := lane.(*httpConn)
+	if !ok { // a stdio lane: _meta says it all
+		res, err := lane.call(ctx, method, params)
+		if err != nil {
+			return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.name, err)
+		}
+		return res, nil
+	}
 	var tool json.RawMessage
 	if method == "tools/call" {
 		name := gjson.GetBytes(params, "name").String()
@@ -120,7 +129,7 @@ func (u *upstream) callLane(ctx context.Context, lane *httpConn, method string, 
 			}
 		}
 	}
-	res, err := lane.callHeader(ctx, method, params, laneHeader(tool, method, params))
+	res, err := hc.callHeader(ctx, method, params, laneHeader(tool, method, params))
 	if err != nil {
 		return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.name, err)
 	}

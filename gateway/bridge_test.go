@@ -1,0 +1,135 @@
+package gateway
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+// bridgeParams is a stateless tools/call of the asker stub's "ask" tool
+// by a client with caps.
+func bridgeParams(method, askParams, caps string) string {
+	p := `{"name":"ask","arguments":{"method":"` + method + `","params":` + askParams + `},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}`
+	return p
+}
+
+// retryParams is params with the client's answers and the requestState.
+func retryParams(params, state string, responses map[string]string) string {
+	out := params
+	for k, v := range responses {
+		out, _ = sjson.SetRaw(out, "inputResponses."+k, v)
+	}
+	out, _ = sjson.Set(out, "requestState", state)
+	return out
+}
+
+func newBridgeServer(t *testing.T, tokens map[string]string) statelessHTTP {
+	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: tokens}))
+	t.Cleanup(srv.Close)
+	return statelessHTTP{t: t, url: srv.URL}
+}
+
+// TestBridgeOldUpstreamToStatelessClient: a 2025-11-25 upstream's
+// elicitation, sampling and roots requests during a 2026-07-28 client's
+// call reach the client as an input_required result; its retry with
+// inputResponses and the requestState resumes the call, whose result
+// carries the answer the upstream got (issue 9).
+func TestBridgeOldUpstreamToStatelessClient(t *testing.T) {
+	c := newBridgeServer(t, nil)
+	caps := `{"elicitation":{},"sampling":{},"roots":{}}`
+	cases := []struct{ method, params, answer, want string }{
+		{"elicitation/create", `{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`,
+			`{"action":"accept","content":{"name":"Ada"}}`, `"name":"Ada"`},
+		{"sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`,
+			`{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}`, `"text":"hello"`},
+		{"roots/list", `{}`, `{"roots":[{"uri":"file:///home/ada","name":"home"}]}`, `file:///home/ada`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.method, func(t *testing.T) {
+			params := bridgeParams(tc.method, tc.params, caps)
+			st, res := c.post("", "tools/call", params, nil)
+			r := res.Get("result")
+			if st != http.StatusOK || r.Get("resultType").String() != "input_required" {
+				t.Fatalf("first round: %d %s", st, res.Raw)
+			}
+			var key string
+			var req gjson.Result
+			r.Get("inputRequests").ForEach(func(k, v gjson.Result) bool { key, req = k.String(), v; return true })
+			if n := len(r.Get("inputRequests").Map()); n != 1 || req.Get("method").String() != tc.method {
+				t.Fatalf("inputRequests %s: want one %s", r.Get("inputRequests").Raw, tc.method)
+			}
+			if tc.method != "roots/list" && req.Get("params").Raw != gjson.Parse(tc.params).Raw {
+				t.Errorf("params reached the client as %s, want %s", req.Get("params").Raw, tc.params)
+			}
+			state := r.Get("requestState").String()
+			if !strings.HasPrefix(state, requestStatePrefix) {
+				t.Fatalf("requestState %q is not the gateway's", state)
+			}
+			st, res = c.post("", "tools/call", retryParams(params, state, map[string]string{key: tc.answer}), nil)
+			text := res.Get("result.content.0.text").String()
+			if st != http.StatusOK || res.Get("result.resultType").String() != "complete" || res.Get("result.isError").Bool() || !strings.Contains(text, tc.want) {
+				t.Fatalf("retry: %d %s, want the upstream to have got %s", st, res.Raw, tc.want)
+			}
+			// the state is spent: a replay finds no parked call
+			st, res = c.post("", "tools/call", retryParams(params, state, map[string]string{key: tc.answer}), nil)
+			if st != http.StatusBadRequest || res.Get("error.code").Int() != CodeInvalidParams {
+				t.Fatalf("replayed requestState: %d %s, want invalid params", st, res.Raw)
+			}
+		})
+	}
+}
+
+// TestBridgeRequestStateAuthenticated: a tampered requestState, or one
+// presented by another principal, is refused and leaves the parked call
+// as it was; the rightful retry then completes it.
+func TestBridgeRequestStateAuthenticated(t *testing.T) {
+	c := newBridgeServer(t, map[string]string{"tok-a": "alice", "tok-b": "bob"})
+	params := bridgeParams("elicitation/create", `{"message":"Your name?","requestedSchema":{"type":"object","properties":{}}}`, `{"elicitation":{}}`)
+	st, res := c.post("tok-a", "tools/call", params, nil)
+	if st != http.StatusOK || res.Get("result.resultType").String() != "input_required" {
+		t.Fatalf("first round: %d %s", st, res.Raw)
+	}
+	state := res.Get("result.requestState").String()
+	var key string
+	res.Get("result.inputRequests").ForEach(func(k, _ gjson.Result) bool { key = k.String(); return true })
+	answer := map[string]string{key: `{"action":"accept","content":{"name":"Ada"}}`}
+	body, sig, _ := strings.Cut(strings.TrimPrefix(state, requestStatePrefix), ".")
+	flipped := []byte(body)
+	flipped[len(flipped)/2] ^= 1
+	for name, tc := range map[string]struct{ token, state string }{
+		"tampered payload":   {"tok-a", requestStatePrefix + string(flipped) + "." + sig},
+		"tampered signature": {"tok-a", requestStatePrefix + body + "." + strings.Repeat("A", len(sig))},
+		"malformed":          {"tok-a", requestStatePrefix + "x"},
+		"another principal":  {"tok-b", state},
+	} {
+		st, res := c.post(tc.token, "tools/call", retryParams(params, tc.state, answer), nil)
+		if st != http.StatusBadRequest || res.Get("error.code").Int() != CodeInvalidParams || !strings.Contains(res.Get("error.message").String(), ErrBadRequestState.Error()) {
+			t.Errorf("%s: %d %s, want requestState rejected", name, st, res.Raw)
+		}
+	}
+	st, res = c.post("tok-a", "tools/call", retryParams(params, state, map[string]string{}), nil)
+	if st != http.StatusBadRequest || !strings.Contains(res.Get("error.message").String(), key) {
+		t.Errorf("retry without the answer: %d %s, want the missing key named", st, res.Raw)
+	}
+	st, res = c.post("tok-a", "tools/call", retryParams(params, state, answer), nil)
+	if st != http.StatusOK || !strings.Contains(res.Get("result.content.0.text").String(), "Ada") {
+		t.Fatalf("rightful retry: %d %s", st, res.Raw)
+	}
+}
+
+// TestBridgeNeedsClientCapability: a stateless client that declared no
+// elicitation is not asked; the upstream gets "method not found".
+func TestBridgeNeedsClientCapability(t *testing.T) {
+	c := newBridgeServer(t, nil)
+	st, res := c.post("", "tools/call", bridgeParams("elicitation/create", `{"message":"x","requestedSchema":{"type":"object"}}`, `{}`), nil)
+	if st != http.StatusOK || res.Get("result.resultType").String() != "complete" || !res.Get("result.isError").Bool() || !strings.Contains(res.Get("result.content.0.text").String(), "-32601") {
+		t.Fatalf("%d %s: want the upstream refused with method not found", st, res.Raw)
+	}
+}
