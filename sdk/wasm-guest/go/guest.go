@@ -179,6 +179,7 @@ type Rewrite struct {
 	Filename string // template, like Summary
 	Summary  string // template: {size}, {id}, {mime}, {.field}, ...
 	Keep     int
+	KeepLast int    // with Truncate: also keep the last KeepLast characters or items
 	Form     string // FormValue (default), FormText or FormBlock
 	Value    []byte // JSON for Replace
 	Splat    bool
@@ -263,6 +264,7 @@ func (w *Rewrite) appendJSON(b []byte) []byte {
 	str("filename", w.Filename)
 	str("summary", w.Summary)
 	num("keep", w.Keep)
+	num("keep_last", w.KeepLast)
 	str("form", w.Form)
 	if w.Value != nil {
 		b = append(b, `,"value":`...)

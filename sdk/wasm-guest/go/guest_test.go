@@ -32,7 +32,7 @@ func TestAppendString(t *testing.T) {
 func TestResponseJSON(t *testing.T) {
 	r := &guest.Response{}
 	r.Add(guest.Rewrite{Path: "a.b", Target: guest.Result, Action: guest.Artifact, Encoding: guest.Base64, Verify: true,
-		MIME: "application/pdf", Filename: "{.name}.pdf", Summary: "x \"y\"", Keep: 5, Form: guest.FormBlock,
+		MIME: "application/pdf", Filename: "{.name}.pdf", Summary: "x \"y\"", Keep: 5, KeepLast: 3, Form: guest.FormBlock,
 		MinSize: 10, Meta: map[string]string{"z": "1", "a": "2"}})
 	r.Add(guest.Rewrite{Path: "c", Action: guest.Replace, Value: []byte(`{"k":[1,2]}`), Splat: false})
 	b := r.AppendJSON(nil)
@@ -42,7 +42,7 @@ func TestResponseJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("%s: %v", b, err)
 	}
-	if len(v.Rewrites) != 2 || v.Rewrites[0]["verify"] != true || v.Rewrites[0]["keep"].(float64) != 5 || v.Rewrites[1]["value"] == nil {
+	if len(v.Rewrites) != 2 || v.Rewrites[0]["verify"] != true || v.Rewrites[0]["keep"].(float64) != 5 || v.Rewrites[0]["keep_last"].(float64) != 3 || v.Rewrites[1]["value"] == nil {
 		t.Fatalf("%s", b)
 	}
 	if !strings.Contains(string(b), `"meta":{"a":"2","z":"1"}`) {

@@ -764,6 +764,8 @@ pub struct Rewrite {
     pub filename: String,
     pub summary: String,
     pub keep: i64,
+    /// With "truncate": also keep the last `keep_last` characters/items.
+    pub keep_last: i64,
     pub form: String,
     /// JSON text for "replace".
     pub value: Option<String>,
@@ -826,6 +828,12 @@ impl Rewrite {
     /// Sets keep (truncate) or the preview length (text artifacts).
     pub fn keep(mut self, n: i64) -> Rewrite {
         self.keep = n;
+        self
+    }
+    /// Sets keep_last (truncate): also keep the last n characters/items,
+    /// e.g. the newest entries of a history.
+    pub fn keep_last(mut self, n: i64) -> Rewrite {
+        self.keep_last = n;
         self
     }
     /// Sets the form ("value", "text", "block").
@@ -893,6 +901,9 @@ impl Rewrite {
         }
         if self.keep != 0 {
             let _ = write!(out, ",\"keep\":{}", self.keep);
+        }
+        if self.keep_last != 0 {
+            let _ = write!(out, ",\"keep_last\":{}", self.keep_last);
         }
         if let Some(v) = &self.value {
             out.push_str(",\"value\":");
@@ -1183,6 +1194,10 @@ mod tests {
         let mut out = String::new();
         rw.write_json(&mut out);
         assert_eq!(out, r#"{"path":"rows.#.blob","action":"drop","splat":true,"min_size":1024}"#);
+        let rw = Rewrite::truncate("history", 0).keep_last(5);
+        let mut out = String::new();
+        rw.write_json(&mut out);
+        assert_eq!(out, r#"{"path":"history","action":"truncate","keep_last":5}"#);
     }
 
     #[test]
