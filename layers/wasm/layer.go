@@ -15,15 +15,9 @@ import (
 )
 
 func init() {
-	engine.RegisterLayer(engine.LayerInfo{
-		Name:     "custom",
-		Summary:  "L5: WASM custom transformers per server and tool (plugin files and a hot-loaded plugins folder); may replace the payload",
-		Defaults: func() any { return CustomOptions{} },
-		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
-			var o CustomOptions
-			if err := engine.DecodeOptions(opts, &o); err != nil {
-				return nil, err
-			}
+	engine.RegisterLayer(engine.NewLayerInfo("custom",
+		"L5: WASM custom transformers per server and tool (plugin files and a hot-loaded plugins folder); may replace the payload",
+		nil, func(o CustomOptions, r engine.Resources) (engine.Layer, error) {
 			h, err := DefaultHost()
 			if err != nil {
 				return nil, err
@@ -33,24 +27,16 @@ func init() {
 				ctx = context.Background()
 			}
 			return NewCustom(ctx, h, o, r)
-		},
-	})
-	engine.RegisterLayer(engine.LayerInfo{
-		Name:     "presets",
-		Summary:  "L4: WASM presets per server (built in: " + strings.Join(PresetNames(), ", ") + "), loaded on the first matching call",
-		Defaults: func() any { return PresetsOptions{} },
-		New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
-			var o PresetsOptions
-			if err := engine.DecodeOptions(opts, &o); err != nil {
-				return nil, err
-			}
+		}))
+	engine.RegisterLayer(engine.NewLayerInfo("presets",
+		"L4: WASM presets per server (built in: "+strings.Join(PresetNames(), ", ")+"), loaded on the first matching call",
+		nil, func(o PresetsOptions, r engine.Resources) (engine.Layer, error) {
 			h, err := DefaultHost()
 			if err != nil {
 				return nil, err
 			}
 			return NewPresets(h, o, r)
-		},
-	})
+		}))
 }
 
 var (
