@@ -117,7 +117,7 @@ func (x *executor) source(t *target, val []byte, enc Encoding, mimeType string) 
 		if t.kind != jsonwalk.KindString {
 			return source{}, ErrNotString
 		}
-		if hasLoneSurrogate(val[1 : len(val)-1]) {
+		if jsonstr.HasLoneSurrogate(val[1 : len(val)-1]) {
 			// JSON can hold a lone UTF-16 surrogate that UTF-8 cannot:
 			// the string literal itself is stored, byte-exact.
 			return source{instead: EncodingJSON}, nil
@@ -574,7 +574,7 @@ func canonicalTail(body []byte, n int64) bool {
 			i--
 			continue
 		case i >= 5 && body[i-5] == '\\' && body[i-4] == 'u':
-			r, ok := hexRune(body[i-3 : i+1])
+			r, ok := jsonstr.Hex4(body[i-3 : i+1])
 			if !ok {
 				return true
 			}
@@ -604,53 +604,4 @@ func b64Value(c byte) (byte, bool) {
 		return 63, true
 	}
 	return 0, false
-}
-
-func hexRune(b []byte) (rune, bool) {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-// hasLoneSurrogate reports a \uD800-\uDFFF escape in a JSON string body
-// that is not half of a pair: UTF-8 cannot hold it.
-func hasLoneSurrogate(body []byte) bool {
-	for i := 0; i+5 < len(body); i++ {
-		if body[i] != '\\' {
-			continue
-		}
-		if body[i+1] != 'u' {
-			i++ // skip the escaped character (it may be a backslash)
-			continue
-		}
-		r, ok := hexRune(body[i+2 : i+6])
-		if !ok || r < 0xd800 || r > 0xdfff {
-			i += 5
-			continue
-		}
-		if r >= 0xdc00 {
-			return true // a low half first
-		}
-		if i+11 >= len(body) || body[i+6] != '\\' || body[i+7] != 'u' {
-			return true
-		}
-		r2, ok := hexRune(body[i+8 : i+12])
-		if !ok || r2 < 0xdc00 || r2 > 0xdfff {
-			return true
-		}
-		i += 11
-	}
-	return false
 }

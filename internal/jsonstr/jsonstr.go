@@ -64,7 +64,7 @@ func unescapeOne(dst, src []byte) ([]byte, int, error) {
 	case 't':
 		return append(dst, '\t'), 2, nil
 	case 'u':
-		r, ok := hex4(src[2:])
+		r, ok := Hex4(src[2:])
 		if !ok {
 			return dst, 0, fmt.Errorf("%w: bad \\u escape", ErrSyntax)
 		}
@@ -72,7 +72,7 @@ func unescapeOne(dst, src []byte) ([]byte, int, error) {
 		if utf16.IsSurrogate(r) {
 			r2, ok := rune(-1), false
 			if len(src) >= 12 && src[6] == '\\' && src[7] == 'u' {
-				r2, ok = hex4(src[8:])
+				r2, ok = Hex4(src[8:])
 			}
 			if ok {
 				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
@@ -90,7 +90,9 @@ func unescapeOne(dst, src []byte) ([]byte, int, error) {
 	}
 }
 
-func hex4(b []byte) (rune, bool) {
+// Hex4 decodes the four hex digits of a \uXXXX escape (b holds at least
+// them; more are ignored).
+func Hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
@@ -196,4 +198,36 @@ func (r *Reader) Read(p []byte) (int, error) {
 	n := copy(p, r.buf)
 	r.buf = r.buf[n:]
 	return n, nil
+}
+
+// HasLoneSurrogate reports a \uD800-\uDFFF escape in a JSON string body
+// that is not half of a pair: UTF-8 cannot hold it, so Unescape would turn
+// it into U+FFFD.
+func HasLoneSurrogate(body []byte) bool {
+	for i := 0; i+5 < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		if body[i+1] != 'u' {
+			i++ // skip the escaped character (it may be a backslash)
+			continue
+		}
+		r, ok := Hex4(body[i+2 : i+6])
+		if !ok || r < 0xd800 || r > 0xdfff {
+			i += 5
+			continue
+		}
+		if r >= 0xdc00 {
+			return true // a low half first
+		}
+		if i+11 >= len(body) || body[i+6] != '\\' || body[i+7] != 'u' {
+			return true
+		}
+		r2, ok := Hex4(body[i+8 : i+12])
+		if !ok || r2 < 0xdc00 || r2 > 0xdfff {
+			return true
+		}
+		i += 11
+	}
+	return false
 }

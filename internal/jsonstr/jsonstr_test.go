@@ -81,3 +81,23 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+func TestHasLoneSurrogate(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want bool
+	}{
+		{`plain`, false},
+		{`\ud800`, true},                   // a high half alone
+		{`x\udc00y`, true},                 // a low half first
+		{`\ud83d\ude00`, false},            // a pair (U+1F600)
+		{`\ud83d\u0041`, true},             // a high half followed by no low half
+		{`\\ud800`, false},                 // an escaped backslash, then text
+		{`\u00e9 and \ud83d\ude00`, false}, // ordinary escapes
+		{`\ud83d`, true},                   // cut short
+	} {
+		if got := HasLoneSurrogate([]byte(tc.body)); got != tc.want {
+			t.Errorf("HasLoneSurrogate(%s) = %v, want %v", tc.body, got, tc.want)
+		}
+	}
+}
