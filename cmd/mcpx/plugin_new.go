@@ -405,13 +405,7 @@ const readmeGo = "# __NAME__: an mcpx plugin in Go\n\n" +
 	"mcpx transform --plugin __NAME__.wasm --server __SERVER__ --tool __TOOL__ testdata/sample.json\n```\n\n" +
 	"`plugin test` prints the plugin's rewrites and what mcpx makes of them (nothing is\n" +
 	"stored); `transform` runs the whole chain and stores the artifacts.\n\n" +
-	"## Use it\n\n" +
-	"Copy `__NAME__.wasm` and `__NAME__.json` into a plugins folder (`mcpx serve --plugins DIR`,\n" +
-	"`mcpx wrap --plugins DIR -- ...`, or the config key `pipeline.layers.custom.dir`,\n" +
-	"relative to the config file). `__NAME__.json` says which servers and tools it serves:\n\n" +
-	"```json\n{\"servers\": [\"__SERVER__\"], \"tools\": [\"*\"], \"config\": {}, \"limits\": {\"timeout\": \"500ms\"}}\n```\n\n" +
-	"Without it, `__NAME__.wasm` serves only a server called `__NAME__`. mcpx reloads the plugin\n" +
-	"when either file changes; a module that fails to load leaves the previous one serving.\n"
+	scaffoldUseIt
 
 const rustCargo = `[package]
 name = "__NAME__"
@@ -519,7 +513,11 @@ const readmeRust = "# __NAME__: an mcpx plugin in Rust\n\n" +
 	"```sh\nmcpx plugin test __NAME__.wasm --server __SERVER__ --tool __TOOL__ testdata/sample.json\n" +
 	"mcpx plugin test --dump-request --server __SERVER__ --tool __TOOL__ testdata/sample.json > testdata/request.json\n" +
 	"mcpx transform --plugin __NAME__.wasm --server __SERVER__ --tool __TOOL__ testdata/sample.json\n```\n\n" +
-	"## Use it\n\n" +
+	scaffoldUseIt
+
+// scaffoldUseIt ends both languages' scaffold README: how the built plugin
+// is put to work.
+const scaffoldUseIt = "## Use it\n\n" +
 	"Copy `__NAME__.wasm` and `__NAME__.json` into a plugins folder (`mcpx serve --plugins DIR`,\n" +
 	"`mcpx wrap --plugins DIR -- ...`, or the config key `pipeline.layers.custom.dir`,\n" +
 	"relative to the config file). `__NAME__.json` says which servers and tools it serves:\n\n" +
