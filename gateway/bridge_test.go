@@ -44,14 +44,7 @@ func newBridgeServer(t *testing.T, tokens map[string]string) statelessHTTP {
 func TestBridgeOldUpstreamToStatelessClient(t *testing.T) {
 	c := newBridgeServer(t, nil)
 	caps := `{"elicitation":{},"sampling":{},"roots":{}}`
-	cases := []struct{ method, params, answer, want string }{
-		{"elicitation/create", `{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`,
-			`{"action":"accept","content":{"name":"Ada"}}`, `"name":"Ada"`},
-		{"sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`,
-			`{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}`, `"text":"hello"`},
-		{"roots/list", `{}`, `{"roots":[{"uri":"file:///home/ada","name":"home"}]}`, `file:///home/ada`},
-	}
-	for _, tc := range cases {
+	for _, tc := range serverRequestCases {
 		t.Run(tc.method, func(t *testing.T) {
 			params := bridgeParams(tc.method, tc.params, caps)
 			st, res := c.post("", "tools/call", params, nil)

@@ -116,16 +116,7 @@ func (c *client) waitRequest(method string, d time.Duration) (string, gjson.Resu
 func TestServeRelaysServerRequests(t *testing.T) {
 	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	c := connectWith(t, g, `{"elicitation":{},"sampling":{},"roots":{"listChanged":true}}`)
-	cases := []struct {
-		method, params, answer, want string
-	}{
-		{"elicitation/create", `{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`,
-			`{"action":"accept","content":{"name":"Ada"}}`, `"name":"Ada"`},
-		{"sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`,
-			`{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}`, `"text":"hello"`},
-		{"roots/list", `{}`, `{"roots":[{"uri":"file:///home/ada","name":"home"}]}`, `file:///home/ada`},
-	}
-	for _, tc := range cases {
+	for _, tc := range serverRequestCases {
 		t.Run(tc.method, func(t *testing.T) {
 			args := `{"method":"` + tc.method + `","params":` + tc.params + `}`
 			_, ch := c.start("tools/call", toolCall("ask", args))
@@ -315,4 +306,16 @@ func TestServeHTTPRelaysElicitation(t *testing.T) {
 	if final.Get("id").Int() != 1 || !strings.Contains(final.Get("result.content.0.text").String(), "Ada") {
 		t.Fatalf("the stream ended with %s, want the result with the client's answer", rest[len(rest)-1].data)
 	}
+}
+
+// serverRequestCases are an upstream's requests to the client, with the
+// client's answer and what the upstream must find in the call's result:
+// relayed to a session client (TestServeRelaysServerRequests) and bridged
+// to a stateless one (TestBridgeOldUpstreamToStatelessClient).
+var serverRequestCases = []struct{ method, params, answer, want string }{
+	{"elicitation/create", `{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`,
+		`{"action":"accept","content":{"name":"Ada"}}`, `"name":"Ada"`},
+	{"sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`,
+		`{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}`, `"text":"hello"`},
+	{"roots/list", `{}`, `{"roots":[{"uri":"file:///home/ada","name":"home"}]}`, `file:///home/ada`},
 }

@@ -5,49 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/store/storetest"
 )
 
 // The tests in this file reproduce issue 7's findings against the CLI.
-
-// treeOf returns every path under dir with a file's bytes or "dir".
-func treeOf(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		if d.IsDir() {
-			out[rel] = "dir"
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		out[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func wantTree(t *testing.T, what string, before, after map[string]string) {
-	t.Helper()
-	if len(before) != len(after) {
-		t.Errorf("%s: %d paths before, %d after", what, len(before), len(after))
-	}
-	for p, v := range before {
-		if w, ok := after[p]; !ok || w != v {
-			t.Errorf("%s changed or removed %s", what, p)
-		}
-	}
-}
 
 // TestArtifactsRefuseForeignFolder: {"store":{"dir":"."}} in a project
 // folder, or --store ~, fails with a clear error and touches nothing.
@@ -70,7 +36,7 @@ func TestArtifactsRefuseForeignFolder(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`{"store":{"dir":"."}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := treeOf(t, project)
+	before := storetest.Tree(t, project)
 	t.Chdir(project)
 	raw := tableauResult(t, samplePDF())
 	for _, args := range [][]string{
@@ -85,7 +51,7 @@ func TestArtifactsRefuseForeignFolder(t *testing.T) {
 		if got.code != exitFail || !strings.Contains(got.stderr, "not an artifact store folder") || !strings.Contains(got.stderr, "go.mod") {
 			t.Errorf("%v: exit code %d, stderr %q; want 1 and a clear error", args, got.code, got.stderr)
 		}
-		wantTree(t, strings.Join(args, " "), before, treeOf(t, project))
+		storetest.WantSameTree(t, strings.Join(args, " "), before, storetest.Tree(t, project))
 	}
 }
 
@@ -142,7 +108,7 @@ func TestArtifactsReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(storeDir, 0o700) })
-	before := treeOf(t, storeDir)
+	before := storetest.Tree(t, storeDir)
 	ls := runCLI(t, nil, "artifacts", "ls", "--store", storeDir)
 	if ls.code != exitOK || !strings.Contains(ls.stdout, id) {
 		t.Errorf("ls: exit code %d, stdout %q, stderr %q", ls.code, ls.stdout, ls.stderr)
@@ -151,7 +117,7 @@ func TestArtifactsReadOnly(t *testing.T) {
 	if get.code != exitOK || get.stdout != string(pdf) {
 		t.Errorf("get: exit code %d, %d bytes, stderr %q", get.code, len(get.stdout), get.stderr)
 	}
-	wantTree(t, "ls and get", before, treeOf(t, storeDir))
+	storetest.WantSameTree(t, "ls and get", before, storetest.Tree(t, storeDir))
 }
 
 // TestArtifactsFsck: a journal cut to half its size is reported (exit 3)
@@ -179,14 +145,14 @@ func TestArtifactsFsck(t *testing.T) {
 	if err := os.Truncate(journal, fi.Size()/2); err != nil {
 		t.Fatal(err)
 	}
-	before := treeOf(t, storeDir)
+	before := storetest.Tree(t, storeDir)
 	check := runCLI(t, nil, "artifacts", "fsck", "--store", storeDir)
 	if check.code != exitDamaged || !strings.Contains(check.stdout, "torn last journal line") ||
 		!strings.Contains(check.stdout, "blob no artifact holds: "+hex.EncodeToString(sum[:])) ||
 		!strings.Contains(check.stdout, "fsck --repair") {
 		t.Errorf("fsck: exit code %d, stdout %q, stderr %q", check.code, check.stdout, check.stderr)
 	}
-	wantTree(t, "fsck without --repair", before, treeOf(t, storeDir))
+	storetest.WantSameTree(t, "fsck without --repair", before, storetest.Tree(t, storeDir))
 
 	js := runCLI(t, nil, "artifacts", "fsck", "--json", "--store", storeDir)
 	var rep struct {

@@ -24,50 +24,6 @@ import (
 // store must never destroy what the store did not make, and a damaged
 // journal must lose no blob.
 
-// snapshot returns every path under dir with what it is: a file's bytes, a
-// link's target, or "dir".
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(path)
-			out[rel] = "link:" + target
-			return err
-		case d.IsDir():
-			out[rel] = "dir"
-		default:
-			b, err := os.ReadFile(path)
-			out[rel] = "file:" + string(b)
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func wantSameTree(t *testing.T, what string, before, after map[string]string) {
-	t.Helper()
-	for p, v := range before {
-		if after[p] != v {
-			t.Errorf("%s changed %s: was %.40q, now %.40q", what, p, v, after[p])
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s created %s", what, p)
-		}
-	}
-}
-
 type keptFile struct{ name, text string }
 
 // lostFound returns the files in dir's lost+found folder.
@@ -118,7 +74,7 @@ func TestOpenRefusesForeignFolder(t *testing.T) {
 			for p, text := range files {
 				mustWrite(t, filepath.Join(dir, p), []byte(text))
 			}
-			before := snapshot(t, dir)
+			before := storetest.Tree(t, dir)
 			for _, cfg := range []Config{Config{}, Config{ReadOnly: true}} {
 				s, err := Open(context.Background(), dir, cfg)
 				if err == nil {
@@ -130,7 +86,7 @@ func TestOpenRefusesForeignFolder(t *testing.T) {
 				if _, err := Check(context.Background(), dir, cfg); !errors.Is(err, ErrNotAStore) {
 					t.Errorf("Check: %v, want ErrNotAStore", err)
 				}
-				wantSameTree(t, "a refused Open", before, snapshot(t, dir))
+				storetest.WantSameTree(t, "a refused Open", before, storetest.Tree(t, dir))
 			}
 		})
 	}
@@ -199,12 +155,12 @@ func TestSymlinkedTmpNotFollowed(t *testing.T) {
 			if err := os.Symlink(user, filepath.Join(dir, name)); err != nil {
 				t.Fatal(err)
 			}
-			before := snapshot(t, user)
+			before := storetest.Tree(t, user)
 			_, err := Open(context.Background(), dir, Config{})
 			if !errors.Is(err, ErrNotAStore) || !strings.Contains(err.Error(), "symbolic link") {
 				t.Errorf("Open with %s/ a link: %v, want ErrNotAStore saying so", name, err)
 			}
-			wantSameTree(t, "Open", before, snapshot(t, user))
+			storetest.WantSameTree(t, "Open", before, storetest.Tree(t, user))
 		})
 	}
 }
@@ -296,10 +252,10 @@ func TestDamagedJournalLosesNoBlob(t *testing.T) {
 			// A read-only open (mcpx artifacts ls) changes nothing and
 			// points at fsck.
 			var roLogs bytes.Buffer
-			before := snapshot(t, dir)
+			before := storetest.Tree(t, dir)
 			ro := openT(t, dir, Config{ReadOnly: true, Logger: hclog.New(&hclog.LoggerOptions{Output: &roLogs})})
 			ro.Close(context.Background())
-			wantSameTree(t, "a read-only open", before, snapshot(t, dir))
+			storetest.WantSameTree(t, "a read-only open", before, storetest.Tree(t, dir))
 			if !strings.Contains(roLogs.String(), "[WARN]") || !strings.Contains(roLogs.String(), "mcpx artifacts fsck") {
 				t.Errorf("read-only open of a damaged store does not warn:\n%s", roLogs.String())
 			}
@@ -389,12 +345,12 @@ func TestCheckAndRepair(t *testing.T) {
 	lines[3] = strings.Replace(lines[3], `"ns1`, `"ns2`, 1)
 	mustWrite(t, filepath.Join(dir, journalName), []byte(strings.Join(lines, "\n")+"\n"))
 
-	before := snapshot(t, dir)
+	before := storetest.Tree(t, dir)
 	rep, err := Check(ctx, dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSameTree(t, "Check", before, snapshot(t, dir))
+	storetest.WantSameTree(t, "Check", before, storetest.Tree(t, dir))
 	wantUnindexed := []string{extraSum, refs[3].SHA256}
 	slices.Sort(wantUnindexed)
 	slices.Sort(rep.Unindexed)
@@ -445,7 +401,7 @@ func TestReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(dir, 0o700) })
-	before := snapshot(t, dir)
+	before := storetest.Tree(t, dir)
 	s := openT(t, dir, Config{ReadOnly: true})
 	got, _ := storetest.ListAll(t, s, store.Scope{})
 	if len(got) != 3 {
@@ -464,7 +420,7 @@ func TestReadOnly(t *testing.T) {
 		t.Errorf("Delete: %v, want ErrReadOnly", err)
 	}
 	s.Close(ctx)
-	wantSameTree(t, "a read-only open", before, snapshot(t, dir))
+	storetest.WantSameTree(t, "a read-only open", before, storetest.Tree(t, dir))
 
 	// Without lock files (a store copied from elsewhere, read-only).
 	os.Chmod(dir, 0o700)
