@@ -16,6 +16,7 @@ import (
 	"time"
 
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -314,10 +315,15 @@ type mcpGoSession struct{ c *mcpgoclient.Client }
 
 func connectMCPGo(t *testing.T, tg target, revision string) (session, error) {
 	l := tg.launch
-	c, err := mcpgoclient.NewStdioMCPClient(l.Command, append(os.Environ(), l.Env...), l.Args...)
-	if err != nil {
+	tr := mcpgotransport.NewStdio(l.Command, append(os.Environ(), l.Env...), l.Args...)
+	if err := tr.Start(context.Background()); err != nil {
 		return nil, err
 	}
+	// mcp-go gives server/discover five seconds before it falls back to
+	// initialize; mcpx answers it once its upstream has started, which on
+	// a loaded CI machine can take longer. The cell is about the revision,
+	// not the start-up time: bound it like the other clients' connect.
+	c := mcpgoclient.NewClient(tr, mcpgoclient.WithDiscoverTimeout(60*time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	req := mcpgo.InitializeRequest{}

@@ -30,8 +30,12 @@ func checkDoc(t *testing.T) {
 		return
 	}
 	have, err := os.ReadFile(docPath)
-	if err != nil || string(have) != doc {
-		t.Errorf("docs/compatibility.md is not this run's matrix: regenerate it with\n\tgo test ./internal/compat -update\n(err %v)", err)
+	if err != nil {
+		t.Errorf("docs/compatibility.md: %v; write it with\n\tgo test ./internal/compat -update", err)
+		return
+	}
+	if string(have) != doc {
+		t.Errorf("docs/compatibility.md is not this run's matrix: regenerate it with\n\tgo test ./internal/compat -update\n%s", lineDiff(string(have), doc))
 	}
 }
 
@@ -121,4 +125,30 @@ func firstLine(s string) string {
 		s = s[:120] + "…"
 	}
 	return s
+}
+
+// lineDiff lists the lines of have that want lacks (-) and the reverse
+// (+), so a failing run says which cells changed.
+func lineDiff(have, want string) string {
+	in := func(lines []string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range lines {
+			m[l] = true
+		}
+		return m
+	}
+	h, w := strings.Split(have, "\n"), strings.Split(want, "\n")
+	hs, ws := in(h), in(w)
+	var b strings.Builder
+	for _, l := range h {
+		if !ws[l] {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	for _, l := range w {
+		if !hs[l] {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	return b.String()
 }
