@@ -1,0 +1,295 @@
+// Package upstreamhttp is the gateway's client side of MCP's two HTTP
+// transports: Streamable HTTP (MCP 2025-03-26 to 2026-07-28) and the
+// legacy HTTP+SSE transport of 2024-11-05. It moves JSON-RPC messages and
+// nothing more: what they mean is the gateway's business.
+//
+// It is the gateway's own so that the mcpx binary does not link
+// mcp-go's client/transport package, which links mcp-go's server and
+// through it a JSON-Schema library whose package initialisation costs
+// every mcpx process ~10 ms of start-up (issue 8).
+package upstreamhttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Transport is a connection to one MCP server over HTTP.
+type Transport interface {
+	// Call sends request id and waits for its response: the result, a
+	// *ResponseError for an error response, or why none came. Header
+	// holds extra HTTP headers for this request (2026-07-28's
+	// Mcp-Method, Mcp-Name, Mcp-Param-*). A done ctx abandons the call;
+	// telling the server (notifications/cancelled) is the caller's part.
+	Call(ctx context.Context, id int64, method string, params json.RawMessage, header http.Header) (json.RawMessage, error)
+	// Notify sends a notification.
+	Notify(ctx context.Context, method string, params json.RawMessage) error
+	// SetProtocolVersion sets the MCP-Protocol-Version header of every
+	// later request; "" sends none.
+	SetProtocolVersion(v string)
+	// Done is closed when the connection has ended; Err says why.
+	Done() <-chan struct{}
+	// Err is why the connection ended: ErrClosed, ErrSessionExpired,
+	// ErrConnectionLost; nil while it lasts.
+	Err() error
+	// Close ends the connection (a Streamable HTTP session is deleted on
+	// the server). It is idempotent.
+	Close() error
+}
+
+// Config configures a transport.
+type Config struct {
+	// URL is the MCP endpoint (Streamable HTTP) or the SSE stream's URL
+	// (legacy HTTP+SSE).
+	URL string
+	// Headers are sent with every HTTP request (authorization, say).
+	Headers map[string]string
+	// Client sends the requests. Defaults to http.DefaultClient.
+	Client *http.Client
+	// Logger gets the transport's own lines. Defaults to none.
+	Logger *slog.Logger
+	// Handlers receive what the server sends on its own.
+	Handlers Handlers
+	// Listen opens Streamable HTTP's GET stream once the session is
+	// initialized, for the messages a server sends outside any call
+	// (list_changed, resource updates). A server answering 405 does not
+	// offer one, and that is fine. The legacy transport always listens.
+	Listen bool
+}
+
+// Handlers receive the messages a server sends on its own.
+type Handlers struct {
+	// Notification is called for each notification, in the order the
+	// server sent them on one stream; it must not block for long. Nil
+	// drops them.
+	Notification func(method string, params json.RawMessage)
+	// Request answers a server-to-client request (ping, roots/list,
+	// sampling/createMessage, elicitation/create), on a goroutine of its
+	// own: the result, or an error, which goes back as a JSON-RPC error
+	// (its code and data when it is a *ResponseError, else an internal
+	// error). Nil answers every request with method not found.
+	Request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+var (
+	// ErrClosed is returned once the transport is closed.
+	ErrClosed = errors.New("transport closed")
+	// ErrSessionExpired is returned when a Streamable HTTP server answers
+	// 404 to a request carrying the session ID: it no longer knows the
+	// session, and only a new initialize gets one.
+	ErrSessionExpired = errors.New("session expired (HTTP 404): the server no longer knows it")
+	// ErrConnectionLost is returned when the legacy transport's SSE
+	// stream ends.
+	ErrConnectionLost = errors.New("SSE connection lost")
+	// ErrNoResponse is returned when a response stream ends without the
+	// call's response.
+	ErrNoResponse = errors.New("the response stream ended without the response")
+)
+
+// StatusError is an HTTP status the transport did not expect, with the
+// start of the response body.
+type StatusError struct {
+	StatusCode int
+	Body       string
+}
+
+// Error says the status and body.
+func (e *StatusError) Error() string {
+	if e.Body == "" {
+		return fmt.Sprintf("HTTP %d", e.StatusCode)
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.StatusCode, e.Body)
+}
+
+// Header names of the transports.
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "MCP-Protocol-Version"
+	headerLastEventID     = "Last-Event-ID"
+)
+
+// Media types of the transports.
+const (
+	mediaJSON   = "application/json"
+	mediaStream = "text/event-stream"
+)
+
+// errBodyLimit caps how much of an error response is read and quoted.
+const errBodyLimit = 4 << 10
+
+// base is what both transports share: the HTTP client, the connection's
+// life, and the handling of messages the server sends on its own.
+type base struct {
+	client   *http.Client
+	headers  map[string]string
+	log      *slog.Logger
+	h        Handlers
+	protocol atomic.Pointer[string]
+
+	// life ends with the connection: every request is bound to it.
+	life     context.Context
+	stopLife context.CancelFunc
+
+	done    chan struct{}
+	endOnce sync.Once
+	err     atomic.Pointer[error]
+
+	// reply sends the answer to a server-to-client request.
+	reply func(ctx context.Context, msg []byte) error
+}
+
+// init sets b up for cfg.
+func (b *base) init(cfg Config) {
+	b.client, b.headers, b.log, b.h = cfg.Client, cfg.Headers, cfg.Logger, cfg.Handlers
+	b.done = make(chan struct{})
+	if b.client == nil {
+		b.client = http.DefaultClient
+	}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	b.life, b.stopLife = context.WithCancel(context.Background())
+}
+
+// SetProtocolVersion sets the MCP-Protocol-Version header of later
+// requests.
+func (b *base) SetProtocolVersion(v string) { b.protocol.Store(&v) }
+
+// Done is closed when the connection has ended.
+func (b *base) Done() <-chan struct{} { return b.done }
+
+// Err is why the connection ended, nil while it lasts.
+func (b *base) Err() error {
+	if p := b.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// end records why the connection ended (the first reason wins) and closes
+// Done.
+func (b *base) end(err error) {
+	b.endOnce.Do(func() {
+		b.err.Store(&err)
+		close(b.done)
+	})
+}
+
+// bind derives a request's context that also ends when the connection
+// does; stop releases it.
+func (b *base) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(b.life, func() { cancel(ErrClosed) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
+// newRequest builds a request with header's entries, then the
+// transport's (MCP-Protocol-Version), then the configured ones, each
+// replacing what came before.
+func (b *base) newRequest(ctx context.Context, method, url string, body []byte, header http.Header) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	for k, v := range header {
+		req.Header[k] = slices.Clone(v)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", mediaJSON)
+	}
+	if p := b.protocol.Load(); p != nil && *p != "" {
+		req.Header.Set(headerProtocolVersion, *p)
+	}
+	for k, v := range b.headers {
+		req.Header.Set(k, v)
+	}
+	return req, nil
+}
+
+// do sends req; a failure because the connection closed is ErrClosed.
+func (b *base) do(req *http.Request) (*http.Response, error) {
+	resp, err := b.client.Do(req)
+	if err != nil {
+		if errors.Is(context.Cause(req.Context()), ErrClosed) {
+			return nil, ErrClosed
+		}
+		return nil, err
+	}
+	return resp, nil
+}
+
+// serverMessage handles a message the server sent other than the
+// response a call waits for.
+func (b *base) serverMessage(m *message) {
+	switch {
+	case m.isNotification():
+		if b.h.Notification != nil {
+			b.h.Notification(m.method, m.params)
+		}
+	case m.isRequest():
+		go b.answer(m)
+	default:
+		b.log.Debug("a response to no call in flight; dropped", "id", string(m.id))
+	}
+}
+
+// answer replies to a server-to-client request.
+func (b *base) answer(m *message) {
+	var (
+		res json.RawMessage
+		err error
+	)
+	if b.h.Request == nil {
+		err = &ResponseError{Code: codeMethodNotFound, Message: "method not found: " + m.method}
+	} else {
+		res, err = b.h.Request(b.life, m.method, m.params)
+	}
+	if rerr := b.reply(b.life, encodeResponse(m.id, res, err)); rerr != nil && b.life.Err() == nil {
+		b.log.Warn("answering a server request", "method", m.method, "error", rerr)
+	}
+}
+
+// codeMethodNotFound is JSON-RPC's method not found.
+const codeMethodNotFound = -32601
+
+// readBody reads a response body whole, in one allocation when the server
+// said its length.
+func readBody(resp *http.Response) ([]byte, error) {
+	var buf bytes.Buffer
+	if n := resp.ContentLength; n > 0 && n < 1<<31 {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(resp.Body)
+	return buf.Bytes(), err
+}
+
+// statusError is the error for an unexpected status: the JSON-RPC error
+// the body holds, if it holds one (servers answer a request they reject
+// with one, under a 4xx), else a *StatusError quoting the body.
+func statusError(resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, errBodyLimit))
+	if m, err := parseMessage(bytes.TrimSpace(body)); err == nil && m.err != nil {
+		return m.err
+	}
+	return &StatusError{StatusCode: resp.StatusCode, Body: string(bytes.TrimSpace(body))}
+}
+
+// drain reads what is left of a body (up to a limit, so the connection
+// can be reused) and closes it.
+func drain(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, errBodyLimit))
+	_ = body.Close()
+}
