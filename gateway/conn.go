@@ -19,8 +19,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
 	"github.com/tidwall/gjson"
 )
 
@@ -420,64 +419,74 @@ func (c *stdioConn) close() error {
 	return nil
 }
 
-// httpConn adapts an mcp-go client transport (streamable HTTP or SSE).
+// httpConn is a connection to a remote upstream over Streamable HTTP or
+// the legacy HTTP+SSE transport (gateway/internal/upstreamhttp).
 type httpConn struct {
 	name   string
 	log    hclog.Logger
-	t      transport.Interface
+	t      upstreamhttp.Transport
 	nextID atomic.Int64
 	doneCh chan struct{}
 	once   sync.Once
 	err    atomic.Value // error
 }
 
+// upstreamHTTPConfig is the transport configuration of cfg's upstream.
+func upstreamHTTPConfig(cfg ServerConfig, log hclog.Logger, h connHandlers) upstreamhttp.Config {
+	c := upstreamhttp.Config{
+		URL:      cfg.URL,
+		Headers:  cfg.Headers,
+		Client:   upstreamHTTPClient(),
+		Logger:   slogTo(log),
+		Handlers: upstreamhttp.Handlers{Notification: h.notification},
+	}
+	if h.request != nil {
+		c.Handlers.Request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			res, err := h.request(ctx, method, params)
+			if err != nil {
+				re := toRPCError(err)
+				return nil, &upstreamhttp.ResponseError{Code: re.Code, Message: re.Message, Data: re.Data}
+			}
+			return res, nil
+		}
+	}
+	return c
+}
+
+// newHTTPConn wraps t; the connection ends when t does.
+func newHTTPConn(name string, log hclog.Logger, t upstreamhttp.Transport) *httpConn {
+	c := &httpConn{name: name, log: log, t: t, doneCh: make(chan struct{})}
+	go func() {
+		<-t.Done()
+		err := t.Err()
+		if errors.Is(err, upstreamhttp.ErrClosed) {
+			c.end(fmt.Errorf("upstream[%s]: connection closed: %w", name, ErrUpstreamExited))
+			return
+		}
+		c.end(fmt.Errorf("upstream[%s]: %w", name, errors.Join(err, ErrUpstreamExited)))
+	}()
+	return c
+}
+
 func startHTTP(ctx context.Context, name string, cfg ServerConfig, log hclog.Logger, h connHandlers) (*httpConn, error) {
-	c := &httpConn{name: name, log: log, doneCh: make(chan struct{})}
-	var t transport.Interface
+	tc := upstreamHTTPConfig(cfg, log, h)
+	var t upstreamhttp.Transport
 	switch cfg.kind() {
 	case TypeSSE:
-		sse, err := transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers), transport.WithHTTPClient(upstreamHTTPClient()), transport.WithSSELogger(slogTo(log)))
+		sse, err := upstreamhttp.DialLegacy(ctx, tc)
 		if err != nil {
-			return nil, fmt.Errorf("upstream[%s]: %w", name, err)
+			return nil, fmt.Errorf("upstream[%s]: connect %s: %w", name, cfg.URL, errors.Join(err, ErrUpstreamUnavailable))
 		}
-		sse.SetConnectionLostHandler(func(err error) {
-			c.end(fmt.Errorf("upstream[%s]: SSE connection lost: %w", name, errors.Join(err, ErrUpstreamExited)))
-		})
 		t = sse
 	default:
-		sh, err := transport.NewStreamableHTTP(cfg.URL, transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(), transport.WithHTTPBasicClient(upstreamHTTPClient()), transport.WithHTTPLogger(slogTo(log)))
+		tc.Listen = true
+		sh, err := upstreamhttp.NewStreamable(tc)
 		if err != nil {
 			return nil, fmt.Errorf("upstream[%s]: %w", name, err)
 		}
 		t = sh
 	}
-	t.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
-		if h.notification == nil {
-			return
-		}
-		params, err := json.Marshal(n.Params)
-		if err != nil {
-			log.Warn("re-encoding a notification", "method", n.Method, "error", err)
-			return
-		}
-		h.notification(n.Method, params)
-	})
-	if bt, ok := t.(transport.BidirectionalInterface); ok && h.request != nil {
-		bt.SetRequestHandler(func(ctx context.Context, r transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-			params, _ := json.Marshal(r.Params)
-			res, err := h.request(ctx, r.Method, params)
-			if err != nil {
-				re := toRPCError(err)
-				return transport.NewJSONRPCErrorResponse(r.ID, re.Code, re.Message, nil), nil
-			}
-			return transport.NewJSONRPCResultResponse(r.ID, res), nil
-		})
-	}
-	if err := t.Start(ctx); err != nil {
-		return nil, fmt.Errorf("upstream[%s]: connect %s: %w", name, cfg.URL, errors.Join(err, ErrUpstreamUnavailable))
-	}
-	c.t = t
-	return c, nil
+	return newHTTPConn(name, log, t), nil
 }
 
 // upstreamMaxIdleConns is how many idle connections to one remote
@@ -513,53 +522,30 @@ func (c *httpConn) callHeader(ctx context.Context, method string, params json.Ra
 	default:
 	}
 	id := c.nextID.Add(1)
-	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: method, Header: header}
-	if len(params) > 0 {
-		req.Params = params
-	}
-	resp, err := c.t.SendRequest(ctx, req)
+	res, err := c.t.Call(ctx, id, method, params, header)
 	if err != nil {
-		if ctx.Err() != nil {
+		var re *upstreamhttp.ResponseError
+		switch {
+		case errors.As(err, &re):
+			return nil, &RPCError{Code: re.Code, Message: re.Message, Data: re.Data}
+		case ctx.Err() != nil:
 			cp, _ := json.Marshal(map[string]any{"requestId": id, "reason": "cancelled by the client"})
 			_ = c.notify(context.Background(), "notifications/cancelled", cp)
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("upstream[%s]: %s: %w", c.name, method, errors.Join(err, ErrUpstreamUnavailable))
 	}
-	if resp.Error != nil {
-		re := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
-		if resp.Error.Data != nil {
-			re.Data, _ = json.Marshal(resp.Error.Data)
-		}
-		return nil, re
-	}
-	return resp.Result, nil
+	return res, nil
 }
 
 func (c *httpConn) notify(ctx context.Context, method string, params json.RawMessage) error {
-	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: method}}
-	if len(params) > 0 {
-		var fields map[string]any
-		if err := json.Unmarshal(params, &fields); err != nil {
-			return fmt.Errorf("upstream[%s]: notification params: %w", c.name, err)
-		}
-		if meta, ok := fields["_meta"].(map[string]any); ok {
-			n.Params.Meta = meta
-			delete(fields, "_meta")
-		}
-		n.Params.AdditionalFields = fields
-	}
-	if err := c.t.SendNotification(ctx, n); err != nil {
+	if err := c.t.Notify(ctx, method, params); err != nil {
 		return fmt.Errorf("upstream[%s]: %s: %w", c.name, method, err)
 	}
 	return nil
 }
 
-func (c *httpConn) setProtocolVersion(v string) {
-	if hc, ok := c.t.(interface{ SetProtocolVersion(string) }); ok {
-		hc.SetProtocolVersion(v)
-	}
-}
+func (c *httpConn) setProtocolVersion(v string) { c.t.SetProtocolVersion(v) }
 
 func (c *httpConn) done() <-chan struct{} { return c.doneCh }
 

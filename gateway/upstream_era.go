@@ -22,8 +22,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -38,20 +38,16 @@ func (u *upstream) probeStateless(ctx context.Context) conn {
 	if u.cfg.kind() != TypeStreamableHTTP || u.cfg.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
 		return nil
 	}
-	sh, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.cfg.Headers), transport.WithHTTPBasicClient(upstreamHTTPClient()), transport.WithHTTPLogger(slogTo(u.log)))
+	tc := upstreamHTTPConfig(u.cfg, u.log, connHandlers{
+		// progress of a call on this lane
+		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
+	})
+	sh, err := upstreamhttp.NewStreamable(tc)
 	if err != nil {
 		return nil
 	}
 	sh.SetProtocolVersion(mcp.ProtocolVersion20260728)
-	sh.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
-		if params, err := json.Marshal(n.Params); err == nil {
-			u.g.upstreamNotification(u, n.Method, params) // progress of a call on this lane
-		}
-	})
-	if err := sh.Start(ctx); err != nil {
-		return nil
-	}
-	c := &httpConn{name: u.name, log: u.log, t: sh, doneCh: make(chan struct{})}
+	c := newHTTPConn(u.name, u.log, sh)
 	caps := u.g.clientCapabilities(u)
 	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
