@@ -7,8 +7,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// slogTo returns a slog.Logger that writes into log: mcp-go's transports
-// log with slog, and their lines belong in the upstream's named logger.
+// slogTo returns a slog.Logger that writes into log: the HTTP upstream
+// transports (gateway/internal/upstreamhttp) log with slog, and their
+// lines belong in the upstream's named logger.
 func slogTo(log hclog.Logger) *slog.Logger {
 	return slog.New(&hclogHandler{log: log})
 }
