@@ -22,13 +22,13 @@ type Streamable struct {
 	base
 	url    string
 	listen bool
+	retry  time.Duration // the GET stream's wait before reopening: defaultRetry
 
 	mu      sync.Mutex
 	session string
 
 	listenOnce sync.Once
 	closeOnce  sync.Once
-	wg         sync.WaitGroup // the GET stream
 }
 
 var _ Transport = (*Streamable)(nil)
@@ -39,7 +39,7 @@ func NewStreamable(cfg Config) (*Streamable, error) {
 	if _, err := url.ParseRequestURI(cfg.URL); err != nil {
 		return nil, fmt.Errorf("streamable HTTP: %w", err)
 	}
-	c := &Streamable{url: cfg.URL, listen: cfg.Listen}
+	c := &Streamable{url: cfg.URL, listen: cfg.Listen, retry: defaultRetry}
 	c.init(cfg)
 	c.reply = func(ctx context.Context, msg []byte) error { return c.post(ctx, msg) }
 	return c, nil
@@ -121,10 +121,7 @@ func (c *Streamable) Call(ctx context.Context, id int64, method string, params j
 		return nil, ErrClosed
 	}
 	if err == nil && method == "initialize" && c.listen {
-		c.listenOnce.Do(func() {
-			c.wg.Add(1)
-			go c.listenStream()
-		})
+		c.listenOnce.Do(func() { go c.listenStream() })
 	}
 	return res, err
 }
@@ -248,7 +245,6 @@ func (c *Streamable) resume(ctx context.Context, r *eventReader) (io.ReadCloser,
 // until the connection does. A server that answers 405, or 404 before
 // the stream ever opened, does not offer it.
 func (c *Streamable) listenStream() {
-	defer c.wg.Done()
 	opened := false
 	r := newEventReader(nil)
 	for c.life.Err() == nil {
@@ -285,7 +281,7 @@ func (c *Streamable) listenStream() {
 			c.readListening(r)
 			_ = resp.Body.Close()
 		}
-		delay := defaultRetry
+		delay := c.retry
 		if r.hasRetry {
 			delay = max(r.retry, minRetry)
 		}
@@ -360,8 +356,10 @@ func (c *Streamable) Close() error {
 	c.closeOnce.Do(func() {
 		expired := errors.Is(c.Err(), ErrSessionExpired)
 		c.end(ErrClosed)
+		// Ends the GET stream and the calls in flight. Close does not
+		// wait for the GET stream's goroutine: it may be in a handler
+		// that waits on whoever called Close.
 		c.stopLife()
-		c.wg.Wait()
 		session := c.SessionID()
 		if session == "" || expired {
 			return
