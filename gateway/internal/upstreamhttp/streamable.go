@@ -165,7 +165,8 @@ const (
 // readStream reads a POST's SSE stream up to the response to id. Before
 // 2026-07-28 a server may end the stream early once it has sent an event
 // ID; the call then resumes it with a GET carrying Last-Event-ID, after
-// the wait the server asked for (SEP-1699).
+// the wait the server asked for (SEP-1699). From 2026-07-28 on, a stream
+// that ends without the response fails the call.
 func (c *Streamable) readStream(ctx context.Context, body io.ReadCloser, id int64) (json.RawMessage, error) {
 	r := newEventReader(body)
 	want := idKey(id)
@@ -173,7 +174,7 @@ func (c *Streamable) readStream(ctx context.Context, body io.ReadCloser, id int6
 		for {
 			ev, err := r.next()
 			if err != nil {
-				if !errors.Is(err, io.EOF) || !r.hasID || ctx.Err() != nil {
+				if !errors.Is(err, io.EOF) || !r.hasID || ctx.Err() != nil || c.stateless() {
 					if ctx.Err() != nil {
 						return nil, context.Cause(ctx)
 					}
@@ -200,6 +201,17 @@ func (c *Streamable) readStream(ctx context.Context, body io.ReadCloser, id int6
 		}
 		r.br.Reset(body)
 	}
+}
+
+// statelessRevision is the first MCP revision without sessions, the GET
+// stream or resumption (SEP-2575, SEP-2567).
+const statelessRevision = "2026-07-28"
+
+// stateless reports whether the connection speaks statelessRevision or a
+// later one (revisions are dates: they compare as strings).
+func (c *Streamable) stateless() bool {
+	p := c.protocol.Load()
+	return p != nil && *p >= statelessRevision
 }
 
 // resume reopens a stream the server ended, after the wait it asked for,

@@ -331,3 +331,29 @@ func TestStreamableNoResponse(t *testing.T) {
 		t.Errorf("error %v, want ErrNoResponse", err)
 	}
 }
+
+// From 2026-07-28 on a stream is never resumed: one the server ends
+// before the response fails the call, with no GET.
+func TestStreamableNoResumeWhenStateless(t *testing.T) {
+	gets := make(chan struct{}, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets <- struct{}{}
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "id: ev-1\nretry: 1\ndata: \n\n")
+	}))
+	defer ts.Close()
+	c := newStreamable(t, ts.URL, Config{})
+	c.SetProtocolVersion("2026-07-28")
+	if _, err := c.Call(context.Background(), 5, "subscriptions/listen", nil, nil); !errors.Is(err, ErrNoResponse) {
+		t.Errorf("error %v, want ErrNoResponse", err)
+	}
+	select {
+	case <-gets:
+		t.Error("a 2026-07-28 stream was resumed with a GET")
+	default:
+	}
+}
