@@ -1,14 +1,19 @@
 package gateway
 
-// subscriptions/listen upstream. An upstream that speaks only 2026-07-28
-// sends no notification outside a request: it announces list changes and
+// subscriptions/listen upstream. A connection in 2026-07-28 carries no
+// notification outside a request: the server announces list changes and
 // resource updates only on a subscriptions/listen stream, whose filter
 // names what the listener wants (SEP-2575). The gateway keeps one such
-// stream open per stateless-only upstream, asking for the list changes
-// the upstream's capabilities offer and for the resources someone
-// downstream subscribes to; when that set changes the stream is reopened
-// with the new filter. What arrives on it goes through
-// upstreamNotification like a session-era server's notifications.
+// stream open on an upstream's stateless connection (its lane: the only
+// connection of a stateless-only upstream, or the second one stateless
+// clients' requests go to), asking for the list changes the upstream's
+// capabilities offer and, for a stateless-only upstream, the resources
+// someone downstream subscribes to (a session-era upstream gets those as
+// resources/subscribe on its session). When that set or the lane changes
+// the stream is reopened. What arrives on it goes through
+// upstreamNotification like a session-era server's notifications, so a
+// tool list changed by a stateless client's call on the lane reaches
+// every client.
 
 import (
 	"context"
@@ -30,6 +35,7 @@ type upstreamListen struct {
 	mu     sync.Mutex
 	uris   map[string]struct{}    // resources subscribed to, in u's form
 	filter string                 // the open stream's filter (JSON); "" when none is open
+	lane   conn                   // the connection the open stream is on
 	acked  mcp.SubscriptionFilter // what the upstream agreed to
 	cancel context.CancelFunc
 	ack    chan mcp.SubscriptionFilter // the ack the stream being opened waits for
@@ -107,8 +113,11 @@ func (u *upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 	defer l.open.Unlock()
 	want := u.listenFilter()
 	wantJSON, _ := json.Marshal(want)
+	u.mu.RLock()
+	lane := u.lane
+	u.mu.RUnlock()
 	l.mu.Lock()
-	if l.filter == string(wantJSON) {
+	if l.filter == string(wantJSON) && l.lane == lane {
 		acked := l.acked
 		l.mu.Unlock()
 		return acked, nil
@@ -117,18 +126,15 @@ func (u *upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 		l.cancel()
 		l.cancel = nil
 	}
-	l.filter = ""
+	l.filter, l.lane = "", nil
 	l.gen++
 	gen := l.gen
 	l.mu.Unlock()
 	if want.IsEmpty() {
 		return want, nil
 	}
-	u.mu.RLock()
-	lane := u.lane
-	u.mu.RUnlock()
 	if lane == nil {
-		return mcp.SubscriptionFilter{}, fmt.Errorf("upstream[%s] is not connected: %w", u.name, ErrUpstreamUnavailable)
+		return mcp.SubscriptionFilter{}, fmt.Errorf("upstream[%s] has no 2026-07-28 connection: %w", u.name, ErrUpstreamUnavailable)
 	}
 	params, _ := json.Marshal(map[string]any{"notifications": want, "_meta": json.RawMessage(u.gatewayMeta())})
 	sctx, cancel := context.WithCancel(u.g.ctx)
@@ -148,7 +154,7 @@ func (u *upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 	case acked := <-ack:
 		l.mu.Lock()
 		if l.gen == gen {
-			l.filter, l.acked = string(wantJSON), acked
+			l.filter, l.acked, l.lane = string(wantJSON), acked, lane
 		}
 		l.mu.Unlock()
 		u.log.Debug("subscriptions/listen open", "filter", string(wantJSON))
@@ -201,7 +207,7 @@ func (u *upstream) listenEnded(ctx context.Context, lane conn, gen int, err erro
 	l.mu.Lock()
 	current := l.gen == gen && l.filter != ""
 	if current {
-		l.filter, l.cancel = "", nil
+		l.filter, l.cancel, l.lane = "", nil, nil
 	}
 	l.mu.Unlock()
 	select {
@@ -224,4 +230,14 @@ func (u *upstream) listenEnded(ctx context.Context, lane conn, gen int, err erro
 			u.log.Warn("reopening subscriptions/listen", "error", err)
 		}
 	})
+}
+
+// laneOpened opens the stream on a new stateless connection, in the
+// background: the request that opened the lane does not wait for it.
+func (u *upstream) laneOpened() {
+	go func() {
+		if err := u.relisten(u.g.ctx); err != nil {
+			u.log.Debug("opening subscriptions/listen on the stateless connection", "error", err)
+		}
+	}()
 }
