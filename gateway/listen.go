@@ -138,9 +138,13 @@ func (s *Session) serveListen(ctx context.Context, m *message, related func([]by
 	l.notify(notificationSubscriptionsAcked, ack)
 	s.g.log.Debug("subscriptions/listen open", "session", s.ID, "user", s.User, "filter", string(ack))
 	if !l.filter.IsEmpty() {
+		var closing <-chan struct{} // the gateway's shutdown ends every stream
+		if g.ctx != nil {
+			closing = g.ctx.Done()
+		}
 		select {
 		case <-ctx.Done():
-		case <-g.ctx.Done():
+		case <-closing:
 		}
 	}
 	return tagSubscription(nil, m.ID), nil
