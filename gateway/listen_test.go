@@ -247,3 +247,23 @@ func TestSubscriptionsListenGoSDK(t *testing.T) {
 	b, _ := json.Marshal(names)
 	t.Logf("tools: %s", b)
 }
+
+// TestSubscriptionsListenShutdown: the gateway's shutdown ends an open
+// stream with its tagged result.
+func TestSubscriptionsListenShutdown(t *testing.T) {
+	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	c := connectStateless(t, g)
+	id, done := c.start("subscriptions/listen", statelessParams(`{"notifications":{"toolsListChanged":true}}`, ""))
+	if n, ok := c.nextNote(30 * time.Second); !ok || n.Get("method").String() != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("no ack: %s", n.Raw)
+	}
+	go g.Close(context.Background())
+	select {
+	case resp := <-done:
+		if gjson.GetBytes(resp, `result._meta.io\.modelcontextprotocol/subscriptionId`).Raw != id {
+			t.Fatalf("the stream ended with %s", resp)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream outlived the gateway")
+	}
+}
