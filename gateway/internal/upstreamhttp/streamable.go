@@ -93,7 +93,10 @@ func (c *Streamable) Call(ctx context.Context, id int64, method string, params j
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	// The request's context ends before its body closes: over HTTP/2,
+	// closing a body the server has not finished can otherwise wait for
+	// the stream's clean-up.
+	defer func() { stop(); _ = resp.Body.Close() }()
 	switch {
 	case resp.StatusCode == http.StatusNotFound && session != "":
 		return nil, c.expired(session)
