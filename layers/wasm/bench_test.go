@@ -205,6 +205,7 @@ func BenchmarkColdStart(b *testing.B) {
 func newEngineAllLayers(tb testing.TB, h *wasm.Host, cfg engine.Config) *engine.Engine {
 	reg := engine.NewRegistry()
 	def := engine.DefaultRegistry()
+	reg.SetChain(def.Chain())
 	for _, n := range def.Names() {
 		if n == "custom" || n == "presets" {
 			continue
