@@ -65,7 +65,7 @@ func TestHotReloadUnderLoad(t *testing.T) {
 	// The subject is reloading, not deadlines: a standard Go guest's
 	// initialization can take over the default 2 s on a loaded machine
 	// under -race, which would fail a reload.
-	f, err := wasm.OpenFolder(context.Background(), h, dir, h.Sandbox().WithTimeout(time.Minute), log)
+	f, err := wasm.OpenFolder(context.Background(), h, dir, wasm.SandboxConfig{Timeout: time.Minute}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestInFlightFinishesOnOld(t *testing.T) {
 	writeAtomic(t, filepath.Join(dir, "slow.json"), []byte(`{"servers":["*"],"config":{"mode_":"slow"}}`))
 	writeAtomic(t, filepath.Join(dir, "slow.wasm"), hostile(t))
 	h := newHost(t, nil)
-	f, err := wasm.OpenFolder(context.Background(), h, dir, h.Sandbox().WithTimeout(time.Minute), nil)
+	f, err := wasm.OpenFolder(context.Background(), h, dir, wasm.SandboxConfig{Timeout: time.Minute}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -310,7 +310,7 @@ func contains(list []string, s string) bool {
 
 // plugin returns the compiled preset, loading it now on the first call.
 func (l *presets) plugin(ctx context.Context, name string) (*Plugin, error) {
-	if l.config[name] == nil && l.cfg == l.host.Sandbox() {
+	if l.config[name] == nil && l.cfg.withDefaults() == l.host.Sandbox().withDefaults() {
 		return l.host.Preset(ctx, name)
 	}
 	l.mu.Lock()
