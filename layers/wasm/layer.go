@@ -335,6 +335,11 @@ func (l *presets) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, er
 	ctx = WithLogger(ctx, l.log)
 	var all []engine.Rewrite
 	for _, n := range l.names {
+		if cannotChange(n, d, l.cfg.withDefaults().LongString) {
+			// Not loading it is the saving: a fresh process that
+			// transforms one small result pays no compile-cache load.
+			continue
+		}
 		p, err := l.plugin(ctx, n)
 		if err != nil {
 			return nil, err
