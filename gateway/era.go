@@ -104,7 +104,9 @@ func (s *Session) serveStateless(ctx context.Context, m *message, related func([
 		res json.RawMessage
 		err error
 	)
-	if m.Method == "server/discover" {
+	if m.Method == methodSubscriptionsListen {
+		res, err = s.serveListen(ctx, m, related)
+	} else if m.Method == "server/discover" {
 		d := s.g.serverDescription(true)
 		d["supportedVersions"] = append(slices.Clone(StatelessProtocolVersions), supportedDownstream...)
 		res, err = json.Marshal(d)
@@ -173,23 +175,26 @@ func quote(s string) string {
 	return string(b)
 }
 
-// statelessCapabilities drops from caps what the stateless revision
-// serves differently (see serverDescription).
+// statelessCapabilities drops from caps what the stateless revision does
+// not have: logging/setLevel.
 func statelessCapabilities(caps map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range caps {
-		switch k {
-		case "logging":
-			continue
-		case "tools", "prompts":
-			out[k] = map[string]any{}
-		case "resources":
-			out[k] = map[string]any{}
-		default:
+		if k != "logging" {
 			out[k] = v
 		}
 	}
 	return out
+}
+
+// offersPrompts reports whether an upstream offers prompts.
+func (g *Gateway) offersPrompts() bool {
+	for _, name := range g.order {
+		if g.ups[name].capability("prompts") {
+			return true
+		}
+	}
+	return false
 }
 
 // statelessSession is the Session of one stateless HTTP request: not
@@ -244,21 +249,20 @@ func (s *Session) listArtifacts(ctx context.Context, cursor string) ([]store.Ref
 
 // serverDescription is what initialize and server/discover tell a client
 // of the gateway: capabilities, serverInfo and instructions. The stateless
-// revision has no logging/setLevel and no resources/subscribe, and hears
-// of list changes only through subscriptions/listen, which mcpx does not
-// serve yet: those are declared only to the session era.
+// revision has no logging/setLevel and hears of list changes and resource
+// updates on subscriptions/listen (listen.go).
 func (g *Gateway) serverDescription(stateless bool) map[string]any {
 	caps := map[string]any{
 		"tools":     map[string]any{"listChanged": true},
 		"resources": map[string]any{"subscribe": true, "listChanged": true},
 		"logging":   map[string]any{},
 	}
+	if g.offersPrompts() {
+		caps["prompts"] = map[string]any{"listChanged": true}
+	}
 	var instructions []string
 	for _, name := range g.order {
 		u := g.ups[name]
-		if u.capability("prompts") {
-			caps["prompts"] = map[string]any{"listChanged": true}
-		}
 		if u.capability("completions") {
 			caps["completions"] = map[string]any{}
 		}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -52,6 +53,11 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 	}
 	s := srv.g.statelessSession(user)
 	ls := &lazyStream{srv: srv, w: w}
+	if m.Method == methodSubscriptionsListen {
+		ctx, stop := context.WithCancel(r.Context())
+		defer stop()
+		go ls.keepAlive(ctx, srv.o.KeepAlive)
+	}
 	resp := s.handle(r.Context(), m, ls.emit)
 	if code := gjson.GetBytes(resp, "error.code"); code.Exists() {
 		ls.mu.Lock()

@@ -97,7 +97,10 @@ type Gateway struct {
 	sessions map[string]*Session
 
 	subsMu sync.Mutex
-	subs   map[string]map[*Session]struct{} // resource URI → subscribers
+	subs   map[string]map[subscriber]struct{} // resource URI → subscribers
+
+	listenMu  sync.Mutex
+	listeners map[*listener]struct{} // open subscriptions/listen streams
 
 	progMu   sync.Mutex
 	progress map[string]progressRoute // upstream progress token → client's
@@ -148,7 +151,8 @@ func New(o Options) (*Gateway, error) {
 		ups:        map[string]*upstream{},
 		routes:     map[string]*toolRoute{},
 		sessions:   map[string]*Session{},
-		subs:       map[string]map[*Session]struct{}{},
+		subs:       map[string]map[subscriber]struct{}{},
+		listeners:  map[*listener]struct{}{},
 		progress:   map[string]progressRoute{},
 		owner:      map[string]*upstream{},
 		collisions: map[string]struct{}{},
@@ -380,24 +384,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 func (g *Gateway) upstreamReady(u *upstream) {
 	g.rebuildRoutes()
 	g.broadcast("notifications/tools/list_changed", nil)
-	g.subsMu.Lock()
-	var uris []string
-	for uri := range g.subs {
-		if nu, orig, ok := g.resolveURI(uri); ok {
-			if nu == u {
-				uris = append(uris, orig)
-			}
-		} else if g.ownerOf(uri) == u {
-			uris = append(uris, uri)
-		}
-	}
-	g.subsMu.Unlock()
-	for _, uri := range uris {
-		params, _ := json.Marshal(map[string]string{"uri": uri})
-		if _, err := u.call(g.ctx, "resources/subscribe", params); err != nil {
-			u.log.Warn("renewing a subscription after reconnect", "uri", uri, "error", err)
-		}
-	}
+	g.renewSubscriptions(u)
 }
 
 // Generated tool kinds.
@@ -501,104 +488,6 @@ func (g *Gateway) route(name string) (*toolRoute, bool) {
 	defer g.routesMu.RUnlock()
 	r, ok := g.routes[name]
 	return r, ok
-}
-
-// broadcast sends a notification to every session.
-func (g *Gateway) broadcast(method string, params json.RawMessage) {
-	msg := encodeRequest(nil, method, params)
-	// send outside the lock: a stdio client that does not read holds its
-	// sender up (back-pressure), and must not hold up new sessions too
-	g.sessMu.RLock()
-	to := make([]*Session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		if s.initialized.Load() {
-			to = append(to, s)
-		}
-	}
-	g.sessMu.RUnlock()
-	for _, s := range to {
-		s.send(msg)
-	}
-}
-
-// upstreamNotification routes what an upstream announces.
-func (g *Gateway) upstreamNotification(u *upstream, method string, params json.RawMessage) {
-	switch method {
-	case "notifications/progress":
-		tok := gjson.GetBytes(params, "progressToken")
-		g.progMu.Lock()
-		r, ok := g.progress[tok.Raw]
-		g.progMu.Unlock()
-		if !ok {
-			u.log.Debug("progress for a token no call holds", "token", tok.Raw)
-			return
-		}
-		p, err := sjson.SetRawBytes(append([]byte(nil), params...), "progressToken", r.token)
-		if err != nil {
-			return
-		}
-		msg := encodeRequest(nil, method, p)
-		if r.related != nil {
-			r.related(msg)
-		} else {
-			r.s.send(msg)
-		}
-	case "notifications/message":
-		if !gjson.GetBytes(params, "logger").Exists() {
-			params, _ = sjson.SetBytes(append([]byte(nil), params...), "logger", u.name)
-		}
-		g.broadcast(method, params)
-	case "notifications/tools/list_changed":
-		go func() {
-			ctx, cancel := context.WithTimeout(g.ctx, u.cfg.timeout())
-			defer cancel()
-			if err := u.loadTools(ctx); err != nil {
-				u.log.Warn("reloading tools after list_changed", "error", err)
-			}
-			g.rebuildRoutes()
-			g.broadcast(method, nil)
-		}()
-	case "notifications/resources/updated":
-		// Subscribers of the bare URI hear of it when u owns it (see
-		// UpstreamURIPrefix); subscribers of u's namespaced form always,
-		// under that form.
-		uri := gjson.GetBytes(params, "uri").String()
-		alias := upstreamURI(u.name, uri)
-		g.invalidate(uri)
-		g.invalidate(alias)
-		owner := g.ownerOf(uri)
-		g.subsMu.Lock()
-		var bare, named []*Session
-		if owner == nil || owner == u {
-			for s := range g.subs[uri] {
-				bare = append(bare, s)
-			}
-		}
-		for s := range g.subs[alias] {
-			named = append(named, s)
-		}
-		g.subsMu.Unlock()
-		if len(bare) > 0 {
-			msg := encodeRequest(nil, method, params)
-			for _, s := range bare {
-				s.send(msg)
-			}
-		}
-		if len(named) > 0 {
-			p, _ := sjson.SetBytes(append([]byte(nil), params...), "uri", alias)
-			msg := encodeRequest(nil, method, p)
-			for _, s := range named {
-				s.send(msg)
-			}
-		}
-		u.log.Debug("resource updated", "uri", uri, "sessions", len(bare)+len(named))
-	case "notifications/resources/list_changed", "notifications/prompts/list_changed":
-		g.broadcast(method, params)
-	case "notifications/cancelled":
-		// the upstream gave up on a request of ours: nothing is pending
-	default:
-		u.log.Debug("notification not forwarded", "method", method)
-	}
 }
 
 // newID returns a random session id.

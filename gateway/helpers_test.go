@@ -276,6 +276,19 @@ func connect(t testing.TB, g *Gateway) *client {
 // connectWith is connect with the client capabilities caps.
 func connectWith(t testing.TB, g *Gateway, caps string) *client {
 	t.Helper()
+	c := connectStateless(t, g)
+	res := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"test","version":"1"}}`)
+	if e := gjson.GetBytes(res, "error"); e.Exists() {
+		t.Fatalf("initialize: %s", e.Raw)
+	}
+	c.notify("notifications/initialized", "")
+	return c
+}
+
+// connectStateless serves a new stdio connection of g without
+// initialize, as a 2026-07-28 client has it.
+func connectStateless(t testing.TB, g *Gateway) *client {
+	t.Helper()
 	// OS pipes, as an MCP client's stdio: writes land in the kernel's
 	// buffer instead of waiting for the gateway to read them.
 	inR, inW, err := os.Pipe()
@@ -319,11 +332,6 @@ func connectWith(t testing.TB, g *Gateway, caps string) *client {
 		}
 	}()
 	t.Cleanup(func() { inW.Close() })
-	res := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"test","version":"1"}}`)
-	if e := gjson.GetBytes(res, "error"); e.Exists() {
-		t.Fatalf("initialize: %s", e.Raw)
-	}
-	c.notify("notifications/initialized", "")
 	return c
 }
 

@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // lazyStream answers a POSTed request as plain JSON unless something
@@ -83,4 +86,33 @@ func (l *lazyStream) finish(resp []byte) {
 		return
 	}
 	writeJSON(l.w, http.StatusOK, resp)
+}
+
+// keepAlive writes an SSE comment every interval while the stream is open
+// and idle-prone (a subscriptions/listen stream can be quiet for hours,
+// and proxies cut silent responses), until ctx ends or the response is
+// written.
+func (l *lazyStream) keepAlive(ctx context.Context, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		l.mu.Lock()
+		if l.done || l.gone {
+			l.mu.Unlock()
+			return
+		}
+		if l.stream != 0 {
+			if _, err := io.WriteString(l.w, ": keepalive\n\n"); err != nil {
+				l.gone = true
+			} else if fl, ok := l.w.(http.Flusher); ok {
+				fl.Flush()
+			}
+		}
+		l.mu.Unlock()
+	}
 }

@@ -219,9 +219,9 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 			return nil, fmt.Errorf("%s: %w: \"uri\" is required", m.Method, errBadParams)
 		}
 		if m.Method == "resources/subscribe" {
-			return json.RawMessage("{}"), g.subscribe(ctx, s, uri)
+			return json.RawMessage("{}"), s.subscribeSession(ctx, uri)
 		}
-		g.unsubscribe(s, uri)
+		s.unsubscribeSession(uri)
 		return json.RawMessage("{}"), nil
 	case "prompts/list":
 		return s.listPrompts(ctx, m.Params)

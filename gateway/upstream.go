@@ -63,6 +63,7 @@ type upstream struct {
 	roots   rootsState      // what this connection was told of roots
 	lane    conn            // the 2026-07-28 connection, if any (upstream_era.go)
 	stdLane stdioLane       // a stdio upstream's, opened on demand (upstream_stdio_lane.go)
+	listen  upstreamListen  // a stateless-only upstream's subscriptions/listen (upstream_listen.go)
 	// statelessOnly: the upstream speaks only 2026-07-28, remembered
 	// across reconnects (upstream_stateless_only.go)
 	statelessOnly atomic.Bool

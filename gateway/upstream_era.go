@@ -105,6 +105,9 @@ func (u *upstream) setLane(c conn) {
 	if old != nil {
 		_ = old.close()
 	}
+	if c != nil && !u.statelessOnly.Load() {
+		u.laneOpened() // a stateless-only upstream's opens with its connection
+	}
 }
 
 // callLane sends a stateless client's request down the stateless lane:

@@ -63,6 +63,9 @@ func (u *upstream) statelessLane(ctx context.Context) conn {
 	u.lane = c
 	u.mu.Unlock()
 	u.stdLane.probed.Store(true)
+	if c != nil {
+		u.laneOpened()
+	}
 	return c
 }
 

@@ -259,33 +259,14 @@ func runPluginTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	}
 	defer p.Close(ctx)
 	call := engine.Call{Server: server, Tool: tool, Arguments: json.RawMessage(arguments)}
-	d := engine.NewDoc(call, in)
-	if err := d.Err(); err != nil {
-		return fail(stderr, c, fmt.Errorf("result: %w", err))
-	}
-	start := time.Now()
-	rws, err := p.Run(ctx, d, wasm.Mode(mode))
-	took := time.Since(start)
+	tr, err := p.Try(ctx, call, in, wasm.Mode(mode), engine.Options{Store: memstore.New(memstore.Config{}), Logger: log})
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	// Execute the rewrites with the engine over a memory store.
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "plugin", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
-		return fixedRewrites(rws), nil
-	}})
-	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: engine.Config{Chain: []string{"plugin"}}, Logger: log})
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	defer eng.Close(ctx)
-	res, err := eng.Transform(ctx, call, in)
-	if err != nil {
-		return fail(stderr, c, err)
-	}
+	res := tr.Result
 	out := pluginOutcome{
-		Plugin: name, SHA256: p.SHA256(), Mode: wasm.Mode(mode), Rewrites: rws, Result: res.Raw,
-		Artifacts: res.Artifacts, TookMS: float64(took.Microseconds()) / 1000,
+		Plugin: name, SHA256: p.SHA256(), Mode: wasm.Mode(mode), Rewrites: tr.Rewrites, Result: res.Raw,
+		Artifacts: res.Artifacts, TookMS: float64(tr.Took.Microseconds()) / 1000,
 	}
 	if out.Rewrites == nil {
 		out.Rewrites = []engine.Rewrite{}
@@ -327,9 +308,3 @@ func dumpRequest(c command, call engine.Call, mode wasm.Mode, pluginConfig strin
 	}
 	return exitOK
 }
-
-// fixedRewrites is a layer that returns the plugin's rewrites.
-type fixedRewrites []engine.Rewrite
-
-// Plan returns the rewrites.
-func (f fixedRewrites) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { return f, nil }

@@ -104,10 +104,10 @@ not the table of its run.
 		}
 	}
 	b.WriteString(`- ` + "`server-pdf`" + ` takes its allowed folders from the client's roots. mcpx
-  declares the roots capability upstream and, until it relays the client's
-  roots, answers ` + "`roots/list`" + ` with none, which clears the folders given on
-  the command line; files given on the command line stay allowed, so the
-  matrix passes the PDF's path.
+  declares the roots capability upstream only while a connected client has
+  declared roots, and relays ` + "`roots/list`" + ` to that client
+  (docs/protocol.md, Roots); no client here declares roots, so the server
+  keeps what its command line allows, and the matrix passes the PDF's path.
 - Every server here speaks 2025-11-25. The direct call always uses that
   revision; through mcpx the client uses the table's revision and mcpx
   bridges it (2026-07-28 results carry ` + "`resultType`" + `, which the comparison

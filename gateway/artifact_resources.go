@@ -1,0 +1,189 @@
+package gateway
+
+// Artifacts as MCP resources: mcpx://artifacts/{id} listed, read and
+// summarised for the session (or principal) that may read them.
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// ArtifactMetaKey is the _meta key under which a resources/read content
+// carries the ref of the artifact its blob was stored as.
+const ArtifactMetaKey = "mcpx/artifact"
+
+// artifactPage lists this session's artifacts as mcpx://artifacts/{id}
+// resources (or, for templates, the one artifact template).
+func (s *Session) artifactPage(ctx context.Context, out []byte, key string, templates bool, cursor string, src int) (json.RawMessage, error) {
+	if templates {
+		if cursor != "" {
+			return out, nil
+		}
+		t := map[string]any{
+			"uriTemplate": engine.URIScheme + "{id}",
+			"name":        "mcpx-artifact",
+			"title":       "mcpx artifact",
+			"description": "Bytes mcpx moved out of a tool result in this session; read by id.",
+		}
+		b, _ := json.Marshal([]any{t})
+		out, _ = sjson.SetRawBytes(out, key, b)
+		return out, nil
+	}
+	refs, next, err := s.listArtifacts(ctx, cursor)
+	if err != nil {
+		return nil, fmt.Errorf("resources/list: artifacts: %w", err)
+	}
+	items := make([]map[string]any, 0, len(refs))
+	for _, r := range refs {
+		s.addArtifact(r.ID)
+		name := r.Filename
+		if name == "" {
+			name = r.ID
+		}
+		item := map[string]any{
+			"uri":         engine.URIScheme + r.ID,
+			"name":        name,
+			"description": fmt.Sprintf("mcpx artifact %s from %s %s (%s)", r.ID, r.Source.Server, r.Source.Tool, humanize.Bytes(r.SizeBytes)),
+			"size":        r.SizeBytes,
+		}
+		if r.MIMEType != "" {
+			item["mimeType"] = r.MIMEType
+		}
+		items = append(items, item)
+	}
+	b, _ := json.Marshal(items)
+	out, _ = sjson.SetRawBytes(out, key, b)
+	if next != "" {
+		out, _ = sjson.SetBytes(out, "nextCursor", encodeCursor(pageCursor{Source: src, Cursor: next}))
+	}
+	return out, nil
+}
+
+// artifactID returns the id of an mcpx://artifacts/{id} URI.
+func artifactID(uri string) (string, bool) {
+	id, ok := strings.CutPrefix(uri, engine.URIScheme)
+	return id, ok && id != "" && !strings.ContainsAny(id, "/?#")
+}
+
+// mayRead reports whether the session may read artifact id: it was made
+// in this session (or is listed under its scope).
+func (s *Session) mayRead(ctx context.Context, id string) bool {
+	if s.ownsArtifact(id) {
+		return true
+	}
+	if !s.inScope(ctx, id) {
+		return false
+	}
+	s.addArtifact(id)
+	return true
+}
+
+// readArtifact returns an artifact's exact bytes as a blob.
+func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMessage, error) {
+	if !s.mayRead(ctx, id) {
+		if ok, _ := s.g.st.Exists(ctx, id); ok {
+			return nil, fmt.Errorf("resources/read %s: %w", uri, ErrForbidden)
+		}
+		return nil, fmt.Errorf("resources/read %s: %w", uri, ErrUnknownResource)
+	}
+	rc, ref, err := s.g.st.Get(ctx, id, nil)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, ErrUnknownResource, err)
+		}
+		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
+	}
+	defer rc.Close()
+	var buf bytes.Buffer
+	buf.Grow(int(ref.SizeBytes))
+	if _, err := io.Copy(&buf, rc); err != nil {
+		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
+	}
+	mime := ref.MIMEType
+	if mime == "" {
+		mime = "application/octet-stream"
+	}
+	enc := make([]byte, base64.StdEncoding.EncodedLen(buf.Len()))
+	base64.StdEncoding.Encode(enc, buf.Bytes())
+	out := make([]byte, 0, len(enc)+256)
+	out = append(out, `{"contents":[{"uri":`...)
+	out, _ = appendJSON(out, uri)
+	out = append(out, `,"mimeType":`...)
+	out, _ = appendJSON(out, mime)
+	out = append(out, `,"blob":"`...)
+	out = append(out, enc...)
+	out = append(out, `","_meta":{"`+ArtifactMetaKey+`":`...)
+	refJSON, _ := json.Marshal(s.g.link(engine.RefFromStore(ref)))
+	out = append(out, refJSON...)
+	out = append(out, "}}]}"...)
+	return out, nil
+}
+
+func appendJSON(b []byte, v any) ([]byte, error) {
+	j, err := json.Marshal(v)
+	return append(b, j...), err
+}
+
+// link sets a ref's download URL when a Linker is configured.
+func (g *Gateway) link(r engine.ArtifactRef) engine.ArtifactRef {
+	if g.linker != nil && r.URL == "" {
+		r.URL = g.linker.ArtifactURL(r)
+	}
+	return r
+}
+
+// storeBlob decodes a base64 blob into the store under this session.
+func (s *Session) storeBlob(ctx context.Context, server string, c gjson.Result, b64 string) (engine.ArtifactRef, error) {
+	uri := c.Get("uri").String()
+	r := base64.NewDecoder(base64.StdEncoding, strings.NewReader(b64))
+	name := path.Base(uri)
+	if name == "." || name == "/" {
+		name = ""
+	}
+	ref, err := s.g.st.Put(ctx, r, store.PutOptions{
+		Namespace: server,
+		MIMEType:  c.Get("mimeType").String(),
+		Filename:  name,
+		Scope:     store.Scope{SessionID: s.ID, UserID: s.User},
+		Source:    store.Source{Server: server, Tool: "resources/read", Path: uri},
+	})
+	if err != nil {
+		return engine.ArtifactRef{}, fmt.Errorf("store blob of %s: %w", uri, err)
+	}
+	s.addArtifact(ref.ID)
+	return engine.RefFromStore(ref), nil
+}
+
+// artifactSummary describes one of the session's artifacts to the model
+// without its bytes.
+func (s *Session) artifactSummary(ctx context.Context, uri, id string) (json.RawMessage, error) {
+	if !s.mayRead(ctx, id) {
+		return toolError(fmt.Sprintf("%s is not an artifact of this session", uri)), nil
+	}
+	ref, err := s.g.st.Stat(ctx, id)
+	if err != nil {
+		return toolError(fmt.Sprintf("%s: %v", uri, err)), nil
+	}
+	ar := s.g.link(engine.RefFromStore(ref))
+	v := map[string]any{
+		"artifact": ar,
+		"summary":  fmt.Sprintf("Artifact %s (%s, %s) is stored; its bytes are not in this result. Pass %s to a tool argument to hand it over.", id, ar.MIMEType, humanize.Bytes(ar.SizeBytes), uri),
+	}
+	text, _ := json.Marshal(v)
+	link := map[string]any{"type": "resource_link", "uri": uri, "name": id, "mimeType": ar.MIMEType, "size": ar.SizeBytes}
+	return json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": string(text)}, link}})
+}

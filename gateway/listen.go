@@ -1,0 +1,166 @@
+package gateway
+
+// subscriptions/listen downstream (2026-07-28, SEP-2575). A stateless
+// client hears of nothing it did not ask for: it opens a stream with a
+// filter (tools, prompts and resources list changes; resources by URI),
+// the gateway acknowledges what it grants with
+// notifications/subscriptions/acknowledged, then sends each granted
+// notification on that stream, every one tagged with the request's id in
+// _meta (io.modelcontextprotocol/subscriptionId), until the client
+// cancels the request or goes away. The stream ends with a result (same
+// tag) when the gateway shuts down. Over stdio the stream is the pipe;
+// over HTTP the request's SSE response.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// Notification methods of the stateless revision's subscriptions.
+const (
+	methodSubscriptionsListen       = "subscriptions/listen"
+	notificationSubscriptionsAcked  = "notifications/subscriptions/acknowledged"
+	notificationToolsListChanged    = "notifications/tools/list_changed"
+	notificationPromptsListChanged  = "notifications/prompts/list_changed"
+	notificationResourcesListChange = "notifications/resources/list_changed"
+)
+
+// pathMetaSubscriptionID is the subscription tag's gjson/sjson path.
+var pathMetaSubscriptionID = metaPath(mcp.MetaKeySubscriptionID)
+
+// listener is one client's subscriptions/listen stream.
+type listener struct {
+	id     json.RawMessage // the request's id, the stream's tag
+	filter mcp.SubscriptionFilter
+	emit   func([]byte)
+}
+
+// notify sends a notification on the stream, tagged.
+func (l *listener) notify(method string, params json.RawMessage) {
+	l.emit(encodeRequest(nil, method, tagSubscription(params, l.id)))
+}
+
+// wants reports whether the stream asked for a broadcast notification.
+func (l *listener) wants(method string) bool {
+	switch method {
+	case notificationToolsListChanged:
+		return l.filter.ToolsListChanged
+	case notificationPromptsListChanged:
+		return l.filter.PromptsListChanged
+	case notificationResourcesListChange:
+		return l.filter.ResourcesListChanged
+	}
+	return false // opt-in is absolute: nothing outside the filter
+}
+
+// tagSubscription returns params with the subscription's id in _meta.
+func tagSubscription(params, id json.RawMessage) json.RawMessage {
+	out := []byte("{}")
+	if len(params) > 0 && gjson.ValidBytes(params) && gjson.ParseBytes(params).IsObject() {
+		out = append([]byte(nil), params...)
+	}
+	out, _ = sjson.SetRawBytes(out, pathMetaSubscriptionID, id)
+	return out
+}
+
+// untagSubscription drops an upstream's subscription tag from params:
+// downstream, the client's own stream tags it.
+func untagSubscription(params json.RawMessage) json.RawMessage {
+	if !gjson.GetBytes(params, pathMetaSubscriptionID).Exists() {
+		return params
+	}
+	out, err := sjson.DeleteBytes(append([]byte(nil), params...), pathMetaSubscriptionID)
+	if err != nil {
+		return params
+	}
+	if m := gjson.GetBytes(out, "_meta"); m.IsObject() && len(m.Map()) == 0 {
+		out, _ = sjson.DeleteBytes(out, "_meta")
+	}
+	return out
+}
+
+// grantable is what the gateway can announce of what a client asks for:
+// the list changes it declares, and updates of any resource (an upstream
+// that cannot subscribe refuses the URI).
+func (g *Gateway) grantable(want mcp.SubscriptionFilter) mcp.SubscriptionFilter {
+	return mcp.SubscriptionFilter{
+		ToolsListChanged:      want.ToolsListChanged,
+		PromptsListChanged:    want.PromptsListChanged && g.offersPrompts(),
+		ResourcesListChanged:  want.ResourcesListChanged,
+		ResourceSubscriptions: want.ResourceSubscriptions,
+	}
+}
+
+// serveListen serves subscriptions/listen for as long as the client keeps
+// the request open.
+func (s *Session) serveListen(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+	g := s.g
+	var p struct {
+		Notifications *mcp.SubscriptionFilter `json:"notifications"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil || p.Notifications == nil {
+		return nil, fmt.Errorf("%s: %w: \"notifications\" (an object) is required", m.Method, errBadParams)
+	}
+	emit := related
+	if emit == nil {
+		emit = s.send
+	}
+	l := &listener{id: m.ID, filter: g.grantable(*p.Notifications), emit: emit}
+	var subscribed []string
+	defer func() {
+		for _, uri := range subscribed {
+			g.unsubscribe(l, uri)
+		}
+	}()
+	for _, uri := range l.filter.ResourceSubscriptions {
+		if uri == "" {
+			return nil, fmt.Errorf("%s: %w: an empty resource URI", m.Method, errBadParams)
+		}
+		if err := g.subscribe(ctx, l, uri); err != nil {
+			return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("subscribing to %q: %v", uri, err)}
+		}
+		subscribed = append(subscribed, uri)
+	}
+	g.listenMu.Lock()
+	g.listeners[l] = struct{}{}
+	g.listenMu.Unlock()
+	defer func() {
+		g.listenMu.Lock()
+		delete(g.listeners, l)
+		g.listenMu.Unlock()
+	}()
+	ack, _ := json.Marshal(map[string]any{"notifications": l.filter})
+	l.notify(notificationSubscriptionsAcked, ack)
+	s.g.log.Debug("subscriptions/listen open", "session", s.ID, "user", s.User, "filter", string(ack))
+	if !l.filter.IsEmpty() {
+		var closing <-chan struct{} // the gateway's shutdown ends every stream
+		if g.ctx != nil {
+			closing = g.ctx.Done()
+		}
+		select {
+		case <-ctx.Done():
+		case <-closing:
+		}
+	}
+	return tagSubscription(nil, m.ID), nil
+}
+
+// notifyListeners sends a list change to every stream that asked for it.
+func (g *Gateway) notifyListeners(method string, params json.RawMessage) {
+	g.listenMu.Lock()
+	var to []*listener
+	for l := range g.listeners {
+		if l.wants(method) {
+			to = append(to, l)
+		}
+	}
+	g.listenMu.Unlock()
+	for _, l := range to {
+		l.notify(method, params)
+	}
+}

@@ -1,0 +1,106 @@
+package gateway
+
+// Notifications an upstream sends on its own, one handler per method, and
+// the fan-out to clients: every initialized session, and the
+// subscriptions/listen streams that asked for the method (listen.go).
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// upstreamNotification routes what an upstream announces, one handler
+// per method. The tag of the upstream's subscriptions/listen stream is
+// dropped: a client's own stream tags what reaches it.
+func (g *Gateway) upstreamNotification(u *upstream, method string, params json.RawMessage) {
+	if method != notificationSubscriptionsAcked {
+		params = untagSubscription(params)
+	}
+	switch method {
+	case "notifications/progress":
+		g.upstreamProgress(u, method, params)
+	case "notifications/message":
+		g.upstreamLog(u, method, params)
+	case notificationToolsListChanged:
+		g.upstreamToolsChanged(u, method)
+	case "notifications/resources/updated":
+		g.resourceUpdated(u, method, params)
+	case notificationResourcesListChange, notificationPromptsListChanged:
+		g.broadcast(method, params)
+	case notificationSubscriptionsAcked:
+		u.listenAcknowledged(params)
+	case "notifications/cancelled":
+		// the upstream gave up on a request of ours: nothing is pending
+	default:
+		u.log.Debug("notification not forwarded", "method", method)
+	}
+}
+
+// upstreamProgress relays progress to the client whose call it is about,
+// under the client's own token.
+func (g *Gateway) upstreamProgress(u *upstream, method string, params json.RawMessage) {
+	tok := gjson.GetBytes(params, "progressToken")
+	g.progMu.Lock()
+	r, ok := g.progress[tok.Raw]
+	g.progMu.Unlock()
+	if !ok {
+		u.log.Debug("progress for a token no call holds", "token", tok.Raw)
+		return
+	}
+	p, err := sjson.SetRawBytes(append([]byte(nil), params...), "progressToken", r.token)
+	if err != nil {
+		return
+	}
+	msg := encodeRequest(nil, method, p)
+	if r.related != nil {
+		r.related(msg)
+	} else {
+		r.s.send(msg)
+	}
+}
+
+// upstreamLog broadcasts a log message, naming the server as its logger
+// when it names none.
+func (g *Gateway) upstreamLog(u *upstream, method string, params json.RawMessage) {
+	if !gjson.GetBytes(params, "logger").Exists() {
+		params, _ = sjson.SetBytes(append([]byte(nil), params...), "logger", u.name)
+	}
+	g.broadcast(method, params)
+}
+
+// upstreamToolsChanged reloads the upstream's tools, then tells clients:
+// a client that lists at once sees the new list.
+func (g *Gateway) upstreamToolsChanged(u *upstream, method string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(g.ctx, u.cfg.timeout())
+		defer cancel()
+		if err := u.loadTools(ctx); err != nil {
+			u.log.Warn("reloading tools after list_changed", "error", err)
+		}
+		g.rebuildRoutes()
+		g.broadcast(method, nil)
+	}()
+}
+
+// broadcast sends a notification to every initialized session and to the
+// subscriptions/listen streams that asked for it.
+func (g *Gateway) broadcast(method string, params json.RawMessage) {
+	msg := encodeRequest(nil, method, params)
+	// send outside the lock: a stdio client that does not read holds its
+	// sender up (back-pressure), and must not hold up new sessions too
+	g.sessMu.RLock()
+	to := make([]*Session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		if s.initialized.Load() {
+			to = append(to, s)
+		}
+	}
+	g.sessMu.RUnlock()
+	for _, s := range to {
+		s.send(msg)
+	}
+	g.notifyListeners(method, params)
+}

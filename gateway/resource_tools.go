@@ -1,0 +1,96 @@
+package gateway
+
+// The generated resource tools: resources offered to models that cannot
+// call resources/read (gateway.resource_tools).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// generated runs a generated resource tool for the model.
+func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
+	u := r.up
+	call := engine.Call{Server: u.name, Tool: r.generated, Arguments: args, Scope: scope}
+	switch r.generated {
+	case genList, genTemplates:
+		method := "resources/list"
+		if r.generated == genTemplates {
+			method = "resources/templates/list"
+		}
+		p := json.RawMessage(nil)
+		if c := gjson.GetBytes(args, "cursor").String(); c != "" {
+			p, _ = json.Marshal(map[string]string{"cursor": c})
+		}
+		res, err := u.call(ctx, method, p)
+		if err != nil {
+			return toolError(fmt.Sprintf("%s failed: %v", method, err)), nil
+		}
+		if method == "resources/list" {
+			gjson.GetBytes(res, "resources").ForEach(func(_, v gjson.Result) bool {
+				s.g.claim(u, v.Get("uri").String())
+				return true
+			})
+		}
+		out := []byte(`{"content":[{"type":"text","text":""}]}`)
+		out, _ = sjson.SetBytes(out, "content.0.text", string(res))
+		out, _ = sjson.SetRawBytes(out, "structuredContent", res)
+		return s.transform(ctx, call, out)
+	case genRead:
+		uri := gjson.GetBytes(args, "uri").String()
+		if uri == "" {
+			return toolError(`"uri" is required`), nil
+		}
+		if id, ok := artifactID(uri); ok {
+			return s.artifactSummary(ctx, uri, id)
+		}
+		if nu, orig, ok := s.g.resolveURI(uri); ok {
+			if nu != u {
+				return toolError(fmt.Sprintf("%s is not a resource of the %s server", uri, u.name)), nil
+			}
+			uri = orig
+		}
+		k := cacheKey{session: s.ID, uri: uri, kind: "tool"}
+		if raw, ok := s.g.cached(ctx, k); ok {
+			return raw, nil
+		}
+		params, _ := json.Marshal(map[string]string{"uri": uri})
+		res, err := u.call(ctx, "resources/read", params)
+		if err != nil {
+			return toolError(fmt.Sprintf("resources/read %s failed: %v", uri, err)), nil
+		}
+		s.g.claim(u, uri)
+		out := []byte(`{"content":[]}`)
+		gjson.GetBytes(res, "contents").ForEach(func(_, c gjson.Result) bool {
+			blk := []byte(`{"type":"resource"}`)
+			blk, _ = sjson.SetRawBytes(blk, "resource", []byte(c.Raw))
+			out, _ = sjson.SetRawBytes(out, "content.-1", blk)
+			return true
+		})
+		tres, err := s.g.eng.Transform(ctx, call, out)
+		if err != nil {
+			return nil, fmt.Errorf("transform resource %s: %w", uri, err)
+		}
+		ids := make([]string, 0, len(tres.Artifacts))
+		for _, a := range tres.Artifacts {
+			ids = append(ids, a.ID)
+			s.addArtifact(a.ID)
+		}
+		s.g.remember(k, tres.Raw, ids)
+		return tres.Raw, nil
+	}
+	return nil, fmt.Errorf("%w: generated tool %q", ErrUnknownTool, r.generated)
+}
+
+// toolError is a tool result that reports a failure to the model.
+func toolError(msg string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true})
+	return b
+}

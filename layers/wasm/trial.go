@@ -1,0 +1,63 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+// Trial is one run of a plugin over one result, and what the engine made
+// of its rewrites: what `mcpx plugin test` shows a plugin's author.
+type Trial struct {
+	// Rewrites are what the plugin returned.
+	Rewrites []engine.Rewrite
+	// Result is the result with the rewrites applied: its artifacts are in
+	// the store of the Options passed to Try, its failures the rewrites
+	// the engine refused.
+	Result engine.Result
+	// Took is the plugin's own run, without the engine's.
+	Took time.Duration
+}
+
+// Try runs p over result in mode, then applies the rewrites it returns
+// with an engine built from o (its Store and Logger; the chain is the
+// plugin's rewrites alone, so the result shows the plugin's work and no
+// other layer's). A result that is not JSON, a plugin that fails and an
+// engine that cannot start are errors; a rewrite the engine refuses is in
+// Trial.Result.Failures.
+func (p *Plugin) Try(ctx context.Context, call engine.Call, result []byte, mode Mode, o engine.Options) (Trial, error) {
+	d := engine.NewDoc(call, result)
+	if err := d.Err(); err != nil {
+		return Trial{}, fmt.Errorf("result: %w", err)
+	}
+	start := time.Now()
+	rws, err := p.Run(ctx, d, mode)
+	took := time.Since(start)
+	if err != nil {
+		return Trial{}, err
+	}
+	o.Registry = engine.NewRegistry()
+	o.Registry.Register(engine.LayerInfo{Name: "plugin", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
+		return fixedRewrites(rws), nil
+	}})
+	o.Config = engine.Config{Chain: []string{"plugin"}}
+	eng, err := engine.New(o)
+	if err != nil {
+		return Trial{}, err
+	}
+	defer eng.Close(ctx)
+	res, err := eng.Transform(ctx, call, result)
+	if err != nil {
+		return Trial{}, err
+	}
+	return Trial{Rewrites: rws, Result: *res, Took: took}, nil
+}
+
+// fixedRewrites is a layer that plans the rewrites it was given.
+type fixedRewrites []engine.Rewrite
+
+// Plan returns the rewrites.
+func (f fixedRewrites) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { return f, nil }
