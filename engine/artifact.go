@@ -5,6 +5,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -78,6 +79,18 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 		Source:    store.Source{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Layer: x.step},
 		MaxBytes:  x.e.cfg.MaxArtifactBytes,
 	})
+	if err != nil && src.plain != nil && ctx.Err() == nil {
+		// The put left nothing behind. A value that proved not plain goes
+		// again, decoded with its shape; invalid base64 reports what
+		// Parse finds, as it did before anything was stored.
+		if src.plain.notPlain {
+			t.shaped = true
+			return x.put(ctx, t, val, enc, mimeType, filenameTmpl)
+		}
+		if perr := base64Error(val[1 : len(val)-1]); perr != nil {
+			return ArtifactRef{}, vars, perr
+		}
+	}
 	if err != nil {
 		return ArtifactRef{}, vars, fmt.Errorf("storing %s: %w", vars.Kind, err)
 	}
@@ -103,6 +116,7 @@ type source struct {
 	kind, ext string // from the bytes' signature; empty when none matched
 	counter   *charCounter
 	shape     *Base64Shape
+	plain     *plainReader // r, when it streams unvalidated base64
 	// instead, when set, says to store the value in this encoding instead:
 	// the one asked for would lose the original.
 	instead Encoding
@@ -136,28 +150,38 @@ func (x *executor) source(t *target, val []byte, enc Encoding, mimeType string) 
 }
 
 // base64Source prepares the decoded bytes of a base64 string. Plain
-// standard base64 streams from the document; any other shape is decoded
-// once into memory, to check that its Base64Shape rebuilds the original
-// string exactly, or else the string itself is stored.
+// standard base64 streams from the document, decoded once while the store
+// hashes and writes it; any other shape is decoded once into memory, to
+// check that its Base64Shape rebuilds the original string exactly, or else
+// the string itself is stored.
 func (x *executor) base64Source(t *target, val []byte, mimeType string) (source, error) {
 	if t.kind != jsonwalk.KindString {
 		return source{}, ErrNotString
 	}
 	body := val[1 : len(val)-1]
-	info, err := b64.Parse(body)
+	dec, err := b64.NewReader(body)
 	if err != nil {
 		return source{}, err
 	}
 	src := source{mime: mimeType}
 	var head []byte
-	if info.Offset == 0 && !info.Escaped && !info.URLSafe && len(body)%4 == 0 && canonicalTail(body, info.DecodedLen) {
+	var info b64.Info
+	if !t.shaped && dec.Info().Offset == 0 && len(body)%4 == 0 && canonicalTail(body, plainDecodedLen(body)) {
+		// Plain as far as the cheap checks see: whether it holds no escape,
+		// whitespace or URL-safe character, and is valid, shows as it
+		// streams (plainReader); put handles the failures.
 		if head, err = b64.DecodeHead(body, magic.HeadSize); err != nil {
+			if perr := base64Error(body); perr != nil {
+				err = perr
+			}
 			return source{}, err
 		}
-		if src.r, err = b64.NewReader(body); err != nil {
-			return source{}, err
-		}
+		src.plain = &plainReader{r: dec}
+		src.r = src.plain
 	} else {
+		if info, err = b64.Parse(body); err != nil {
+			return source{}, err
+		}
 		decoded, shape, ok, err := decodeShaped(body, info)
 		if err != nil {
 			return source{}, err
@@ -170,6 +194,9 @@ func (x *executor) base64Source(t *target, val []byte, mimeType string) (source,
 	}
 	typ, ok := magic.Detect(head)
 	if x.rws[t.rw].Verify && !ok {
+		if perr := base64Error(body); perr != nil {
+			return source{}, perr
+		}
 		return source{}, ErrNoSignature
 	}
 	if ok {
@@ -185,6 +212,45 @@ func (x *executor) base64Source(t *target, val []byte, mimeType string) (source,
 		src.mime = "application/octet-stream"
 	}
 	return src, nil
+}
+
+// base64Error is Parse's verdict on body: the error a value that is not
+// base64 reports wherever it fails.
+func base64Error(body []byte) error {
+	_, err := b64.Parse(body)
+	return err
+}
+
+// plainDecodedLen is the decoded length of body if it is plain base64:
+// its characters but the trailing padding.
+func plainDecodedLen(body []byte) int64 {
+	n := len(body)
+	for n > 0 && body[n-1] == '=' {
+		n--
+	}
+	return int64(n/4*3 + [4]int{0, 0, 1, 2}[n%4])
+}
+
+// errNotPlain stops the streaming of a value that is not plain standard
+// base64; put decodes it again with its shape.
+var errNotPlain = errors.New("not plain standard base64")
+
+// plainReader streams a value that passed the cheap checks for plain
+// standard base64, and fails with errNotPlain at the first chunk that
+// holds an escape, whitespace or the URL-safe alphabet: storing such a
+// value's bytes alone would lose its shape.
+type plainReader struct {
+	r        *b64.Reader
+	notPlain bool
+}
+
+func (p *plainReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if info := p.r.Info(); info.Escaped || info.URLSafe {
+		p.notPlain = true
+		return 0, errNotPlain
+	}
+	return n, err
 }
 
 // decodeShaped decodes a base64 string that is not plain standard base64

@@ -10,17 +10,9 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/mergepatch"
 )
 
-// DefaultChain is the order of the layers (DESIGN.md, "The chain"). Names
-// that are not registered (custom and presets without layers/wasm) are
-// skipped.
-var DefaultChain = []string{
-	"fastmcp", "contract", "custom", "presets", "fields", "resourcelink",
-	"typedcontent", "magicbytes", "sizenet", "guardrail",
-}
-
 // Config is the pipeline's configuration tree, as it sits on disk under
-// "pipeline". The zero value runs every registered layer of DefaultChain
-// with its defaults.
+// "pipeline". The zero value runs every registered layer of the registry's
+// default order (Registry.Chain; package layers sets it) with its defaults.
 //
 //	{
 //	  "layers":  {"sizenet": {"max_inline_size": 20000}},
@@ -32,7 +24,7 @@ var DefaultChain = []string{
 //	  }
 //	}
 type Config struct {
-	// Chain is the order of layers. Defaults to DefaultChain.
+	// Chain is the order of layers. Defaults to the registry's Chain.
 	Chain []string `json:"chain,omitempty"`
 	// Layers holds each layer's options by name, for every server and
 	// tool. {"enabled": false} switches a layer off.
@@ -82,9 +74,6 @@ type ToolConfig struct {
 }
 
 func (c Config) withDefaults() Config {
-	if len(c.Chain) == 0 {
-		c.Chain = DefaultChain
-	}
 	if c.MaxArtifactBytes <= 0 {
 		c.MaxArtifactBytes = DefaultMaxArtifactBytes
 	}

@@ -159,8 +159,14 @@ func New(o Options) (*Engine, error) {
 	if e.log == nil {
 		e.log = hclog.NewNullLogger()
 	}
+	if len(e.cfg.Chain) == 0 {
+		e.cfg.Chain = e.reg.Chain()
+	}
+	if len(e.cfg.Chain) == 0 {
+		return nil, errors.New("engine: no chain: Config.Chain is empty and the registry has no default order (import package layers, or name the layers)")
+	}
 	for _, name := range e.cfg.Chain {
-		if _, ok := e.reg.Lookup(name); !ok && !isOptionalLayer(name) {
+		if !e.reg.known(name) {
 			return nil, fmt.Errorf("engine: chain names unknown layer %q (registered: %v)", name, e.reg.Names())
 		}
 	}
@@ -168,16 +174,12 @@ func New(o Options) (*Engine, error) {
 		return nil, err
 	}
 	for name := range e.cfg.Layers {
-		if _, ok := e.reg.Lookup(name); !ok && !isOptionalLayer(name) {
+		if !e.reg.known(name) {
 			return nil, fmt.Errorf("engine: config names unknown layer %q (registered: %v)", name, e.reg.Names())
 		}
 	}
 	return e, nil
 }
-
-// isOptionalLayer names the WASM layers, which a build without layers/wasm
-// lacks: a default chain that names them still works.
-func isOptionalLayer(name string) bool { return name == "custom" || name == "presets" }
 
 // Store returns the engine's store.
 func (e *Engine) Store() store.Store { return e.store }

@@ -456,3 +456,52 @@ func TestConcurrentTransforms(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// The registry's default order is the chain of a Config without one: its
+// unregistered names (custom and presets in a build without layers/wasm)
+// are skipped there and accepted in Config, while a name neither registered
+// nor in the order is an error.
+func TestRegistryChainIsTheDefaultChain(t *testing.T) {
+	var built []string
+	reg := engine.NewRegistry()
+	for _, name := range []string{"second", "first"} {
+		reg.Register(engine.LayerInfo{Name: name, New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
+			built = append(built, name)
+			return fixed(nil), nil
+		}})
+	}
+	st := memstore.New(memstore.Config{})
+	if _, err := engine.New(engine.Options{Store: st, Registry: reg}); err == nil || !strings.Contains(err.Error(), "no chain") {
+		t.Fatalf("a registry without a default order and no Config.Chain: err = %v, want the no-chain error", err)
+	}
+	order := []string{"first", "unlinked", "second"}
+	reg.SetChain(order)
+	order[0] = "changed" // SetChain keeps a copy
+	reg.Chain()[0] = "changed"
+	if got := reg.Chain(); strings.Join(got, ",") != "first,unlinked,second" {
+		t.Fatalf("Chain() = %v", got)
+	}
+	eng, err := engine.New(engine.Options{Store: st, Registry: reg, Config: engine.Config{
+		Layers: map[string]json.RawMessage{"unlinked": json.RawMessage(`{"x":1}`)},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Validate("s", "t"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(built, ",") != "first,second" {
+		t.Fatalf("built %v, want first,second in the registry's order", built)
+	}
+	if _, err := engine.New(engine.Options{Store: st, Registry: reg, Config: engine.Config{Chain: []string{"first", "unlinked"}}}); err != nil {
+		t.Fatalf("a chain naming a layer of the default order that is not linked in: %v", err)
+	}
+	for _, cfg := range []engine.Config{
+		{Chain: []string{"first", "nope"}},
+		{Layers: map[string]json.RawMessage{"nope": nil}},
+	} {
+		if _, err := engine.New(engine.Options{Store: st, Registry: reg, Config: cfg}); err == nil || !strings.Contains(err.Error(), `unknown layer "nope"`) {
+			t.Fatalf("config %+v: err = %v, want unknown layer", cfg, err)
+		}
+	}
+}

@@ -43,6 +43,10 @@ type target struct {
 	keyOff  int
 	path    string
 	lastKey string
+	// shaped is set when the value, streamed as plain base64, proved to
+	// hold escapes, whitespace or the URL-safe alphabet: put decodes it
+	// whole with its Base64Shape instead.
+	shaped bool
 }
 
 // buffer is a document the step edits: a carrier's payload or the result.

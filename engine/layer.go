@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -86,10 +87,11 @@ func NewLayerInfo[O any](name, summary string, defaults func() O, build func(o O
 	}
 }
 
-// Registry holds layer kinds by name.
+// Registry holds layer kinds by name and their default order.
 type Registry struct {
 	mu    sync.RWMutex
 	infos map[string]LayerInfo
+	chain []string
 }
 
 // NewRegistry returns an empty registry, isolated from the default one.
@@ -125,6 +127,33 @@ func (r *Registry) Lookup(name string) (LayerInfo, bool) {
 	defer r.mu.RUnlock()
 	info, ok := r.infos[name]
 	return info, ok
+}
+
+// SetChain sets the registry's default order: the chain of an Engine whose
+// Config.Chain is empty. It may name layers that are not registered (a build
+// without layers/wasm lacks custom and presets): an Engine skips them in
+// its chain and accepts their names in Config without building them.
+func (r *Registry) SetChain(names []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.chain = append([]string(nil), names...)
+}
+
+// Chain returns a copy of the default order SetChain set; nil when none was.
+func (r *Registry) Chain() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]string(nil), r.chain...)
+}
+
+// known reports whether name is registered or named by the default order.
+func (r *Registry) known(name string) bool {
+	if _, ok := r.Lookup(name); ok {
+		return true
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Contains(r.chain, name)
 }
 
 // Names lists the registered layer names, sorted.

@@ -1,6 +1,7 @@
 // Package layers holds mcpx's built-in layers, one file each, registered
-// with the engine's default registry from init. Import it for its side
-// effect:
+// with the engine's default registry from init, and their order
+// (DefaultChain), set there as the registry's default chain. Import it for
+// its side effect:
 //
 //	import _ "github.com/mcpx-dev/mcpx/layers"
 //
@@ -16,6 +17,19 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
+
+// DefaultChain returns the order of the layers (DESIGN.md, "The chain"),
+// which init sets as the default registry's order. It names custom and
+// presets, registered by layers/wasm: an engine built without that package
+// skips them.
+func DefaultChain() []string {
+	return []string{
+		"fastmcp", "contract", "custom", "presets", "fields", "resourcelink",
+		"typedcontent", "magicbytes", "sizenet", "guardrail",
+	}
+}
+
+func init() { engine.DefaultRegistry().SetChain(DefaultChain()) }
 
 // stringVisit is a string found by walkStrings.
 type stringVisit struct {

@@ -41,6 +41,12 @@ type Info struct {
 	Servers []string
 	// Wasm is the module.
 	Wasm []byte
+	// CandidatesOnly says the preset rewrites nothing but the request's
+	// candidates (the long strings, ABI.md): on a result without one it
+	// answers no rewrites, so the presets layer neither loads nor runs it
+	// there (loading is most of a small result's cost in a fresh process).
+	// The tests hold each preset that claims it to it.
+	CandidatesOnly bool
 }
 
 var presets = map[string]Info{
@@ -49,12 +55,16 @@ var presets = map[string]Info{
 		Summary: "Tableau MCP servers: workbook downloads, view PDFs and images, CSV and crosstab exports",
 		Servers: []string{"tableau", "tableau*", "*tableau*"},
 		Wasm:    tableauWasm,
+		// CandidatesOnly: transform ranges over req.Candidates() alone.
+		CandidatesOnly: true,
 	},
 	"github": {
 		Name:    "github",
 		Summary: "GitHub MCP servers: file contents, release assets and attachments, large diffs and job logs",
 		Servers: []string{"github", "github*", "*github*"},
 		Wasm:    githubWasm,
+		// CandidatesOnly: transform ranges over req.Candidates() alone.
+		CandidatesOnly: true,
 	},
 }
 

@@ -90,7 +90,7 @@ func TestGolden(t *testing.T) {
 				if build == "go" {
 					bin = wasmtest.Build(t, wasmtest.Go, "./plugins/"+name)
 				}
-				p, err := h.Compile(ctx, name, bin, wasm.NewSandboxConfig(), nil)
+				p, err := h.Compile(ctx, name, bin, wasm.SandboxConfig{}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -253,7 +253,7 @@ func runPluginTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	}
 	defer h.Close(ctx)
 	name := strings.TrimSuffix(filepath.Base(pos[0]), ".wasm")
-	p, err := h.Compile(ctx, name, bin, wasm.NewSandboxConfig().WithTimeout(timeout), json.RawMessage(pluginConfig))
+	p, err := h.Compile(ctx, name, bin, wasm.SandboxConfig{Timeout: timeout}, json.RawMessage(pluginConfig))
 	if err != nil {
 		return fail(stderr, c, err)
 	}
@@ -302,7 +302,7 @@ func dumpRequest(c command, call engine.Call, mode wasm.Mode, pluginConfig strin
 	if pluginConfig == "" {
 		pluginConfig = "{}" // as the host hands a plugin without config
 	}
-	req := wasm.BuildRequest(d, mode, json.RawMessage(pluginConfig), wasm.NewSandboxConfig().LongString())
+	req := wasm.BuildRequest(d, mode, json.RawMessage(pluginConfig), wasm.DefaultLongString)
 	if _, err := stdout.Write(append(req, '\n')); err != nil {
 		return fail(stderr, c, fmt.Errorf("write output: %w", err))
 	}

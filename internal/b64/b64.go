@@ -123,13 +123,7 @@ func Parse(raw []byte) (Info, error) {
 	if n != decodedLen(r.s.n) {
 		return Info{}, fmt.Errorf("b64: internal error: decoded %d bytes, counted %d", n, decodedLen(r.s.n))
 	}
-	return Info{
-		DataURIMediaType: r.mediaType,
-		Offset:           r.off,
-		URLSafe:          r.s.alpha == cURL,
-		Escaped:          r.s.escaped,
-		DecodedLen:       n,
-	}, nil
+	return r.Info(), nil
 }
 
 // readers holds Readers, with their buffers, for Parse and DecodeHead.
@@ -588,6 +582,20 @@ func (r *Reader) Read(p []byte) (int, error) {
 	n = copy(p, r.pending)
 	r.pending = r.pending[n:]
 	return n, err
+}
+
+// Info describes the value as far as r has read it: once Read or WriteTo
+// has returned io.EOF it is what Parse returns for the value. Before, Escaped
+// and URLSafe turn true as soon as a chunk holds an escape, whitespace or
+// the URL-safe alphabet, and DecodedLen counts the characters consumed.
+func (r *Reader) Info() Info {
+	return Info{
+		DataURIMediaType: r.mediaType,
+		Offset:           r.off,
+		URLSafe:          r.s.alpha == cURL,
+		Escaped:          r.s.escaped,
+		DecodedLen:       decodedLen(r.s.n),
+	}
 }
 
 // WriteTo decodes the rest of the value into w, in chunks, through one

@@ -160,6 +160,15 @@ func checkDecodes(t *testing.T, raw, want []byte, st style) {
 	if n, err := r.WriteTo(&sink); err != nil || n != int64(len(want)) || !bytes.Equal(sink.Bytes(), want) {
 		t.Fatalf("WriteTo: n=%d err=%v equal=%v", n, err, bytes.Equal(sink.Bytes(), want))
 	}
+	// A Reader at EOF describes the value as Parse does: the engine
+	// streams plain values without a Parse first and checks this after.
+	if got := r.Info(); got != info {
+		t.Fatalf("Reader.Info() at EOF = %+v, Parse = %+v", got, info)
+	}
+	small, _ := NewReader(raw)
+	if _, err := io.Copy(io.Discard, iotest.OneByteReader(small)); err != nil || small.Info() != info {
+		t.Fatalf("Reader.Info() after one-byte reads = %+v (err %v), Parse = %+v", small.Info(), err, info)
+	}
 	for _, n := range []int{1, 2, 3, 4, 16, 512, 4096} {
 		head, err := DecodeHead(raw, n)
 		if w := want[:min(n, len(want))]; err != nil || !bytes.Equal(head, w) {
@@ -576,5 +585,38 @@ func TestEveryByte(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Reader.Info tells an escape or the URL-safe alphabet after the first
+// chunk that holds one, long before the end of a large value: the engine
+// stops streaming such a value early to decode it with its shape.
+func TestReaderInfoEarly(t *testing.T) {
+	want := randBytes(rand.New(rand.NewPCG(7, 8)), 1<<20)
+	for _, tc := range []struct {
+		name             string
+		st               style
+		escaped, urlSafe bool
+	}{
+		{"std", styles["std"], false, false},
+		{"github", styles["github"], true, false},
+		{"url", styles["url"], false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(tc.st.encode(want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Read(make([]byte, 48<<10)); err != nil {
+				t.Fatal(err)
+			}
+			got := r.Info()
+			if got.Escaped != tc.escaped || got.URLSafe != tc.urlSafe {
+				t.Fatalf("after one chunk: Escaped, URLSafe = %v, %v; want %v, %v", got.Escaped, got.URLSafe, tc.escaped, tc.urlSafe)
+			}
+			if got.DecodedLen <= 0 || got.DecodedLen >= int64(len(want)) {
+				t.Fatalf("after one chunk: DecodedLen = %d, want the bytes decoded so far", got.DecodedLen)
+			}
+		})
 	}
 }

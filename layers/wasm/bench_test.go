@@ -58,7 +58,7 @@ func BenchmarkPluginOverhead(b *testing.B) {
 	h := newHost(b, nil)
 	for _, g := range guests(b) {
 		b.Run(g.name, func(b *testing.B) {
-			p, err := h.Compile(context.Background(), g.name, g.bin, wasm.NewSandboxConfig(), nil)
+			p, err := h.Compile(context.Background(), g.name, g.bin, wasm.SandboxConfig{}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -177,14 +177,14 @@ func BenchmarkColdStart(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer h.Close(ctx)
-			warm, err := h.Compile(ctx, g.name, g.bin, wasm.NewSandboxConfig(), nil) // fills the cache
+			warm, err := h.Compile(ctx, g.name, g.bin, wasm.SandboxConfig{}, nil) // fills the cache
 			if err != nil {
 				b.Fatal(err)
 			}
 			_ = warm.Close(ctx)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				p, err := h.Compile(ctx, g.name, g.bin, wasm.NewSandboxConfig(), nil)
+				p, err := h.Compile(ctx, g.name, g.bin, wasm.SandboxConfig{}, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -205,6 +205,7 @@ func BenchmarkColdStart(b *testing.B) {
 func newEngineAllLayers(tb testing.TB, h *wasm.Host, cfg engine.Config) *engine.Engine {
 	reg := engine.NewRegistry()
 	def := engine.DefaultRegistry()
+	reg.SetChain(def.Chain())
 	for _, n := range def.Names() {
 		if n == "custom" || n == "presets" {
 			continue
@@ -265,7 +266,7 @@ func BenchmarkPrincipals(b *testing.B) {
 				name = g.name + "/same"
 			}
 			b.Run(name, func(b *testing.B) {
-				p, err := h.Compile(context.Background(), g.name, g.bin, wasm.NewSandboxConfig(), nil)
+				p, err := h.Compile(context.Background(), g.name, g.bin, wasm.SandboxConfig{}, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

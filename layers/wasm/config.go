@@ -22,131 +22,87 @@ const (
 	// DefaultLongString is the shortest string literal (quotes included)
 	// that the request skeleton replaces by a stub.
 	DefaultLongString = 256
+	// DefaultPoolSize is how many idle instances a plugin keeps.
+	DefaultPoolSize = 4
 )
 
 // maxPages is the most pages a 32-bit WebAssembly memory can have.
 const maxPages = 65536
 
-// SandboxConfig bounds what a plugin may use. The zero value means the
-// defaults; each With method returns a copy, never an error, and the values
-// are validated once, by Host.Compile.
+// SandboxConfig bounds what a plugin may use. Each zero field means its
+// default, so the zero value is the default limits; Host.Compile and
+// NewHost validate the values.
+//
+//	cfg := wasm.SandboxConfig{Timeout: 500 * time.Millisecond, MaxValueBytes: wasm.NoValueReads}
 type SandboxConfig struct {
-	timeout       time.Duration
-	memoryPages   uint32
-	maxOutput     int
-	maxValue      int
-	longString    int
-	poolSize      int
-	hasMaxValue   bool
-	hasLongString bool
+	// Timeout is the deadline of one call. 0 means DefaultTimeout (2 s).
+	Timeout time.Duration
+	// MemoryLimitPages caps an instance's memory in 64 KiB pages, at most
+	// 65536. 0 means DefaultMemoryLimitPages (2048, 128 MiB).
+	MemoryLimitPages uint32
+	// MaxOutputBytes caps a response, at most 1 GiB. 0 means
+	// DefaultMaxOutputBytes (16 MiB).
+	MaxOutputBytes int
+	// MaxValueBytes bounds the bytes host.get_value returns in one call,
+	// all reads together. 0 means DefaultMaxValueBytes (4 MiB); a negative
+	// value (NoValueReads) disables get_value.
+	MaxValueBytes int
+	// LongString is the shortest string literal, quotes included, that the
+	// request skeleton replaces by {"$mcpx":"long_string",...} and lists
+	// among the candidates; at least 8. 0 means DefaultLongString (256).
+	LongString int
+	// PoolSize is how many idle instances a plugin keeps for the next
+	// calls. 0 means DefaultPoolSize (4).
+	PoolSize int
 }
 
-// NewSandboxConfig returns the default limits.
-func NewSandboxConfig() SandboxConfig { return SandboxConfig{} }
+// NoValueReads, as SandboxConfig.MaxValueBytes, disables host.get_value:
+// the guest sees only the request's skeleton.
+const NoValueReads = -1
 
-// WithTimeout sets the deadline of one call. Defaults to 2 s.
-//
-//	cfg = cfg.WithTimeout(500 * time.Millisecond)
-func (c SandboxConfig) WithTimeout(d time.Duration) SandboxConfig { c.timeout = d; return c }
-
-// WithMemoryLimitPages caps an instance's memory in 64 KiB pages. Defaults
-// to 2048 (128 MiB).
-//
-//	cfg = cfg.WithMemoryLimitPages(512) // 32 MiB
-func (c SandboxConfig) WithMemoryLimitPages(n uint32) SandboxConfig { c.memoryPages = n; return c }
-
-// WithMaxOutputBytes caps a response. Defaults to 16 MiB.
-//
-//	cfg = cfg.WithMaxOutputBytes(1 << 20)
-func (c SandboxConfig) WithMaxOutputBytes(n int) SandboxConfig { c.maxOutput = n; return c }
-
-// WithMaxValueBytes bounds the bytes host.get_value returns in one call, all
-// reads together; 0 disables get_value. Defaults to 4 MiB.
-//
-//	cfg = cfg.WithMaxValueBytes(0)
-func (c SandboxConfig) WithMaxValueBytes(n int) SandboxConfig {
-	c.maxValue, c.hasMaxValue = n, true
+// withDefaults returns c with every zero field set to its default, and a
+// negative MaxValueBytes as NoValueReads: the limits in effect, and one key
+// for limits that are the same.
+func (c SandboxConfig) withDefaults() SandboxConfig {
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MemoryLimitPages == 0 {
+		c.MemoryLimitPages = DefaultMemoryLimitPages
+	}
+	if c.MaxOutputBytes == 0 {
+		c.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	switch {
+	case c.MaxValueBytes == 0:
+		c.MaxValueBytes = DefaultMaxValueBytes
+	case c.MaxValueBytes < 0:
+		c.MaxValueBytes = NoValueReads
+	}
+	if c.LongString == 0 {
+		c.LongString = DefaultLongString
+	}
+	if c.PoolSize == 0 {
+		c.PoolSize = DefaultPoolSize
+	}
 	return c
 }
 
-// WithLongString sets the shortest string literal, quotes included, that
-// the request skeleton replaces by {"$mcpx":"long_string",...} and lists
-// among the candidates. Defaults to 256.
-//
-//	cfg = cfg.WithLongString(1024)
-func (c SandboxConfig) WithLongString(n int) SandboxConfig {
-	c.longString, c.hasLongString = n, true
-	return c
-}
-
-// WithPoolSize sets how many idle instances a plugin keeps for the next
-// calls. Defaults to 4.
-//
-//	cfg = cfg.WithPoolSize(16)
-func (c SandboxConfig) WithPoolSize(n int) SandboxConfig { c.poolSize = n; return c }
-
-// Timeout is the per-call deadline in effect.
-func (c SandboxConfig) Timeout() time.Duration {
-	if c.timeout == 0 {
-		return DefaultTimeout
-	}
-	return c.timeout
-}
-
-// MemoryLimitPages is the memory cap in effect, in 64 KiB pages.
-func (c SandboxConfig) MemoryLimitPages() uint32 {
-	if c.memoryPages == 0 {
-		return DefaultMemoryLimitPages
-	}
-	return c.memoryPages
-}
-
-// MaxOutputBytes is the response cap in effect.
-func (c SandboxConfig) MaxOutputBytes() int {
-	if c.maxOutput == 0 {
-		return DefaultMaxOutputBytes
-	}
-	return c.maxOutput
-}
-
-// MaxValueBytes is the get_value budget per call in effect.
-func (c SandboxConfig) MaxValueBytes() int {
-	if !c.hasMaxValue {
-		return DefaultMaxValueBytes
-	}
-	return c.maxValue
-}
-
-// LongString is the skeleton's threshold in effect.
-func (c SandboxConfig) LongString() int {
-	if !c.hasLongString {
-		return DefaultLongString
-	}
-	return c.longString
-}
-
-// PoolSize is the number of idle instances kept.
-func (c SandboxConfig) PoolSize() int {
-	if c.poolSize == 0 {
-		return 4
-	}
-	return c.poolSize
-}
+// valueBudget is the get_value budget of one call: 0 when disabled.
+func (c SandboxConfig) valueBudget() int { return max(c.withDefaults().MaxValueBytes, 0) }
 
 func (c SandboxConfig) validate() error {
 	switch {
-	case c.Timeout() < 0:
-		return fmt.Errorf("timeout %v: must be positive", c.timeout)
-	case c.MemoryLimitPages() > maxPages:
-		return fmt.Errorf("memory limit %d pages: at most %d", c.memoryPages, maxPages)
-	case c.MaxOutputBytes() < 0 || c.MaxOutputBytes() > 1<<30:
-		return fmt.Errorf("max output %d bytes: want 1 B to 1 GiB", c.maxOutput)
-	case c.MaxValueBytes() < 0:
-		return fmt.Errorf("max value %d bytes: must not be negative", c.maxValue)
-	case c.LongString() < 8:
-		return fmt.Errorf("long string %d: at least 8", c.longString)
-	case c.PoolSize() < 0:
-		return fmt.Errorf("pool size %d: must not be negative", c.poolSize)
+	case c.Timeout < 0:
+		return fmt.Errorf("timeout %v: must be positive", c.Timeout)
+	case c.MemoryLimitPages > maxPages:
+		return fmt.Errorf("memory limit %d pages: at most %d", c.MemoryLimitPages, maxPages)
+	case c.MaxOutputBytes < 0 || c.MaxOutputBytes > 1<<30:
+		return fmt.Errorf("max output %d bytes: want 1 B to 1 GiB", c.MaxOutputBytes)
+	case c.LongString != 0 && c.LongString < 8:
+		return fmt.Errorf("long string %d: at least 8", c.LongString)
+	case c.PoolSize < 0:
+		return fmt.Errorf("pool size %d: must not be negative", c.PoolSize)
 	}
 	return nil
 }
@@ -160,7 +116,8 @@ type Limits struct {
 	MemoryMiB int `json:"memory_mib,omitempty"`
 	// MaxOutputBytes caps a response. Defaults to 16 MiB.
 	MaxOutputBytes int `json:"max_output_bytes,omitempty"`
-	// MaxValueBytes is the get_value budget per call. Defaults to 4 MiB.
+	// MaxValueBytes is the get_value budget per call. Defaults to 4 MiB;
+	// a negative value (-1) disables get_value.
 	MaxValueBytes int `json:"max_value_bytes,omitempty"`
 	// LongString is the skeleton threshold. Defaults to 256.
 	LongString int `json:"long_string,omitempty"`
@@ -176,25 +133,25 @@ func (l Limits) Apply(base SandboxConfig) (SandboxConfig, error) {
 		if err != nil || d <= 0 {
 			return c, fmt.Errorf("limits.timeout %q: want a positive duration such as \"2s\"", l.Timeout)
 		}
-		c = c.WithTimeout(d)
+		c.Timeout = d
 	}
 	if l.MemoryMiB < 0 || l.MemoryMiB > 4096 {
 		return c, fmt.Errorf("limits.memory_mib %d: want 1 to 4096", l.MemoryMiB)
 	}
 	if l.MemoryMiB > 0 {
-		c = c.WithMemoryLimitPages(uint32(l.MemoryMiB) * 16)
+		c.MemoryLimitPages = uint32(l.MemoryMiB) * 16
 	}
 	if l.MaxOutputBytes > 0 {
-		c = c.WithMaxOutputBytes(l.MaxOutputBytes)
+		c.MaxOutputBytes = l.MaxOutputBytes
 	}
-	if l.MaxValueBytes > 0 {
-		c = c.WithMaxValueBytes(l.MaxValueBytes)
+	if l.MaxValueBytes != 0 {
+		c.MaxValueBytes = l.MaxValueBytes
 	}
 	if l.LongString > 0 {
-		c = c.WithLongString(l.LongString)
+		c.LongString = l.LongString
 	}
 	if l.PoolSize > 0 {
-		c = c.WithPoolSize(l.PoolSize)
+		c.PoolSize = l.PoolSize
 	}
 	return c, c.validate()
 }

@@ -1,6 +1,7 @@
 package wasm_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,31 +11,36 @@ import (
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
-func TestSandboxConfigDefaults(t *testing.T) {
-	c := wasm.NewSandboxConfig()
-	if c.Timeout() != 2*time.Second || c.MemoryLimitPages() != 2048 || c.MaxOutputBytes() != 16<<20 || c.MaxValueBytes() != 4<<20 || c.LongString() != 256 {
-		t.Fatalf("defaults: %v %v %v %v %v", c.Timeout(), c.MemoryLimitPages(), c.MaxOutputBytes(), c.MaxValueBytes(), c.LongString())
-	}
-	d := c.WithTimeout(time.Second)
-	if c.Timeout() != 2*time.Second || d.Timeout() != time.Second {
-		t.Fatal("With must copy, not mutate")
-	}
-	if c.WithMaxValueBytes(0).MaxValueBytes() != 0 {
-		t.Fatal("WithMaxValueBytes(0) disables get_value")
-	}
-}
-
 func TestLimitsApply(t *testing.T) {
-	c, err := wasm.Limits{Timeout: "250ms", MemoryMiB: 32, MaxOutputBytes: 1000, PoolSize: 2}.Apply(wasm.NewSandboxConfig())
+	c, err := wasm.Limits{Timeout: "250ms", MemoryMiB: 32, MaxOutputBytes: 1000, PoolSize: 2, MaxValueBytes: -1}.Apply(wasm.SandboxConfig{LongString: 512})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Timeout() != 250*time.Millisecond || c.MemoryLimitPages() != 512 || c.MaxOutputBytes() != 1000 || c.PoolSize() != 2 {
-		t.Fatalf("applied: %+v", c)
+	want := wasm.SandboxConfig{Timeout: 250 * time.Millisecond, MemoryLimitPages: 512, MaxOutputBytes: 1000, PoolSize: 2, MaxValueBytes: wasm.NoValueReads, LongString: 512}
+	if c != want {
+		t.Fatalf("applied: %+v, want %+v", c, want)
+	}
+	if c, err := (wasm.Limits{}).Apply(want); err != nil || c != want {
+		t.Fatalf("empty limits changed the base: %+v, %v", c, err)
 	}
 	for _, bad := range []wasm.Limits{{Timeout: "soon"}, {Timeout: "-1s"}, {MemoryMiB: -1}, {MemoryMiB: 5000}, {LongString: 3}} {
-		if _, err := bad.Apply(wasm.NewSandboxConfig()); err == nil {
+		if _, err := bad.Apply(wasm.SandboxConfig{}); err == nil {
 			t.Errorf("%+v: want an error", bad)
+		}
+	}
+}
+
+func TestSandboxConfigValidated(t *testing.T) {
+	h := newHost(t, nil)
+	for _, bad := range []wasm.SandboxConfig{
+		{Timeout: -time.Second}, {MemoryLimitPages: 65537}, {MaxOutputBytes: -1}, {MaxOutputBytes: 2 << 30}, {LongString: 7}, {PoolSize: -1},
+	} {
+		// The limits are checked before the module is looked at.
+		if _, err := h.Compile(context.Background(), "empty", []byte("\x00asm\x01\x00\x00\x00"), bad, nil); err == nil || strings.Contains(err.Error(), "missing export") {
+			t.Errorf("%+v: compiled, want a validation error", bad)
+		}
+		if _, err := wasm.NewHost(context.Background(), wasm.HostOptions{CacheDir: "-", Sandbox: bad}); err == nil {
+			t.Errorf("NewHost with %+v: want a validation error", bad)
 		}
 	}
 }

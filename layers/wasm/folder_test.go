@@ -1,6 +1,7 @@
 package wasm_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +66,7 @@ func TestHotReloadUnderLoad(t *testing.T) {
 	// The subject is reloading, not deadlines: a standard Go guest's
 	// initialization can take over the default 2 s on a loaded machine
 	// under -race, which would fail a reload.
-	f, err := wasm.OpenFolder(context.Background(), h, dir, h.Sandbox().WithTimeout(time.Minute), log)
+	f, err := wasm.OpenFolder(context.Background(), h, dir, wasm.SandboxConfig{Timeout: time.Minute}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestInFlightFinishesOnOld(t *testing.T) {
 	writeAtomic(t, filepath.Join(dir, "slow.json"), []byte(`{"servers":["*"],"config":{"mode_":"slow"}}`))
 	writeAtomic(t, filepath.Join(dir, "slow.wasm"), hostile(t))
 	h := newHost(t, nil)
-	f, err := wasm.OpenFolder(context.Background(), h, dir, h.Sandbox().WithTimeout(time.Minute), nil)
+	f, err := wasm.OpenFolder(context.Background(), h, dir, wasm.SandboxConfig{Timeout: time.Minute}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,12 +225,27 @@ func TestInFlightFinishesOnOld(t *testing.T) {
 		err error
 	}
 	done := make(chan result, 1)
+	inGuest := make(chan struct{})
+	var once sync.Once
+	// The guest logs a line as the call enters it: the reload starts then.
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: writerFunc(func(b []byte) (int, error) {
+		if bytes.Contains(b, []byte("slow call started")) {
+			once.Do(func() { close(inGuest) })
+		}
+		return len(b), nil
+	})})
 	started := time.Now()
 	go func() {
-		rws, err := old.Run(context.Background(), d, wasm.ModeCustom)
+		rws, err := old.Run(wasm.WithLogger(context.Background(), log), d, wasm.ModeCustom)
 		done <- result{rws, err}
 	}()
-	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-inGuest:
+	case r := <-done:
+		t.Fatalf("the slow call ended (%v) without logging its start", r.err)
+	case <-time.After(time.Minute):
+		t.Fatal("the slow call did not start")
+	}
 	gen := f.Generation()
 	// The new version: the same module with another config.
 	writeAtomic(t, filepath.Join(dir, "slow.json"), []byte(`{"servers":["*"],"config":{"mode_":"ok"}}`))
@@ -253,3 +269,8 @@ func TestInFlightFinishesOnOld(t *testing.T) {
 		t.Fatalf("the old version after its last call: %v, want ErrClosed", err)
 	}
 }
+
+// writerFunc is an io.Writer made of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

@@ -23,7 +23,7 @@ type HostOptions struct {
 	// its plugin). Defaults to a null logger.
 	Logger hclog.Logger
 	// Sandbox holds the default limits of the plugins; a plugin's own
-	// limits apply on top. Defaults to NewSandboxConfig().
+	// limits apply on top. The zero value is the default limits.
 	Sandbox SandboxConfig
 }
 
@@ -162,7 +162,7 @@ func (h *Host) Compile(ctx context.Context, name string, bin []byte, cfg Sandbox
 // name the same file share one compiled module and its instance pool.
 // Release it with releaseShared.
 func (h *Host) acquireShared(ctx context.Context, name string, bin []byte, cfg SandboxConfig, config json.RawMessage) (*Plugin, error) {
-	key := sharedPluginKey{name: name, sha: digest(bin), config: string(config), cfg: cfg}
+	key := sharedPluginKey{name: name, sha: digest(bin), config: string(config), cfg: cfg.withDefaults()}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {

@@ -92,7 +92,7 @@ func TestHostLookupsArePlainPaths(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.path[:min(len(tc.path), 24)], func(t *testing.T) {
-			v, c, err := runGetValue(t, h, wasm.NewSandboxConfig(), doc, config, tc.path, 1)
+			v, c, err := runGetValue(t, h, wasm.SandboxConfig{}, doc, config, tc.path, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestHostLookupsArePlainPaths(t *testing.T) {
 func TestHostLookupsWithinLimits(t *testing.T) {
 	h := newHost(t, nil)
 	doc := bigPayload(t)
-	cfg := wasm.NewSandboxConfig().WithTimeout(time.Second)
+	cfg := wasm.SandboxConfig{Timeout: time.Second}
 	for _, indent := range []int{4 << 10, 2 << 20} {
 		path := `@pretty:{"indent":"` + strings.Repeat(" ", indent) + `"}`
 		v, c, err := runGetValue(t, h, cfg, doc, `{"a":1}`, path, 200)
@@ -125,7 +125,9 @@ func TestHostLookupsWithinLimits(t *testing.T) {
 	}
 	// The budget is checked before a value is copied: the whole payload
 	// over a 1 KB budget is -2, each time it is asked for.
-	v, _, err := runGetValue(t, h, cfg.WithMaxValueBytes(1024), doc, `{}`, "items", 5)
+	small := cfg
+	small.MaxValueBytes = 1024
+	v, _, err := runGetValue(t, h, small, doc, `{}`, "items", 5)
 	if err != nil || v != -2 {
 		t.Fatalf("get_value over budget = %d, %v; want -2", v, err)
 	}
@@ -135,7 +137,7 @@ func TestHostLookupsWithinLimits(t *testing.T) {
 // loop forever is stopped by the call's deadline.
 func TestHostLookupLoopStopsAtDeadline(t *testing.T) {
 	h := newHost(t, nil)
-	_, _, err := runGetValue(t, h, wasm.NewSandboxConfig().WithTimeout(200*time.Millisecond), bigPayload(t), `{}`, "items.1999", 1<<31-1)
+	_, _, err := runGetValue(t, h, wasm.SandboxConfig{Timeout: 200 * time.Millisecond}, bigPayload(t), `{}`, "items.1999", 1<<31-1)
 	if !errors.Is(err, wasm.ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
@@ -175,7 +177,7 @@ func TestConfigIntegersExact(t *testing.T) {
 		}
 	}
 	// get_config hands the same digits.
-	v, c, err := runGetValue(t, h, wasm.NewSandboxConfig(), []byte(`{}`), `{"n":`+big+`}`, path, 1)
+	v, c, err := runGetValue(t, h, wasm.SandboxConfig{}, []byte(`{}`), `{"n":`+big+`}`, path, 1)
 	if err != nil || v != -1 || c != int64(len(big)) {
 		t.Fatalf("get_value, get_config = %d, %d, %v; want -1, %d", v, c, err, len(big))
 	}

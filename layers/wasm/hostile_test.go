@@ -136,7 +136,7 @@ func TestMissingExports(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := h.Compile(context.Background(), tc.name, tc.bin, wasm.NewSandboxConfig(), nil)
+			_, err := h.Compile(context.Background(), tc.name, tc.bin, wasm.SandboxConfig{}, nil)
 			var pe *wasm.PluginError
 			if !errors.As(err, &pe) || pe.Plugin != tc.name || !errors.Is(err, wasm.ErrBadModule) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want ErrBadModule naming plugin %q and saying %q", err, tc.name, tc.want)
@@ -159,7 +159,7 @@ func TestMissingExports(t *testing.T) {
 func TestSandbox(t *testing.T) {
 	t.Setenv("MCPX_SECRET", "s3cr3t")
 	h := newHost(t, nil)
-	p, err := h.Compile(context.Background(), "hostile", hostile(t), wasm.NewSandboxConfig(), json.RawMessage(`{"mode_":"sandbox"}`))
+	p, err := h.Compile(context.Background(), "hostile", hostile(t), wasm.SandboxConfig{}, json.RawMessage(`{"mode_":"sandbox"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,12 +201,15 @@ func TestGetValue(t *testing.T) {
 		want   int64
 	}{
 		{"fits", 1 << 20, "content", int64(len(content))},
+		{"default budget", 0, "content", int64(len(content))},
+		{"disabled", wasm.NoValueReads, "content", -2},
+		{"disabled, any negative", -5, "content", -2},
 		{"over budget", 1000, "content", -2},
 		{"missing", 1 << 20, "nope", -1},
 		{"result", 1 << 20, "result:isError", 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := wasm.NewSandboxConfig().WithMaxValueBytes(tc.budget)
+			cfg := wasm.SandboxConfig{MaxValueBytes: tc.budget}
 			p, err := h.Compile(context.Background(), "hostile", hostile(t), cfg, rawJSON(t, map[string]string{"mode_": "getvalue", "path_": tc.path}))
 			if err != nil {
 				t.Fatal(err)
@@ -233,7 +236,7 @@ func TestLogBounded(t *testing.T) {
 	var buf syncBuffer
 	log := hclog.New(&hclog.LoggerOptions{Name: "test", Output: &buf, Level: hclog.Trace})
 	h := newHost(t, log)
-	p, err := h.Compile(context.Background(), "chatty", hostile(t), wasm.NewSandboxConfig(), json.RawMessage(`{"mode_":"log"}`))
+	p, err := h.Compile(context.Background(), "chatty", hostile(t), wasm.SandboxConfig{}, json.RawMessage(`{"mode_":"log"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +255,7 @@ func TestLogBounded(t *testing.T) {
 
 func TestCloseIdempotent(t *testing.T) {
 	h := newHost(t, nil)
-	p, err := h.Compile(context.Background(), "hostile", hostile(t), wasm.NewSandboxConfig(), nil)
+	p, err := h.Compile(context.Background(), "hostile", hostile(t), wasm.SandboxConfig{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +289,7 @@ func TestCommandBuildSaysRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, bin := range map[string][]byte{"go": goBin, "wat": watGuest(t, "command.wat", nil)} {
-		_, err := h.Compile(context.Background(), name, bin, wasm.NewSandboxConfig(), nil)
+		_, err := h.Compile(context.Background(), name, bin, wasm.SandboxConfig{}, nil)
 		if !errors.Is(err, wasm.ErrBadModule) || !strings.Contains(err.Error(), "rebuild with -buildmode=c-shared") ||
 			!strings.Contains(err.Error(), "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared") {
 			t.Errorf("%s: Compile = %v, want ErrBadModule saying to rebuild with -buildmode=c-shared", name, err)

@@ -310,7 +310,7 @@ func contains(list []string, s string) bool {
 
 // plugin returns the compiled preset, loading it now on the first call.
 func (l *presets) plugin(ctx context.Context, name string) (*Plugin, error) {
-	if l.config[name] == nil && l.cfg == l.host.Sandbox() {
+	if l.config[name] == nil && l.cfg.withDefaults() == l.host.Sandbox().withDefaults() {
 		return l.host.Preset(ctx, name)
 	}
 	l.mu.Lock()
@@ -335,6 +335,11 @@ func (l *presets) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, er
 	ctx = WithLogger(ctx, l.log)
 	var all []engine.Rewrite
 	for _, n := range l.names {
+		if cannotChange(n, d, l.cfg.withDefaults().LongString) {
+			// Not loading it is the saving: a fresh process that
+			// transforms one small result pays no compile-cache load.
+			continue
+		}
 		p, err := l.plugin(ctx, n)
 		if err != nil {
 			return nil, err

@@ -25,7 +25,7 @@ func TestGuestLogCannotForge(t *testing.T) {
 	log := hclog.New(&hclog.LoggerOptions{Name: "test", Output: &buf, Level: hclog.Trace})
 	h := newHost(t, log)
 	bin := watGuest(t, "log.wat", map[string]string{"LINE": watString(line), "LINELEN": strconv.Itoa(len(line)), "LINES": "1000"})
-	p, err := h.Compile(context.Background(), "forger", bin, wasm.NewSandboxConfig(), json.RawMessage(`{}`))
+	p, err := h.Compile(context.Background(), "forger", bin, wasm.SandboxConfig{}, json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,13 +102,14 @@ type callState struct {
 type callKey struct{}
 
 func newPlugin(ctx context.Context, h *Host, name string, bin []byte, cfg SandboxConfig, config json.RawMessage) (*Plugin, error) {
+	cfg = cfg.withDefaults()
 	p := &Plugin{
 		name:   name,
 		sha:    digest(bin),
 		cfg:    cfg,
 		config: config,
 		log:    h.log.Named(name),
-		pool:   instancePool{max: cfg.PoolSize()},
+		pool:   instancePool{max: cfg.PoolSize},
 	}
 	if len(bytes.TrimSpace(p.config)) == 0 {
 		p.config = json.RawMessage("{}")
@@ -116,7 +117,7 @@ func newPlugin(ctx context.Context, h *Host, name string, bin []byte, cfg Sandbo
 	rc := wazero.NewRuntimeConfig().
 		WithCompilationCache(h.cache).
 		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(cfg.MemoryLimitPages())
+		WithMemoryLimitPages(cfg.MemoryLimitPages)
 	p.rt = wazero.NewRuntimeWithConfig(ctx, rc)
 	fail := func(err error) (*Plugin, error) {
 		_ = p.rt.Close(ctx) // don't leak the runtime on error
@@ -138,7 +139,7 @@ func newPlugin(ctx context.Context, h *Host, name string, bin []byte, cfg Sandbo
 	}
 	// One instance up front: it runs the guest's initialization now, so a
 	// guest that traps in init fails to load rather than on a call.
-	ictx, cancel := context.WithTimeout(ctx, cfg.Timeout())
+	ictx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	// The guest's initialization logs under a call's line cap too.
 	ictx = context.WithValue(ictx, callKey{}, &callState{})
 	inst, err := p.instantiate(ictx)
@@ -464,7 +465,7 @@ func (p *Plugin) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, err
 
 // Run builds the request for d, calls the plugin and checks its response.
 func (p *Plugin) Run(ctx context.Context, d *engine.Doc, mode Mode) ([]engine.Rewrite, error) {
-	req := BuildRequest(d, mode, p.config, p.cfg.LongString())
+	req := BuildRequest(d, mode, p.config, p.cfg.LongString)
 	out, err := p.Call(ctx, d, req)
 	if err != nil {
 		return nil, err
@@ -485,9 +486,9 @@ func (p *Plugin) Call(ctx context.Context, d *engine.Doc, req []byte) ([]byte, e
 		return nil, &PluginError{Plugin: p.name, Err: ErrClosed}
 	}
 	defer p.release(ctx)
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout())
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	cctx = context.WithValue(cctx, callKey{}, &callState{log: loggerFrom(ctx), doc: d, budget: p.cfg.MaxValueBytes()})
+	cctx = context.WithValue(cctx, callKey{}, &callState{log: loggerFrom(ctx), doc: d, budget: p.cfg.valueBudget()})
 	who := principalOf(d)
 	inst := p.pool.take(who)
 	if inst == nil {
@@ -548,7 +549,7 @@ func (p *Plugin) call(ctx context.Context, inst *instance, req []byte) (out []by
 	optr, olen := uint32(res>>32), uint32(res)
 	guestErr := olen&errFlag != 0
 	olen &^= errFlag
-	if max := p.cfg.MaxOutputBytes(); int64(olen) > int64(max) {
+	if max := p.cfg.MaxOutputBytes; int64(olen) > int64(max) {
 		return nil, false, fmt.Errorf("%w: %d bytes, limit %d", ErrOutputTooLarge, olen, max)
 	}
 	b, ok := inst.mem.Read(optr, olen)
@@ -582,11 +583,11 @@ func (p *Plugin) classify(ctx context.Context, inst *instance, tail *tailBuffer,
 	switch {
 	case errors.Is(err, ErrGuest), errors.Is(err, ErrBadResponse), errors.Is(err, ErrOutputTooLarge):
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(context.Cause(ctx), context.Canceled):
-		err = fmt.Errorf("%w after %v: %v", ErrTimeout, p.cfg.Timeout(), err)
+		err = fmt.Errorf("%w after %v: %v", ErrTimeout, p.cfg.Timeout, err)
 	case ctx.Err() != nil:
 		err = fmt.Errorf("call canceled: %w", ctx.Err())
 	case inst != nil && p.nearMemoryLimit(inst, tail):
-		err = fmt.Errorf("%w (%d MiB): %s", ErrMemoryLimit, p.cfg.MemoryLimitPages()/16, firstLine(err))
+		err = fmt.Errorf("%w (%d MiB): %s", ErrMemoryLimit, p.cfg.MemoryLimitPages/16, firstLine(err))
 	case errors.As(err, &exit):
 		err = fmt.Errorf("%w: exited with code %d", ErrTrap, exit.ExitCode())
 	default:
@@ -605,7 +606,7 @@ func (p *Plugin) classify(ctx context.Context, inst *instance, tail *tailBuffer,
 // the cap: within an eighth of it (runtimes grow their heaps in steps of
 // megabytes), or its runtime said it ran out of memory.
 func (p *Plugin) nearMemoryLimit(inst *instance, tail *tailBuffer) bool {
-	limit := uint64(p.cfg.MemoryLimitPages()) * 65536
+	limit := uint64(p.cfg.MemoryLimitPages) * 65536
 	size := uint64(inst.mem.Size())
 	return size+max(limit/8, 8<<20) >= limit || strings.Contains(tail.String(), "out of memory")
 }

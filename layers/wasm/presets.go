@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/plugins"
 )
 
@@ -88,4 +89,11 @@ var now = time.Now
 func lookupPreset(name string) ([]byte, bool) {
 	info, ok := plugins.Lookup(name)
 	return info.Wasm, ok
+}
+
+// cannotChange reports whether the preset name cannot rewrite d: it
+// rewrites only candidates, and d has no string long enough to be one.
+func cannotChange(name string, d *engine.Doc, longString int) bool {
+	info, ok := plugins.Lookup(name)
+	return ok && info.CandidatesOnly && len(d.Strings(longString)) == 0
 }

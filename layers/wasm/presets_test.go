@@ -2,6 +2,7 @@ package wasm_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -88,5 +89,46 @@ func TestCustomShared(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "shared: plugin closed"); n != 1 {
 		t.Fatalf("closed %d times, want once after the last layer:\n%s", n, logs.String())
+	}
+}
+
+// TestPresetsNotLoadedWithoutCandidates: a preset that rewrites only
+// candidates is neither loaded nor run for a result without a string as
+// long as the layer's long_string limit; such a result passes unchanged.
+// Where the limit makes the same string a candidate, the preset runs and
+// stores it.
+func TestPresetsNotLoadedWithoutCandidates(t *testing.T) {
+	call := engine.Call{Server: "tableau", Tool: "download_workbook"}
+	pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-1.7\n" + strings.Repeat("x", 60))) // 92 characters
+	small := []byte(`{"content":[{"type":"text","text":"{\"name\":\"Sales\",\"content\":\"` + pdf + `\"}"}]}`)
+	for _, tc := range []struct {
+		name, opts string
+		runs       bool
+	}{
+		{"default threshold", `{}`, false},
+		{"threshold under the string", `{"limits":{"long_string":64}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs syncBuffer
+			log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
+			h := newHost(t, log)
+			eng := newEngineWithHost(t, h, engine.Config{Chain: []string{"presets"}, Layers: map[string]json.RawMessage{"presets": json.RawMessage(tc.opts)}}, log)
+			res, err := eng.Transform(context.Background(), call, small)
+			if err != nil || len(res.Failures) != 0 {
+				t.Fatalf("%v %v", err, res.Failures)
+			}
+			if !tc.runs {
+				if string(res.Raw) != string(small) || len(res.Artifacts) != 0 {
+					t.Fatalf("a result without candidates changed: %s", res.Raw)
+				}
+				if strings.Contains(logs.String(), "preset loaded") {
+					t.Fatalf("the preset loaded for a result without candidates:\n%s", logs.String())
+				}
+				return
+			}
+			if len(res.Artifacts) != 1 || res.Artifacts[0].Source.Layer != "presets" || res.Artifacts[0].MIMEType != "application/pdf" {
+				t.Fatalf("with the string a candidate the preset should store it: %+v", res.Artifacts)
+			}
+		})
 	}
 }

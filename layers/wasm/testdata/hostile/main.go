@@ -93,7 +93,10 @@ func transform(p, n uint32) uint64 {
 		var m map[string]int
 		m["x"] = 1 // nil map write: a panic
 	case "slow":
-		// Busy for a while, then a good answer: an in-flight call.
+		// Busy for a while, then a good answer: an in-flight call. The
+		// log line tells the test that the call is inside the guest.
+		pp, pl := str("slow call started")
+		hostLog(2, pp, pl)
 		n := 0
 		for i := 0; i < 20_000_000; i++ {
 			n += i & 3
