@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -132,5 +133,46 @@ func TestChainBuildAbandonedIsRetried(t *testing.T) {
 	}
 	if n := sb.count("slow"); n != 2 {
 		t.Fatalf("slow chain built %d times, want 2 (the abandoned build is not kept)", n)
+	}
+}
+
+// warmLayer counts Warm calls and the chains built.
+type warmLayer struct{ warms *atomic.Int32 }
+
+func (warmLayer) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { return nil, nil }
+func (w warmLayer) Warm(context.Context)                                      { w.warms.Add(1) }
+
+// Warm builds the chain once (a later Transform reuses it), calls every
+// Warmer of it, and reports the chain's error as Validate does.
+func TestWarm(t *testing.T) {
+	var warms, builds atomic.Int32
+	reg := engine.NewRegistry()
+	reg.Register(engine.LayerInfo{Name: "warm", New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+		builds.Add(1)
+		if string(opts) == `{"bad":true}` && r.Server == "broken" {
+			return nil, errors.New("bad options")
+		}
+		return warmLayer{&warms}, nil
+	}})
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: engine.Config{
+		Chain:   []string{"warm"},
+		Servers: map[string]engine.ServerConfig{"broken": {Layers: map[string]json.RawMessage{"warm": json.RawMessage(`{"bad":true}`)}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	ctx := context.Background()
+	if err := eng.Warm(ctx, "s", "t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Transform(ctx, engine.Call{Server: "s", Tool: "t"}, []byte(`{"a":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if warms.Load() != 1 || builds.Load() != 1 {
+		t.Errorf("after Warm and Transform: %d warms, %d builds; want 1 and 1", warms.Load(), builds.Load())
+	}
+	if err := eng.Warm(ctx, "broken", "t"); err == nil || !strings.Contains(err.Error(), "bad options") {
+		t.Errorf("Warm of a chain with bad options: %v", err)
 	}
 }

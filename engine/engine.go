@@ -189,6 +189,24 @@ func (e *Engine) Validate(server, tool string) error {
 	return e.chainFor(context.Background(), server, tool).err
 }
 
+// Warm builds the chain of server and tool and lets its layers start
+// preparing in the background (see Warmer), then returns: a host that
+// knows the call before its result is in hand (`mcpx transform` reading a
+// large input, a gateway waiting for an upstream) overlaps that work with
+// the wait. It returns the chain's error, as Validate does.
+func (e *Engine) Warm(ctx context.Context, server, tool string) error {
+	c := e.chainFor(ctx, server, tool)
+	if c.err != nil {
+		return c.err
+	}
+	for _, st := range c.steps {
+		if w, ok := st.layer.(Warmer); ok {
+			w.Warm(ctx)
+		}
+	}
+	return nil
+}
+
 // chainFor returns the chain of server and tool, building it on first use.
 // Concurrent first calls share one build, made under the context of the
 // call that started it; a caller stops waiting when its own context ends.

@@ -24,6 +24,13 @@ type Closer interface {
 	Close(ctx context.Context) error
 }
 
+// Warmer is implemented by layers that can prepare ahead of their first
+// Plan (the presets layer compiles its presets). Warm starts that work in
+// the background and returns at once; Plan waits for what it needs.
+type Warmer interface {
+	Warm(ctx context.Context)
+}
+
 // Clamper is implemented by layers whose rewrites cut the observation to a
 // budget (the guardrail): the engine emits observation_clamped after them.
 type Clamper interface {

@@ -107,6 +107,10 @@ func runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return fail(stderr, c, err)
 	}
 	defer eng.Close(ctx)
+	if len(in) >= warmInputBytes {
+		// the chain's errors, if any, come from Transform
+		_ = eng.Warm(ctx, server, tool)
+	}
 
 	start := time.Now()
 	res, err := eng.Transform(ctx, engine.Call{Server: server, Tool: tool}, in)
@@ -126,6 +130,13 @@ func runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 	return exitOK
 }
+
+// warmInputBytes is the input size from which `mcpx transform` lets the
+// chain prepare in the background (a preset's compile) while the engine
+// indexes the input: a large input takes long enough for the two to
+// overlap, and a small one may hold no string a preset would look at, so
+// it would load the preset for nothing.
+const warmInputBytes = 64 << 10
 
 // readInput reads the file named by pos, or stdin when there is none or it
 // is "-".

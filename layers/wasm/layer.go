@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -257,6 +258,7 @@ type presets struct {
 	// the default ones are the host's shared presets.
 	mu     sync.Mutex
 	loaded map[string]*Plugin
+	warmed atomic.Bool // Warm ran
 }
 
 // NewPresets builds the presets layer for r.Server. Nothing is compiled
@@ -353,6 +355,22 @@ func (l *presets) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, er
 	return all, nil
 }
 
+// Warm starts compiling the layer's presets in the background, once: the
+// first Plan that runs one then waits for its load instead of starting it.
+func (l *presets) Warm(ctx context.Context) {
+	if !l.warmed.CompareAndSwap(false, true) {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	for _, n := range l.names {
+		go func() {
+			if _, err := l.plugin(ctx, n); err != nil {
+				l.log.Debug("warming a preset failed; the call that runs it reports why", "preset", n, "error", err)
+			}
+		}()
+	}
+}
+
 // Close closes the presets compiled for this layer alone.
 func (l *presets) Close(ctx context.Context) error {
 	l.mu.Lock()
@@ -370,4 +388,5 @@ var (
 	_ engine.Closer = (*custom)(nil)
 	_ engine.Layer  = (*presets)(nil)
 	_ engine.Closer = (*presets)(nil)
+	_ engine.Warmer = (*presets)(nil)
 )

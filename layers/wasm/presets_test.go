@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -130,5 +131,33 @@ func TestPresetsNotLoadedWithoutCandidates(t *testing.T) {
 				t.Fatalf("with the string a candidate the preset should store it: %+v", res.Artifacts)
 			}
 		})
+	}
+}
+
+// TestPresetsWarm: Engine.Warm starts the matching preset's load in the
+// background before any result; the call that then runs it uses that
+// load (the preset is loaded once).
+func TestPresetsWarm(t *testing.T) {
+	var logs syncBuffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
+	h := newHost(t, log)
+	eng := newEngineWithHost(t, h, engine.Config{Chain: []string{"presets"}}, log)
+	ctx := context.Background()
+	if err := eng.Warm(ctx, "tableau", "download_workbook"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(logs.String(), "preset loaded: preset=tableau") {
+		if time.Now().After(deadline) {
+			t.Fatalf("Warm did not load the preset:\n%s", logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	res, err := eng.Transform(ctx, engine.Call{Server: "tableau", Tool: "download_workbook"}, readDoc(t, "tableau_download_workbook.json"))
+	if err != nil || len(res.Artifacts) != 1 {
+		t.Fatalf("transform after Warm: %v %+v %v", err, res.Artifacts, res.Failures)
+	}
+	if n := strings.Count(logs.String(), "preset loaded: preset=tableau"); n != 1 {
+		t.Fatalf("preset loaded %d times, want once", n)
 	}
 }
