@@ -83,20 +83,26 @@ func (c *Streamable) Call(ctx context.Context, id int64, method string, params j
 		return nil, c.Err()
 	default:
 	}
-	ctx, stop := c.bind(ctx)
-	defer stop()
+	ctx, detach, stop := c.bindCaller(ctx)
 	req, session, err := c.request(ctx, http.MethodPost, encodeRequest(id, method, params), header, mediaJSON+", "+mediaStream)
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	resp, err := c.do(req)
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	// The request's context ends before its body closes: over HTTP/2,
 	// closing a body the server has not finished can otherwise wait for
 	// the stream's clean-up.
-	defer func() { stop(); _ = resp.Body.Close() }()
+	finish := func() { stop(); _ = resp.Body.Close() }
+	defer func() {
+		if finish != nil {
+			finish()
+		}
+	}()
 	switch {
 	case resp.StatusCode == http.StatusNotFound && session != "":
 		return nil, c.expired(session)
@@ -116,7 +122,16 @@ func (c *Streamable) Call(ctx context.Context, id int64, method string, params j
 	case mediaJSON:
 		res, err = c.readJSON(resp, id)
 	case mediaStream:
-		res, err = c.readStream(ctx, resp.Body, id)
+		var last io.Reader
+		res, last, err = c.readStream(ctx, resp.Body, id)
+		if err == nil {
+			// The call has its answer; the stream's end is read after,
+			// and the caller's context, which ends as Call returns, no
+			// longer ends the request.
+			detach()
+			go drainStream(last, finish)
+			finish = nil
+		}
 	default:
 		return nil, fmt.Errorf("%s: unexpected content type %q", method, resp.Header.Get("Content-Type"))
 	}
@@ -165,12 +180,13 @@ const (
 	minRetry     = 10 * time.Millisecond
 )
 
-// readStream reads a POST's SSE stream up to the response to id. Before
-// 2026-07-28 a server may end the stream early once it has sent an event
-// ID; the call then resumes it with a GET carrying Last-Event-ID, after
-// the wait the server asked for (SEP-1699). From 2026-07-28 on, a stream
-// that ends without the response fails the call.
-func (c *Streamable) readStream(ctx context.Context, body io.ReadCloser, id int64) (json.RawMessage, error) {
+// readStream reads a POST's SSE stream up to the response to id, and
+// returns the reader positioned after it. Before 2026-07-28 a server may
+// end the stream early once it has sent an event ID; the call then
+// resumes it with a GET carrying Last-Event-ID, after the wait the server
+// asked for (SEP-1699). From 2026-07-28 on, a stream that ends without
+// the response fails the call.
+func (c *Streamable) readStream(ctx context.Context, body io.ReadCloser, id int64) (json.RawMessage, io.Reader, error) {
 	r := newEventReader(body)
 	want := idKey(id)
 	for {
@@ -179,9 +195,9 @@ func (c *Streamable) readStream(ctx context.Context, body io.ReadCloser, id int6
 			if err != nil {
 				if !errors.Is(err, io.EOF) || !r.hasID || ctx.Err() != nil || c.stateless() {
 					if ctx.Err() != nil {
-						return nil, context.Cause(ctx)
+						return nil, nil, context.Cause(ctx)
 					}
-					return nil, fmt.Errorf("%w: %w", ErrNoResponse, err)
+					return nil, nil, fmt.Errorf("%w: %w", ErrNoResponse, err)
 				}
 				break // the server ended the stream: resume it
 			}
@@ -194,15 +210,36 @@ func (c *Streamable) readStream(ctx context.Context, body io.ReadCloser, id int6
 				continue
 			}
 			if m.isResponse() && string(m.id) == want || m.err != nil && m.id == nil {
-				return m.outcome()
+				res, err := m.outcome()
+				return res, r.br, err
 			}
 			c.serverMessage(m)
 		}
 		var err error
 		if body, err = c.resume(ctx, r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.br.Reset(body)
+	}
+}
+
+// A response stream's end is read after the call returns, so that its
+// connection goes back to the pool (one closed early cannot be reused,
+// and every call would dial anew): servers end the stream right after the
+// response. drainWait and drainBytes bound the wait and the reading for
+// one that keeps it open.
+const (
+	drainWait  = 5 * time.Second
+	drainBytes = 64 << 10
+)
+
+// drainStream reads what is left of a response stream, then finishes the
+// call (its context and body).
+func drainStream(r io.Reader, finish func()) {
+	t := time.AfterFunc(drainWait, finish)
+	_, _ = io.Copy(io.Discard, io.LimitReader(r, drainBytes))
+	if t.Stop() {
+		finish()
 	}
 }
 

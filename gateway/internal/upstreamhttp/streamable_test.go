@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -355,5 +356,51 @@ func TestStreamableNoResumeWhenStateless(t *testing.T) {
 	case <-gets:
 		t.Error("a 2026-07-28 stream was resumed with a GET")
 	default:
+	}
+}
+
+// Calls answered as SSE streams reuse one connection, though each
+// caller's context ends as soon as its call returns (as the gateway's
+// per-call timeouts do): the stream's end is read after the response, so
+// the connection goes back to the pool instead of being dialled anew.
+func TestStreamableSSEReusesConnection(t *testing.T) {
+	// The server ends each stream once the test saw the call's answer:
+	// the stream's end comes after the response, as over a network.
+	release := make(chan struct{})
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in := readRPC(t, r)
+		w.Header().Set("Content-Type", "text/event-stream")
+		writeEvent(w, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`)
+		writeEvent(w, `{"jsonrpc":"2.0","id":%s,"result":{"n":%s}}`, in.id, in.id)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	var mu sync.Mutex
+	conns := 0
+	ts.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	c := newStreamable(t, ts.URL, Config{Client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}})
+	for i := 1; i <= 20; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		res, err := c.Call(ctx, int64(i), "tools/call", json.RawMessage(`{}`), nil)
+		cancel()
+		if err != nil || gjson.GetBytes(res, "n").Int() != int64(i) {
+			t.Fatalf("call %d: %s %v", i, res, err)
+		}
+		release <- struct{}{}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if conns > 3 {
+		t.Errorf("20 sequential calls opened %d connections, want a few reused", conns)
 	}
 }

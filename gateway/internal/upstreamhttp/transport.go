@@ -192,6 +192,17 @@ func (b *base) bind(ctx context.Context) (context.Context, context.CancelFunc) {
 	return ctx, func() { stop(); cancel(nil) }
 }
 
+// bindCaller derives a request's context that ends with the connection
+// and, until detach is called, with ctx (with ctx's cause); stop releases
+// it. A call detaches once it has its response, so that reading the rest
+// of the response outlives the caller.
+func (b *base) bindCaller(ctx context.Context) (rctx context.Context, detach, stop func()) {
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	unlife := context.AfterFunc(b.life, func() { cancel(ErrClosed) })
+	unwatch := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return rctx, func() { unwatch() }, func() { unwatch(); unlife(); cancel(nil) }
+}
+
 // newRequest builds a request with header's entries, then the
 // transport's (MCP-Protocol-Version), then the configured ones, each
 // replacing what came before.
