@@ -221,7 +221,7 @@ func (c *stdioConn) dispatch(line []byte) {
 		return
 	}
 	switch {
-	case m.isResponse():
+	case m.IsResponse():
 		id, perr := strconv.ParseInt(idKey(m.ID), 10, 64)
 		if perr != nil {
 			c.log.Warn("response to an id the gateway never sent", "id", string(m.ID))
@@ -232,11 +232,11 @@ func (c *stdioConn) dispatch(line []byte) {
 			return
 		}
 		c.deliver(id, callResult{raw: m.Result})
-	case m.isNotification():
+	case m.IsNotification():
 		if c.h.notification != nil {
 			c.h.notification(m.Method, m.Params)
 		}
-	case m.isRequest():
+	case m.IsRequest():
 		go c.answer(m)
 	}
 }
@@ -444,8 +444,7 @@ func upstreamHTTPConfig(cfg ServerConfig, log hclog.Logger, h connHandlers) upst
 		c.Handlers.Request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			res, err := h.request(ctx, method, params)
 			if err != nil {
-				re := toRPCError(err)
-				return nil, &upstreamhttp.ResponseError{Code: re.Code, Message: re.Message, Data: re.Data}
+				return nil, toRPCError(err) // its code, not the transport's internal error
 			}
 			return res, nil
 		}
@@ -524,10 +523,10 @@ func (c *httpConn) callHeader(ctx context.Context, method string, params json.Ra
 	id := c.nextID.Add(1)
 	res, err := c.t.Call(ctx, id, method, params, header)
 	if err != nil {
-		var re *upstreamhttp.ResponseError
+		var re *RPCError
 		switch {
 		case errors.As(err, &re):
-			return nil, &RPCError{Code: re.Code, Message: re.Message, Data: re.Data}
+			return nil, re
 		case ctx.Err() != nil:
 			cp, _ := json.Marshal(map[string]any{"requestId": id, "reason": "cancelled by the client"})
 			_ = c.notify(context.Background(), "notifications/cancelled", cp)

@@ -21,7 +21,7 @@ func isStatelessHTTP(r *http.Request, m *message) bool {
 // Mcp-Name), errors with the HTTP status the revision gives them. The
 // response is JSON, or an SSE stream when progress comes first.
 func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, user string, m *message) {
-	if !m.isRequest() {
+	if !m.IsRequest() {
 		w.WriteHeader(http.StatusAccepted) // a stateless notification concerns nothing here
 		return
 	}

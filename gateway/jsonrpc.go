@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/tidwall/gjson"
-
-	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
 // JSON-RPC and MCP error codes the gateway answers with. Errors from an
@@ -61,95 +59,13 @@ var (
 
 // RPCError is a JSON-RPC error object. An upstream's error reaches the
 // client with its code, message and data unchanged.
-type RPCError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *RPCError) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
+type RPCError = jsonrpc.Error
 
 // message is one JSON-RPC message, its parts kept raw.
-type message struct {
-	ID      json.RawMessage // nil for notifications
-	idType  gjson.Type      // the id's JSON type, when hasID
-	hasID   bool            // an "id" member is present (even null)
-	JSONRPC string          // the "jsonrpc" member; "" when absent
-	Method  string
-	Params  json.RawMessage
-	Result  json.RawMessage
-	Error   *RPCError
-}
+type message = jsonrpc.Message
 
-func (m *message) isRequest() bool      { return m.Method != "" && m.ID != nil }
-func (m *message) isNotification() bool { return m.Method != "" && m.ID == nil }
-func (m *message) isResponse() bool     { return m.Method == "" && m.ID != nil }
-
-// parseMessage decodes one JSON-RPC message. It validates the JSON first;
-// for invalid JSON it still tries to recover the id, so the caller can
-// fail the request it answers.
-func parseMessage(b []byte) (*message, error) {
-	if !gjson.ValidBytes(b) {
-		m := &message{}
-		if id := gjson.GetBytes(b, "id"); id.Exists() && (id.Type == gjson.Number || id.Type == gjson.String) {
-			m.ID = json.RawMessage(id.Raw)
-		}
-		return m, fmt.Errorf("%w: %q", errInvalidJSON, head(b, 120))
-	}
-	r := gjson.ParseBytes(b)
-	if !r.IsObject() {
-		if r.IsArray() {
-			return nil, errBatch
-		}
-		return nil, fmt.Errorf("%w: %q", errNotObject, head(b, 120))
-	}
-	m := &message{}
-	var err error
-	r.ForEach(func(k, v gjson.Result) bool {
-		raw := sub(b, v)
-		switch k.Str {
-		case "id":
-			m.hasID, m.idType = true, v.Type
-			if v.Type != gjson.Null {
-				m.ID = raw
-			}
-		case "jsonrpc":
-			m.JSONRPC = v.Str
-		case "method":
-			if v.Type != gjson.String {
-				err = errors.New("json-rpc method is not a string")
-				return false
-			}
-			m.Method = v.Str
-		case "params":
-			m.Params = raw
-		case "result":
-			m.Result = raw
-		case "error":
-			e := &RPCError{}
-			if uerr := json.Unmarshal(raw, e); uerr != nil {
-				err = fmt.Errorf("json-rpc error object: %w", uerr)
-				return false
-			}
-			m.Error = e
-		}
-		return true
-	})
-	if err != nil {
-		return m, err
-	}
-	if m.Method == "" && m.ID == nil {
-		return m, errors.New("json-rpc message has neither method nor id")
-	}
-	return m, nil
-}
-
-// Errors of parseMessage, worded for whichever side sent the message.
-var (
-	errInvalidJSON = errors.New("invalid JSON")
-	errNotObject   = errors.New("a JSON-RPC message must be an object")
-	errBatch       = errors.New("JSON-RPC batches are not supported (MCP removed them in 2025-06-18): send one message at a time")
-)
+// parseMessage decodes one JSON-RPC message (see jsonrpc.Parse).
+func parseMessage(b []byte) (*message, error) { return jsonrpc.Parse(b) }
 
 // parseClientMessage parses a message from a client and checks it as
 // JSON-RPC 2.0 asks: invalid JSON is a parse error (-32700); a batch, a
@@ -161,10 +77,10 @@ func parseClientMessage(b []byte) (*message, []byte) {
 	m, err := parseMessage(b)
 	if err != nil {
 		var id json.RawMessage
-		if m != nil && m.ID != nil && (m.idType == gjson.Number || m.idType == gjson.String || !m.hasID) {
+		if m != nil && m.ID != nil && (m.IDType == gjson.Number || m.IDType == gjson.String || !m.HasID) {
 			id = m.ID
 		}
-		if errors.Is(err, errInvalidJSON) {
+		if errors.Is(err, jsonrpc.ErrInvalidJSON) {
 			return nil, encodeError(id, &RPCError{Code: CodeParseError, Message: "parse error: " + err.Error()})
 		}
 		return nil, encodeError(id, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + err.Error()})
@@ -172,7 +88,7 @@ func parseClientMessage(b []byte) (*message, []byte) {
 	invalid := func(id json.RawMessage, msg string) (*message, []byte) {
 		return nil, encodeError(id, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + msg})
 	}
-	if m.hasID && m.idType != gjson.Number && m.idType != gjson.String {
+	if m.HasID && m.IDType != gjson.Number && m.IDType != gjson.String {
 		return invalid(nil, "the id must be a string or a number")
 	}
 	if m.JSONRPC != "2.0" {
@@ -181,37 +97,12 @@ func parseClientMessage(b []byte) (*message, []byte) {
 	return m, nil
 }
 
-// sub returns v's raw bytes as a sub-slice of b when gjson knows its
-// offset, saving a copy of large results.
-func sub(b []byte, v gjson.Result) json.RawMessage {
-	if v.Index > 0 && v.Index+len(v.Raw) <= len(b) {
-		return json.RawMessage(b[v.Index : v.Index+len(v.Raw) : v.Index+len(v.Raw)])
-	}
-	return json.RawMessage(v.Raw)
-}
-
-func head(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "..."
-	}
-	return string(b)
-}
+// sub returns v's raw bytes as a sub-slice of b (see jsonrpc.Sub).
+func sub(b []byte, v gjson.Result) json.RawMessage { return jsonrpc.Sub(b, v) }
 
 // encodeRequest renders a request or, with id nil, a notification.
 func encodeRequest(id json.RawMessage, method string, params json.RawMessage) []byte {
-	b := make([]byte, 0, 48+len(method)+len(params))
-	b = append(b, `{"jsonrpc":"2.0"`...)
-	if id != nil {
-		b = append(b, `,"id":`...)
-		b = append(b, id...)
-	}
-	b = append(b, `,"method":`...)
-	b = jsonstr.AppendString(b, method)
-	if len(params) > 0 {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, '}')
+	return jsonrpc.EncodeRequest(id, method, params)
 }
 
 // encodeResult renders a success response.

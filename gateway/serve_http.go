@@ -347,7 +347,7 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 	}
 	hs.enter()
 	defer hs.leave()
-	if !m.isRequest() {
+	if !m.IsRequest() {
 		hs.s.handle(r.Context(), m, nil)
 		w.WriteHeader(http.StatusAccepted)
 		return

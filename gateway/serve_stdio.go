@@ -115,7 +115,7 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, l
 		w.send(errResp)
 		return nil
 	}
-	if !m.isRequest() || m.Method == "initialize" {
+	if !m.IsRequest() || m.Method == "initialize" {
 		if resp := s.handle(ctx, m, nil); resp != nil {
 			w.send(resp)
 		}

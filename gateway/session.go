@@ -120,10 +120,10 @@ func (s *Session) Handle(ctx context.Context, raw []byte, related func([]byte)) 
 
 func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) []byte {
 	switch {
-	case m.isNotification():
+	case m.IsNotification():
 		s.notification(m)
 		return nil
-	case m.isResponse():
+	case m.IsResponse():
 		s.answered(m) // to a server-to-client request relayed to the client
 		return nil
 	}

@@ -129,12 +129,12 @@ func (c *Legacy) read(r *eventReader, resp *http.Response, endpoint chan<- struc
 				c.log.Warn("the server sent an event that is not a JSON-RPC message", "error", err)
 				continue
 			}
-			if m.isResponse() {
-				c.deliver(string(m.id), callResult{res: m.result, err: errOrNil(m.err)})
+			if m.IsResponse() {
+				c.deliver(string(m.ID), callResult{res: m.Result, err: errOrNil(m.Error)})
 				continue
 			}
-			if m.err != nil && m.id == nil {
-				c.log.Warn("the server sent an error for no request", "error", m.err)
+			if m.Error != nil && m.ID == nil {
+				c.log.Warn("the server sent an error for no request", "error", m.Error)
 				continue
 			}
 			c.serverMessage(m)

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // Streamable is a Streamable HTTP connection: every message is POSTed to
@@ -154,21 +156,21 @@ func (c *Streamable) readJSON(resp *http.Response, id int64) (json.RawMessage, e
 	if err != nil {
 		return nil, err
 	}
-	if !m.isResponse() && !(m.err != nil && m.id == nil) {
-		return nil, fmt.Errorf("%w: the body is not a response: %q", errNotMessage, head(body))
+	if !m.IsResponse() && !(m.Error != nil && m.ID == nil) {
+		return nil, fmt.Errorf("%w: the body is not a response: %q", errNotMessage, jsonrpc.Head(body, 120))
 	}
-	if m.id != nil && string(m.id) != idKey(id) {
-		return nil, fmt.Errorf("%w: a response to id %s, not %d", errNotMessage, m.id, id)
+	if m.ID != nil && string(m.ID) != idKey(id) {
+		return nil, fmt.Errorf("%w: a response to id %s, not %d", errNotMessage, m.ID, id)
 	}
-	return m.outcome()
+	return outcome(m)
 }
 
 // outcome is a response's result, or its error.
-func (m *message) outcome() (json.RawMessage, error) {
-	if m.err != nil {
-		return nil, m.err
+func outcome(m *message) (json.RawMessage, error) {
+	if m.Error != nil {
+		return nil, m.Error
 	}
-	return m.result, nil
+	return m.Result, nil
 }
 
 // defaultRetry is how long to wait before reopening a stream when the
@@ -209,8 +211,8 @@ func (c *Streamable) readStream(ctx context.Context, body io.ReadCloser, id int6
 				c.log.Warn("the server sent an event that is not a JSON-RPC message", "error", err)
 				continue
 			}
-			if m.isResponse() && string(m.id) == want || m.err != nil && m.id == nil {
-				res, err := m.outcome()
+			if m.IsResponse() && string(m.ID) == want || m.Error != nil && m.ID == nil {
+				res, err := outcome(m)
 				return res, r.br, err
 			}
 			c.serverMessage(m)

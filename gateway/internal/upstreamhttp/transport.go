@@ -246,14 +246,14 @@ func (b *base) do(req *http.Request) (*http.Response, error) {
 // response a call waits for.
 func (b *base) serverMessage(m *message) {
 	switch {
-	case m.isNotification():
+	case m.IsNotification():
 		if b.h.Notification != nil {
-			b.h.Notification(m.method, m.params)
+			b.h.Notification(m.Method, m.Params)
 		}
-	case m.isRequest():
+	case m.IsRequest():
 		go b.answer(m)
 	default:
-		b.log.Debug("a response to no call in flight; dropped", "id", string(m.id))
+		b.log.Debug("a response to no call in flight; dropped", "id", string(m.ID))
 	}
 }
 
@@ -264,12 +264,12 @@ func (b *base) answer(m *message) {
 		err error
 	)
 	if b.h.Request == nil {
-		err = &ResponseError{Code: codeMethodNotFound, Message: "method not found: " + m.method}
+		err = &ResponseError{Code: codeMethodNotFound, Message: "method not found: " + m.Method}
 	} else {
-		res, err = b.h.Request(b.life, m.method, m.params)
+		res, err = b.h.Request(b.life, m.Method, m.Params)
 	}
-	if rerr := b.reply(b.life, encodeResponse(m.id, res, err)); rerr != nil && b.life.Err() == nil {
-		b.log.Warn("answering a server request", "method", m.method, "error", rerr)
+	if rerr := b.reply(b.life, encodeResponse(m.ID, res, err)); rerr != nil && b.life.Err() == nil {
+		b.log.Warn("answering a server request", "method", m.Method, "error", rerr)
 	}
 }
 
@@ -292,8 +292,8 @@ func readBody(resp *http.Response) ([]byte, error) {
 // with one, under a 4xx), else a *StatusError quoting the body.
 func statusError(resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, errBodyLimit))
-	if m, err := parseMessage(bytes.TrimSpace(body)); err == nil && m.err != nil {
-		return m.err
+	if m, err := parseMessage(bytes.TrimSpace(body)); err == nil && m.Error != nil {
+		return m.Error
 	}
 	return &StatusError{StatusCode: resp.StatusCode, Body: string(bytes.TrimSpace(body))}
 }
