@@ -14,6 +14,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -33,16 +34,53 @@ const (
 // pathMetaSubscriptionID is the subscription tag's gjson/sjson path.
 var pathMetaSubscriptionID = metaPath(mcp.MetaKeySubscriptionID)
 
-// listener is one client's subscriptions/listen stream.
+// listenQueue is how many notifications may wait for a stream's client.
+// Past it the stream ends (its client opens another and lists again):
+// a client that stops reading must not hold up the upstream, or the
+// other clients, whose notification it was to get.
+const listenQueue = 256
+
+// errListenerTooSlow ends a stream whose client does not keep up.
+var errListenerTooSlow = errors.New("the client did not read its subscriptions/listen stream: more than 256 notifications waited")
+
+// listener is one client's subscriptions/listen stream. Notifications
+// queue for a writer of its own, so that whoever sends one (an
+// upstream's reader) never waits for this client.
 type listener struct {
 	id     json.RawMessage // the request's id, the stream's tag
 	filter mcp.SubscriptionFilter
-	emit   func([]byte)
+	queue  chan []byte
+	full   func() // ends the stream when the queue overflows
 }
 
-// notify sends a notification on the stream, tagged.
+// notify queues a notification for the stream, tagged.
 func (l *listener) notify(method string, params json.RawMessage) {
-	l.emit(encodeRequest(nil, method, tagSubscription(params, l.id)))
+	select {
+	case l.queue <- encodeRequest(nil, method, tagSubscription(params, l.id)):
+	default:
+		l.full()
+	}
+}
+
+// write sends the queued notifications with emit until stop is closed,
+// then what is left, and closes written.
+func (l *listener) write(emit func([]byte), stop <-chan struct{}, written chan<- struct{}) {
+	defer close(written)
+	for {
+		select {
+		case msg := <-l.queue:
+			emit(msg)
+		case <-stop:
+			for {
+				select {
+				case msg := <-l.queue:
+					emit(msg)
+				default:
+					return
+				}
+			}
+		}
+	}
 }
 
 // wants reports whether the stream asked for a broadcast notification.
@@ -110,7 +148,17 @@ func (s *Session) serveListen(ctx context.Context, m *message, related func([]by
 	if emit == nil {
 		emit = s.send
 	}
-	l := &listener{id: m.ID, filter: g.grantable(*p.Notifications), emit: emit}
+	ctx, end := context.WithCancelCause(ctx)
+	defer end(nil)
+	l := &listener{id: m.ID, filter: g.grantable(*p.Notifications), queue: make(chan []byte, listenQueue), full: func() { end(errListenerTooSlow) }}
+	// The writer stops after the stream is unregistered (deferred
+	// first, run last), so the result follows every notification.
+	stop, written := make(chan struct{}), make(chan struct{})
+	go l.write(emit, stop, written)
+	defer func() {
+		close(stop)
+		<-written
+	}()
 	var subscribed []string
 	defer func() {
 		for _, uri := range subscribed {
@@ -146,6 +194,9 @@ func (s *Session) serveListen(ctx context.Context, m *message, related func([]by
 		case <-ctx.Done():
 		case <-closing:
 		}
+	}
+	if errors.Is(context.Cause(ctx), errListenerTooSlow) {
+		s.g.log.Warn("subscriptions/listen ended: its client does not read", "session", s.ID, "user", s.User, "queued", listenQueue)
 	}
 	return tagSubscription(nil, m.ID), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -265,5 +266,29 @@ func TestSubscriptionsListenShutdown(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream outlived the gateway")
+	}
+}
+
+// A stream's notifications queue for its own writer: a full queue ends
+// the stream instead of waiting, and the writer sends what was queued,
+// in order, before it stops.
+func TestListenerQueue(t *testing.T) {
+	fulls := 0
+	l := &listener{id: json.RawMessage(`9`), queue: make(chan []byte, 2), full: func() { fulls++ }}
+	for i := range 3 {
+		l.notify("notifications/tools/list_changed", json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)))
+	}
+	if fulls != 1 {
+		t.Fatalf("a third notification on a queue of two: full called %d times", fulls)
+	}
+	var got []string
+	stop, written := make(chan struct{}), make(chan struct{})
+	close(stop)
+	l.write(func(b []byte) {
+		got = append(got, gjson.GetBytes(b, "params.n").Raw+":"+gjson.GetBytes(b, `params._meta.io\.modelcontextprotocol/subscriptionId`).Raw)
+	}, stop, written)
+	<-written
+	if strings.Join(got, ",") != "0:9,1:9" {
+		t.Errorf("written: %v", got)
 	}
 }
