@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
@@ -50,11 +51,16 @@ type listener struct {
 	id     json.RawMessage // the request's id, the stream's tag
 	filter mcp.SubscriptionFilter
 	queue  chan []byte
-	full   func() // ends the stream when the queue overflows
+	full   func()      // ends the stream when the queue overflows
+	open   atomic.Bool // acknowledged: the ack is the stream's first message
 }
 
-// notify queues a notification for the stream, tagged.
+// notify queues a notification for the stream, tagged; before the
+// acknowledgement there is no stream to send it on yet.
 func (l *listener) notify(method string, params json.RawMessage) {
+	if !l.open.Load() {
+		return
+	}
 	select {
 	case l.queue <- encodeRequest(nil, method, tagSubscription(params, l.id)):
 	default:
@@ -183,7 +189,8 @@ func (s *Session) serveListen(ctx context.Context, m *message, related func([]by
 		g.listenMu.Unlock()
 	}()
 	ack, _ := json.Marshal(map[string]any{"notifications": l.filter})
-	l.notify(notificationSubscriptionsAcked, ack)
+	l.queue <- encodeRequest(nil, notificationSubscriptionsAcked, tagSubscription(ack, l.id)) // the queue is empty
+	l.open.Store(true)
 	s.g.log.Debug("subscriptions/listen open", "session", s.ID, "user", s.User, "filter", string(ack))
 	if !l.filter.IsEmpty() {
 		var closing <-chan struct{} // the gateway's shutdown ends every stream

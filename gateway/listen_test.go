@@ -275,6 +275,8 @@ func TestSubscriptionsListenShutdown(t *testing.T) {
 func TestListenerQueue(t *testing.T) {
 	fulls := 0
 	l := &listener{id: json.RawMessage(`9`), queue: make(chan []byte, 2), full: func() { fulls++ }}
+	l.notify("notifications/tools/list_changed", json.RawMessage(`{"n":-1}`)) // before the ack: dropped
+	l.open.Store(true)
 	for i := range 3 {
 		l.notify("notifications/tools/list_changed", json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)))
 	}
