@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
 func TestToolsForwardedRaw(t *testing.T) {
@@ -32,7 +33,7 @@ func TestToolsForwardedRaw(t *testing.T) {
 }
 
 func TestCrashedUpstreamRestarts(t *testing.T) {
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Logger: hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Info})})
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("crash", ""))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/tidwall/gjson"
 )
 
@@ -91,7 +92,7 @@ func TestUpstreamEnvRules(t *testing.T) {
 // the log has the error with the secret masked.
 func TestSecretNotInClientErrors(t *testing.T) {
 	const secret = "sk-live-4242424242"
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	remote := ServerConfig{URL: "http://127.0.0.1:1/mcp?key=" + secret, Timeout: Duration(2 * time.Second)}
 	g := newGatewayWith(t, Options{
 		Servers: map[string]ServerConfig{"stub": resourceStub(t, "stub"), "remote": remote},
@@ -171,7 +172,7 @@ func TestUpstreamMessageTooLarge(t *testing.T) {
 // 1.4 GB in 8 s. The stub writes 1024 lines at once; at most the limit
 // per second are logged, and the rest are counted.
 func TestStderrRateLimited(t *testing.T) {
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	g := newGatewayWith(t, Options{
 		Servers: map[string]ServerConfig{"stub": stubServer(t)},
 		Logger:  hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Info}),

@@ -11,35 +11,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/tidwall/gjson"
 )
 
 // minimalEnv is what an MCP client may start a server with: a short PATH
 // and nothing else (no HOME, no XDG variables, no TMPDIR).
 var minimalEnv = []string{"PATH=/usr/bin:/bin"}
-
-// lockedBuffer is a bytes.Buffer a process may write while the test
-// reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // buildTableau builds the example Tableau server, a real upstream.
 func buildTableau(t *testing.T) string {
@@ -58,7 +39,7 @@ type mcpProc struct {
 	name   string
 	in     io.WriteCloser
 	lines  chan []byte
-	stderr lockedBuffer
+	stderr syncbuf.Buffer
 	exit   chan error
 	id     int
 }

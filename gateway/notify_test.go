@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -112,7 +113,7 @@ func TestTemplatesPaginationAcrossUpstreams(t *testing.T) {
 // is listed as mcpx://upstream/b/shared://readme; reads and updates go to
 // the server each form names, and the collision is logged once.
 func TestResourceURICollision(t *testing.T) {
-	var logBuf lockedBuffer
+	var logBuf syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn, Output: &logBuf})
 	g, err := New(Options{Servers: map[string]ServerConfig{"a": resourceStub(t, "a"), "b": resourceStub(t, "b")}, Engine: engine.Options{Store: memstore.New(memstore.Config{})}, Logger: log})
 	if err != nil {

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
 const testSecret = "sk-live-0123456789abcdef"
@@ -39,30 +38,13 @@ func TestServeCheckMasksSecrets(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Issue 7: the WARN log of an upstream that cannot connect quoted the
 // expanded URL with its secret.
 func TestServeLogMasksSecrets(t *testing.T) {
 	isolate(t)
 	cfg := secretConfig(t)
 	inR, inW := io.Pipe()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() { done <- run([]string{"serve", "--config", cfg, "--store", t.TempDir()}, inR, &stdout, &stderr) }()
 	deadline := time.Now().Add(30 * time.Second)

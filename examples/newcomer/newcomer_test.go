@@ -23,6 +23,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 )
 
@@ -299,31 +300,13 @@ func attachmentBytes(t *testing.T, file string, n int) []byte {
 	return b
 }
 
-// lockedBuffer collects a process's stderr while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // client is an MCP client of "mcpx serve" over stdio.
 type client struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan []byte
 	exited chan error // the process's exit, once stdout is drained
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	nextID int
 }
 
@@ -331,7 +314,7 @@ type client struct {
 // initializes an MCP session.
 func startServe(t *testing.T, w *walk, cfg string) *client {
 	t.Helper()
-	c := &client{cmd: exec.Command(w.mcpx, "serve", "--config", cfg), lines: make(chan []byte, 16), exited: make(chan error, 1), stderr: &lockedBuffer{}}
+	c := &client{cmd: exec.Command(w.mcpx, "serve", "--config", cfg), lines: make(chan []byte, 16), exited: make(chan error, 1), stderr: &syncbuf.Buffer{}}
 	c.cmd.Dir = "/"
 	c.cmd.Env = w.env
 	c.cmd.Stderr = c.stderr

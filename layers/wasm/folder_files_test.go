@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
@@ -68,7 +69,7 @@ func TestFolderReadsRegularFilesOnly(t *testing.T) {
 	writeAtomic(t, filepath.Join(dir, "pipeside.wasm"), noop)
 	must(t, syscall.Mkfifo(filepath.Join(dir, "pipeside.json"), 0o644))
 
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
 	h := newHost(t, log)
 	f := openFolderGuarded(t, h, dir, wasm.FolderOptions{Log: log})
@@ -154,7 +155,7 @@ func TestFolderWarnsUnmatchedPlugin(t *testing.T) {
 	dir := t.TempDir()
 	writeAtomic(t, filepath.Join(dir, "my-plugin.wasm"), watGuest(t, "noop.wat", nil))
 	writeAtomic(t, filepath.Join(dir, "helpdesk.wasm"), watGuest(t, "noop.wat", nil))
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
 	h := newHost(t, log)
 	h.SetServers([]string{"helpdesk", "github"})

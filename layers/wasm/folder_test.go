@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/plugins"
@@ -60,7 +61,7 @@ func TestHotReloadUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tableau.wasm")
 	writeAtomic(t, file, tiny)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
 	h := newHost(t, log)
 	// The subject is reloading, not deadlines: a standard Go guest's
@@ -163,7 +164,7 @@ func TestFolderLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tableau.wasm")
 	writeAtomic(t, file, tiny)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
 	h := newHost(t, log)
 

@@ -1,7 +1,6 @@
 package wasm_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -102,24 +101,6 @@ func (e *events) of(typ engine.EventType) []engine.Event {
 		}
 	}
 	return out
-}
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newStore() *memstore.Store { return memstore.New(memstore.Config{}) }

@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
@@ -233,7 +234,7 @@ func TestGetValue(t *testing.T) {
 // TestLogBounded: guest lines go to hclog under the plugin's name, 64 a
 // call at most.
 func TestLogBounded(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Name: "test", Output: &buf, Level: hclog.Trace})
 	h := newHost(t, log)
 	p, err := h.Compile(context.Background(), "chatty", hostile(t), wasm.SandboxConfig{}, json.RawMessage(`{"mode_":"log"}`))

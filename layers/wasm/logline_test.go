@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestGuestLogCannotForge(t *testing.T) {
 	const forged = "2026-11-23T00:00:00.000Z [ERROR] gateway: upstream credentials rotated: key=FORGED"
 	line := "ok\n" + forged + "\x1b[2J\x1b[31mred\u202eevil\r\n" + strings.Repeat("\n", 40)
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Name: "test", Output: &buf, Level: hclog.Trace})
 	h := newHost(t, log)
 	bin := watGuest(t, "log.wat", map[string]string{"LINE": watString(line), "LINELEN": strconv.Itoa(len(line)), "LINES": "1000"})

@@ -13,13 +13,14 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
 // TestPresetsLayer: the preset that matches the server by name runs, loads
 // on the first matching call only, and other servers run none.
 func TestPresetsLayer(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
 	h := newHost(t, log)
 	eng := newEngineWithHost(t, h, engine.Config{Chain: []string{"presets"}}, log)
@@ -68,7 +69,7 @@ func TestPresetsOptions(t *testing.T) {
 // TestCustomShared: the chains of two tools that name the same plugin file
 // share one compiled plugin, closed with the last of them.
 func TestCustomShared(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
 	h := newHost(t, log)
 	file := filepath.Join(t.TempDir(), "shared.wasm")
@@ -110,7 +111,7 @@ func TestPresetsNotLoadedWithoutCandidates(t *testing.T) {
 		{"threshold under the string", `{"limits":{"long_string":64}}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
 			h := newHost(t, log)
 			eng := newEngineWithHost(t, h, engine.Config{Chain: []string{"presets"}, Layers: map[string]json.RawMessage{"presets": json.RawMessage(tc.opts)}}, log)
@@ -138,7 +139,7 @@ func TestPresetsNotLoadedWithoutCandidates(t *testing.T) {
 // background before any result; the call that then runs it uses that
 // load (the preset is loaded once).
 func TestPresetsWarm(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
 	h := newHost(t, log)
 	eng := newEngineWithHost(t, h, engine.Config{Chain: []string{"presets"}}, log)
