@@ -140,21 +140,10 @@ func TestLegacy(t *testing.T) {
 func TestLegacyConnectionLost(t *testing.T) {
 	srv, ts := newLegacyServer(t)
 	c := dialLegacy(t, ts.URL+"/sse", Config{})
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.Call(context.Background(), 1, "hang", nil, nil)
-		errc <- err
-	}()
+	errc := startCall(context.Background(), c, "hang")
 	<-srv.posts
 	close(srv.end)
-	select {
-	case err := <-errc:
-		if !errors.Is(err, ErrConnectionLost) {
-			t.Errorf("error %v, want ErrConnectionLost", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call outlived the stream")
-	}
+	wantCallErr(t, errc, ErrConnectionLost, "the call outlived the stream")
 	<-c.Done()
 	if !errors.Is(c.Err(), ErrConnectionLost) {
 		t.Errorf("Err %v", c.Err())
@@ -190,19 +179,8 @@ func TestLegacyDialFails(t *testing.T) {
 func TestLegacyClose(t *testing.T) {
 	srv, ts := newLegacyServer(t)
 	c := dialLegacy(t, ts.URL+"/sse", Config{})
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.Call(context.Background(), 1, "hang", nil, nil)
-		errc <- err
-	}()
+	errc := startCall(context.Background(), c, "hang")
 	<-srv.posts
 	_ = c.Close()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, ErrClosed) {
-			t.Errorf("error %v, want ErrClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close left the call waiting")
-	}
+	wantCallErr(t, errc, ErrClosed, "Close left the call waiting")
 }

@@ -249,20 +249,9 @@ func TestStreamableCancel(t *testing.T) {
 	defer ts.Close()
 	c := newStreamable(t, ts.URL, Config{})
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.Call(ctx, 1, "tools/call", nil, nil)
-		errc <- err
-	}()
+	errc := startCall(ctx, c, "tools/call")
 	cancel()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("error %v, want context.Canceled", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call did not end with its ctx")
-	}
+	wantCallErr(t, errc, context.Canceled, "the call did not end with its ctx")
 }
 
 // Close ends a call in flight with ErrClosed.
@@ -277,21 +266,10 @@ func TestStreamableCloseEndsCalls(t *testing.T) {
 	}))
 	defer ts.Close()
 	c := newStreamable(t, ts.URL, Config{})
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.Call(context.Background(), 1, "tools/call", nil, nil)
-		errc <- err
-	}()
+	errc := startCall(context.Background(), c, "tools/call")
 	<-started
 	_ = c.Close()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, ErrClosed) {
-			t.Errorf("error %v, want ErrClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close left the call waiting")
-	}
+	wantCallErr(t, errc, ErrClosed, "Close left the call waiting")
 }
 
 // A server that ends the response stream after an event ID, before the
@@ -402,5 +380,30 @@ func TestStreamableSSEReusesConnection(t *testing.T) {
 	defer mu.Unlock()
 	if conns > 3 {
 		t.Errorf("20 sequential calls opened %d connections, want a few reused", conns)
+	}
+}
+
+// startCall runs c.Call(ctx, 1, method) in the background and returns
+// where its error arrives.
+func startCall(ctx context.Context, c Transport, method string) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, 1, method, nil, nil)
+		errc <- err
+	}()
+	return errc
+}
+
+// wantCallErr waits (bounded) for a call's error and checks it is want;
+// stuck says what it means when none comes.
+func wantCallErr(t *testing.T, errc <-chan error, want error, stuck string) {
+	t.Helper()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, want) {
+			t.Errorf("error %v, want %v", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal(stuck)
 	}
 }
