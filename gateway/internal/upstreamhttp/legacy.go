@@ -124,9 +124,8 @@ func (c *Legacy) read(r *eventReader, resp *http.Response, endpoint chan<- struc
 			c.mu.Unlock()
 			close(endpoint)
 		case "message":
-			m, err := parseMessage(ev.data)
-			if err != nil {
-				c.log.Warn("the server sent an event that is not a JSON-RPC message", "error", err)
+			m := c.eventMessage(ev)
+			if m == nil {
 				continue
 			}
 			if m.IsResponse() {

@@ -203,12 +203,8 @@ func (c *Streamable) readStream(ctx context.Context, body io.ReadCloser, id int6
 				}
 				break // the server ended the stream: resume it
 			}
-			if ev.name != "message" {
-				continue
-			}
-			m, err := parseMessage(ev.data)
-			if err != nil {
-				c.log.Warn("the server sent an event that is not a JSON-RPC message", "error", err)
+			m := c.eventMessage(ev)
+			if m == nil {
 				continue
 			}
 			if m.IsResponse() && string(m.ID) == want || m.Error != nil && m.ID == nil {
@@ -360,12 +356,8 @@ func (c *Streamable) readListening(r *eventReader) {
 			}
 			return
 		}
-		if ev.name != "message" {
-			continue
-		}
-		m, err := parseMessage(ev.data)
-		if err != nil {
-			c.log.Warn("the server sent an event that is not a JSON-RPC message", "error", err)
+		m := c.eventMessage(ev)
+		if m == nil {
 			continue
 		}
 		c.serverMessage(m)

@@ -304,3 +304,17 @@ func drain(body io.ReadCloser) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, errBodyLimit))
 	_ = body.Close()
 }
+
+// eventMessage is the JSON-RPC message an SSE event carries, or nil for
+// an event of another kind or one that is not a message (logged).
+func (b *base) eventMessage(ev event) *message {
+	if ev.name != "message" {
+		return nil
+	}
+	m, err := parseMessage(ev.data)
+	if err != nil {
+		b.log.Warn("the server sent an event that is not a JSON-RPC message", "error", err)
+		return nil
+	}
+	return m
+}
