@@ -60,12 +60,6 @@ func (g *Gateway) NewSession(user string, out func(msg []byte)) *Session {
 	return s
 }
 
-func (g *Gateway) session(id string) *Session {
-	g.sessMu.RLock()
-	defer g.sessMu.RUnlock()
-	return g.sessions[id]
-}
-
 func (s *Session) send(msg []byte) {
 	s.mu.Lock()
 	closed := s.closed
