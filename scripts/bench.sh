@@ -39,7 +39,7 @@ fi
 if [ "$what" = all ] || [ "$what" = process ]; then
 	need hyperfine hyperfine
 	need /usr/bin/time time
-	go build -o "$out/mcpx" ./cmd/mcpx
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx # static, as README.md installs it
 	go build -o "$out/floor" ./internal/cmd/floor
 	go build -o "$out/benchdata" ./internal/cmd/benchdata
 	for n in 10 50 100; do "$out/benchdata" "$n" "$out/r$n.json"; done
@@ -60,7 +60,7 @@ fi
 if [ "$what" = all ] || [ "$what" = gateway ]; then
 	gosdk=$(./scripts/conformance-tools.sh | tail -n 1)
 	ev=$gosdk/everything
-	go build -o "$out/mcpx" ./cmd/mcpx
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx # static, as README.md installs it
 	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
 	export MCPX_HOME=$out/gateway-home
 	echo "== stdio, one call at a time: direct vs bare relay vs mcpx wrap"
