@@ -90,17 +90,30 @@ func (s *sessionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, in.id)
 }
 
+// startSession starts a sessionServer and a client of it; the server
+// closes when the test ends.
+func startSession(t *testing.T, cfg Config) (*sessionServer, *Streamable) {
+	t.Helper()
+	srv := &sessionServer{t: t}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return srv, newStreamable(t, ts.URL, cfg)
+}
+
+// initialize opens c's session (request id 1).
+func initialize(t *testing.T, c *Streamable) {
+	t.Helper()
+	if _, err := c.Call(context.Background(), 1, "initialize", json.RawMessage(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The session ID of initialize's response goes with every later request,
 // MCP-Protocol-Version once set, and Close deletes the session.
 func TestStreamableSession(t *testing.T) {
-	srv := &sessionServer{t: t}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	c := newStreamable(t, ts.URL, Config{})
+	srv, c := startSession(t, Config{})
 	ctx := context.Background()
-	if _, err := c.Call(ctx, 1, "initialize", json.RawMessage(`{}`), nil); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, c)
 	if c.SessionID() != "sess-42" {
 		t.Fatalf("session %q", c.SessionID())
 	}
@@ -132,14 +145,9 @@ func TestStreamableSession(t *testing.T) {
 // fails with ErrSessionExpired, the connection ends (Done), and Close
 // deletes nothing.
 func TestStreamableSessionExpired(t *testing.T) {
-	srv := &sessionServer{t: t}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	c := newStreamable(t, ts.URL, Config{})
+	srv, c := startSession(t, Config{})
 	ctx := context.Background()
-	if _, err := c.Call(ctx, 1, "initialize", json.RawMessage(`{}`), nil); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, c)
 	srv.mu.Lock()
 	srv.gone = true
 	srv.mu.Unlock()
@@ -195,15 +203,10 @@ func TestStreamableListen(t *testing.T) {
 // A server answering the GET with 405 does not offer the stream: the
 // transport asks once and calls go on.
 func TestStreamableListenNotOffered(t *testing.T) {
-	srv := &sessionServer{t: t}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	c := newStreamable(t, ts.URL, Config{Listen: true})
+	srv, c := startSession(t, Config{Listen: true})
 	c.retry = time.Millisecond // a transport that retried would ask again at once
 	ctx := context.Background()
-	if _, err := c.Call(ctx, 1, "initialize", json.RawMessage(`{}`), nil); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, c)
 	deadline := time.Now().Add(10 * time.Second)
 	for !contains(srv.lines(), "GET sess-42") && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
