@@ -211,7 +211,9 @@ func TestClientJSONRPCValidation(t *testing.T) {
 		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":501,"method":"ping"}`, "501", CodeInvalidRequest},
 		{"jsonrpc missing", `{"id":502,"method":"ping"}`, "502", CodeInvalidRequest},
 		{"method not a string", `{"jsonrpc":"2.0","id":503,"method":7}`, "503", CodeInvalidRequest},
-		{"parse error", `{"jsonrpc":"2.0","id":504,"method":`, "504", CodeParseError},
+		// Issue 15: the id of broken JSON is a guess; JSON-RPC 2.0 wants null.
+		{"parse error", `{"jsonrpc":"2.0","id":504,"method":`, "null", CodeParseError},
+		{"parse error, id 7", `{"jsonrpc":"2.0","id":7,"method":`, "null", CodeParseError},
 		{"parse error without id", `{"jsonrpc":`, "null", CodeParseError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -72,16 +72,18 @@ func parseMessage(b []byte) (*message, error) { return jsonrpc.Parse(b) }
 // "jsonrpc" other than "2.0", an id that is not a string or a number, a
 // method that is not a string: invalid request (-32600). On failure it
 // returns the error response to send, whose id is the request's only
-// when that id is valid.
+// when that id is valid. A parse error's id is always null: JSON-RPC 2.0
+// asks for null when the id cannot be determined, and an id read from
+// broken JSON is a guess (`{"id":7,"x":{"id":8` names either).
 func parseClientMessage(b []byte) (*message, []byte) {
 	m, err := parseMessage(b)
 	if err != nil {
-		var id json.RawMessage
-		if m != nil && m.ID != nil && (m.IDType == gjson.Number || m.IDType == gjson.String || !m.HasID) {
-			id = m.ID
-		}
 		if errors.Is(err, jsonrpc.ErrInvalidJSON) {
-			return nil, encodeError(id, &RPCError{Code: CodeParseError, Message: "parse error: " + err.Error()})
+			return nil, encodeError(nil, &RPCError{Code: CodeParseError, Message: "parse error: " + err.Error()})
+		}
+		var id json.RawMessage
+		if m != nil && m.ID != nil && (m.IDType == gjson.Number || m.IDType == gjson.String) {
+			id = m.ID
 		}
 		return nil, encodeError(id, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + err.Error()})
 	}

@@ -26,14 +26,19 @@ func (e *Error) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.C
 
 // Message is one JSON-RPC message.
 type Message struct {
-	ID      json.RawMessage // nil for a notification, and for an id of null
-	IDType  gjson.Type      // the id's JSON type, when HasID
-	HasID   bool            // an "id" member is present (even null)
-	JSONRPC string          // the "jsonrpc" member; "" when absent
-	Method  string
-	Params  json.RawMessage
-	Result  json.RawMessage
-	Error   *Error
+	ID     json.RawMessage // nil for a notification, and for an id of null
+	IDType gjson.Type      // the id's JSON type, when HasID
+	HasID  bool            // an "id" member is present (even null)
+	// IDGuessed: the message is invalid JSON and ID was read from it
+	// anyway. It may fail a pending request of ours that the broken
+	// response answers; it must never be echoed as the id of an error
+	// answer (JSON-RPC 2.0: a parse error's id is null).
+	IDGuessed bool
+	JSONRPC   string // the "jsonrpc" member; "" when absent
+	Method    string
+	Params    json.RawMessage
+	Result    json.RawMessage
+	Error     *Error
 }
 
 // IsRequest reports whether m is a request: a method and an id.
@@ -56,13 +61,13 @@ var (
 )
 
 // Parse decodes one message. It validates the JSON first; for invalid
-// JSON it still returns the message with the id it can recover, so the
-// caller can fail the request it answers.
+// JSON it still returns the message with the id it can recover (marked
+// IDGuessed), so the caller can fail the request it answers.
 func Parse(b []byte) (*Message, error) {
 	if !gjson.ValidBytes(b) {
 		m := &Message{}
 		if id := gjson.GetBytes(b, "id"); id.Exists() && (id.Type == gjson.Number || id.Type == gjson.String) {
-			m.ID = json.RawMessage(id.Raw)
+			m.ID, m.IDGuessed = json.RawMessage(id.Raw), true
 		}
 		return m, fmt.Errorf("%w: %q", ErrInvalidJSON, Head(b, 120))
 	}

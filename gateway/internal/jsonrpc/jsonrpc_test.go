@@ -36,6 +36,14 @@ func TestParse(t *testing.T) {
 			t.Errorf("%s: not a %s", tc.in, tc.kind)
 		}
 	}
+	// Issue 15: the id read from broken JSON is marked as a guess, which
+	// no error answer may echo.
+	if m, _ := Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":`)); m == nil || !m.IDGuessed || string(m.ID) != "7" {
+		t.Errorf("broken JSON: %+v, want id 7 marked IDGuessed", m)
+	}
+	if m, _ := Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"x"}`)); m == nil || m.IDGuessed {
+		t.Errorf("valid JSON: %+v, want IDGuessed false", m)
+	}
 	// A null-id error response keeps its error object: the HTTP
 	// transports answer with it the request it came back to.
 	m, _ := Parse([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`))
