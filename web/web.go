@@ -234,12 +234,16 @@ const ContentSecurityPolicy = "sandbox; default-src 'none'"
 // origin: nosniff and the sandboxing CSP always, and "attachment" (a
 // download, never rendered) for every type that is not known to be
 // passive. Passive types (images other than SVG, audio, video, PDF, plain
-// text, JSON) are shown inline unless the artifact has a file name.
+// text, JSON) are shown inline, with their file name (if any) as the name
+// a browser saves them under: "inline; filename=chart.png". Untyped
+// bytes (application/octet-stream) with a file name are an attachment:
+// nothing renders them, and a download keeps the name.
 func setSafetyHeaders(h http.Header, contentType, filename string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", ContentSecurityPolicy)
 	disp := "inline"
-	if filename != "" || !InlineSafe(contentType) {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if !InlineSafe(contentType) || (filename != "" && mt == "application/octet-stream") {
 		disp = "attachment"
 	}
 	params := map[string]string{}

@@ -86,21 +86,32 @@ func TestActiveTypesNeverRender(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	for _, tc := range []struct {
-		mime, body string
-		inline     bool
+		mime, body, filename string
+		inline               bool
 	}{
-		{"text/html", `<script>fetch("/mcp",{method:"POST"})</script>`, false},
-		{"text/html; charset=utf-8", `<h1>x</h1>`, false},
-		{"image/svg+xml", `<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`, false},
-		{"application/xhtml+xml", `<html xmlns="http://www.w3.org/1999/xhtml"/>`, false},
-		{"text/xml", `<x/>`, false},
-		{"application/javascript", `alert(1)`, false},
-		{"text/css", `body{}`, false},
-		{"", `<script>alert(1)</script>`, true}, // stored without a type: octet-stream
-		{"image/png", "\x89PNG\r\n\x1a\n", true},
-		{"application/pdf", "%PDF-1.4", true},
+		{"text/html", `<script>fetch("/mcp",{method:"POST"})</script>`, "", false},
+		{"text/html; charset=utf-8", `<h1>x</h1>`, "", false},
+		{"image/svg+xml", `<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`, "", false},
+		{"application/xhtml+xml", `<html xmlns="http://www.w3.org/1999/xhtml"/>`, "", false},
+		{"text/xml", `<x/>`, "", false},
+		{"application/javascript", `alert(1)`, "", false},
+		{"text/css", `body{}`, "", false},
+		{"", `<script>alert(1)</script>`, "", true}, // stored without a type: octet-stream
+		{"image/png", "\x89PNG\r\n\x1a\n", "", true},
+		{"application/pdf", "%PDF-1.4", "", true},
+		// Issue 15: a passive type with a file name was an attachment,
+		// though the README says passive types show inline.
+		{"image/png", "\x89PNG\r\n\x1a\n named", "chart.png", true},
+		{"image/jpeg", "\xff\xd8\xff named", "photo.jpg", true},
+		{"image/gif", "GIF89a named", "anim.gif", true},
+		{"image/webp", "RIFF....WEBP named", "pic.webp", true},
+		{"application/pdf", "%PDF-1.4 named", "report.pdf", true},
+		{"text/plain; charset=utf-8", "hello named", "notes.txt", true},
+		{"image/svg+xml", `<svg xmlns="http://www.w3.org/2000/svg" onload="alert(2)"/>`, "logo.svg", false},
+		{"text/html", `<script>alert(2)</script>`, "page.html", false},
+		{"application/octet-stream", `<script>alert(3)</script>`, "blob.html", false},
 	} {
-		ref, err := st.Put(ctx, strings.NewReader(tc.body), store.PutOptions{Namespace: "t", MIMEType: tc.mime})
+		ref, err := st.Put(ctx, strings.NewReader(tc.body), store.PutOptions{Namespace: "t", MIMEType: tc.mime, Filename: tc.filename})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +127,10 @@ func TestActiveTypesNeverRender(t *testing.T) {
 			t.Errorf("%s: %d %v", tc.mime, resp.StatusCode, h)
 		}
 		if tc.inline != strings.HasPrefix(disp, "inline") || !tc.inline && !strings.HasPrefix(disp, "attachment") {
-			t.Errorf("%s: Content-Disposition %q", tc.mime, disp)
+			t.Errorf("%s %q: Content-Disposition %q", tc.mime, tc.filename, disp)
+		}
+		if tc.filename != "" && !strings.Contains(disp, "filename="+tc.filename) {
+			t.Errorf("%s %q: Content-Disposition %q lacks the file name", tc.mime, tc.filename, disp)
 		}
 	}
 }
