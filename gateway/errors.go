@@ -3,6 +3,7 @@ package gateway
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -34,11 +35,30 @@ func (g *Gateway) clientError(method, session string, err error) *RPCError {
 	if generic == "" {
 		g.log.Debug("request failed", "method", method, "session", session, "error", g.redact.String(err.Error()))
 		e.Message = g.redact.String(e.Message)
+		e.Data = g.maskData(e.Data)
 		return e
 	}
 	id := newErrorID()
 	g.log.Warn("request failed", "method", method, "session", session, "error_id", id, "error", g.redact.String(err.Error()))
 	return &RPCError{Code: e.Code, Message: fmt.Sprintf("%s: %s (details in the mcpx log under error_id=%s)", method, generic, id)}
+}
+
+// maskData masks the secrets in an error's data (an upstream's, passed
+// on): in the JSON text, where a string holds a secret JSON-escaped. Data
+// that masking left invalid (a secret that was a bare number or literal)
+// is dropped rather than sent half-masked.
+func (g *Gateway) maskData(data json.RawMessage) json.RawMessage {
+	if len(data) == 0 {
+		return data
+	}
+	masked := g.redact.String(string(data))
+	if masked == string(data) {
+		return data
+	}
+	if !json.Valid([]byte(masked)) {
+		return nil
+	}
+	return json.RawMessage(masked)
 }
 
 // newErrorID returns a short random id that ties a client's error to

@@ -4,8 +4,12 @@
 package redact
 
 import (
+	"encoding/json"
 	"io"
+	"net/url"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -13,7 +17,8 @@ import (
 // "on") would mangle every line they appear in and protect nothing.
 const MinLen = 4
 
-// Redactor replaces each secret value by "${NAME:masked}". The zero value
+// Redactor replaces each secret value by "${NAME:masked}", in every form
+// the value may take on its way into a message (see Forms). The zero value
 // and a nil *Redactor mask nothing. It is safe for concurrent use.
 type Redactor struct {
 	r *strings.Replacer
@@ -32,7 +37,15 @@ func New(secrets map[string]string) *Redactor {
 	if len(ps) == 0 {
 		return &Redactor{}
 	}
-	// Longest first, so a secret that contains another is masked whole.
+	var enc []pair
+	for _, p := range ps {
+		for _, f := range Forms(p.value) {
+			enc = append(enc, pair{p.name, f})
+		}
+	}
+	ps = enc
+	// Longest first, so a secret that contains another (or an encoded
+	// form that contains the raw one) is masked whole.
 	sort.Slice(ps, func(i, j int) bool {
 		if len(ps[i].value) != len(ps[j].value) {
 			return len(ps[i].value) > len(ps[j].value)
@@ -44,6 +57,48 @@ func New(secrets map[string]string) *Redactor {
 		args = append(args, p.value, "${"+p.name+":masked}")
 	}
 	return &Redactor{r: strings.NewReplacer(args...)}
+}
+
+// Forms returns the distinct forms of secret v that a message may carry:
+// v itself; v escaped inside a JSON string (with and without
+// encoding/json's HTML escapes) or a Go quoted string (%q, strconv.Quote:
+// hclog and url.Error quote values), and each of those escaped once more
+// (an error message that quotes JSON, logged as JSON); and its
+// percent-encodings (url.QueryEscape, url.PathEscape, and the query form
+// with %20 for a space), as a URL built from it carries it.
+func Forms(v string) []string {
+	escapes := []func(string) string{
+		func(s string) string { return jsonInner(s, false) },
+		func(s string) string { return jsonInner(s, true) },
+		func(s string) string { q := strconv.Quote(s); return q[1 : len(q)-1] },
+	}
+	forms := []string{v}
+	add := func(f string) {
+		if f != "" && !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	for _, esc := range escapes {
+		once := esc(v)
+		add(once)
+		for _, again := range escapes {
+			add(again(once))
+		}
+	}
+	add(url.QueryEscape(v))
+	add(url.PathEscape(v))
+	add(strings.ReplaceAll(url.QueryEscape(v), "+", "%20"))
+	return forms
+}
+
+// jsonInner is s as it appears between the quotes of a JSON string.
+func jsonInner(s string, escapeHTML bool) string {
+	var b strings.Builder
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(escapeHTML)
+	_ = e.Encode(s)
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
 }
 
 // String returns s with every secret masked.
