@@ -66,9 +66,8 @@ type Options struct {
 	// value means every default (see Limits).
 	Limits Limits
 	// Secrets are values the config took from the environment (${VAR}),
-	// by variable name: they are masked in every error sent to a client
-	// (its message and data), raw and in each escaped or percent-encoded
-	// form (redact.Forms). Defaults to none.
+	// by variable name: they are masked in every error sent to a client.
+	// Defaults to none.
 	Secrets map[string]string
 }
 
