@@ -135,24 +135,25 @@ func (e *Engine) tooDeep(ctx context.Context, c Call, raw []byte, cause error) (
 		e.log.Warn("result not transformed", "server", c.Server, "tool", c.Tool, "error", err)
 		e.emit(Event{Type: EventLayerFailed, Server: c.Server, Tool: c.Tool, Scope: c.Scope, Layer: "engine", Error: err.Error()})
 	}
-	sref, err := e.store.Put(ctx, strings.NewReader(string(raw)), store.PutOptions{
+	opts := store.PutOptions{
 		Namespace: c.Server, MIMEType: "application/json",
 		Filename: defaultFilename(c.Tool, "result", ".json"), Scope: c.Scope,
 		Source:   store.Source{Server: c.Server, Tool: c.Tool, Layer: "engine"},
 		MaxBytes: e.cfg.MaxArtifactBytes,
-	})
+	}
+	sref, err := e.store.Put(ctx, strings.NewReader(string(raw)), opts)
 	if err != nil {
 		fail(fmt.Errorf("%w; storing it failed, passed through: %w", cause, err))
 		return res, nil
 	}
 	fail(cause)
-	ref := RefFromStore(sref)
+	ref := RefFromStore(asPut(sref, opts))
 	if e.linker != nil && !ref.Truncated {
 		ref.URL = e.linker.ArtifactURL(ref)
 	}
 	res.Artifacts = []ArtifactRef{ref}
 	e.emit(Event{Type: EventArtifactStored, Server: c.Server, Tool: c.Tool, Scope: c.Scope, Layer: "engine", Artifact: &ref})
-	rep := replacement{Artifact: ref, Summary: fmt.Sprintf("The result nests deeper than %d levels, past what mcpx transforms; the whole result (%s) was stored as artifact %s (%s).", e.cfg.MaxDepth, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)}
+	rep := replacement{Artifact: ref, Summary: fmt.Sprintf("The result nests deeper than %d levels, past what mcpx transforms: the whole result (%s) is stored as artifact %s at %s", e.cfg.MaxDepth, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)}
 	mcp, isError := topLevelMCP(raw)
 	if !mcp {
 		res.Raw = rep.marshal()

@@ -71,14 +71,15 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	if src.ext == "" {
 		src.ext = extOf(src.mime)
 	}
-	sref, err := x.e.store.Put(ctx, src.r, store.PutOptions{
+	opts := store.PutOptions{
 		Namespace: x.d.Call.Server,
 		MIMEType:  src.mime,
 		Filename:  x.filename(t, filenameTmpl, vars, src.mime, src.ext),
 		Scope:     x.d.Call.Scope,
 		Source:    store.Source{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Layer: x.step},
 		MaxBytes:  x.e.cfg.MaxArtifactBytes,
-	})
+	}
+	sref, err := x.e.store.Put(ctx, src.r, opts)
 	if err != nil && src.plain != nil && ctx.Err() == nil {
 		// The put left nothing behind. A value that proved not plain goes
 		// again, decoded with its shape; invalid base64 reports what
@@ -94,7 +95,7 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	if err != nil {
 		return ArtifactRef{}, vars, fmt.Errorf("storing %s: %w", vars.Kind, err)
 	}
-	ref := RefFromStore(sref)
+	ref := RefFromStore(asPut(sref, opts))
 	ref.Encoding = src.shape
 	if x.e.linker != nil && !ref.Truncated {
 		ref.URL = x.e.linker.ArtifactURL(ref)
@@ -107,6 +108,20 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	x.out.artifacts = append(x.out.artifacts, ref)
 	x.e.emit(Event{Type: EventArtifactStored, Server: x.d.Call.Server, Tool: x.d.Call.Tool, Scope: x.d.Call.Scope, Layer: x.step, Path: t.path, Artifact: &ref, Meta: x.rws[t.rw].Meta})
 	return ref, vars, nil
+}
+
+// asPut returns the ref a put returned as this put named it: a store
+// that already held the bytes (content addressing) returns the id and
+// MIME type it has, and may return the name and source of the put that
+// stored them first; this call's result must show its own ("thumbnail.png"
+// from the layer that found it, not an earlier call's "content.png").
+func asPut(r store.Ref, o store.PutOptions) store.Ref {
+	if o.Filename != "" {
+		r.Filename = o.Filename
+	}
+	r.Source = o.Source
+	r.Scope = o.Scope
+	return r
 }
 
 // source is what put stores: the bytes and what they are.
@@ -381,9 +396,9 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 		rep.Preview = prefixRunes(raw[bv.val.Off+1:bv.val.End-1], rw.Keep)
 	}
 	if bv.uri != "" {
-		rep.Summary += " Original resource: " + bv.uri
+		rep.Summary += "\nOriginal resource: " + bv.uri
 	}
-	return appendBlockPair(nil, raw, t.off, rep), nil
+	return appendBlockPair(nil, raw, t.off, rep, linkDescription(vars)), nil
 }
 
 // blockValue is the value of a content block that the block form stores.
@@ -453,8 +468,9 @@ func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, e
 
 // appendBlockPair appends what replaces a stored content block: a text
 // block with the replacement (keeping the block's annotations) and a
-// resource_link to the artifact.
-func appendBlockPair(out, raw []byte, off int, rep replacement) []byte {
+// resource_link to the artifact, described by desc. The summary is in the
+// text block only: the model reads it once.
+func appendBlockPair(out, raw []byte, off int, rep replacement, desc string) []byte {
 	ref := rep.Artifact
 	out = append(out, `{"type":"text","text":`...)
 	out = jsonstr.Append(out, rep.marshal())
@@ -467,13 +483,23 @@ func appendBlockPair(out, raw []byte, off int, rep replacement) []byte {
 	out = append(out, `,"name":`...)
 	out = jsonstr.AppendString(out, nonEmpty(ref.Filename, ref.ID))
 	out = append(out, `,"description":`...)
-	out = jsonstr.AppendString(out, rep.Summary)
+	out = jsonstr.AppendString(out, desc)
 	if ref.MIMEType != "" {
 		out = append(out, `,"mimeType":`...)
 		out = jsonstr.AppendString(out, ref.MIMEType)
 	}
 	out = append(out, `,"size":`...)
 	return fmt.Appendf(out, "%d}", ref.SizeBytes)
+}
+
+// linkDescription is the short description of an artifact's
+// resource_link: what it is and its size ("PNG image, 2.3 MB").
+func linkDescription(v templateVars) string {
+	kind := v.Kind
+	if kind == "" {
+		kind = "Content"
+	}
+	return kind + ", " + humanize.Bytes(v.Ref.SizeBytes)
 }
 
 // truncate stores the whole value and keeps a prefix of it.
@@ -503,7 +529,7 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 			total = utf8.RuneCountInString(kept) + utf8.RuneCountInString(tail)
 		}
 		shown := utf8.RuneCountInString(kept) + utf8.RuneCountInString(tail)
-		marker := fmt.Sprintf("\n… [truncated: showing %d of %d chars; full text in artifact %s (%s)]", shown, total, ref.ID, ref.URI)
+		marker := fmt.Sprintf("\n… [truncated: showing %d of %d chars; the full text is artifact %s at %s ]", shown, total, ref.ID, ref.URI)
 		if rw.Summary != "" {
 			marker = "\n… [" + render(rw.Summary, vars) + "]"
 		}
@@ -524,9 +550,9 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 		case rw.Summary != "":
 			marker = render(rw.Summary, vars)
 		case last > 0:
-			marker = fmt.Sprintf("[truncated: showing the first %d and the last %d of %d %s; all of it (%s) in artifact %s (%s)]", keep, last, len(spans), what, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)
+			marker = fmt.Sprintf("[truncated: showing the first %d and the last %d of %d %s; all of it (%s) is artifact %s at %s ]", keep, last, len(spans), what, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)
 		default:
-			marker = fmt.Sprintf("[truncated: showing %d of %d %s; all of it (%s) in artifact %s (%s)]", keep, len(spans), what, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)
+			marker = fmt.Sprintf("[truncated: showing %d of %d %s; all of it (%s) is artifact %s at %s ]", keep, len(spans), what, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)
 		}
 		open, close := byte('['), byte(']')
 		if t.kind == jsonwalk.KindObject {

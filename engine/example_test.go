@@ -31,6 +31,6 @@ func ExampleEngine_Transform() {
 	fmt.Println(gjson.GetBytes(res.Raw, "content.summary"))
 	fmt.Println(len(result), "->", len(res.Raw), "bytes")
 	// Output:
-	// PDF 'Sales Dashboard.pdf' (2.0 kB) stored as artifact tableau_9212786b22d1; the bytes are not in this result. Reference it by id or as mcpx://artifacts/tableau_9212786b22d1.
-	// 2734 -> 578 bytes
+	// PDF 'Sales Dashboard.pdf' (2.0 kB) is not in this result: it is stored as artifact tableau_9212786b22d1 and can be referenced by that id or as mcpx://artifacts/tableau_9212786b22d1
+	// 2734 -> 585 bytes
 }

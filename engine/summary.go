@@ -105,7 +105,9 @@ func (v templateVars) lookup(name string) string {
 }
 
 // defaultSummary is the summary used when a rewrite gives no template. It
-// tells the model what it got and how to reference it.
+// tells the model what it got and how to reference it. No punctuation
+// touches an id, URI or URL: a reader (or a model) that takes "URL." or
+// "URI," literally gets a 403 or an unknown resource.
 func defaultSummary(v templateVars) string {
 	var b strings.Builder
 	kind := v.Kind
@@ -125,10 +127,9 @@ func defaultSummary(v templateVars) string {
 		fmt.Fprintf(&b, " was removed from this result and NOT stored (no artifact store is configured). Artifact: %s", v.Ref.ID)
 		return b.String()
 	}
-	fmt.Fprintf(&b, " stored as artifact %s; the bytes are not in this result. Reference it by id or as %s", v.Ref.ID, v.Ref.URI)
+	fmt.Fprintf(&b, " is not in this result: it is stored as artifact %s and can be referenced by that id or as %s", v.Ref.ID, v.Ref.URI)
 	if v.Ref.URL != "" {
-		fmt.Fprintf(&b, "; download: %s", v.Ref.URL)
+		fmt.Fprintf(&b, " or downloaded from %s", v.Ref.URL)
 	}
-	b.WriteByte('.')
 	return b.String()
 }

@@ -154,16 +154,22 @@ func (s *Session) storeBlob(ctx context.Context, server string, c gjson.Result, 
 	if name == "." || name == "/" {
 		name = ""
 	}
-	ref, err := s.g.st.Put(ctx, r, store.PutOptions{
+	o := store.PutOptions{
 		Namespace: server,
 		MIMEType:  c.Get("mimeType").String(),
 		Filename:  name,
 		Scope:     store.Scope{SessionID: s.ID, UserID: s.User},
 		Source:    store.Source{Server: server, Tool: "resources/read", Path: uri},
-	})
+	}
+	ref, err := s.g.st.Put(ctx, r, o)
 	if err != nil {
 		return engine.ArtifactRef{}, fmt.Errorf("store blob of %s: %w", uri, err)
 	}
+	// Bytes stored before keep their id; this read names them its way.
+	if name != "" {
+		ref.Filename = name
+	}
+	ref.Source = o.Source
 	s.addArtifact(ref.ID)
 	return engine.RefFromStore(ref), nil
 }

@@ -43,6 +43,17 @@ type Store struct {
 	closed bool
 	cat    *catalog.Catalog
 	blobs  map[string][]byte // sha256 → bytes, shared by every id that holds them
+	// names holds, per id and per scope it was put under, the file name
+	// and source of the latest put under that scope: the same bytes found
+	// again are listed under their latest name, and one principal never
+	// sees the name another gave them.
+	names map[string]map[store.Scope]naming
+}
+
+// naming is what a put called its bytes.
+type naming struct {
+	filename string
+	source   store.Source
 }
 
 var _ store.Store = (*Store)(nil)
@@ -54,6 +65,7 @@ func New(cfg Config) *Store {
 		idPrefixLen: cfg.IDPrefixLen,
 		cat:         catalog.New(),
 		blobs:       make(map[string][]byte),
+		names:       make(map[string]map[store.Scope]naming),
 	}
 	if s.pageSize < 1 {
 		s.pageSize = DefaultPageSize
@@ -65,8 +77,10 @@ func New(cfg Config) *Store {
 }
 
 // Put reads r into memory, hashing as it reads, and stores it (see
-// store.Store.Put). The returned ref carries o.Scope; an artifact put again
-// keeps its first MIME type, file name and source.
+// store.Store.Put). The returned ref carries o.Scope, o.Filename (when
+// set) and o.Source; an artifact put again keeps its id, first MIME type
+// and creation time, and is listed under the name and source of the
+// latest put under each scope.
 func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
 	ns := store.SanitizeNamespace(o.Namespace)
 	if err := s.checkOpen(); err != nil {
@@ -93,9 +107,10 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 	}
 	if e, ok := s.cat.ByContent(ns, sum); ok {
 		s.cat.AddScope(e.Ref.ID, o.Scope)
+		s.rename(e.Ref.ID, o)
 		ref := e.Ref
 		ref.Scope = o.Scope
-		return ref, nil
+		return s.named(ref), nil
 	}
 	id, err := s.cat.AllocateID(ns, sum, s.idPrefixLen)
 	if err != nil {
@@ -105,6 +120,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 	if _, err := s.cat.Insert(s.cat.NextSeq(), ref); err != nil {
 		return store.Ref{}, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
+	s.rename(id, o)
 	if _, ok := s.blobs[sum]; !ok {
 		b := buf.Bytes()
 		if cap(b)-len(b) > len(b)/8 {
@@ -187,6 +203,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if free {
 		delete(s.blobs, e.Ref.SHA256)
 	}
+	delete(s.names, id)
 	return nil
 }
 
@@ -206,6 +223,9 @@ func (s *Store) List(ctx context.Context, scope store.Scope, cursor string) ([]s
 	if err != nil {
 		return nil, "", fmt.Errorf("memstore: list: %w", err)
 	}
+	for i := range refs {
+		refs[i] = s.named(refs[i])
+	}
 	return refs, next, nil
 }
 
@@ -219,6 +239,7 @@ func (s *Store) Close(context.Context) error {
 	s.closed = true
 	s.cat = catalog.New()
 	s.blobs = nil
+	s.names = nil
 	return nil
 }
 
@@ -247,7 +268,35 @@ func (s *Store) lookup(ctx context.Context, id string) (store.Ref, []byte, error
 	if !ok {
 		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
 	}
-	return e.Ref, s.blobs[e.Ref.SHA256], nil
+	return s.named(e.Ref), s.blobs[e.Ref.SHA256], nil
+}
+
+// rename records o's file name and source as the latest under o.Scope.
+// The caller holds s.mu.
+func (s *Store) rename(id string, o store.PutOptions) {
+	byScope := s.names[id]
+	if byScope == nil {
+		byScope = make(map[store.Scope]naming, 1)
+		s.names[id] = byScope
+	}
+	n := byScope[o.Scope]
+	if o.Filename != "" {
+		n.filename = o.Filename
+	}
+	n.source = o.Source
+	byScope[o.Scope] = n
+}
+
+// named returns ref with the name and source of the latest put under
+// ref.Scope. The caller holds s.mu (read or write).
+func (s *Store) named(ref store.Ref) store.Ref {
+	if n, ok := s.names[ref.ID][ref.Scope]; ok {
+		if n.filename != "" {
+			ref.Filename = n.filename
+		}
+		ref.Source = n.source
+	}
+	return ref
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

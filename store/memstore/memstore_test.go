@@ -69,3 +69,54 @@ func BenchmarkPut(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// Issue 15: the same bytes seen again kept the first put's name and
+// source ("content.png" for a later "thumbnail.png"). A put returns its
+// own name and source; Stat and List show the latest put's under each
+// scope, and one scope never sees the name another scope gave.
+func TestRePutNamesLatest(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Config{})
+	a := store.Scope{UserID: "alice", SessionID: "A"}
+	b := store.Scope{UserID: "bob", SessionID: "B"}
+	png := []byte("\x89PNG\r\n\x1a\n same bytes")
+	put := func(name, layer string, sc store.Scope) store.Ref {
+		t.Helper()
+		ref, err := st.Put(ctx, bytes.NewReader(png), store.PutOptions{Namespace: "srv", MIMEType: "image/png", Filename: name, Scope: sc, Source: store.Source{Server: "srv", Tool: "t", Layer: layer}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ref
+	}
+	first := put("content.png", "typedcontent", a)
+	later := put("thumbnail.png", "fields", a)
+	if later.ID != first.ID {
+		t.Fatalf("ids %s and %s: want one", first.ID, later.ID)
+	}
+	if later.Filename != "thumbnail.png" || later.Source.Layer != "fields" || later.MIMEType != "image/png" {
+		t.Errorf("the later put returned %+v, want its own name and layer", later)
+	}
+	if ref, _ := st.Stat(ctx, first.ID); ref.Filename != "thumbnail.png" || ref.Source.Layer != "fields" {
+		t.Errorf("Stat = %+v, want the latest name and layer", ref)
+	}
+	other := put("bobs-secret-name.png", "magicbytes", b)
+	if other.Filename != "bobs-secret-name.png" {
+		t.Errorf("bob's put returned %+v", other)
+	}
+	for _, tc := range []struct {
+		scope store.Scope
+		want  string
+	}{{store.Scope{SessionID: "A"}, "thumbnail.png"}, {store.Scope{UserID: "bob"}, "bobs-secret-name.png"}} {
+		refs, _, err := st.List(ctx, tc.scope, "")
+		if err != nil || len(refs) != 1 || refs[0].Filename != tc.want {
+			t.Errorf("List(%+v) = %+v, %v; want one ref named %s", tc.scope, refs, err, tc.want)
+		}
+	}
+	if ref, _ := st.Stat(ctx, first.ID); ref.Filename != "thumbnail.png" {
+		t.Errorf("Stat after bob's put = %+v: another scope's name leaked", ref)
+	}
+	// a put without a name keeps the scope's latest name
+	if ref := put("", "sizenet", a); ref.Filename != "thumbnail.png" {
+		t.Errorf("an unnamed re-put returned %q", ref.Filename)
+	}
+}

@@ -1,0 +1,143 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store/memstore"
+)
+
+// signedLinker makes download URLs shaped like web.Signer's.
+type signedLinker struct{}
+
+func (signedLinker) ArtifactURL(r engine.ArtifactRef) string {
+	return "https://mcpx.example/artifacts/" + r.ID + "?exp=1999999999&sig=AbC-dEf_123"
+}
+
+// refToken finds URLs and mcpx URIs as a reader delimits them (up to
+// white space or a quote); idTouched finds an artifact id with
+// punctuation right after it.
+var (
+	refToken  = regexp.MustCompile(`(https?|mcpx)://[^\s"\\]+`)
+	idTouched = regexp.MustCompile(`artifact [a-z0-9-]+_[0-9a-f]{12,}[.,)'\];:]`)
+)
+
+// bareRefsViolations returns the references in s that punctuation
+// touches: taken literally, "URL." gets a 403 and "mcpx://artifacts/ID."
+// an unknown resource.
+func bareRefsViolations(s string) []string {
+	var bad []string
+	for _, tok := range refToken.FindAllString(s, -1) {
+		if strings.ContainsAny(tok[len(tok)-1:], ".,)'];:") {
+			bad = append(bad, tok)
+		}
+	}
+	return append(bad, idTouched.FindAllString(s, -1)...)
+}
+
+// Issue 15: summaries ended a URL with a period ("download: <url>."),
+// and the truncation markers closed a URI with ")". Every text the engine
+// writes leaves ids, URIs and URLs bare.
+func TestSummariesLeaveReferencesBare(t *testing.T) {
+	long := strings.Repeat("word ", 400)
+	items := strings.Repeat(`{"n":1},`, 40) + `{"n":2}`
+	in := `{"content":[` +
+		`{"type":"image","mimeType":"image/png","data":"` + b64(png1x1) + `"},` +
+		`{"type":"resource","resource":{"uri":"file:///tmp/report.pdf","mimeType":"application/pdf","blob":"` + b64(pdf) + `"}}` +
+		`],"structuredContent":{"pdf":"` + b64(pdf) + `","text":` + jsonString(long) + `,"tail":` + jsonString(long+"end") + `,"rows":[` + items + `],"more":[` + items + `]}}`
+	rws := fixed{
+		{Path: "content.0", Target: engine.TargetResult, Action: engine.ActionArtifact, Form: engine.FormBlock},
+		{Path: "content.1", Target: engine.TargetResult, Action: engine.ActionArtifact, Form: engine.FormBlock},
+		{Path: "structuredContent.pdf", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingBase64},
+		{Path: "structuredContent.text", Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: 20},
+		{Path: "structuredContent.tail", Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: 20, KeepLast: 5},
+		{Path: "structuredContent.rows", Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: 2},
+		{Path: "structuredContent.more", Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: 2, KeepLast: 2},
+	}
+	reg := engine.NewRegistry()
+	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return rws, nil }})
+	st := memstore.New(memstore.Config{})
+	eng, err := engine.New(engine.Options{Store: st, Registry: reg, Config: engine.Config{Chain: []string{"test"}}, Linker: signedLinker{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "srv", Tool: "t"}, []byte(in))
+	if err != nil || len(res.Failures) > 0 {
+		t.Fatalf("transform: %v %v", err, res.Failures)
+	}
+	if len(res.Artifacts) < 7 {
+		t.Fatalf("%d artifacts, want 7: %s", len(res.Artifacts), res.Raw)
+	}
+	texts := 0
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
+		switch {
+		case v.IsObject() || v.IsArray():
+			v.ForEach(func(_, c gjson.Result) bool { walk(c); return true })
+		case v.Type == gjson.String:
+			s := v.String()
+			if strings.Contains(s, "mcpx://") {
+				texts++
+			}
+			if bad := bareRefsViolations(s); len(bad) > 0 {
+				t.Errorf("punctuation touches a reference %q in %q", bad, s)
+			}
+			if inner := gjson.Parse(s); (inner.IsObject() || inner.IsArray()) && gjson.Valid(s) {
+				walk(inner)
+			}
+		}
+	}
+	walk(gjson.ParseBytes(res.Raw))
+	if texts < 7 {
+		t.Errorf("only %d texts name an artifact URI: %s", texts, res.Raw)
+	}
+	if !strings.Contains(string(res.Raw), "https://mcpx.example/artifacts/") {
+		t.Errorf("no download URL in the summaries: %s", res.Raw)
+	}
+	// The deep-result stand-in too.
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	res, _ = eng.Transform(context.Background(), engine.Call{Server: "srv", Tool: "t"}, []byte(deep))
+	if s := gjson.GetBytes(res.Raw, "summary").String(); !strings.Contains(s, "mcpx://artifacts/") || len(bareRefsViolations(s)) > 0 {
+		t.Errorf("deep-result summary %q", s)
+	}
+	// the checker itself
+	for _, bad := range []string{"download: https://h/a?sig=x.", "as mcpx://artifacts/srv_0123456789ab.", "(mcpx://artifacts/srv_0123456789ab)", "artifact srv_0123456789ab;", "'https://h/x'"} {
+		if len(bareRefsViolations(bad)) == 0 {
+			t.Errorf("the check misses %q", bad)
+		}
+	}
+}
+
+// Issue 15: each summary appeared twice in one result, in the text block
+// and as the resource_link's description. The link is described by kind
+// and size only.
+func TestResourceLinkHasShortDescription(t *testing.T) {
+	in := `{"content":[{"type":"image","mimeType":"image/png","data":"` + b64(png1x1) + `"}]}`
+	eng := newEngine(t, memstore.New(memstore.Config{}), fixed{{Path: "content.0", Target: engine.TargetResult, Action: engine.ActionArtifact, Form: engine.FormBlock}}, nil)
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "srv", Tool: "t"}, []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := gjson.ParseBytes(res.Raw)
+	summary := gjson.Get(out.Get("content.0.text").String(), "summary").String()
+	link := out.Get("content.1")
+	if link.Get("type").String() != "resource_link" || summary == "" {
+		t.Fatalf("result %s", res.Raw)
+	}
+	if d := link.Get("description").String(); d == summary || strings.Contains(d, "mcpx://") || !strings.HasPrefix(d, "PNG image, ") || !strings.HasSuffix(d, " B") {
+		t.Errorf("resource_link description %q; want the kind and size, not the summary %q", d, summary)
+	}
+	if strings.Count(string(res.Raw), "is not in this result") != 1 {
+		t.Errorf("the summary appears more than once: %s", res.Raw)
+	}
+}
+
+// png1x1 is a 1x1 PNG.
+var png1x1, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
