@@ -37,7 +37,7 @@ func (s *Session) artifactPage(ctx context.Context, out []byte, key string, temp
 			"uriTemplate": engine.URIScheme + "{id}",
 			"name":        "mcpx-artifact",
 			"title":       "mcpx artifact",
-			"description": "Bytes mcpx moved out of a tool result in this session; read by id.",
+			"description": "Bytes mcpx moved out of a tool result for this client (its session, or any session of its authenticated principal), read by id",
 		}
 		b, _ := json.Marshal([]any{t})
 		out, _ = sjson.SetRawBytes(out, key, b)
@@ -80,7 +80,7 @@ func artifactID(uri string) (string, bool) {
 }
 
 // mayRead reports whether the session may read artifact id: it was made
-// in this session (or is listed under its scope).
+// in this session or under its principal (see the top of era.go).
 func (s *Session) mayRead(ctx context.Context, id string) bool {
 	if s.ownsArtifact(id) {
 		return true
@@ -95,9 +95,8 @@ func (s *Session) mayRead(ctx context.Context, id string) bool {
 // readArtifact returns an artifact's exact bytes as a blob.
 func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMessage, error) {
 	if !s.mayRead(ctx, id) {
-		if ok, _ := s.g.st.Exists(ctx, id); ok {
-			return nil, fmt.Errorf("resources/read %s: %w", uri, ErrForbidden)
-		}
+		// Another principal's artifact reads as unknown: whether an id
+		// exists is not for this client to learn.
 		return nil, fmt.Errorf("resources/read %s: %w", uri, ErrUnknownResource)
 	}
 	rc, ref, err := s.g.st.Get(ctx, id, nil)
@@ -178,16 +177,16 @@ func (s *Session) storeBlob(ctx context.Context, server string, c gjson.Result, 
 // without its bytes.
 func (s *Session) artifactSummary(ctx context.Context, uri, id string) (json.RawMessage, error) {
 	if !s.mayRead(ctx, id) {
-		return toolError(fmt.Sprintf("%s is not an artifact of this session", uri)), nil
+		return toolError(fmt.Sprintf("%s is not an artifact this client may read", uri)), nil
 	}
 	ref, err := s.g.st.Stat(ctx, id)
 	if err != nil {
-		return toolError(fmt.Sprintf("%s: %v", uri, err)), nil
+		return toolError(fmt.Sprintf("cannot read %s because %v", uri, err)), nil
 	}
 	ar := s.g.link(engine.RefFromStore(ref))
 	v := map[string]any{
 		"artifact": ar,
-		"summary":  fmt.Sprintf("Artifact %s (%s, %s) is stored; its bytes are not in this result. Pass %s to a tool argument to hand it over.", id, ar.MIMEType, humanize.Bytes(ar.SizeBytes), uri),
+		"summary":  fmt.Sprintf("Artifact %s (%s, %s) is stored and its bytes are not in this result: pass its URI %s to a tool argument to hand it over", id, ar.MIMEType, humanize.Bytes(ar.SizeBytes), uri),
 	}
 	text, _ := json.Marshal(v)
 	link := map[string]any{"type": "resource_link", "uri": uri, "name": id, "mimeType": ar.MIMEType, "size": ar.SizeBytes}

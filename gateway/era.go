@@ -13,19 +13,27 @@ package gateway
 // Artifact scope without a session (DESIGN.md, "Scope without sessions"):
 // a stateless request's artifacts are scoped to its principal (the HTTP
 // bearer token's identity; "" when unauthenticated) and the trace id of
-// the W3C traceparent in its _meta. A stateless request may read:
+// the W3C traceparent in its _meta. Who may read (resources/read, list,
+// pass as an argument) an artifact:
 //
-//   - an authenticated principal: every artifact made under that
-//     principal, statelessly or in one of its sessions;
-//   - an unauthenticated client (loopback, no tokens configured): only
-//     artifacts made by unauthenticated stateless requests, never a
-//     session's: sessions stay isolated from each other and from stateless
-//     callers.
+//   - an authenticated principal, in a session or statelessly: every
+//     artifact made under that principal, statelessly or in any of its
+//     sessions (a one-shot client, each call its own session, reads back
+//     what an earlier call was told about);
+//   - an unauthenticated session (stdio, or HTTP with Mcp-Session-Id and
+//     no tokens configured): its own artifacts only. Nothing tells two
+//     unauthenticated clients apart (ServeStdio may serve any byte
+//     stream, loopback any local user), so an id alone is no capability;
+//     the signed download URL is one, bound to the session it was made
+//     for, and is how such a client hands an artifact on;
+//   - an unauthenticated stateless request: only artifacts made by
+//     unauthenticated stateless requests, never a session's.
 //
-// A session (stdio, or HTTP with Mcp-Session-Id) reads its own artifacts
-// only, as before; over stdio a stateless request is served on the stdio
-// session and shares its scope. The trace id is recorded in the scope of
-// what a stateless request stores.
+// An artifact another principal made is answered as unknown, not as
+// forbidden: a client learns nothing of ids it may not read. Over stdio a
+// stateless request is served on the stdio session and shares its scope.
+// The trace id is recorded in the scope of what a stateless request
+// stores.
 
 import (
 	"bytes"
@@ -213,7 +221,7 @@ func (g *Gateway) statelessSession(user string) *Session {
 
 // artifactScope is the store filter of the artifacts a session lists.
 func (s *Session) artifactScope() store.Scope {
-	if s.ID == "" {
+	if s.User != "" || s.ID == "" {
 		return store.Scope{UserID: s.User}
 	}
 	return store.Scope{SessionID: s.ID}
@@ -223,13 +231,13 @@ func (s *Session) artifactScope() store.Scope {
 // (see the top of this file): store filters match empty fields as "any",
 // which for a stateless caller is not enough.
 func (s *Session) mayList(r store.Ref) bool {
-	if s.ID != "" {
+	switch {
+	case s.User != "":
+		return r.Scope.UserID == s.User
+	case s.ID != "":
 		return r.Scope.SessionID == s.ID
 	}
-	if s.User == "" {
-		return r.Scope.UserID == "" && r.Scope.SessionID == ""
-	}
-	return r.Scope.UserID == s.User
+	return r.Scope.UserID == "" && r.Scope.SessionID == ""
 }
 
 // listArtifacts lists one page of the artifacts s may read.
@@ -283,7 +291,7 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 		"capabilities": caps,
 		"serverInfo":   map[string]any{"name": "mcpx", "title": "mcpx gateway", "version": g.version},
 	}
-	text := "mcpx stores binary and oversized tool output as artifacts: results then hold {\"artifact\": {...}, \"summary\": \"...\"} and a resource_link to mcpx://artifacts/{id}, readable with resources/read."
+	text := "mcpx stores binary and oversized tool output as artifacts: results then hold {\"artifact\": {...}, \"summary\": \"...\"} and a resource_link whose URI (mcpx://artifacts/ followed by the id) resources/read reads"
 	if len(instructions) > 0 {
 		text = joinLines(instructions) + "\n\n" + text
 	}
@@ -321,10 +329,10 @@ func (u *upstream) statelessParams(params json.RawMessage) json.RawMessage {
 func (s *Session) inScope(ctx context.Context, id string) bool {
 	var filter store.Scope
 	switch {
-	case s.ID != "":
-		filter = store.Scope{SessionID: s.ID}
 	case s.User != "":
 		filter = store.Scope{UserID: s.User}
+	case s.ID != "":
+		filter = store.Scope{SessionID: s.ID}
 	default:
 		// Unauthenticated and stateless: a store filter cannot say "no
 		// session and no user" (empty fields match anything), the ref's

@@ -213,7 +213,7 @@ func TestServeStatelessArtifactScope(t *testing.T) {
 	} else if res.Get("result.ttlMs").Int() < 24*3600*1000 {
 		t.Errorf("an artifact read is not marked long-lived: %s", res.Get("result.ttlMs").Raw)
 	}
-	if _, res := c.post("tok-b", "resources/read", read, nil); res.Get("error.code").Int() != CodeUnauthorized {
+	if _, res := c.post("tok-b", "resources/read", read, nil); res.Get("error.code").Int() != codeUnknownResource {
 		t.Errorf("bob read alice's artifact statelessly: %s", res.Raw)
 	}
 	_, res = c.post("tok-b", "resources/list", statelessParams("", ""), nil)
@@ -224,7 +224,7 @@ func TestServeStatelessArtifactScope(t *testing.T) {
 	// the session era: a session of bob reads none of alice's
 	h := &httpClient{t: t, url: c.url, token: "tok-b", hc: &http.Client{Timeout: 60 * time.Second}}
 	h.initialize()
-	if r := h.rpc("resources/read", `{"uri":"`+uri+`"}`); r.Get("error.code").Int() != CodeUnauthorized {
+	if r := h.rpc("resources/read", `{"uri":"`+uri+`"}`); r.Get("error.code").Int() != codeUnknownResource {
 		t.Errorf("bob's session read alice's artifact: %s", r.Raw)
 	}
 	// and what a session makes, no stateless caller of another principal reads
@@ -239,7 +239,7 @@ func TestServeStatelessArtifactScope(t *testing.T) {
 	if suri == "" {
 		t.Fatalf("no artifact from bob's session: %s", call.Raw)
 	}
-	if _, res := c.post("tok-a", "resources/read", statelessParams(`{"uri":"`+suri+`"}`, ""), nil); res.Get("error.code").Int() != CodeUnauthorized {
+	if _, res := c.post("tok-a", "resources/read", statelessParams(`{"uri":"`+suri+`"}`, ""), nil); res.Get("error.code").Int() != codeUnknownResource {
 		t.Errorf("alice read bob's session artifact: %s", res.Raw)
 	}
 }
@@ -254,7 +254,7 @@ func TestServeStatelessAnonymousScope(t *testing.T) {
 	if uri == "" {
 		t.Fatalf("no artifact: %s", call.Raw)
 	}
-	if _, res := c.post("", "resources/read", statelessParams(`{"uri":"`+uri+`"}`, ""), nil); res.Get("error.code").Int() != CodeUnauthorized {
+	if _, res := c.post("", "resources/read", statelessParams(`{"uri":"`+uri+`"}`, ""), nil); res.Get("error.code").Int() != codeUnknownResource {
 		t.Errorf("an anonymous stateless caller read a session's artifact: %s", res.Raw)
 	}
 	_, res := c.post("", "tools/call", statelessParams(`{"name":"big","arguments":{"bytes":8000}}`, ""), nil)
@@ -310,3 +310,7 @@ func TestWithStatelessMeta(t *testing.T) {
 		t.Errorf("Validate(protocol 2099) = %v", err)
 	}
 }
+
+// codeUnknownResource is the code of a refused artifact read: the same as
+// for an id that does not exist (issue 15).
+var codeUnknownResource = int64(toRPCError(ErrUnknownResource).Code)

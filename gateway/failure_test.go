@@ -174,9 +174,10 @@ func TestImageBecomesArtifactReadableBack(t *testing.T) {
 	if !found {
 		t.Errorf("artifact not listed: %v", listed)
 	}
-	// another session may not read it, nor see it listed
+	// another (unauthenticated) session may not read it, nor see it
+	// listed; it is told the artifact is unknown
 	other := connect(t, g)
-	if code := gjson.GetBytes(other.call("resources/read", `{"uri":"`+uri+`"}`), "error.code").Int(); code != CodeUnauthorized {
+	if code := gjson.GetBytes(other.call("resources/read", `{"uri":"`+uri+`"}`), "error.code").Int(); code != int64(toRPCError(ErrUnknownResource).Code) {
 		t.Errorf("other session read: code %d", code)
 	}
 	if strings.Contains(other.result("resources/list", "").Raw, uri) {
