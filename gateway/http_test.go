@@ -270,7 +270,7 @@ func TestServeHTTP(t *testing.T) {
 			t.Fatalf("no artifact link: %s", res.Raw)
 		}
 		u := gjson.Get(res.Get("content.0.text").String(), "artifact.url").String()
-		if !strings.HasPrefix(u, strings.TrimSuffix(p.url, "/mcp")+"/artifacts/") || !strings.Contains(res.Get("content.1.description").String(), u) {
+		if !strings.HasPrefix(u, strings.TrimSuffix(p.url, "/mcp")+"/artifacts/") || !strings.HasSuffix(gjson.Get(res.Get("content.0.text").String(), "summary").String(), " "+u) {
 			t.Fatalf("no signed download URL in %s", res.Raw)
 		}
 		resp, err := http.Get(u)
