@@ -74,6 +74,11 @@ type stdioConn struct {
 	maxLine      int64 // limits.max_upstream_message_bytes
 	stderrPerSec int   // limits.stderr_lines_per_second
 
+	// answering holds a slot per server request being answered (each on
+	// a goroutine of its own); with none free the request is refused on
+	// the reader, so a flood costs no goroutines (issue 15)
+	answering chan struct{}
+
 	doneCh   chan struct{}
 	exitErr  error
 	closing  atomic.Bool
@@ -120,6 +125,7 @@ func startStdio(name string, cfg ServerConfig, lim Limits, log hclog.Logger, h c
 
 		maxLine:      lim.MaxUpstreamMessageBytes,
 		stderrPerSec: lim.StderrLinesPerSecond,
+		answering:    make(chan struct{}, lim.MaxServerRequestsPerUpstream+answerSpare),
 	}
 	log.Debug("process started", "pid", cmd.Process.Pid, "command", cfg.Command)
 	var readers sync.WaitGroup
@@ -237,9 +243,27 @@ func (c *stdioConn) dispatch(line []byte) {
 			c.h.notification(m.Method, m.Params)
 		}
 	case m.IsRequest():
-		go c.answer(m)
+		select {
+		case c.answering <- struct{}{}:
+			go func() {
+				defer func() { <-c.answering }()
+				c.answer(m)
+			}()
+		default:
+			// Refused here, in order: writing waits only once
+			// limits.write_buffer_bytes of answers are unread.
+			err := fmt.Errorf("%s: %w (limit %d per upstream)", m.Method, ErrTooManyServerRequests, cap(c.answering))
+			if werr := c.write(encodeError(m.ID, err)); werr != nil {
+				c.log.Debug("refusing a server request", "method", m.Method, "error", werr)
+			}
+		}
 	}
 }
+
+// answerSpare is how many answers beyond limits.max_server_requests_per_upstream
+// relayed ones may be in progress at once: quick ones (ping, roots from
+// the config, refusals) while the relayed requests wait.
+const answerSpare = 16
 
 func (c *stdioConn) deliver(id int64, r callResult) {
 	c.mu.Lock()
