@@ -252,7 +252,7 @@ func (c *stdioConn) dispatch(line []byte) {
 		default:
 			// Refused here, in order: writing waits only once
 			// limits.write_buffer_bytes of answers are unread.
-			err := fmt.Errorf("%s: %w (limit %d per upstream)", m.Method, ErrTooManyServerRequests, cap(c.answering))
+			err := fmt.Errorf("%s: %w (%d answers in progress on this upstream)", m.Method, ErrTooManyServerRequests, cap(c.answering))
 			if werr := c.write(encodeError(m.ID, err)); werr != nil {
 				c.log.Debug("refusing a server request", "method", m.Method, "error", werr)
 			}
