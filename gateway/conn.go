@@ -75,9 +75,10 @@ type stdioConn struct {
 	stderrPerSec int   // limits.stderr_lines_per_second
 
 	// answering holds a slot per server request being answered (each on
-	// a goroutine of its own); with none free the request is refused on
-	// the reader, so a flood costs no goroutines (issue 15)
+	// a goroutine of its own); with none free the request is refused at
+	// once, so a flood costs no goroutines (issue 15)
 	answering chan struct{}
+	dropped   atomic.Int64 // refusals dropped: the upstream reads nothing
 
 	doneCh   chan struct{}
 	exitErr  error
@@ -250,11 +251,12 @@ func (c *stdioConn) dispatch(line []byte) {
 				c.answer(m)
 			}()
 		default:
-			// Refused here, in order: writing waits only once
-			// limits.write_buffer_bytes of answers are unread.
 			err := fmt.Errorf("%s: %w (%d answers in progress on this upstream)", m.Method, ErrTooManyServerRequests, cap(c.answering))
-			if werr := c.write(encodeError(m.ID, err)); werr != nil {
-				c.log.Debug("refusing a server request", "method", m.Method, "error", werr)
+			// Queued without waiting: the reader must go on reading
+			// while an upstream that writes its requests before it
+			// reads does not read its stdin.
+			if !c.lw.offer(encodeError(m.ID, err)) && c.dropped.Add(1) == 1 {
+				c.log.Warn("the upstream floods requests and reads none of limits.write_buffer_bytes of answers: refusals dropped", "method", m.Method)
 			}
 		}
 	}
