@@ -74,6 +74,12 @@ type stdioConn struct {
 	maxLine      int64 // limits.max_upstream_message_bytes
 	stderrPerSec int   // limits.stderr_lines_per_second
 
+	// answering holds a slot per server request being answered (each on
+	// a goroutine of its own); with none free the request is refused at
+	// once, so a flood costs no goroutines (issue 15)
+	answering chan struct{}
+	dropped   atomic.Int64 // refusals dropped: the upstream reads nothing
+
 	doneCh   chan struct{}
 	exitErr  error
 	closing  atomic.Bool
@@ -120,6 +126,7 @@ func startStdio(name string, cfg ServerConfig, lim Limits, log hclog.Logger, h c
 
 		maxLine:      lim.MaxUpstreamMessageBytes,
 		stderrPerSec: lim.StderrLinesPerSecond,
+		answering:    make(chan struct{}, lim.MaxServerRequestsPerUpstream+answerSpare),
 	}
 	log.Debug("process started", "pid", cmd.Process.Pid, "command", cfg.Command)
 	var readers sync.WaitGroup
@@ -237,9 +244,28 @@ func (c *stdioConn) dispatch(line []byte) {
 			c.h.notification(m.Method, m.Params)
 		}
 	case m.IsRequest():
-		go c.answer(m)
+		select {
+		case c.answering <- struct{}{}:
+			go func() {
+				defer func() { <-c.answering }()
+				c.answer(m)
+			}()
+		default:
+			err := fmt.Errorf("%s: %w (%d answers in progress on this upstream)", m.Method, ErrTooManyServerRequests, cap(c.answering))
+			// Queued without waiting: the reader must go on reading
+			// while an upstream that writes its requests before it
+			// reads does not read its stdin.
+			if !c.lw.offer(encodeError(m.ID, err)) && c.dropped.Add(1) == 1 {
+				c.log.Warn("the upstream floods requests and reads none of limits.write_buffer_bytes of answers: refusals dropped", "method", m.Method)
+			}
+		}
 	}
 }
+
+// answerSpare is how many answers beyond limits.max_server_requests_per_upstream
+// relayed ones may be in progress at once: quick ones (ping, roots from
+// the config, refusals) while the relayed requests wait.
+const answerSpare = 16
 
 func (c *stdioConn) deliver(id int64, r callResult) {
 	c.mu.Lock()

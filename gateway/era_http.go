@@ -64,7 +64,12 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 		started := ls.stream != 0
 		ls.mu.Unlock()
 		if !started {
-			writeJSON(w, statelessHTTPStatus(int(code.Int())), resp)
+			status := statelessHTTPStatus(int(code.Int()))
+			if m.Method == methodSubscriptionsListen && code.Int() == CodeLimitExceeded {
+				status = http.StatusServiceUnavailable // too many streams (listen.go)
+				w.Header().Set("Retry-After", listenRetryAfter)
+			}
+			writeJSON(w, status, resp)
 			return
 		}
 	}

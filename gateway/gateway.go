@@ -102,6 +102,8 @@ type Gateway struct {
 	listenMu  sync.Mutex
 	listeners map[*listener]struct{} // open subscriptions/listen streams
 
+	listenSlots listenSlots // the streams' count, capped (listen.go)
+
 	progMu   sync.Mutex
 	progress map[string]progressRoute // upstream progress token → client's
 	progSeq  atomic.Int64

@@ -30,6 +30,9 @@ const (
 	CodeUpstreamInvalid = -32012
 	// CodeUnauthorized: the request's identity may not do this.
 	CodeUnauthorized = -32013
+	// CodeLimitExceeded: a limit of the gateway (outstanding server
+	// requests, listen streams) refused the request; retry later.
+	CodeLimitExceeded = -32014
 )
 
 // Sentinel errors; the gateway wraps them with %w so callers can match
@@ -160,6 +163,8 @@ func toRPCError(err error) *RPCError {
 		code = CodeUnauthorized
 	case errors.Is(err, errMethodNotFound):
 		code = CodeMethodNotFound
+	case errors.Is(err, ErrTooManyServerRequests), errors.Is(err, ErrTooManyListenStreams):
+		code = CodeLimitExceeded
 	}
 	return &RPCError{Code: code, Message: err.Error()}
 }

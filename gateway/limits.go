@@ -52,6 +52,25 @@ type Limits struct {
 	// IdleTimeout closes a keep-alive HTTP connection idle this long.
 	// Defaults to DefaultIdleTimeout.
 	IdleTimeout Duration `json:"idle_timeout,omitempty"`
+	// MaxServerRequestsPerCall caps the server-to-client requests
+	// (sampling/createMessage, elicitation/create, roots/list) relayed for
+	// one client request and not yet answered; past it the upstream's
+	// request is answered at once with error -32014 "mcpx: too many
+	// outstanding server requests" and never reaches the client. Defaults
+	// to DefaultMaxServerRequestsPerCall.
+	MaxServerRequestsPerCall int `json:"max_server_requests_per_call,omitempty"`
+	// MaxServerRequestsPerUpstream is the same cap over all of one
+	// upstream's calls. Defaults to DefaultMaxServerRequestsPerUpstream.
+	MaxServerRequestsPerUpstream int `json:"max_server_requests_per_upstream,omitempty"`
+	// MaxListenStreamsPerPrincipal caps the open subscriptions/listen
+	// streams of one principal (bearer-token identity; unauthenticated
+	// clients are one principal); past it a new stream is refused with
+	// error -32014 (HTTP 503 and Retry-After). Defaults to
+	// DefaultMaxListenStreamsPerPrincipal.
+	MaxListenStreamsPerPrincipal int `json:"max_listen_streams_per_principal,omitempty"`
+	// MaxListenStreams caps the open subscriptions/listen streams of all
+	// clients, refused likewise. Defaults to DefaultMaxListenStreams.
+	MaxListenStreams int `json:"max_listen_streams,omitempty"`
 }
 
 // Defaults of Limits.
@@ -67,6 +86,18 @@ const (
 	DefaultReadHeaderTimeout       = 10 * time.Second
 	DefaultReadTimeout             = 5 * time.Minute
 	DefaultIdleTimeout             = 2 * time.Minute
+	// A call waits on a person or a model for each request it relays:
+	// real servers ask one to a few at a time (go-sdk fans out an
+	// input_required's handful), so 16 leaves room and bounds a flood.
+	DefaultMaxServerRequestsPerCall = 16
+	// 16 calls' worth of outstanding requests on one upstream.
+	DefaultMaxServerRequestsPerUpstream = 256
+	// A client needs one listen stream, a few at most; 32 covers several
+	// clients sharing one identity (or none, on loopback).
+	DefaultMaxListenStreamsPerPrincipal = 32
+	// As many streams as max_sessions allows sessions: each holds a
+	// connection (file descriptor) and a writer goroutine.
+	DefaultMaxListenStreams = 1024
 )
 
 // ErrMessageTooLarge is returned for a message over its size limit.
@@ -91,6 +122,15 @@ func (l Limits) WithDefaults() Limits {
 	if l.StderrLinesPerSecond <= 0 {
 		l.StderrLinesPerSecond = DefaultStderrLinesPerSecond
 	}
+	setInt := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setInt(&l.MaxServerRequestsPerCall, DefaultMaxServerRequestsPerCall)
+	setInt(&l.MaxServerRequestsPerUpstream, DefaultMaxServerRequestsPerUpstream)
+	setInt(&l.MaxListenStreamsPerPrincipal, DefaultMaxListenStreamsPerPrincipal)
+	setInt(&l.MaxListenStreams, DefaultMaxListenStreams)
 	setDur := func(v *Duration, d time.Duration) {
 		if *v <= 0 {
 			*v = Duration(d)
@@ -115,6 +155,10 @@ func (l Limits) Validate() error {
 		{"stderr_lines_per_second", int64(l.StderrLinesPerSecond)},
 		{"session_idle_timeout", int64(l.SessionIdleTimeout)}, {"read_header_timeout", int64(l.ReadHeaderTimeout)},
 		{"read_timeout", int64(l.ReadTimeout)}, {"idle_timeout", int64(l.IdleTimeout)},
+		{"max_server_requests_per_call", int64(l.MaxServerRequestsPerCall)},
+		{"max_server_requests_per_upstream", int64(l.MaxServerRequestsPerUpstream)},
+		{"max_listen_streams_per_principal", int64(l.MaxListenStreamsPerPrincipal)},
+		{"max_listen_streams", int64(l.MaxListenStreams)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("limits.%s must not be negative", f.name)

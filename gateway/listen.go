@@ -10,12 +10,21 @@ package gateway
 // cancels the request or goes away. The stream ends with a result (same
 // tag) when the gateway shuts down. Over stdio the stream is the pipe;
 // over HTTP the request's SSE response.
+//
+// Each stream holds a connection and a goroutine, so their number is
+// capped: Limits.MaxListenStreamsPerPrincipal for one principal (the
+// bearer token's identity; unauthenticated clients, stdio's among them,
+// are one principal) and Limits.MaxListenStreams in all. Past either, a
+// new stream is refused with ErrTooManyListenStreams: JSON-RPC error
+// -32014 (CodeLimitExceeded), over stateless HTTP with status 503 and
+// Retry-After (listenRetryAfter), as a full max_sessions answers.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -43,6 +52,48 @@ const listenQueue = 256
 
 // errListenerTooSlow ends a stream whose client does not keep up.
 var errListenerTooSlow = errors.New("the client did not read its subscriptions/listen stream: more than 256 notifications waited")
+
+// ErrTooManyListenStreams refuses a subscriptions/listen stream over
+// Limits.MaxListenStreamsPerPrincipal or MaxListenStreams.
+var ErrTooManyListenStreams = errors.New("mcpx: too many subscriptions/listen streams")
+
+// listenRetryAfter is the Retry-After (seconds) of a refused stream over
+// HTTP: streams end when their clients go, so a short wait may do.
+const listenRetryAfter = "10"
+
+// listenSlots counts the open subscriptions/listen streams, in all and
+// by principal. The zero value is ready.
+type listenSlots struct {
+	mu    sync.Mutex
+	total int
+	by    map[string]int
+}
+
+// take counts a new stream of principal within lim's caps and returns
+// its end; over a cap it returns ErrTooManyListenStreams.
+func (ls *listenSlots) take(principal string, lim Limits) (func(), error) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	switch {
+	case ls.by[principal] >= lim.MaxListenStreamsPerPrincipal:
+		return nil, fmt.Errorf("%w: this principal has %d open (limits.max_listen_streams_per_principal)", ErrTooManyListenStreams, lim.MaxListenStreamsPerPrincipal)
+	case ls.total >= lim.MaxListenStreams:
+		return nil, fmt.Errorf("%w: %d are open (limits.max_listen_streams)", ErrTooManyListenStreams, lim.MaxListenStreams)
+	}
+	if ls.by == nil {
+		ls.by = map[string]int{}
+	}
+	ls.by[principal]++
+	ls.total++
+	return func() {
+		ls.mu.Lock()
+		defer ls.mu.Unlock()
+		ls.total--
+		if ls.by[principal]--; ls.by[principal] <= 0 {
+			delete(ls.by, principal)
+		}
+	}, nil
+}
 
 // listener is one client's subscriptions/listen stream. Notifications
 // queue for a writer of its own, so that whoever sends one (an
@@ -150,6 +201,12 @@ func (s *Session) serveListen(ctx context.Context, m *message, related func([]by
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.Notifications == nil {
 		return nil, fmt.Errorf("%s: %w: \"notifications\" (an object) is required", m.Method, errBadParams)
 	}
+	release, err := g.listenSlots.take(s.User, g.limits)
+	if err != nil {
+		g.log.Warn("subscriptions/listen refused", "session", s.ID, "user", s.User, "error", err)
+		return nil, err
+	}
+	defer release()
 	emit := related
 	if emit == nil {
 		emit = s.send

@@ -23,6 +23,13 @@ package gateway
 // is refused with ErrAmbiguousCaller rather than guessed: an elicitation
 // must never reach a user it was not meant for.
 //
+// A relayed request waits for a person or a model, so an upstream could
+// pile up any number of them: each client request may have
+// Limits.MaxServerRequestsPerCall relayed and unanswered, each upstream
+// Limits.MaxServerRequestsPerUpstream. Past either the upstream's request
+// is answered at once with ErrTooManyServerRequests, never relayed, and
+// costs nothing while it waits (issue 15).
+//
 // The gateway declares sampling and elicitation to every upstream and
 // answers with "method not found" when the chosen client declared neither.
 // Roots follow ServerOptions.Roots (see rootsCapability).
@@ -38,6 +45,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
@@ -46,6 +54,11 @@ import (
 // ErrAmbiguousCaller is the error an upstream gets for a server-to-client
 // request that the gateway cannot tie to one downstream session.
 var ErrAmbiguousCaller = errors.New("mcpx cannot tell which client this request is for")
+
+// ErrTooManyServerRequests is the error an upstream gets for a
+// server-to-client request over Limits.MaxServerRequestsPerCall or
+// MaxServerRequestsPerUpstream; the request is not relayed.
+var ErrTooManyServerRequests = errors.New("mcpx: too many outstanding server requests")
 
 // ErrNoCaller is the error an upstream gets for a server-to-client request
 // while no downstream client could answer it.
@@ -66,6 +79,8 @@ type caller struct {
 	// bridge: a stateless request's call that the upstream's requests
 	// turn into input_required rounds (bridge.go), or nil
 	bridge *inputBridge
+	// asking: the server requests relayed for this request, unanswered
+	asking atomic.Int32
 }
 
 type callerKey struct{}
@@ -84,10 +99,56 @@ func callerFrom(ctx context.Context) *caller {
 	return c
 }
 
-// upstreamCallers counts an upstream's calls in flight by caller.
+// upstreamCallers counts an upstream's calls in flight by caller, and
+// the server requests it has relayed.
 type upstreamCallers struct {
 	mu sync.Mutex
 	n  map[*caller]int
+	// asking: the upstream's server requests relayed, unanswered
+	asking atomic.Int32
+	// warned: when a refusal was last logged at warn (unix seconds), so
+	// that a flood logs one line a second, not one a request
+	warned atomic.Int64
+}
+
+// takeSlot increments n unless it is at limit.
+func takeSlot(n *atomic.Int32, limit int) bool {
+	for {
+		v := n.Load()
+		if int(v) >= limit {
+			return false
+		}
+		if n.CompareAndSwap(v, v+1) {
+			return true
+		}
+	}
+}
+
+// admit counts a server request of u relayed for c, within lim's caps,
+// and returns its end; over a cap it returns ErrTooManyServerRequests.
+func (uc *upstreamCallers) admit(c *caller, lim Limits) (func(), error) {
+	if !takeSlot(&uc.asking, lim.MaxServerRequestsPerUpstream) {
+		return nil, fmt.Errorf("%w (limit %d per upstream)", ErrTooManyServerRequests, lim.MaxServerRequestsPerUpstream)
+	}
+	if !takeSlot(&c.asking, lim.MaxServerRequestsPerCall) {
+		uc.asking.Add(-1)
+		return nil, fmt.Errorf("%w (limit %d per call)", ErrTooManyServerRequests, lim.MaxServerRequestsPerCall)
+	}
+	return func() {
+		c.asking.Add(-1)
+		uc.asking.Add(-1)
+	}, nil
+}
+
+// refused logs a server request the caps turned away: at warn once a
+// second per upstream, at debug otherwise.
+func (u *upstream) refused(method string, err error) {
+	now := time.Now().Unix()
+	if last := u.callers.warned.Load(); now > last && u.callers.warned.CompareAndSwap(last, now) {
+		u.log.Warn("server-to-client request refused (more are logged at debug)", "method", method, "error", err)
+		return
+	}
+	u.log.Debug("server-to-client request refused", "method", method, "error", err)
 }
 
 // enter records a call of c in flight and returns its end.
@@ -192,12 +253,24 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream, method strin
 		if !gjson.GetBytes(c.meta, strings.ReplaceAll(mcp.MetaKeyClientCapabilities, ".", `\.`)+"."+capName).Exists() {
 			return nil, fmt.Errorf("%w: the client declared no %s capability", errMethodNotFound, capName)
 		}
+		done, err := u.callers.admit(c, g.limits)
+		if err != nil {
+			u.refused(method, err)
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		defer done()
 		u.log.Debug("bridging a server-to-client request to input_required", "method", method)
 		return c.bridge.ask(ctx, method, params)
 	}
 	if !c.s.clientHas(capName) {
 		return nil, fmt.Errorf("%w: the client declared no %s capability", errMethodNotFound, capName)
 	}
+	done, err := u.callers.admit(c, g.limits)
+	if err != nil {
+		u.refused(method, err)
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	defer done()
 	u.log.Debug("relaying a server-to-client request", "method", method, "session", c.s.ID)
 	return c.s.ask(c.ctx, c.related, method, params)
 }

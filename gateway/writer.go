@@ -68,6 +68,15 @@ func (l *lineWriter) write(msg []byte) error {
 		return nil
 	}
 	l.flushing = true
+	l.flushLocked()
+	err := l.err
+	l.mu.Unlock()
+	return err
+}
+
+// flushLocked writes the pending bytes until none are left, as the
+// flusher (flushing set), with mu held but released around each write.
+func (l *lineWriter) flushLocked() {
 	for len(l.buf) > 0 && l.err == nil {
 		b := l.buf
 		l.buf = l.spare[:0]
@@ -89,9 +98,33 @@ func (l *lineWriter) write(msg []byte) error {
 	if l.waiting > 0 {
 		l.drained.Broadcast() // an error, or waiters may now flush themselves
 	}
-	err := l.err
-	l.mu.Unlock()
-	return err
+}
+
+// offer queues msg like write, but never waits and never writes on the
+// caller's goroutine: with no write in progress, a goroutine of its own
+// becomes the flusher. It reports false, queuing nothing, when limit
+// bytes already wait. For a caller that must not block (a connection's
+// reader: the peer may write on before it reads) and may drop msg.
+func (l *lineWriter) offer(msg []byte) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return true // the peer is gone: nothing will be read
+	}
+	if len(l.buf) > 0 && len(l.buf)+len(msg) >= l.limit {
+		return false
+	}
+	l.buf = append(l.buf, msg...)
+	l.buf = append(l.buf, '\n')
+	if !l.flushing {
+		l.flushing = true
+		go func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.flushLocked()
+		}()
+	}
+	return true
 }
 
 // pending returns how many bytes wait to be written (tests).
