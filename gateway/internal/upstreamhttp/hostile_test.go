@@ -354,8 +354,12 @@ func TestHostileTrickle(t *testing.T) {
 	for _, path := range []string{"/trickle-json", "/trickle-sse"} {
 		t.Run(path, func(t *testing.T) {
 			c := newStreamable(t, s.URL+path, Config{Timeout: timeout})
+			// The caller's own bound, far past the timeout, only keeps a
+			// failing test from hanging.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*timeout)
+			defer cancel()
 			start := time.Now()
-			_, err := c.Call(context.Background(), 1, "tools/call", nil, nil)
+			_, err := c.Call(ctx, 1, "tools/call", nil, nil)
 			took := time.Since(start)
 			if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("call: error %v, want ErrTimeout", err)
@@ -364,7 +368,7 @@ func TestHostileTrickle(t *testing.T) {
 				t.Errorf("call: failed after %s, want about %s", took, timeout)
 			}
 			start = time.Now()
-			err = c.Notify(context.Background(), "notifications/initialized", nil)
+			err = c.Notify(ctx, "notifications/initialized", nil)
 			if took := time.Since(start); !errors.Is(err, ErrTimeout) && took > 10*timeout {
 				t.Errorf("notify: %v after %s, want done by the timeout", err, took)
 			}
