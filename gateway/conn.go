@@ -457,14 +457,17 @@ type httpConn struct {
 	err    atomic.Value // error
 }
 
-// upstreamHTTPConfig is the transport configuration of cfg's upstream.
-func upstreamHTTPConfig(cfg ServerConfig, log hclog.Logger, h connHandlers) upstreamhttp.Config {
+// upstreamHTTPConfig is the transport configuration of cfg's upstream
+// under lim: a message over the cap, a request past the timeout, fail.
+func upstreamHTTPConfig(cfg ServerConfig, lim Limits, log hclog.Logger, h connHandlers) upstreamhttp.Config {
 	c := upstreamhttp.Config{
-		URL:      cfg.URL,
-		Headers:  cfg.Headers,
-		Client:   upstreamHTTPClient(),
-		Logger:   slogTo(log),
-		Handlers: upstreamhttp.Handlers{Notification: h.notification},
+		URL:             cfg.URL,
+		Headers:         cfg.Headers,
+		MaxConnsPerHost: lim.MaxUpstreamConns,
+		MaxMessageBytes: lim.MaxUpstreamMessageBytes,
+		Timeout:         cfg.timeout(),
+		Logger:          slogTo(log),
+		Handlers:        upstreamhttp.Handlers{Notification: h.notification},
 	}
 	if h.request != nil {
 		c.Handlers.Request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
@@ -493,8 +496,8 @@ func newHTTPConn(name string, log hclog.Logger, t upstreamhttp.Transport) *httpC
 	return c
 }
 
-func startHTTP(ctx context.Context, name string, cfg ServerConfig, log hclog.Logger, h connHandlers) (*httpConn, error) {
-	tc := upstreamHTTPConfig(cfg, log, h)
+func startHTTP(ctx context.Context, name string, cfg ServerConfig, lim Limits, log hclog.Logger, h connHandlers) (*httpConn, error) {
+	tc := upstreamHTTPConfig(cfg, lim, log, h)
 	var t upstreamhttp.Transport
 	switch cfg.kind() {
 	case TypeSSE:
@@ -512,19 +515,6 @@ func startHTTP(ctx context.Context, name string, cfg ServerConfig, log hclog.Log
 		t = sh
 	}
 	return newHTTPConn(name, log, t), nil
-}
-
-// upstreamMaxIdleConns is how many idle connections to one remote
-// upstream are kept open: enough for the calls that many sessions have in
-// flight at once (Go's default keeps 2 and reconnects for the rest).
-const upstreamMaxIdleConns = 64
-
-// upstreamHTTPClient is the HTTP client of one remote upstream.
-func upstreamHTTPClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = upstreamMaxIdleConns
-	tr.MaxIdleConns = 2 * upstreamMaxIdleConns
-	return &http.Client{Transport: tr}
 }
 
 func (c *httpConn) end(err error) {
@@ -553,10 +543,20 @@ func (c *httpConn) callHeader(ctx context.Context, method string, params json.Ra
 		switch {
 		case errors.As(err, &re):
 			return nil, re
-		case ctx.Err() != nil:
-			cp, _ := json.Marshal(map[string]any{"requestId": id, "reason": "cancelled by the client"})
+		case ctx.Err() != nil, errors.Is(err, upstreamhttp.ErrTimeout):
+			reason := "cancelled by the client"
+			if ctx.Err() == nil {
+				reason = "timed out"
+			}
+			cp, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
 			_ = c.notify(context.Background(), "notifications/cancelled", cp)
-			return nil, ctx.Err()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("upstream[%s]: %s: %w", c.name, method, err) // a context.DeadlineExceeded
+		case errors.Is(err, upstreamhttp.ErrMessageTooLarge):
+			// as a stdio upstream's answer over the cap fails its call
+			return nil, fmt.Errorf("upstream[%s]: %s: %w: %w (limits.max_upstream_message_bytes): %w", c.name, method, ErrUpstreamInvalidJSON, err, ErrMessageTooLarge)
 		}
 		return nil, fmt.Errorf("upstream[%s]: %s: %w", c.name, method, errors.Join(err, ErrUpstreamUnavailable))
 	}

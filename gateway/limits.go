@@ -16,8 +16,12 @@ type Limits struct {
 	MaxMessageBytes int64 `json:"max_message_bytes,omitempty"`
 	// MaxUpstreamMessageBytes caps one line a stdio upstream writes. A
 	// larger one is skipped without being held; the call it answers fails
-	// with ErrMessageTooLarge and the connection stays up. Defaults to
-	// DefaultMaxUpstreamMessageBytes.
+	// with ErrMessageTooLarge and the connection stays up. Over HTTP it
+	// caps a JSON body (counted after gzip is undone; a larger declared
+	// Content-Length is refused unread), an SSE line and an SSE event's
+	// data: the call fails with ErrMessageTooLarge, and an SSE stream
+	// carrying one is dropped (the legacy transport's, its connection).
+	// Defaults to DefaultMaxUpstreamMessageBytes.
 	MaxUpstreamMessageBytes int64 `json:"max_upstream_message_bytes,omitempty"`
 	// LargeMessageBytes is the size from which a client's message counts
 	// as large. Defaults to DefaultLargeMessageBytes.
@@ -71,6 +75,12 @@ type Limits struct {
 	// MaxListenStreams caps the open subscriptions/listen streams of all
 	// clients, refused likewise. Defaults to DefaultMaxListenStreams.
 	MaxListenStreams int `json:"max_listen_streams,omitempty"`
+	// MaxUpstreamConns caps the connections to one remote upstream: as
+	// many for calls, and as many again for what a call may wait on
+	// (answers to the upstream's requests, notifications, its GET stream).
+	// Past it, requests wait for a connection. Defaults to
+	// DefaultMaxUpstreamConns.
+	MaxUpstreamConns int `json:"max_upstream_conns,omitempty"`
 }
 
 // Defaults of Limits.
@@ -98,6 +108,7 @@ const (
 	// As many streams as max_sessions allows sessions: each holds a
 	// connection (file descriptor) and a writer goroutine.
 	DefaultMaxListenStreams = 1024
+	DefaultMaxUpstreamConns = 32
 )
 
 // ErrMessageTooLarge is returned for a message over its size limit.
@@ -118,6 +129,9 @@ func (l Limits) WithDefaults() Limits {
 	l.LargeRequestBytes = max(l.LargeRequestBytes, l.MaxMessageBytes)
 	if l.MaxSessions <= 0 {
 		l.MaxSessions = DefaultMaxSessions
+	}
+	if l.MaxUpstreamConns <= 0 {
+		l.MaxUpstreamConns = DefaultMaxUpstreamConns
 	}
 	if l.StderrLinesPerSecond <= 0 {
 		l.StderrLinesPerSecond = DefaultStderrLinesPerSecond
@@ -159,6 +173,7 @@ func (l Limits) Validate() error {
 		{"max_server_requests_per_upstream", int64(l.MaxServerRequestsPerUpstream)},
 		{"max_listen_streams_per_principal", int64(l.MaxListenStreamsPerPrincipal)},
 		{"max_listen_streams", int64(l.MaxListenStreams)},
+		{"max_upstream_conns", int64(l.MaxUpstreamConns)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("limits.%s must not be negative", f.name)

@@ -166,7 +166,7 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	case TypeStdio:
 		c, err = startStdio(u.name, u.cfg, u.g.limits, u.log, h)
 	default:
-		c, err = startHTTP(ctx, u.name, u.cfg, u.log, h)
+		c, err = startHTTP(ctx, u.name, u.cfg, u.g.limits, u.log, h)
 	}
 	if err != nil {
 		return nil, err

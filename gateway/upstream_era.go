@@ -38,7 +38,7 @@ func (u *upstream) probeStateless(ctx context.Context) conn {
 	if u.cfg.kind() != TypeStreamableHTTP || u.cfg.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
 		return nil
 	}
-	tc := upstreamHTTPConfig(u.cfg, u.log, connHandlers{
+	tc := upstreamHTTPConfig(u.cfg, u.g.limits, u.log, connHandlers{
 		// progress of a call on this lane
 		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
 	})

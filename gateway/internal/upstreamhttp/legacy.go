@@ -48,7 +48,7 @@ func DialLegacy(ctx context.Context, cfg Config) (*Legacy, error) {
 		return nil, fmt.Errorf("SSE: %w", err)
 	}
 	c := &Legacy{url: u, pending: map[string]chan callResult{}, readDone: make(chan struct{})}
-	c.init(cfg)
+	c.init(cfg, u)
 	c.reply = c.post
 	fail := func(err error) (*Legacy, error) {
 		c.end(ErrClosed)
@@ -64,7 +64,7 @@ func DialLegacy(ctx context.Context, cfg Config) (*Legacy, error) {
 	}
 	req.Header.Set("Accept", mediaStream)
 	req.Header.Set("Cache-Control", "no-cache")
-	resp, err := c.do(req)
+	resp, err := c.do(c.others, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
@@ -76,7 +76,7 @@ func DialLegacy(ctx context.Context, cfg Config) (*Legacy, error) {
 		return fail(fmt.Errorf("SSE: %w", statusError(resp)))
 	}
 	endpoint := make(chan struct{})
-	go c.read(newEventReader(resp.Body), resp, endpoint)
+	go c.read(newEventReader(resp.Body, c.lim), resp, endpoint)
 	t := time.NewTimer(endpointTimeout)
 	defer t.Stop()
 	select {
@@ -194,7 +194,9 @@ func (c *Legacy) Call(ctx context.Context, id int64, method string, params json.
 		delete(c.pending, key)
 		c.mu.Unlock()
 	}
-	if err := c.send(ctx, encodeRequest(id, method, params), header); err != nil {
+	ctx, untime := c.withTimeout(ctx)
+	defer untime()
+	if err := c.send(ctx, c.calls, encodeRequest(id, method, params), header); err != nil {
 		forget()
 		return nil, err
 	}
@@ -203,20 +205,23 @@ func (c *Legacy) Call(ctx context.Context, id int64, method string, params json.
 		return r.res, r.err
 	case <-ctx.Done():
 		forget()
+		if err := context.Cause(ctx); errors.Is(err, ErrTimeout) {
+			return nil, err
+		}
 		return nil, ctx.Err()
 	}
 }
 
 // Notify POSTs a notification to the endpoint.
 func (c *Legacy) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	return c.send(ctx, encodeRequest(0, method, params), nil)
+	return c.send(ctx, c.others, encodeRequest(0, method, params), nil)
 }
 
-func (c *Legacy) post(ctx context.Context, msg []byte) error { return c.send(ctx, msg, nil) }
+func (c *Legacy) post(ctx context.Context, msg []byte) error { return c.send(ctx, c.others, msg, nil) }
 
 // send POSTs one message to the endpoint; the server accepts it (202) and
-// answers, if at all, on the stream.
-func (c *Legacy) send(ctx context.Context, msg []byte, header http.Header) error {
+// answers, if at all, on the stream. client is the pool it goes through.
+func (c *Legacy) send(ctx context.Context, client *http.Client, msg []byte, header http.Header) error {
 	select {
 	case <-c.done:
 		return c.Err()
@@ -231,7 +236,7 @@ func (c *Legacy) send(ctx context.Context, msg []byte, header http.Header) error
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(req)
+	resp, err := c.do(client, req)
 	if err != nil {
 		return err
 	}
@@ -249,5 +254,6 @@ func (c *Legacy) Close() error {
 		c.stopLife()
 		<-c.readDone
 	})
+	c.closeIdle()
 	return nil
 }

@@ -19,8 +19,12 @@ type event struct {
 // events", "Interpreting an event stream"): lines ending in "\n", "\r\n"
 // or "\r"; "field: value" lines, a colon-led line a comment; a blank line
 // dispatches the event being built. Only events with data are returned.
+// A line, or an event's data, over the message cap is an error (wrapping
+// ErrMessageTooLarge): the stream is to be dropped, the reader having
+// held no more than the cap of it.
 type eventReader struct {
-	br *bufio.Reader
+	br  *bufio.Reader
+	lim limits
 
 	name  string
 	data  []byte
@@ -40,8 +44,8 @@ type eventReader struct {
 // is read in one call, while an event of any size still is.
 const sseReadBuffer = 32 << 10
 
-func newEventReader(r io.Reader) *eventReader {
-	return &eventReader{br: bufio.NewReaderSize(r, sseReadBuffer)}
+func newEventReader(r io.Reader, lim limits) *eventReader {
+	return &eventReader{br: bufio.NewReaderSize(r, sseReadBuffer), lim: lim}
 }
 
 // next returns the next event that has data. At the end of the stream it
@@ -50,7 +54,11 @@ func newEventReader(r io.Reader) *eventReader {
 // any other read error is returned as it is.
 func (r *eventReader) next() (event, error) {
 	for {
-		line, err := r.br.ReadBytes('\n')
+		line, err := r.readLine()
+		if errors.Is(err, ErrMessageTooLarge) {
+			r.name, r.data, r.lines = "", nil, 0
+			return event{}, err
+		}
 		if len(line) > 0 {
 			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
 			// A lone "\r" also ends a line. JSON never holds a raw CR, so
@@ -60,14 +68,14 @@ func (r *eventReader) next() (event, error) {
 				if i < 0 {
 					break
 				}
-				if ev, ok := r.field(line[:i]); ok {
+				if ev, ok, err := r.field(line[:i]); ok || err != nil {
 					r.pushBack(line[i+1:])
-					return ev, nil
+					return ev, err
 				}
 				line = line[i+1:]
 			}
-			if ev, ok := r.field(line); ok {
-				return ev, nil
+			if ev, ok, err := r.field(line); ok || err != nil {
+				return ev, err
 			}
 		}
 		if err != nil {
@@ -77,6 +85,28 @@ func (r *eventReader) next() (event, error) {
 				}
 			}
 			return event{}, err
+		}
+	}
+}
+
+// lineSlack is what a line may hold beyond the message cap: its field
+// name and its end, so that a data line carrying a message of the cap
+// fits.
+const lineSlack = 64
+
+// readLine reads up to and including the next "\n" into memory of its own,
+// or fails with ErrMessageTooLarge past the message cap, having read no
+// further.
+func (r *eventReader) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := r.br.ReadSlice('\n')
+		if int64(len(line))+int64(len(frag)) > r.lim.maxMessage+lineSlack {
+			return nil, r.lim.tooLarge("an SSE line")
+		}
+		line = append(line, frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
 		}
 	}
 }
@@ -92,13 +122,14 @@ func (r *eventReader) pushBack(rest []byte) {
 }
 
 // field processes one line; a blank line dispatches, reporting the event
-// when it has data.
-func (r *eventReader) field(line []byte) (event, bool) {
+// when it has data. Data past the message cap is an error.
+func (r *eventReader) field(line []byte) (event, bool, error) {
 	if len(line) == 0 {
-		return r.dispatch()
+		ev, ok := r.dispatch()
+		return ev, ok, nil
 	}
 	if line[0] == ':' {
-		return event{}, false // a comment (keep-alives are sent as these)
+		return event{}, false, nil // a comment (keep-alives are sent as these)
 	}
 	name, value := line, []byte(nil)
 	if i := bytes.IndexByte(line, ':'); i >= 0 {
@@ -109,8 +140,12 @@ func (r *eventReader) field(line []byte) (event, bool) {
 	case "event":
 		r.name = string(value)
 	case "data":
+		if r.lines > 0 && int64(len(r.data))+1+int64(len(value)) > r.lim.maxMessage || int64(len(value)) > r.lim.maxMessage {
+			r.name, r.data, r.lines = "", nil, 0
+			return event{}, false, r.lim.tooLarge("an SSE event's data")
+		}
 		if r.lines == 0 && r.data == nil {
-			// ReadBytes gave this line its own memory: keep it, sparing a
+			// readLine gave this line its own memory: keep it, sparing a
 			// copy of a large single-line message.
 			// Capped, so that appending never writes into the line.
 			r.data = value[:len(value):len(value)]
@@ -128,7 +163,7 @@ func (r *eventReader) field(line []byte) (event, bool) {
 			r.retry, r.hasRetry = time.Duration(n)*time.Millisecond, true
 		}
 	}
-	return event{}, false
+	return event{}, false, nil
 }
 
 // dispatch ends the event being built; it reports it when it has data.

@@ -29,7 +29,7 @@ func TestEventReader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newEventReader(strings.NewReader(tt.in))
+			r := newEventReader(strings.NewReader(tt.in), testLimits)
 			var got []event
 			for {
 				ev, err := r.next()
@@ -62,7 +62,7 @@ func TestEventReader(t *testing.T) {
 // A data line larger than the reader's buffer arrives whole.
 func TestEventReaderLargeData(t *testing.T) {
 	big := strings.Repeat("A", 3*sseReadBuffer+17)
-	r := newEventReader(strings.NewReader("data: " + big + "\n\n"))
+	r := newEventReader(strings.NewReader("data: "+big+"\n\n"), testLimits)
 	ev, err := r.next()
 	if err != nil {
 		t.Fatal(err)

@@ -38,11 +38,12 @@ var _ Transport = (*Streamable)(nil)
 // NewStreamable returns a Streamable HTTP transport for cfg.URL. It
 // sends nothing until the first Call.
 func NewStreamable(cfg Config) (*Streamable, error) {
-	if _, err := url.ParseRequestURI(cfg.URL); err != nil {
+	u, err := url.ParseRequestURI(cfg.URL)
+	if err != nil {
 		return nil, fmt.Errorf("streamable HTTP: %w", err)
 	}
 	c := &Streamable{url: cfg.URL, listen: cfg.Listen, retry: defaultRetry}
-	c.init(cfg)
+	c.init(cfg, u)
 	c.reply = func(ctx context.Context, msg []byte) error { return c.post(ctx, msg) }
 	return c, nil
 }
@@ -91,7 +92,7 @@ func (c *Streamable) Call(ctx context.Context, id int64, method string, params j
 		stop()
 		return nil, err
 	}
-	resp, err := c.do(req)
+	resp, err := c.do(c.calls, req)
 	if err != nil {
 		stop()
 		return nil, err
@@ -137,8 +138,8 @@ func (c *Streamable) Call(ctx context.Context, id int64, method string, params j
 	default:
 		return nil, fmt.Errorf("%s: unexpected content type %q", method, resp.Header.Get("Content-Type"))
 	}
-	if err != nil && errors.Is(context.Cause(ctx), ErrClosed) {
-		return nil, ErrClosed
+	if err != nil && ctx.Err() != nil {
+		return nil, ended(ctx, err)
 	}
 	if err == nil && method == "initialize" && c.listen {
 		c.listenOnce.Do(func() { go c.listenStream() })
@@ -148,7 +149,7 @@ func (c *Streamable) Call(ctx context.Context, id int64, method string, params j
 
 // readJSON reads a response sent as one JSON message.
 func (c *Streamable) readJSON(resp *http.Response, id int64) (json.RawMessage, error) {
-	body, err := readBody(resp)
+	body, err := c.lim.readBody(resp)
 	if err != nil {
 		return nil, fmt.Errorf("reading the response: %w", err)
 	}
@@ -189,11 +190,14 @@ const (
 // asked for (SEP-1699). From 2026-07-28 on, a stream that ends without
 // the response fails the call.
 func (c *Streamable) readStream(ctx context.Context, body io.ReadCloser, id int64) (json.RawMessage, io.Reader, error) {
-	r := newEventReader(body)
+	r := newEventReader(body, c.lim)
 	want := idKey(id)
 	for {
 		for {
 			ev, err := r.next()
+			if errors.Is(err, ErrMessageTooLarge) {
+				return nil, nil, fmt.Errorf("reading the response stream: %w", err)
+			}
 			if err != nil {
 				if !errors.Is(err, io.EOF) || !r.hasID || ctx.Err() != nil || c.stateless() {
 					if ctx.Err() != nil {
@@ -272,7 +276,7 @@ func (c *Streamable) resume(ctx context.Context, r *eventReader) (io.ReadCloser,
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.do(req)
+	resp, err := c.do(c.calls, req)
 	if err != nil {
 		return nil, fmt.Errorf("resuming the response stream: %w", err)
 	}
@@ -296,7 +300,7 @@ func (c *Streamable) resume(ctx context.Context, r *eventReader) (io.ReadCloser,
 // the stream ever opened, does not offer it.
 func (c *Streamable) listenStream() {
 	opened := false
-	r := newEventReader(nil)
+	r := newEventReader(nil, c.lim)
 	for c.life.Err() == nil {
 		h := http.Header{}
 		if r.hasID {
@@ -307,7 +311,7 @@ func (c *Streamable) listenStream() {
 			c.log.Warn("the GET stream", "error", err)
 			return
 		}
-		resp, err := c.do(req)
+		resp, err := c.do(c.others, req)
 		switch {
 		case err != nil:
 			if c.life.Err() != nil {
@@ -351,7 +355,11 @@ func (c *Streamable) readListening(r *eventReader) {
 	for {
 		ev, err := r.next()
 		if err != nil {
-			if c.life.Err() == nil && !errors.Is(err, io.EOF) {
+			switch {
+			case c.life.Err() != nil, errors.Is(err, io.EOF):
+			case errors.Is(err, ErrMessageTooLarge):
+				c.log.Warn("the GET stream carried a message over the cap; dropped and reopening", "error", err)
+			default:
 				c.log.Debug("the GET stream broke off; reopening", "error", err)
 			}
 			return
@@ -383,7 +391,7 @@ func (c *Streamable) post(ctx context.Context, msg []byte) error {
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(req)
+	resp, err := c.do(c.others, req)
 	if err != nil {
 		return err
 	}
@@ -418,7 +426,7 @@ func (c *Streamable) Close() error {
 		if err != nil {
 			return
 		}
-		resp, err := c.client.Do(req)
+		resp, err := c.others.Do(req)
 		if err != nil {
 			c.log.Debug("deleting the session", "error", err)
 			return
@@ -428,6 +436,7 @@ func (c *Streamable) Close() error {
 			c.log.Debug("deleting the session", "status", resp.StatusCode)
 		}
 	})
+	c.closeIdle()
 	return nil
 }
 

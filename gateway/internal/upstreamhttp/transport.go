@@ -18,9 +18,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Transport is a connection to one MCP server over HTTP.
@@ -53,8 +55,27 @@ type Config struct {
 	URL string
 	// Headers are sent with every HTTP request (authorization, say).
 	Headers map[string]string
-	// Client sends the requests. Defaults to http.DefaultClient.
+	// Client sends the requests. Left nil, the transport opens its own
+	// connections, at most MaxConnsPerHost for calls and as many for the
+	// rest (see pools). Either way a redirect to another origin than
+	// URL's is refused (ErrCrossOriginRedirect).
 	Client *http.Client
+	// MaxConnsPerHost caps the connections of each of the transport's two
+	// pools when Client is nil; more requests wait for one. Defaults to
+	// DefaultMaxConnsPerHost.
+	MaxConnsPerHost int
+	// MaxMessageBytes caps one message from the server, counted after any
+	// Content-Encoding is undone: a JSON body (a larger declared
+	// Content-Length is refused unread), an SSE line, an SSE event's data.
+	// The call it answers fails with ErrMessageTooLarge; a stream carrying
+	// it is dropped. Defaults to DefaultMaxMessageBytes.
+	MaxMessageBytes int64
+	// Timeout bounds each request and the reading of its answer, body or
+	// stream included: a call, a notification, the answer to a server's
+	// request (ErrTimeout). The long-lived streams (Streamable HTTP's GET
+	// stream, the legacy SSE stream) are not bounded. 0: only the
+	// caller's context bounds a request.
+	Timeout time.Duration
 	// Logger gets the transport's own lines. Defaults to none.
 	Logger *slog.Logger
 	// Handlers receive what the server sends on its own.
@@ -129,7 +150,8 @@ const errBodyLimit = 4 << 10
 // base is what both transports share: the HTTP client, the connection's
 // life, and the handling of messages the server sends on its own.
 type base struct {
-	client   *http.Client
+	pools
+	lim      limits
 	headers  map[string]string
 	log      *slog.Logger
 	h        Handlers
@@ -147,13 +169,15 @@ type base struct {
 	reply func(ctx context.Context, msg []byte) error
 }
 
-// init sets b up for cfg.
-func (b *base) init(cfg Config) {
-	b.client, b.headers, b.log, b.h = cfg.Client, cfg.Headers, cfg.Logger, cfg.Handlers
-	b.done = make(chan struct{})
-	if b.client == nil {
-		b.client = http.DefaultClient
+// init sets b up for cfg, whose URL is origin.
+func (b *base) init(cfg Config, origin *url.URL) {
+	b.headers, b.log, b.h = cfg.Headers, cfg.Logger, cfg.Handlers
+	b.pools = newPools(cfg, origin)
+	b.lim = limits{maxMessage: cfg.MaxMessageBytes, timeout: max(cfg.Timeout, 0)}
+	if b.lim.maxMessage <= 0 {
+		b.lim.maxMessage = DefaultMaxMessageBytes
 	}
+	b.done = make(chan struct{})
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
@@ -185,22 +209,33 @@ func (b *base) end(err error) {
 }
 
 // bind derives a request's context that also ends when the connection
-// does; stop releases it.
+// does, and at the timeout; stop releases it.
 func (b *base) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, untime := b.withTimeout(ctx)
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(b.life, func() { cancel(ErrClosed) })
-	return ctx, func() { stop(); cancel(nil) }
+	return ctx, func() { stop(); cancel(nil); untime() }
+}
+
+// withTimeout bounds ctx by Config.Timeout, with ErrTimeout as its cause.
+func (b *base) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if b.lim.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, b.lim.timeout, ErrTimeout)
 }
 
 // bindCaller derives a request's context that ends with the connection
 // and, until detach is called, with ctx (with ctx's cause); stop releases
 // it. A call detaches once it has its response, so that reading the rest
-// of the response outlives the caller.
+// of the response outlives the caller. Until then the timeout bounds it
+// too: the whole call, its body or stream read included.
 func (b *base) bindCaller(ctx context.Context) (rctx context.Context, detach, stop func()) {
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	unlife := context.AfterFunc(b.life, func() { cancel(ErrClosed) })
+	ctx, untime := b.withTimeout(ctx)
 	unwatch := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	return rctx, func() { unwatch() }, func() { unwatch(); unlife(); cancel(nil) }
+	return rctx, func() { unwatch(); untime() }, func() { unwatch(); untime(); unlife(); cancel(nil) }
 }
 
 // newRequest builds a request with header's entries, then the
@@ -230,16 +265,27 @@ func (b *base) newRequest(ctx context.Context, method, url string, body []byte, 
 	return req, nil
 }
 
-// do sends req; a failure because the connection closed is ErrClosed.
-func (b *base) do(req *http.Request) (*http.Response, error) {
-	resp, err := b.client.Do(req)
+// do sends req through client; a failure because the connection closed
+// is ErrClosed, one because of the timeout ErrTimeout.
+func (b *base) do(client *http.Client, req *http.Request) (*http.Response, error) {
+	resp, err := client.Do(req)
 	if err != nil {
-		if errors.Is(context.Cause(req.Context()), ErrClosed) {
-			return nil, ErrClosed
-		}
-		return nil, err
+		return nil, ended(req.Context(), err)
 	}
 	return resp, nil
+}
+
+// ended is err, or when ctx ended because the connection closed or at the
+// timeout, that reason.
+func ended(ctx context.Context, err error) error {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, ErrClosed):
+		return ErrClosed
+	case errors.Is(cause, ErrTimeout):
+		return cause
+	}
+	return err
 }
 
 // serverMessage handles a message the server sent other than the
@@ -275,17 +321,6 @@ func (b *base) answer(m *message) {
 
 // codeMethodNotFound is JSON-RPC's method not found.
 const codeMethodNotFound = -32601
-
-// readBody reads a response body whole, in one allocation when the server
-// said its length.
-func readBody(resp *http.Response) ([]byte, error) {
-	var buf bytes.Buffer
-	if n := resp.ContentLength; n > 0 && n < 1<<31 {
-		buf.Grow(int(n) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(resp.Body)
-	return buf.Bytes(), err
-}
 
 // statusError is the error for an unexpected status: the JSON-RPC error
 // the body holds, if it holds one (servers answer a request they reject
