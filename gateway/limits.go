@@ -52,6 +52,23 @@ type Limits struct {
 	// IdleTimeout closes a keep-alive HTTP connection idle this long.
 	// Defaults to DefaultIdleTimeout.
 	IdleTimeout Duration `json:"idle_timeout,omitempty"`
+	// MaxSchemaNodes caps how many subschemas of a tool's outputSchema one
+	// value is checked against, counted with multiplicity through $ref,
+	// allOf, anyOf, oneOf, not and if/then/else. A schema past it (or one
+	// whose $refs loop without descending into the value) is never
+	// validated: rewritten results of its tool take the schema_fallback.
+	// Defaults to DefaultMaxSchemaNodes.
+	MaxSchemaNodes int `json:"max_schema_nodes,omitempty"`
+	// MaxSchemaWork caps the work of validating one rewritten result:
+	// each subschema applied to a value counts 1, plus 1 per 64 bytes of
+	// that value. Past it the result is not validated and takes the
+	// schema_fallback. Defaults to DefaultMaxSchemaWork.
+	MaxSchemaWork int64 `json:"max_schema_work,omitempty"`
+	// MaxSchemaDepth caps the nested checks of one validation (the
+	// validator's recursion: the value's depth times the subschemas
+	// nested in place), which bounds its stack. Past it the result takes
+	// the schema_fallback. Defaults to DefaultMaxSchemaDepth.
+	MaxSchemaDepth int `json:"max_schema_depth,omitempty"`
 }
 
 // Defaults of Limits.
@@ -67,6 +84,9 @@ const (
 	DefaultReadHeaderTimeout       = 10 * time.Second
 	DefaultReadTimeout             = 5 * time.Minute
 	DefaultIdleTimeout             = 2 * time.Minute
+	DefaultMaxSchemaNodes          = 10000
+	DefaultMaxSchemaWork           = 4000000
+	DefaultMaxSchemaDepth          = 20000
 )
 
 // ErrMessageTooLarge is returned for a message over its size limit.
@@ -90,6 +110,13 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.StderrLinesPerSecond <= 0 {
 		l.StderrLinesPerSecond = DefaultStderrLinesPerSecond
+	}
+	if l.MaxSchemaNodes <= 0 {
+		l.MaxSchemaNodes = DefaultMaxSchemaNodes
+	}
+	setInt64(&l.MaxSchemaWork, DefaultMaxSchemaWork)
+	if l.MaxSchemaDepth <= 0 {
+		l.MaxSchemaDepth = DefaultMaxSchemaDepth
 	}
 	setDur := func(v *Duration, d time.Duration) {
 		if *v <= 0 {
@@ -115,6 +142,7 @@ func (l Limits) Validate() error {
 		{"stderr_lines_per_second", int64(l.StderrLinesPerSecond)},
 		{"session_idle_timeout", int64(l.SessionIdleTimeout)}, {"read_header_timeout", int64(l.ReadHeaderTimeout)},
 		{"read_timeout", int64(l.ReadTimeout)}, {"idle_timeout", int64(l.IdleTimeout)},
+		{"max_schema_nodes", int64(l.MaxSchemaNodes)}, {"max_schema_work", l.MaxSchemaWork}, {"max_schema_depth", int64(l.MaxSchemaDepth)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("limits.%s must not be negative", f.name)
