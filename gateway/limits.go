@@ -60,7 +60,7 @@ type Limits struct {
 	// Defaults to DefaultMaxSchemaNodes.
 	MaxSchemaNodes int `json:"max_schema_nodes,omitempty"`
 	// MaxSchemaWork caps the work of validating one rewritten result:
-	// each subschema applied to a value counts 1, plus 1 per 64 bytes of
+	// each subschema applied to a value counts 1, plus 1 per 16 bytes of
 	// that value. Past it the result is not validated and takes the
 	// schema_fallback. Defaults to DefaultMaxSchemaWork.
 	MaxSchemaWork int64 `json:"max_schema_work,omitempty"`
@@ -85,7 +85,7 @@ const (
 	DefaultReadTimeout             = 5 * time.Minute
 	DefaultIdleTimeout             = 2 * time.Minute
 	DefaultMaxSchemaNodes          = 10000
-	DefaultMaxSchemaWork           = 4000000
+	DefaultMaxSchemaWork           = 1000000
 	DefaultMaxSchemaDepth          = 20000
 )
 

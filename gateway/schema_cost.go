@@ -44,7 +44,7 @@ var (
 // schemaWorkBytes is how many bytes of a value add one unit of work to
 // each subschema applied to it: a failing check formats the value into
 // its error.
-const schemaWorkBytes = 64
+const schemaWorkBytes = 16
 
 // schemaCost is what the analysis of one resolved schema keeps.
 type schemaCost struct {
