@@ -61,8 +61,9 @@ type Limits struct {
 	MaxSchemaNodes int `json:"max_schema_nodes,omitempty"`
 	// MaxSchemaWork caps the work of validating one rewritten result:
 	// each subschema applied to a value counts 1, plus 1 per 16 bytes of
-	// that value. Past it the result is not validated and takes the
-	// schema_fallback. Defaults to DefaultMaxSchemaWork.
+	// that value, plus 1 per value of its enum. Past it the result is not
+	// validated and takes the schema_fallback. Defaults to
+	// DefaultMaxSchemaWork.
 	MaxSchemaWork int64 `json:"max_schema_work,omitempty"`
 	// MaxSchemaDepth caps the nested checks of one validation (the
 	// validator's recursion: the value's depth times the subschemas

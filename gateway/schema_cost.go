@@ -56,6 +56,9 @@ type schemaCost struct {
 	// nodes is how many schemas one value is checked against when s is
 	// applied to it, s included, with multiplicity (capped past the limit).
 	nodes map[*jsonschema.Schema]int64
+	// enums is the enum values the same schemas compare a value with
+	// (capped past the work limit).
+	enums map[*jsonschema.Schema]int64
 	// chain is the longest run of nested validator calls on one value.
 	chain    map[*jsonschema.Schema]int
 	patterns map[*jsonschema.Schema][]*regexp.Regexp // patternProperties, compiled
@@ -132,6 +135,7 @@ func analyseSchema(root *jsonschema.Schema, l Limits) (*schemaCost, error) {
 		root: root, limits: l,
 		inPlace:  map[*jsonschema.Schema][]*jsonschema.Schema{},
 		nodes:    map[*jsonschema.Schema]int64{},
+		enums:    map[*jsonschema.Schema]int64{},
 		chain:    map[*jsonschema.Schema]int{},
 		patterns: map[*jsonschema.Schema][]*regexp.Regexp{},
 		descends: map[*jsonschema.Schema]bool{},
@@ -192,16 +196,17 @@ func analyseSchema(root *jsonschema.Schema, l Limits) (*schemaCost, error) {
 			return fmt.Errorf("%w: more than %d nested subschemas on one value (limits.max_schema_depth)", ErrSchemaTooCostly, l.MaxSchemaDepth)
 		}
 		onPath[s] = true
-		n, chain := int64(1), 0
+		n, enums, chain := int64(1), int64(len(s.Enum)), 0
 		for _, t := range c.inPlace[s] {
 			if err := visit(t, depth+1); err != nil {
 				return err
 			}
 			n = min(n+c.nodes[t], int64(l.MaxSchemaNodes)+1)
+			enums = min(enums+c.enums[t], l.MaxSchemaWork+1)
 			chain = max(chain, c.chain[t])
 		}
 		onPath[s] = false
-		c.nodes[s], c.chain[s] = n, chain+1
+		c.nodes[s], c.enums[s], c.chain[s] = n, enums, chain+1
 		return nil
 	}
 	for _, s := range all {
@@ -369,15 +374,23 @@ func (c *schemaCost) checkWork(instance gjson.Result) error {
 	return w.value(instance, map[*jsonschema.Schema]int64{c.root: 1}, 0)
 }
 
+// checkDepth refuses depth nested validator calls past the limit.
+func (c *schemaCost) checkDepth(depth int) error {
+	if depth > c.limits.MaxSchemaDepth {
+		return fmt.Errorf("%w: more than %d nested checks (limits.max_schema_depth)", ErrSchemaTooCostly, c.limits.MaxSchemaDepth)
+	}
+	return nil
+}
+
 type schemaWalk struct {
 	cost *schemaCost
 	work int64
 }
 
-// add counts n checks of a value of size bytes.
-func (w *schemaWalk) add(n int64, size int) error {
+// add counts m applications of s to a value of size bytes.
+func (w *schemaWalk) add(s *jsonschema.Schema, m int64, size int) error {
 	l := w.cost.limits
-	w.work += n * (1 + int64(size)/schemaWorkBytes)
+	w.work += m * (w.cost.nodes[s]*(1+int64(size)/schemaWorkBytes) + w.cost.enums[s])
 	if w.work > l.MaxSchemaWork || w.work < 0 {
 		return fmt.Errorf("%w: more than %d units of work for one result (limits.max_schema_work)", ErrSchemaTooCostly, l.MaxSchemaWork)
 	}
@@ -393,7 +406,7 @@ func (w *schemaWalk) value(v gjson.Result, applied map[*jsonschema.Schema]int64,
 	here := map[*jsonschema.Schema]int64{}
 	deepest := 0
 	for s, m := range applied {
-		if err := w.add(m*c.nodes[s], len(v.Raw)); err != nil {
+		if err := w.add(s, m, len(v.Raw)); err != nil {
 			return err
 		}
 		deepest = max(deepest, c.chain[s])
@@ -409,8 +422,8 @@ func (w *schemaWalk) value(v gjson.Result, applied map[*jsonschema.Schema]int64,
 		expand(s) // c.nodes[s] calls at most: counted above
 	}
 	depth += deepest
-	if depth > c.limits.MaxSchemaDepth {
-		return fmt.Errorf("%w: more than %d nested checks (limits.max_schema_depth)", ErrSchemaTooCostly, c.limits.MaxSchemaDepth)
+	if err := c.checkDepth(depth); err != nil {
+		return err
 	}
 	if len(here) == 0 || (!v.IsObject() && !v.IsArray()) {
 		return nil
@@ -440,7 +453,10 @@ func (w *schemaWalk) value(v gjson.Result, applied map[*jsonschema.Schema]int64,
 				}
 				put(s.UnevaluatedProperties, m)
 				if s.PropertyNames != nil {
-					if err = w.add(m*c.nodes[s.PropertyNames], len(k.Raw)); err != nil {
+					if err = w.add(s.PropertyNames, m, len(k.Raw)); err != nil {
+						return false
+					}
+					if err = c.checkDepth(depth + c.chain[s.PropertyNames]); err != nil {
 						return false
 					}
 				}

@@ -221,3 +221,18 @@ func FuzzSchemaValidate(f *testing.F) {
 		}
 	})
 }
+
+// Each enum value a value is compared with counts: a long enum on every
+// item of a long array is past the budget.
+func TestSchemaWorkCountsEnums(t *testing.T) {
+	enum := `{"type":"array","items":{"enum":[` + strings.Repeat(`"x",`, 999) + `"y"]}}`
+	c := compiledCost(t, enum, Limits{})
+	w := &schemaWalk{cost: c}
+	if err := w.value(gjsonParse(`["y","y"]`), rootApplied(c), 0); err != nil || w.work != 1+9/schemaWorkBytes+2*(1+1000) {
+		t.Errorf("work = %d, %v; want the root plus 2 items of 1000 enum values", w.work, err)
+	}
+	v := &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaWork: 100000}}
+	if err := validateWithin(t, v, enum, "["+strings.Repeat(`"y",`, 199)+`"y"]`); !errors.Is(err, ErrSchemaTooCostly) {
+		t.Errorf("200 items of a 1000-value enum under max_schema_work 100000: Validate = %v, want ErrSchemaTooCostly", err)
+	}
+}
