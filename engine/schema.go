@@ -35,6 +35,13 @@ type SchemaValidator interface {
 	Validate(schema, instance json.RawMessage) error
 }
 
+// ErrSchemaNotChecked is wrapped by a SchemaValidator's error when it did
+// not check the instance because that would cost too much (a schema whose
+// references loop or fan out, a result past the validator's work or depth
+// limits) or because it failed. The engine applies Config.SchemaFallback
+// to every rewritten value, as for a mismatch, without validating again.
+var ErrSchemaNotChecked = errors.New("structuredContent not checked against the outputSchema")
+
 // The values of Config.SchemaFallback.
 const (
 	schemaFallbackPlaceholder = "placeholder"
@@ -43,6 +50,20 @@ const (
 
 // schemaStep names the schema pass in failures and logs.
 const schemaStep = "schema"
+
+// The type-keeping pass reads the upstream's schema itself, so a schema
+// whose anyOf branches fan out through $refs, or one whose required
+// members nest without end, must not buy it unbounded work:
+// keeperMaxSchemas caps the subschemas gathered for one place in
+// structuredContent, keeperMaxExpandDepth the $refs and branches followed
+// from one subschema, keeperMaxPlaceholderValues the values of one
+// placeholder and keeperMaxPlaceholderDepth its nesting.
+const (
+	keeperMaxSchemas           = 1024
+	keeperMaxExpandDepth       = 16
+	keeperMaxPlaceholderValues = 256
+	keeperMaxPlaceholderDepth  = 32
+)
 
 // requiredFromOriginalMax caps the JSON size of a required member copied
 // back from the original value: a larger one is what was offloaded.
@@ -127,7 +148,7 @@ func (e *Engine) keepSchema(ctx context.Context, c Call, orig []byte, res *Resul
 		var eds []jsonwalk.Edit
 		var moved []replaced
 		for _, r := range which {
-			res.Failures = append(res.Failures, &RewriteError{Step: schemaStep, Path: "structuredContent." + formatComps(r.comps), Err: fmt.Errorf("%w: %v", ErrSchemaMismatch, why)})
+			res.Failures = append(res.Failures, &RewriteError{Step: schemaStep, Path: "structuredContent." + formatComps(r.comps), Err: fmt.Errorf("%w: %w", ErrSchemaMismatch, why)})
 			var with []byte
 			if e.cfg.SchemaFallback == schemaFallbackKeep {
 				if o := lookupComps(origSC, r.comps); o.Exists() {
@@ -154,7 +175,17 @@ func (e *Engine) keepSchema(ctx context.Context, c Call, orig []byte, res *Resul
 		return out
 	}
 	if e.validate != nil {
-		if verr := e.validate.Validate(c.OutputSchema, next); verr != nil {
+		if verr := e.validate.Validate(c.OutputSchema, next); errors.Is(verr, ErrSchemaNotChecked) {
+			// Validating again would cost as much: the fallback applies
+			// as it stands.
+			log.Warn("rewritten structuredContent not validated; falling back", "fallback", e.cfg.SchemaFallback, "error", verr, "paths", pathsOf(reps))
+			eds, m := fallback(reps, verr)
+			moved = m
+			if next, err = jsonwalk.Splice(scRaw, eds); err != nil {
+				log.Error("schema pass: splicing failed; result sent as the chain left it", "error", err)
+				return out
+			}
+		} else if verr != nil {
 			fitted := make([]replaced, 0, len(reps))
 			for _, r := range reps {
 				if !containsRep(unfit, r) {
@@ -339,17 +370,19 @@ func (k keeper) withRequired(r replaced, cands []gjson.Result) []byte {
 		return nil
 	}
 	orig := lookupComps(k.orig, r.comps)
+	budget := keeperMaxPlaceholderValues
 	out := bytes.TrimRight([]byte(r.value.Raw), " \t\r\n")
 	out = append([]byte(nil), out[:len(out)-1]...) // drop the closing brace
 	for _, name := range missing {
 		child := append(append([]scStep(nil), r.comps...), scStep{key: name, index: -1})
 		var val []byte
+		childCands := k.step(cands, child[len(child)-1])
 		if o := lookupComps(orig, []scStep{{key: name, index: -1}}); o.Exists() && len(o.Raw) <= requiredFromOriginalMax {
 			val = []byte(o.Raw)
-		} else if types, open := typesOf(k.at(child)); open || types["string"] {
+		} else if types, open := typesOf(childCands); open || types["string"] {
 			val = jsonstr.AppendString(nil, replacementText(r.value))
 		} else {
-			val = k.placeholder(child)
+			val = k.placeholderOf(childCands, len(child), &budget)
 		}
 		out = append(out, ',')
 		out = jsonstr.AppendString(out, name)
@@ -375,20 +408,26 @@ func gjsonKey(name string) string {
 // at returns the subschemas that apply at comps, every branch of
 // allOf/anyOf/oneOf expanded and local $refs followed.
 func (k keeper) at(comps []scStep) []gjson.Result {
-	cur := k.expand(k.root, 0)
+	cur := k.expand(k.root, 0, map[int]bool{}, nil)
 	for _, c := range comps {
-		var next []gjson.Result
-		for _, s := range cur {
-			for _, child := range childSchemas(s, c) {
-				next = append(next, k.expand(child, 0)...)
-			}
-		}
-		if len(next) == 0 {
+		if cur = k.step(cur, c); len(cur) == 0 {
 			return nil
 		}
-		cur = next
 	}
 	return cur
+}
+
+// step returns the subschemas that apply to member or item c of a value
+// cur applies to, each once.
+func (k keeper) step(cur []gjson.Result, c scStep) []gjson.Result {
+	seen := map[int]bool{}
+	var next []gjson.Result
+	for _, s := range cur {
+		for _, child := range childSchemas(s, c) {
+			next = k.expand(child, 0, seen, next)
+		}
+	}
+	return next
 }
 
 // childSchemas returns the schemas of member or item c of a value s
@@ -422,22 +461,25 @@ func childSchemas(s gjson.Result, c scStep) []gjson.Result {
 	return nil
 }
 
-// expand follows s's local $ref and returns s with every allOf, anyOf and
-// oneOf branch, recursively.
-func (k keeper) expand(s gjson.Result, depth int) []gjson.Result {
-	if depth > 16 || !s.IsObject() {
-		return nil
+// expand follows s's local $ref and appends to out s with every allOf,
+// anyOf and oneOf branch, recursively. seen holds the subschemas (by
+// offset in the schema) already expanded: each is gathered once, however
+// many branches lead to it, so a fan-out costs what the schema's size does.
+func (k keeper) expand(s gjson.Result, depth int, seen map[int]bool, out []gjson.Result) []gjson.Result {
+	if depth > keeperMaxExpandDepth || !s.IsObject() || len(out) >= keeperMaxSchemas || seen[s.Index] {
+		return out
 	}
+	seen[s.Index] = true
 	if ref := s.Get(`\$ref`); ref.Type == gjson.String {
 		if t, ok := k.resolveRef(ref.String()); ok {
-			return k.expand(t, depth+1)
+			return k.expand(t, depth+1, seen, out)
 		}
 	}
-	out := []gjson.Result{s}
+	out = append(out, s)
 	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
 		s.Get(kw).ForEach(func(_, b gjson.Result) bool {
-			out = append(out, k.expand(b, depth+1)...)
-			return true
+			out = k.expand(b, depth+1, seen, out)
+			return len(out) < keeperMaxSchemas
 		})
 	}
 	return out
@@ -491,7 +533,15 @@ func typesOf(cands []gjson.Result) (types map[string]bool, open bool) {
 // far as it can tell: const, enum, default or example first, then a value
 // of the first type allowed.
 func (k keeper) placeholder(comps []scStep) []byte {
-	cands := k.at(comps)
+	budget := keeperMaxPlaceholderValues
+	return k.placeholderOf(k.at(comps), len(comps), &budget)
+}
+
+// placeholderOf is placeholder for the subschemas cands, depth levels
+// down; budget counts down the values it may still build (past it, or past
+// keeperMaxPlaceholderDepth, required members are left out).
+func (k keeper) placeholderOf(cands []gjson.Result, depth int, budget *int) []byte {
+	*budget--
 	for _, kw := range []string{"const", "enum.0", "default", "examples.0"} {
 		for _, s := range cands {
 			if v := s.Get(kw); v.Exists() {
@@ -522,7 +572,7 @@ func (k keeper) placeholder(comps []scStep) []byte {
 	for _, s := range cands {
 		s.Get("required").ForEach(func(_, name gjson.Result) bool {
 			n := name.String()
-			if seen[n] || len(comps) > 32 {
+			if seen[n] || depth >= keeperMaxPlaceholderDepth || *budget <= 0 {
 				return true
 			}
 			seen[n] = true
@@ -531,7 +581,7 @@ func (k keeper) placeholder(comps []scStep) []byte {
 			}
 			out = jsonstr.AppendString(out, n)
 			out = append(out, ':')
-			out = append(out, k.placeholder(append(append([]scStep(nil), comps...), scStep{key: n, index: -1}))...)
+			out = append(out, k.placeholderOf(k.step(cands, scStep{key: n, index: -1}), depth+1, budget)...)
 			return true
 		})
 	}

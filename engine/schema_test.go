@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/tidwall/gjson"
@@ -237,4 +238,97 @@ func pngBytes(n int) []byte {
 		b = append(b, byte(i*7))
 	}
 	return b
+}
+
+// notChecked is a SchemaValidator past its limits: it never checks.
+type notChecked struct{ calls atomic.Int32 }
+
+func (v *notChecked) Validate(schema, instance json.RawMessage) error {
+	v.calls.Add(1)
+	return fmt.Errorf("%w: over the test's budget", engine.ErrSchemaNotChecked)
+}
+
+// Issue 15: a schema the validator will not check (a loop, a fan-out, a
+// result past its budget) takes the schema fallback at once: the
+// placeholder with the reference in content and _meta, or with "keep"
+// the original value; the validator is asked once.
+func TestSchemaNotCheckedFallsBack(t *testing.T) {
+	png := pngBytes(3000)
+	schema := `{"type":"object","properties":{"s":{"type":"string"}}}`
+	result := fmt.Sprintf(`{"content":[{"type":"text","text":"hi"}],"structuredContent":{"s":%q}}`, b64(png))
+	rws := []engine.Rewrite{{Path: "s", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}
+	call := engine.Call{Server: "s", Tool: "t", OutputSchema: json.RawMessage(schema)}
+	v := &notChecked{}
+	res, err := schemaEngine(t, rws, v, "").Transform(context.Background(), call, []byte(result))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gjson.GetBytes(res.Raw, "structuredContent.s").Raw; got != `""` {
+		t.Fatalf("s = %.80s, want the placeholder \"\"", got)
+	}
+	uri := engine.URIScheme + res.Artifacts[0].ID
+	if !strings.Contains(gjson.GetBytes(res.Raw, "content.1.text").String(), uri) || gjson.GetBytes(res.Raw, `_meta.mcpx/artifacts.0.artifact.uri`).String() != uri {
+		t.Fatalf("no reference to %s in content and _meta: %s", uri, res.Raw)
+	}
+	if len(res.Failures) != 1 || !errors.Is(res.Failures[0], engine.ErrSchemaNotChecked) || !errors.Is(res.Failures[0], engine.ErrSchemaMismatch) {
+		t.Fatalf("failures = %v, want one ErrSchemaMismatch wrapping ErrSchemaNotChecked", res.Failures)
+	}
+	if n := v.calls.Load(); n != 1 {
+		t.Fatalf("validator asked %d times, want once", n)
+	}
+	res, err = schemaEngine(t, rws, &notChecked{}, "keep").Transform(context.Background(), call, []byte(result))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gjson.GetBytes(res.Raw, "structuredContent.s").String(); got != b64(png) {
+		t.Fatalf("keep: s = %.80s, want the original", got)
+	}
+}
+
+// fanOut is $defs a0…a(levels-1), each anyOf of branches $refs to the
+// next, the last {"type":"object"}.
+func fanOut(levels, branches int) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{"b":{"$ref":"#/$defs/a0"}},"$defs":{`)
+	for i := range levels {
+		fmt.Fprintf(&b, `"a%d":{"anyOf":[`, i)
+		for j := range branches {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"$ref":"#/$defs/a%d"}`, i+1)
+		}
+		b.WriteString(`]},`)
+	}
+	fmt.Fprintf(&b, `"a%d":{"type":"object","required":["id"],"properties":{"id":{"type":"integer"}}}}}`, levels)
+	return b.String()
+}
+
+// The type-keeping pass reads hostile schemas in bounded time: loops,
+// anyOf fan-outs (each subschema is gathered once) and required members
+// that nest without end (the placeholder is capped).
+func TestSchemaKeeperBoundedOnHostileSchemas(t *testing.T) {
+	png := pngBytes(3000)
+	for name, schema := range map[string]string{
+		"self ref":         `{"type":"object","properties":{"b":{"$ref":"#/$defs/a"}},"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"},{"type":"integer"}]}}}`,
+		"fan out":          fanOut(16, 6),
+		"required forever": `{"type":"object","properties":{"b":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"object","required":["l","r"],"properties":{"l":{"$ref":"#/$defs/n"},"r":{"$ref":"#/$defs/n"}}}}}`,
+		"integer forever":  `{"type":"object","properties":{"b":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"integer","allOf":[{"$ref":"#/$defs/m"},{"$ref":"#/$defs/m"}]},"m":{"anyOf":[{"$ref":"#/$defs/n"},{"$ref":"#/$defs/n"}]}}}`,
+	} {
+		for _, v := range []engine.SchemaValidator{nil, &notChecked{}} {
+			result := fmt.Sprintf(`{"content":[],"structuredContent":{"b":%q}}`, b64(png))
+			eng := schemaEngine(t, []engine.Rewrite{{Path: "b", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, v, "")
+			start := time.Now()
+			res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t", OutputSchema: json.RawMessage(schema)}, []byte(result))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("%s (validator %T): %v", name, v, d)
+			}
+			if len(res.Raw) > 64<<10 || len(res.Artifacts) != 1 || strings.Contains(string(res.Raw), b64(png)[:64]) {
+				t.Errorf("%s (validator %T): %d bytes, %d artifacts: %.300s", name, v, len(res.Raw), len(res.Artifacts), res.Raw)
+			}
+		}
+	}
 }

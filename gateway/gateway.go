@@ -188,7 +188,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	eo.Config = cfg
 	if eo.SchemaValidator == nil {
-		eo.SchemaValidator = &schemaValidator{log: g.log.Named("schema")}
+		eo.SchemaValidator = &schemaValidator{log: g.log.Named("schema"), limits: g.limits}
 	}
 	eng, err := engine.New(eo)
 	if err != nil {

@@ -81,6 +81,24 @@ type Limits struct {
 	// Past it, requests wait for a connection. Defaults to
 	// DefaultMaxUpstreamConns.
 	MaxUpstreamConns int `json:"max_upstream_conns,omitempty"`
+	// MaxSchemaNodes caps how many subschemas of a tool's outputSchema one
+	// value is checked against, counted with multiplicity through $ref,
+	// allOf, anyOf, oneOf, not and if/then/else. A schema past it (or one
+	// whose $refs loop without descending into the value) is never
+	// validated: rewritten results of its tool take the schema_fallback.
+	// Defaults to DefaultMaxSchemaNodes.
+	MaxSchemaNodes int `json:"max_schema_nodes,omitempty"`
+	// MaxSchemaWork caps the work of validating one rewritten result:
+	// each subschema applied to a value counts 1, plus 1 per 16 bytes of
+	// that value, plus 1 per value of its enum. Past it the result is not
+	// validated and takes the schema_fallback. Defaults to
+	// DefaultMaxSchemaWork.
+	MaxSchemaWork int64 `json:"max_schema_work,omitempty"`
+	// MaxSchemaDepth caps the nested checks of one validation (the
+	// validator's recursion: the value's depth times the subschemas
+	// nested in place), which bounds its stack. Past it the result takes
+	// the schema_fallback. Defaults to DefaultMaxSchemaDepth.
+	MaxSchemaDepth int `json:"max_schema_depth,omitempty"`
 }
 
 // Defaults of Limits.
@@ -108,7 +126,19 @@ const (
 	// As many streams as max_sessions allows sessions: each holds a
 	// connection (file descriptor) and a writer goroutine.
 	DefaultMaxListenStreams = 1024
+	// Connections to one remote upstream for calls (and as many again for
+	// answers and notifications): room for 32 concurrent calls, far below
+	// the thousands of sockets one flooding upstream could make us open.
 	DefaultMaxUpstreamConns = 32
+	// Subschemas one value is checked against, with multiplicity: real
+	// outputSchemas stay in the tens or hundreds.
+	DefaultMaxSchemaNodes = 10000
+	// One unit is about 1-2.5 us and up to 1 KB of short-lived allocation
+	// in jsonschema-go here, so a result costs at most ~0.5 s and ~250 MB
+	// to validate; past it the result takes schema_fallback.
+	DefaultMaxSchemaWork = 250000
+	// Nested checks of one validation, which bound the validator's stack.
+	DefaultMaxSchemaDepth = 20000
 )
 
 // ErrMessageTooLarge is returned for a message over its size limit.
@@ -130,9 +160,6 @@ func (l Limits) WithDefaults() Limits {
 	if l.MaxSessions <= 0 {
 		l.MaxSessions = DefaultMaxSessions
 	}
-	if l.MaxUpstreamConns <= 0 {
-		l.MaxUpstreamConns = DefaultMaxUpstreamConns
-	}
 	if l.StderrLinesPerSecond <= 0 {
 		l.StderrLinesPerSecond = DefaultStderrLinesPerSecond
 	}
@@ -145,6 +172,10 @@ func (l Limits) WithDefaults() Limits {
 	setInt(&l.MaxServerRequestsPerUpstream, DefaultMaxServerRequestsPerUpstream)
 	setInt(&l.MaxListenStreamsPerPrincipal, DefaultMaxListenStreamsPerPrincipal)
 	setInt(&l.MaxListenStreams, DefaultMaxListenStreams)
+	setInt(&l.MaxUpstreamConns, DefaultMaxUpstreamConns)
+	setInt(&l.MaxSchemaNodes, DefaultMaxSchemaNodes)
+	setInt64(&l.MaxSchemaWork, DefaultMaxSchemaWork)
+	setInt(&l.MaxSchemaDepth, DefaultMaxSchemaDepth)
 	setDur := func(v *Duration, d time.Duration) {
 		if *v <= 0 {
 			*v = Duration(d)
@@ -174,6 +205,7 @@ func (l Limits) Validate() error {
 		{"max_listen_streams_per_principal", int64(l.MaxListenStreamsPerPrincipal)},
 		{"max_listen_streams", int64(l.MaxListenStreams)},
 		{"max_upstream_conns", int64(l.MaxUpstreamConns)},
+		{"max_schema_nodes", int64(l.MaxSchemaNodes)}, {"max_schema_work", l.MaxSchemaWork}, {"max_schema_depth", int64(l.MaxSchemaDepth)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("limits.%s must not be negative", f.name)

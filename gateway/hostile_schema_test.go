@@ -1,0 +1,145 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
+)
+
+// hostileSchemaEnv makes the test binary a stdio MCP server whose tools
+// declare hostile outputSchemas (issue 15): see runHostileSchemaStub.
+const hostileSchemaEnv = "MCPX_GATEWAY_TEST_HOSTILE_SCHEMA"
+
+func init() {
+	// Before TestMain: this stub is its own program.
+	if os.Getenv(hostileSchemaEnv) != "" {
+		runHostileSchemaStub()
+		os.Exit(0)
+	}
+}
+
+// fanOutSchema is $defs a0…a7, each anyOf of branches $refs to the next,
+// the last {"type":"object"}: branches^8 subschemas for one value.
+func fanOutSchema(branches int) string {
+	var b strings.Builder
+	b.WriteString(`{"$ref":"#/$defs/a0","$defs":{`)
+	for i := range 8 {
+		b.WriteString(fmt.Sprintf(`"a%d":{"anyOf":[`, i))
+		for j := range branches {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(fmt.Sprintf(`{"$ref":"#/$defs/a%d"}`, i+1))
+		}
+		b.WriteString(`]},`)
+	}
+	b.WriteString(`"a8":{"type":"object"}}}`)
+	return b.String()
+}
+
+// The outputSchemas of the hostile stub's tools; each answers
+// structuredContent {"image": <a 256 KiB PNG in base64>}, which the
+// engine moves out, so the rewritten result is validated.
+var hostileSchemas = map[string]string{
+	"selfref": `{"$ref":"#/$defs/a","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object"}]}}}`,
+	"fanout5": fanOutSchema(5),
+	"fanout6": fanOutSchema(6),
+	// ordinary recursion that descends: validated as usual
+	"tree": `{"$defs":{"n":{"type":"object","properties":{"image":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}}}},"$ref":"#/$defs/n"}`,
+}
+
+func runHostileSchemaStub() {
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	write := func(s string) { out.WriteString(s + "\n"); out.Flush() }
+	image := bigImageB64(256 << 10)
+	for {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		id := gjson.GetBytes(line, "id").Raw
+		result := func(res string) { write(`{"jsonrpc":"2.0","id":` + id + `,"result":` + res + `}`) }
+		switch gjson.GetBytes(line, "method").String() {
+		case "initialize":
+			result(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hostile-schema","version":"1"}}`)
+		case "tools/list":
+			var tools []string
+			for name, schema := range hostileSchemas {
+				tools = append(tools, `{"name":"`+name+`","inputSchema":{"type":"object"},"outputSchema":`+schema+`}`)
+			}
+			tools = append(tools, `{"name":"ping","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}`)
+			result(`{"tools":[` + strings.Join(tools, ",") + `]}`)
+		case "tools/call":
+			if gjson.GetBytes(line, "params.name").String() == "ping" {
+				result(`{"content":[{"type":"text","text":"pong"}],"structuredContent":{"pong":true}}`)
+				continue
+			}
+			result(`{"content":[{"type":"text","text":"a screenshot"}],"structuredContent":{"image":"` + image + `"}}`)
+		default:
+			if id != "" {
+				write(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32601,"message":"method not found"}}`)
+			}
+		}
+	}
+}
+
+// Issue 15: a self-referential outputSchema killed the gateway with a
+// stack overflow, and one that fans out took 45 s and 7 GB (with six
+// branches, the kernel's OOM killer). Each call now answers within
+// seconds with the schema fallback (the image's place holds a
+// placeholder and its reference is in content and _meta), the warning is
+// logged, and the gateway goes on serving.
+func TestHostileOutputSchemas(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log syncbuf.Buffer
+	g := newGatewayWith(t, Options{
+		Servers: map[string]ServerConfig{"h": {Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{hostileSchemaEnv: "1"}}},
+		Logger:  hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Warn}),
+	})
+	c := connect(t, g)
+	for _, tool := range []string{"selfref", "fanout5", "fanout6"} {
+		start := time.Now()
+		res := c.result("tools/call", toolCall(tool, ""))
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: answered in %v", tool, d)
+		}
+		uri := res.Get(`_meta.mcpx/artifacts.0.artifact.uri`).String()
+		if !strings.HasPrefix(uri, "mcpx://artifacts/") || res.Get(`_meta.mcpx/artifacts.0.path`).String() != "structuredContent.image" {
+			t.Fatalf("%s: no reference to the moved image in _meta: %.600s", tool, res.Raw)
+		}
+		if img := res.Get("structuredContent.image"); len(img.Raw) > 1024 || strings.Contains(img.Raw, "iVBOR") {
+			t.Errorf("%s: structuredContent.image = %.200s, want the placeholder", tool, img.Raw)
+		}
+		if !strings.Contains(res.Get("content").Raw, uri) {
+			t.Errorf("%s: content does not name %s: %s", tool, uri, res.Get("content").Raw)
+		}
+		if pong := c.result("tools/call", toolCall("ping", "")); !pong.Get("structuredContent.pong").Bool() {
+			t.Fatalf("after %s: %s", tool, pong.Raw)
+		}
+	}
+	for _, want := range []string{ErrSchemaCycle.Error(), "limits.max_schema_nodes", "not validated"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%.3000s", want, log.String())
+		}
+	}
+	// The descending recursion is validated as usual: the image's place
+	// is typed as a string, and the summary naming the artifact fits.
+	res := c.result("tools/call", toolCall("tree", ""))
+	if img := res.Get("structuredContent.image").String(); !strings.Contains(img, "mcpx://artifacts/") || res.Get(`_meta.mcpx/artifacts`).Exists() {
+		t.Fatalf("tree: structuredContent.image = %.200q, want the summary in place and no fallback; %.600s", img, res.Raw)
+	}
+	_ = g.Close(context.Background())
+}
