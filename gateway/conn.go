@@ -43,6 +43,10 @@ type connHandlers struct {
 	notification func(method string, params json.RawMessage)
 	// request answers a server-to-client request (ping, roots/list, ...).
 	request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// maxAnswering bounds the requests answered at once on an HTTP
+	// connection (upstreamhttp.Handlers.MaxAnswering); 0: the default
+	// limits' (a stdio connection takes it from its Limits)
+	maxAnswering int
 }
 
 // stderrTailLines is how many of an upstream's last stderr lines an exit
@@ -468,6 +472,13 @@ func upstreamHTTPConfig(cfg ServerConfig, lim Limits, log hclog.Logger, h connHa
 		Timeout:         cfg.timeout(),
 		Logger:          slogTo(log),
 		Handlers:        upstreamhttp.Handlers{Notification: h.notification},
+	}
+	c.Handlers.MaxAnswering = h.maxAnswering
+	if c.Handlers.MaxAnswering <= 0 {
+		c.Handlers.MaxAnswering = DefaultMaxServerRequestsPerUpstream + answerSpare
+	}
+	c.Handlers.Busy = func(method string) error {
+		return toRPCError(fmt.Errorf("%s: %w (%d answers in progress on this upstream)", method, ErrTooManyServerRequests, c.Handlers.MaxAnswering))
 	}
 	if h.request != nil {
 		c.Handlers.Request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {

@@ -369,11 +369,9 @@ func TestFloodServerRequestsHTTP(t *testing.T) {
 			tally := func(c *client) gjson.Result {
 				return c.result("tools/call", toolCall("tally", "")).Get("structuredContent")
 			}
-			// The answers' goroutines and connections are the HTTP
-			// transport's to bound (upstreamhttp answers each server
-			// request on a goroutine of its own); until it does, the
-			// peak is logged, not checked.
-			runFlood(t, g, fc, 2000, 0, tally)
+			// answer goroutines: MaxAnswering's, each with a
+			// connection (a goroutine at each end, two in the client)
+			runFlood(t, g, fc, 2000, 4*(fc.limits.MaxServerRequestsPerUpstream+answerSpare)+100, tally)
 			t.Logf("the gateway opened %d connections to the upstream", up.conns.Load())
 		})
 	}

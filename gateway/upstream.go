@@ -157,6 +157,7 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			return u.g.upstreamRequest(ctx, u, method, params)
 		},
+		maxAnswering: u.g.limits.MaxServerRequestsPerUpstream + answerSpare,
 	}
 	var (
 		c   conn

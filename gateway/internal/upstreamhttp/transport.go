@@ -99,6 +99,17 @@ type Handlers struct {
 	// (its code and data when it is a *ResponseError, else an internal
 	// error). Nil answers every request with method not found.
 	Request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// MaxAnswering bounds the server requests answered at once, each on
+	// a goroutine of its own. Past it a request is refused with Busy's
+	// error, without calling Request: the refusals queue (refusalQueue)
+	// for one goroutine that sends them one by one, and while the queue
+	// is full the stream the request came on waits. A server that floods
+	// requests costs no goroutines and no connections and slows only its
+	// own stream. 0: no bound.
+	MaxAnswering int
+	// Busy is the error a request refused past MaxAnswering is answered
+	// with. Nil: an internal error.
+	Busy func(method string) error
 }
 
 var (
@@ -167,7 +178,15 @@ type base struct {
 
 	// reply sends the answer to a server-to-client request.
 	reply func(ctx context.Context, msg []byte) error
+	// answering holds a slot per request being answered; nil: no bound
+	answering chan struct{}
+	// refusals wait for refuseLoop, started once
+	refusals    chan []byte
+	refuseStart sync.Once
 }
+
+// refusalQueue is how many refusals may wait to be sent.
+const refusalQueue = 1024
 
 // init sets b up for cfg, whose URL is origin.
 func (b *base) init(cfg Config, origin *url.URL) {
@@ -182,6 +201,10 @@ func (b *base) init(cfg Config, origin *url.URL) {
 		b.log = slog.New(slog.DiscardHandler)
 	}
 	b.life, b.stopLife = context.WithCancel(context.Background())
+	if n := cfg.Handlers.MaxAnswering; n > 0 {
+		b.answering = make(chan struct{}, n)
+		b.refusals = make(chan []byte, refusalQueue)
+	}
 }
 
 // SetProtocolVersion sets the MCP-Protocol-Version header of later
@@ -297,7 +320,19 @@ func (b *base) serverMessage(m *message) {
 			b.h.Notification(m.Method, m.Params)
 		}
 	case m.IsRequest():
-		go b.answer(m)
+		if b.answering == nil {
+			go b.answer(m)
+			return
+		}
+		select {
+		case b.answering <- struct{}{}:
+			go func() {
+				defer func() { <-b.answering }()
+				b.answer(m)
+			}()
+		default:
+			b.refuse(m)
+		}
 	default:
 		b.log.Debug("a response to no call in flight; dropped", "id", string(m.ID))
 	}
@@ -316,6 +351,35 @@ func (b *base) answer(m *message) {
 	}
 	if rerr := b.reply(b.life, encodeResponse(m.ID, res, err)); rerr != nil && b.life.Err() == nil {
 		b.log.Warn("answering a server request", "method", m.Method, "error", rerr)
+	}
+}
+
+// refuse queues the answer to a server request past
+// Handlers.MaxAnswering; a full queue holds up the stream's reader.
+func (b *base) refuse(m *message) {
+	var err error = &ResponseError{Code: codeInternalError, Message: "too many server requests in progress"}
+	if b.h.Busy != nil {
+		err = b.h.Busy(m.Method)
+	}
+	b.refuseStart.Do(func() { go b.refuseLoop() })
+	select {
+	case b.refusals <- encodeResponse(m.ID, nil, err):
+	case <-b.life.Done():
+	}
+}
+
+// refuseLoop sends the queued refusals, one at a time, until the
+// connection ends.
+func (b *base) refuseLoop() {
+	for {
+		select {
+		case msg := <-b.refusals:
+			if err := b.reply(b.life, msg); err != nil && b.life.Err() == nil {
+				b.log.Warn("refusing a server request", "error", err)
+			}
+		case <-b.life.Done():
+			return
+		}
 	}
 }
 
