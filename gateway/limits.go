@@ -52,6 +52,13 @@ type Limits struct {
 	// IdleTimeout closes a keep-alive HTTP connection idle this long.
 	// Defaults to DefaultIdleTimeout.
 	IdleTimeout Duration `json:"idle_timeout,omitempty"`
+	// StopGrace is how long a stdio upstream being stopped has to exit
+	// after its stdin is closed (the MCP stdio shutdown) before its
+	// process group gets SIGTERM. Defaults to DefaultStopGrace.
+	StopGrace Duration `json:"stop_grace,omitempty"`
+	// KillGrace is how long a stdio upstream's process group has to exit
+	// after SIGTERM before it gets SIGKILL. Defaults to DefaultKillGrace.
+	KillGrace Duration `json:"kill_grace,omitempty"`
 }
 
 // Defaults of Limits.
@@ -67,6 +74,8 @@ const (
 	DefaultReadHeaderTimeout       = 10 * time.Second
 	DefaultReadTimeout             = 5 * time.Minute
 	DefaultIdleTimeout             = 2 * time.Minute
+	DefaultStopGrace               = 2 * time.Second
+	DefaultKillGrace               = 3 * time.Second
 )
 
 // ErrMessageTooLarge is returned for a message over its size limit.
@@ -100,6 +109,8 @@ func (l Limits) WithDefaults() Limits {
 	setDur(&l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	setDur(&l.ReadTimeout, DefaultReadTimeout)
 	setDur(&l.IdleTimeout, DefaultIdleTimeout)
+	setDur(&l.StopGrace, DefaultStopGrace)
+	setDur(&l.KillGrace, DefaultKillGrace)
 	return l
 }
 
@@ -115,6 +126,7 @@ func (l Limits) Validate() error {
 		{"stderr_lines_per_second", int64(l.StderrLinesPerSecond)},
 		{"session_idle_timeout", int64(l.SessionIdleTimeout)}, {"read_header_timeout", int64(l.ReadHeaderTimeout)},
 		{"read_timeout", int64(l.ReadTimeout)}, {"idle_timeout", int64(l.IdleTimeout)},
+		{"stop_grace", int64(l.StopGrace)}, {"kill_grace", int64(l.KillGrace)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("limits.%s must not be negative", f.name)
