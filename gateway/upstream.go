@@ -141,7 +141,7 @@ const startLogInterval = 5 * time.Second
 // logStarting says in the log, every startLogInterval until the returned
 // func is called, that the upstream is still starting and for how long it
 // may: a first "go run" or "npx -y" takes minutes, and clients wait for
-// it meanwhile.
+// it meanwhile. Past StartWait it says so as a warning.
 func (u *upstream) logStarting(start time.Time) (stop func()) {
 	done := make(chan struct{})
 	every := u.g.startLogEvery
@@ -158,8 +158,12 @@ func (u *upstream) logStarting(start time.Time) (stop func()) {
 				return
 			case <-t.C:
 				so := time.Since(start).Round(time.Second)
-				u.log.Info(fmt.Sprintf("waiting for upstream %s to start (%d s so far, up to %d s)", u.name, int(so.Seconds()), int(limit.Seconds())),
-					"waited", so, "startup_timeout", limit)
+				msg := fmt.Sprintf("waiting for upstream %s to start (%d s so far, up to %d s)", u.name, int(so.Seconds()), int(limit.Seconds()))
+				if so <= u.g.startWait {
+					u.log.Info(msg, "waited", so, "startup_timeout", limit)
+				} else { // past what a client's initialize waits at least: worth seeing at the default level
+					u.log.Warn(msg, "waited", so, "startup_timeout", limit)
+				}
 			}
 		}
 	}()
