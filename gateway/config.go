@@ -23,6 +23,12 @@ const (
 // not set.
 const DefaultTimeout = 60 * time.Second
 
+// DefaultStdioStartupTimeout is the least a stdio upstream is given to
+// start (ServerOptions.StartupTimeout): its command may compile or
+// download the server first ("go run", "npx -y"), which takes minutes on
+// a new machine.
+const DefaultStdioStartupTimeout = 2 * time.Minute
+
 // ServerConfig is one entry of the config file's "mcpServers" map, in Claude
 // Desktop's shape plus mcpx's own section.
 //
@@ -85,6 +91,15 @@ type ServerOptions struct {
 	// roots capability and answers roots/list with them instead of
 	// relaying the client's (see serverreq.go).
 	Roots []Root `json:"roots,omitempty"`
+	// StartupTimeout bounds one start of the server: from launching its
+	// command (or the first request to its URL) until its initialize is
+	// answered and its tools are listed. A client's initialize waits as
+	// long for a server that is still starting (Options.StartWait), and
+	// a server that starts later than its clients asked is announced
+	// with notifications/tools/list_changed. A duration ("3m") or
+	// seconds. Defaults to the larger of DefaultStdioStartupTimeout and
+	// Timeout for a stdio server, to Timeout for a remote one.
+	StartupTimeout Duration `json:"startup_timeout,omitempty"`
 }
 
 // ToolOptions are mcpx's settings for one tool.
@@ -170,6 +185,18 @@ func (c ServerConfig) timeout() time.Duration {
 	return time.Duration(c.Timeout)
 }
 
+// startupTimeout returns the start-up timeout with its default applied.
+func (c ServerConfig) startupTimeout() time.Duration {
+	switch {
+	case c.Mcpx.StartupTimeout > 0:
+		return time.Duration(c.Mcpx.StartupTimeout)
+	case c.kind() == TypeStdio:
+		return max(DefaultStdioStartupTimeout, c.timeout())
+	default:
+		return c.timeout()
+	}
+}
+
 // resourceTools reports whether the generated resource tools are on.
 func (c ServerConfig) resourceTools() bool {
 	return c.Mcpx.ResourceTools == nil || *c.Mcpx.ResourceTools
@@ -203,6 +230,9 @@ func (c ServerConfig) Validate(name string) error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("mcpServers.%s: timeout must not be negative", name)
+	}
+	if c.Mcpx.StartupTimeout < 0 {
+		return fmt.Errorf("mcpServers.%s: mcpx.startup_timeout must not be negative", name)
 	}
 	switch c.Mcpx.Protocol {
 	case "", ProtocolAuto, mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728:
@@ -269,7 +299,7 @@ func (c ServerConfig) Describe() string {
 			fmt.Fprintf(&b, " headers %s", strings.Join(sortedKeys(c.Headers), ","))
 		}
 	}
-	fmt.Fprintf(&b, "; timeout %s", c.timeout())
+	fmt.Fprintf(&b, "; timeout %s; startup timeout %s", c.timeout(), c.startupTimeout())
 	if !c.resourceTools() {
 		b.WriteString("; no resource tools")
 	}

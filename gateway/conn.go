@@ -75,8 +75,10 @@ type stdioConn struct {
 	tailMu sync.Mutex
 	tail   []string
 
-	maxLine      int64 // limits.max_upstream_message_bytes
-	stderrPerSec int   // limits.stderr_lines_per_second
+	maxLine      int64         // limits.max_upstream_message_bytes
+	stderrPerSec int           // limits.stderr_lines_per_second
+	stopGrace    time.Duration // limits.stop_grace
+	killGrace    time.Duration // limits.kill_grace
 
 	// answering holds a slot per server request being answered (each on
 	// a goroutine of its own); with none free the request is refused at
@@ -88,6 +90,7 @@ type stdioConn struct {
 	exitErr  error
 	closing  atomic.Bool
 	killOnce sync.Once
+	stopOnce sync.Once
 }
 
 type callResult struct {
@@ -131,6 +134,8 @@ func startStdio(name string, cfg ServerConfig, lim Limits, log hclog.Logger, h c
 		maxLine:      lim.MaxUpstreamMessageBytes,
 		stderrPerSec: lim.StderrLinesPerSecond,
 		answering:    make(chan struct{}, lim.MaxServerRequestsPerUpstream+answerSpare),
+		stopGrace:    time.Duration(lim.StopGrace),
+		killGrace:    time.Duration(lim.KillGrace),
 	}
 	log.Debug("process started", "pid", cmd.Process.Pid, "command", cfg.Command)
 	var readers sync.WaitGroup
@@ -199,7 +204,10 @@ func (c *stdioConn) readStdout(r io.Reader) {
 			if !errors.Is(err, io.EOF) && !c.closing.Load() {
 				c.log.Warn("reading stdout", "error", err)
 			}
-			c.kill() // a process whose stdout is gone cannot answer
+			// a process whose stdout is gone cannot answer: stop it, and
+			// what it started, as close does (not from this goroutine:
+			// the stop waits for it to end)
+			go c.stop()
 			return
 		}
 	}
@@ -435,18 +443,23 @@ func (c *stdioConn) kill() {
 	})
 }
 
-// close closes stdin (the MCP stdio shutdown), waits a little for the
-// process to leave, then kills it.
+// close closes stdin (the MCP stdio shutdown), then ends the process
+// group as clients do: SIGTERM after limits.stop_grace, SIGKILL after
+// limits.kill_grace more (stopProcess).
 func (c *stdioConn) close() error {
 	c.closing.Store(true)
-	_ = c.stdin.Close()
-	select {
-	case <-c.doneCh:
-	case <-time.After(2 * time.Second):
-		c.kill()
-		<-c.doneCh
-	}
+	c.stop()
+	<-c.doneCh
 	return nil
+}
+
+// stop closes stdin and ends the process group (stopProcess), once; a
+// second caller waits for the first.
+func (c *stdioConn) stop() {
+	c.stopOnce.Do(func() {
+		_ = c.stdin.Close()
+		stopProcess(c.cmd, c.doneCh, c.stopGrace, c.killGrace, c.log)
+	})
 }
 
 // httpConn is a connection to a remote upstream over Streamable HTTP or

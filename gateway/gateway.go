@@ -41,9 +41,14 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// DefaultStartWait is how long a client's initialize waits for upstreams
-// that are still connecting.
+// DefaultStartWait is the least a client's initialize waits for an
+// upstream that is still connecting; an upstream's start-up timeout
+// (ServerOptions.StartupTimeout) makes the wait longer.
 const DefaultStartWait = 15 * time.Second
+
+// startWaitSlack is how long past an upstream's start-up timeout a client
+// waits: long enough for the attempt's own failure to land first.
+const startWaitSlack = time.Second
 
 // Options configure a Gateway.
 type Options struct {
@@ -59,8 +64,11 @@ type Options struct {
 	Logger hclog.Logger
 	// Version is reported as serverInfo.version. Defaults to "dev".
 	Version string
-	// StartWait bounds how long a client's initialize waits for upstreams
-	// that are still connecting. Defaults to DefaultStartWait.
+	// StartWait is the least a client's initialize (and a first request
+	// without one) waits for an upstream's first connection attempt; it
+	// waits for each upstream up to the larger of StartWait and the
+	// upstream's start-up timeout, counted from Start. Defaults to
+	// DefaultStartWait.
 	StartWait time.Duration
 	// Limits bound message sizes, buffers, sessions and logging; the zero
 	// value means every default (see Limits).
@@ -119,10 +127,14 @@ type Gateway struct {
 
 	bridges inputBridges // stateless calls parked on an upstream's requests
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	closed atomic.Bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	startAt time.Time // when Start was called
+	// startLogEvery is how often a starting upstream says it is still
+	// starting (startLogInterval; tests lower it)
+	startLogEvery time.Duration
+	wg            sync.WaitGroup
+	closed        atomic.Bool
 	// started: every upstream has made its first connection attempt.
 	started atomic.Bool
 }
@@ -161,6 +173,8 @@ func New(o Options) (*Gateway, error) {
 		cache:      map[cacheKey]cacheEntry{},
 		quit:       make(chan struct{}),
 		redact:     redact.New(o.Secrets),
+
+		startLogEvery: startLogInterval,
 	}
 	if err := o.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -298,6 +312,7 @@ func (g *Gateway) Engine() *engine.Engine { return g.eng }
 // retried with backoff and does not stop the others. It returns at once.
 func (g *Gateway) Start(ctx context.Context) {
 	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	g.startAt = time.Now()
 	for _, name := range g.order {
 		u := g.ups[name]
 		g.wg.Add(1)
@@ -321,17 +336,33 @@ func (g *Gateway) WaitReady(ctx context.Context) {
 }
 
 // awaitStart lets a request that arrives before the upstreams' first
-// connection attempts wait for them (at most StartWait), as initialize
-// does: a stateless client has no initialize to wait in, and its first
-// tools/list must not answer an empty list. Once every upstream has tried,
-// it costs one atomic load.
+// connection attempts wait for them: for each, until the larger of
+// StartWait and its start-up timeout has passed since Start (a cold "go
+// run" or "npx -y" takes minutes, and a client that lists tools before
+// must not be told there are none). Initialize waits here, and so does a
+// stateless client's first request, which has no initialize to wait in.
+// Once every upstream has tried, it costs one atomic load.
 func (g *Gateway) awaitStart(ctx context.Context) {
 	if g.started.Load() {
 		return
 	}
-	wctx, cancel := context.WithTimeout(ctx, g.startWait)
-	g.WaitReady(wctx)
-	cancel()
+	for _, name := range g.order {
+		u := g.ups[name]
+		wait := time.Until(g.startAt.Add(max(g.startWait, u.cfg.startupTimeout()) + startWaitSlack))
+		if wait <= 0 {
+			continue
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-u.firstTry:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		if ctx.Err() != nil {
+			return
+		}
+	}
 	for _, name := range g.order {
 		select {
 		case <-g.ups[name].firstTry:
@@ -352,7 +383,8 @@ func (g *Gateway) Status() []Status {
 }
 
 // Close ends every session and upstream (stdio processes get their stdin
-// closed, then are killed) and the engine. It is idempotent.
+// closed, then SIGTERM, then SIGKILL: see Limits.StopGrace) and the
+// engine. It is idempotent.
 func (g *Gateway) Close(ctx context.Context) error {
 	if !g.closed.CompareAndSwap(false, true) {
 		return nil
@@ -375,17 +407,25 @@ func (g *Gateway) Close(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		g.log.Warn("upstreams did not stop in 5s")
+	case <-time.After(time.Duration(g.limits.StopGrace+g.limits.KillGrace) + 2*time.Second):
+		g.log.Warn("upstreams did not stop", "after", time.Duration(g.limits.StopGrace+g.limits.KillGrace)+2*time.Second)
 	}
 	return g.eng.Close(ctx)
 }
 
-// upstreamReady rebuilds the tool routes, tells sessions the list changed,
-// and renews the upstream's subscriptions after a restart.
+// upstreamReady rebuilds the tool routes, tells sessions the lists
+// changed, and renews the upstream's subscriptions after a restart. A
+// client that listed before the upstream was up (it started late, or
+// restarted) learns of its tools, resources and prompts this way.
 func (g *Gateway) upstreamReady(u *upstream) {
 	g.rebuildRoutes()
-	g.broadcast("notifications/tools/list_changed", nil)
+	g.broadcast(notificationToolsListChanged, nil)
+	if u.capability("resources") {
+		g.broadcast(notificationResourcesListChange, nil)
+	}
+	if u.capability("prompts") {
+		g.broadcast(notificationPromptsListChanged, nil)
+	}
 	g.renewSubscriptions(u)
 }
 

@@ -28,6 +28,14 @@ import (
 const stubEnv = "MCPX_GATEWAY_TEST_STUB"
 
 func TestMain(m *testing.M) {
+	sleepFirst() // startup_stub_test.go
+	switch os.Getenv(stubEnv) {
+	case stubChild:
+		runChildStub()
+		os.Exit(0)
+	case stubFamily:
+		startFamilyChild()
+	}
 	if os.Getenv(stubEnv) == stubAsker {
 		runAskerStub()
 		os.Exit(0)

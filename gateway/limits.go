@@ -99,6 +99,13 @@ type Limits struct {
 	// nested in place), which bounds its stack. Past it the result takes
 	// the schema_fallback. Defaults to DefaultMaxSchemaDepth.
 	MaxSchemaDepth int `json:"max_schema_depth,omitempty"`
+	// StopGrace is how long a stdio upstream being stopped has to exit
+	// after its stdin is closed (the MCP stdio shutdown) before its
+	// process group gets SIGTERM. Defaults to DefaultStopGrace.
+	StopGrace Duration `json:"stop_grace,omitempty"`
+	// KillGrace is how long a stdio upstream's process group has to exit
+	// after SIGTERM before it gets SIGKILL. Defaults to DefaultKillGrace.
+	KillGrace Duration `json:"kill_grace,omitempty"`
 }
 
 // Defaults of Limits.
@@ -139,6 +146,8 @@ const (
 	DefaultMaxSchemaWork = 250000
 	// Nested checks of one validation, which bound the validator's stack.
 	DefaultMaxSchemaDepth = 20000
+	DefaultStopGrace      = 2 * time.Second
+	DefaultKillGrace      = 3 * time.Second
 )
 
 // ErrMessageTooLarge is returned for a message over its size limit.
@@ -185,6 +194,8 @@ func (l Limits) WithDefaults() Limits {
 	setDur(&l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	setDur(&l.ReadTimeout, DefaultReadTimeout)
 	setDur(&l.IdleTimeout, DefaultIdleTimeout)
+	setDur(&l.StopGrace, DefaultStopGrace)
+	setDur(&l.KillGrace, DefaultKillGrace)
 	return l
 }
 
@@ -206,6 +217,7 @@ func (l Limits) Validate() error {
 		{"max_listen_streams", int64(l.MaxListenStreams)},
 		{"max_upstream_conns", int64(l.MaxUpstreamConns)},
 		{"max_schema_nodes", int64(l.MaxSchemaNodes)}, {"max_schema_work", l.MaxSchemaWork}, {"max_schema_depth", int64(l.MaxSchemaDepth)},
+		{"stop_grace", int64(l.StopGrace)}, {"kill_grace", int64(l.KillGrace)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("limits.%s must not be negative", f.name)

@@ -244,8 +244,8 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	g := s.g
 	s.setClientCaps(json.RawMessage(gjson.GetBytes(params, "capabilities").Raw))
+	g.awaitStart(ctx)
 	wctx, cancel := context.WithTimeout(ctx, g.startWait)
-	g.WaitReady(wctx)
 	if s.clientHas("roots") {
 		g.declareClientRoots(wctx)
 	}
@@ -278,9 +278,7 @@ func (s *Session) callTool(ctx context.Context, params json.RawMessage, related 
 	if !ok {
 		// a client that did not wait for initialize: let the upstreams
 		// make their first attempt, then look again
-		wctx, cancel := context.WithTimeout(ctx, g.startWait)
-		g.WaitReady(wctx)
-		cancel()
+		g.awaitStart(ctx)
 		if r, ok = g.route(name); !ok {
 			return nil, fmt.Errorf("tools/call %q: %w", name, ErrUnknownTool)
 		}

@@ -86,7 +86,9 @@ func (u *upstream) run(ctx context.Context) {
 	backoff := restartMin
 	for {
 		start := time.Now()
+		stopLog := u.logStarting(start)
 		c, err := u.connect(ctx)
+		stopLog()
 		u.once.Do(func() { close(u.firstTry) })
 		if err == nil {
 			select {
@@ -132,6 +134,42 @@ func (u *upstream) run(ctx context.Context) {
 	}
 }
 
+// startLogInterval is how often an upstream that is still starting says
+// so in the log.
+const startLogInterval = 5 * time.Second
+
+// logStarting says in the log, every startLogInterval until the returned
+// func is called, that the upstream is still starting and for how long it
+// may: a first "go run" or "npx -y" takes minutes, and clients wait for
+// it meanwhile. Past StartWait it says so as a warning.
+func (u *upstream) logStarting(start time.Time) (stop func()) {
+	done := make(chan struct{})
+	every := u.g.startLogEvery
+	if every <= 0 {
+		every = startLogInterval
+	}
+	limit := u.cfg.startupTimeout()
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				so := time.Since(start).Round(time.Second)
+				msg := fmt.Sprintf("waiting for upstream %s to start (%d s so far, up to %d s)", u.name, int(so.Seconds()), int(limit.Seconds()))
+				if so <= u.g.startWait {
+					u.log.Info(msg, "waited", so, "startup_timeout", limit)
+				} else { // past what a client's initialize waits at least: worth seeing at the default level
+					u.log.Warn(msg, "waited", so, "startup_timeout", limit)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
 func (u *upstream) setState(s string, err error) {
 	u.mu.Lock()
 	u.state, u.lastErr = s, err
@@ -172,7 +210,7 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	ictx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+	ictx, cancel := context.WithTimeout(ctx, u.cfg.startupTimeout())
 	defer cancel()
 	caps := u.g.clientCapabilities(u)
 	params, _ := json.Marshal(map[string]any{

@@ -34,22 +34,28 @@ const (
 )
 
 func main() {
-	if err := run(os.Stdout); err != nil {
+	if err := run(os.Stdout, configPath); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out io.Writer) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+// run calls the "tableau" server of the config file at config directly,
+// then through the gateway. On a new machine each "go run" of the server
+// compiles it first, for minutes: the gateway waits for it as its
+// mcpx.startup_timeout allows (and logs that it does), so the call
+// finds the tool.
+func run(out io.Writer, config string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	servers, err := loadServers(configPath)
+	servers, err := loadServers(config)
 	if err != nil {
 		return err
 	}
 	up := servers["tableau"]
 
 	// 1. The server, called directly.
+	fmt.Fprintln(out, "starting the example server (a first \"go run\" compiles it: a minute or more on a new machine)")
 	before, err := callDirect(ctx, up)
 	if err != nil {
 		return fmt.Errorf("direct call: %w", err)
@@ -70,6 +76,7 @@ func run(out io.Writer) error {
 		return err
 	}
 	defer st.Close(context.Background())
+	// a server still starting past 15 s is logged (a warning) every 5 s
 	log := hclog.New(&hclog.LoggerOptions{Name: "mcpx", Level: hclog.Warn, Output: os.Stderr})
 	gw, err := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}, Logger: log})
 	if err != nil {

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
@@ -21,10 +23,55 @@ func TestQuickstart(t *testing.T) {
 	t.Setenv("MCPX_HOME", home)
 	t.Chdir("../..")
 	var out bytes.Buffer
-	if err := run(&out); err != nil {
+	if err := run(&out, configPath); err != nil {
 		t.Fatalf("quickstart: %v\n%s", err, out.String())
 	}
-	got := out.String()
+	checkOutput(t, home, out.String())
+}
+
+// coldStartSleep is how long the upstream of TestQuickstartColdStart
+// takes to start, as "go run" compiling on a new machine did (33 s and
+// more against the gateway's 15 s StartWait).
+const coldStartSleep = "30"
+
+// TestQuickstartColdStart is the quickstart's path on a new machine: the
+// gateway's upstream sleeps 30 s before it execs the server, as a cold
+// "go run" compiles first. The client's initialize waits for it (the
+// default start-up timeout of a stdio server, 2 minutes), the call finds
+// download_workbook (it answered "unknown tool" before), and the artifact
+// is stored. The config's "env" reaches the gateway's upstream only: the
+// direct call does not sleep.
+func TestQuickstartColdStart(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the cold-start wrapper is a POSIX shell script")
+	}
+	home := t.TempDir()
+	t.Setenv("MCPX_HOME", home)
+	cfg := filepath.Join(t.TempDir(), "mcpx.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"tableau": {
+		"command": "sh",
+		"args": ["-c", "sleep \"${MCPX_QUICKSTART_SLEEP:-0}\"; exec go run ./examples/tableau-server"],
+		"env": {"MCPX_QUICKSTART_SLEEP": "`+coldStartSleep+`"},
+		"timeout": "120s"
+	}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir("../..")
+	var out bytes.Buffer
+	start := time.Now()
+	if err := run(&out, cfg); err != nil {
+		t.Fatalf("quickstart with a 30 s start: %v\n%s", err, out.String())
+	}
+	if took := time.Since(start); took < 30*time.Second {
+		t.Errorf("the run took %s: the upstream did not sleep 30 s (the test's premise)", took)
+	}
+	checkOutput(t, home, out.String())
+}
+
+// checkOutput checks what the quickstart printed, and that the artifact
+// it names in the store under home is the server's PDF.
+func checkOutput(t *testing.T, home, got string) {
+	t.Helper()
 	before := regexp.MustCompile(`before: download_workbook returns (\d+) bytes to the model; the PDF is (\d+) characters of base64`).FindStringSubmatch(got)
 	after := regexp.MustCompile(`after:  through mcpx the model gets (\d+) bytes`).FindStringSubmatch(got)
 	art := regexp.MustCompile(`artifact (tableau_[0-9a-f]{12}) \(application/pdf, (\d+) bytes\)`).FindStringSubmatch(got)

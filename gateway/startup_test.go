@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store/memstore"
+)
+
+// syncBuffer is a log sink the gateway's goroutines may write at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startGateway is newGatewayWith for the start-up tests: the log goes to
+// log, and a starting upstream says so every logEvery.
+func startGateway(t *testing.T, o Options, log *syncBuffer, logEvery time.Duration) *Gateway {
+	t.Helper()
+	o.Engine = engine.Options{Store: memstore.New(memstore.Config{})}
+	o.Logger = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Debug, Output: log})
+	g, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.startLogEvery = logEvery
+	g.Start(context.Background())
+	t.Cleanup(func() {
+		_ = g.Close(context.Background())
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", log.String())
+		}
+	})
+	return g
+}
+
+// slowStub is the stub, sleeping sleep before it serves as a cold "go
+// run" compiles first.
+func slowStub(t *testing.T, sleep time.Duration) ServerConfig {
+	c := stubServer(t)
+	c.Env = map[string]string{stubEnv: "1", stubSleepEnv: sleep.String(), "GORACE": "atexit_sleep_ms=0"}
+	return c
+}
+
+// TestSlowUpstreamWaitedForPastStartWait is the quickstart's first run on
+// a new machine: the upstream takes longer to start than StartWait (here
+// lowered to 100 ms; "go run" compiling took 33-223 s against 15 s). The
+// client's initialize waits for it, as its start-up timeout allows, the
+// log says so meanwhile, and the first tools/list has its tools (before,
+// it had none and tools/call answered "unknown tool").
+func TestSlowUpstreamWaitedForPastStartWait(t *testing.T) {
+	const sleep = 1500 * time.Millisecond
+	var log syncBuffer
+	g := startGateway(t, Options{Servers: map[string]ServerConfig{"slow": slowStub(t, sleep)}, StartWait: 100 * time.Millisecond}, &log, 300*time.Millisecond)
+	start := time.Now()
+	c := connect(t, g)
+	if took := time.Since(start); took < sleep-200*time.Millisecond {
+		t.Errorf("initialize answered after %s, before the upstream could have started (%s)", took, sleep)
+	}
+	tools := c.result("tools/list", "{}").Get("tools.#.name").String()
+	if !strings.Contains(tools, `"echo"`) {
+		t.Fatalf("tools/list after initialize: %s, want the slow upstream's tools", tools)
+	}
+	res := c.result("tools/call", toolCall("echo", `{"v":"hi"}`))
+	if res.Get("isError").Bool() {
+		t.Fatalf("echo: %s", res.Raw)
+	}
+	want := "waiting for upstream slow to start ("
+	if l := log.String(); !strings.Contains(l, want) || !strings.Contains(l, "s so far, up to 120 s)") {
+		t.Errorf("log lacks %q with the start-up timeout:\n%s", want, l)
+	}
+}
+
+// TestLateUpstreamAnnouncesListChanged: an upstream whose first start
+// outlasts its start-up timeout comes up on the retry, after the client
+// has initialized and listed nothing; the client is told
+// notifications/tools/list_changed (and resources/list_changed, as the
+// upstream has resources), and the next tools/list has the tools.
+func TestLateUpstreamAnnouncesListChanged(t *testing.T) {
+	cfg := resourceStub(t, "late")
+	cfg.Env[stubSleepEnv] = "10s"
+	cfg.Env[stubSleepOnceEnv] = filepath.Join(t.TempDir(), "slept")
+	cfg.Env["GORACE"] = "atexit_sleep_ms=0"
+	cfg.Mcpx.StartupTimeout = Duration(500 * time.Millisecond)
+	var log syncBuffer
+	g := startGateway(t, Options{
+		Servers:   map[string]ServerConfig{"late": cfg},
+		StartWait: 100 * time.Millisecond,
+		Limits:    Limits{StopGrace: Duration(100 * time.Millisecond), KillGrace: Duration(time.Second)},
+	}, &log, time.Hour)
+	c := connect(t, g)
+	if n := c.result("tools/list", "{}").Get("tools.#").Int(); n != 0 {
+		t.Fatalf("tools/list before the upstream is up lists %d tools, want none (the test's premise)", n)
+	}
+	seen := map[string]bool{}
+	deadline := time.After(20 * time.Second)
+	for !seen[notificationToolsListChanged] || !seen[notificationResourcesListChange] {
+		select {
+		case n := <-c.notes:
+			seen[gjson.GetBytes(n, "method").String()] = true
+		case <-deadline:
+			t.Fatalf("notifications seen: %v; want tools and resources list_changed", seen)
+		}
+	}
+	tools := c.result("tools/list", "{}").Get("tools.#.name").String()
+	if !strings.Contains(tools, `"echo"`) {
+		t.Fatalf("tools/list after list_changed: %s, want the late upstream's tools", tools)
+	}
+	if !strings.Contains(log.String(), "initialize: no answer within the timeout") {
+		t.Errorf("the first start did not fail on the start-up timeout (the test's premise):\n%s", log.String())
+	}
+}
+
+// TestStartupTimeoutDefaults: a stdio upstream gets at least
+// DefaultStdioStartupTimeout, a remote one its request timeout; the
+// setting wins over both.
+func TestStartupTimeoutDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  ServerConfig
+		want time.Duration
+	}{
+		{"stdio", ServerConfig{Command: "x"}, DefaultStdioStartupTimeout},
+		{"stdio with a longer timeout", ServerConfig{Command: "x", Timeout: Duration(5 * time.Minute)}, 5 * time.Minute},
+		{"remote", ServerConfig{URL: "http://127.0.0.1:1/mcp"}, DefaultTimeout},
+		{"set", ServerConfig{Command: "x", Mcpx: ServerOptions{StartupTimeout: Duration(10 * time.Second)}}, 10 * time.Second},
+	} {
+		if got := tc.cfg.startupTimeout(); got != tc.want {
+			t.Errorf("%s: startup timeout %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	bad := ServerConfig{Command: "x", Mcpx: ServerOptions{StartupTimeout: Duration(-time.Second)}}
+	if err := bad.Validate("x"); err == nil || !strings.Contains(err.Error(), "mcpx.startup_timeout") {
+		t.Errorf("negative startup_timeout: %v", err)
+	}
+}
