@@ -27,7 +27,11 @@ package gateway
 //     the signed download URL is one, bound to the session it was made
 //     for, and is how such a client hands an artifact on;
 //   - an unauthenticated stateless request: only artifacts made by
-//     unauthenticated stateless requests, never a session's.
+//     unauthenticated stateless requests, never a session's;
+//   - the stdio client of `mcpx serve` and `mcpx wrap`
+//     (Options.StdioReadsStore): the user who started the gateway, who
+//     can read the store's folder anyway, so every artifact that no
+//     authenticated principal made.
 //
 // An artifact another principal made is answered as unknown, not as
 // forbidden: a client learns nothing of ids it may not read. Over stdio a
@@ -221,7 +225,7 @@ func (g *Gateway) statelessSession(user string) *Session {
 
 // artifactScope is the store filter of the artifacts a session lists.
 func (s *Session) artifactScope() store.Scope {
-	if s.User != "" || s.ID == "" {
+	if s.User != "" || s.ID == "" || s.owner {
 		return store.Scope{UserID: s.User}
 	}
 	return store.Scope{SessionID: s.ID}
@@ -234,6 +238,8 @@ func (s *Session) mayList(r store.Ref) bool {
 	switch {
 	case s.User != "":
 		return r.Scope.UserID == s.User
+	case s.owner:
+		return r.Scope.UserID == ""
 	case s.ID != "":
 		return r.Scope.SessionID == s.ID
 	}
@@ -331,6 +337,9 @@ func (s *Session) inScope(ctx context.Context, id string) bool {
 	switch {
 	case s.User != "":
 		filter = store.Scope{UserID: s.User}
+	case s.owner:
+		ref, err := s.g.st.Stat(ctx, id)
+		return err == nil && ref.Scope.UserID == ""
 	case s.ID != "":
 		filter = store.Scope{SessionID: s.ID}
 	default:

@@ -73,6 +73,15 @@ type Options struct {
 	// Limits bound message sizes, buffers, sessions and logging; the zero
 	// value means every default (see Limits).
 	Limits Limits
+	// StdioReadsStore says the stdio client is the user who started the
+	// gateway (as for `mcpx serve` and `mcpx wrap`, launched by an MCP
+	// client on this machine): it may read every artifact that no
+	// authenticated principal made, in any session, as `mcpx artifacts
+	// get` could read the store's folder. One-shot clients (a process per
+	// call) then read back what an earlier call was told about. Defaults
+	// to false: a stdio session reads its own artifacts only, since
+	// ServeStdio may serve any byte stream.
+	StdioReadsStore bool
 	// Secrets are values the config took from the environment (${VAR}),
 	// by variable name: they are masked in every error sent to a client.
 	// Defaults to none.
@@ -88,6 +97,7 @@ type Gateway struct {
 	linker    engine.Linker
 	version   string
 	startWait time.Duration
+	stdioOwns bool                // Options.StdioReadsStore
 	limits    Limits              // defaults applied
 	large     *semaphore.Weighted // bytes of large requests in flight
 	redact    *redact.Redactor
@@ -191,6 +201,7 @@ func New(o Options) (*Gateway, error) {
 	if g.startWait <= 0 {
 		g.startWait = DefaultStartWait
 	}
+	g.stdioOwns = o.StdioReadsStore
 	eo := o.Engine
 	eo.Reader = g
 	if eo.Logger == nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,48 @@ func TestArtifactReadableAcrossSessionsOfOnePrincipal(t *testing.T) {
 	}
 	if r := bob.call("tools/call", toolCall("echo", `{"v":"`+uri+`"}`)); r.Get("error").Raw == "" {
 		t.Errorf("another principal passed the artifact as an argument: %s", r.Raw)
+	}
+}
+
+// TestStdioOwnerReadsEarlierSessions: a one-shot stdio client (a new
+// session per call, as the inspector CLI is) of `mcpx serve`/`wrap` reads
+// back what an earlier session was told about, and lists it; an
+// authenticated principal's artifact stays unknown to it. Without
+// StdioReadsStore a stdio session reads its own artifacts only.
+func TestStdioOwnerReadsEarlierSessions(t *testing.T) {
+	for _, owner := range []bool{true, false} {
+		t.Run(fmt.Sprintf("StdioReadsStore=%v", owner), func(t *testing.T) {
+			g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, StdioReadsStore: owner})
+			first := connect(t, g)
+			res := gjson.ParseBytes(first.call("tools/call", toolCall("image", "")))
+			uri := res.Get(`result.content.#(type=="resource_link").uri`).String()
+			if !strings.HasPrefix(uri, engine.URIScheme) {
+				t.Fatalf("no artifact link: %s", res.Raw)
+			}
+			// an authenticated principal's artifact, in the same store
+			ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: map[string]string{"tok-alice": "alice"}}))
+			defer ts.Close()
+			alice := openTokenSession(t, ts.URL, "tok-alice")
+			big := strings.Repeat("alice ", 5000)
+			aliceRes := alice.call("tools/call", toolCall("echo", `{"v":"`+big+`"}`))
+			aliceURI := regexp.MustCompile(`mcpx://artifacts/[A-Za-z0-9_]+`).FindString(aliceRes.Raw)
+			if aliceURI == "" {
+				t.Fatalf("alice's call stored nothing: %.300s", aliceRes.Raw)
+			}
+
+			second := connect(t, g)
+			read := gjson.ParseBytes(second.call("resources/read", `{"uri":"`+uri+`"}`))
+			listed := strings.Contains(gjson.GetBytes(second.call("resources/list", `{}`), "result.resources.#.uri").Raw, uri)
+			if owner {
+				if read.Get("result.contents.0.blob").String() != pngB64 || !listed {
+					t.Errorf("a later stdio session: read %s, listed %v", read.Raw, listed)
+				}
+			} else if read.Get("error").Raw == "" || listed {
+				t.Errorf("a later stdio session without StdioReadsStore: read %s, listed %v", read.Raw, listed)
+			}
+			if r := gjson.ParseBytes(second.call("resources/read", `{"uri":"`+aliceURI+`"}`)); r.Get("error").Raw == "" {
+				t.Errorf("a stdio session read an authenticated principal's artifact: %.300s", r.Raw)
+			}
+		})
 	}
 }

@@ -24,6 +24,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	}
 	w := newLineWriter(out, g.limits.WriteBufferBytes)
 	s := g.NewSession("", w.send)
+	s.owner = g.stdioOwns
 	defer s.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -38,6 +38,7 @@ type Session struct {
 	closed    bool
 
 	stateless  bool            // one 2026-07-28 HTTP request (era.go)
+	owner      bool            // the local user's stdio client (Options.StdioReadsStore)
 	clientCaps json.RawMessage // from initialize
 	toClient   clientRequests  // server-to-client requests awaiting answers
 }

@@ -216,7 +216,7 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 		}
 		eo.Linker = signer
 	}
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: eo, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Secrets: cfg.Secrets()})
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: eo, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Secrets: cfg.Secrets(), StdioReadsStore: true})
 	if err != nil {
 		return fail(stderr, c, err)
 	}
