@@ -327,8 +327,8 @@ func TestCheckAndRepair(t *testing.T) {
 	dir := t.TempDir()
 	refs := putMany(t, dir, 6)
 	// refs[1]: its blob removed (missing). refs[2]: its bytes rotted
-	// (corrupt). An extra blob no line mentions (unindexed). A flipped
-	// byte in refs[3]'s line, which makes its blob unindexed too.
+	// (corrupt). An extra blob no row mentions (unindexed). refs[3]'s row
+	// lost, which makes its blob unindexed too.
 	blob := func(r store.Ref) string { return filepath.Join(dir, blobsName, r.SHA256[:2], r.SHA256) }
 	if err := os.Remove(blob(refs[1])); err != nil {
 		t.Fatal(err)
@@ -337,13 +337,11 @@ func TestCheckAndRepair(t *testing.T) {
 	if err := os.WriteFile(blob(refs[2]), rot, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	extra := []byte("journal never mentioned me")
+	extra := []byte("the index never mentioned me")
 	extraSum := storetest.SHA256Hex(extra)
 	mustWrite(t, filepath.Join(dir, blobsName, extraSum[:2], extraSum), extra)
 	mustWrite(t, filepath.Join(dir, tmpName, "mine.txt"), []byte("a user's file"))
-	lines := journalLines(t, dir)
-	lines[3] = strings.Replace(lines[3], `"ns1`, `"ns2`, 1)
-	mustWrite(t, filepath.Join(dir, journalName), []byte(strings.Join(lines, "\n")+"\n"))
+	execIndex(t, dir, `DELETE FROM artifacts WHERE id = ?`, refs[3].ID)
 
 	before := storetest.Tree(t, dir)
 	rep, err := Check(ctx, dir, Config{})
@@ -354,7 +352,7 @@ func TestCheckAndRepair(t *testing.T) {
 	wantUnindexed := []string{extraSum, refs[3].SHA256}
 	slices.Sort(wantUnindexed)
 	slices.Sort(rep.Unindexed)
-	if rep.BadLines != 1 || rep.TornTail || !slices.Equal(rep.Missing, []string{refs[1].ID}) ||
+	if rep.IndexDamaged || rep.BadLines != 0 || rep.TornTail || !slices.Equal(rep.Missing, []string{refs[1].ID}) ||
 		!slices.Equal(rep.Corrupt, []string{refs[2].SHA256}) || !slices.Equal(rep.Unindexed, wantUnindexed) ||
 		!slices.Equal(rep.Unknown, []string{filepath.Join(tmpName, "mine.txt")}) || rep.Artifacts != 5 || !rep.Damaged() {
 		t.Errorf("Check = %+v", rep)
@@ -381,8 +379,8 @@ func TestCheckAndRepair(t *testing.T) {
 	for _, k := range kept {
 		names = append(names, k.name)
 	}
-	if len(kept) != 2 || !slices.Contains(names, refs[2].SHA256) {
-		t.Errorf("lost+found holds %v, want the rotted blob and the damaged line", names)
+	if len(kept) != 1 || !slices.Contains(names, refs[2].SHA256) {
+		t.Errorf("lost+found holds %v, want the rotted blob", names)
 	}
 	if _, err := os.Stat(filepath.Join(dir, tmpName, "mine.txt")); err != nil {
 		t.Errorf("Repair removed a user's file: %v", err)
