@@ -304,7 +304,17 @@ func (s *Store) openIndexReadOnly(ctx context.Context) (*sql.DB, error) {
 	if herr != nil {
 		return nil, fmt.Errorf("%w: %w", ErrIndexDamaged, herr)
 	}
-	immutable := syscall.Access(s.dir, 2 /* W_OK */) != nil
+	// A reader in WAL mode makes -wal and -shm when they are missing,
+	// which a read-only open must not. They are missing only when no
+	// connection has the index open; then nothing is in a WAL and the
+	// file can be read immutable (index drops that handle once a writer
+	// appears). The same goes for a folder this process cannot write.
+	wal, err := statIfExists(s.indexPath + "-wal")
+	if err != nil {
+		return nil, err
+	}
+	immutable := wal == nil || syscall.Access(s.dir, 2 /* W_OK */) != nil
+	s.dbImmutable = immutable
 	db, err := sql.Open("sqlite", indexDSN(s.indexPath, s.busyTimeout, true, immutable))
 	if err != nil {
 		return nil, err

@@ -225,6 +225,9 @@ type Store struct {
 	mu     sync.Mutex // guards closed, db
 	closed bool
 	db     *sql.DB
+	// dbImmutable is set when db reads the index immutable (see
+	// openIndexReadOnly).
+	dbImmutable bool
 	// wmu lets one write transaction of this process at a time ask
 	// SQLite for the write lock: goroutines queue here instead of in
 	// SQLite's sleeping busy handler.
@@ -463,6 +466,13 @@ func (s *Store) index(ctx context.Context) (*sql.DB, error) {
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, store.ErrClosed
+	}
+	if s.db != nil && s.dbImmutable {
+		if wal, _ := statIfExists(s.indexPath + "-wal"); wal != nil {
+			// A writer has the index open now: read its WAL too.
+			s.db.Close()
+			s.db = nil
+		}
 	}
 	if s.db != nil {
 		return s.db, nil

@@ -252,7 +252,7 @@ func TestDamagedIndexLosesNoBlob(t *testing.T) {
 			before := storetest.Tree(t, dir)
 			ro := openT(t, dir, Config{ReadOnly: true, Logger: hclog.New(&hclog.LoggerOptions{Output: &roLogs})})
 			ro.Close(context.Background())
-			storetest.WantSameTree(t, "a read-only open", before, treeSansWAL(t, dir))
+			storetest.WantSameTree(t, "a read-only open", before, storetest.Tree(t, dir))
 			if !strings.Contains(roLogs.String(), "[WARN]") || !strings.Contains(roLogs.String(), "mcpx artifacts fsck") {
 				t.Errorf("read-only open of a damaged store does not warn:\n%s", roLogs.String())
 			}
@@ -432,7 +432,7 @@ func TestCheckAndRepair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.WantSameTree(t, "Check", before, treeSansWAL(t, dir))
+	storetest.WantSameTree(t, "Check", before, storetest.Tree(t, dir))
 	wantUnindexed := []string{extraSum, refs[3].SHA256}
 	slices.Sort(wantUnindexed)
 	slices.Sort(rep.Unindexed)
@@ -502,7 +502,7 @@ func TestReadOnly(t *testing.T) {
 		t.Errorf("Delete: %v, want ErrReadOnly", err)
 	}
 	s.Close(ctx)
-	storetest.WantSameTree(t, "a read-only open", before, treeSansWAL(t, dir))
+	storetest.WantSameTree(t, "a read-only open", before, storetest.Tree(t, dir))
 
 	// Without lock files (a store copied from elsewhere, read-only).
 	os.Chmod(dir, 0o700)
@@ -555,14 +555,3 @@ func TestConcurrentClaim(t *testing.T) {
 	}
 }
 
-// treeSansWAL is storetest.Tree without the index's -wal and -shm: SQLite
-// makes them (empty) for a read-only reader in a folder it may write, to
-// see a concurrent writer's commits; they hold no data of the store.
-func treeSansWAL(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	tree := storetest.Tree(t, dir)
-	for _, n := range []string{indexName + "-wal", indexName + "-shm"} {
-		delete(tree, n)
-	}
-	return tree
-}
