@@ -102,10 +102,16 @@ func writerContent(tag string, i int) []byte {
 	return append(storetest.RandomBytes(uint64(i), 20000), fmt.Sprintf("%s-%d", tag, i)...)
 }
 
+// helperCmd returns the command that runs this test binary as a helper.
+func helperCmd(dir, mode string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), append([]string{"FSSTORE_HELPER=" + mode, "FSSTORE_DIR=" + dir}, env...)...)
+	return cmd
+}
+
 func helper(t *testing.T, mode, dir string, env ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), append([]string{"FSSTORE_HELPER=" + mode, "FSSTORE_DIR=" + dir}, env...)...)
+	cmd := helperCmd(dir, mode, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	t.Cleanup(func() {

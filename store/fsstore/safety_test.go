@@ -554,4 +554,3 @@ func TestConcurrentClaim(t *testing.T) {
 		}
 	}
 }
-
