@@ -91,7 +91,10 @@
 // Config.ReadOnly opens a store for reading only: no marker, lock, index or
 // temp file is created or changed, so a store on a read-only mount or in a
 // folder this user cannot write can be listed and read. It reads a missing
-// folder as an empty store. Put and Delete return ErrReadOnly.
+// folder as an empty store. Put and Delete return ErrReadOnly. While no
+// other process has the index open (no index.db-wal) it reads the index
+// immutable, so SQLite makes no -wal or -shm file; once a writer appears
+// it reopens it read-only through the WAL.
 //
 // # Platforms
 //
