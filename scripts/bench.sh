@@ -15,6 +15,10 @@
 #   ./scripts/bench.sh            # everything
 #   BENCH=engine ./scripts/bench.sh   # only step 1
 #   BENCH=gateway ./scripts/bench.sh  # only step 4
+#   BENCH=store ./scripts/bench.sh    # only the store (issue 16): its Go
+#     benchmarks at 0/10k/100k artifacts, puts from 16 goroutines and 4
+#     processes, and `mcpx transform` of a small result and `mcpx artifacts
+#     ls` on an empty vs a 100,000-artifact store (time and max RSS)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -81,5 +85,31 @@ if [ "$what" = all ] || [ "$what" = gateway ]; then
 		-direct "http://127.0.0.1:$up/mcp" -via "http://127.0.0.1:$gw/mcp" | tee "$out/gateway-http.txt"
 	kill $ev_pid $gw_pid 2>/dev/null || true
 	trap - EXIT
+fi
+if [ "$what" = store ]; then
+	need hyperfine hyperfine
+	need /usr/bin/time time
+	echo "== go test -bench (store index at 0/10k/100k, parallel puts)"
+	go test ./store/fsstore -run '^$' -bench 'Index|PutParallel|PutProcesses' -benchtime 200x -count 3 | tee "$out/store-index.txt"
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
+	rm -rf "$out/empty" "$out/full"
+	mkdir -p "$out/empty"
+	"$out/mcpx" artifacts ls --store "$out/empty" >/dev/null
+	FSSTORE_FILL_DIR="$out/full" FSSTORE_FILL_N=100000 go test ./store/fsstore -run '^TestFillStore$' -count 1 >/dev/null
+	printf '{"content":[{"type":"text","text":"a small result of fifty bytes, nothing to store"}]}' >"$out/small.json"
+	echo "== mcpx transform of a small result: empty vs 100,000-artifact store"
+	hyperfine -N -w 5 -r 40 \
+		"$out/mcpx transform --store $out/empty --server s $out/small.json" \
+		"$out/mcpx transform --store $out/full --server s $out/small.json" | tee "$out/store-transform.txt"
+	echo "== mcpx artifacts ls (first page): empty vs 100,000-artifact store"
+	hyperfine -N -w 3 -r 20 \
+		"$out/mcpx artifacts ls --store $out/empty" \
+		"$out/mcpx artifacts ls --store $out/full" | tee "$out/store-ls.txt"
+	echo "== max RSS (KiB)"
+	for d in empty full; do
+		t=$( { /usr/bin/time -f '%M' "$out/mcpx" transform --store "$out/$d" --server s "$out/small.json" >/dev/null; } 2>&1 | tail -1)
+		l=$( { /usr/bin/time -f '%M' "$out/mcpx" artifacts ls --store "$out/$d" >/dev/null; } 2>&1 | tail -1)
+		printf '%-5s store: transform %s KiB, artifacts ls %s KiB\n' "$d" "$t" "$l"
+	done | tee "$out/store-rss.txt"
 fi
 echo "raw output in $out"

@@ -126,3 +126,20 @@ type Store interface {
 	// Close releases the store's resources. It is idempotent.
 	Close(ctx context.Context) error
 }
+
+// Order is the order List pages in.
+type Order int
+
+const (
+	// OldestFirst lists in insertion order (what Store.List does).
+	OldestFirst Order = iota
+	// NewestFirst lists the latest put first.
+	NewestFirst
+)
+
+// OrderedLister is implemented by stores that list in either order (the
+// fsstore): ListOrder is List with an order. A cursor handed out for one
+// order is invalid in the other.
+type OrderedLister interface {
+	ListOrder(ctx context.Context, scope Scope, cursor string, order Order) (refs []Ref, next string, err error)
+}

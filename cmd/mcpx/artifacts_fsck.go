@@ -18,20 +18,23 @@ var fsckCmd = command{
 	name:     "artifacts fsck",
 	synopsis: "[--config FILE] [--store DIR] [--repair] [--json]",
 	about: `
-Fsck checks the store for damage and, with --repair, repairs it. It reads
-every blob and hashes it, and reports:
+Fsck checks the store for damage and, with --repair, repairs it. It runs
+SQLite's integrity check on the index, reads every blob and hashes it, and
+reports:
 
-  damaged journal lines       lines of index.jsonl that fail their checksum
-  torn last journal line      a journal cut off in the middle of a line
+  index damaged               index.db is not a whole database (damaged,
+                              truncated) or missing while blobs exist
   artifacts without a blob    listed, but the bytes are gone or the wrong size
-  blobs no artifact holds     bytes the journal does not mention (lost lines)
+  blobs no artifact holds     bytes the index does not mention (lost rows)
   blobs that fail their hash  bytes that no longer match their sha256 name
+  damaged journal lines       lines of a not yet adopted index.jsonl (a store
+                              of an older mcpx) that fail their checksum
 
-Without --repair nothing is changed, and other processes using the store
-wait while it reads. --repair needs the store to itself (stop "mcpx serve"
-and the like first). It deletes no blob: damaged journal lines are copied to
-lost+found/ and the journal rewritten without them, artifacts without a blob
-are dropped, blobs no artifact holds are listed again as
+Without --repair nothing is changed; other processes using the store go on
+writing meanwhile. --repair needs the store to itself (stop "mcpx serve"
+and the like first). It deletes no blob: a damaged index is moved to
+lost+found/ and rebuilt from the blobs, artifacts without a blob are
+dropped, blobs no artifact holds are listed again as
 recovered_<sha256 prefix> (their bytes, sha256 and size survive; their MIME
 type, file name, source and session do not), and blobs that fail their hash
 move to lost+found/.
@@ -110,6 +113,9 @@ func writeFsckReport(w io.Writer, rep fsstore.Report, repaired bool) error {
 	var lines []string
 	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
 	add("store %s: %d artifacts", cell(rep.Dir), rep.Artifacts)
+	if rep.IndexDamaged {
+		add("index damaged: %s", cell(rep.IndexError))
+	}
 	if rep.BadLines > 0 {
 		add("damaged journal lines: %d", rep.BadLines)
 	}

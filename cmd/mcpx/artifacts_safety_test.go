@@ -120,7 +120,7 @@ func TestArtifactsReadOnly(t *testing.T) {
 	storetest.WantSameTree(t, "ls and get", before, storetest.Tree(t, storeDir))
 }
 
-// TestArtifactsFsck: a journal cut to half its size is reported (exit 3)
+// TestArtifactsFsck: an index cut to half its size is reported (exit 3)
 // without a change, repaired (exit 0) without losing the blob, and the
 // artifact reads back.
 func TestArtifactsFsck(t *testing.T) {
@@ -137,17 +137,17 @@ func TestArtifactsFsck(t *testing.T) {
 		t.Errorf("fsck on a sound store: exit code %d, stdout %q, stderr %q", clean.code, clean.stdout, clean.stderr)
 	}
 
-	journal := filepath.Join(storeDir, "index.jsonl")
-	fi, err := os.Stat(journal)
+	index := filepath.Join(storeDir, "index.db")
+	fi, err := os.Stat(index)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(journal, fi.Size()/2); err != nil {
+	if err := os.Truncate(index, fi.Size()/2); err != nil {
 		t.Fatal(err)
 	}
 	before := storetest.Tree(t, storeDir)
 	check := runCLI(t, nil, "artifacts", "fsck", "--store", storeDir)
-	if check.code != exitDamaged || !strings.Contains(check.stdout, "torn last journal line") ||
+	if check.code != exitDamaged || !strings.Contains(check.stdout, "index damaged") ||
 		!strings.Contains(check.stdout, "blob no artifact holds: "+hex.EncodeToString(sum[:])) ||
 		!strings.Contains(check.stdout, "fsck --repair") {
 		t.Errorf("fsck: exit code %d, stdout %q, stderr %q", check.code, check.stdout, check.stderr)

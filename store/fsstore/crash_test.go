@@ -102,10 +102,16 @@ func writerContent(tag string, i int) []byte {
 	return append(storetest.RandomBytes(uint64(i), 20000), fmt.Sprintf("%s-%d", tag, i)...)
 }
 
+// helperCmd returns the command that runs this test binary as a helper.
+func helperCmd(dir, mode string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), append([]string{"FSSTORE_HELPER=" + mode, "FSSTORE_DIR=" + dir}, env...)...)
+	return cmd
+}
+
 func helper(t *testing.T, mode, dir string, env ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), append([]string{"FSSTORE_HELPER=" + mode, "FSSTORE_DIR=" + dir}, env...)...)
+	cmd := helperCmd(dir, mode, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	t.Cleanup(func() {
@@ -136,25 +142,38 @@ func TestCrashPoints(t *testing.T) {
 		// before checks the folder the killed process left.
 		before func(t *testing.T, dir string)
 		// recovered is set when recovery must keep the killed call's blob,
-		// re-indexed: renamed into place but never journaled, nothing
+		// re-indexed: linked into place but never recorded, nothing
 		// proves it garbage.
 		recovered bool
+		// kept is set when the killed call's artifact must be listed:
+		// a put that committed, a delete that did not.
+		kept bool
 	}{
 		{"put:synced", false, func(t *testing.T, dir string) {
 			if left := readDirNames(t, filepath.Join(dir, tmpName)); len(left) != 1 {
 				t.Errorf("killed after the temp file's fsync: tmp/ holds %v, want the temp file", left)
 			}
-		}, false},
-		{"put:renamed", false, func(t *testing.T, dir string) {
+		}, false, false},
+		{"put:linked", false, func(t *testing.T, dir string) {
 			if _, err := os.Stat(crashBlob(dir)); err != nil {
-				t.Errorf("killed after the rename: blob missing: %v", err)
+				t.Errorf("killed after the link: blob missing: %v", err)
 			}
-		}, true},
-		{"delete:journaled", true, func(t *testing.T, dir string) {
-			if _, err := os.Stat(crashBlob(dir)); err != nil {
-				t.Errorf("killed after the delete's journal record: blob missing: %v", err)
+		}, true, false},
+		{"put:committed", false, func(t *testing.T, dir string) {
+			if left := readDirNames(t, filepath.Join(dir, tmpName)); len(left) != 1 {
+				t.Errorf("killed after the commit: tmp/ holds %v, want the temp file", left)
 			}
-		}, false},
+		}, false, true},
+		{"delete:parked", true, func(t *testing.T, dir string) {
+			if _, err := os.Stat(crashBlob(dir)); !os.IsNotExist(err) {
+				t.Errorf("killed before the delete's commit: blob still in place (%v), want it parked", err)
+			}
+		}, false, true},
+		{"delete:committed", true, func(t *testing.T, dir string) {
+			if left := readDirNames(t, filepath.Join(dir, tmpName)); len(left) != 1 {
+				t.Errorf("killed after the delete's commit: tmp/ holds %v, want the parked blob", left)
+			}
+		}, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.point, func(t *testing.T) {
@@ -182,6 +201,9 @@ func TestCrashPoints(t *testing.T) {
 				got = append(got, r.ID)
 			}
 			want := []string{base[0].ID, base[1].ID}
+			if tc.kept {
+				want = append(want, store.NewID("crash", sum, store.DefaultIDPrefixLen))
+			}
 			if tc.recovered {
 				want = append(want, store.NewID(recoveredNamespace, sum, store.DefaultIDPrefixLen))
 			}
@@ -189,10 +211,10 @@ func TestCrashPoints(t *testing.T) {
 				t.Errorf("after the kill lists %v, want %v", got, want)
 			}
 			_, err := os.Stat(crashBlob(dir))
-			if tc.recovered && err != nil {
+			if (tc.recovered || tc.kept) && err != nil {
 				t.Errorf("blob of the killed put gone after recovery: %v", err)
 			}
-			if !tc.recovered && !os.IsNotExist(err) {
+			if !tc.recovered && !tc.kept && !os.IsNotExist(err) {
 				t.Errorf("blob of the killed call still there after recovery (%v)", err)
 			}
 		})

@@ -2,33 +2,39 @@ package fsstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/mcpx-dev/mcpx/store/internal/catalog"
+	"strings"
+	"syscall"
 )
 
 // Report is what Check found in a store's folder.
 type Report struct {
 	// Dir is the store's folder (an absolute path).
 	Dir string `json:"dir"`
-	// Artifacts is the number of artifacts the journal lists.
+	// Artifacts is the number of artifacts the index lists.
 	Artifacts int `json:"artifacts"`
-	// BadLines counts complete journal lines that fail their checksum or
-	// do not decode (a flipped byte, an edited line).
+	// IndexDamaged is set when the index is missing while blobs exist, is
+	// not a whole SQLite database (damaged, truncated), or fails SQLite's
+	// integrity check; IndexError says how. Repair rebuilds it from the
+	// blobs.
+	IndexDamaged bool   `json:"index_damaged"`
+	IndexError   string `json:"index_error,omitempty"`
+	// BadLines counts complete lines of a not yet adopted journal (a
+	// version 1 store) that fail their checksum or do not decode.
 	BadLines int `json:"bad_lines"`
-	// TornTail is set when the journal ends in a partial line (a kill
-	// mid-append, or a journal cut short).
+	// TornTail is set when a not yet adopted journal ends in a partial
+	// line.
 	TornTail bool `json:"torn_tail"`
 	// Missing lists the ids whose blob is missing, of the wrong size or
 	// not a regular file.
 	Missing []string `json:"missing"`
-	// Unindexed lists the sha256 of blobs that no artifact holds and no
-	// journaled delete freed (a lost or damaged journal line, a kill
-	// between a put's rename and its journal record).
+	// Unindexed lists the sha256 of blobs that no artifact holds (a lost
+	// or damaged index).
 	Unindexed []string `json:"unindexed"`
 	// Corrupt lists the sha256 names of blobs whose bytes hash to
 	// something else.
@@ -37,8 +43,8 @@ type Report struct {
 	// kill leaves, removed by the next Open that has the folder to itself.
 	// Not damage.
 	Unfinished int `json:"unfinished"`
-	// Leftover counts blobs of deleted artifacts whose removal a kill cut
-	// short, removed like Unfinished. Not damage.
+	// Leftover counts blobs parked by deletes a kill cut short, settled
+	// like Unfinished. Not damage.
 	Leftover int `json:"leftover"`
 	// Unknown lists files under blobs/ and tmp/ that the store did not
 	// make, relative to Dir. The store never touches them, so they are
@@ -48,13 +54,14 @@ type Report struct {
 
 // Damaged reports whether the report found damage that Repair fixes.
 func (r Report) Damaged() bool {
-	return r.BadLines > 0 || r.TornTail || len(r.Missing) > 0 || len(r.Unindexed) > 0 || len(r.Corrupt) > 0
+	return r.IndexDamaged || r.BadLines > 0 || r.TornTail || len(r.Missing) > 0 || len(r.Unindexed) > 0 || len(r.Corrupt) > 0
 }
 
 // Check reads the store in dir and reports damage without changing
-// anything: it opens the store read-only (see Config.ReadOnly), holds its
-// write lock shared while it looks, so other processes' writes wait for it,
-// and hashes every blob.
+// anything: it opens the store read-only (see Config.ReadOnly), runs
+// SQLite's integrity check on the index, looks for every artifact's blob
+// and hashes every blob. Writers of other processes go on meanwhile; what
+// they change while it looks may show as damage that is not.
 //
 // # Errors
 //
@@ -68,17 +75,11 @@ func Check(ctx context.Context, dir string, cfg Config) (Report, error) {
 	if _, err := os.Stat(s.dir); err != nil {
 		return Report{}, fmt.Errorf("fsstore: dir[%s]: %w", s.dir, err)
 	}
-	s.deletedBlobs = make(map[string]bool)
 	if err := s.open(ctx); err != nil {
 		s.closeFiles()
 		return Report{}, fmt.Errorf("fsstore: dir[%s]: %w", s.dir, err)
 	}
 	defer s.Close(ctx)
-	unlock, err := s.lockWrite(ctx, false)
-	if err != nil {
-		return Report{}, fmt.Errorf("fsstore: dir[%s]: %w", s.dir, err)
-	}
-	defer unlock()
 	rep, err := s.check(ctx)
 	if err != nil {
 		return Report{}, fmt.Errorf("fsstore: dir[%s]: check: %w", s.dir, err)
@@ -86,13 +87,36 @@ func Check(ctx context.Context, dir string, cfg Config) (Report, error) {
 	return rep, nil
 }
 
-// check builds the report. The caller holds mu and write.lock.
+// check builds the report.
 func (s *Store) check(ctx context.Context) (Report, error) {
-	rep := Report{Dir: s.dir, Artifacts: s.cat.Len(), BadLines: s.badLines, TornTail: s.torn}
-	for _, e := range s.cat.Entries() {
-		fi, err := os.Lstat(s.blobPath(e.Ref.SHA256))
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() != e.Ref.SizeBytes {
-			rep.Missing = append(rep.Missing, e.Ref.ID)
+	rep := Report{Dir: s.dir}
+	if s.blobs == nil {
+		return rep, nil
+	}
+	held := map[string]bool{}
+	db, err := s.index(ctx)
+	switch {
+	case err != nil && !isCorrupt(err):
+		return rep, err
+	case err != nil:
+		rep.IndexDamaged, rep.IndexError = true, err.Error()
+	case db == nil:
+		if s.hasBlobs() {
+			rep.IndexDamaged, rep.IndexError = true, "the store has blobs but no index"
+		}
+	default:
+		if msg, err := integrityCheck(ctx, db); err != nil || msg != "ok" {
+			if err != nil {
+				msg = err.Error()
+			}
+			rep.IndexDamaged, rep.IndexError = true, msg
+			break
+		}
+		if err := s.checkRows(ctx, db, &rep, held); err != nil {
+			if !isCorrupt(err) {
+				return rep, err
+			}
+			rep.IndexDamaged, rep.IndexError = true, err.Error()
 		}
 	}
 	rel := func(path string) string {
@@ -101,7 +125,7 @@ func (s *Store) check(ctx context.Context) (Report, error) {
 		}
 		return path
 	}
-	err := s.walkBlobs(func(sum, path string, _ fs.FileInfo) error {
+	err = s.walkBlobs(func(sum, path string, _ fs.FileInfo) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -109,16 +133,14 @@ func (s *Store) check(ctx context.Context) (Report, error) {
 			rep.Unknown = append(rep.Unknown, rel(path))
 			return nil
 		}
-		got, err := hashFile(path)
+		got, err := hashIn(s.blobs, blobName(sum))
 		if err != nil {
 			return err
 		}
 		switch {
 		case got != sum:
 			rep.Corrupt = append(rep.Corrupt, sum)
-		case s.cat.BlobRefs(sum) > 0:
-		case s.deletedBlobs[sum]:
-			rep.Leftover++
+		case held[sum]:
 		default:
 			rep.Unindexed = append(rep.Unindexed, sum)
 		}
@@ -127,27 +149,77 @@ func (s *Store) check(ctx context.Context) (Report, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rep, err
 	}
-	tmps, err := os.ReadDir(s.tmpDir)
+	tmps, err := os.ReadDir(filepath.Join(s.dir, tmpName))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rep, err
 	}
 	for _, t := range tmps {
-		if t.Type().IsRegular() && mintedTemp(t.Name()) {
+		kind, _ := tempKind(t.Name())
+		switch {
+		case !t.Type().IsRegular() || kind == "":
+			rep.Unknown = append(rep.Unknown, rel(filepath.Join(s.dir, tmpName, t.Name())))
+		case kind == "del":
+			rep.Leftover++
+		default:
 			rep.Unfinished++
-		} else {
-			rep.Unknown = append(rep.Unknown, rel(filepath.Join(s.tmpDir, t.Name())))
 		}
 	}
 	return rep, nil
 }
 
+// integrityCheck runs PRAGMA integrity_check and returns its first line
+// ("ok" when the index is sound).
+func integrityCheck(ctx context.Context, db *sql.DB) (string, error) {
+	rows, err := db.QueryContext(ctx, `PRAGMA integrity_check(10)`)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			return "", err
+		}
+		lines = append(lines, l)
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	return strings.Join(lines, "; "), nil
+}
+
+// checkRows counts the artifacts, lists those whose blob is unusable and
+// collects the blobs they hold.
+func (s *Store) checkRows(ctx context.Context, db *sql.DB, rep *Report, held map[string]bool) error {
+	rows, err := db.QueryContext(ctx, `SELECT id, sha256, size FROM artifacts ORDER BY seq`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, sum string
+		var size int64
+		if err := rows.Scan(&id, &sum, &size); err != nil {
+			return err
+		}
+		rep.Artifacts++
+		held[sum] = true
+		fi, err := s.blobs.Lstat(blobName(sum))
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != size {
+			rep.Missing = append(rep.Missing, id)
+		}
+	}
+	return rows.Err()
+}
+
 // Repair checks the store in dir (see Check) and, when it finds damage,
-// repairs it: damaged journal lines are copied to lost+found/ and the
-// journal rewritten without them, artifacts whose blob is missing are
-// dropped, blobs no artifact holds are re-indexed (see the package doc),
-// and blobs whose bytes do not match their name are moved to lost+found/
-// with the artifacts that held them dropped. No blob is deleted. It returns
-// what Check found before the repair.
+// repairs it: a damaged index is moved to lost+found/ and rebuilt from the
+// blobs, artifacts whose blob is missing are dropped, blobs no artifact
+// holds are re-indexed (see the package doc), and blobs whose bytes do not
+// match their name are moved to lost+found/ with the artifacts that held
+// them dropped. No blob is deleted. It returns what Check found before the
+// repair.
 //
 // # Errors
 //
@@ -163,7 +235,7 @@ func Repair(ctx context.Context, dir string, cfg Config) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	s.repair, s.corrupt = true, rep.Corrupt
+	s.repair, s.repairRebuild, s.corrupt = true, rep.IndexDamaged, rep.Corrupt
 	if err := s.open(ctx); err != nil {
 		s.closeFiles()
 		return rep, fmt.Errorf("fsstore: dir[%s]: repair: %w", s.dir, err)
@@ -174,39 +246,124 @@ func Repair(ctx context.Context, dir string, cfg Config) (Report, error) {
 	return rep, nil
 }
 
-// quarantine moves the blobs in corrupt whose bytes still do not match
-// their name to lost+found/ and journals the deletion of every artifact
-// that held them. It runs during a repair, with the folder to itself.
-func (s *Store) quarantine(corrupt []string) error {
-	for _, sum := range corrupt {
-		path := s.blobPath(sum)
-		got, err := hashFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // recovery moved it already (no artifact held it)
-		}
-		if err != nil {
-			return err
-		}
-		if got == sum {
-			continue
-		}
-		var holders []*catalog.Entry
-		for _, e := range s.cat.Entries() {
-			if e.Ref.SHA256 == sum {
-				holders = append(holders, e)
-			}
-		}
-		for _, e := range holders {
-			if err := s.appendRecords(record{Op: opDel, ID: e.Ref.ID}); err != nil {
+// repairIndex runs during a repair, with the folder to itself: it sets a
+// damaged index aside (opening the index then rebuilds it) or reconciles
+// a sound one with the blobs.
+func (s *Store) repairIndex(ctx context.Context) error {
+	if s.repairRebuild {
+		if _, err := os.Lstat(s.indexPath); err == nil {
+			if err := s.setIndexAside(ctx, errIndexDamaged); err != nil {
 				return err
 			}
-			s.cat.Remove(e.Ref.ID)
 		}
-		to, err := s.moveToLostFound(path, sum)
-		if err != nil {
-			return err
-		}
-		s.log.Warn("moved a blob whose bytes do not match its name to lost+found", "blob", path, "sha256", got, "to", to, "artifacts_dropped", len(holders))
+		_, err := s.index(ctx)
+		return err
 	}
+	db, err := s.index(ctx)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var c recoveryCounts
+	if err := s.reconcile(ctx, tx, &c, nil, s.corrupt); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.logCounts(c)
 	return nil
+}
+
+// openIndexReadOnly opens the index for reading: nil when the store has
+// none. A journal store not yet adopted is read into a private in-memory
+// index; an index in a folder this process cannot write is opened
+// immutable (SQLite cannot make its shared-memory file there).
+func (s *Store) openIndexReadOnly(ctx context.Context) (*sql.DB, error) {
+	if s.blobs == nil {
+		return nil, nil
+	}
+	f, err := openIfPresent(s.indexPath)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		if fi, err := statIfExists(s.journalPath); err != nil || fi == nil {
+			return nil, err
+		}
+		return s.journalInMemory(ctx)
+	}
+	_, herr := checkIndexHeader(f)
+	f.Close()
+	if herr != nil {
+		return nil, fmt.Errorf("%w: %w", ErrIndexDamaged, herr)
+	}
+	// A reader in WAL mode makes -wal and -shm when they are missing,
+	// which a read-only open must not. They are missing only when no
+	// connection has the index open; then nothing is in a WAL and the
+	// file can be read immutable (index drops that handle once a writer
+	// appears). The same goes for a folder this process cannot write.
+	wal, err := statIfExists(s.indexPath + "-wal")
+	if err != nil {
+		return nil, err
+	}
+	immutable := wal == nil || syscall.Access(s.dir, 2 /* W_OK */) != nil
+	s.dbImmutable = immutable
+	db, err := sql.Open("sqlite", indexDSN(s.indexPath, s.busyTimeout, true, immutable))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(maxIndexConns)
+	db.SetMaxIdleConns(maxIndexConns)
+	var v int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if v == 0 {
+		// Being created by a writer right now: nothing in it yet.
+		db.Close()
+		return nil, nil
+	}
+	return db, nil
+}
+
+// journalInMemory reads the journal of a store not yet adopted into an
+// in-memory index.
+func (s *Store) journalInMemory(ctx context.Context) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		return nil, err
+	}
+	// One connection: each connection to :memory: is a database of its own.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	tx, err := db.BeginTx(ctx, nil)
+	if err == nil {
+		defer tx.Rollback()
+		err = createSchema(ctx, tx)
+	}
+	if err == nil {
+		var c recoveryCounts
+		_, err = s.importJournal(ctx, tx, &c, map[string]bool{}, false)
+		if c.badLines > 0 || c.tornTail {
+			s.log.Warn("the journal is damaged; a read-only open may list fewer artifacts than the store holds: run 'mcpx artifacts fsck'", "journal", s.journalPath)
+		}
+	}
+	if err == nil {
+		err = tx.Commit()
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.log.Info("read a journal store (not yet adopted) into memory; a read-write open adopts it", "journal", s.journalPath)
+	return db, nil
 }

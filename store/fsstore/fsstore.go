@@ -3,13 +3,14 @@
 //
 // # Layout
 //
-//	<dir>/mcpx-store.json    the marker: {"format":"mcpx-fsstore","version":1}
+//	<dir>/mcpx-store.json    the marker: {"format":"mcpx-fsstore","version":2}
 //	<dir>/blobs/ab/ab12…ef   content-addressed bytes, one file per sha256
-//	<dir>/index.jsonl        the journal: every put, added scope and delete
-//	<dir>/tmp/               puts in progress (same file system as blobs/)
+//	<dir>/index.db           the index, a SQLite database in WAL mode
+//	                         (with index.db-wal and index.db-shm beside it)
+//	<dir>/tmp/               puts and deletes in progress (same file system as blobs/)
 //	<dir>/lost+found/        what recovery could not place (never deleted)
 //	<dir>/open.lock          held shared by every open store
-//	<dir>/write.lock         held exclusive by one mutation at a time
+//	<dir>/index.jsonl.imported  the journal of a version 1 store, kept after adoption
 //
 // # Whose folder
 //
@@ -18,86 +19,97 @@
 // existed is adopted and marked). Any other folder, such as a project
 // folder or the home folder named by mistake, fails with ErrNotAStore
 // before anything in it is touched. tmp/ and blobs/ must be real folders:
-// a symbolic link there is refused, never followed.
+// a symbolic link there is refused, never followed. Open opens both as
+// directory handles (os.Root) and the store reads, writes, links and
+// renames blobs only through them, so a folder swapped for a link while
+// the store is open is not followed either.
 //
 // # Writes
 //
 // Put streams the reader into a temp file under tmp/, hashing as it copies
-// (the artifact is never held in memory), fsyncs the file, renames it to
-// blobs/<first two hex>/<sha256>, fsyncs that folder, then appends one
-// journal record and fsyncs the journal. Bytes already stored under another
-// id are not written twice: ids in different namespaces share one blob, and
-// Delete removes a blob only when no id holds it any more.
+// (the artifact is never held in memory), fsyncs it, hard-links it to
+// blobs/<first two hex>/<sha256> (an existing blob of the same bytes is
+// kept) and fsyncs that folder; then, in one short write transaction, it
+// records the artifact (or the new scope of a known one), makes sure the
+// blob is still there (a concurrent delete may have taken it; the temp file
+// puts it back), and commits; then it removes the temp file. Bytes already
+// stored under another id are not written twice: ids in different
+// namespaces share one blob, and Delete removes a blob only when no id
+// holds it any more: in its transaction it moves the blob to tmp/del-…,
+// commits, then removes it.
 //
-// # Why a journal
+// # Why SQLite
 //
-// The index is an append-only journal of JSON lines, each prefixed with the
-// CRC-32C of its JSON and fsynced before the call returns, rather than one
-// metadata file per artifact. A put then costs one appended line instead of
-// a second temp file, rename and folder fsync; List reads an in-memory
-// catalog in journal order (the insertion order List promises) instead of
-// listing and sorting a folder of files; adding a scope to a stored
-// artifact is one more line, not a rewrite; and other processes sharing the
-// folder learn about changes by reading the journal's new tail. A kill can
-// only tear the last line: a line without its '\n' or failing its checksum
-// is skipped (and logged), so the journal always replays to a state some
-// prefix of the completed calls produced. When the journal holds more than
-// twice the records its live state needs, or any bad line, it is rewritten
-// (temp file, fsync, rename, folder fsync) by the next Open that has the
-// folder to itself.
+// The index is an embedded SQLite database (modernc.org/sqlite: pure Go, so
+// the binary stays static and cgo-free; FTS5 is compiled in). Opening the
+// store reads nothing in proportion to what it holds, Stat and InScope are
+// index lookups, and List pages through an index by insertion order, newest
+// or oldest first, filtering by scope in SQL; memory does not grow with the
+// store. WAL mode lets readers go on while one writer commits, and SQLite's
+// locks (with a busy timeout) order the writers of every process sharing
+// the folder, so a gateway, mcpx artifacts and many mcpx transform see one
+// consistent store. A process that stores and reads nothing (a transform
+// whose result had no blob) never opens the index: it is opened on first
+// use.
 //
 // # Recovery
 //
-// An Open that finds no other process using the folder (it gets open.lock
-// exclusively) removes the temp files of puts that never finished (only
-// names the store mints: put-<n>, index-<n>.jsonl; anything else is left
-// and logged), drops journal entries whose blob is missing or has the wrong
-// size, and compacts the journal when needed. A blob no journal entry holds
-// is never deleted unless the journal records its deletion (a kill between
-// a delete's record and the blob's removal): it is hashed, and re-indexed
-// as "recovered_<sha256 prefix>" when its bytes match its name (a kill
-// between a put's rename and its journal record, a truncated or damaged
-// journal), or moved to lost+found/ when they do not. A re-indexed artifact
-// keeps only what its blob proves, its bytes, sha256 and size: its MIME
-// type, file name, source and scopes were in the lost journal lines, which
-// are copied to lost+found/ before compaction drops them. It has the empty
-// scope, so only an unscoped List (mcpx artifacts ls) shows it. Damage is
-// logged at warn level with counts; Check and Repair (mcpx artifacts fsck)
-// report it without opening the store for writing.
+// A kill leaves at most one temp file per call in tmp/: a put's temp file
+// (linked into blobs/ or not), or a delete's parked blob. An Open that
+// finds no other process using the folder (it gets open.lock exclusively)
+// settles them: a temp file never linked is removed; one that was linked
+// but not recorded is re-indexed as "recovered_<sha256 prefix>" (its blob
+// is kept: nothing proves it garbage); a parked blob goes back when its
+// artifact is still recorded, else it is removed. Only names the store
+// mints are touched (put-<n>, del-<sha256>-<n>); anything else is left
+// and logged.
 //
-// Whatever point a kill hit, the reopened store lists only artifacts that
-// read back byte-exact.
+// An index that is missing while blobs exist, or whose file is not a whole
+// SQLite database (damaged or truncated), is moved to lost+found/ and
+// rebuilt from the blobs by the first process that opens it alone; every
+// blob whose bytes match its name is re-indexed from what it proves, its
+// bytes, sha256 and size (its MIME type, file name, source and scopes are
+// lost), and one whose bytes do not is moved to lost+found/. A re-indexed
+// artifact has the empty scope, so only an unscoped List (mcpx artifacts
+// ls) shows it. Damage a cheap check cannot see (a damaged page) surfaces
+// as an error of the query that reads it; Check (mcpx artifacts fsck) runs
+// SQLite's integrity check and Repair rebuilds. No blob is ever deleted by
+// recovery. Damage is logged at warn level with counts.
+//
+// # Adopting a journal store
+//
+// A store written by a version of mcpx that kept its index as a journal of
+// JSON lines (index.jsonl) is adopted by its first read-write open: the
+// journal is imported into a new index in one transaction, blobs it does
+// not mention are re-indexed, and it is renamed index.jsonl.imported and
+// kept. The marker goes to version 2, which older versions refuse to open
+// rather than misread. A read-only open of such a store reads the journal
+// into a private in-memory index instead.
 //
 // # Read-only
 //
-// Config.ReadOnly opens a store for reading only: no marker, lock, journal or
+// Config.ReadOnly opens a store for reading only: no marker, lock, index or
 // temp file is created or changed, so a store on a read-only mount or in a
-// folder this user cannot write can be listed and read. It takes the lock
-// files shared when it can open them, and reads a missing folder as an
-// empty store. Put and Delete return ErrReadOnly.
+// folder this user cannot write can be listed and read. It reads a missing
+// folder as an empty store. Put and Delete return ErrReadOnly. While no
+// other process has the index open (no index.db-wal) it reads the index
+// immutable, so SQLite makes no -wal or -shm file; once a writer appears
+// it reopens it read-only through the WAL.
 //
-// # Several processes
+// # Platforms
 //
-// Two MCP clients on one machine may both start mcpx on the default folder,
-// so a folder may be open in several processes at once; neither waits for
-// the other nor turns read-only. Every open store holds open.lock shared (so
-// recovery, which needs it exclusive, runs only when one process is alone).
-// Each mutation takes write.lock exclusively, first reads what other
-// processes appended to the journal, then decides (the id, whether the blob
-// exists) and appends; reads take write.lock shared only when the journal
-// grew since they last looked. A torn line left by a killed process is
-// closed off by the next writer, so it never merges with a good record.
-//
-// Locks are flock(2) locks: fsstore works on Linux, macOS and the BSDs, on
-// local file systems. On other systems (Windows among them) Open fails with
-// ErrUnsupportedPlatform: shared and exclusive locks that convert, renaming
-// over an open journal and removing a blob a reader holds open all behave
-// differently there, and a store that only seemed to work would lose data.
+// Locks are flock(2) locks and blobs move with linkat(2) and renameat(2):
+// fsstore works on Linux, macOS and the BSDs, on local file systems (SQLite
+// in WAL mode needs shared memory, which network file systems do not
+// give). On other systems (Windows among them) Open fails with
+// ErrUnsupportedPlatform.
 package fsstore
 
 import (
-	"bytes"
 	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -105,10 +117,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/internal/catalog"
@@ -117,6 +131,14 @@ import (
 
 // DefaultPageSize is the number of refs List returns per page by default.
 const DefaultPageSize = 100
+
+// DefaultBusyTimeout is how long a write waits for another process's write
+// transaction to end before it fails.
+const DefaultBusyTimeout = 30 * time.Second
+
+// maxIndexConns bounds the index connections one process keeps: readers
+// run in parallel up to this many (writes are one at a time anyway).
+const maxIndexConns = 8
 
 // Sentinel errors, wrapped with %w: match them with errors.Is.
 var (
@@ -130,6 +152,10 @@ var (
 	// ErrBusy is returned by Repair when another process has the store
 	// open.
 	ErrBusy = errors.New("fsstore: store is in use by another process")
+	// ErrIndexDamaged is returned when the index is damaged and this
+	// process may not rebuild it (another process has the store open, or
+	// it is read-only): run 'mcpx artifacts fsck --repair'.
+	ErrIndexDamaged = errors.New("fsstore: the index is damaged: run 'mcpx artifacts fsck --repair'")
 	// ErrUnsupportedPlatform is returned by Open on systems without
 	// flock(2); it wraps errors.ErrUnsupported.
 	ErrUnsupportedPlatform = fmt.Errorf("fsstore: file locks are not supported on %s: %w", runtime.GOOS, errors.ErrUnsupported)
@@ -137,17 +163,14 @@ var (
 
 // Names inside the store's folder.
 const (
-	journalName   = "index.jsonl"
-	blobsName     = "blobs"
-	tmpName       = "tmp"
-	openLockName  = "open.lock"
-	writeLockName = "write.lock"
-	lostFoundName = "lost+found"
+	journalName         = "index.jsonl"
+	journalImportedName = "index.jsonl.imported"
+	blobsName           = "blobs"
+	tmpName             = "tmp"
+	openLockName        = "open.lock"
+	writeLockName       = "write.lock" // made by version 1 stores; unused now
+	lostFoundName       = "lost+found"
 )
-
-// compactMinRecords is the journal length under which Open never compacts
-// for size alone.
-const compactMinRecords = 1024
 
 // Config configures a Store. The zero value means the defaults.
 //
@@ -157,12 +180,16 @@ type Config struct {
 	// default. Defaults to DefaultPageSize.
 	PageSize int
 	// IDPrefixLen is how many sha256 hex characters a new id starts with;
-	// n < 1 means the default. Ids already in the journal keep their
-	// length. Defaults to store.DefaultIDPrefixLen.
+	// n < 1 means the default. Ids already stored keep their length.
+	// Defaults to store.DefaultIDPrefixLen.
 	IDPrefixLen int
-	// Logger receives what recovery reports: skipped journal lines,
-	// dropped entries and collected files, at warn or info level. Defaults
-	// to hclog.NewNullLogger().
+	// BusyTimeout is how long a write waits while another process writes
+	// to the index; d <= 0 means the default. Defaults to
+	// DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// Logger receives what recovery reports: re-indexed blobs, removed
+	// temp files, a damaged index, at warn or info level. Defaults to
+	// hclog.NewNullLogger().
 	Logger hclog.Logger
 	// ReadOnly opens the store for reading only (see the package doc):
 	// nothing in the folder is created or changed, and Put and Delete
@@ -173,47 +200,49 @@ type Config struct {
 // Store is an artifact store on a folder. It is safe for concurrent use, by
 // goroutines and by other processes that open the same folder.
 type Store struct {
-	dir, blobsDir, tmpDir, journalPath string
-	pageSize, idPrefixLen              int
-	log                                hclog.Logger
-	readOnly                           bool
+	dir, indexPath, journalPath string
+	pageSize, idPrefixLen       int
+	busyTimeout                 time.Duration
+	log                         hclog.Logger
+	readOnly                    bool
 
 	// repair (set by Repair) makes open fail with ErrBusy unless this
-	// process has the folder to itself, and quarantine the blobs in
-	// corrupt after recovery.
-	repair  bool
-	corrupt []string
-	// deletedBlobs, when not nil (during recovery and Check), collects the
-	// sha256 of every blob the journal's delete records freed: the only
-	// blobs recovery may remove.
-	deletedBlobs map[string]bool
-	// damagedLines, when not nil (during recovery), collects the journal
-	// lines that failed their checksum, to be kept in lost+found/.
-	damagedLines *[][]byte
+	// process has the folder to itself, and rebuild or reconcile the
+	// index; corrupt lists the blobs Check found rotten.
+	repair        bool
+	repairRebuild bool
+	corrupt       []string
+	// exclusive is set while open holds open.lock exclusively.
+	exclusive bool
 
 	// hook, when set (by tests), is called at named points of Put and
 	// Delete to simulate a kill there.
 	hook func(point string)
 
-	mu        sync.RWMutex
-	closed    bool
-	cat       *catalog.Catalog
-	openLock  *os.File
-	writeLock *os.File
-	journal   *os.File
-	off       int64 // end of the last complete journal line read
-	seen      int64 // journal size when last read
-	torn      bool  // the journal ends in a line without '\n'
-	skipped   int   // good lines whose record could not be applied
-	badLines  int   // complete lines that failed their checksum or decoding
+	// Directory handles opened at Open (nil on a read-only store of a
+	// missing folder).
+	blobs, tmp       *os.Root
+	blobsDir, tmpDir *os.File
+	openLock         *os.File
+
+	mu     sync.Mutex // guards closed, db
+	closed bool
+	db     *sql.DB
+	// dbImmutable is set when db reads the index immutable (see
+	// openIndexReadOnly).
+	dbImmutable bool
+	// wmu lets one write transaction of this process at a time ask
+	// SQLite for the write lock: goroutines queue here instead of in
+	// SQLite's sleeping busy handler.
+	wmu sync.Mutex
 }
 
 var _ store.Store = (*Store)(nil)
 
 // Open opens (creating it when missing, mode 0700) the store in dir. When
-// no other process has the folder open it recovers from any earlier kill
-// first (see the package doc); otherwise it waits, until ctx is done, only
-// while another process is recovering.
+// no other process has the folder open it settles what an earlier kill
+// left in tmp/ first (see the package doc). The index is opened on first
+// use, not here.
 //
 // # Errors
 //
@@ -244,20 +273,22 @@ func newStore(dir string, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		dir:         abs,
-		blobsDir:    filepath.Join(abs, blobsName),
-		tmpDir:      filepath.Join(abs, tmpName),
+		indexPath:   filepath.Join(abs, indexName),
 		journalPath: filepath.Join(abs, journalName),
 		pageSize:    cfg.PageSize,
 		idPrefixLen: cfg.IDPrefixLen,
+		busyTimeout: cfg.BusyTimeout,
 		log:         cfg.Logger,
 		readOnly:    cfg.ReadOnly,
-		cat:         catalog.New(),
 	}
 	if s.pageSize < 1 {
 		s.pageSize = DefaultPageSize
 	}
 	if s.idPrefixLen < 1 {
 		s.idPrefixLen = store.DefaultIDPrefixLen
+	}
+	if s.busyTimeout <= 0 {
+		s.busyTimeout = DefaultBusyTimeout
 	}
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
@@ -286,11 +317,11 @@ func (s *Store) open(ctx context.Context) error {
 			return err
 		}
 	}
-	var err error
-	if s.openLock, err = os.OpenFile(filepath.Join(s.dir, openLockName), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	if err := s.openDirs(); err != nil {
 		return err
 	}
-	if s.writeLock, err = os.OpenFile(filepath.Join(s.dir, writeLockName), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	var err error
+	if s.openLock, err = os.OpenFile(filepath.Join(s.dir, openLockName), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
 		return err
 	}
 	alone, err := tryFlock(s.openLock, true)
@@ -301,52 +332,60 @@ func (s *Store) open(ctx context.Context) error {
 		return ErrBusy
 	}
 	if alone {
-		if err := s.recover(); err != nil {
+		s.exclusive = true
+		defer func() { s.exclusive = false }()
+		if err := s.recoverTmp(ctx); err != nil {
 			return err
 		}
 		if s.repair {
-			if err := s.quarantine(s.corrupt); err != nil {
+			if err := s.repairIndex(ctx); err != nil {
 				return err
 			}
 		}
 	}
-	// Convert to (or wait for) a shared hold for the store's lifetime. A
-	// conversion is not atomic: another process may recover in between, so
-	// the journal is checked again below.
+	// Convert to (or wait for) a shared hold for the store's lifetime.
 	if err := flock(ctx, s.openLock, false); err != nil {
 		return err
 	}
-	if s.journal != nil {
-		same, err := s.journalIsCurrent()
-		if err != nil {
-			return err
-		}
-		if !same {
-			s.journal.Close()
-			s.journal = nil
-		}
-	}
-	if s.journal == nil {
-		s.cat = catalog.New()
-		s.off, s.seen, s.torn = 0, 0, false
-		if s.journal, err = s.openJournal(); err != nil {
+	if fi, err := statIfExists(s.journalPath); err != nil {
+		return err
+	} else if fi != nil {
+		// A version 1 store: adopt its journal now (see the package doc).
+		if _, err := s.index(ctx); err != nil {
 			return err
 		}
 	}
-	if err := flock(ctx, s.writeLock, false); err != nil {
+	return nil
+}
+
+// openDirs opens blobs/ and tmp/ as directory handles; checkOwnFolder has
+// made sure neither is a link.
+func (s *Store) openDirs() error {
+	var err error
+	if s.blobs, err = os.OpenRoot(filepath.Join(s.dir, blobsName)); err != nil {
 		return err
 	}
-	defer funlock(s.writeLock)
-	_, err = s.catchUp()
+	if s.blobsDir, err = s.blobs.Open("."); err != nil {
+		return err
+	}
+	if s.readOnly {
+		return nil
+	}
+	if s.tmp, err = os.OpenRoot(filepath.Join(s.dir, tmpName)); err != nil {
+		return err
+	}
+	s.tmpDir, err = s.tmp.Open(".")
 	return err
 }
 
 // openReadOnly opens the store without writing anything: a missing folder
-// or journal reads as an empty store, lock files that are missing or
-// cannot be opened are done without.
+// reads as an empty store, a missing lock file is done without.
 func (s *Store) openReadOnly(ctx context.Context) error {
 	exists, err := claimFolder(s.dir, false)
 	if err != nil || !exists {
+		return err
+	}
+	if err := checkOwnFolder(s.dir, blobsName); err != nil {
 		return err
 	}
 	if s.openLock, err = openIfPresent(filepath.Join(s.dir, openLockName)); err != nil {
@@ -359,30 +398,44 @@ func (s *Store) openReadOnly(ctx context.Context) error {
 			return err
 		}
 	}
-	if s.writeLock, err = openIfPresent(filepath.Join(s.dir, writeLockName)); err != nil {
-		return err
-	}
-	if s.journal, err = openIfPresent(s.journalPath); err != nil {
-		return err
-	}
-	if s.journal == nil {
-		if shards, _ := os.ReadDir(s.blobsDir); len(shards) > 0 {
-			s.log.Warn("the store has blobs but no journal; a read-only open lists none of them: run 'mcpx artifacts fsck'", "dir", s.dir)
+	if err := s.openDirs(); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			s.blobs, s.blobsDir = nil, nil // a folder with a marker only
+			return nil
 		}
-		return nil
+		return err
 	}
-	unlock, err := s.lockWrite(ctx, false)
+	// Warn now, cheaply, about what only a read-write open or fsck mends.
+	f, err := openIfPresent(s.indexPath)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	if s.torn || s.badLines > 0 {
-		// Recovery would re-index what the damage hid; a read-only open
-		// must not, so it says where to look.
-		s.log.Warn("the journal is damaged; a read-only open may list fewer artifacts than the store holds: run 'mcpx artifacts fsck'",
-			"journal", s.journalPath, "damaged_lines", s.badLines, "torn_last_line", s.torn)
+	if f != nil {
+		_, herr := checkIndexHeader(f)
+		f.Close()
+		if herr != nil {
+			s.log.Warn("the index is damaged; a read-only open cannot rebuild it: run 'mcpx artifacts fsck'", "index", s.indexPath, "error", herr)
+		}
+		return nil
+	}
+	if fi, _ := statIfExists(s.journalPath); fi == nil && s.hasBlobs() {
+		s.log.Warn("the store has blobs but no index; a read-only open lists none of them: run 'mcpx artifacts fsck'", "dir", s.dir)
 	}
 	return nil
+}
+
+// hasBlobs reports whether blobs/ holds anything.
+func (s *Store) hasBlobs() bool {
+	if s.blobs == nil {
+		return false
+	}
+	d, err := s.blobs.Open(".")
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(1)
+	return len(names) > 0
 }
 
 // openIfPresent opens path for reading; nil when it is missing or this
@@ -395,27 +448,12 @@ func openIfPresent(path string) (*os.File, error) {
 	return f, err
 }
 
-func (s *Store) openJournal() (*os.File, error) {
-	return os.OpenFile(s.journalPath, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
-}
-
-func (s *Store) journalIsCurrent() (bool, error) {
-	a, err := s.journal.Stat()
-	if err != nil {
-		return false, err
-	}
-	b, err := os.Stat(s.journalPath)
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(a, b), nil
-}
-
 // Dir returns the store's folder (an absolute path).
 func (s *Store) Dir() string { return s.dir }
 
-func (s *Store) blobPath(sha256hex string) string {
-	return filepath.Join(s.blobsDir, sha256hex[:2], sha256hex)
+// blobName is the blob's path relative to blobs/.
+func blobName(sha256hex string) string {
+	return sha256hex[:2] + "/" + sha256hex
 }
 
 func (s *Store) at(point string) {
@@ -424,169 +462,48 @@ func (s *Store) at(point string) {
 	}
 }
 
-// catchUp applies what was appended to the journal since it was last read.
-// The caller holds mu and write.lock (shared or exclusive).
-func (s *Store) catchUp() (scanResult, error) {
-	if s.journal == nil {
-		// A read-only store on a folder without a journal.
-		return scanResult{}, nil
-	}
-	fi, err := s.journal.Stat()
-	if err != nil {
-		return scanResult{}, fmt.Errorf("journal: %w", err)
-	}
-	size := fi.Size()
-	if size == s.seen {
-		return scanResult{}, nil
-	}
-	if size < s.off {
-		return scanResult{}, fmt.Errorf("journal: %s shrank from %d to %d bytes while open", s.journalPath, s.off, size)
-	}
-	var keep func([]byte)
-	if s.damagedLines != nil {
-		keep = func(line []byte) { *s.damagedLines = append(*s.damagedLines, bytes.Clone(line)) }
-	}
-	res, err := scanJournal(io.NewSectionReader(s.journal, s.off, size-s.off), s.apply, keep)
-	if err != nil {
-		return res, fmt.Errorf("journal: read %s: %w", s.journalPath, err)
-	}
-	if len(res.bad) > 0 {
-		s.badLines += len(res.bad)
-		s.log.Warn("skipped damaged journal lines", "journal", s.journalPath, "from_offset", s.off, "count", len(res.bad), "lines", firstFew(res.bad))
-	}
-	s.off += res.consumed
-	s.seen = size
-	s.torn = res.torn
-	return res, nil
-}
-
-// apply replays one journal record into the catalog.
-func (s *Store) apply(rec record) {
-	switch rec.Op {
-	case opPut:
-		if _, err := s.cat.Insert(rec.Seq, *rec.Ref); err != nil {
-			s.skipped++
-			s.log.Warn("skipped journal record", "journal", s.journalPath, "error", err)
-		}
-	case opScope:
-		s.cat.AddScope(rec.ID, *rec.Scope)
-	case opDel:
-		e, free, ok := s.cat.Remove(rec.ID)
-		if ok && free && s.deletedBlobs != nil {
-			s.deletedBlobs[e.Ref.SHA256] = true
-		}
-	case opSeq:
-		s.cat.AdvanceSeq(rec.Seq)
-	}
-}
-
-// appendRecords writes recs to the journal in one write and fsyncs it. The
-// caller holds mu and write.lock exclusively and has caught up. On failure
-// the journal is cut back to where it was.
-func (s *Store) appendRecords(recs ...record) error {
-	var buf []byte
-	if s.torn {
-		// A killed writer left a line without '\n': close it off so it
-		// stays one bad line instead of swallowing this record.
-		buf = append(buf, '\n')
-	}
-	for _, rec := range recs {
-		var err error
-		if buf, err = appendLine(buf, rec); err != nil {
-			return err
-		}
-	}
-	_, err := s.journal.Write(buf)
-	if err == nil {
-		err = s.journal.Sync()
-	}
-	if err != nil {
-		if terr := s.journal.Truncate(s.seen); terr != nil {
-			// The journal's tail is unknown now: read it again next time.
-			s.seen = -1
-			return fmt.Errorf("journal: append: %w (and cut back: %v)", err, terr)
-		}
-		return fmt.Errorf("journal: append: %w", err)
-	}
-	// The journal now ends with this record's '\n'; the closed-off torn
-	// line (if any) is a bad line nobody needs to read again.
-	s.seen += int64(len(buf))
-	s.off = s.seen
-	s.torn = false
-	return nil
-}
-
-// lockWrite takes mu and write.lock (exclusive for a mutation) and catches
-// up with the journal. The returned func releases both.
-func (s *Store) lockWrite(ctx context.Context, exclusive bool) (func(), error) {
+// index returns the index, opening it on first use (see openIndex). A
+// read-only store of a folder without an index returns nil, nil.
+func (s *Store) index(ctx context.Context) (*sql.DB, error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
-		s.mu.Unlock()
 		return nil, store.ErrClosed
 	}
-	if exclusive && s.readOnly {
-		s.mu.Unlock()
-		return nil, ErrReadOnly
-	}
-	// A read-only store may have no write.lock to take (see openReadOnly).
-	if s.writeLock != nil {
-		if err := flock(ctx, s.writeLock, exclusive); err != nil {
-			s.mu.Unlock()
-			return nil, err
+	if s.db != nil && s.dbImmutable {
+		if wal, _ := statIfExists(s.indexPath + "-wal"); wal != nil {
+			// A writer has the index open now: read its WAL too.
+			s.db.Close()
+			s.db = nil
 		}
 	}
-	unlock := func() {
-		if s.writeLock != nil {
-			if err := funlock(s.writeLock); err != nil {
-				s.log.Warn("unlock failed", "file", s.writeLock.Name(), "error", err)
-			}
-		}
-		s.mu.Unlock()
+	if s.db != nil {
+		return s.db, nil
 	}
-	if _, err := s.catchUp(); err != nil {
-		unlock()
-		return nil, err
+	db, err := s.openIndex(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
 	}
-	return unlock, nil
+	s.db = db
+	return db, nil
 }
 
-// readLocked takes mu for reading, first catching up with the journal when
-// another process has appended to it. The caller calls s.mu.RUnlock.
-func (s *Store) readLocked(ctx context.Context) error {
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return store.ErrClosed
-	}
-	if s.journal == nil {
-		return nil // a read-only store on a folder without a journal
-	}
-	fi, err := s.journal.Stat()
-	if err == nil && fi.Size() == s.seen {
-		return nil
-	}
-	s.mu.RUnlock()
-	unlock, err := s.lockWrite(ctx, false)
-	if err != nil {
-		return err
-	}
-	unlock()
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return store.ErrClosed
-	}
-	return nil
+// tempName returns a new name for a temp file: prefix and random digits.
+func tempName(prefix string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return prefix + strconv.FormatUint(binary.LittleEndian.Uint64(b[:])>>1, 10)
 }
 
 // Put streams r into a temp file while hashing it, then commits it (see the
 // package doc). The returned ref carries o.Scope; an artifact put again
-// keeps its first MIME type, file name and source.
+// keeps its first MIME type and creation time, and takes o's file name and
+// source when o sets them (the index keeps the latest).
 func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
 	ns := store.SanitizeNamespace(o.Namespace)
-	s.mu.RLock()
+	s.mu.Lock()
 	closed := s.closed
-	s.mu.RUnlock()
+	s.mu.Unlock()
 	if closed {
 		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, store.ErrClosed)
 	}
@@ -596,15 +513,15 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 	if err := ctx.Err(); err != nil {
 		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, err)
 	}
-	tmp, err := os.CreateTemp(s.tmpDir, "put-*")
+	name := tempName("put-")
+	tmp, err := s.tmp.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, err)
 	}
-	tmpName := tmp.Name()
 	defer func() {
 		tmp.Close()
-		if err := os.Remove(tmpName); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("could not remove temp file", "file", tmpName, "error", err)
+		if err := s.tmp.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("could not remove temp file", "file", filepath.Join(s.dir, tmpName, name), "error", err)
 		}
 	}()
 	n, sum, err := putio.Copy(ctx, tmp, r, o.MaxBytes)
@@ -618,7 +535,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, err)
 	}
 	s.at("put:synced")
-	ref, err := s.commit(ctx, tmpName, n, sum, ns, o)
+	ref, err := s.commit(ctx, name, n, sum, ns, o)
 	if err != nil {
 		return store.Ref{}, fmt.Errorf("fsstore: put[%s] sha256[%s]: %w", ns, sum, err)
 	}
@@ -627,68 +544,137 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 
 // commit records the synced temp file tmpName as an artifact.
 func (s *Store) commit(ctx context.Context, tmpName string, n int64, sum, ns string, o store.PutOptions) (store.Ref, error) {
-	unlock, err := s.lockWrite(ctx, true)
+	db, err := s.index(ctx)
 	if err != nil {
 		return store.Ref{}, err
 	}
-	defer unlock()
+	linked, err := s.placeBlob(tmpName, sum)
+	if err != nil {
+		return store.Ref{}, err
+	}
+	s.at("put:linked")
+	ref, err := s.record(ctx, db, tmpName, n, sum, ns, o)
+	if err != nil {
+		if linked {
+			s.dropUnheldBlob(db, sum)
+		}
+		return store.Ref{}, err
+	}
+	s.at("put:committed")
+	return ref, nil
+}
 
-	if e, ok := s.cat.ByContent(ns, sum); ok {
-		if !slices.Contains(e.Scopes, o.Scope) {
-			scope := o.Scope
-			if err := s.appendRecords(record{Op: opScope, ID: e.Ref.ID, Scope: &scope}); err != nil {
+// record is Put's write transaction.
+func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64, sum, ns string, o store.PutOptions) (store.Ref, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return store.Ref{}, err
+	}
+	defer tx.Rollback()
+	seq, ref, err := scanRef(tx.QueryRowContext(ctx, `SELECT `+refColumns+`, `+scopeColumns+`
+		FROM artifacts a JOIN scopes s ON s.seq = a.seq
+		WHERE a.namespace = ? AND a.sha256 = ? ORDER BY s.ord LIMIT 1`, ns, sum))
+	switch {
+	case err == nil:
+		if err := addScope(ctx, tx, seq, o.Scope); err != nil {
+			return store.Ref{}, err
+		}
+		if o.Filename != "" || o.Source != (store.Source{}) {
+			if o.Filename != "" {
+				ref.Filename = o.Filename
+			}
+			if o.Source != (store.Source{}) {
+				ref.Source = o.Source
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET filename = ?, source_server = ?, source_tool = ?, source_path = ?, source_layer = ?
+				WHERE seq = ? AND (filename, source_server, source_tool, source_path, source_layer) IS NOT (?, ?, ?, ?, ?)`,
+				ref.Filename, ref.Source.Server, ref.Source.Tool, ref.Source.Path, ref.Source.Layer, seq,
+				ref.Filename, ref.Source.Server, ref.Source.Tool, ref.Source.Path, ref.Source.Layer); err != nil {
 				return store.Ref{}, err
 			}
-			s.cat.AddScope(e.Ref.ID, o.Scope)
 		}
-		ref := e.Ref
 		ref.Scope = o.Scope
-		return ref, nil
-	}
-
-	id, err := s.cat.AllocateID(ns, sum, s.idPrefixLen)
-	if err != nil {
-		return store.Ref{}, err
-	}
-	ref := store.NewRef(id, sum, n, o)
-	blob := s.blobPath(sum)
-	wroteBlob := false
-	if s.cat.BlobRefs(sum) == 0 {
-		if err := s.placeBlob(tmpName, blob); err != nil {
+	case errors.Is(err, sql.ErrNoRows):
+		id, err := allocateID(ctx, tx, ns, sum, s.idPrefixLen)
+		if err != nil {
+			return store.Ref{}, err
+		}
+		ref = store.NewRef(id, sum, n, o)
+		if _, err := insertArtifact(ctx, tx, ns, ref); err != nil {
 			return store.Ref{}, fmt.Errorf("artifact[%s]: %w", id, err)
 		}
-		wroteBlob = true
-		s.at("put:renamed")
+	default:
+		return store.Ref{}, err
 	}
-	seq := s.cat.NextSeq()
-	if err := s.appendRecords(record{Op: opPut, Seq: seq, Ref: &ref}); err != nil {
-		if wroteBlob {
-			os.Remove(blob)
+	// A delete in another process may have taken the blob between the
+	// link and this transaction; the temp file still has the bytes.
+	if _, err := s.blobs.Lstat(blobName(sum)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.placeBlob(tmpName, sum); err != nil {
+			return store.Ref{}, err
 		}
-		return store.Ref{}, fmt.Errorf("artifact[%s]: %w", id, err)
+	} else if err != nil {
+		return store.Ref{}, err
 	}
-	if _, err := s.cat.Insert(seq, ref); err != nil {
-		return store.Ref{}, fmt.Errorf("artifact[%s]: %w", id, err)
+	if err := tx.Commit(); err != nil {
+		return store.Ref{}, err
 	}
 	return ref, nil
 }
 
-// placeBlob renames the temp file to the blob's path and makes the rename
-// durable.
-func (s *Store) placeBlob(tmpName, blob string) error {
-	shard := filepath.Dir(blob)
-	switch err := os.Mkdir(shard, 0o700); {
+// placeBlob links the temp file tmpName to the blob's name and makes the
+// link durable. It reports false when the blob was there already.
+func (s *Store) placeBlob(tmpName, sum string) (bool, error) {
+	shard := sum[:2]
+	switch err := s.blobs.Mkdir(shard, 0o700); {
 	case err == nil:
-		if err := syncDir(s.blobsDir); err != nil {
-			return err
+		if err := s.blobsDir.Sync(); err != nil {
+			return false, err
 		}
 	case !errors.Is(err, fs.ErrExist):
-		return err
+		return false, err
 	}
-	if err := os.Rename(tmpName, blob); err != nil {
-		return err
+	fi, err := s.blobs.Lstat(shard)
+	if err != nil {
+		return false, err
 	}
-	return syncDir(shard)
+	if !fi.IsDir() {
+		return false, fmt.Errorf("blobs/%s is not a folder (mode %v): %w", shard, fi.Mode(), ErrNotAStore)
+	}
+	d, err := s.blobs.Open(shard)
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	err = linkAt(s.tmpDir, tmpName, d, sum)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("link blob %s: %w", sum, err)
+	}
+	return true, d.Sync()
+}
+
+// dropUnheldBlob removes the blob sum that a failed put linked, unless an
+// artifact holds it (another put of the same bytes may have committed).
+func (s *Store) dropUnheldBlob(db *sql.DB, sum string) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		s.log.Warn("could not remove the blob of a failed put", "sha256", sum, "error", err)
+		return
+	}
+	defer tx.Rollback()
+	if held, err := blobHeld(ctx, tx, sum); err != nil || held {
+		return
+	}
+	if err := s.blobs.Remove(blobName(sum)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Warn("could not remove the blob of a failed put", "sha256", sum, "error", err)
+	}
 }
 
 // Get returns a reader of the artifact's bytes, or of rng of them, reading
@@ -702,9 +688,9 @@ func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCl
 	if err != nil {
 		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
-	f, err := os.Open(s.blobPath(ref.SHA256))
+	f, err := s.blobs.Open(blobName(ref.SHA256))
 	if errors.Is(err, fs.ErrNotExist) {
-		// Deleted by another process since the journal was read.
+		// Deleted by another process since the lookup.
 		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
@@ -712,7 +698,7 @@ func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCl
 	}
 	fi, err := f.Stat()
 	if err == nil && fi.Size() != ref.SizeBytes {
-		err = fmt.Errorf("blob %s has %d bytes, the index says %d", f.Name(), fi.Size(), ref.SizeBytes)
+		err = fmt.Errorf("blob %s has %d bytes, the index says %d", ref.SHA256, fi.Size(), ref.SizeBytes)
 	}
 	if err != nil {
 		f.Close()
@@ -735,40 +721,68 @@ func (s *Store) Stat(ctx context.Context, id string) (store.Ref, error) {
 	return s.stat(ctx, id)
 }
 
+// readIndex checks ctx and id and returns the index for a lookup of id;
+// nil when a read-only store has none (nothing is found).
+func (s *Store) readIndex(ctx context.Context, id string) (*sql.DB, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), err)
+	}
+	if !store.ValidID(id) {
+		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
+	}
+	db, err := s.index(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+	}
+	if db == nil {
+		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
+	}
+	return db, nil
+}
+
 func (s *Store) stat(ctx context.Context, id string) (store.Ref, error) {
-	var ref store.Ref
-	err := s.lookup(ctx, id, func(e *catalog.Entry) { ref = e.Ref })
-	return ref, err
+	db, err := s.readIndex(ctx, id)
+	if err != nil {
+		return store.Ref{}, err
+	}
+	_, ref, err := scanRef(db.QueryRowContext(ctx, `SELECT `+refColumns+`, `+scopeColumns+`
+		FROM artifacts a JOIN scopes s ON s.seq = a.seq WHERE a.id = ? ORDER BY s.ord LIMIT 1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
+	}
+	return ref, nil
+}
+
+// queryErr adds to a query's error what to do when the index is damaged.
+func (s *Store) queryErr(err error) error {
+	if isCorrupt(err) {
+		s.log.Warn("the index is damaged: run 'mcpx artifacts fsck --repair'", "index", s.indexPath, "error", err)
+		return fmt.Errorf("%w: %w", ErrIndexDamaged, err)
+	}
+	return err
 }
 
 // InScope reports whether the artifact was put under a scope that scope
 // contains.
 func (s *Store) InScope(ctx context.Context, id string, scope store.Scope) (bool, error) {
+	db, err := s.readIndex(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	cond, args := scopeFilter(scope)
 	var in bool
-	err := s.lookup(ctx, id, func(e *catalog.Entry) {
-		in = slices.ContainsFunc(e.Scopes, scope.Contains)
-	})
-	return in, err
-}
-
-// lookup calls fn with the entry of id, under the read lock.
-func (s *Store) lookup(ctx context.Context, id string, fn func(*catalog.Entry)) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), err)
+	err = db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM scopes s WHERE s.seq = a.seq`+cond+`)
+		FROM artifacts a WHERE a.id = ?`, append(args, id)...).Scan(&in)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
 	}
-	if !store.ValidID(id) {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
+	if err != nil {
+		return false, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
 	}
-	if err := s.readLocked(ctx); err != nil {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
-	}
-	defer s.mu.RUnlock()
-	e, ok := s.cat.Get(id)
-	if !ok {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
-	}
-	fn(e)
-	return nil
+	return in, nil
 }
 
 // Exists reports whether the artifact is stored.
@@ -785,55 +799,197 @@ func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
 
 // Delete removes the artifact, and its blob when no other id holds it.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), err)
+	if s.readOnly {
+		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), ErrReadOnly)
 	}
-	if !store.ValidID(id) {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
-	}
-	unlock, err := s.lockWrite(ctx, true)
+	db, err := s.readIndex(ctx, id)
 	if err != nil {
+		return err
+	}
+	if err := s.delete(ctx, db, id); err != nil {
 		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
-	defer unlock()
-	if _, ok := s.cat.Get(id); !ok {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
+	return nil
+}
+
+func (s *Store) delete(ctx context.Context, db *sql.DB, id string) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
 	}
-	if err := s.appendRecords(record{Op: opDel, ID: id}); err != nil {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+	defer tx.Rollback()
+	var seq int64
+	var sum string
+	err = tx.QueryRowContext(ctx, `SELECT seq, sha256 FROM artifacts WHERE id = ?`, id).Scan(&seq, &sum)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
 	}
-	s.at("delete:journaled")
-	e, free, _ := s.cat.Remove(id)
-	if free {
-		// A failure leaves an unreferenced blob, collected by the next
-		// recovering Open; the delete itself is done.
-		if err := os.Remove(s.blobPath(e.Ref.SHA256)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil {
+		return s.queryErr(err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM scopes WHERE seq = ?`, seq); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE seq = ?`, seq); err != nil {
+		return err
+	}
+	held, err := blobHeld(ctx, tx, sum)
+	if err != nil {
+		return err
+	}
+	parked := ""
+	if !held {
+		// Parked, not removed, until the commit: a kill before it leaves
+		// the artifact recorded and its blob in tmp/, put back by
+		// recovery.
+		parked = tempName("del-" + sum + "-")
+		if parked, err = s.parkBlob(sum, parked); err != nil {
+			return err
+		}
+	}
+	s.at("delete:parked")
+	if err := tx.Commit(); err != nil {
+		if parked != "" {
+			if uerr := s.unparkBlob(parked, sum); uerr != nil {
+				s.log.Warn("could not put back the blob of a failed delete", "file", parked, "error", uerr)
+			}
+		}
+		return err
+	}
+	s.at("delete:committed")
+	if parked != "" {
+		if err := s.tmp.Remove(parked); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// Removed by the next recovering Open; the delete is done.
 			s.log.Warn("could not remove blob", "artifact", id, "error", err)
 		}
 	}
 	return nil
 }
 
+// parkBlob moves the blob sum to tmp/name; "" when there was no blob.
+func (s *Store) parkBlob(sum, name string) (string, error) {
+	d, err := s.blobs.Open(sum[:2])
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	err = renameAt(d, sum, s.tmpDir, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return name, err
+}
+
+// unparkBlob moves tmp/name back to the blob sum.
+func (s *Store) unparkBlob(name, sum string) error {
+	d, err := s.blobs.Open(sum[:2])
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := renameAt(s.tmpDir, name, d, sum); err != nil {
+		return err
+	}
+	return d.Sync()
+}
+
 // List returns one page of the refs whose scope scope contains, oldest
 // first. An artifact put under several scopes is listed once, with the first
 // of its scopes that scope contains.
 func (s *Store) List(ctx context.Context, scope store.Scope, cursor string) ([]store.Ref, string, error) {
+	return s.ListOrder(ctx, scope, cursor, store.OldestFirst)
+}
+
+// ListOrder is List in the given order: a cursor of one order is invalid
+// in the other. It reads one page through an index whatever the store
+// holds.
+func (s *Store) ListOrder(ctx context.Context, scope store.Scope, cursor string, order store.Order) ([]store.Ref, string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, "", fmt.Errorf("fsstore: list: %w", err)
 	}
-	if err := s.readLocked(ctx); err != nil {
-		return nil, "", fmt.Errorf("fsstore: list: %w", err)
-	}
-	defer s.mu.RUnlock()
-	refs, next, err := s.cat.List(scope, cursor, s.pageSize)
+	after, err := decodeCursor(cursor, order)
 	if err != nil {
 		return nil, "", fmt.Errorf("fsstore: list: %w", err)
+	}
+	db, err := s.index(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("fsstore: list: %w", err)
+	}
+	if db == nil {
+		return nil, "", nil
+	}
+	cond, args := scopeFilter(scope)
+	q := `SELECT ` + refColumns + `, ` + scopeColumns + `, MIN(s.ord)
+		FROM scopes s JOIN artifacts a ON a.seq = s.seq WHERE `
+	if order == store.NewestFirst {
+		if after == 0 {
+			after = 1<<63 - 1
+		}
+		q += `s.seq < ?` + cond + ` GROUP BY s.seq ORDER BY s.seq DESC LIMIT ?`
+	} else {
+		q += `s.seq > ?` + cond + ` GROUP BY s.seq ORDER BY s.seq LIMIT ?`
+	}
+	rows, err := db.QueryContext(ctx, q, append(append([]any{after}, args...), s.pageSize+1)...)
+	if err != nil {
+		return nil, "", fmt.Errorf("fsstore: list: %w", s.queryErr(err))
+	}
+	defer rows.Close()
+	var refs []store.Ref
+	var last int64
+	next := ""
+	for rows.Next() {
+		if len(refs) == s.pageSize {
+			next = encodeCursor(last, order)
+			break
+		}
+		var ord int64
+		seq, ref, err := scanRef(rows, &ord)
+		if err != nil {
+			return nil, "", fmt.Errorf("fsstore: list: %w", s.queryErr(err))
+		}
+		refs = append(refs, ref)
+		last = seq
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("fsstore: list: %w", s.queryErr(err))
 	}
 	return refs, next, nil
 }
 
-// Close releases the store's files and locks. Readers returned by Get stay
-// readable. Close is idempotent and ignores ctx.
+// encodeCursor returns the cursor that resumes after seq: "s<base36>"
+// oldest first (the cursors of the journal store), "r<base36>" newest first.
+func encodeCursor(seq int64, order store.Order) string {
+	if order == store.NewestFirst {
+		return "r" + strconv.FormatInt(seq, 36)
+	}
+	return catalog.EncodeCursor(uint64(seq))
+}
+
+func decodeCursor(cursor string, order store.Order) (int64, error) {
+	if order != store.NewestFirst {
+		seq, err := catalog.DecodeCursor(cursor)
+		if err != nil || seq > 1<<63-1 {
+			return 0, fmt.Errorf("cursor[%s]: %w", cursor, store.ErrInvalidCursor)
+		}
+		return int64(seq), nil
+	}
+	if cursor == "" {
+		return 0, nil
+	}
+	seq, err := strconv.ParseInt(cursor[min(1, len(cursor)):], 36, 64)
+	if cursor[0] != 'r' || err != nil || seq <= 0 || encodeCursor(seq, order) != cursor {
+		return 0, fmt.Errorf("cursor[%s]: %w", cursor, store.ErrInvalidCursor)
+	}
+	return seq, nil
+}
+
+// Close releases the store's index, files and locks. Readers returned by
+// Get stay readable. Close is idempotent and ignores ctx.
 func (s *Store) Close(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -849,12 +1005,21 @@ func (s *Store) Close(context.Context) error {
 
 func (s *Store) closeFiles() error {
 	var errs []error
-	for _, f := range []**os.File{&s.journal, &s.writeLock, &s.openLock} {
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+		s.db = nil
+	}
+	for _, f := range []**os.File{&s.blobsDir, &s.tmpDir, &s.openLock} {
 		if *f != nil {
 			errs = append(errs, (*f).Close())
 			*f = nil
 		}
 	}
-	s.cat = catalog.New()
+	for _, r := range []**os.Root{&s.blobs, &s.tmp} {
+		if *r != nil {
+			errs = append(errs, (*r).Close())
+			*r = nil
+		}
+	}
 	return errors.Join(errs...)
 }

@@ -3,15 +3,24 @@ package fsstore
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/internal/catalog"
 )
+
+// The journal was the index of a version 1 store: JSON lines, each
+// prefixed with the CRC-32C of its JSON. This file only reads it, to adopt
+// such a store (see the package doc).
 
 // Journal operations.
 const (
@@ -35,20 +44,6 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // maxLine bounds one journal line; refs are small, so a longer line is
 // damage, not data.
 const maxLine = 1 << 20
-
-// appendLine appends rec's journal line to b.
-func appendLine(b []byte, rec record) ([]byte, error) {
-	js, err := json.Marshal(rec)
-	if err != nil {
-		return b, fmt.Errorf("encode %s record: %w", rec.Op, err)
-	}
-	if len(js)+10 > maxLine {
-		return b, fmt.Errorf("%s record of %d bytes is over the %d byte limit (a huge file name?)", rec.Op, len(js), maxLine)
-	}
-	b = fmt.Appendf(b, "%08x ", crc32.Checksum(js, castagnoli))
-	b = append(b, js...)
-	return append(b, '\n'), nil
-}
 
 var errBadLine = errors.New("bad journal line")
 
@@ -150,4 +145,79 @@ func readLine(br *bufio.Reader) (line []byte, size int64, err error) {
 // stays short however damaged the journal is.
 func firstFew(bad []int) []int {
 	return bad[:min(len(bad), 10)]
+}
+
+// importJournal replays the journal into a catalog and inserts what it
+// holds into the index, keeping each artifact's sequence number (so List
+// cursors stay valid) and scopes. With checkBlobs, an entry whose blob is
+// missing or of the wrong size is dropped. deleted collects the sha256 of
+// blobs the journal's deletes freed. It returns the number imported.
+func (s *Store) importJournal(ctx context.Context, tx *sql.Tx, c *recoveryCounts, deleted map[string]bool, checkBlobs bool) (int, error) {
+	f, err := os.Open(s.journalPath)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	cat := catalog.New()
+	res, err := scanJournal(f, func(rec record) {
+		switch rec.Op {
+		case opPut:
+			if _, err := cat.Insert(rec.Seq, *rec.Ref); err != nil {
+				s.log.Warn("skipped journal record", "journal", s.journalPath, "error", err)
+			}
+		case opScope:
+			cat.AddScope(rec.ID, *rec.Scope)
+		case opDel:
+			if e, free, ok := cat.Remove(rec.ID); ok && free {
+				deleted[e.Ref.SHA256] = true
+			}
+		case opSeq:
+			cat.AdvanceSeq(rec.Seq)
+		}
+	}, nil)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", s.journalPath, err)
+	}
+	c.badLines, c.tornTail = len(res.bad), res.torn
+	if len(res.bad) > 0 || res.torn {
+		s.log.Warn("skipped damaged journal lines; the journal is kept as "+journalImportedName,
+			"journal", s.journalPath, "count", len(res.bad), "lines", firstFew(res.bad), "torn_last_line", res.torn)
+	}
+	n := 0
+	for _, e := range cat.Entries() {
+		if checkBlobs {
+			fi, err := s.blobs.Lstat(blobName(e.Ref.SHA256))
+			if err != nil || !fi.Mode().IsRegular() || fi.Size() != e.Ref.SizeBytes {
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return n, err
+				}
+				s.log.Warn("dropped journal entry whose blob is unusable", "artifact", e.Ref.ID)
+				c.missing++
+				continue
+			}
+		}
+		ns, _, _ := store.SplitID(e.Ref.ID)
+		seq, err := insertArtifactSeq(ctx, tx, int64(e.Seq), ns, e.Ref)
+		if err != nil {
+			return n, fmt.Errorf("artifact[%s]: %w", e.Ref.ID, err)
+		}
+		for _, sc := range e.Scopes[1:] {
+			if err := addScope(ctx, tx, seq, sc); err != nil {
+				return n, err
+			}
+		}
+		n++
+	}
+	// Sequence numbers of deleted artifacts stay used, so a cursor handed
+	// out before never points at a new artifact.
+	if last := int64(cat.LastSeq()); last > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) SELECT 'artifacts', 0
+			WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'artifacts')`); err != nil {
+			return n, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = 'artifacts'`, last); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

@@ -20,7 +20,10 @@ import (
 const (
 	markerName    = "mcpx-store.json"
 	markerFormat  = "mcpx-fsstore"
-	markerVersion = 1
+	markerVersion = 2
+	// markerVersionJournal is the marker of a store whose index is a
+	// journal (index.jsonl); Open adopts it and writes markerVersion.
+	markerVersionJournal = 1
 	// markerTempPrefix starts the name of a marker being written; such a
 	// file does not make a folder "not empty" (two processes may create a
 	// store in one empty folder at once).
@@ -40,28 +43,40 @@ var legacyNames = []string{journalName, blobsName, tmpName, openLockName, writeL
 // checkMarker reports whether dir carries a valid marker. A marker of
 // another format or a newer version is an error wrapping ErrNotAStore.
 func checkMarker(dir string) (bool, error) {
+	v, err := markerVersionIn(dir)
+	return v > 0, err
+}
+
+// markerVersionIn returns the version of dir's marker, 0 when it has none.
+func markerVersionIn(dir string) (int, error) {
 	b, err := os.ReadFile(filepath.Join(dir, markerName))
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return 0, nil
 	}
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	var m marker
 	if err := json.Unmarshal(b, &m); err != nil || m.Format != markerFormat {
-		return false, fmt.Errorf("%s is not an fsstore marker (want format %q): %w", markerName, markerFormat, ErrNotAStore)
+		return 0, fmt.Errorf("%s is not an fsstore marker (want format %q): %w", markerName, markerFormat, ErrNotAStore)
 	}
-	if m.Version < 1 || m.Version > markerVersion {
-		return false, fmt.Errorf("%s says format version %d; this mcpx reads version %d: %w", markerName, m.Version, markerVersion, ErrNotAStore)
+	if m.Version < markerVersionJournal || m.Version > markerVersion {
+		return 0, fmt.Errorf("%s says format version %d; this mcpx reads versions %d to %d: %w", markerName, m.Version, markerVersionJournal, markerVersion, ErrNotAStore)
 	}
-	return true, nil
+	return m.Version, nil
 }
 
 // claimFolder decides whether dir may be used as a store, and writes the
 // marker when it may but has none (write is false for a read-only open). It
 // reports whether dir exists.
 func claimFolder(dir string, write bool) (exists bool, err error) {
-	ok, err := checkMarker(dir)
+	v, err := markerVersionIn(dir)
+	ok := v > 0
+	if ok && write && v < markerVersion && err == nil {
+		// A journal store: Open adopts its journal, and the new marker
+		// keeps older versions (which would misread the store) out.
+		return true, writeMarker(dir)
+	}
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		// ReadFile's error for a missing or closed dir itself is reported
 		// by ReadDir below with the folder's own name.

@@ -1,8 +1,9 @@
 package fsstore
 
 import (
-	"bufio"
+	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -19,12 +22,13 @@ import (
 // recoveryCounts are what one recovery found and did, for its log line.
 type recoveryCounts struct {
 	unfinished  int // temp files of unfinished puts removed
-	badLines    int // damaged journal lines skipped (and kept in lost+found/)
+	badLines    int // damaged lines of an adopted journal skipped
 	tornTail    bool
 	missing     int // entries dropped: blob missing, of the wrong size or type
 	reindexed   int // blobs no entry held, re-indexed from their name and size
 	lostFound   int // blobs whose bytes do not match their name, moved to lost+found/
-	deletedGone int // blobs of journaled deletes, removed
+	deletedGone int // blobs of deletes a kill interrupted, removed
+	restored    int // blobs of deletes a kill rolled back, put back
 	unknown     int // files the store did not make, left alone
 }
 
@@ -32,78 +36,7 @@ func (c recoveryCounts) damaged() bool {
 	return c.badLines > 0 || c.tornTail || c.missing > 0 || c.reindexed > 0 || c.lostFound > 0
 }
 
-// recover runs when this process has the folder to itself (open.lock held
-// exclusively): it removes unfinished puts, replays the journal, drops
-// entries whose blob is gone, re-indexes or sets aside blobs no entry holds,
-// removes blobs of journaled deletes and compacts the journal when it needs
-// it. It deletes only files the store made and the journal (or the name
-// the store minted) proves are garbage.
-func (s *Store) recover() error {
-	var c recoveryCounts
-	if err := s.removeUnfinished(&c); err != nil {
-		return err
-	}
-
-	var err error
-	if s.journal, err = s.openJournal(); err != nil {
-		return err
-	}
-	var damaged [][]byte
-	s.deletedBlobs = make(map[string]bool)
-	s.damagedLines = &damaged
-	defer func() { s.deletedBlobs, s.damagedLines = nil, nil }()
-	res, err := s.catchUp()
-	if err != nil {
-		return err
-	}
-	c.badLines = len(res.bad)
-	c.tornTail = res.torn
-	if res.torn {
-		tail, err := s.tail()
-		if err != nil {
-			return err
-		}
-		damaged = append(damaged, tail)
-		s.log.Warn("ignored torn last journal line", "journal", s.journalPath, "offset", s.off)
-	}
-
-	for _, e := range s.cat.Entries() {
-		fi, err := os.Lstat(s.blobPath(e.Ref.SHA256))
-		if err == nil && fi.Mode().IsRegular() && fi.Size() == e.Ref.SizeBytes {
-			continue
-		}
-		why := "wrong size or type"
-		if err != nil {
-			why = err.Error()
-		}
-		s.log.Warn("dropped artifact whose blob is unusable", "artifact", e.Ref.ID, "reason", why)
-		s.cat.Remove(e.Ref.ID)
-		c.missing++
-	}
-
-	if err := s.collectBlobs(&c); err != nil {
-		return err
-	}
-
-	live := 0
-	for _, e := range s.cat.Entries() {
-		live += len(e.Scopes)
-	}
-	records := res.records
-	if len(res.bad) > 0 || res.torn || s.skipped > 0 || c.missing > 0 ||
-		(records >= compactMinRecords && records > 2*live+1) {
-		// Compaction drops the damaged lines: keep them first, they may
-		// hold the only copy of a re-indexed artifact's name and type.
-		// A journal that cannot be rewritten (a full disk) still works:
-		// the next append closes off a torn line.
-		if kept, err := s.keepDamaged(damaged); err != nil {
-			s.log.Warn("could not keep damaged journal lines; journal left as it is", "journal", s.journalPath, "error", err)
-		} else if err := s.compact(); err != nil {
-			s.log.Warn("could not compact journal", "journal", s.journalPath, "error", err)
-		} else {
-			s.log.Info("compacted journal", "journal", s.journalPath, "records_before", records, "records_after", live, "damaged_lines_kept_in", kept)
-		}
-	}
+func (s *Store) logCounts(c recoveryCounts) {
 	if c.damaged() {
 		s.log.Warn("recovered a damaged store: no blob was deleted",
 			"dir", s.dir,
@@ -112,87 +45,427 @@ func (s *Store) recover() error {
 			"blobs_reindexed", c.reindexed, "blobs_moved_to_lost_found", c.lostFound,
 			"files_left_alone", c.unknown)
 	}
-	if c.unfinished > 0 || c.deletedGone > 0 {
+	if c.unfinished > 0 || c.deletedGone > 0 || c.restored > 0 {
 		s.log.Info("cleaned up after an interrupted process", "dir", s.dir,
-			"unfinished_puts_removed", c.unfinished, "deleted_blobs_removed", c.deletedGone)
+			"unfinished_puts_removed", c.unfinished, "deleted_blobs_removed", c.deletedGone,
+			"blobs_of_rolled_back_deletes_restored", c.restored)
 	}
-	return nil
 }
 
-// tail returns the bytes after the journal's last complete line.
-func (s *Store) tail() ([]byte, error) {
-	fi, err := s.journal.Stat()
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, min(fi.Size()-s.off, maxLine))
-	_, err = s.journal.ReadAt(b, s.off)
-	return b, err
-}
-
-// mintedTemp reports whether name is one the store gives its temp files:
-// os.CreateTemp's patterns "put-*" and "index-*.jsonl", where * is digits.
-func mintedTemp(name string) bool {
-	rest, ok := strings.CutPrefix(name, "put-")
-	if !ok {
-		if rest, ok = strings.CutPrefix(name, "index-"); ok {
-			rest, ok = strings.CutSuffix(rest, ".jsonl")
-		}
-	}
-	if !ok || rest == "" {
-		return false
-	}
-	for i := 0; i < len(rest); i++ {
-		if rest[i] < '0' || rest[i] > '9' {
+// tempKind says what a name under tmp/ is: "put", "del" (with the parked
+// blob's sha256), "index" (a version 1 compaction), or "" when the store
+// did not mint it.
+func tempKind(name string) (kind, sum string) {
+	digits := func(s string) bool {
+		if s == "" {
 			return false
 		}
+		for i := 0; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		}
+		return true
 	}
-	return true
+	if rest, ok := strings.CutPrefix(name, "put-"); ok && digits(rest) {
+		return "put", ""
+	}
+	if rest, ok := strings.CutPrefix(name, "index-"); ok {
+		if rest, ok = strings.CutSuffix(rest, ".jsonl"); ok && digits(rest) {
+			return "index", ""
+		}
+	}
+	if rest, ok := strings.CutPrefix(name, "del-"); ok && len(rest) > 65 && rest[64] == '-' &&
+		store.ValidSHA256(rest[:64]) && digits(rest[65:]) {
+		return "del", rest[:64]
+	}
+	return "", ""
 }
 
-// removeUnfinished removes the temp files the store minted under tmp/;
-// anything else there is left alone and logged.
-func (s *Store) removeUnfinished(c *recoveryCounts) error {
-	tmps, err := os.ReadDir(s.tmpDir)
+// mintedTemp reports whether name is one the store gives its temp files.
+func mintedTemp(name string) bool {
+	kind, _ := tempKind(name)
+	return kind != ""
+}
+
+// recoverTmp runs when this process has the folder to itself (open.lock
+// held exclusively): it settles what killed calls left under tmp/ (see
+// the package doc). It opens the index only when a kill hit a put after its
+// link or a delete before its commit.
+func (s *Store) recoverTmp(ctx context.Context) error {
+	d, err := s.tmp.Open(".")
 	if err != nil {
 		return err
 	}
-	for _, t := range tmps {
-		path := filepath.Join(s.tmpDir, t.Name())
-		if !t.Type().IsRegular() || !mintedTemp(t.Name()) {
-			s.log.Warn("left a file the store did not make", "file", path)
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return err
+	}
+	var c recoveryCounts
+	var pending []string
+	for _, e := range entries {
+		kind, _ := tempKind(e.Name())
+		if !e.Type().IsRegular() || kind == "" {
+			s.log.Warn("left a file the store did not make", "file", filepath.Join(s.dir, tmpName, e.Name()))
 			c.unknown++
 			continue
 		}
-		if err := os.Remove(path); err != nil {
+		if kind == "put" {
+			fi, err := s.tmp.Lstat(e.Name())
+			if err != nil {
+				return err
+			}
+			if linkCount(fi) > 1 {
+				pending = append(pending, e.Name())
+				continue
+			}
+		}
+		if kind == "del" {
+			pending = append(pending, e.Name())
+			continue
+		}
+		if err := s.tmp.Remove(e.Name()); err != nil {
 			return fmt.Errorf("remove unfinished put: %w", err)
 		}
 		c.unfinished++
 	}
+	if len(pending) > 0 {
+		db, err := s.index(ctx)
+		if err != nil {
+			return err
+		}
+		for _, name := range pending {
+			if err := s.settle(ctx, db, name, &c); err != nil {
+				return err
+			}
+		}
+	}
+	s.logCounts(c)
 	return nil
 }
 
-// collectBlobs deals with blob files that no entry holds: removed when the
-// journal recorded their deletion, else re-indexed when their bytes match
-// their name, else moved to lost+found/.
-func (s *Store) collectBlobs(c *recoveryCounts) error {
+// settle deals with one temp file a kill left after a put's link or in a
+// delete's transaction.
+func (s *Store) settle(ctx context.Context, db *sql.DB, name string, c *recoveryCounts) error {
+	kind, sum := tempKind(name)
+	if kind == "put" {
+		var err error
+		if sum, err = hashIn(s.tmp, name); err != nil {
+			return err
+		}
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	held, err := blobHeld(ctx, tx, sum)
+	if err != nil {
+		return err
+	}
+	fi, berr := s.blobs.Lstat(blobName(sum))
+	switch {
+	case kind == "put" && !held && berr == nil && fi.Mode().IsRegular():
+		// Linked, never recorded: nothing proves it garbage.
+		ref, err := s.reindex(ctx, tx, sum, fi)
+		if err != nil {
+			return err
+		}
+		s.log.Warn("re-indexed the blob of a put a kill interrupted; its MIME type, file name, source and scope are lost",
+			"artifact", ref.ID, "size", ref.SizeBytes)
+		c.reindexed++
+	case kind == "del" && held && errors.Is(berr, fs.ErrNotExist):
+		if err := s.unparkBlob(name, sum); err != nil {
+			return err
+		}
+		c.restored++
+		return tx.Commit()
+	case kind == "del":
+		c.deletedGone++
+	default:
+		c.unfinished++
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if err := s.tmp.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// reindex records the blob sum as a new artifact in the "recovered"
+// namespace, with what the blob proves: its sha256 and size (and its
+// modification time as the creation time).
+func (s *Store) reindex(ctx context.Context, tx *sql.Tx, sum string, fi fs.FileInfo) (store.Ref, error) {
+	id, err := allocateID(ctx, tx, recoveredNamespace, sum, s.idPrefixLen)
+	if err != nil {
+		return store.Ref{}, err
+	}
+	ref := store.NewRef(id, sum, fi.Size(), store.PutOptions{})
+	ref.Created = fi.ModTime().UTC().Round(0)
+	if _, err := insertArtifact(ctx, tx, recoveredNamespace, ref); err != nil {
+		return store.Ref{}, fmt.Errorf("re-index blob %s: %w", sum, err)
+	}
+	return ref, nil
+}
+
+// recoveredNamespace names the artifacts recovery re-indexes.
+const recoveredNamespace = "recovered"
+
+// openIndex opens the index, creating it when missing (and rebuilding it
+// from the blobs, or importing a journal, when the store has some), and
+// setting a damaged one aside to rebuild it when this process is alone.
+func (s *Store) openIndex(ctx context.Context) (*sql.DB, error) {
+	if s.readOnly {
+		return s.openIndexReadOnly(ctx)
+	}
+	db, err := s.openIndexRW(ctx)
+	if err == nil || !isCorrupt(err) {
+		return db, err
+	}
+	if err := s.setIndexAside(ctx, err); err != nil {
+		return nil, err
+	}
+	return s.openIndexRW(ctx)
+}
+
+func (s *Store) openIndexRW(ctx context.Context) (*sql.DB, error) {
+	f, err := openIfPresent(s.indexPath)
+	if err != nil {
+		return nil, err
+	}
+	if f != nil {
+		_, herr := checkIndexHeader(f)
+		f.Close()
+		if herr != nil {
+			return nil, herr
+		}
+	}
+	db, err := sql.Open("sqlite", indexDSN(s.indexPath, s.busyTimeout, false, false))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(maxIndexConns)
+	db.SetMaxIdleConns(maxIndexConns)
+	var v int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		db.Close()
+		return nil, err
+	}
+	switch {
+	case v == 0:
+		err = s.initIndex(ctx, db)
+	case v > schemaVersion:
+		err = fmt.Errorf("%s has schema version %d; this mcpx reads version %d", indexName, v, schemaVersion)
+	default:
+		err = s.finishAdoption(ctx, db)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// setIndexAside moves a damaged index to lost+found/ when no other process
+// has the store open; else it returns ErrIndexDamaged.
+func (s *Store) setIndexAside(ctx context.Context, cause error) error {
+	if !s.exclusive {
+		alone, err := tryFlock(s.openLock, true)
+		if err != nil {
+			return err
+		}
+		// Back to shared whatever happened: a failed conversion may have
+		// dropped the shared hold.
+		defer flock(ctx, s.openLock, false)
+		if !alone {
+			return fmt.Errorf("%w: %w", ErrIndexDamaged, cause)
+		}
+	}
+	to := ""
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		from := s.indexPath + suffix
+		if _, err := os.Lstat(from); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if suffix == "-shm" {
+			if err := os.Remove(from); err != nil {
+				return err
+			}
+			continue
+		}
+		name := "index-damaged-" + time.Now().UTC().Format("20060102T150405") + ".db" + suffix
+		var err error
+		if to, err = s.moveToLostFound(from, name); err != nil {
+			return err
+		}
+	}
+	s.log.Warn("set a damaged index aside; rebuilding it from the blobs", "index", s.indexPath, "error", cause, "moved_to", to)
+	return nil
+}
+
+// initIndex creates the schema of a new index and fills it: from the
+// journal of a version 1 store, then from every blob nothing holds.
+func (s *Store) initIndex(ctx context.Context, db *sql.DB) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v != 0 {
+		// Another process made it while this one waited.
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		return s.finishAdoption(ctx, db)
+	}
+	if err := createSchema(ctx, tx); err != nil {
+		return err
+	}
+	var c recoveryCounts
+	deleted := map[string]bool{}
+	adopted := false
+	if fi, err := statIfExists(s.journalPath); err != nil {
+		return err
+	} else if fi != nil {
+		n, err := s.importJournal(ctx, tx, &c, deleted, true)
+		if err != nil {
+			return fmt.Errorf("adopt %s: %w", journalName, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('journal_imported', ?)`, time.Now().UTC().Format(time.RFC3339)); err != nil {
+			return err
+		}
+		adopted = true
+		s.log.Info("adopted a journal store: imported its journal into the index", "dir", s.dir, "artifacts", n)
+	}
+	if s.hasBlobs() {
+		if err := s.reconcile(ctx, tx, &c, deleted, nil); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.logCounts(c)
+	if adopted {
+		return s.finishAdoption(ctx, db)
+	}
+	return nil
+}
+
+// finishAdoption renames an imported journal to its backup name (a kill
+// may have come between the import's commit and the rename).
+func (s *Store) finishAdoption(ctx context.Context, db *sql.DB) error {
+	fi, err := statIfExists(s.journalPath)
+	if err != nil || fi == nil {
+		return err
+	}
+	var when string
+	err = db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'journal_imported'`).Scan(&when)
+	if errors.Is(err, sql.ErrNoRows) {
+		s.log.Warn("the store has both an index and a journal it never imported; the journal is ignored", "journal", s.journalPath)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(s.journalPath, filepath.Join(s.dir, journalImportedName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return syncDir(s.dir)
+}
+
+// reconcile makes the index agree with the blobs: artifacts whose blob is
+// missing or of the wrong size are dropped, blobs in corrupt (and any
+// unheld blob whose bytes do not match its name) go to lost+found/ with
+// the artifacts that held them, blobs of deletes in deleted are removed,
+// and every other blob nothing holds is re-indexed. The caller holds a
+// write transaction and is alone with the folder.
+func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, c *recoveryCounts, deleted map[string]bool, corrupt []string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, id, sha256, size FROM artifacts`)
+	if err != nil {
+		return err
+	}
+	var drop []int64
+	for rows.Next() {
+		var seq, size int64
+		var id, sum string
+		if err := rows.Scan(&seq, &id, &sum, &size); err != nil {
+			rows.Close()
+			return err
+		}
+		fi, err := s.blobs.Lstat(blobName(sum))
+		if err == nil && fi.Mode().IsRegular() && fi.Size() == size {
+			continue
+		}
+		why := "wrong size or type"
+		if err != nil {
+			why = err.Error()
+		}
+		s.log.Warn("dropped artifact whose blob is unusable", "artifact", id, "reason", why)
+		drop = append(drop, seq)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, seq := range drop {
+		if err := dropArtifact(ctx, tx, seq); err != nil {
+			return err
+		}
+		c.missing++
+	}
+	for _, sum := range corrupt {
+		got, err := hashIn(s.blobs, blobName(sum))
+		if errors.Is(err, fs.ErrNotExist) || (err == nil && got == sum) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE sha256 = ?`, sum)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		to, err := s.moveToLostFound(filepath.Join(s.dir, blobsName, sum[:2], sum), sum)
+		if err != nil {
+			return err
+		}
+		s.log.Warn("moved a blob whose bytes do not match its name to lost+found", "sha256", sum, "hashes_to", got, "to", to, "artifacts_dropped", n)
+		c.lostFound++
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM scopes WHERE seq NOT IN (SELECT seq FROM artifacts)`); err != nil {
+		return err
+	}
 	return s.walkBlobs(func(sum, path string, fi fs.FileInfo) error {
 		if sum == "" {
 			s.log.Warn("left a file the store did not make", "file", path)
 			c.unknown++
 			return nil
 		}
-		if s.cat.BlobRefs(sum) > 0 {
-			return nil
+		held, err := blobHeld(ctx, tx, sum)
+		if err != nil || held {
+			return err
 		}
-		if s.deletedBlobs[sum] {
-			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if deleted[sum] {
+			if err := s.blobs.Remove(blobName(sum)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("remove blob of a deleted artifact: %w", err)
 			}
 			c.deletedGone++
 			return nil
 		}
-		got, err := hashFile(path)
+		got, err := hashIn(s.blobs, blobName(sum))
 		if err != nil {
 			return err
 		}
@@ -205,56 +478,52 @@ func (s *Store) collectBlobs(c *recoveryCounts) error {
 			c.lostFound++
 			return nil
 		}
-		ref, err := s.reindex(sum, fi)
+		ref, err := s.reindex(ctx, tx, sum, fi)
 		if err != nil {
 			return err
 		}
-		s.log.Warn("re-indexed a blob the journal did not hold; its MIME type, file name, source and scope are lost",
+		s.log.Warn("re-indexed a blob the index did not hold; its MIME type, file name, source and scope are lost",
 			"artifact", ref.ID, "size", ref.SizeBytes)
 		c.reindexed++
 		return nil
 	})
 }
 
-// reindex journals the blob sum as a new artifact in the "recovered"
-// namespace, with what the blob proves: its sha256 and size (and its
-// modification time as the creation time).
-func (s *Store) reindex(sum string, fi fs.FileInfo) (store.Ref, error) {
-	id, err := s.cat.AllocateID(recoveredNamespace, sum, s.idPrefixLen)
-	if err != nil {
-		return store.Ref{}, err
+// dropArtifact removes the artifact seq from the index.
+func dropArtifact(ctx context.Context, tx *sql.Tx, seq int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM scopes WHERE seq = ?`, seq); err != nil {
+		return err
 	}
-	ref := store.NewRef(id, sum, fi.Size(), store.PutOptions{})
-	ref.Created = fi.ModTime().UTC().Round(0)
-	seq := s.cat.NextSeq()
-	if err := s.appendRecords(record{Op: opPut, Seq: seq, Ref: &ref}); err != nil {
-		return store.Ref{}, fmt.Errorf("re-index blob %s: %w", sum, err)
-	}
-	if _, err := s.cat.Insert(seq, ref); err != nil {
-		return store.Ref{}, fmt.Errorf("re-index blob %s: %w", sum, err)
-	}
-	return ref, nil
+	_, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE seq = ?`, seq)
+	return err
 }
-
-// recoveredNamespace names the artifacts recovery re-indexes.
-const recoveredNamespace = "recovered"
 
 // walkBlobs calls fn for every file under blobs/: sum is its name when the
 // name is a sha256 in the right shard and the file a regular one, else "".
 func (s *Store) walkBlobs(fn func(sum, path string, fi fs.FileInfo) error) error {
-	shards, err := os.ReadDir(s.blobsDir)
+	d, err := s.blobs.Open(".")
+	if err != nil {
+		return err
+	}
+	shards, err := d.ReadDir(-1)
+	d.Close()
 	if err != nil {
 		return err
 	}
 	for _, sh := range shards {
-		dir := filepath.Join(s.blobsDir, sh.Name())
+		dir := filepath.Join(s.dir, blobsName, sh.Name())
 		if !sh.IsDir() || len(sh.Name()) != 2 {
 			if err := fn("", dir, nil); err != nil {
 				return err
 			}
 			continue
 		}
-		files, err := os.ReadDir(dir)
+		sd, err := s.blobs.Open(sh.Name())
+		if err != nil {
+			return err
+		}
+		files, err := sd.ReadDir(-1)
+		sd.Close()
 		if err != nil {
 			return err
 		}
@@ -278,16 +547,16 @@ func (s *Store) walkBlobs(fn func(sum, path string, fi fs.FileInfo) error) error
 	return nil
 }
 
-// hashFile returns the lower-case hex sha256 of the file at path.
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
+// hashIn returns the lower-case hex sha256 of the file name in root.
+func hashIn(root *os.Root, name string) (string, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hash %s: %w", path, err)
+		return "", fmt.Errorf("hash %s: %w", name, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -296,6 +565,9 @@ func hashFile(path string) (string, error) {
 // … when taken) and returns where it went.
 func (s *Store) moveToLostFound(path, name string) (string, error) {
 	dir := filepath.Join(s.dir, lostFoundName)
+	if err := checkOwnFolder(s.dir, lostFoundName); err != nil {
+		return "", err
+	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", err
 	}
@@ -315,108 +587,4 @@ func (s *Store) moveToLostFound(path, name string) (string, error) {
 		}
 		return to, syncDir(dir)
 	}
-}
-
-// keepDamaged writes the damaged journal lines to a new file in
-// lost+found/ and returns its path ("" when there are none).
-func (s *Store) keepDamaged(lines [][]byte) (string, error) {
-	if len(lines) == 0 {
-		return "", nil
-	}
-	dir := filepath.Join(s.dir, lostFoundName)
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, "index-damaged-*.jsonl")
-	if err != nil {
-		return "", err
-	}
-	w := bufio.NewWriter(f)
-	for _, l := range lines {
-		w.Write(l)
-		w.WriteByte('\n')
-	}
-	err = w.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
-}
-
-// compact rewrites the journal from the catalog: a temp file under tmp/,
-// fsynced, renamed over the journal, folder fsynced.
-func (s *Store) compact() error {
-	f, err := os.CreateTemp(s.tmpDir, "index-*.jsonl")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		f.Close()
-		os.Remove(f.Name())
-	}()
-	w := bufio.NewWriterSize(f, 256<<10)
-	var line []byte
-	write := func(rec record) error {
-		var err error
-		if line, err = appendLine(line[:0], rec); err != nil {
-			return err
-		}
-		_, err = w.Write(line)
-		return err
-	}
-	var maxSeq uint64
-	for _, e := range s.cat.Entries() {
-		ref := e.Ref
-		maxSeq = e.Seq
-		if err := write(record{Op: opPut, Seq: e.Seq, Ref: &ref}); err != nil {
-			return err
-		}
-		for _, sc := range e.Scopes[1:] {
-			if err := write(record{Op: opScope, ID: ref.ID, Scope: &sc}); err != nil {
-				return err
-			}
-		}
-	}
-	// Keep deleted artifacts' sequence numbers used, so cursors handed
-	// out before never point at a new artifact.
-	if last := s.cat.LastSeq(); last > maxSeq {
-		if err := write(record{Op: opSeq, Seq: last}); err != nil {
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), s.journalPath); err != nil {
-		return err
-	}
-	if err := syncDir(s.dir); err != nil {
-		return err
-	}
-	s.journal.Close()
-	if s.journal, err = s.openJournal(); err != nil {
-		return err
-	}
-	fi, err := s.journal.Stat()
-	if err != nil {
-		return err
-	}
-	s.off, s.seen, s.torn, s.skipped = fi.Size(), fi.Size(), false, 0
-	return nil
 }

@@ -99,38 +99,36 @@ func TestOpenMarksNewStore(t *testing.T) {
 		s := openT(t, dir, Config{})
 		s.Close(context.Background())
 		b, err := os.ReadFile(filepath.Join(dir, markerName))
-		if err != nil || string(b) != `{"format":"mcpx-fsstore","version":1}`+"\n" {
+		if err != nil || string(b) != `{"format":"mcpx-fsstore","version":2}`+"\n" {
 			t.Errorf("marker %q, %v", b, err)
 		}
 	}
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, markerName), []byte(`{"format":"mcpx-fsstore","version":2}`))
-	if _, err := Open(context.Background(), dir, Config{}); !errors.Is(err, ErrNotAStore) || !strings.Contains(err.Error(), "version 2") {
-		t.Errorf("Open on a version 2 store: %v, want ErrNotAStore naming the version", err)
+	mustWrite(t, filepath.Join(dir, markerName), []byte(`{"format":"mcpx-fsstore","version":3}`))
+	if _, err := Open(context.Background(), dir, Config{}); !errors.Is(err, ErrNotAStore) || !strings.Contains(err.Error(), "version 3") {
+		t.Errorf("Open on a version 3 store: %v, want ErrNotAStore naming the version", err)
 	}
 }
 
 // TestOpenAdoptsUnmarkedStore: a store made before markers existed opens
 // with its artifacts and is marked.
 func TestOpenAdoptsUnmarkedStore(t *testing.T) {
-	dir := t.TempDir()
-	s := openT(t, dir, Config{})
-	a := putT(t, s, []byte("made before markers"), store.PutOptions{})
-	s.Close(context.Background())
+	dir := copyJournalStore(t)
 	if err := os.Remove(filepath.Join(dir, markerName)); err != nil {
 		t.Fatal(err)
 	}
+	const id = "github_c88478fc0cd0"
 	ro := openT(t, dir, Config{ReadOnly: true})
-	if ok, err := ro.Exists(context.Background(), a.ID); !ok || err != nil {
-		t.Errorf("read-only Exists(%s) = %v, %v", a.ID, ok, err)
+	if ok, err := ro.Exists(context.Background(), id); !ok || err != nil {
+		t.Errorf("read-only Exists(%s) = %v, %v", id, ok, err)
 	}
 	ro.Close(context.Background())
 	if _, err := os.Stat(filepath.Join(dir, markerName)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a read-only open wrote the marker (%v)", err)
 	}
 	refs := checkConsistent(t, dir)
-	if len(refs) != 1 || refs[0].ID != a.ID {
-		t.Errorf("adopted store lists %v, want %s", refs, a.ID)
+	if len(refs) != 4 || refs[0].ID != id {
+		t.Errorf("adopted store lists %v, want 4 starting with %s", refs, id)
 	}
 	if ok, err := checkMarker(dir); !ok || err != nil {
 		t.Errorf("adopted store not marked: %v, %v", ok, err)
@@ -208,49 +206,48 @@ func putMany(t *testing.T, dir string, n int) []store.Ref {
 	return refs
 }
 
-// TestDamagedJournalLosesNoBlob: the journal truncated to half its size,
-// one flipped byte in a line, or removed: reopening (as mcpx artifacts ls
-// does) keeps every blob, re-indexed, and warns with counts.
-func TestDamagedJournalLosesNoBlob(t *testing.T) {
-	journal := func(dir string) string { return filepath.Join(dir, journalName) }
+// TestDamagedIndexLosesNoBlob: the index truncated to half its size,
+// overwritten with garbage, or removed: reopening keeps every blob,
+// re-indexed, and warns with counts; a read-only open changes nothing and
+// points at fsck.
+func TestDamagedIndexLosesNoBlob(t *testing.T) {
+	index := func(dir string) string { return filepath.Join(dir, indexName) }
 	cases := []struct {
 		name   string
 		damage func(t *testing.T, dir string)
-		// log is what the warning must say.
-		log string
 	}{
 		{"truncated to half", func(t *testing.T, dir string) {
-			fi, err := os.Stat(journal(dir))
+			fi, err := os.Stat(index(dir))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Truncate(journal(dir), fi.Size()/2); err != nil { // truncate -s $((size/2))
+			if err := os.Truncate(index(dir), fi.Size()/2); err != nil {
 				t.Fatal(err)
 			}
-		}, "blobs_reindexed="},
-		{"one flipped byte", func(t *testing.T, dir string) {
-			b, err := os.ReadFile(journal(dir))
+		}},
+		{"garbage", func(t *testing.T, dir string) {
+			b, err := os.ReadFile(index(dir))
 			if err != nil {
 				t.Fatal(err)
 			}
-			b[len(b)/2] ^= 0x01
-			if err := os.WriteFile(journal(dir), b, 0o600); err != nil {
+			for i := range b {
+				b[i] ^= 0x5a
+			}
+			if err := os.WriteFile(index(dir), b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, "damaged_journal_lines=1"},
+		}},
 		{"removed", func(t *testing.T, dir string) {
-			if err := os.Remove(journal(dir)); err != nil {
+			if err := os.Remove(index(dir)); err != nil {
 				t.Fatal(err)
 			}
-		}, "blobs_reindexed=20"},
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			refs := putMany(t, dir, 20)
 			tc.damage(t, dir)
-			// A read-only open (mcpx artifacts ls) changes nothing and
-			// points at fsck.
 			var roLogs bytes.Buffer
 			before := storetest.Tree(t, dir)
 			ro := openT(t, dir, Config{ReadOnly: true, Logger: hclog.New(&hclog.LoggerOptions{Output: &roLogs})})
@@ -264,42 +261,129 @@ func TestDamagedJournalLosesNoBlob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if _, err := s.Stat(context.Background(), refs[0].ID); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Stat of a lost row: %v, want ErrNotFound", err)
+			}
 			s.Close(context.Background())
 			got := checkConsistent(t, dir)
 			bySum := map[string]store.Ref{}
 			for _, r := range got {
 				bySum[r.SHA256] = r
 			}
-			lost := 0
 			for _, r := range refs {
 				g, ok := bySum[r.SHA256]
 				if !ok {
 					t.Errorf("artifact %s (%d bytes) lost", r.ID, r.SizeBytes)
 					continue
 				}
-				if g.ID != r.ID {
-					lost++
-					if ns, _, _ := store.SplitID(g.ID); ns != recoveredNamespace || g.SizeBytes != r.SizeBytes || g.MIMEType != "" || !g.Scope.IsZero() {
-						t.Errorf("re-indexed as %+v, want a %q artifact of %d bytes with no MIME type or scope", g, recoveredNamespace, r.SizeBytes)
-					}
+				if ns, _, _ := store.SplitID(g.ID); ns != recoveredNamespace || g.SizeBytes != r.SizeBytes || g.MIMEType != "" || !g.Scope.IsZero() {
+					t.Errorf("re-indexed as %+v, want a %q artifact of %d bytes with no MIME type or scope", g, recoveredNamespace, r.SizeBytes)
 				}
-			}
-			if lost == 0 {
-				t.Errorf("no artifact was re-indexed: the damage did not hit")
 			}
 			if len(got) != len(refs) {
 				t.Errorf("lists %d artifacts, want %d", len(got), len(refs))
 			}
-			for _, w := range []string{"[WARN]  recovered a damaged store: no blob was deleted", tc.log} {
+			for _, w := range []string{"[WARN]  recovered a damaged store: no blob was deleted", "blobs_reindexed=20"} {
 				if !strings.Contains(logs.String(), w) {
 					t.Errorf("log lacks %q:\n%s", w, logs.String())
 				}
 			}
-			// The re-indexed artifacts are not visible to the session.
-			if sess, _ := storetest.ListAll(t, openT(t, dir, Config{}), store.Scope{SessionID: "s"}); len(sess) != len(refs)-lost {
-				t.Errorf("session lists %d artifacts, want %d", len(sess), len(refs)-lost)
-			}
 		})
+	}
+}
+
+// TestCorruptPageRepaired: damage inside the index that its header does
+// not show fails the queries that read it with ErrIndexDamaged; fsck
+// finds it and --repair rebuilds the index, losing no blob.
+func TestCorruptPageRepaired(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	refs := putMany(t, dir, 200)
+	b, err := os.ReadFile(filepath.Join(dir, indexName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 4096; i < len(b); i++ {
+		b[i] = 0xff // every page but the first
+	}
+	mustWrite(t, filepath.Join(dir, indexName), b)
+	s := openT(t, dir, Config{})
+	if _, _, err := s.List(ctx, store.Scope{}, ""); !errors.Is(err, ErrIndexDamaged) {
+		t.Errorf("List on a corrupt index: %v, want ErrIndexDamaged", err)
+	}
+	s.Close(ctx)
+	rep, err := Check(ctx, dir, Config{})
+	if err != nil || !rep.IndexDamaged || !rep.Damaged() {
+		t.Fatalf("Check = %+v, %v; want the index damaged", rep, err)
+	}
+	if _, err := Repair(ctx, dir, Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkConsistent(t, dir); len(got) != len(refs) {
+		t.Errorf("after repair lists %d, want %d", len(got), len(refs))
+	}
+	if kept := lostFound(t, dir); len(kept) == 0 || !strings.HasPrefix(kept[0].name, "index-damaged-") {
+		t.Errorf("lost+found holds %v, want the damaged index", kept)
+	}
+}
+
+// copyJournalStore copies testdata/journal-store, a store written by the
+// journal (version 1) code before the index moved to SQLite, to a temp
+// folder.
+func copyJournalStore(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("testdata/journal-store")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestAdoptJournalStore: a store written by the journal code opens with
+// every artifact, scope, name and source it had, deleted ones staying
+// deleted; its journal is kept as a backup and the marker moves on.
+func TestAdoptJournalStore(t *testing.T) {
+	ctx := context.Background()
+	dir := copyJournalStore(t)
+	journal, err := os.ReadFile(filepath.Join(dir, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openT(t, dir, Config{PageSize: 2})
+	refs, _ := storetest.ListAll(t, s, store.Scope{})
+	want := []string{"github_c88478fc0cd0", "fs_60c48ddce355", "other_c88478fc0cd0", "artifact_d5dbe469fe62"}
+	if got := ids(refs); !slices.Equal(got, want) {
+		t.Fatalf("adopted store lists %v, want %v", got, want)
+	}
+	first := refs[0]
+	if first.MIMEType != "image/png" || first.Filename != "a.png" || first.Source != (store.Source{Server: "github", Tool: "get_file", Path: "$.content", Layer: "extract"}) ||
+		first.Scope != (store.Scope{TenantID: "t1", UserID: "u1", SessionID: "s1", TraceID: "tr1"}) || first.Created.IsZero() {
+		t.Errorf("first artifact after adoption: %+v", first)
+	}
+	if in, err := s.InScope(ctx, first.ID, store.Scope{SessionID: "s2"}); !in || err != nil {
+		t.Errorf("second scope lost: %v, %v", in, err)
+	}
+	if got, _ := storetest.ReadAll(t, s, first.ID, nil); string(got) != "first artifact, a png?" {
+		t.Errorf("Get = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, journalName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("journal still in place: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, journalImportedName)); err != nil || !bytes.Equal(b, journal) {
+		t.Errorf("journal backup: %v (same bytes: %v)", err, bytes.Equal(b, journal))
+	}
+	if v, err := markerVersionIn(dir); v != markerVersion || err != nil {
+		t.Errorf("marker version %d, %v", v, err)
+	}
+	// New artifacts come after the journal's, deleted seqs stay used.
+	n := putT(t, s, []byte("new"), store.PutOptions{})
+	all, _ := storetest.ListAll(t, s, store.Scope{})
+	if all[len(all)-1].ID != n.ID {
+		t.Errorf("new artifact not last: %v", ids(all))
+	}
+	s.Close(ctx)
+	if got := checkConsistent(t, dir); len(got) != 5 {
+		t.Errorf("after reopen lists %d, want 5", len(got))
 	}
 }
 
@@ -327,8 +411,8 @@ func TestCheckAndRepair(t *testing.T) {
 	dir := t.TempDir()
 	refs := putMany(t, dir, 6)
 	// refs[1]: its blob removed (missing). refs[2]: its bytes rotted
-	// (corrupt). An extra blob no line mentions (unindexed). A flipped
-	// byte in refs[3]'s line, which makes its blob unindexed too.
+	// (corrupt). An extra blob no row mentions (unindexed). refs[3]'s row
+	// lost, which makes its blob unindexed too.
 	blob := func(r store.Ref) string { return filepath.Join(dir, blobsName, r.SHA256[:2], r.SHA256) }
 	if err := os.Remove(blob(refs[1])); err != nil {
 		t.Fatal(err)
@@ -337,13 +421,11 @@ func TestCheckAndRepair(t *testing.T) {
 	if err := os.WriteFile(blob(refs[2]), rot, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	extra := []byte("journal never mentioned me")
+	extra := []byte("the index never mentioned me")
 	extraSum := storetest.SHA256Hex(extra)
 	mustWrite(t, filepath.Join(dir, blobsName, extraSum[:2], extraSum), extra)
 	mustWrite(t, filepath.Join(dir, tmpName, "mine.txt"), []byte("a user's file"))
-	lines := journalLines(t, dir)
-	lines[3] = strings.Replace(lines[3], `"ns1`, `"ns2`, 1)
-	mustWrite(t, filepath.Join(dir, journalName), []byte(strings.Join(lines, "\n")+"\n"))
+	execIndex(t, dir, `DELETE FROM artifacts WHERE id = ?`, refs[3].ID)
 
 	before := storetest.Tree(t, dir)
 	rep, err := Check(ctx, dir, Config{})
@@ -354,7 +436,7 @@ func TestCheckAndRepair(t *testing.T) {
 	wantUnindexed := []string{extraSum, refs[3].SHA256}
 	slices.Sort(wantUnindexed)
 	slices.Sort(rep.Unindexed)
-	if rep.BadLines != 1 || rep.TornTail || !slices.Equal(rep.Missing, []string{refs[1].ID}) ||
+	if rep.IndexDamaged || rep.BadLines != 0 || rep.TornTail || !slices.Equal(rep.Missing, []string{refs[1].ID}) ||
 		!slices.Equal(rep.Corrupt, []string{refs[2].SHA256}) || !slices.Equal(rep.Unindexed, wantUnindexed) ||
 		!slices.Equal(rep.Unknown, []string{filepath.Join(tmpName, "mine.txt")}) || rep.Artifacts != 5 || !rep.Damaged() {
 		t.Errorf("Check = %+v", rep)
@@ -381,8 +463,8 @@ func TestCheckAndRepair(t *testing.T) {
 	for _, k := range kept {
 		names = append(names, k.name)
 	}
-	if len(kept) != 2 || !slices.Contains(names, refs[2].SHA256) {
-		t.Errorf("lost+found holds %v, want the rotted blob and the damaged line", names)
+	if len(kept) != 1 || !slices.Contains(names, refs[2].SHA256) {
+		t.Errorf("lost+found holds %v, want the rotted blob", names)
 	}
 	if _, err := os.Stat(filepath.Join(dir, tmpName, "mine.txt")); err != nil {
 		t.Errorf("Repair removed a user's file: %v", err)
@@ -424,7 +506,7 @@ func TestReadOnly(t *testing.T) {
 
 	// Without lock files (a store copied from elsewhere, read-only).
 	os.Chmod(dir, 0o700)
-	for _, l := range []string{openLockName, writeLockName} {
+	for _, l := range []string{openLockName} {
 		if err := os.Remove(filepath.Join(dir, l)); err != nil {
 			t.Fatal(err)
 		}

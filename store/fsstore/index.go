@@ -1,0 +1,274 @@
+package fsstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// indexName is the SQLite database that indexes the blobs; SQLite keeps
+// its write-ahead log and shared memory beside it (-wal, -shm).
+const indexName = "index.db"
+
+// schemaVersion is PRAGMA user_version of a current index; 0 is a new,
+// empty database file.
+const schemaVersion = 1
+
+// schema creates the index. Columns hold what a ref says plus what
+// retention needs: last_access_at (LRU), created_at (TTL, FIFO) and size
+// (quotas). Times are Unix nanoseconds (UTC). seq is the insertion order
+// List pages by (never reused: AUTOINCREMENT), so a cursor never points at
+// a newer artifact. Every scope an artifact was put under is a row of
+// scopes, ord 0 being the first; List and InScope filter there, through an
+// index per scope field that ends in seq, so a filtered page reads only the
+// rows it returns.
+var schema = []string{
+	`CREATE TABLE artifacts (
+		seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+		id             TEXT    NOT NULL UNIQUE,
+		namespace      TEXT    NOT NULL,
+		sha256         TEXT    NOT NULL,
+		size           INTEGER NOT NULL,
+		mime           TEXT    NOT NULL DEFAULT '',
+		filename       TEXT    NOT NULL DEFAULT '',
+		source_server  TEXT    NOT NULL DEFAULT '',
+		source_tool    TEXT    NOT NULL DEFAULT '',
+		source_path    TEXT    NOT NULL DEFAULT '',
+		source_layer   TEXT    NOT NULL DEFAULT '',
+		created_at     INTEGER NOT NULL,
+		last_access_at INTEGER NOT NULL,
+		UNIQUE (namespace, sha256)
+	)`,
+	`CREATE INDEX artifacts_sha256 ON artifacts (sha256)`,
+	`CREATE INDEX artifacts_created ON artifacts (created_at, seq)`,
+	`CREATE INDEX artifacts_last_access ON artifacts (last_access_at, seq)`,
+	`CREATE INDEX artifacts_size ON artifacts (size, seq)`,
+	`CREATE TABLE scopes (
+		seq        INTEGER NOT NULL REFERENCES artifacts (seq) ON DELETE CASCADE,
+		ord        INTEGER NOT NULL,
+		tenant_id  TEXT    NOT NULL DEFAULT '',
+		user_id    TEXT    NOT NULL DEFAULT '',
+		session_id TEXT    NOT NULL DEFAULT '',
+		trace_id   TEXT    NOT NULL DEFAULT '',
+		PRIMARY KEY (seq, ord),
+		UNIQUE (seq, tenant_id, user_id, session_id, trace_id)
+	) WITHOUT ROWID`,
+	`CREATE INDEX scopes_tenant ON scopes (tenant_id, seq)`,
+	`CREATE INDEX scopes_user ON scopes (user_id, seq)`,
+	`CREATE INDEX scopes_session ON scopes (session_id, seq)`,
+	`CREATE INDEX scopes_trace ON scopes (trace_id, seq)`,
+	// meta holds facts about the store itself: "journal_imported" once a
+	// journal store has been adopted.
+	`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
+}
+
+// refColumns are the artifacts columns scanRef reads, in its order,
+// followed by the four scope columns.
+const refColumns = `a.seq, a.id, a.sha256, a.size, a.mime, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer, a.created_at`
+const scopeColumns = `s.tenant_id, s.user_id, s.session_id, s.trace_id`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+// scanRef reads refColumns and scopeColumns (and extra) from row.
+func scanRef(row rowScanner, extra ...any) (seq int64, ref store.Ref, err error) {
+	var created int64
+	dest := []any{&seq, &ref.ID, &ref.SHA256, &ref.SizeBytes, &ref.MIMEType, &ref.Filename,
+		&ref.Source.Server, &ref.Source.Tool, &ref.Source.Path, &ref.Source.Layer, &created,
+		&ref.Scope.TenantID, &ref.Scope.UserID, &ref.Scope.SessionID, &ref.Scope.TraceID}
+	err = row.Scan(append(dest, extra...)...)
+	ref.Created = time.Unix(0, created).UTC()
+	return seq, ref, err
+}
+
+// scopeFilter returns the SQL conditions on scopes s that match filter
+// (only its set fields), and their arguments.
+func scopeFilter(filter store.Scope) (string, []any) {
+	var cond []string
+	var args []any
+	for _, f := range []struct{ col, v string }{
+		{"s.tenant_id", filter.TenantID}, {"s.user_id", filter.UserID},
+		{"s.session_id", filter.SessionID}, {"s.trace_id", filter.TraceID},
+	} {
+		if f.v != "" {
+			cond = append(cond, f.col+" = ?")
+			args = append(args, f.v)
+		}
+	}
+	if len(cond) == 0 {
+		return "", nil
+	}
+	return " AND " + strings.Join(cond, " AND "), args
+}
+
+// indexDSN returns the database/sql name that opens the index at path:
+// WAL (readers never wait for a writer), a busy timeout (writers of other
+// processes wait their turn), full sync (a committed put survives a power
+// loss, as the journal's fsync did), foreign keys on, and BEGIN IMMEDIATE
+// (a write transaction takes the write lock up front instead of failing
+// when it upgrades). A read-only index opens mode=ro, or immutable when the
+// folder is not writable (no -shm can be made there).
+func indexDSN(path string, busy time.Duration, readOnly, immutable bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	switch {
+	case immutable:
+		q.Set("immutable", "1")
+		q.Set("mode", "ro")
+	case readOnly:
+		q.Set("mode", "ro")
+	default:
+		q.Add("_pragma", "journal_mode(wal)")
+		q.Add("_pragma", "synchronous(full)")
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// errIndexDamaged marks an index file that is not a whole SQLite database.
+var errIndexDamaged = errors.New("index is damaged")
+
+// checkIndexHeader reads the index file's header and size: a file that is
+// not a SQLite database, or is shorter than its header says (a truncated
+// copy), is damaged. It is cheap (one read of 100 bytes): page-level damage
+// is found by the queries that hit it and by fsck's integrity check. It
+// reports false when the file is missing or empty.
+func checkIndexHeader(f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fi.Size() == 0 {
+		return false, nil
+	}
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return true, fmt.Errorf("%w: %d bytes, shorter than a SQLite header", errIndexDamaged, fi.Size())
+	}
+	if string(h[:16]) != "SQLite format 3\x00" {
+		return true, fmt.Errorf("%w: not a SQLite database", errIndexDamaged)
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	// The page count is valid when the change counter matches the
+	// version-valid-for number (SQLite 3.7.0 and later write both).
+	if binary.BigEndian.Uint32(h[24:28]) == binary.BigEndian.Uint32(h[92:96]) && pages*pageSize > fi.Size() {
+		return true, fmt.Errorf("%w: %d bytes, its header says %d pages of %d", errIndexDamaged, fi.Size(), pages, pageSize)
+	}
+	return true, nil
+}
+
+// isCorrupt reports whether err is SQLite saying the file is damaged.
+func isCorrupt(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return true
+		}
+	}
+	return errors.Is(err, errIndexDamaged)
+}
+
+// statIfExists returns the file info of path, nil when it is missing.
+func statIfExists(path string) (fs.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return fi, err
+}
+
+// createSchema creates the tables in a new index. The caller holds a write
+// transaction and has seen user_version 0.
+func createSchema(ctx context.Context, tx *sql.Tx) error {
+	for _, q := range schema {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create index schema: %w", err)
+		}
+	}
+	_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
+	return err
+}
+
+// insertArtifact inserts ref (with its first scope) and returns its seq.
+func insertArtifact(ctx context.Context, tx *sql.Tx, ns string, ref store.Ref) (int64, error) {
+	return insertArtifactSeq(ctx, tx, 0, ns, ref)
+}
+
+// insertArtifactSeq is insertArtifact with a given seq (a journal's); 0
+// lets SQLite pick the next one.
+func insertArtifactSeq(ctx context.Context, tx *sql.Tx, seq int64, ns string, ref store.Ref) (int64, error) {
+	created := ref.Created.UnixNano()
+	var seqArg any
+	if seq > 0 {
+		seqArg = seq
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO artifacts
+		(seq, id, namespace, sha256, size, mime, filename, source_server, source_tool, source_path, source_layer, created_at, last_access_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		seqArg, ref.ID, ns, ref.SHA256, ref.SizeBytes, ref.MIMEType, ref.Filename,
+		ref.Source.Server, ref.Source.Tool, ref.Source.Path, ref.Source.Layer, created, created)
+	if err != nil {
+		return 0, err
+	}
+	if seq, err = res.LastInsertId(); err != nil {
+		return 0, err
+	}
+	return seq, addScope(ctx, tx, seq, ref.Scope)
+}
+
+// addScope records one more scope for the artifact seq (nothing when it
+// has it already).
+func addScope(ctx context.Context, tx *sql.Tx, seq int64, sc store.Scope) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO scopes (seq, ord, tenant_id, user_id, session_id, trace_id)
+		VALUES (?, (SELECT COALESCE(MAX(ord) + 1, 0) FROM scopes WHERE seq = ?), ?, ?, ?, ?)`,
+		seq, seq, sc.TenantID, sc.UserID, sc.SessionID, sc.TraceID)
+	return err
+}
+
+// allocateID returns a free id for new content in ns (see store.AllocateID).
+func allocateID(ctx context.Context, tx *sql.Tx, ns, sum string, prefixLen int) (string, error) {
+	var qerr error
+	id, err := store.AllocateID(ns, sum, prefixLen, func(id string) (string, bool) {
+		var other string
+		err := tx.QueryRowContext(ctx, `SELECT sha256 FROM artifacts WHERE id = ?`, id).Scan(&other)
+		if err != nil {
+			if !errors.Is(err, sql.ErrNoRows) {
+				qerr = err
+				return sum, true // stop: the error is returned below
+			}
+			return "", false
+		}
+		return other, true
+	})
+	if qerr != nil {
+		return "", qerr
+	}
+	return id, err
+}
+
+// blobHeld reports whether any artifact holds the blob sum.
+func blobHeld(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, sum string) (bool, error) {
+	var held bool
+	err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM artifacts WHERE sha256 = ?)`, sum).Scan(&held)
+	return held, err
+}

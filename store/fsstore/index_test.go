@@ -1,0 +1,151 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package fsstore
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/storetest"
+)
+
+// TestFTS5Compiled: the driver has FTS5 (a later issue searches text with
+// it).
+func TestFTS5Compiled(t *testing.T) {
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "fts.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE docs USING fts5(body)`); err != nil {
+		t.Fatalf("fts5: %v", err)
+	}
+	if _, err := db.Exec(`INSERT INTO docs (body) VALUES ('quarterly revenue report'), ('cat pictures')`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM docs WHERE docs MATCH 'revenue'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("MATCH = %d, %v; want 1", n, err)
+	}
+}
+
+// TestBlobsSwappedForLink: blobs/ (or tmp/) replaced by a link to another
+// folder while the store is open is not followed: puts and gets go on in
+// the folders opened at Open, and nothing is written behind the link.
+func TestBlobsSwappedForLink(t *testing.T) {
+	for _, name := range []string{blobsName, tmpName} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			s := openT(t, dir, Config{})
+			before := putT(t, s, []byte("put before the swap"), store.PutOptions{})
+			user := t.TempDir()
+			if err := os.Rename(filepath.Join(dir, name), filepath.Join(dir, name+".real")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(user, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			after := putT(t, s, []byte("put after the swap"), store.PutOptions{})
+			for _, r := range []store.Ref{before, after} {
+				if got, _ := storetest.ReadAll(t, s, r.ID, nil); int64(len(got)) != r.SizeBytes {
+					t.Errorf("Get(%s) read %d bytes", r.ID, len(got))
+				}
+			}
+			if err := s.Delete(ctx, before.ID); err != nil {
+				t.Fatal(err)
+			}
+			if names := readDirNames(t, user); len(names) != 0 {
+				t.Errorf("the store wrote %v behind the link", names)
+			}
+			real := filepath.Join(dir, name+".real")
+			if name == blobsName {
+				if _, err := os.Stat(filepath.Join(real, after.SHA256[:2], after.SHA256)); err != nil {
+					t.Errorf("blob not in the folder opened at Open: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestSameBytesNewName: the same bytes put again under another file name
+// and source keep their id; the ref and the index take the latest name.
+func TestSameBytesNewName(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openT(t, dir, Config{})
+	data := []byte("one report, two names")
+	a := putT(t, s, data, store.PutOptions{Namespace: "n", Filename: "draft.pdf", MIMEType: "application/pdf", Source: store.Source{Tool: "a"}})
+	b := putT(t, s, data, store.PutOptions{Namespace: "n", Filename: "final.pdf", Source: store.Source{Tool: "b"}})
+	if b.ID != a.ID || b.Filename != "final.pdf" || b.Source.Tool != "b" || b.MIMEType != "application/pdf" || !b.Created.Equal(a.Created) {
+		t.Errorf("second put = %+v, want id %s named final.pdf from b with the first MIME type and time", b, a.ID)
+	}
+	c := putT(t, s, data, store.PutOptions{Namespace: "n"})
+	if c.Filename != "final.pdf" {
+		t.Errorf("a put without a name = %+v, want the latest name kept", c)
+	}
+	s.Close(ctx)
+	s2 := openT(t, dir, Config{})
+	if r, err := s2.Stat(ctx, a.ID); err != nil || r.Filename != "final.pdf" || r.Source.Tool != "b" {
+		t.Errorf("Stat after reopen = %+v, %v; want the latest name", r, err)
+	}
+}
+
+// TestListNewestFirst pages newest first, filtered, and refuses the other
+// order's cursor.
+func TestListNewestFirst(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t, t.TempDir(), Config{PageSize: 3})
+	var all, even []string
+	for i := range 10 {
+		sc := store.Scope{SessionID: "odd"}
+		if i%2 == 0 {
+			sc.SessionID = "even"
+		}
+		r := putT(t, s, storetest.RandomBytes(uint64(i), 10), store.PutOptions{Scope: sc})
+		all = append([]string{r.ID}, all...)
+		if i%2 == 0 {
+			even = append([]string{r.ID}, even...)
+		}
+	}
+	list := func(sc store.Scope) []string {
+		var got []string
+		for c := ""; ; {
+			page, next, err := s.ListOrder(ctx, sc, c, store.NewestFirst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, ids(page)...)
+			if next == "" {
+				return got
+			}
+			c = next
+		}
+	}
+	if got := list(store.Scope{}); !equal(got, all) {
+		t.Errorf("newest first = %v, want %v", got, all)
+	}
+	if got := list(store.Scope{SessionID: "even"}); !equal(got, even) {
+		t.Errorf("newest first, even = %v, want %v", got, even)
+	}
+	_, next, _ := s.List(ctx, store.Scope{}, "")
+	if _, _, err := s.ListOrder(ctx, store.Scope{}, next, store.NewestFirst); err == nil {
+		t.Errorf("an oldest-first cursor was accepted newest first")
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
