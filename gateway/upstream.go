@@ -59,11 +59,11 @@ type upstream struct {
 	restarts  int
 	nextRetry time.Time
 
-	callers upstreamCallers // downstream requests with calls in flight here
-	roots   rootsState      // what this connection was told of roots
-	lane    conn            // the 2026-07-28 connection, if any (upstream_era.go)
-	stdLane stdioLane       // a stdio upstream's, opened on demand (upstream_stdio_lane.go)
-	listen  upstreamListen  // a stateless-only upstream's subscriptions/listen (upstream_listen.go)
+	callers  upstreamCallers // downstream requests with calls in flight here
+	declared declaredCaps    // what this connection was told in initialize (upstream_caps.go)
+	lane     conn            // the 2026-07-28 connection, if any (upstream_era.go)
+	stdLane  stdioLane       // a stdio upstream's, opened on demand (upstream_stdio_lane.go)
+	listen   upstreamListen  // a stateless-only upstream's subscriptions/listen (upstream_listen.go)
 	// statelessOnly: the upstream speaks only 2026-07-28, remembered
 	// across reconnects (upstream_stateless_only.go)
 	statelessOnly atomic.Bool
@@ -77,7 +77,6 @@ func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
 		log:      g.log.Named("upstream").With("server", name),
 		firstTry: make(chan struct{}),
 		state:    StateStarting,
-		roots:    rootsState{ready: make(chan struct{})},
 	}
 }
 
@@ -93,9 +92,6 @@ func (u *upstream) run(ctx context.Context) {
 			case <-c.done():
 				err = c.cause()
 				u.down(err)
-				if u.roots.again.CompareAndSwap(true, false) {
-					continue // closed to declare roots: not a crash
-				}
 			case <-ctx.Done():
 				_ = c.close()
 				u.setLane(nil)
@@ -171,9 +167,13 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	caps, err := u.declaration(ctx, c)
+	if err != nil {
+		_ = c.close()
+		return nil, err
+	}
 	ictx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
 	defer cancel()
-	caps := u.g.clientCapabilities(u)
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": UpstreamProtocolVersion,
 		"capabilities":    caps,
@@ -213,7 +213,6 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	u.state = StateReady
 	u.lastErr = nil
 	u.mu.Unlock()
-	u.roots.connected(caps["roots"] != nil)
 	if err := u.loadTools(ictx); err != nil {
 		u.log.Warn("tools/list failed; the server's tools are not offered", "error", err)
 	}
