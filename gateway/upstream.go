@@ -294,6 +294,13 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 		return nil, fmt.Errorf("%s: %w", msg, ErrUpstreamUnavailable)
 	}
 	cl := callerFrom(ctx)
+	var lane conn
+	if cl != nil && cl.stateless && !u.statelessOnly.Load() {
+		// Before the call counts as in flight: a stdio upstream's lane
+		// may start now, and what the upstream asks meanwhile (roots/list
+		// right after its initialize) is not this call's.
+		lane = u.statelessLane(ctx)
+	}
 	if cl != nil {
 		defer u.callers.enter(cl)()
 	}
@@ -305,7 +312,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	}
 	if cl != nil {
 		if cl.stateless {
-			if lane := u.statelessLane(ctx); lane != nil {
+			if lane != nil {
 				ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
 				defer cancel()
 				res, err := u.callLane(ctx, lane, method, withStatelessMeta(params, cl.meta))
