@@ -174,9 +174,10 @@ var servers = []server{
 	{
 		pkg: "server-pdf", version: "2.0.4",
 		script: func(t *testing.T, fx *fixtures, _ string) string {
-			// The PDF is allowed by its path: mcpx declares roots upstream
-			// and answers roots/list with none, which clears the server's
-			// allowed directories but not its allowed files.
+			// The PDF is allowed by its path: a client with roots (mcpx
+			// declares them upstream when it does) answers roots/list with
+			// none, which clears the server's allowed directories but not
+			// its allowed files.
 			return nodeScript(t, "server-pdf", nil, filepath.Join(modDir, "server-pdf", "dist", "index.js"), "--stdio", fx.pdf)
 		},
 		calls: []call{
