@@ -109,7 +109,7 @@ func (u *upstream) declaration(ctx context.Context, c conn) (json.RawMessage, er
 		select {
 		case <-g.first.ready:
 		default:
-			u.log.Debug("started; initialize waits for the first client's capabilities")
+			u.log.Info("started; initialize waits for the first client, to declare its capabilities (set mcpx.client_capabilities to initialize at once)")
 			select {
 			case <-g.first.ready:
 			case <-c.done():
