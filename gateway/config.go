@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/tidwall/gjson"
 )
 
 // Upstream transport types, the values of ServerConfig.Type.
@@ -100,6 +101,15 @@ type ServerOptions struct {
 	// seconds. Defaults to the larger of DefaultStdioStartupTimeout and
 	// Timeout for a stdio server, to Timeout for a remote one.
 	StartupTimeout Duration `json:"startup_timeout,omitempty"`
+	// ClientCapabilities, when set (a JSON object), is declared to this
+	// server verbatim as the client's capabilities in initialize, at
+	// gateway start. Defaults to unset: mcpx serve and wrap declare what
+	// the first connected client declared, of what mcpx relays (sampling,
+	// elicitation, roots), and initialize waits for that client (see
+	// upstream_caps.go). Set it where several HTTP clients share the
+	// server and it should know of, e.g., roots from the start:
+	// {"roots": {"listChanged": true}}.
+	ClientCapabilities json.RawMessage `json:"client_capabilities,omitempty"`
 }
 
 // ToolOptions are mcpx's settings for one tool.
@@ -241,6 +251,9 @@ func (c ServerConfig) Validate(name string) error {
 	}
 	if err := checkRoots(name, c.Mcpx.Roots); err != nil {
 		return err
+	}
+	if cc := c.Mcpx.ClientCapabilities; len(cc) > 0 && (!gjson.ValidBytes(cc) || !gjson.ParseBytes(cc).IsObject()) {
+		return fmt.Errorf("mcpServers.%s: mcpx.client_capabilities: want a JSON object", name)
 	}
 	if c.Mcpx.AutoReadIfSizeUnderBytes < 0 {
 		return fmt.Errorf("mcpServers.%s: mcpx.auto_read_if_size_under_bytes must not be negative", name)

@@ -111,6 +111,7 @@ func (s *Session) serveStateless(ctx context.Context, m *message, related func([
 	if slices.Contains(removedStateless, m.Method) {
 		return nil, fmt.Errorf("%w: %s was removed in protocol version %s", errMethodNotFound, m.Method, v)
 	}
+	s.g.clientArrived(json.RawMessage(caps.Raw)) // before waiting: the upstreams' initialize may wait for it
 	s.g.awaitStart(ctx)
 	var (
 		res json.RawMessage

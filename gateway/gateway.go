@@ -86,6 +86,14 @@ type Options struct {
 	// by variable name: they are masked in every error sent to a client.
 	// Defaults to none.
 	Secrets map[string]string
+	// WaitForClientCapabilities makes each upstream's initialize (not its
+	// start) wait for the first client's capabilities and declare only
+	// what that client has of what mcpx relays, so a server that offers
+	// tools by capability offers what it would offer that client
+	// directly (upstream_caps.go). Set it when clients will connect (mcpx
+	// serve and wrap do). Defaults to false: upstreams initialize at
+	// Start, declaring sampling and elicitation.
+	WaitForClientCapabilities bool
 }
 
 // Gateway is the MCP proxy. It is safe for concurrent use by any number of
@@ -136,6 +144,8 @@ type Gateway struct {
 	prompts promptRoutes
 
 	bridges inputBridges // stateless calls parked on an upstream's requests
+
+	first firstClient // the first client's capabilities (upstream_caps.go)
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -190,6 +200,7 @@ func New(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.limits = o.Limits.WithDefaults()
+	g.first.init(o.WaitForClientCapabilities)
 	g.large = semaphore.NewWeighted(g.limits.LargeRequestBytes)
 	if g.log == nil {
 		g.log = hclog.NewNullLogger()

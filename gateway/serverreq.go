@@ -17,7 +17,7 @@ package gateway
 //     only evidence there is.
 //  3. roots/list with no call in flight (servers ask right after
 //     initialization and on roots/list_changed): the only initialized
-//     session, when there is exactly one (stdio: always).
+//     session whose client declared roots, when there is exactly one.
 //
 // Anything else (calls of several sessions in flight on a stdio upstream)
 // is refused with ErrAmbiguousCaller rather than guessed: an elicitation
@@ -30,9 +30,10 @@ package gateway
 // is answered at once with ErrTooManyServerRequests, never relayed, and
 // costs nothing while it waits (issue 15).
 //
-// The gateway declares sampling and elicitation to every upstream and
-// answers with "method not found" when the chosen client declared neither.
-// Roots follow ServerOptions.Roots (see rootsCapability).
+// What the gateway declares upstream follows the clients (see
+// upstream_caps.go); a client that lacks the capability a request needs
+// is not asked: the upstream gets "method not found". roots/list is
+// answered from ServerOptions.Roots when they are set.
 
 import (
 	"context"
@@ -205,7 +206,7 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream, idleOK bool) (*cal
 		var only *Session
 		count := 0
 		for _, s := range g.sessions {
-			if s.initialized.Load() {
+			if s.initialized.Load() && s.clientHas("roots") {
 				only = s
 				count++
 			}
@@ -215,7 +216,7 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream, idleOK bool) (*cal
 			return &caller{s: only, ctx: g.ctx}, nil
 		}
 		if count > 1 {
-			return nil, fmt.Errorf("%w: %d sessions are connected and none has a call in flight on upstream %s", ErrAmbiguousCaller, count, u.name)
+			return nil, fmt.Errorf("%w: %d sessions with roots are connected and none has a call in flight on upstream %s", ErrAmbiguousCaller, count, u.name)
 		}
 	}
 	return nil, ErrNoCaller
@@ -368,39 +369,6 @@ func (s *Session) setClientCaps(caps json.RawMessage) {
 	s.mu.Unlock()
 }
 
-// anyClientHasRoots reports whether an open session's client declared
-// roots.
-func (g *Gateway) anyClientHasRoots() bool {
-	g.sessMu.RLock()
-	defer g.sessMu.RUnlock()
-	for _, s := range g.sessions {
-		if s.clientHas("roots") {
-			return true
-		}
-	}
-	return false
-}
-
-// clientCapabilities are what the gateway declares to upstream u in
-// initialize: sampling and elicitation always (relayed, or refused per
-// client); roots when the config gives u its roots (answered from the
-// config, no list_changed) or when a connected client declared roots
-// (relayed). Without either, no roots: a server that takes its folders
-// from roots then uses its own configuration instead of an empty list.
-func (g *Gateway) clientCapabilities(u *upstream) map[string]any {
-	caps := map[string]any{
-		"sampling":    map[string]any{},
-		"elicitation": map[string]any{},
-	}
-	switch {
-	case len(u.cfg.Mcpx.Roots) > 0:
-		caps["roots"] = map[string]any{}
-	case g.anyClientHasRoots():
-		caps["roots"] = map[string]any{"listChanged": true}
-	}
-	return caps
-}
-
 // Root is one root an upstream is given (ServerOptions.Roots). In config
 // it is an object ({"uri": "file:///srv/data", "name": "data"}) or a
 // string: a URI, or an absolute path that becomes a file:// URI.
@@ -444,61 +412,4 @@ func checkRoots(name string, roots []Root) error {
 		}
 	}
 	return nil
-}
-
-// rootsState is what an upstream's current connection was told of roots.
-type rootsState struct {
-	mu       sync.Mutex
-	declared bool
-	ready    chan struct{} // closed when the next connection is ready
-	again    atomic.Bool   // the connection was closed to declare roots
-}
-
-// connected records a new connection and wakes those waiting for it.
-func (r *rootsState) connected(declared bool) {
-	r.mu.Lock()
-	r.declared = declared
-	close(r.ready)
-	r.ready = make(chan struct{})
-	r.mu.Unlock()
-}
-
-// declareClientRoots reconnects the upstreams that were told of no roots
-// because no client had declared any when they connected: initialize is
-// once per connection, so a server learns of the client's roots only on
-// a new one. An upstream with configured roots keeps them, and one with
-// calls in flight is left alone (a reconnect would fail them). It waits,
-// within ctx, until the reconnected upstreams are ready.
-func (g *Gateway) declareClientRoots(ctx context.Context) {
-	var waits []chan struct{}
-	for _, name := range g.order {
-		u := g.ups[name]
-		if len(u.cfg.Mcpx.Roots) > 0 {
-			continue
-		}
-		u.mu.RLock()
-		c := u.c
-		u.mu.RUnlock()
-		u.roots.mu.Lock()
-		declared, ready := u.roots.declared, u.roots.ready
-		u.roots.mu.Unlock()
-		if c == nil || declared {
-			continue // connecting: it will see the client's roots
-		}
-		if _, n := u.callers.sole(); n > 0 {
-			u.log.Info("a client declared roots; the upstream has calls in flight and is not reconnected to learn of them")
-			continue
-		}
-		u.log.Info("reconnecting so the upstream learns of the client's roots")
-		u.roots.again.Store(true)
-		_ = c.close()
-		waits = append(waits, ready)
-	}
-	for _, w := range waits {
-		select {
-		case <-w:
-		case <-ctx.Done():
-			return
-		}
-	}
 }

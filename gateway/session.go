@@ -99,6 +99,9 @@ func (s *Session) Close() {
 	delete(s.g.sessions, s.ID)
 	s.g.sessMu.Unlock()
 	s.g.dropCache(s.ID)
+	if s.initialized.Load() && s.clientHas("roots") {
+		s.g.clientRootsChanged() // its roots are gone
+	}
 }
 
 // Handle processes one message from the client. For a request it returns
@@ -152,6 +155,9 @@ func (s *Session) notification(m *message) {
 	switch m.Method {
 	case "notifications/initialized":
 		s.initialized.Store(true)
+		if s.clientHas("roots") {
+			s.g.clientRootsChanged()
+		}
 	case "notifications/cancelled":
 		key := idKey(json.RawMessage(gjson.GetBytes(m.Params, "requestId").Raw))
 		s.mu.Lock()
@@ -161,11 +167,7 @@ func (s *Session) notification(m *message) {
 			cancel(fmt.Errorf("cancelled by the client: %s", gjson.GetBytes(m.Params, "reason").String()))
 		}
 	case "notifications/roots/list_changed":
-		for _, name := range s.g.order {
-			if u := s.g.ups[name]; len(u.cfg.Mcpx.Roots) == 0 {
-				_ = u.notify(context.Background(), m.Method, m.Params)
-			}
-		}
+		s.g.clientRootsChanged()
 	}
 }
 
@@ -184,6 +186,13 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 		return s.initialize(ctx, m.Params)
 	case "ping":
 		return json.RawMessage("{}"), nil
+	}
+	if !s.stateless {
+		// a session that skipped initialize declared nothing: the
+		// upstreams must not wait for it
+		g.clientArrived(nil)
+	}
+	switch m.Method {
 	case "tools/list":
 		g.routesMu.RLock()
 		list := g.toolList
@@ -244,13 +253,10 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 
 func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	g := s.g
-	s.setClientCaps(json.RawMessage(gjson.GetBytes(params, "capabilities").Raw))
+	caps := json.RawMessage(gjson.GetBytes(params, "capabilities").Raw)
+	s.setClientCaps(caps)
+	g.clientArrived(caps) // before waiting: the upstreams' initialize may wait for it
 	g.awaitStart(ctx)
-	wctx, cancel := context.WithTimeout(ctx, g.startWait)
-	if s.clientHas("roots") {
-		g.declareClientRoots(wctx)
-	}
-	cancel()
 	pv := gjson.GetBytes(params, "protocolVersion").String()
 	if !slices.Contains(supportedDownstream, pv) {
 		pv = DownstreamProtocolVersion

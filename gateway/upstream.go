@@ -59,11 +59,11 @@ type upstream struct {
 	restarts  int
 	nextRetry time.Time
 
-	callers upstreamCallers // downstream requests with calls in flight here
-	roots   rootsState      // what this connection was told of roots
-	lane    conn            // the 2026-07-28 connection, if any (upstream_era.go)
-	stdLane stdioLane       // a stdio upstream's, opened on demand (upstream_stdio_lane.go)
-	listen  upstreamListen  // a stateless-only upstream's subscriptions/listen (upstream_listen.go)
+	callers  upstreamCallers // downstream requests with calls in flight here
+	declared declaredCaps    // what this connection was told in initialize (upstream_caps.go)
+	lane     conn            // the 2026-07-28 connection, if any (upstream_era.go)
+	stdLane  stdioLane       // a stdio upstream's, opened on demand (upstream_stdio_lane.go)
+	listen   upstreamListen  // a stateless-only upstream's subscriptions/listen (upstream_listen.go)
 	// statelessOnly: the upstream speaks only 2026-07-28, remembered
 	// across reconnects (upstream_stateless_only.go)
 	statelessOnly atomic.Bool
@@ -77,7 +77,6 @@ func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
 		log:      g.log.Named("upstream").With("server", name),
 		firstTry: make(chan struct{}),
 		state:    StateStarting,
-		roots:    rootsState{ready: make(chan struct{})},
 	}
 }
 
@@ -95,9 +94,6 @@ func (u *upstream) run(ctx context.Context) {
 			case <-c.done():
 				err = c.cause()
 				u.down(err)
-				if u.roots.again.CompareAndSwap(true, false) {
-					continue // closed to declare roots: not a crash
-				}
 			case <-ctx.Done():
 				_ = c.close()
 				u.setLane(nil)
@@ -210,9 +206,13 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	caps, err := u.declaration(ctx, c)
+	if err != nil {
+		_ = c.close()
+		return nil, err
+	}
 	ictx, cancel := context.WithTimeout(ctx, u.cfg.startupTimeout())
 	defer cancel()
-	caps := u.g.clientCapabilities(u)
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": UpstreamProtocolVersion,
 		"capabilities":    caps,
@@ -252,7 +252,6 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	u.state = StateReady
 	u.lastErr = nil
 	u.mu.Unlock()
-	u.roots.connected(caps["roots"] != nil)
 	if err := u.loadTools(ictx); err != nil {
 		u.log.Warn("tools/list failed; the server's tools are not offered", "error", err)
 	}
@@ -334,6 +333,13 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 		return nil, fmt.Errorf("%s: %w", msg, ErrUpstreamUnavailable)
 	}
 	cl := callerFrom(ctx)
+	var lane conn
+	if cl != nil && cl.stateless && !u.statelessOnly.Load() {
+		// Before the call counts as in flight: a stdio upstream's lane
+		// may start now, and what the upstream asks meanwhile (roots/list
+		// right after its initialize) is not this call's.
+		lane = u.statelessLane(ctx)
+	}
 	if cl != nil {
 		defer u.callers.enter(cl)()
 	}
@@ -345,7 +351,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	}
 	if cl != nil {
 		if cl.stateless {
-			if lane := u.statelessLane(ctx); lane != nil {
+			if lane != nil {
 				ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
 				defer cancel()
 				res, err := u.callLane(ctx, lane, method, withStatelessMeta(params, cl.meta))

@@ -76,7 +76,6 @@ func (u *upstream) connectStateless(ctx context.Context, c conn) (conn, json.Raw
 	u.lastErr = nil
 	u.mu.Unlock()
 	u.stdLane.probed.Store(true)
-	u.roots.connected(false)
 	if err := u.loadTools(ctx); err != nil {
 		u.log.Warn("tools/list failed; the server's tools are not offered", "error", err)
 	}

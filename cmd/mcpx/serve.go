@@ -216,7 +216,9 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 		}
 		eo.Linker = signer
 	}
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: eo, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Secrets: cfg.Secrets(), StdioReadsStore: true})
+	// Clients will connect: each upstream is told what the first of them
+	// can do, so it offers what it would offer that client directly.
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: eo, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: true})
 	if err != nil {
 		return fail(stderr, c, err)
 	}

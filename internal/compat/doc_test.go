@@ -48,7 +48,15 @@ func renderDoc() string {
 The most installed MCP servers that run offline, behind the built mcpx
 binary, driven by real MCP clients: over stdio through ` + "`mcpx wrap`" + `, and
 over streamable HTTP through ` + "`mcpx serve --listen`" + ` (the clients marked
-HTTP). Each cell passes when, for every call listed, through mcpx:
+HTTP). Each cell passes when, through mcpx:
+
+- ` + "`tools/list`" + ` lists the tools the same client's direct ` + "`tools/list`" + ` does
+  (besides the resource tools mcpx adds), with the same definitions at
+  2025-11-25: ` + "`server-everything`" + ` lists tools by its client's capabilities
+  (` + "`trigger-sampling-request`" + ` only to a client with sampling), so mcpx must
+  declare upstream what the client has, no more;
+
+and, for every call listed:
 
 - the client accepts the result (the TypeScript SDK validates
   ` + "`structuredContent`" + ` against the tool's ` + "`outputSchema`" + `; the test
@@ -74,7 +82,7 @@ not the table of its run.
 		b.WriteString("| " + strings.Join(cols, " | ") + " |\n")
 		b.WriteString("|" + strings.Repeat(" --- |", len(cols)) + "\n")
 		for _, s := range servers {
-			var calls []string
+			calls := []string{"`tools/list`"}
 			for _, c := range s.calls {
 				calls = append(calls, "`"+c.tool+"`")
 			}
@@ -103,11 +111,13 @@ not the table of its run.
 			fmt.Fprintf(&b, "- `%s`: %s.\n", s.pkg, s.note)
 		}
 	}
-	b.WriteString(`- ` + "`server-pdf`" + ` takes its allowed folders from the client's roots. mcpx
-  declares the roots capability upstream only while a connected client has
-  declared roots, and relays ` + "`roots/list`" + ` to that client
-  (docs/protocol.md, Roots); no client here declares roots, so the server
-  keeps what its command line allows, and the matrix passes the PDF's path.
+	b.WriteString(`- mcpx declares upstream the capabilities of the first client, of
+  those it relays (sampling, elicitation, roots; docs/protocol.md, Client
+  capabilities declared upstream), so each server sees what the client
+  has.
+- ` + "`server-pdf`" + ` takes its allowed folders from the client's roots, and
+  ` + "`roots/list`" + ` is relayed to the client that declared them; the matrix
+  passes the PDF's path, which stays allowed whatever the roots.
 - Every server here speaks 2025-11-25. The direct call always uses that
   revision; through mcpx the client uses the table's revision and mcpx
   bridges it (2026-07-28 results carry ` + "`resultType`" + `, which the comparison

@@ -174,9 +174,10 @@ var servers = []server{
 	{
 		pkg: "server-pdf", version: "2.0.4",
 		script: func(t *testing.T, fx *fixtures, _ string) string {
-			// The PDF is allowed by its path: mcpx declares roots upstream
-			// and answers roots/list with none, which clears the server's
-			// allowed directories but not its allowed files.
+			// The PDF is allowed by its path: a client with roots (mcpx
+			// declares them upstream when it does) answers roots/list with
+			// none, which clears the server's allowed directories but not
+			// its allowed files.
 			return nodeScript(t, "server-pdf", nil, filepath.Join(modDir, "server-pdf", "dist", "index.js"), "--stdio", fx.pdf)
 		},
 		calls: []call{
@@ -271,6 +272,11 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 		res json.RawMessage
 		err error
 	}
+	wantTools, err := direct.Tools()
+	if err != nil {
+		direct.Close()
+		return fmt.Errorf("tools/list directly: %w", err)
+	}
 	want := map[string]got{}
 	for _, c := range srv.calls {
 		r, err := direct.Call(c.tool, c.args(fx))
@@ -303,6 +309,12 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 	tools, err := via.Tools()
 	if err != nil {
 		via.Close()
+		_ = stop()
+		return fmt.Errorf("tools/list through mcpx: %w", err)
+	}
+	if err := sameTools(wantTools, tools, rev == serverRevision); err != nil {
+		via.Close()
+		_ = stop()
 		return fmt.Errorf("tools/list through mcpx: %w", err)
 	}
 	gotRes := map[string]json.RawMessage{}
@@ -396,6 +408,61 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 		}
 	}
 	return nil
+}
+
+// sameTools checks that tools/list through mcpx lists the tools the
+// direct one does (besides the resource tools mcpx adds), and with defs
+// set the same definitions: a server that lists tools by its client's
+// capabilities (server-everything) must see, through mcpx, the
+// capabilities the client has. Definitions are compared at the server's
+// own revision only: a client may show a tool differently at another
+// (the TypeScript SDK keeps inputSchema's $schema at 2026-07-28 and
+// drops it at 2025-11-25, from the same bytes).
+func sameTools(direct, via map[string]json.RawMessage, defs bool) error {
+	var extra, missing []string
+	for name := range via {
+		if _, ok := direct[name]; !ok && !generatedTool(name) {
+			extra = append(extra, name)
+		}
+	}
+	for name := range direct {
+		if _, ok := via[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(extra)
+	sort.Strings(missing)
+	switch {
+	case len(extra) > 0:
+		return fmt.Errorf("lists %q, which the direct tools/list does not", extra)
+	case len(missing) > 0:
+		return fmt.Errorf("lacks %q, which the direct tools/list has", missing)
+	}
+	if !defs {
+		return nil
+	}
+	names := make([]string, 0, len(direct))
+	for name := range direct {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !jsonEqual(direct[name], via[name]) {
+			return fmt.Errorf("tool %q differs: %.200s directly, %.200s through mcpx", name, direct[name], via[name])
+		}
+	}
+	return nil
+}
+
+// generatedTool reports whether name is one of the tools mcpx adds for a
+// server with resources ({server}_resources_list and the like).
+func generatedTool(name string) bool {
+	for _, suffix := range []string{"_resources_list", "_resources_read", "_resources_templates_list"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // wrapLaunch puts `mcpx wrap --store DIR --` in front of a server's
