@@ -317,7 +317,7 @@ func TestInspectorCLI(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, node, append([]string{inspectorJS, "--cli", script}, args...)...)
+		cmd := exec.CommandContext(ctx, node, append([]string{inspectorJS, "--cli", script, "--connect-timeout", "90000"}, args...)...)
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("inspector %v: %v\n%s", args, err, out)

@@ -217,7 +217,10 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func (s *inspectorSession) run(args ...string) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, nodeBin, append([]string{inspectorJS, "--cli", s.script, "--protocol-era", s.era}, args...)...)
+	// The CLI gives a server 15 s to connect by default: a 2-core CI
+	// machine running the suite's packages side by side starts an npx
+	// server (direct or behind mcpx) slower than that now and then.
+	cmd := exec.CommandContext(ctx, nodeBin, append([]string{inspectorJS, "--cli", s.script, "--protocol-era", s.era, "--connect-timeout", "90000"}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
