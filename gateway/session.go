@@ -99,6 +99,9 @@ func (s *Session) Close() {
 	delete(s.g.sessions, s.ID)
 	s.g.sessMu.Unlock()
 	s.g.dropCache(s.ID)
+	if s.g.onEnd != nil && !s.stateless {
+		s.g.onEnd(s.ID)
+	}
 }
 
 // Handle processes one message from the client. For a request it returns

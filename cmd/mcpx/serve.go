@@ -216,11 +216,20 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 		}
 		eo.Linker = signer
 	}
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: eo, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Secrets: cfg.Secrets(), StdioReadsStore: true})
+	gwo := gateway.Options{Servers: cfg.MCPServers, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Secrets: cfg.Secrets(), StdioReadsStore: true}
+	policy := gatewayRetention(cfg)
+	rlog := log.Named("retention")
+	applyRetention(policy, st, &eo, &gwo, rlog)
+	gwo.Engine = eo
+	gw, err := gateway.New(gwo)
 	if err != nil {
 		return fail(stderr, c, err)
 	}
 	gw.Start(ctx)
+	collectCtx, stopCollect := context.WithCancel(ctx)
+	collected := make(chan struct{})
+	go func() { defer close(collected); runCollector(collectCtx, st, policy, rlog) }()
+	defer func() { stopCollect(); <-collected }()
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
