@@ -20,8 +20,9 @@ import (
 const touchFlushInterval = 2 * time.Second
 
 // collectBatch is how many artifacts one gc transaction removes: short
-// transactions keep the write lock free for puts between them.
-const collectBatch = 256
+// transactions keep the write lock free for puts between them. A var so
+// that tests can cross batches with few artifacts.
+var collectBatch = 1000
 
 var _ store.Collector = (*Store)(nil)
 var _ store.AccessLister = (*Store)(nil)
@@ -284,7 +285,11 @@ func nextVictims(ctx context.Context, conn *sql.Conn, after int64) ([]victim, er
 	return out, rows.Err()
 }
 
-// removeVictims removes one batch in one transaction.
+// removeVictims removes one batch in one transaction, set-based: the
+// batch's artifacts still as they were chosen are read, their rows
+// deleted in two statements, and the blobs no artifact holds any more
+// parked in tmp/ (as Delete does); after the commit the parked blobs are
+// removed.
 func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, batch []victim, rep *store.CollectReport, each func(store.Removal)) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -293,36 +298,58 @@ func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, batch []victi
 		return err
 	}
 	defer tx.Rollback()
+	from, to := batch[0].seq-1, batch[len(batch)-1].seq
+	// Read (lru) or put again since it was chosen: kept. Removed by
+	// another collector or rm: gone from the join.
+	const live = `SELECT v.seq FROM temp.victims v JOIN artifacts a ON a.seq = v.seq
+		WHERE v.seq > ? AND v.seq <= ? AND (a.last_access_at = v.seen OR a.created_at = v.seen)`
+	rows, err := tx.QueryContext(ctx, `SELECT a.id, a.sha256, a.size, v.why FROM temp.victims v JOIN artifacts a ON a.seq = v.seq
+		WHERE v.seq IN (`+live+`) ORDER BY v.seq`, from, to)
+	if err != nil {
+		return s.queryErr(err)
+	}
 	var removed []store.Removal
-	var parked []parkedBlob
-	undo := func() { s.unparkAll(parked) }
-	for _, v := range batch {
-		var id, sum string
-		var size, la, created int64
-		err := tx.QueryRowContext(ctx, `SELECT id, sha256, size, last_access_at, created_at FROM artifacts WHERE seq = ?`, v.seq).Scan(&id, &sum, &size, &la, &created)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // removed by another collector or rm
-		}
-		if err != nil {
-			undo()
-			return s.queryErr(err)
-		}
-		if la != v.seen && created != v.seen {
-			continue // read (or put again) since it was chosen
-		}
-		p, err := s.removeInTx(ctx, tx, v.seq, sum)
-		if err != nil {
-			undo()
+	sums := map[string]bool{}
+	for rows.Next() {
+		var r store.Removal
+		var sum string
+		if err := rows.Scan(&r.ID, &sum, &r.Bytes, &r.Why); err != nil {
+			rows.Close()
 			return err
 		}
-		if p != "" {
-			parked = append(parked, parkedBlob{p, sum})
+		removed = append(removed, r)
+		sums[sum] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.queryErr(err)
+	}
+	if len(removed) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM scopes WHERE seq IN (`+live+`)`, from, to); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE seq IN (`+live+`)`, from, to); err != nil {
+		return err
+	}
+	var parked []parkedBlob
+	for sum := range sums {
+		held, err := blobHeld(ctx, tx, sum)
+		if err == nil && !held {
+			var name string
+			if name, err = s.parkBlob(sum, tempName("del-"+sum+"-")); err == nil && name != "" {
+				parked = append(parked, parkedBlob{name, sum})
+			}
 		}
-		removed = append(removed, store.Removal{ID: id, Bytes: size, Why: v.why})
+		if err != nil {
+			s.unparkAll(parked)
+			return err
+		}
 	}
 	s.at("gc:parked")
 	if err := tx.Commit(); err != nil {
-		undo()
+		s.unparkAll(parked)
 		return err
 	}
 	s.at("gc:committed")

@@ -35,6 +35,9 @@ var gcPolicy = store.Retention{MaxArtifactsPerSession: 20, Strategy: store.Strat
 // gcHelper collects gcPolicy, killed at FSSTORE_POINT when set, and
 // prints the ids it removed.
 func gcHelper(ctx context.Context, s *Store) error {
+	if n, err := strconv.Atoi(os.Getenv("FSSTORE_BATCH")); err == nil {
+		collectBatch = n
+	}
 	if point := os.Getenv("FSSTORE_POINT"); point != "" {
 		s.hook = func(p string) {
 			if p == point {
@@ -88,11 +91,13 @@ func TestCollectCrash(t *testing.T) {
 		committed bool // the first batch is gone after the kill
 	}{{"gc:parked", false}, {"gc:committed", true}} {
 		t.Run(tc.point, func(t *testing.T) {
+			defer func(n int) { collectBatch = n }(collectBatch)
+			collectBatch = 50
 			dir := t.TempDir()
 			s := openT(t, dir, Config{})
 			keep, gone := fillSessions(t, s, collectBatch+40)
 			s.Close(context.Background())
-			wantKilled(t, helper(t, "gc", dir, "FSSTORE_POINT="+tc.point).Run())
+			wantKilled(t, helper(t, "gc", dir, "FSSTORE_POINT="+tc.point, "FSSTORE_BATCH=50").Run())
 
 			left := sortedIDs(checkConsistent(t, dir))
 			for _, id := range keep {
@@ -128,11 +133,13 @@ func TestCollectCrash(t *testing.T) {
 func TestCollectTwoProcesses(t *testing.T) {
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})
-	keep, gone := fillSessions(t, s, 300)
+	defer func(n int) { collectBatch = n }(collectBatch)
+	collectBatch = 50
+	keep, gone := fillSessions(t, s, 200)
 	var outs [2]bytes.Buffer
 	var cmds [2]interface{ Wait() error }
 	for i := range 2 {
-		cmd := helper(t, "gc", dir)
+		cmd := helper(t, "gc", dir, "FSSTORE_BATCH=50")
 		cmd.Stdout = &outs[i]
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
