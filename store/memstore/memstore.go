@@ -3,7 +3,9 @@
 // conformance suite (storetest) is checked against.
 //
 // Bytes are kept once per sha256, however many namespaces or scopes hold
-// them. Nothing is evicted: the store grows until Delete or Close.
+// them. Nothing is evicted by itself: Collect (store.Collector) applies a
+// retention policy when called; otherwise the store grows until Delete or
+// Close.
 package memstore
 
 import (
