@@ -12,6 +12,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"crypto/sha256"
+	"encoding/hex"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/internal/b64"
@@ -33,6 +36,9 @@ func (x *executor) artifact(ctx context.Context, t *target) ([]byte, error) {
 	rep := replacement{Artifact: ref, Summary: x.summary(rw, vars)}
 	if rw.Keep > 0 && t.kind == jsonwalk.KindString && vars.Kind == "Text" {
 		rep.Preview = prefixRunes(val[1:len(val)-1], rw.Keep)
+	}
+	if ref.NotStored != nil && rep.Preview == "" && t.kind == jsonwalk.KindString && vars.Kind == "Text" {
+		rep.Preview = prefixRunes(val[1:len(val)-1], refusedPreviewRunes)
 	}
 	if rw.Form == FormText {
 		return jsonstr.Append(nil, rep.marshal()), nil
@@ -78,6 +84,7 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 		Scope:     x.d.Call.Scope,
 		Source:    store.Source{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Layer: x.step},
 		MaxBytes:  x.e.cfg.MaxArtifactBytes,
+		Quota:     x.e.quota,
 	}
 	sref, err := x.e.store.Put(ctx, src.r, opts)
 	if err != nil && src.plain != nil && ctx.Err() == nil {
@@ -91,6 +98,15 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 		if perr := base64Error(val[1 : len(val)-1]); perr != nil {
 			return ArtifactRef{}, vars, perr
 		}
+	}
+	if err != nil && ctx.Err() == nil && (errors.Is(err, store.ErrTooLarge) || errors.Is(err, store.ErrQuotaExceeded)) {
+		ref, rerr := x.refused(t, val, enc, mimeType, opts, err)
+		if rerr != nil {
+			return ArtifactRef{}, vars, rerr
+		}
+		vars.Ref = ref
+		x.done[key] = stored{ref: ref, val: val}
+		return ref, vars, nil
 	}
 	if err != nil {
 		return ArtifactRef{}, vars, fmt.Errorf("storing %s: %w", vars.Kind, err)
@@ -109,6 +125,41 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	x.e.emit(Event{Type: EventArtifactStored, Server: x.d.Call.Server, Tool: x.d.Call.Tool, Scope: x.d.Call.Scope, Layer: x.step, Path: t.path, Artifact: &ref, Meta: x.rws[t.rw].Meta})
 	return ref, vars, nil
 }
+
+// refused returns the ref of a value a store limit refused (err): RFC
+// 7.4's truncated ref, named by the hash of the bytes that would have been
+// stored, with a note naming the limit; and emits EventArtifactRefused.
+func (x *executor) refused(t *target, val []byte, enc Encoding, mimeType string, opts store.PutOptions, err error) (ArtifactRef, error) {
+	src, serr := x.source(t, val, enc, mimeType)
+	if serr != nil {
+		return ArtifactRef{}, serr
+	}
+	h := sha256.New()
+	n, cerr := io.Copy(h, src.r)
+	if cerr != nil {
+		return ArtifactRef{}, fmt.Errorf("storing %s: %w", opts.MIMEType, err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	sref := store.NewRef(store.NewID("truncated", sum, store.DefaultIDPrefixLen), sum, n, opts)
+	sref.Truncated = true
+	ref := RefFromStore(sref)
+	ns := &NotStored{Limit: "max_artifact_bytes", Max: opts.MaxBytes}
+	if le := (*store.LimitError)(nil); errors.As(err, &le) {
+		ns.Limit, ns.Max = le.Limit, le.Max
+	}
+	ns.Reason = fmt.Sprintf("it is larger than the store's limit %s (%s)", ns.Limit, humanize.Bytes(ns.Max))
+	if !strings.HasSuffix(ns.Limit, "_bytes") {
+		ns.Reason = fmt.Sprintf("the store's limit %s (%d) is reached", ns.Limit, ns.Max)
+	}
+	ref.NotStored = ns
+	x.e.log.Warn("value not stored: over a store limit", "server", x.d.Call.Server, "tool", x.d.Call.Tool, "path", t.path, "size", n, "limit", ns.Limit, "max", ns.Max)
+	x.e.emit(Event{Type: EventArtifactRefused, Server: x.d.Call.Server, Tool: x.d.Call.Tool, Scope: x.d.Call.Scope, Layer: x.step, Path: t.path, Artifact: &ref, Meta: x.rws[t.rw].Meta})
+	return ref, nil
+}
+
+// refusedPreviewRunes is how much of a refused text value the result
+// keeps when its rewrite keeps none (noopstore's inline preview, RFC 7.4).
+const refusedPreviewRunes = 500
 
 // asPut returns the ref a put returned as this put named it: a store
 // that already held the bytes (content addressing) returns the id and
@@ -530,6 +581,9 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 		}
 		shown := utf8.RuneCountInString(kept) + utf8.RuneCountInString(tail)
 		marker := fmt.Sprintf("\n… [truncated: showing %d of %d chars; the full text is artifact %s at %s ]", shown, total, ref.ID, ref.URI)
+		if ref.NotStored != nil {
+			marker = fmt.Sprintf("\n… [truncated: showing %d of %d chars; the full text was NOT stored: %s]", shown, total, ref.NotStored.Reason)
+		}
 		if rw.Summary != "" {
 			marker = "\n… [" + render(rw.Summary, vars) + "]"
 		}

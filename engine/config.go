@@ -33,9 +33,10 @@ type Config struct {
 	// or globs ("github*", "*"); an exact name wins over globs, and globs
 	// apply in sorted order.
 	Servers map[string]ServerConfig `json:"servers,omitempty"`
-	// MaxArtifactBytes caps the bytes of one artifact; a larger value stays
-	// in place and the layer that asked is reported failed. Defaults to
-	// 1 GiB.
+	// MaxArtifactBytes caps the bytes of one artifact; a larger value is
+	// not stored: the result keeps a truncated preview and a note naming
+	// the limit (RFC 7.4), and EventArtifactRefused is emitted. Defaults
+	// to 1 GiB.
 	MaxArtifactBytes int64 `json:"max_artifact_bytes,omitempty"`
 	// SchemaFallback says what happens to a value in structuredContent
 	// that no rewrite can replace validly under the tool's outputSchema

@@ -97,6 +97,11 @@ type Options struct {
 	// call's OutputSchema before the result leaves; nil skips the check
 	// (values still keep the types the schema gives them).
 	SchemaValidator SchemaValidator
+	// Quota is passed with every put (store.PutOptions.Quota): under a
+	// retention strategy of none, a put that would take its session or
+	// trace past a limit is refused, and the value is truncated in the
+	// result with a note (as one over MaxArtifactBytes is). Zero: none.
+	Quota store.Quota
 }
 
 // Engine transforms tool results. It is safe for concurrent use.
@@ -109,6 +114,7 @@ type Engine struct {
 	linker   Linker
 	reader   ResourceReader
 	validate SchemaValidator
+	quota    store.Quota
 
 	// mu guards chains only: a chain is built outside it, once per server
 	// and tool (building), so a slow build (a WASM compile) holds up the
@@ -149,6 +155,7 @@ func New(o Options) (*Engine, error) {
 		log:      o.Logger,
 		listener: o.Listener,
 		linker:   o.Linker,
+		quota:    o.Quota,
 		reader:   o.Reader,
 		validate: o.SchemaValidator,
 		chains:   map[[2]string]*chain{},

@@ -18,6 +18,11 @@ const (
 	// EventLayerFailed: a layer, or one of its rewrites, failed; the result
 	// flows on as the previous step left it.
 	EventLayerFailed EventType = "layer_failed"
+	// EventArtifactRefused: a value was over a store limit
+	// (max_artifact_bytes, or a session's or trace's quota) and was not
+	// stored; the result shows a truncated preview and a note. Artifact
+	// carries its size and Artifact.NotStored the limit.
+	EventArtifactRefused EventType = "artifact_refused"
 )
 
 // Event is what listeners receive. Fields that do not apply are zero.
@@ -31,7 +36,7 @@ type Event struct {
 	Layer string `json:"layer,omitempty"`
 	// Path is the rewrite path involved, if any.
 	Path string `json:"path,omitempty"`
-	// Artifact is set for EventArtifactStored.
+	// Artifact is set for EventArtifactStored and EventArtifactRefused.
 	Artifact *ArtifactRef `json:"artifact,omitempty"`
 	// OriginalChars and ClampedChars are set for EventObservationClamped.
 	OriginalChars int `json:"original_chars,omitempty"`

@@ -34,10 +34,24 @@ type ArtifactRef struct {
 	URL string `json:"url,omitempty"`
 	// Truncated is set when the store kept no bytes (no store configured).
 	Truncated bool `json:"truncated,omitempty"`
+	// NotStored is set when a store limit refused the value: it was not
+	// kept (Truncated is set too) and the result holds a preview only.
+	NotStored *NotStored `json:"not_stored,omitempty"`
 	// Encoding is how the base64 original was written, when the stored
 	// bytes are decoded from anything but plain standard base64:
 	// Encoding.Encode(bytes) gives the original string back.
 	Encoding *Base64Shape `json:"encoding,omitempty"`
+}
+
+// NotStored says which store limit refused a value (RFC 7.4's structured
+// warning, for a store that exists but would not take it).
+type NotStored struct {
+	// Reason is a sentence for the model.
+	Reason string `json:"reason"`
+	// Limit is the limit's configuration name ("max_artifact_bytes").
+	Limit string `json:"limit"`
+	// Max is the limit's value.
+	Max int64 `json:"max"`
 }
 
 // RefFromStore builds the model-facing ref of a stored artifact.

@@ -123,6 +123,10 @@ func defaultSummary(v templateVars) string {
 	} else {
 		fmt.Fprintf(&b, " (%s)", humanize.Bytes(v.Ref.SizeBytes))
 	}
+	if v.Ref.NotStored != nil {
+		fmt.Fprintf(&b, " was removed from this result and NOT stored: %s. Artifact: %s", v.Ref.NotStored.Reason, v.Ref.ID)
+		return b.String()
+	}
 	if v.Ref.Truncated {
 		fmt.Fprintf(&b, " was removed from this result and NOT stored (no artifact store is configured). Artifact: %s", v.Ref.ID)
 		return b.String()

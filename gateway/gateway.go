@@ -94,6 +94,12 @@ type Options struct {
 	// serve and wrap do). Defaults to false: upstreams initialize at
 	// Start, declaring sampling and elicitation.
 	WaitForClientCapabilities bool
+	// OnSessionEnd, when set, is called with a session's id after the
+	// session closed (not for stateless requests, which have no session
+	// to end): mcpx serve drops the session's artifacts there when
+	// retention's drop_on_session_end is set. It runs on the closing
+	// goroutine; keep it short. Defaults to nil.
+	OnSessionEnd func(sessionID string)
 }
 
 // Gateway is the MCP proxy. It is safe for concurrent use by any number of
@@ -106,6 +112,7 @@ type Gateway struct {
 	version   string
 	startWait time.Duration
 	stdioOwns bool                // Options.StdioReadsStore
+	onEnd     func(string)        // Options.OnSessionEnd
 	limits    Limits              // defaults applied
 	large     *semaphore.Weighted // bytes of large requests in flight
 	redact    *redact.Redactor
@@ -213,6 +220,7 @@ func New(o Options) (*Gateway, error) {
 		g.startWait = DefaultStartWait
 	}
 	g.stdioOwns = o.StdioReadsStore
+	g.onEnd = o.OnSessionEnd
 	eo := o.Engine
 	eo.Reader = g
 	if eo.Logger == nil {

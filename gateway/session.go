@@ -102,6 +102,9 @@ func (s *Session) Close() {
 	if s.initialized.Load() && s.clientHas("roots") {
 		s.g.clientRootsChanged() // its roots are gone
 	}
+	if s.g.onEnd != nil && !s.stateless {
+		s.g.onEnd(s.ID)
+	}
 }
 
 // Handle processes one message from the client. For a request it returns

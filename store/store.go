@@ -88,6 +88,10 @@ type PutOptions struct {
 	// MaxBytes, when positive, aborts the put with ErrTooLarge once more
 	// bytes than this have been read; nothing is left behind.
 	MaxBytes int64
+	// Quota, when set, refuses (ErrQuotaExceeded) a new artifact that would
+	// take o.Scope's session or trace past a limit; checked in the put's
+	// own transaction. Stores that do not count usage ignore it.
+	Quota Quota
 }
 
 // Range selects bytes [Offset, Offset+Length) of an artifact. A Length of -1

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode"
 
 	"github.com/mcpx-dev/mcpx/engine"
@@ -21,7 +23,7 @@ import (
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
-const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm|fsck> [flags] [arguments]
+const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm|gc|fsck> [flags] [arguments]
 
 Artifacts lists, reads and deletes what "mcpx transform" stored.
 
@@ -29,6 +31,7 @@ Commands:
   ls     list the stored artifacts
   get    write an artifact's exact bytes to stdout or a file
   rm     delete artifacts
+  gc     remove what the retention policy (store.retention) says must go
   fsck   check the store for damage, and repair it
 
 Run "mcpx artifacts <command> --help" for its flags and an example.
@@ -49,6 +52,8 @@ func runArtifacts(args []string, stdout, stderr io.Writer) int {
 		return runArtifactsRm(args[1:], stdout, stderr)
 	case "fsck":
 		return runArtifactsFsck(args[1:], stdout, stderr)
+	case "gc":
+		return runArtifactsGc(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, artifactsUsage)
 		return exitOK
@@ -59,16 +64,54 @@ func runArtifacts(args []string, stdout, stderr io.Writer) int {
 
 var lsCmd = command{
 	name:     "artifacts ls",
-	synopsis: "[--config FILE] [--store DIR] [--json]",
+	synopsis: "[--config FILE] [--store DIR] [--scope FIELD=VALUE]... [--json]",
 	about: `
 Ls lists the stored artifacts, oldest first, as a table: ID, MIME type,
-SIZE, FILENAME, SOURCE (server/tool) and CREATED (local time). With --json
+SIZE, FILENAME, SOURCE (server/tool), CREATED, LAST ACCESS (the last read
+or put, local time) and EXPIRES (when the config's store.retention ttl
+removes it, "-" without one). --scope keeps the artifacts put under a
+session, trace, user or tenant (repeat it to require several). With --json
 it writes one ArtifactRef JSON object per line instead, the same object
-transform puts in the output. Ls opens the store read-only: it changes
-nothing, and works on a folder this user cannot write.`,
+transform puts in the output, with last_access and expires_at added. Rows
+are written a page at a time, whatever the store holds. Ls opens the store
+read-only: it changes nothing, and works on a folder this user cannot
+write.`,
 	example: `
 mcpx artifacts ls
+mcpx artifacts ls --scope session=3f2a9c
 mcpx artifacts ls --json | jq -r 'select(.mime_type == "application/pdf") | .id'`,
+}
+
+// scopeFlag is a repeatable --scope FIELD=VALUE.
+type scopeFlag struct{ store.Scope }
+
+func (f *scopeFlag) String() string { return "" }
+
+func (f *scopeFlag) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || val == "" {
+		return fmt.Errorf("want FIELD=VALUE, such as session=3f2a9c")
+	}
+	switch k {
+	case "session":
+		f.SessionID = val
+	case "trace":
+		f.TraceID = val
+	case "user":
+		f.UserID = val
+	case "tenant":
+		f.TenantID = val
+	default:
+		return fmt.Errorf("unknown scope field %q: want session, trace, user or tenant", k)
+	}
+	return nil
+}
+
+// lsEntry is one line of ls --json.
+type lsEntry struct {
+	engine.ArtifactRef
+	LastAccess *time.Time `json:"last_access,omitempty"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
 }
 
 // runArtifactsLs is "mcpx artifacts ls".
@@ -78,10 +121,12 @@ func runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 	var (
 		o      common
 		asJSON bool
+		scope  scopeFlag
 	)
 	o.register(fs)
 	o.readOnly = true
 	fs.BoolVar(&asJSON, "json", false, "write one ArtifactRef JSON object per line")
+	fs.Var(&scope, "scope", "list only the artifacts put under `FIELD=VALUE` (session=, trace=, user=, tenant=)")
 	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
@@ -90,49 +135,66 @@ func runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, c, fmt.Errorf("unexpected argument %q", pos[0]))
 	}
 	ctx := context.Background()
-	st, code := o.open(ctx, c, stderr)
-	if st == nil {
-		return code
+	cfg, log, err := o.setup(stderr)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	st, err := o.openStore(ctx, cfg, log)
+	if err != nil {
+		return fail(stderr, c, err)
 	}
 	defer st.Close(ctx)
+	policy := cfg.Store.RetentionFor(false)
 
-	// --json streams page by page; the table needs every row to align.
-	enc := json.NewEncoder(stdout)
+	bw := bufio.NewWriterSize(stdout, 64<<10)
+	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	var refs []store.Ref
+	tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
+	if !asJSON {
+		fmt.Fprintln(tw, "ID\tMIME\tSIZE\tFILENAME\tSOURCE\tCREATED\tLAST ACCESS\tEXPIRES")
+	}
+	const stamp = "2006-01-02 15:04:05"
 	for cursor := ""; ; {
-		page, next, err := st.List(ctx, store.Scope{}, cursor)
+		refs, access, next, err := st.ListAccess(ctx, scope.Scope, cursor, store.OldestFirst)
 		if err != nil {
 			return fail(stderr, c, err)
 		}
-		if !asJSON {
-			refs = append(refs, page...)
-		}
-		for i := 0; asJSON && i < len(page); i++ {
-			if err := enc.Encode(engine.RefFromStore(page[i])); err != nil {
-				return fail(stderr, c, fmt.Errorf("write output: %w", err))
+		for i, r := range refs {
+			la := access[i]
+			exp := policy.Expiry(r.Created, la)
+			if asJSON {
+				e := lsEntry{ArtifactRef: engine.RefFromStore(r), LastAccess: &la}
+				if !exp.IsZero() {
+					e.ExpiresAt = &exp
+				}
+				if err := enc.Encode(e); err != nil {
+					return fail(stderr, c, fmt.Errorf("write output: %w", err))
+				}
+				continue
 			}
+			source := r.Source.Server
+			if r.Source.Tool != "" {
+				source += "/" + r.Source.Tool
+			}
+			expires := "-"
+			if !exp.IsZero() {
+				expires = exp.Local().Format(stamp)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				cell(r.ID), cell(r.MIMEType), humanize.Bytes(r.SizeBytes), cell(r.Filename),
+				cell(source), r.Created.Local().Format(stamp), la.Local().Format(stamp), expires)
+		}
+		// One page at a time: the table aligns within a page, and memory
+		// stays that of a page whatever the store holds.
+		if err := tw.Flush(); err != nil {
+			return fail(stderr, c, fmt.Errorf("write output: %w", err))
 		}
 		if next == "" {
 			break
 		}
 		cursor = next
 	}
-	if asJSON {
-		return exitOK
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tMIME\tSIZE\tFILENAME\tSOURCE\tCREATED")
-	for _, r := range refs {
-		source := r.Source.Server
-		if r.Source.Tool != "" {
-			source += "/" + r.Source.Tool
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
-			cell(r.ID), cell(r.MIMEType), humanize.Bytes(r.SizeBytes), cell(r.Filename),
-			cell(source), r.Created.Local().Format("2006-01-02 15:04:05"))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := bw.Flush(); err != nil {
 		return fail(stderr, c, fmt.Errorf("write output: %w", err))
 	}
 	return exitOK

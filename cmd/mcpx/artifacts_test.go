@@ -68,7 +68,7 @@ func TestArtifactLifecycle(t *testing.T) {
 		if len(lines) != 2 {
 			t.Fatalf("%d lines, want a header and one row:\n%s", len(lines), got.stdout)
 		}
-		if h := strings.Fields(lines[0]); strings.Join(h, " ") != "ID MIME SIZE FILENAME SOURCE CREATED" {
+		if h := strings.Fields(lines[0]); strings.Join(h, " ") != "ID MIME SIZE FILENAME SOURCE CREATED LAST ACCESS EXPIRES" {
 			t.Errorf("header %q", lines[0])
 		}
 		for _, w := range []string{id, "application/pdf", humanize.Bytes(int64(len(pdf))), "tableau/download_workbook"} {
@@ -206,11 +206,14 @@ func decodeRefs(t *testing.T, out string) []engine.ArtifactRef {
 	for sc.Scan() {
 		dec := json.NewDecoder(strings.NewReader(sc.Text()))
 		dec.DisallowUnknownFields()
-		var r engine.ArtifactRef
+		var r lsEntry
 		if err := dec.Decode(&r); err != nil {
 			t.Fatalf("line %q is not an ArtifactRef: %v", sc.Text(), err)
 		}
-		refs = append(refs, r)
+		if r.LastAccess == nil {
+			t.Fatalf("line %q has no last_access", sc.Text())
+		}
+		refs = append(refs, r.ArtifactRef)
 	}
 	return refs
 }

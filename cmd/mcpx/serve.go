@@ -218,11 +218,20 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	}
 	// Clients will connect: each upstream is told what the first of them
 	// can do, so it offers what it would offer that client directly.
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: eo, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: true})
+	gwo := gateway.Options{Servers: cfg.MCPServers, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: true}
+	policy := gatewayRetention(cfg)
+	rlog := log.Named("retention")
+	applyRetention(policy, st, &eo, &gwo, rlog)
+	gwo.Engine = eo
+	gw, err := gateway.New(gwo)
 	if err != nil {
 		return fail(stderr, c, err)
 	}
 	gw.Start(ctx)
+	collectCtx, stopCollect := context.WithCancel(ctx)
+	collected := make(chan struct{})
+	go func() { defer close(collected); runCollector(collectCtx, st, policy, rlog) }()
+	defer func() { stopCollect(); <-collected }()
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -83,6 +83,8 @@ func helperMain(mode, dir string) error {
 				ids = slices.Delete(ids, j, j+1)
 			}
 		}
+	case "gc":
+		return gcHelper(ctx, s)
 	case "writer":
 		n, _ := strconv.Atoi(os.Getenv("FSSTORE_N"))
 		tag := os.Getenv("FSSTORE_TAG")

@@ -235,6 +235,14 @@ type Store struct {
 	// SQLite for the write lock: goroutines queue here instead of in
 	// SQLite's sleeping busy handler.
 	wmu sync.Mutex
+
+	// Reads waiting to be written as last_access_at (see touch): tmu
+	// guards touched and touchPending; fmu orders flushes (Close waits for
+	// the timer's).
+	tmu          sync.Mutex
+	touched      map[int64]int64
+	touchPending bool
+	fmu          sync.Mutex
 }
 
 var _ store.Store = (*Store)(nil)
@@ -578,7 +586,18 @@ func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64,
 		WHERE a.namespace = ? AND a.sha256 = ? ORDER BY s.ord LIMIT 1`, ns, sum))
 	switch {
 	case err == nil:
+		if !o.Quota.IsZero() {
+			if err := checkQuota(ctx, tx, o.Quota, o.Scope, seq, ref.SizeBytes); err != nil {
+				return store.Ref{}, err
+			}
+		}
 		if err := addScope(ctx, tx, seq, o.Scope); err != nil {
+			return store.Ref{}, err
+		}
+		// Put again is used again (LRU).
+		now := time.Now().UnixNano()
+		if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET last_access_at = ? WHERE seq = ? AND last_access_at < ?`,
+			now, seq, now); err != nil {
 			return store.Ref{}, err
 		}
 		if o.Filename != "" || o.Source != (store.Source{}) {
@@ -597,6 +616,11 @@ func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64,
 		}
 		ref.Scope = o.Scope
 	case errors.Is(err, sql.ErrNoRows):
+		if !o.Quota.IsZero() {
+			if err := checkQuota(ctx, tx, o.Quota, o.Scope, 0, n); err != nil {
+				return store.Ref{}, err
+			}
+		}
 		id, err := allocateID(ctx, tx, ns, sum, s.idPrefixLen)
 		if err != nil {
 			return store.Ref{}, err
@@ -680,7 +704,7 @@ func (s *Store) dropUnheldBlob(db *sql.DB, sum string) {
 // Get returns a reader of the artifact's bytes, or of rng of them, reading
 // the blob file in place.
 func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCloser, store.Ref, error) {
-	ref, err := s.stat(ctx, id)
+	seq, ref, err := s.statSeq(ctx, id)
 	if err != nil {
 		return nil, store.Ref{}, err
 	}
@@ -704,6 +728,9 @@ func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCl
 		f.Close()
 		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
+	// The open file stays readable to its end even if gc removes the
+	// blob now (Unix keeps an unlinked file's bytes while it is open).
+	s.touch(seq)
 	return &blobReader{SectionReader: io.NewSectionReader(f, off, n), f: f}, ref, nil
 }
 
@@ -741,19 +768,24 @@ func (s *Store) readIndex(ctx context.Context, id string) (*sql.DB, error) {
 }
 
 func (s *Store) stat(ctx context.Context, id string) (store.Ref, error) {
+	_, ref, err := s.statSeq(ctx, id)
+	return ref, err
+}
+
+func (s *Store) statSeq(ctx context.Context, id string) (int64, store.Ref, error) {
 	db, err := s.readIndex(ctx, id)
 	if err != nil {
-		return store.Ref{}, err
+		return 0, store.Ref{}, err
 	}
-	_, ref, err := scanRef(db.QueryRowContext(ctx, `SELECT `+refColumns+`, `+scopeColumns+`
+	seq, ref, err := scanRef(db.QueryRowContext(ctx, `SELECT `+refColumns+`, `+scopeColumns+`
 		FROM artifacts a JOIN scopes s ON s.seq = a.seq WHERE a.id = ? ORDER BY s.ord LIMIT 1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
+		return 0, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
-		return store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
+		return 0, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
 	}
-	return ref, nil
+	return seq, ref, nil
 }
 
 // queryErr adds to a query's error what to do when the index is damaged.
@@ -829,25 +861,9 @@ func (s *Store) delete(ctx context.Context, db *sql.DB, id string) error {
 	if err != nil {
 		return s.queryErr(err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM scopes WHERE seq = ?`, seq); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE seq = ?`, seq); err != nil {
-		return err
-	}
-	held, err := blobHeld(ctx, tx, sum)
+	parked, err := s.removeInTx(ctx, tx, seq, sum)
 	if err != nil {
 		return err
-	}
-	parked := ""
-	if !held {
-		// Parked, not removed, until the commit: a kill before it leaves
-		// the artifact recorded and its blob in tmp/, put back by
-		// recovery.
-		parked = tempName("del-" + sum + "-")
-		if parked, err = s.parkBlob(sum, parked); err != nil {
-			return err
-		}
 	}
 	s.at("delete:parked")
 	if err := tx.Commit(); err != nil {
@@ -866,6 +882,26 @@ func (s *Store) delete(ctx context.Context, db *sql.DB, id string) error {
 		}
 	}
 	return nil
+}
+
+// removeInTx deletes the artifact seq (whose blob is sum) in tx, and parks
+// its blob in tmp/ when no other artifact holds it; it returns the parked
+// name ("" when none). The caller commits, then removes the parked blob,
+// or puts it back (unparkBlob) when the commit fails.
+func (s *Store) removeInTx(ctx context.Context, tx *sql.Tx, seq int64, sum string) (string, error) {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM scopes WHERE seq = ?`, seq); err != nil {
+		return "", err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE seq = ?`, seq); err != nil {
+		return "", err
+	}
+	held, err := blobHeld(ctx, tx, sum)
+	if err != nil || held {
+		return "", err
+	}
+	// Parked, not removed, until the commit: a kill before it leaves the
+	// artifact recorded and its blob in tmp/, put back by recovery.
+	return s.parkBlob(sum, tempName("del-"+sum+"-"))
 }
 
 // parkBlob moves the blob sum to tmp/name; "" when there was no blob.
@@ -909,22 +945,41 @@ func (s *Store) List(ctx context.Context, scope store.Scope, cursor string) ([]s
 // in the other. It reads one page through an index whatever the store
 // holds.
 func (s *Store) ListOrder(ctx context.Context, scope store.Scope, cursor string, order store.Order) ([]store.Ref, string, error) {
+	refs, _, next, err := s.list(ctx, scope, cursor, order, false)
+	return refs, next, err
+}
+
+// ListAccess is ListOrder with each ref's last access (its last read, or
+// its creation), for mcpx artifacts ls (see store.AccessLister).
+func (s *Store) ListAccess(ctx context.Context, scope store.Scope, cursor string, order store.Order) ([]store.Ref, []time.Time, string, error) {
+	return s.list(ctx, scope, cursor, order, true)
+}
+
+func (s *Store) list(ctx context.Context, scope store.Scope, cursor string, order store.Order, withAccess bool) ([]store.Ref, []time.Time, string, error) {
+	refs, access, next, err := s.listPage(ctx, scope, cursor, order, withAccess)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("fsstore: list: %w", err)
+	}
+	return refs, access, next, nil
+}
+
+func (s *Store) listPage(ctx context.Context, scope store.Scope, cursor string, order store.Order, withAccess bool) ([]store.Ref, []time.Time, string, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, "", fmt.Errorf("fsstore: list: %w", err)
+		return nil, nil, "", err
 	}
 	after, err := decodeCursor(cursor, order)
 	if err != nil {
-		return nil, "", fmt.Errorf("fsstore: list: %w", err)
+		return nil, nil, "", err
 	}
 	db, err := s.index(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("fsstore: list: %w", err)
+		return nil, nil, "", err
 	}
 	if db == nil {
-		return nil, "", nil
+		return nil, nil, "", nil
 	}
 	cond, args := scopeFilter(scope)
-	q := `SELECT ` + refColumns + `, ` + scopeColumns + `, MIN(s.ord)
+	q := `SELECT ` + refColumns + `, ` + scopeColumns + `, MIN(s.ord), a.last_access_at
 		FROM scopes s JOIN artifacts a ON a.seq = s.seq WHERE `
 	if order == store.NewestFirst {
 		if after == 0 {
@@ -936,10 +991,11 @@ func (s *Store) ListOrder(ctx context.Context, scope store.Scope, cursor string,
 	}
 	rows, err := db.QueryContext(ctx, q, append(append([]any{after}, args...), s.pageSize+1)...)
 	if err != nil {
-		return nil, "", fmt.Errorf("fsstore: list: %w", s.queryErr(err))
+		return nil, nil, "", s.queryErr(err)
 	}
 	defer rows.Close()
 	var refs []store.Ref
+	var access []time.Time
 	var last int64
 	next := ""
 	for rows.Next() {
@@ -947,18 +1003,21 @@ func (s *Store) ListOrder(ctx context.Context, scope store.Scope, cursor string,
 			next = encodeCursor(last, order)
 			break
 		}
-		var ord int64
-		seq, ref, err := scanRef(rows, &ord)
+		var ord, la int64
+		seq, ref, err := scanRef(rows, &ord, &la)
 		if err != nil {
-			return nil, "", fmt.Errorf("fsstore: list: %w", s.queryErr(err))
+			return nil, nil, "", s.queryErr(err)
 		}
 		refs = append(refs, ref)
+		if withAccess {
+			access = append(access, time.Unix(0, la).UTC())
+		}
 		last = seq
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("fsstore: list: %w", s.queryErr(err))
+		return nil, nil, "", s.queryErr(err)
 	}
-	return refs, next, nil
+	return refs, access, next, nil
 }
 
 // encodeCursor returns the cursor that resumes after seq: "s<base36>"
@@ -991,6 +1050,10 @@ func decodeCursor(cursor string, order store.Order) (int64, error) {
 // Close releases the store's index, files and locks. Readers returned by
 // Get stay readable. Close is idempotent and ignores ctx.
 func (s *Store) Close(context.Context) error {
+	// Reads not yet written go now, while the index is open.
+	s.flushTouches(context.Background(), false)
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

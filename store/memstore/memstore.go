@@ -3,7 +3,9 @@
 // conformance suite (storetest) is checked against.
 //
 // Bytes are kept once per sha256, however many namespaces or scopes hold
-// them. Nothing is evicted: the store grows until Delete or Close.
+// them. Nothing is evicted by itself: Collect (store.Collector) applies a
+// retention policy when called; otherwise the store grows until Delete or
+// Close.
 package memstore
 
 import (
@@ -13,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/internal/catalog"
@@ -48,6 +51,9 @@ type Store struct {
 	// again are listed under their latest name, and one principal never
 	// sees the name another gave them.
 	names map[string]map[store.Scope]naming
+	// access holds when each id was last read or put again (Unix ns);
+	// an id missing here was last used when created.
+	access map[string]int64
 }
 
 // naming is what a put called its bytes.
@@ -66,6 +72,7 @@ func New(cfg Config) *Store {
 		cat:         catalog.New(),
 		blobs:       make(map[string][]byte),
 		names:       make(map[string]map[store.Scope]naming),
+		access:      make(map[string]int64),
 	}
 	if s.pageSize < 1 {
 		s.pageSize = DefaultPageSize
@@ -106,11 +113,22 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 		return store.Ref{}, fmt.Errorf("memstore: put[%s]: %w", ns, store.ErrClosed)
 	}
 	if e, ok := s.cat.ByContent(ns, sum); ok {
+		if !o.Quota.IsZero() {
+			if err := s.checkQuota(o.Quota, o.Scope, e.Ref.ID, e.Ref.SizeBytes); err != nil {
+				return store.Ref{}, fmt.Errorf("memstore: put[%s]: %w", ns, err)
+			}
+		}
 		s.cat.AddScope(e.Ref.ID, o.Scope)
+		s.access[e.Ref.ID] = time.Now().UnixNano()
 		s.rename(e.Ref.ID, o)
 		ref := e.Ref
 		ref.Scope = o.Scope
 		return s.named(ref), nil
+	}
+	if !o.Quota.IsZero() {
+		if err := s.checkQuota(o.Quota, o.Scope, "", n); err != nil {
+			return store.Ref{}, fmt.Errorf("memstore: put[%s]: %w", ns, err)
+		}
 	}
 	id, err := s.cat.AllocateID(ns, sum, s.idPrefixLen)
 	if err != nil {
@@ -141,6 +159,11 @@ func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCl
 	if err != nil {
 		return nil, store.Ref{}, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
+	s.mu.Lock()
+	if !s.closed {
+		s.access[id] = time.Now().UnixNano()
+	}
+	s.mu.Unlock()
 	return io.NopCloser(bytes.NewReader(data[off : off+n])), e, nil
 }
 
@@ -196,14 +219,10 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if s.closed {
 		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
 	}
-	e, free, ok := s.cat.Remove(id)
-	if !ok {
+	if _, ok := s.cat.Get(id); !ok {
 		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
 	}
-	if free {
-		delete(s.blobs, e.Ref.SHA256)
-	}
-	delete(s.names, id)
+	s.remove(id)
 	return nil
 }
 
@@ -240,6 +259,7 @@ func (s *Store) Close(context.Context) error {
 	s.cat = catalog.New()
 	s.blobs = nil
 	s.names = nil
+	s.access = nil
 	return nil
 }
 

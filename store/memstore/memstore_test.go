@@ -120,3 +120,7 @@ func TestRePutNamesLatest(t *testing.T) {
 		t.Errorf("an unnamed re-put returned %q", ref.Filename)
 	}
 }
+
+func TestRetention(t *testing.T) {
+	storetest.RunRetention(t, func(t *testing.T) store.Store { return memstore.New(memstore.Config{}) })
+}

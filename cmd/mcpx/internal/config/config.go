@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // File is the content of a configuration file.
@@ -58,6 +59,30 @@ type Store struct {
 	// (the default folder: $MCPX_HOME/artifacts, else
 	// $XDG_DATA_HOME/mcpx/artifacts, else ~/.local/share/mcpx/artifacts).
 	Dir string `json:"dir,omitempty"`
+	// Retention says what the store keeps and for how long (RFC 7.1): see
+	// store.Retention for each field and its default. A section that is
+	// present is decoded over the RFC's defaults (store.DefaultRetention:
+	// ttl 1h, max_artifact_bytes 50 MB, max_session_bytes 500 MB,
+	// max_trace_bytes 100 MB, max_artifacts_per_trace 100,
+	// max_artifacts_per_session 1000, strategy lru, no max_bytes), so
+	// {"ttl": "2h"} changes the TTL only; set a limit to 0 to turn it off.
+	// Without the section (nil) mcpx serve and mcpx wrap apply those
+	// defaults and the CLI (transform, artifacts gc) applies none. See
+	// RetentionFor.
+	Retention *store.Retention `json:"retention,omitempty"`
+}
+
+// RetentionFor returns the retention policy in force: the configured one,
+// else the RFC's defaults for the gateway (mcpx serve, wrap), else none
+// (the zero policy keeps everything) for the CLI.
+func (s Store) RetentionFor(gateway bool) store.Retention {
+	switch {
+	case s.Retention != nil:
+		return *s.Retention
+	case gateway:
+		return store.DefaultRetention()
+	}
+	return store.Retention{}
 }
 
 // Log configures logging.
@@ -118,6 +143,10 @@ func Load(path string) (File, error) {
 // are checked by engine.New and Engine.Validate.
 func Decode(data []byte) (File, error) {
 	f := Default()
+	// A retention section is read over the RFC's defaults; its absence is
+	// told apart below.
+	f.Store.Retention = new(store.Retention)
+	*f.Store.Retention = store.DefaultRetention()
 	if len(bytes.TrimSpace(data)) == 0 {
 		return File{}, errors.New("empty file: want a JSON object such as {}")
 	}
@@ -141,6 +170,16 @@ func Decode(data []byte) (File, error) {
 	}
 	if err := CheckLevel(f.Log.Level); err != nil {
 		return File{}, fmt.Errorf("log.level: %w", err)
+	}
+	var probe struct {
+		Store struct {
+			Retention json.RawMessage `json:"retention"`
+		} `json:"store"`
+	}
+	if json.Unmarshal(data, &probe) == nil && (len(probe.Store.Retention) == 0 || string(probe.Store.Retention) == "null") {
+		f.Store.Retention = nil
+	} else if err := f.Store.Retention.Check(); err != nil {
+		return File{}, fmt.Errorf("store.retention: %w", err)
 	}
 	if err := f.expandAndCheck(os.LookupEnv); err != nil {
 		return File{}, err

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 func TestDecode(t *testing.T) {
@@ -169,4 +172,33 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode(Marshal(Decode(%q))) = %v", data, err)
 		}
 	})
+}
+
+func TestRetention(t *testing.T) {
+	f, err := Decode([]byte(`{"store": {"dir": "x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Store.Retention != nil || f.Store.RetentionFor(false) != (store.Retention{}) || f.Store.RetentionFor(true) != store.DefaultRetention() {
+		t.Errorf("no section: %+v", f.Store.Retention)
+	}
+	f, err = Decode([]byte(`{"store": {"retention": {"ttl": "2h", "max_bytes": 1000, "max_trace_bytes": 0, "strategy": "fifo", "drop_on_session_end": true}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.DefaultRetention()
+	want.TTL, want.MaxBytes, want.MaxTraceBytes, want.Strategy, want.DropOnSessionEnd = store.Duration(2*time.Hour), 1000, 0, store.StrategyFIFO, true
+	if got := f.Store.RetentionFor(false); got != want {
+		t.Errorf("section over the defaults: %+v, want %+v", got, want)
+	}
+	for _, bad := range []string{
+		`{"store": {"retention": {"strategy": "random"}}}`,
+		`{"store": {"retention": {"ttl": "soon"}}}`,
+		`{"store": {"retention": {"max_bytes": -1}}}`,
+		`{"store": {"retention": {"max_byte": 1}}}`,
+	} {
+		if _, err := Decode([]byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
 }
