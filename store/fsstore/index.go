@@ -264,11 +264,14 @@ func allocateID(ctx context.Context, tx *sql.Tx, ns, sum string, prefixLen int) 
 	return id, err
 }
 
+// blobHeldQuery asks whether any artifact still holds the blob ?.
+const blobHeldQuery = `SELECT EXISTS (SELECT 1 FROM artifacts WHERE sha256 = ?)`
+
 // blobHeld reports whether any artifact holds the blob sum.
 func blobHeld(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }, sum string) (bool, error) {
 	var held bool
-	err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM artifacts WHERE sha256 = ?)`, sum).Scan(&held)
+	err := q.QueryRowContext(ctx, blobHeldQuery, sum).Scan(&held)
 	return held, err
 }

@@ -334,8 +334,16 @@ func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, batch []victi
 		return err
 	}
 	var parked []parkedBlob
+	// One statement for the batch: preparing it per blob cost more than
+	// the lookup (modernc's prepare is a full parse).
+	heldStmt, err := tx.PrepareContext(ctx, blobHeldQuery)
+	if err != nil {
+		return s.queryErr(err)
+	}
+	defer heldStmt.Close()
 	for sum := range sums {
-		held, err := blobHeld(ctx, tx, sum)
+		var held bool
+		err := heldStmt.QueryRowContext(ctx, sum).Scan(&held)
 		if err == nil && !held {
 			var name string
 			if name, err = s.parkBlob(sum, tempName("del-"+sum+"-")); err == nil && name != "" {
