@@ -29,10 +29,7 @@ const maxRemovalsLogged = 20
 // puts; and, with drop_on_session_end, sets go's OnSessionEnd to drop a
 // closed session's artifacts.
 func applyRetention(policy store.Retention, st store.Store, eo *engine.Options, gwo *gateway.Options, log hclog.Logger) {
-	if m := policy.MaxArtifactBytes; m > 0 && (eo.Config.MaxArtifactBytes <= 0 || eo.Config.MaxArtifactBytes > m) {
-		eo.Config.MaxArtifactBytes = m
-	}
-	eo.Quota = policy.PutQuota()
+	engineRetention(policy, eo)
 	c, ok := st.(store.Collector)
 	if !ok || !policy.DropOnSessionEnd {
 		return
@@ -49,6 +46,17 @@ func applyRetention(policy store.Retention, st store.Store, eo *engine.Options, 
 			log.Info("dropped the artifacts of a closed session", "session", id, "count", rep.Count, "bytes", rep.Bytes)
 		}
 	}
+}
+
+// engineRetention makes an engine follow policy's put-time rules: no
+// artifact over max_artifact_bytes is stored (the pipeline's own cap
+// applies when lower), and under strategy none a session's or trace's
+// quota refuses puts. mcpx transform applies it too.
+func engineRetention(policy store.Retention, eo *engine.Options) {
+	if m := policy.MaxArtifactBytes; m > 0 && (eo.Config.MaxArtifactBytes <= 0 || eo.Config.MaxArtifactBytes > m) {
+		eo.Config.MaxArtifactBytes = m
+	}
+	eo.Quota = policy.PutQuota()
 }
 
 // runCollector applies policy to st now and every collectInterval until

@@ -102,7 +102,9 @@ func runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	if h, err := wasm.DefaultHost(); err == nil {
 		h.SetServers([]string{server}) // a folder plugin for another server is a warning
 	}
-	eng, err := engine.New(engine.Options{Store: st, Config: cfg.Pipeline, Logger: log})
+	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log}
+	engineRetention(cfg.Store.RetentionFor(false), &eo)
+	eng, err := engine.New(eo)
 	if err != nil {
 		return fail(stderr, c, err)
 	}

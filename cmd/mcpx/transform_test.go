@@ -484,3 +484,27 @@ func TestReadAll(t *testing.T) {
 		}
 	})
 }
+
+// TestTransformRetention: mcpx transform follows store.retention's
+// put-time rule: a value over max_artifact_bytes is not stored, and the
+// result names the limit instead of dropping it silently.
+func TestTransformRetention(t *testing.T) {
+	isolate(t)
+	cfg := filepath.Join(t.TempDir(), "mcpx.json")
+	if err := os.WriteFile(cfg, []byte(`{"store": {"retention": {"max_artifact_bytes": 1000}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := `{"content":[{"type":"text","text":"` + strings.Repeat("0123456789", 3000) + `"}]}`
+	got := runCLI(t, strings.NewReader(in), "transform", "--store", dir, "--config", cfg)
+	if got.code != exitOK {
+		t.Fatalf("exit %d: %s", got.code, got.stderr)
+	}
+	if !strings.Contains(got.stdout, "not_stored") || !strings.Contains(got.stdout, "1000") || strings.Contains(got.stdout, strings.Repeat("0123456789", 100)) {
+		t.Errorf("the refused value is not named with its limit, or kept whole:\n%.600s", got.stdout)
+	}
+	ls := runCLI(t, nil, "artifacts", "ls", "--store", dir, "--json")
+	if strings.TrimSpace(ls.stdout) != "" {
+		t.Errorf("an artifact over max_artifact_bytes was stored: %s", ls.stdout)
+	}
+}
