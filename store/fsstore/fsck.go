@@ -315,15 +315,8 @@ func (s *Store) openIndexReadOnly(ctx context.Context) (*sql.DB, error) {
 	}
 	immutable := wal == nil || syscall.Access(s.dir, 2 /* W_OK */) != nil
 	s.dbImmutable = immutable
-	db, err := sql.Open("sqlite", indexDSN(s.indexPath, s.busyTimeout, true, immutable))
+	db, v, err := openIndexDB(ctx, indexDSN(s.indexPath, s.busyTimeout, true, immutable))
 	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(maxIndexConns)
-	db.SetMaxIdleConns(maxIndexConns)
-	var v int
-	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		db.Close()
 		return nil, err
 	}
 	if v == 0 {

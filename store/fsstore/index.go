@@ -264,6 +264,23 @@ func allocateID(ctx context.Context, tx *sql.Tx, ns, sum string, prefixLen int) 
 	return id, err
 }
 
+// openIndexDB opens the index at dsn with its connection pool sized and
+// returns its schema version (PRAGMA user_version; 0 for a new index).
+func openIndexDB(ctx context.Context, dsn string) (*sql.DB, int, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, 0, err
+	}
+	db.SetMaxOpenConns(maxIndexConns)
+	db.SetMaxIdleConns(maxIndexConns)
+	var v int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		db.Close()
+		return nil, 0, err
+	}
+	return db, v, nil
+}
+
 // blobHeldQuery asks whether any artifact still holds the blob ?.
 const blobHeldQuery = `SELECT EXISTS (SELECT 1 FROM artifacts WHERE sha256 = ?)`
 

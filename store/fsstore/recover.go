@@ -245,15 +245,8 @@ func (s *Store) openIndexRW(ctx context.Context) (*sql.DB, error) {
 			return nil, herr
 		}
 	}
-	db, err := sql.Open("sqlite", indexDSN(s.indexPath, s.busyTimeout, false, false))
+	db, v, err := openIndexDB(ctx, indexDSN(s.indexPath, s.busyTimeout, false, false))
 	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(maxIndexConns)
-	db.SetMaxIdleConns(maxIndexConns)
-	var v int
-	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		db.Close()
 		return nil, err
 	}
 	switch {
