@@ -18,7 +18,10 @@
 #   BENCH=store ./scripts/bench.sh    # only the store (issue 16): its Go
 #     benchmarks at 0/10k/100k artifacts, puts from 16 goroutines and 4
 #     processes, and `mcpx transform` of a small result and `mcpx artifacts
-#     ls` on an empty vs a 100,000-artifact store (time and max RSS)
+#     ls` on an empty vs a 100,000-artifact store (time and max RSS), one
+#     put on each, the CLI against internal/cmd/smallest (and MCPX_OLD, a
+#     binary of an earlier commit, side by side), and the 10 MiB PDF in an
+#     existing store against internal/cmd/floor
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -105,6 +108,27 @@ if [ "$what" = store ]; then
 	hyperfine -N -w 3 -r 20 \
 		"$out/mcpx artifacts ls --store $out/empty" \
 		"$out/mcpx artifacts ls --store $out/full" | tee "$out/store-ls.txt"
+	printf '{"content":[{"type":"text","text":"%s"}]}' "$(head -c 30000 /dev/zero | tr '\0' 'x')" >"$out/onestored.json"
+	echo "== mcpx transform of a result that stores one 30 kB text artifact: empty vs 100,000-artifact store"
+	cp -a "$out/empty" "$out/empty0"; cp -a "$out/full" "$out/full0"
+	hyperfine -N -w 3 -r 30 \
+		--prepare "sh -c 'rm -rf $out/empty1 $out/full1; cp -a $out/empty0 $out/empty1; cp -a $out/full0 $out/full1'" \
+		"$out/mcpx transform --store $out/empty1 --server s $out/onestored.json" \
+		"$out/mcpx transform --store $out/full1 --server s $out/onestored.json" | tee "$out/store-transform-put.txt"
+	echo "== the CLI's own cost: mcpx transform vs the smallest engine program (internal/cmd/smallest), small result"
+	go build -o "$out/smallest" ./internal/cmd/smallest
+	runs=("$out/mcpx transform --store $out/empty --server s $out/small.json" "$out/smallest $out/empty $out/small.json s")
+	# MCPX_OLD: a binary built from an earlier commit, for start-up side by side
+	if [ -n "${MCPX_OLD:-}" ]; then runs+=("$MCPX_OLD transform --store $out/empty-old --server s $out/small.json"); mkdir -p "$out/empty-old"; fi
+	hyperfine -N -w 5 -r 40 "${runs[@]}" | tee "$out/store-cli-cost.txt"
+	echo "== 10 MiB base64 PDF in an existing store: mcpx transform vs the floor program (internal/cmd/floor)"
+	go build -o "$out/floor" ./internal/cmd/floor
+	go build -o "$out/benchdata" ./internal/cmd/benchdata
+	"$out/benchdata" 10 "$out/r10.json"
+	hyperfine -N -w 3 -r 20 \
+		--prepare "sh -c 'rm -rf $out/pdf-store $out/floor-dir; cp -a $out/empty0 $out/pdf-store; mkdir -p $out/floor-dir'" \
+		"$out/mcpx transform --store $out/pdf-store --server tableau --tool download_workbook $out/r10.json" \
+		"$out/floor $out/r10.json $out/floor-dir" | tee "$out/store-pdf.txt"
 	echo "== max RSS (KiB)"
 	for d in empty full; do
 		t=$( { /usr/bin/time -f '%M' "$out/mcpx" transform --store "$out/$d" --server s "$out/small.json" >/dev/null; } 2>&1 | tail -1)
