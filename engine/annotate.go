@@ -23,6 +23,11 @@ import (
 // maxStoredListed bounds the references listed; the rest are counted.
 const maxStoredListed = 50
 
+// maxBlockRefsListed bounds the full refs of stored blocks listed in
+// _meta (about 400 bytes each, added after the guardrail's cut); the rest
+// are counted, and each is still named by its text and resource_link.
+const maxBlockRefsListed = 10
+
 // The keys the engine adds to a result's _meta.
 const (
 	// MetaArtifactsKey lists the full reference of every content block
@@ -43,11 +48,9 @@ const (
 
 // notes are what the engine adds to a result besides the layers' rewrites.
 type notes struct {
-	in        []byte // the result as it came
-	stored    []storedOriginal
-	views     []blockRef
-	capped    int
-	artifacts int
+	stored []storedOriginal
+	views  []blockRef
+	capped int
 }
 
 // blockRef is a content block stored in block form: its full reference,
@@ -75,7 +78,7 @@ type shownImage struct {
 // added. A non-MCP document that is not an object has no place for them:
 // its refs are in Result.Artifacts only.
 func (e *Engine) annotate(d *Doc, n notes) []byte {
-	if len(n.stored) == 0 && n.capped == 0 && len(n.views) == 0 && (n.artifacts == 0 || !d.IsMCP()) {
+	if len(n.stored) == 0 && n.capped == 0 && len(n.views) == 0 {
 		return d.Raw
 	}
 	raw := d.Raw
@@ -119,42 +122,23 @@ func (e *Engine) annotate(d *Doc, n notes) []byte {
 		}
 		return raw
 	}
-	type member struct {
-		key string
-		val []byte
-	}
 	var members []member
 	if list != nil {
 		members = append(members, member{MetaStoredKey, list})
 	}
 	if len(n.views) > 0 {
-		v, _ := json.Marshal(n.views)
+		shown := n.views
+		if len(shown) > maxBlockRefsListed {
+			shown = shown[:maxBlockRefsListed]
+		}
+		v, _ := json.Marshal(shown)
+		if more := len(n.views) - len(shown); more > 0 {
+			v = fmt.Appendf(v[:len(v)-1], `,{"more":%d}]`, more)
+		}
 		members = append(members, member{MetaArtifactsKey, v})
 	}
-	if n.artifacts > 0 {
-		members = append(members, member{MetaKeptOutKey, keptOut(n.in, raw, n.views, n.artifacts)})
-	}
 	if len(members) > 0 {
-		if meta, ok := jsonwalk.Member(raw, root, "_meta"); ok && meta.Kind == jsonwalk.KindObject {
-			mo := meta.Off
-			var ins []byte
-			for _, m := range members {
-				ins = jsonstr.AppendString(ins, freeKey(raw, mo, m.key))
-				ins = append(append(append(ins, ':'), m.val...), ',')
-			}
-			if len(children(raw, mo)) == 0 {
-				ins = ins[:len(ins)-1]
-			}
-			eds = append(eds, jsonwalk.Edit{Off: mo + 1, With: ins})
-		} else if !ok {
-			ins := []byte(`,"_meta":{`)
-			for _, m := range members {
-				ins = jsonstr.AppendString(ins, m.key)
-				ins = append(append(append(ins, ':'), m.val...), ',')
-			}
-			ins[len(ins)-1] = '}'
-			eds = append(eds, e.rootInsert(raw, root, ins)...)
-		}
+		eds = append(eds, e.metaInsert(raw, root, members)...)
 	}
 	if note != "" {
 		block := jsonstr.AppendString([]byte(`{"type":"text","text":`), note)
@@ -176,9 +160,53 @@ func (e *Engine) annotate(d *Doc, n notes) []byte {
 	return out
 }
 
-// keptOut is the value of _meta[MetaKeptOutKey]: what the result as it
-// came (in) costs against what it costs as it leaves (out).
-func keptOut(in, out []byte, views []blockRef, artifacts int) []byte {
+// member is a member the engine adds to a result's _meta.
+type member struct {
+	key string
+	val []byte
+}
+
+// metaInsert adds members to the _meta of the object at raw[root],
+// creating it, under a free key each (never overwriting the upstream's).
+// A _meta that is not an object is left alone.
+func (e *Engine) metaInsert(raw []byte, root int, members []member) []jsonwalk.Edit {
+	meta, ok := jsonwalk.Member(raw, root, "_meta")
+	if ok && meta.Kind != jsonwalk.KindObject {
+		return nil
+	}
+	if ok {
+		mo := meta.Off
+		var ins []byte
+		for _, m := range members {
+			ins = jsonstr.AppendString(ins, freeKey(raw, mo, m.key))
+			ins = append(append(append(ins, ':'), m.val...), ',')
+		}
+		if len(children(raw, mo)) == 0 {
+			ins = ins[:len(ins)-1]
+		}
+		return []jsonwalk.Edit{{Off: mo + 1, With: ins}}
+	}
+	ins := []byte(`,"_meta":{`)
+	for _, m := range members {
+		ins = jsonstr.AppendString(ins, m.key)
+		ins = append(append(append(ins, ':'), m.val...), ',')
+	}
+	ins[len(ins)-1] = '}'
+	return e.rootInsert(raw, root, ins)
+}
+
+// addKeptOut adds _meta[MetaKeptOutKey] to an MCP result that stored
+// something and came out smaller: what the result as it came (in) costs
+// against what it costs as it leaves.
+func (e *Engine) addKeptOut(d *Doc, in []byte, res *Result, views []blockRef) []byte {
+	out := res.Raw
+	if len(res.Artifacts) == 0 || len(out) >= len(in) || !d.IsMCP() {
+		return out
+	}
+	root := skipWS(out, 0)
+	if root >= len(out) || out[root] != '{' {
+		return out
+	}
 	tokOut := EstimateTokens(out)
 	for _, v := range views {
 		if v.View != nil {
@@ -186,7 +214,13 @@ func keptOut(in, out []byte, views []blockRef, artifacts int) []byte {
 			tokOut += imageTokens(v.View.Width, v.View.Height) - (v.View.b64Len*2+2)/3
 		}
 	}
-	return fmt.Appendf(nil, `{"bytes":%d,"tokens":%d,"artifacts":%d}`, max(len(in)-len(out), 0), max(EstimateTokens(in)-tokOut, 0), artifacts)
+	val := fmt.Appendf(nil, `{"bytes":%d,"tokens":%d,"artifacts":%d}`, len(in)-len(out), max(EstimateTokens(in)-tokOut, 0), len(res.Artifacts))
+	next, err := jsonwalk.Splice(out, e.metaInsert(out, root, []member{{MetaKeptOutKey, val}}))
+	if err != nil {
+		e.log.Warn("cannot note what the result kept out", "error", err)
+		return out
+	}
+	return next
 }
 
 // blockView is what replaces a content block stored in block form: for a

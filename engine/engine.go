@@ -399,10 +399,11 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 	if capped > 0 {
 		e.log.Warn("artifact cap reached; values past it stay inline", "server", c.Server, "tool", c.Tool, "max_artifacts_per_result", e.cfg.MaxArtifactsPerResult, "skipped", capped)
 	}
-	res.Raw = e.annotate(d, notes{in: raw, stored: stored, views: views, capped: capped, artifacts: len(res.Artifacts)})
+	res.Raw = e.annotate(d, notes{stored: stored, views: views, capped: capped})
 	if len(c.OutputSchema) > 0 && !sameBytes(res.Raw, raw) {
 		res.Raw = e.keepSchema(ctx, c, raw, res)
 	}
+	res.Raw = e.addKeptOut(d, raw, res, views)
 	return res, nil
 }
 
