@@ -112,7 +112,9 @@ func downscale(b64 string, v ImageView) (*viewImage, error) {
 }
 
 // fit scales src so that its longest side is at most side (never up).
-// Catmull-Rom keeps the text of a screenshot readable.
+// Catmull-Rom keeps the text of a screenshot readable; it costs about
+// 0.5 s for a 2560x1600 PNG on a loaded 2-core machine (ApproxBiLinear:
+// 0.2 s, aliased text), paid only by clients that take images.
 func fit(src image.Image, side int) image.Image {
 	b := src.Bounds()
 	w, h := b.Dx(), b.Dy()
