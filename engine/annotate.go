@@ -1,12 +1,15 @@
 package engine
 
-// What the engine adds to a result besides the layers' rewrites: the
-// references to originals that replace and drop stored, the note about
+// What the engine adds to a result besides the layers' rewrites, and the
+// layout of a stored content block (what the model reads in its place):
+// the references to originals that replace and drop stored, the full
+// references of stored blocks, what the rewrite kept out, the note about
 // values left inline past MaxArtifactsPerResult, and the stand-in for a
 // result too deep to transform.
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -20,36 +23,90 @@ import (
 // maxStoredListed bounds the references listed; the rest are counted.
 const maxStoredListed = 50
 
-// annotate returns d's bytes with the references to stored originals and
-// the cap note added. A non-MCP document that is not an object has no
-// place for them: its refs are in Result.Artifacts only.
-func (e *Engine) annotate(d *Doc, stored []storedOriginal, capped int) []byte {
-	if len(stored) == 0 && capped == 0 {
+// maxBlockRefsListed bounds the full refs of stored blocks listed in
+// _meta (about 400 bytes each, added after the guardrail's cut); the rest
+// are counted, and each is still named by its text and resource_link.
+const maxBlockRefsListed = 10
+
+// The keys the engine adds to a result's _meta.
+const (
+	// MetaArtifactsKey lists the full reference of every content block
+	// stored in block form, whose model-visible text is the summary only:
+	// [{"path": "content.1", "artifact": ArtifactRef, "view": {...}}]
+	// ("view" describes the downscaled image a client that takes images
+	// got). The schema fallback adds its placeholders' refs here too.
+	MetaArtifactsKey = "mcpx/artifacts"
+	// MetaKeptOutKey says what the rewrite kept out of the model's
+	// context: {"bytes": N, "tokens": M, "artifacts": K}. Bytes and
+	// tokens compare the result as it came with the result as it leaves
+	// (before this _meta); tokens are EstimateTokens' (base64 counted as
+	// text, as a client that passes it as text pays; an image block sent
+	// natively counts width×height/750). Set on MCP results that stored
+	// something.
+	MetaKeptOutKey = "mcpx/kept_out"
+)
+
+// notes are what the engine adds to a result besides the layers' rewrites.
+type notes struct {
+	stored []storedOriginal
+	views  []blockRef
+	capped int
+}
+
+// blockRef is a content block stored in block form: its full reference,
+// for hosts, in _meta[MetaArtifactsKey].
+type blockRef struct {
+	Path     string      `json:"path"`
+	Artifact ArtifactRef `json:"artifact"`
+	View     *shownImage `json:"view,omitempty"`
+}
+
+// shownImage is the downscaled copy of an image sent natively.
+type shownImage struct {
+	MIMEType  string `json:"mime_type"`
+	Width     int    `json:"width"`
+	Height    int    `json:"height"`
+	SizeBytes int    `json:"size_bytes"`
+	// OriginalWidth and OriginalHeight are the stored image's.
+	OriginalWidth  int `json:"original_width"`
+	OriginalHeight int `json:"original_height"`
+	b64Len         int // the base64 characters sent
+}
+
+// annotate returns d's bytes with the references to stored originals, the
+// full references of stored blocks, what was kept out and the cap note
+// added. A non-MCP document that is not an object has no place for them:
+// its refs are in Result.Artifacts only.
+func (e *Engine) annotate(d *Doc, n notes) []byte {
+	if len(n.stored) == 0 && n.capped == 0 && len(n.views) == 0 {
 		return d.Raw
 	}
 	raw := d.Raw
 	root := skipWS(raw, 0)
 	if root >= len(raw) || raw[root] != '{' {
-		e.log.Warn("result is not an object: references to stored originals are in the artifact list only", "server", d.Call.Server, "tool", d.Call.Tool, "stored", len(stored))
+		e.log.Warn("result is not an object: references to stored originals are in the artifact list only", "server", d.Call.Server, "tool", d.Call.Tool, "stored", len(n.stored))
 		return raw
 	}
 	var list []byte
-	if len(stored) > 0 {
-		shown := stored
+	if len(n.stored) > 0 {
+		shown := n.stored
 		if len(shown) > maxStoredListed {
 			shown = shown[:maxStoredListed]
 		}
 		list, _ = json.Marshal(shown)
-		if more := len(stored) - len(shown); more > 0 {
+		if more := len(n.stored) - len(shown); more > 0 {
 			list = fmt.Appendf(list[:len(list)-1], `,{"more":%d}]`, more)
 		}
 	}
 	note := ""
-	if capped > 0 {
-		note = fmt.Sprintf("[mcpx: this result reached its limit of %d artifacts; %d more values were left in place (the size guardrail may have cut them, storing what it cut)]", e.cfg.MaxArtifactsPerResult, capped)
+	if n.capped > 0 {
+		note = fmt.Sprintf("[mcpx: this result reached its limit of %d artifacts; %d more values were left in place (the size guardrail may have cut them, storing what it cut)]", e.cfg.MaxArtifactsPerResult, n.capped)
 	}
 	var eds []jsonwalk.Edit
 	if !d.IsMCP() {
+		if list == nil && note == "" {
+			return raw
+		}
 		v := []byte(`{`)
 		if list != nil {
 			v = append(v, `"stored":`...)
@@ -65,22 +122,23 @@ func (e *Engine) annotate(d *Doc, stored []storedOriginal, capped int) []byte {
 		}
 		return raw
 	}
+	var members []member
 	if list != nil {
-		if meta, ok := jsonwalk.Member(raw, root, "_meta"); ok && meta.Kind == jsonwalk.KindObject {
-			mo := meta.Off
-			key := freeKey(raw, mo, MetaStoredKey)
-			ins := jsonstr.AppendString(nil, key)
-			ins = append(append(ins, ':'), list...)
-			if len(children(raw, mo)) > 0 {
-				ins = append(ins, ',')
-			}
-			eds = append(eds, jsonwalk.Edit{Off: mo + 1, With: ins})
-		} else if !ok {
-			ins := []byte(`,"_meta":{`)
-			ins = jsonstr.AppendString(ins, MetaStoredKey)
-			ins = append(append(append(ins, ':'), list...), '}')
-			eds = append(eds, e.rootInsert(raw, root, ins)...)
+		members = append(members, member{MetaStoredKey, list})
+	}
+	if len(n.views) > 0 {
+		shown := n.views
+		if len(shown) > maxBlockRefsListed {
+			shown = shown[:maxBlockRefsListed]
 		}
+		v, _ := json.Marshal(shown)
+		if more := len(n.views) - len(shown); more > 0 {
+			v = fmt.Appendf(v[:len(v)-1], `,{"more":%d}]`, more)
+		}
+		members = append(members, member{MetaArtifactsKey, v})
+	}
+	if len(members) > 0 {
+		eds = append(eds, e.metaInsert(raw, root, members)...)
 	}
 	if note != "" {
 		block := jsonstr.AppendString([]byte(`{"type":"text","text":`), note)
@@ -100,6 +158,142 @@ func (e *Engine) annotate(d *Doc, stored []storedOriginal, capped int) []byte {
 		return raw
 	}
 	return out
+}
+
+// member is a member the engine adds to a result's _meta.
+type member struct {
+	key string
+	val []byte
+}
+
+// metaInsert adds members to the _meta of the object at raw[root],
+// creating it, under a free key each (never overwriting the upstream's).
+// A _meta that is not an object is left alone.
+func (e *Engine) metaInsert(raw []byte, root int, members []member) []jsonwalk.Edit {
+	meta, ok := jsonwalk.Member(raw, root, "_meta")
+	if ok && meta.Kind != jsonwalk.KindObject {
+		return nil
+	}
+	if ok {
+		mo := meta.Off
+		var ins []byte
+		for _, m := range members {
+			ins = jsonstr.AppendString(ins, freeKey(raw, mo, m.key))
+			ins = append(append(append(ins, ':'), m.val...), ',')
+		}
+		if len(children(raw, mo)) == 0 {
+			ins = ins[:len(ins)-1]
+		}
+		return []jsonwalk.Edit{{Off: mo + 1, With: ins}}
+	}
+	ins := []byte(`,"_meta":{`)
+	for _, m := range members {
+		ins = jsonstr.AppendString(ins, m.key)
+		ins = append(append(append(ins, ':'), m.val...), ',')
+	}
+	ins[len(ins)-1] = '}'
+	return e.rootInsert(raw, root, ins)
+}
+
+// addKeptOut adds _meta[MetaKeptOutKey] to an MCP result that stored
+// something and came out smaller: what the result as it came (in) costs
+// against what it costs as it leaves.
+func (e *Engine) addKeptOut(d *Doc, in []byte, res *Result, views []blockRef) []byte {
+	out := res.Raw
+	if len(res.Artifacts) == 0 || len(out) >= len(in) || !d.IsMCP() {
+		return out
+	}
+	root := skipWS(out, 0)
+	if root >= len(out) || out[root] != '{' {
+		return out
+	}
+	tokOut := EstimateTokens(out)
+	for _, v := range views {
+		if v.View != nil {
+			// The native image is not read as text.
+			tokOut += imageTokens(v.View.Width, v.View.Height) - (v.View.b64Len*2+2)/3
+		}
+	}
+	val := fmt.Appendf(nil, `{"bytes":%d,"tokens":%d,"artifacts":%d}`, len(in)-len(out), max(EstimateTokens(in)-tokOut, 0), len(res.Artifacts))
+	next, err := jsonwalk.Splice(out, e.metaInsert(out, root, []member{{MetaKeptOutKey, val}}))
+	if err != nil {
+		e.log.Warn("cannot note what the result kept out", "error", err)
+		return out
+	}
+	return next
+}
+
+// blockView is what replaces a content block stored in block form: for a
+// client that takes images (View.Images), a downscaled image block first;
+// then a text block with the summary only, which names the artifact's id
+// and URI (the full ref is in _meta[MetaArtifactsKey], for hosts); then a
+// resource_link to the artifact, described by desc. The block's
+// annotations are kept on each block the model reads.
+func (x *executor) blockView(t *target, bv blockValue, rep replacement, desc string) []byte {
+	raw := x.bufs[t.buf].raw
+	ref := rep.Artifact
+	br := blockRef{Path: t.path, Artifact: ref}
+	var img *viewImage
+	if v := x.d.Call.View; v.Images && bv.typ == "image" && bv.val.Kind == jsonwalk.KindString {
+		s, err := jsonwalk.UnescapeString(raw[bv.val.Off+1 : bv.val.End-1])
+		if err == nil {
+			img, err = downscale(s, v.ImageView)
+		}
+		if err != nil {
+			img = nil
+			x.e.log.Debug("image sent as a reference only", "server", x.d.Call.Server, "tool", x.d.Call.Tool, "path", t.path, "error", err)
+		}
+	}
+	ann, hasAnn := jsonwalk.Member(raw, t.off, "annotations")
+	var out []byte
+	if img != nil {
+		out = append(out, `{"type":"image","data":"`...)
+		n := len(out)
+		out = base64.StdEncoding.AppendEncode(out, img.data)
+		br.View = &shownImage{MIMEType: img.mime, Width: img.w, Height: img.h, SizeBytes: len(img.data), OriginalWidth: img.origW, OriginalHeight: img.origH, b64Len: len(out) - n}
+		out = append(out, `","mimeType":`...)
+		out = jsonstr.AppendString(out, img.mime)
+		if hasAnn {
+			out = append(append(out, `,"annotations":`...), raw[ann.Off:ann.End]...)
+		}
+		out = append(out, `},`...)
+	}
+	x.out.views = append(x.out.views, br)
+	out = append(out, `{"type":"text","text":`...)
+	out = jsonstr.AppendString(out, modelText(rep, br.View))
+	if hasAnn {
+		out = append(append(out, `,"annotations":`...), raw[ann.Off:ann.End]...)
+	}
+	out = append(out, `},{"type":"resource_link","uri":`...)
+	out = jsonstr.AppendString(out, ref.URI)
+	out = append(out, `,"name":`...)
+	out = jsonstr.AppendString(out, nonEmpty(ref.Filename, ref.ID))
+	out = append(out, `,"description":`...)
+	out = jsonstr.AppendString(out, desc)
+	if ref.MIMEType != "" {
+		out = append(out, `,"mimeType":`...)
+		out = jsonstr.AppendString(out, ref.MIMEType)
+	}
+	out = append(out, `,"size":`...)
+	return fmt.Appendf(out, "%d}", ref.SizeBytes)
+}
+
+// modelText is the text the model reads for a stored block: the summary,
+// which names the artifact (its URI added when a template left it out),
+// what the image above it is, and a preview when the rewrite kept one.
+func modelText(rep replacement, shown *shownImage) string {
+	ref := rep.Artifact
+	text := rep.Summary
+	if !ref.Truncated && ref.NotStored == nil && !strings.Contains(text, ref.URI) {
+		text += " (artifact " + ref.URI + ")"
+	}
+	if shown != nil {
+		text += fmt.Sprintf("\nThe image above is a %dx%d copy (%s, %s) of the %dx%d original.", shown.Width, shown.Height, strings.TrimPrefix(shown.MIMEType, "image/"), humanize.Bytes(int64(shown.SizeBytes)), shown.OriginalWidth, shown.OriginalHeight)
+	}
+	if rep.Preview != "" {
+		text += "\nPreview: " + rep.Preview
+	}
+	return text
 }
 
 // rootInsert inserts a ",member" (ins starts with a comma) before the root

@@ -449,7 +449,7 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	if bv.uri != "" {
 		rep.Summary += "\nOriginal resource: " + bv.uri
 	}
-	return appendBlockPair(nil, raw, t.off, rep, linkDescription(vars)), nil
+	return x.blockView(t, bv, rep, linkDescription(vars)), nil
 }
 
 // blockValue is the value of a content block that the block form stores.
@@ -515,32 +515,6 @@ func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, e
 	}
 	bv.val = val
 	return bv, nil
-}
-
-// appendBlockPair appends what replaces a stored content block: a text
-// block with the replacement (keeping the block's annotations) and a
-// resource_link to the artifact, described by desc. The summary is in the
-// text block only: the model reads it once.
-func appendBlockPair(out, raw []byte, off int, rep replacement, desc string) []byte {
-	ref := rep.Artifact
-	out = append(out, `{"type":"text","text":`...)
-	out = jsonstr.Append(out, rep.marshal())
-	if ann, ok := jsonwalk.Member(raw, off, "annotations"); ok {
-		out = append(out, `,"annotations":`...)
-		out = append(out, raw[ann.Off:ann.End]...)
-	}
-	out = append(out, `},{"type":"resource_link","uri":`...)
-	out = jsonstr.AppendString(out, ref.URI)
-	out = append(out, `,"name":`...)
-	out = jsonstr.AppendString(out, nonEmpty(ref.Filename, ref.ID))
-	out = append(out, `,"description":`...)
-	out = jsonstr.AppendString(out, desc)
-	if ref.MIMEType != "" {
-		out = append(out, `,"mimeType":`...)
-		out = jsonstr.AppendString(out, ref.MIMEType)
-	}
-	out = append(out, `,"size":`...)
-	return fmt.Appendf(out, "%d}", ref.SizeBytes)
 }
 
 // linkDescription is the short description of an artifact's

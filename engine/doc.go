@@ -25,6 +25,9 @@ type Call struct {
 	// When set, a rewritten value in structuredContent keeps the type the
 	// schema gives it, and Options.SchemaValidator checks the result.
 	OutputSchema json.RawMessage
+	// View is what the call's client takes (its budget, native images);
+	// the zero value is the configured behaviour.
+	View View
 }
 
 // CarrierKind says where a payload sits in a result.

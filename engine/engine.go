@@ -345,6 +345,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 	res := &Result{Raw: raw}
 	var (
 		stored []storedOriginal
+		views  []blockRef
 		capped int
 		minted = map[string]bool{}
 	)
@@ -378,6 +379,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 			minted[a.ID] = true
 		}
 		stored = append(stored, out.stored...)
+		views = append(views, out.views...)
 		capped += out.capped
 		if st.log.IsDebug() {
 			st.log.Debug("step done", "rewrites", len(rws), "artifacts", len(out.artifacts), "bytes_in", len(d.Raw), "bytes_out", len(out.raw), "dur_ms", float64(time.Since(start).Microseconds())/1000)
@@ -397,10 +399,11 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 	if capped > 0 {
 		e.log.Warn("artifact cap reached; values past it stay inline", "server", c.Server, "tool", c.Tool, "max_artifacts_per_result", e.cfg.MaxArtifactsPerResult, "skipped", capped)
 	}
-	res.Raw = e.annotate(d, stored, capped)
+	res.Raw = e.annotate(d, notes{stored: stored, views: views, capped: capped})
 	if len(c.OutputSchema) > 0 && !sameBytes(res.Raw, raw) {
 		res.Raw = e.keepSchema(ctx, c, raw, res)
 	}
+	res.Raw = e.addKeptOut(d, raw, res, views)
 	return res, nil
 }
 

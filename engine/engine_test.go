@@ -224,8 +224,12 @@ func TestRewriteActions(t *testing.T) {
 				if blocks[0].Get("annotations.priority").Int() != 1 {
 					t.Error("annotations lost")
 				}
-				ref := gjson.Parse(blocks[0].Get("text").String()).Get("artifact")
-				if blocks[1].Get("uri").String() != "mcpx://artifacts/"+ref.Get("id").String() || ref.Get("mime_type").String() != "image/png" {
+				// The model reads the summary; the host finds the full ref in _meta.
+				ref := out.Get(`_meta.mcpx/artifacts.0.artifact`)
+				if !strings.Contains(blocks[0].Get("text").String(), ref.Get("uri").String()) || strings.Contains(blocks[0].Get("text").String(), "sha256") {
+					t.Errorf("text %s", blocks[0].Get("text").String())
+				}
+				if blocks[1].Get("uri").String() != "mcpx://artifacts/"+ref.Get("id").String() || ref.Get("mime_type").String() != "image/png" || len(ref.Get("sha256").String()) != 64 {
 					t.Errorf("link %s ref %s", blocks[1].Raw, ref.Raw)
 				}
 				if !bytes.Equal(stored[ref.Get("id").String()], pdf) {

@@ -83,6 +83,9 @@ type outcome struct {
 	stored []storedOriginal
 	// capped counts artifact rewrites skipped for MaxArtifactsPerResult.
 	capped int
+	// views are the content blocks stored in block form, whose full refs
+	// the result lists in _meta (annotate.go).
+	views []blockRef
 }
 
 // storedOriginal is a replaced or dropped value kept in the store.

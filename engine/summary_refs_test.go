@@ -126,7 +126,7 @@ func TestResourceLinkHasShortDescription(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := gjson.ParseBytes(res.Raw)
-	summary := gjson.Get(out.Get("content.0.text").String(), "summary").String()
+	summary := out.Get("content.0.text").String()
 	link := out.Get("content.1")
 	if link.Get("type").String() != "resource_link" || summary == "" {
 		t.Fatalf("result %s", res.Raw)

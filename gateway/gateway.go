@@ -100,6 +100,11 @@ type Options struct {
 	// retention's drop_on_session_end is set. It runs on the closing
 	// goroutine; keep it short. Defaults to nil.
 	OnSessionEnd func(sessionID string)
+	// Profiles are client profiles by the prefix of clientInfo.name they
+	// match (profiles.go); they add to and replace BuiltinProfiles. Each
+	// call's result is fitted to its client's profile: budget, images.
+	// Defaults to BuiltinProfiles only.
+	Profiles map[string]Profile
 }
 
 // Gateway is the MCP proxy. It is safe for concurrent use by any number of
@@ -113,6 +118,7 @@ type Gateway struct {
 	startWait time.Duration
 	stdioOwns bool                // Options.StdioReadsStore
 	onEnd     func(string)        // Options.OnSessionEnd
+	profiles  *profiles           // Options.Profiles over BuiltinProfiles
 	limits    Limits              // defaults applied
 	large     *semaphore.Weighted // bytes of large requests in flight
 	redact    *redact.Redactor
@@ -207,6 +213,11 @@ func New(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.limits = o.Limits.WithDefaults()
+	profs, err := newProfiles(o.Profiles)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.profiles = profs
 	g.first.init(o.WaitForClientCapabilities)
 	g.large = semaphore.NewWeighted(g.limits.LargeRequestBytes)
 	if g.log == nil {

@@ -269,8 +269,8 @@ func TestServeHTTP(t *testing.T) {
 		if !strings.HasPrefix(link, "mcpx://artifacts/") {
 			t.Fatalf("no artifact link: %s", res.Raw)
 		}
-		u := gjson.Get(res.Get("content.0.text").String(), "artifact.url").String()
-		if !strings.HasPrefix(u, strings.TrimSuffix(p.url, "/mcp")+"/artifacts/") || !strings.HasSuffix(gjson.Get(res.Get("content.0.text").String(), "summary").String(), " "+u) {
+		u := res.Get(`_meta.mcpx/artifacts.0.artifact.url`).String()
+		if !strings.HasPrefix(u, strings.TrimSuffix(p.url, "/mcp")+"/artifacts/") || !strings.HasSuffix(res.Get("content.0.text").String(), " "+u) {
 			t.Fatalf("no signed download URL in %s", res.Raw)
 		}
 		resp, err := http.Get(u)

@@ -40,6 +40,7 @@ type Session struct {
 	stateless  bool            // one 2026-07-28 HTTP request (era.go)
 	owner      bool            // the local user's stdio client (Options.StdioReadsStore)
 	clientCaps json.RawMessage // from initialize
+	client     string          // clientInfo.name from initialize
 	toClient   clientRequests  // server-to-client requests awaiting answers
 }
 
@@ -258,6 +259,9 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 	g := s.g
 	caps := json.RawMessage(gjson.GetBytes(params, "capabilities").Raw)
 	s.setClientCaps(caps)
+	s.mu.Lock()
+	s.client = gjson.GetBytes(params, "clientInfo.name").String()
+	s.mu.Unlock()
 	g.clientArrived(caps) // before waiting: the upstreams' initialize may wait for it
 	g.awaitStart(ctx)
 	pv := gjson.GetBytes(params, "protocolVersion").String()
@@ -331,7 +335,8 @@ func (s *Session) callTool(ctx context.Context, params json.RawMessage, related 
 	if err != nil {
 		return nil, fmt.Errorf("tools/call %q on %s: %w", name, r.up.name, err)
 	}
-	return s.transform(ctx, engine.Call{Server: r.up.name, Tool: r.tool, Arguments: args, Scope: scope, OutputSchema: r.output}, raw)
+	view := g.profiles.view(s.clientName(params))
+	return s.transform(ctx, engine.Call{Server: r.up.name, Tool: r.tool, Arguments: args, Scope: scope, OutputSchema: r.output, View: view}, raw)
 }
 
 // sameBytes reports whether a and b are the same slice of memory.

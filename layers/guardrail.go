@@ -36,9 +36,13 @@ func defaultGuardrail() GuardrailOptions {
 
 type guardrail struct{ o GuardrailOptions }
 
+// minObservationChars is the least budget the guardrail takes, from config
+// or from a client's view (engine.View.MaxObservationChars).
+const minObservationChars = 2000
+
 func newGuardrail(o GuardrailOptions) (*guardrail, error) {
-	if o.MaxObservationChars < 2000 {
-		return nil, fmt.Errorf("max_observation_chars must be at least 2000, got %d", o.MaxObservationChars)
+	if o.MaxObservationChars < minObservationChars {
+		return nil, fmt.Errorf("max_observation_chars must be at least %d, got %d", minObservationChars, o.MaxObservationChars)
 	}
 	if o.MaxFieldChars < 100 || o.MaxFieldChars > o.MaxObservationChars {
 		return nil, fmt.Errorf("max_field_chars must be between 100 and max_observation_chars, got %d", o.MaxFieldChars)
@@ -60,6 +64,14 @@ const markerChars = 220
 // out top-down (see clamp), so the cuts are disjoint and the JSON keeps its
 // shape.
 func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+	if v := d.Call.View.MaxObservationChars; v > 0 && v < l.o.MaxObservationChars {
+		// The client's budget is tighter than the configured one.
+		o := l.o
+		o.MaxObservationChars = max(v, minObservationChars)
+		o.MaxFieldChars = min(o.MaxFieldChars, o.MaxObservationChars/2)
+		o.AutoArtifactThreshold = min(o.AutoArtifactThreshold, o.MaxObservationChars)
+		l = &guardrail{o: o}
+	}
 	if len(d.Raw) <= l.o.MaxObservationChars {
 		return nil, nil
 	}

@@ -41,6 +41,12 @@ type Serve struct {
 	// the HTTP listener's timeouts (see gateway.Limits; "mcpx wrap" uses
 	// them too). Defaults to gateway.Limits' defaults.
 	Limits gateway.Limits `json:"limits,omitzero"`
+	// Profiles fit results to the client by the prefix of its
+	// clientInfo.name (case-insensitive, longest first): {"claude-code":
+	// {"max_tokens": 25000, "images": true}}. They add to and replace
+	// gateway.BuiltinProfiles; "default" applies to any other client.
+	// Defaults to the built-in profiles only.
+	Profiles map[string]gateway.Profile `json:"profiles,omitempty"`
 
 	// secrets are the values ${VAR} substitution took from the
 	// environment, by variable name.

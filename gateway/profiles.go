@@ -1,0 +1,139 @@
+package gateway
+
+// Client profiles: what a client's host does with a tool result (where it
+// cuts, whether its model looks at images), keyed by the clientInfo.name
+// it sends in initialize or, in a 2026-07-28 stateless request, in _meta.
+// The gateway passes the matching profile to the engine with each call
+// (engine.View).
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+// Profile is what a client takes. In config ("profiles" in serve), keyed
+// by a client name matched case-insensitively as a prefix of clientInfo.name
+// (the longest match wins; a config entry replaces a built-in one of the
+// same name, "default" applies to every client no other entry matches).
+type Profile struct {
+	// MaxChars is the most characters of a result the client's host
+	// keeps; the guardrail cuts to the smaller of it and its own budget.
+	// 0: no client limit (the guardrail's budget).
+	MaxChars int `json:"max_chars,omitempty"`
+	// MaxTokens is the host's cap in tokens; it counts as MaxTokens ×
+	// charsPerToken characters (3.5, engine.EstimateTokens' text ratio)
+	// when tighter than MaxChars. 0: none.
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// Images says the client's model looks at image content blocks: an
+	// image moved to the store is also sent as a downscaled image block
+	// (engine.ImageView's bounds). Defaults to false.
+	Images bool `json:"images,omitempty"`
+	// ImageView bounds the downscaled copy; zero fields take
+	// engine.ImageView's defaults (1568 px, 1 MiB, 50 MP originals).
+	ImageView engine.ImageView `json:"image_view,omitzero"`
+}
+
+// charsPerToken converts a token cap to characters (engine.EstimateTokens
+// counts 2 tokens per 7 characters of text).
+const charsPerToken = 3.5
+
+// BuiltinProfiles are the profiles of the clients mcpx knows, by the
+// prefix of clientInfo.name they match:
+//
+//	claude-code  25,000 tokens (Claude Code's cap on a tool result; it
+//	             reads image blocks natively and ignores resource_link)
+//	claude-ai    images (Claude Desktop and claude.ai)
+//	copilot      10,000 characters (GitHub Copilot CLI cuts at ~10 KB)
+//	github-copilot  the same
+//	goose        200,000 characters (Goose's cut; the guardrail's 50,000
+//	             default stays the ceiling)
+//
+// Budgets only lower the guardrail's configured budget, never raise it.
+var BuiltinProfiles = map[string]Profile{
+	"claude-code":    {MaxTokens: 25000, Images: true},
+	"claude-ai":      {Images: true},
+	"copilot":        {MaxChars: 10000},
+	"github-copilot": {MaxChars: 10000},
+	"goose":          {MaxChars: 200000},
+}
+
+// DefaultProfileName is the key of the profile that applies to a client no
+// other profile matches (and to one that sent no name).
+const DefaultProfileName = "default"
+
+// profiles matches client names to profiles.
+type profiles struct {
+	names []string // longest first
+	byKey map[string]Profile
+}
+
+// newProfiles merges the built-in profiles with the configured ones.
+func newProfiles(cfg map[string]Profile) (*profiles, error) {
+	p := &profiles{byKey: map[string]Profile{}}
+	for k, v := range BuiltinProfiles {
+		p.byKey[k] = v
+	}
+	for k, v := range cfg {
+		if k == "" || v.MaxChars < 0 || v.MaxTokens < 0 {
+			return nil, fmt.Errorf("profiles: %q: the name must not be empty and budgets not negative", k)
+		}
+		p.byKey[strings.ToLower(k)] = v
+	}
+	for k := range p.byKey {
+		p.names = append(p.names, k)
+	}
+	sort.Slice(p.names, func(i, j int) bool {
+		if len(p.names[i]) != len(p.names[j]) {
+			return len(p.names[i]) > len(p.names[j])
+		}
+		return p.names[i] < p.names[j]
+	})
+	return p, nil
+}
+
+// view returns the engine view of the client named client.
+func (p *profiles) view(client string) engine.View {
+	if p == nil {
+		return engine.View{}
+	}
+	c := strings.ToLower(strings.TrimSpace(client))
+	name := DefaultProfileName
+	if c != "" {
+		for _, n := range p.names {
+			if n != DefaultProfileName && strings.HasPrefix(c, n) {
+				name = n
+				break
+			}
+		}
+	}
+	pr, ok := p.byKey[name]
+	if !ok {
+		return engine.View{}
+	}
+	chars := pr.MaxChars
+	if t := int(float64(pr.MaxTokens) * charsPerToken); pr.MaxTokens > 0 && (chars == 0 || t < chars) {
+		chars = t
+	}
+	return engine.View{Profile: name, MaxObservationChars: chars, Images: pr.Images, ImageView: pr.ImageView}
+}
+
+// pathMetaClientName is where a stateless request names its client.
+var pathMetaClientName = metaPath(mcp.MetaKeyClientInfo) + ".name"
+
+// clientName is the name the session's client gave: in initialize, or in
+// this request's _meta (a stateless request, which has no initialize).
+func (s *Session) clientName(params []byte) string {
+	if n := gjson.GetBytes(params, pathMetaClientName); n.Type == gjson.String {
+		return n.String()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.client
+}

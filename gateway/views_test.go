@@ -1,0 +1,204 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store/memstore"
+)
+
+// screenshotPNG is a 2560x1600 PNG of about 2 MB, made once: a gradient
+// page with a band of noise (what compresses worst in a screenshot).
+var screenshotPNG = sync.OnceValue(func() []byte {
+	const w, h = 2560, 1600
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	var x uint32 = 2463534242
+	for y := range h {
+		for i := range w {
+			c := color.NRGBA{uint8(i * 255 / w), uint8(y * 255 / h), 200, 255}
+			if y >= 400 && y < 640 {
+				x ^= x << 13
+				x ^= x >> 17
+				x ^= x << 5
+				c = color.NRGBA{uint8(x), uint8(x >> 8), uint8(x >> 16), 255}
+			}
+			img.SetNRGBA(i, y, c)
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+})
+
+// playwrightUpstream answers as @playwright/mcp's browser_take_screenshot
+// does: a text block, then the screenshot as an image content block.
+type playwrightUpstream struct{}
+
+func (playwrightUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "no stream", http.StatusMethodNotAllowed)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	m := gjson.ParseBytes(body)
+	id := m.Get("id").Raw
+	if id == "" {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	var result string
+	switch m.Get("method").String() {
+	case "initialize":
+		result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"Playwright","version":"0.0.41"}}`
+	case "tools/list":
+		result = `{"tools":[{"name":"browser_take_screenshot","inputSchema":{"type":"object"}}]}`
+	case "tools/call":
+		result = `{"content":[{"type":"text","text":"### Result\nTook the viewport screenshot and saved it as /tmp/page.png"},` +
+			`{"type":"image","mimeType":"image/png","data":"` + base64.StdEncoding.EncodeToString(screenshotPNG()) + `"}]}`
+	default:
+		result = `{}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
+}
+
+// The Playwright case, image half: a client whose profile takes images
+// (claude-code) sees the screenshot as a downscaled native image block,
+// with the original stored byte-exact and named; a client that does not
+// sees the reference only. Both results say what they kept out.
+func TestScreenshotFittedToClient(t *testing.T) {
+	ts := httptest.NewServer(playwrightUpstream{})
+	t.Cleanup(ts.Close)
+	st := memstore.New(memstore.Config{})
+	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": {Type: TypeStreamableHTTP, URL: ts.URL}}, Engine: engine.Options{Store: st}})
+	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
+	orig := screenshotPNG()
+	t.Logf("screenshot: 2560x1600, %d bytes", len(orig))
+
+	open := func(name string) *client {
+		c := connectStateless(t, g)
+		res := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"`+name+`","version":"2.1.0"}}`)
+		if e := gjson.GetBytes(res, "error"); e.Exists() {
+			t.Fatalf("initialize: %s", e.Raw)
+		}
+		c.notify("notifications/initialized", "")
+		return c
+	}
+	storedOriginal := func(t *testing.T, res gjson.Result) {
+		t.Helper()
+		id := res.Get(`_meta.mcpx/artifacts.0.artifact.id`).String()
+		rc, _, err := st.Get(context.Background(), id, nil)
+		if err != nil {
+			t.Fatalf("the original %q: %v (%s)", id, err, res.Get("_meta").Raw)
+		}
+		got, _ := io.ReadAll(rc)
+		rc.Close()
+		if !bytes.Equal(got, orig) {
+			t.Fatalf("the stored original differs: %d bytes, want %d", len(got), len(orig))
+		}
+		text := res.Get(`content.#(type=="text")#.text`).String()
+		if !strings.Contains(text, "mcpx://artifacts/"+id) {
+			t.Errorf("the model's text does not name the artifact: %s", text)
+		}
+		if k := res.Get(`_meta.mcpx/kept_out`); k.Get("bytes").Int() <= 0 || k.Get("tokens").Int() <= 0 || k.Get("artifacts").Int() != 1 {
+			t.Errorf("kept_out %s", k.Raw)
+		}
+	}
+
+	t.Run("claude-code gets a downscaled image", func(t *testing.T) {
+		res := open("claude-code").result("tools/call", toolCall("browser_take_screenshot", `{}`))
+		blocks := res.Get("content").Array()
+		var img gjson.Result
+		for _, b := range blocks {
+			if b.Get("type").String() == "image" {
+				img = b
+			}
+		}
+		if !img.Exists() {
+			t.Fatalf("no image block: %.600s", res.Raw)
+		}
+		data, err := base64.StdEncoding.DecodeString(img.Get("data").String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > engine.DefaultImageMaxBytes {
+			t.Errorf("the copy is %d bytes, over %d", len(data), engine.DefaultImageMaxBytes)
+		}
+		dec, format, err := image.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("the copy does not decode: %v", err)
+		}
+		if b := dec.Bounds(); b.Dx() != 1568 || b.Dy() != 980 || "image/"+format != img.Get("mimeType").String() {
+			t.Errorf("copy %dx%d %s (mimeType %s), want 1568x980", b.Dx(), b.Dy(), format, img.Get("mimeType").String())
+		}
+		if v := res.Get(`_meta.mcpx/artifacts.0.view`); v.Get("width").Int() != 1568 || v.Get("original_width").Int() != 2560 {
+			t.Errorf("view %s", v.Raw)
+		}
+		storedOriginal(t, res)
+		t.Logf("claude-code: %d bytes of result, copy %s %d bytes, kept_out %s", len(res.Raw), format, len(data), res.Get(`_meta.mcpx/kept_out`).Raw)
+	})
+
+	t.Run("another client gets the reference", func(t *testing.T) {
+		res := open("some-agent").result("tools/call", toolCall("browser_take_screenshot", `{}`))
+		if n := len(res.Get(`content.#(type=="image")#`).Array()); n != 0 {
+			t.Fatalf("%d image blocks for a client that takes none", n)
+		}
+		storedOriginal(t, res)
+		t.Logf("some-agent: %d bytes of result, kept_out %s", len(res.Raw), res.Get(`_meta.mcpx/kept_out`).Raw)
+	})
+
+	t.Run("a stateless request names its client in _meta", func(t *testing.T) {
+		c := connectStateless(t, g)
+		raw := c.call("tools/call", statelessParams(toolCall("browser_take_screenshot", `{}`), `,"io.modelcontextprotocol/clientInfo":{"name":"Claude-Code","version":"2"}`))
+		res := gjson.GetBytes(raw, "result")
+		if n := len(res.Get(`content.#(type=="image")#`).Array()); n != 1 {
+			t.Fatalf("%d image blocks, want 1: %.400s", n, raw)
+		}
+	})
+}
+
+// Profiles match clientInfo.name case-insensitively by prefix, the
+// longest first; config replaces a built-in and sets "default".
+func TestProfilesMatch(t *testing.T) {
+	p, err := newProfiles(map[string]Profile{"goose": {MaxChars: 8000}, "default": {MaxChars: 30000}, "claude-code-ci": {MaxChars: 4000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		client, profile string
+		chars           int
+		images          bool
+	}{
+		{"claude-code", "claude-code", 87500, true},
+		{"Claude-Code-CI", "claude-code-ci", 4000, false},
+		{"goose", "goose", 8000, false},
+		{"GitHub-Copilot-CLI", "github-copilot", 10000, false},
+		{"copilot", "copilot", 10000, false},
+		{"", "default", 30000, false},
+		{"inspector", "default", 30000, false},
+	} {
+		v := p.view(c.client)
+		if v.Profile != c.profile || v.MaxObservationChars != c.chars || v.Images != c.images {
+			t.Errorf("%q: got %+v, want profile %s chars %d images %v", c.client, v, c.profile, c.chars, c.images)
+		}
+	}
+	if _, err := newProfiles(map[string]Profile{"x": {MaxChars: -1}}); err == nil {
+		t.Error("a negative budget was accepted")
+	}
+}
