@@ -100,6 +100,10 @@ type Options struct {
 	// retention's drop_on_session_end is set. It runs on the closing
 	// goroutine; keep it short. Defaults to nil.
 	OnSessionEnd func(sessionID string)
+	// ArtifactTools configure the artifacts_query and artifacts_search
+	// tools and resources/read of text artifacts (artifact_tools.go).
+	// The zero value means every default.
+	ArtifactTools ArtifactToolsOptions
 }
 
 // Gateway is the MCP proxy. It is safe for concurrent use by any number of
@@ -111,10 +115,11 @@ type Gateway struct {
 	linker    engine.Linker
 	version   string
 	startWait time.Duration
-	stdioOwns bool                // Options.StdioReadsStore
-	onEnd     func(string)        // Options.OnSessionEnd
-	limits    Limits              // defaults applied
-	large     *semaphore.Weighted // bytes of large requests in flight
+	stdioOwns bool                 // Options.StdioReadsStore
+	onEnd     func(string)         // Options.OnSessionEnd
+	artTools  ArtifactToolsOptions // Options.ArtifactTools, defaults applied
+	limits    Limits               // defaults applied
+	large     *semaphore.Weighted  // bytes of large requests in flight
 	redact    *redact.Redactor
 	quit      chan struct{} // closed by Close
 
@@ -207,6 +212,10 @@ func New(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.limits = o.Limits.WithDefaults()
+	if err := o.ArtifactTools.Validate(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.artTools = o.ArtifactTools.withDefaults()
 	g.first.init(o.WaitForClientCapabilities)
 	g.large = semaphore.NewWeighted(g.limits.LargeRequestBytes)
 	if g.log == nil {
@@ -479,7 +488,7 @@ func (g *Gateway) rebuildRoutes() {
 		}
 		def, err := sjson.SetBytes(append([]byte(nil), r.def...), "name", name)
 		if err != nil {
-			g.log.Warn("tool definition is not an object; skipped", "server", r.up.name, "tool", r.tool)
+			g.log.Warn("tool definition is not an object; skipped", "route", name, "tool", r.tool)
 			return
 		}
 		r.def = def
@@ -511,6 +520,10 @@ func (g *Gateway) rebuildRoutes() {
 				add(u.name+"_"+kind, &toolRoute{up: u, tool: kind, generated: kind, def: generatedTool(u.name, kind)})
 			}
 		}
+	}
+	// after the upstreams' tools: an upstream's tool of the same name keeps it
+	for _, a := range g.artifactToolRoutes() {
+		add(a.name, a.route)
 	}
 	g.routesMu.Lock()
 	g.routes, g.toolList = routes, list
