@@ -20,6 +20,10 @@ var _ store.Searcher = (*Store)(nil)
 // DefaultSearchLimit is how many hits Search returns when limit < 1.
 const DefaultSearchLimit = 10
 
+// DefaultSearchCandidates is how many matching lines Search ranks at most
+// (Config.SearchCandidates): the newest, in scope.
+const DefaultSearchCandidates = 5000
+
 // searchSnippetTokens is how many tokens a hit's snippet holds at most
 // (FTS5 allows 64): a line of an accessibility snapshot or a log fits.
 const searchSnippetTokens = 32
@@ -109,7 +113,8 @@ func (s *Store) indexParts(ctx context.Context, tx *sql.Tx, id string, parts []s
 
 // Search returns the best limit hits of query among the artifacts put
 // under a scope that scope contains, ranked by FTS5's bm25() (Score is its
-// negation: higher is better), each with a snippet() of its line.
+// negation: higher is better), each with a snippet() of its line. It ranks
+// the newest Config.SearchCandidates matching lines.
 func (s *Store) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
 	hits, err := s.search(ctx, scope, query, limit)
 	if err != nil {
@@ -134,37 +139,56 @@ func (s *Store) search(ctx context.Context, scope store.Scope, query string, lim
 		return nil, err
 	}
 	cond, args := scopeFilter(scope)
-	// Each hit carries the first of the artifact's scopes that scope
-	// contains, as List does; an artifact with none is no hit.
-	q := `SELECT ` + refColumns + `, ` + scopeColumns + `, p.place,
-			snippet(search_fts, 0, '', '', '…', ` + strconv.Itoa(searchSnippetTokens) + `), bm25(search_fts)
-		FROM search_fts
-		JOIN search_parts p ON p.id = search_fts.rowid
-		JOIN artifacts a ON a.seq = p.seq
-		JOIN scopes s ON s.seq = p.seq AND s.ord = (SELECT MIN(s.ord) FROM scopes s WHERE s.seq = p.seq` + cond + `)
-		WHERE search_fts MATCH ?
-		ORDER BY bm25(search_fts), p.id
-		LIMIT ?`
-	rows, err := db.QueryContext(ctx, q, append(args, searchq.FTS5(terms), limit)...)
+	match := searchq.FTS5(terms)
+	// First the best of the newest candidates in scope, by rank alone:
+	// bm25(), snippet() and the joins a ref needs cost per row, and a
+	// common word matches most lines (rowid order costs nothing in FTS5).
+	top, err := db.QueryContext(ctx, `SELECT id, r FROM (
+			SELECT f.rowid AS id, bm25(search_fts) AS r FROM search_fts f JOIN search_parts p ON p.id = f.rowid
+			WHERE search_fts MATCH ? AND EXISTS (SELECT 1 FROM scopes s WHERE s.seq = p.seq`+cond+`)
+			ORDER BY f.rowid DESC LIMIT ?)
+		ORDER BY r, id LIMIT ?`, append(append([]any{match}, args...), s.candidates, limit)...)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table") {
 			return nil, nil // a read-only index an earlier mcpx made: nothing indexed
 		}
 		return nil, s.queryErr(err)
 	}
-	defer rows.Close()
-	var hits []store.Hit
-	for rows.Next() {
-		var h store.Hit
+	var rowids []int64
+	var ranks []float64
+	for top.Next() {
+		var id int64
 		var rank float64
-		if _, h.Ref, err = scanRef(rows, &h.Place, &h.Snippet, &rank); err != nil {
+		if err := top.Scan(&id, &rank); err != nil {
+			top.Close()
 			return nil, s.queryErr(err)
 		}
-		h.Score = -rank
-		hits = append(hits, h)
+		rowids, ranks = append(rowids, id), append(ranks, rank)
 	}
-	if err := rows.Err(); err != nil {
+	top.Close()
+	if err := top.Err(); err != nil {
 		return nil, s.queryErr(err)
+	}
+	// Then each hit's ref (with the first of its scopes that scope
+	// contains, as List gives) and snippet.
+	q := `SELECT ` + refColumns + `, ` + scopeColumns + `, p.place,
+			snippet(search_fts, 0, '', '', '…', ` + strconv.Itoa(searchSnippetTokens) + `)
+		FROM search_fts
+		JOIN search_parts p ON p.id = search_fts.rowid
+		JOIN artifacts a ON a.seq = p.seq
+		JOIN scopes s ON s.seq = p.seq AND s.ord = (SELECT MIN(s.ord) FROM scopes s WHERE s.seq = p.seq` + cond + `)
+		WHERE search_fts MATCH ? AND search_fts.rowid = ?`
+	hits := make([]store.Hit, 0, len(rowids))
+	for i, id := range rowids {
+		h := store.Hit{Score: -ranks[i]}
+		_, h.Ref, err = scanRef(db.QueryRowContext(ctx, q, append(append(append([]any{}, args...), match), id)...), &h.Place, &h.Snippet)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, s.queryErr(err)
+		}
+		hits = append(hits, h)
 	}
 	return hits, nil
 }

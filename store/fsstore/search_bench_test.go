@@ -57,7 +57,7 @@ func BenchmarkSearch10k(b *testing.B) {
 		name, q string
 		scope   store.Scope
 	}{
-		{"rare_all", "e123457", store.Scope{}},         // one line in all
+		{"rare_all", "e123457", store.Scope{}},          // one line in all
 		{"phrase_all", `"submit order"`, store.Scope{}}, // ~1 in 900 lines
 		{"common_all", "alpha", store.Scope{}},          // ~1 in 15 lines
 		{"common_session", "alpha", store.Scope{SessionID: "s7"}},
