@@ -13,6 +13,7 @@ import (
 	"io"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -92,14 +93,31 @@ func (s *Session) mayRead(ctx context.Context, id string) bool {
 	return true
 }
 
-// readArtifact returns an artifact's exact bytes as a blob.
+// readArtifact returns an artifact's exact bytes: a text artifact (see
+// textMIME) that is valid UTF-8 as "text", up to
+// ArtifactToolsOptions.MaxResourceTextBytes (past it the first bytes, cut
+// at a line end, and _meta "mcpx/cut" saying how to read the rest);
+// anything else as a base64 "blob".
 func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMessage, error) {
 	if !s.mayRead(ctx, id) {
 		// Another principal's artifact reads as unknown: whether an id
 		// exists is not for this client to learn.
 		return nil, fmt.Errorf("resources/read %s: %w", uri, ErrUnknownResource)
 	}
-	rc, ref, err := s.g.st.Get(ctx, id, nil)
+	ref, err := s.g.st.Stat(ctx, id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, ErrUnknownResource, err)
+		}
+		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
+	}
+	limit := s.g.artTools.MaxResourceTextBytes
+	text := textMIME(ref.MIMEType)
+	var rng *store.Range
+	if text && ref.SizeBytes > limit {
+		rng = &store.Range{Offset: 0, Length: limit}
+	}
+	rc, ref, err := s.g.st.Get(ctx, id, rng)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, ErrUnknownResource, err)
@@ -108,7 +126,7 @@ func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 	}
 	defer rc.Close()
 	var buf bytes.Buffer
-	buf.Grow(int(ref.SizeBytes))
+	buf.Grow(int(min(ref.SizeBytes, limit+1)))
 	if _, err := io.Copy(&buf, rc); err != nil {
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}
@@ -116,20 +134,92 @@ func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 	if mime == "" {
 		mime = "application/octet-stream"
 	}
-	enc := make([]byte, base64.StdEncoding.EncodedLen(buf.Len()))
-	base64.StdEncoding.Encode(enc, buf.Bytes())
-	out := make([]byte, 0, len(enc)+256)
+	data := buf.Bytes()
+	cut := ""
+	if rng != nil {
+		data = cutText(data)
+		cut = fmt.Sprintf("the first %d of %d bytes (over the %d-byte text limit of resources/read): read the rest with the %s tool (\"id\": %q, \"bytes\": \"%d-%d\", or lines or grep), or download it from the ref's url", len(data), ref.SizeBytes, limit, s.g.artTools.QueryName, id, len(data), ref.SizeBytes)
+	}
+	text = text && utf8.Valid(data)
+	refJSON, _ := json.Marshal(s.g.link(engine.RefFromStore(ref)))
+	out := make([]byte, 0, len(data)*4/3+512)
 	out = append(out, `{"contents":[{"uri":`...)
 	out, _ = appendJSON(out, uri)
 	out = append(out, `,"mimeType":`...)
 	out, _ = appendJSON(out, mime)
-	out = append(out, `,"blob":"`...)
-	out = append(out, enc...)
-	out = append(out, `","_meta":{"`+ArtifactMetaKey+`":`...)
-	refJSON, _ := json.Marshal(s.g.link(engine.RefFromStore(ref)))
+	if text {
+		out = append(out, `,"text":`...)
+		out, _ = appendJSON(out, string(data))
+	} else {
+		if rng != nil {
+			// not UTF-8 after all: the whole bytes, as a blob
+			return s.readArtifactBlob(ctx, uri, id)
+		}
+		enc := make([]byte, base64.StdEncoding.EncodedLen(len(data)))
+		base64.StdEncoding.Encode(enc, data)
+		out = append(out, `,"blob":"`...)
+		out = append(out, enc...)
+		out = append(out, '"')
+	}
+	out = append(out, `,"_meta":{"`+ArtifactMetaKey+`":`...)
 	out = append(out, refJSON...)
+	if cut != "" {
+		out = append(out, `,"mcpx/cut":`...)
+		out, _ = appendJSON(out, cut)
+	}
 	out = append(out, "}}]}"...)
 	return out, nil
+}
+
+// readArtifactBlob returns an artifact's bytes as a base64 blob, whatever
+// their type.
+func (s *Session) readArtifactBlob(ctx context.Context, uri, id string) (json.RawMessage, error) {
+	rc, ref, err := s.g.st.Get(ctx, id, nil)
+	if err != nil {
+		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
+	}
+	defer rc.Close()
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, rc); err != nil {
+		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
+	}
+	refJSON, _ := json.Marshal(s.g.link(engine.RefFromStore(ref)))
+	return json.Marshal(map[string]any{"contents": []any{map[string]any{
+		"uri": uri, "mimeType": ref.MIMEType, "blob": base64.StdEncoding.EncodeToString(buf.Bytes()),
+		"_meta": map[string]json.RawMessage{ArtifactMetaKey: refJSON},
+	}}})
+}
+
+// textMIME reports whether an artifact of this MIME type reads as text:
+// text/*, JSON, XML, YAML, JavaScript and their +json/+xml/+yaml kinds.
+func textMIME(mime string) bool {
+	m, _, _ := strings.Cut(strings.ToLower(mime), ";")
+	m = strings.TrimSpace(m)
+	switch {
+	case strings.HasPrefix(m, "text/"):
+		return true
+	case strings.HasSuffix(m, "+json"), strings.HasSuffix(m, "+xml"), strings.HasSuffix(m, "+yaml"):
+		return true
+	}
+	switch m {
+	case "application/json", "application/x-ndjson", "application/jsonl", "application/xml", "application/yaml", "application/x-yaml", "application/javascript", "application/toml":
+		return true
+	}
+	return false
+}
+
+// cutText returns data cut at its last line end, else at its last whole
+// UTF-8 character.
+func cutText(data []byte) []byte {
+	if i := bytes.LastIndexByte(data, '\n'); i >= len(data)/2 {
+		return data[:i+1]
+	}
+	for i := len(data); i > 0 && i > len(data)-utf8.UTFMax; i-- {
+		if utf8.Valid(data[:i]) {
+			return data[:i]
+		}
+	}
+	return data
 }
 
 func appendJSON(b []byte, v any) ([]byte, error) {

@@ -299,6 +299,12 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 		"serverInfo":   map[string]any{"name": "mcpx", "title": "mcpx gateway", "version": g.version},
 	}
 	text := "mcpx stores binary and oversized tool output as artifacts: results then hold {\"artifact\": {...}, \"summary\": \"...\"} and a resource_link whose URI (mcpx://artifacts/ followed by the id) resources/read reads"
+	if o := g.artTools; !o.Disabled {
+		text += fmt.Sprintf("; %s reads part of one (lines, grep, a JSON path, jq, a PDF page, an archive entry)", o.QueryName)
+		if _, ok := g.st.(store.Searcher); ok {
+			text += fmt.Sprintf(" and %s finds lines in all of them", o.SearchName)
+		}
+	}
 	if len(instructions) > 0 {
 		text = joinLines(instructions) + "\n\n" + text
 	}

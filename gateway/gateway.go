@@ -105,6 +105,10 @@ type Options struct {
 	// call's result is fitted to its client's profile: budget, images.
 	// Defaults to BuiltinProfiles only.
 	Profiles map[string]Profile
+	// ArtifactTools configure the artifacts_query and artifacts_search
+	// tools and resources/read of text artifacts (artifact_tools.go).
+	// The zero value means every default.
+	ArtifactTools ArtifactToolsOptions
 }
 
 // Gateway is the MCP proxy. It is safe for concurrent use by any number of
@@ -116,11 +120,12 @@ type Gateway struct {
 	linker    engine.Linker
 	version   string
 	startWait time.Duration
-	stdioOwns bool                // Options.StdioReadsStore
-	onEnd     func(string)        // Options.OnSessionEnd
-	profiles  *profiles           // Options.Profiles over BuiltinProfiles
-	limits    Limits              // defaults applied
-	large     *semaphore.Weighted // bytes of large requests in flight
+	stdioOwns bool                 // Options.StdioReadsStore
+	onEnd     func(string)         // Options.OnSessionEnd
+	profiles  *profiles            // Options.Profiles over BuiltinProfiles
+	artTools  ArtifactToolsOptions // Options.ArtifactTools, defaults applied
+	limits    Limits               // defaults applied
+	large     *semaphore.Weighted  // bytes of large requests in flight
 	redact    *redact.Redactor
 	quit      chan struct{} // closed by Close
 
@@ -218,6 +223,10 @@ func New(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.profiles = profs
+	if err := o.ArtifactTools.Validate(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.artTools = o.ArtifactTools.withDefaults()
 	g.first.init(o.WaitForClientCapabilities)
 	g.large = semaphore.NewWeighted(g.limits.LargeRequestBytes)
 	if g.log == nil {
@@ -490,7 +499,7 @@ func (g *Gateway) rebuildRoutes() {
 		}
 		def, err := sjson.SetBytes(append([]byte(nil), r.def...), "name", name)
 		if err != nil {
-			g.log.Warn("tool definition is not an object; skipped", "server", r.up.name, "tool", r.tool)
+			g.log.Warn("tool definition is not an object; skipped", "route", name, "tool", r.tool)
 			return
 		}
 		r.def = def
@@ -522,6 +531,10 @@ func (g *Gateway) rebuildRoutes() {
 				add(u.name+"_"+kind, &toolRoute{up: u, tool: kind, generated: kind, def: generatedTool(u.name, kind)})
 			}
 		}
+	}
+	// after the upstreams' tools: an upstream's tool of the same name keeps it
+	for _, a := range g.artifactToolRoutes() {
+		add(a.name, a.route)
 	}
 	g.routesMu.Lock()
 	g.routes, g.toolList = routes, list

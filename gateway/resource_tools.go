@@ -17,6 +17,9 @@ import (
 
 // generated runs a generated resource tool for the model.
 func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
+	if r.up == nil {
+		return s.artifactTool(ctx, r, args)
+	}
 	u := r.up
 	call := engine.Call{Server: u.name, Tool: r.generated, Arguments: args, Scope: scope}
 	switch r.generated {

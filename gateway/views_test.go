@@ -46,11 +46,11 @@ var screenshotPNG = sync.OnceValue(func() []byte {
 	return b.Bytes()
 })
 
-// playwrightUpstream answers as @playwright/mcp's browser_take_screenshot
+// screenshotUpstream answers as @playwright/mcp's browser_take_screenshot
 // does: a text block, then the screenshot as an image content block.
-type playwrightUpstream struct{}
+type screenshotUpstream struct{}
 
-func (playwrightUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (screenshotUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "no stream", http.StatusMethodNotAllowed)
 		return
@@ -83,7 +83,7 @@ func (playwrightUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // with the original stored byte-exact and named; a client that does not
 // sees the reference only. Both results say what they kept out.
 func TestScreenshotFittedToClient(t *testing.T) {
-	ts := httptest.NewServer(playwrightUpstream{})
+	ts := httptest.NewServer(screenshotUpstream{})
 	t.Cleanup(ts.Close)
 	st := memstore.New(memstore.Config{})
 	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": {Type: TypeStreamableHTTP, URL: ts.URL}}, Engine: engine.Options{Store: st}})

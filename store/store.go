@@ -11,6 +11,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"time"
@@ -147,3 +148,39 @@ const (
 type OrderedLister interface {
 	ListOrder(ctx context.Context, scope Scope, cursor string, order Order) (refs []Ref, next string, err error)
 }
+
+// TextPart is searchable text of an artifact and where it is in it:
+// "page 3", "line 120", "entry docs/a.txt".
+type TextPart struct{ Place, Text string }
+
+// Annotator keeps what an artifact's content says: its summary, returned in
+// Ref.Content by Stat/List/Get, and text parts a Searcher indexes.
+type Annotator interface {
+	Annotate(ctx context.Context, id string, content json.RawMessage, parts []TextPart) error
+}
+
+// Hit is one place in an artifact that matches a search: the artifact's
+// ref (with the first of its scopes the search's scope contains), where
+// in it the match is (a TextPart's place, narrowed to a line), a short
+// excerpt around the match, and its rank (higher is better).
+type Hit struct {
+	Ref     Ref
+	Place   string
+	Snippet string
+	Score   float64
+}
+
+// Searcher is implemented by stores that index the text parts an
+// Annotator was given (fsstore: SQLite FTS5; memstore: a term-frequency
+// scorer).
+type Searcher interface {
+	// Search returns up to limit hits, best first, among the artifacts
+	// put under a scope that scope contains (as List filters). query is
+	// words (each must occur, in any order) and "quoted phrases"; every
+	// other character is taken literally, so no input is a syntax error.
+	// A query with no words is ErrBadQuery.
+	Search(ctx context.Context, scope Scope, query string, limit int) ([]Hit, error)
+}
+
+// ErrBadQuery is returned by Search for a query with nothing to search for.
+var ErrBadQuery = errors.New("store: search query has no words")

@@ -23,7 +23,7 @@ import (
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
-const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm|gc|fsck> [flags] [arguments]
+const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm|gc|fsck|search> [flags] [arguments]
 
 Artifacts lists, reads and deletes what "mcpx transform" stored.
 
@@ -33,6 +33,7 @@ Commands:
   rm     delete artifacts
   gc     remove what the retention policy (store.retention) says must go
   fsck   check the store for damage, and repair it
+  search find lines in the stored text, best first
 
 Run "mcpx artifacts <command> --help" for its flags and an example.
 `
@@ -54,6 +55,8 @@ func runArtifacts(args []string, stdout, stderr io.Writer) int {
 		return runArtifactsFsck(args[1:], stdout, stderr)
 	case "gc":
 		return runArtifactsGc(args[1:], stdout, stderr)
+	case "search":
+		return runArtifactsSearch(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, artifactsUsage)
 		return exitOK

@@ -135,7 +135,7 @@ func checkServe(c command, cfg config.File, listen string, o common, stdout, std
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: engine.Options{Store: st, Config: cfg.Pipeline}, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, Secrets: cfg.Secrets()})
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: engine.Options{Store: st, Config: cfg.Pipeline}, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets()})
 	if err != nil {
 		return fail(stderr, c, err)
 	}
@@ -218,7 +218,7 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	}
 	// Clients will connect: each upstream is told what the first of them
 	// can do, so it offers what it would offer that client directly.
-	gwo := gateway.Options{Servers: cfg.MCPServers, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: true}
+	gwo := gateway.Options{Servers: cfg.MCPServers, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: true}
 	policy := gatewayRetention(cfg)
 	rlog := log.Named("retention")
 	applyRetention(policy, st, &eo, &gwo, rlog)

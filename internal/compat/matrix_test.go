@@ -454,9 +454,13 @@ func sameTools(direct, via map[string]json.RawMessage, defs bool) error {
 	return nil
 }
 
-// generatedTool reports whether name is one of the tools mcpx adds for a
-// server with resources ({server}_resources_list and the like).
+// generatedTool reports whether name is one of the tools mcpx adds: for a
+// server with resources ({server}_resources_list and the like), and the
+// artifact tools (artifacts_query, artifacts_search).
 func generatedTool(name string) bool {
+	if name == "artifacts_query" || name == "artifacts_search" {
+		return true
+	}
 	for _, suffix := range []string{"_resources_list", "_resources_read", "_resources_templates_list"} {
 		if strings.HasSuffix(name, suffix) {
 			return true

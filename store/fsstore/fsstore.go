@@ -195,11 +195,16 @@ type Config struct {
 	// nothing in the folder is created or changed, and Put and Delete
 	// return ErrReadOnly. Defaults to false.
 	ReadOnly bool
+	// SearchCandidates bounds the matching lines Search ranks: the
+	// newest this many in scope (ranking costs per line, and a common
+	// word matches most). Defaults to DefaultSearchCandidates.
+	SearchCandidates int
 }
 
 // Store is an artifact store on a folder. It is safe for concurrent use, by
 // goroutines and by other processes that open the same folder.
 type Store struct {
+	candidates                  int // Config.SearchCandidates, default applied
 	dir, indexPath, journalPath string
 	pageSize, idPrefixLen       int
 	busyTimeout                 time.Duration
@@ -288,6 +293,10 @@ func newStore(dir string, cfg Config) (*Store, error) {
 		busyTimeout: cfg.BusyTimeout,
 		log:         cfg.Logger,
 		readOnly:    cfg.ReadOnly,
+		candidates:  cfg.SearchCandidates,
+	}
+	if s.candidates < 1 {
+		s.candidates = DefaultSearchCandidates
 	}
 	if s.pageSize < 1 {
 		s.pageSize = DefaultPageSize

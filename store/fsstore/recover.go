@@ -257,6 +257,9 @@ func (s *Store) openIndexRW(ctx context.Context) (*sql.DB, error) {
 	default:
 		err = s.finishAdoption(ctx, db)
 	}
+	if err == nil {
+		err = s.ensureSearchSchema(ctx, db)
+	}
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -54,6 +54,8 @@ type Store struct {
 	// access holds when each id was last read or put again (Unix ns);
 	// an id missing here was last used when created.
 	access map[string]int64
+	// lines holds, per id, the lines Annotate indexed for Search.
+	lines map[string][]line
 }
 
 // naming is what a put called its bytes.
@@ -260,6 +262,7 @@ func (s *Store) Close(context.Context) error {
 	s.blobs = nil
 	s.names = nil
 	s.access = nil
+	s.lines = nil
 	return nil
 }
 

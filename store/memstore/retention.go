@@ -193,6 +193,7 @@ func (s *Store) remove(id string) {
 	}
 	delete(s.names, id)
 	delete(s.access, id)
+	delete(s.lines, id)
 }
 
 // checkQuota is fsstore's checkQuota over the catalog. The caller holds

@@ -47,6 +47,13 @@ type Serve struct {
 	// gateway.BuiltinProfiles; "default" applies to any other client.
 	// Defaults to the built-in profiles only.
 	Profiles map[string]gateway.Profile `json:"profiles,omitempty"`
+	// ArtifactTools configure the artifacts_query and artifacts_search
+	// tools (names, answer budget, query time and memory caps, search
+	// hits) and the text limit of resources/read of a text artifact
+	// ("mcpx wrap" uses them too). See gateway.ArtifactToolsOptions.
+	// Defaults to its defaults: both tools offered, 10,000 characters an
+	// answer, 1 MiB of text a resources/read.
+	ArtifactTools gateway.ArtifactToolsOptions `json:"artifact_tools,omitzero"`
 
 	// secrets are the values ${VAR} substitution took from the
 	// environment, by variable name.

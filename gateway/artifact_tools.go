@@ -1,0 +1,478 @@
+package gateway
+
+// The artifact tools: artifacts_query reads part of one artifact the
+// caller may read (lines, bytes, grep, a JSON path, jq, a PDF page, an
+// archive entry) and artifacts_search ranks the lines of every such
+// artifact (store.Searcher), each answer within a character budget. They
+// are listed beside the upstreams' tools in both protocol revisions and
+// scoped as artifact resources are (era.go): another principal's artifact
+// is "not found".
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/query"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// Defaults of ArtifactToolsOptions.
+const (
+	DefaultQueryToolName        = "artifacts_query"
+	DefaultSearchToolName       = "artifacts_search"
+	DefaultArtifactAnswerChars  = 10000
+	DefaultArtifactQueryTimeout = 5 * time.Second
+	DefaultArtifactQueryMemory  = 256 << 20
+	DefaultSearchHits           = 10
+	DefaultMaxSearchHits        = 50
+	DefaultMaxResourceTextBytes = 1 << 20
+)
+
+// ArtifactToolsOptions configure the artifact tools and how resources/read
+// returns a text artifact (config: serve.artifact_tools). The zero value
+// means every default.
+type ArtifactToolsOptions struct {
+	// Disabled leaves artifacts_query and artifacts_search out of
+	// tools/list. Defaults to false: both are offered (search only when
+	// the store is a store.Searcher, as the fsstore and memstore are).
+	Disabled bool `json:"disabled,omitempty"`
+	// QueryName is the query tool's name. Defaults to
+	// DefaultQueryToolName ("artifacts_query").
+	QueryName string `json:"query_name,omitempty"`
+	// SearchName is the search tool's name. Defaults to
+	// DefaultSearchToolName ("artifacts_search").
+	SearchName string `json:"search_name,omitempty"`
+	// MaxChars caps the text of one answer of either tool (a call's
+	// max_chars may only lower it); what is cut is named with how to ask
+	// for the rest. It is also the tool definitions' _meta
+	// "anthropic/maxResultSizeChars". Defaults to
+	// DefaultArtifactAnswerChars (10,000).
+	MaxChars int `json:"max_chars,omitempty"`
+	// Timeout bounds one query (a jq program that loops stops here).
+	// Defaults to DefaultArtifactQueryTimeout (5 s).
+	Timeout Duration `json:"timeout,omitempty"`
+	// MaxMemory bounds what one query may allocate (jq). Defaults to
+	// DefaultArtifactQueryMemory (256 MiB).
+	MaxMemory int64 `json:"max_memory,omitempty"`
+	// MaxSearchHits caps a search's "limit". Defaults to
+	// DefaultMaxSearchHits (50); a search without one returns
+	// DefaultSearchHits (10).
+	MaxSearchHits int `json:"max_search_hits,omitempty"`
+	// MaxResourceTextBytes caps the text a resources/read of a text
+	// artifact returns (text/*, JSON, XML, YAML that is valid UTF-8: as
+	// "text", never a base64 "blob"). A larger one returns its first
+	// bytes (cut at a line end, else a character) and says in the
+	// content's _meta "mcpx/cut" how to read the rest. Defaults to
+	// DefaultMaxResourceTextBytes (1 MiB).
+	MaxResourceTextBytes int64 `json:"max_resource_text_bytes,omitempty"`
+}
+
+// withDefaults fills what is unset.
+func (o ArtifactToolsOptions) withDefaults() ArtifactToolsOptions {
+	if o.QueryName == "" {
+		o.QueryName = DefaultQueryToolName
+	}
+	if o.SearchName == "" {
+		o.SearchName = DefaultSearchToolName
+	}
+	if o.MaxChars <= 0 {
+		o.MaxChars = DefaultArtifactAnswerChars
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = Duration(DefaultArtifactQueryTimeout)
+	}
+	if o.MaxMemory <= 0 {
+		o.MaxMemory = DefaultArtifactQueryMemory
+	}
+	if o.MaxSearchHits <= 0 {
+		o.MaxSearchHits = DefaultMaxSearchHits
+	}
+	if o.MaxResourceTextBytes <= 0 {
+		o.MaxResourceTextBytes = DefaultMaxResourceTextBytes
+	}
+	return o
+}
+
+// Validate checks the options.
+func (o ArtifactToolsOptions) Validate() error {
+	for _, n := range []string{o.QueryName, o.SearchName} {
+		if n != "" && !validToolName(n) {
+			return fmt.Errorf("artifact_tools: tool name %q: want 1-64 of A-Z a-z 0-9 _ - .", n)
+		}
+	}
+	if o.QueryName != "" && o.QueryName == o.SearchName {
+		return fmt.Errorf("artifact_tools: query_name and search_name are both %q", o.QueryName)
+	}
+	if o.MaxChars < 0 || o.Timeout < 0 || o.MaxMemory < 0 || o.MaxSearchHits < 0 || o.MaxResourceTextBytes < 0 {
+		return errors.New("artifact_tools: limits must not be negative")
+	}
+	return nil
+}
+
+// validToolName reports whether n is a tool name MCP clients accept.
+func validToolName(n string) bool {
+	if n == "" || len(n) > 64 {
+		return false
+	}
+	for _, r := range n {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// Artifact tool kinds (toolRoute.generated of a route with no upstream).
+const (
+	genArtifactsQuery  = "artifacts_query"
+	genArtifactsSearch = "artifacts_search"
+)
+
+// namedRoute is a route and the name it is offered under.
+type namedRoute struct {
+	name  string
+	route *toolRoute
+}
+
+// artifactToolRoutes returns the artifact tools' routes (none when
+// disabled; no search when the store cannot search).
+func (g *Gateway) artifactToolRoutes() []namedRoute {
+	o := g.artTools
+	if o.Disabled {
+		return nil
+	}
+	out := []namedRoute{{o.QueryName, &toolRoute{tool: genArtifactsQuery, generated: genArtifactsQuery, def: g.artifactToolDef(genArtifactsQuery)}}}
+	if _, ok := g.st.(store.Searcher); ok {
+		out = append(out, namedRoute{o.SearchName, &toolRoute{tool: genArtifactsSearch, generated: genArtifactsSearch, def: g.artifactToolDef(genArtifactsSearch)}})
+	}
+	return out
+}
+
+const querySchema = `{"type":"object","properties":{
+"id":{"type":"string","description":"the artifact's id, or its mcpx://artifacts/{id} URI"},
+"lines":{"type":"string","description":"line range A-B (1-based, inclusive), or one line A"},
+"bytes":{"type":"string","description":"byte range A-B (0-based, B excluded)"},
+"grep":{"type":"string","description":"a regular expression (RE2); returns matching lines with their numbers"},
+"context":{"type":"integer","minimum":0,"description":"with grep: lines shown around each match"},
+"json":{"type":"string","description":"a JSON path (gjson syntax, e.g. items.0.name or items.#.id)"},
+"jq":{"type":"string","description":"a jq program run on a JSON artifact"},
+"page":{"type":"integer","minimum":1,"description":"a PDF page's text"},
+"entry":{"type":"string","description":"an archive member by name: text inline, else stored as its own artifact"},
+"max_chars":{"type":"integer","minimum":1,"description":"answer at most this many characters"}},
+"required":["id"],"additionalProperties":false}`
+
+const searchSchema = `{"type":"object","properties":{
+"query":{"type":"string","description":"words that must all occur on one line, in any order; \"quoted words\" must occur together"},
+"limit":{"type":"integer","minimum":1,"description":"hits to return, best first"}},
+"required":["query"],"additionalProperties":false}`
+
+// artifactToolDef is the definition of an artifact tool.
+func (g *Gateway) artifactToolDef(kind string) json.RawMessage {
+	o := g.artTools
+	var desc, schema string
+	switch kind {
+	case genArtifactsQuery:
+		desc = fmt.Sprintf("Read part of a stored artifact (a tool result mcpx kept out of the context): give its id and exactly one of lines, bytes, grep (with context), json, jq, page or entry. Answers hold at most %d characters and say what was cut and how to ask for the rest.", o.MaxChars)
+		schema = querySchema
+	case genArtifactsSearch:
+		desc = fmt.Sprintf("Search the text of your stored artifacts (large tool results, PDF pages, archive members): returns the best lines, each with its artifact id, place (line, page, entry) and the line itself. Read around a hit with %s.", o.QueryName)
+		schema = searchSchema
+	}
+	b := []byte(`{"name":""}`)
+	b, _ = sjson.SetBytes(b, "description", desc)
+	b, _ = sjson.SetRawBytes(b, "inputSchema", compactJSON(schema))
+	b, _ = sjson.SetRawBytes(b, "annotations", []byte(`{"readOnlyHint":true,"openWorldHint":false}`))
+	b, _ = sjson.SetBytes(b, `_meta.anthropic/maxResultSizeChars`, o.MaxChars)
+	return b
+}
+
+func compactJSON(s string) []byte {
+	var m json.RawMessage
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		panic(err)
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// artifactTool runs an artifact tool for the model.
+func (s *Session) artifactTool(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
+	if len(args) > 0 && !gjson.ValidBytes(args) || len(args) > 0 && !gjson.ParseBytes(args).IsObject() {
+		return toolError("arguments must be a JSON object"), nil
+	}
+	switch r.generated {
+	case genArtifactsQuery:
+		return s.queryArtifact(ctx, args)
+	case genArtifactsSearch:
+		return s.searchArtifacts(ctx, args)
+	}
+	return nil, fmt.Errorf("%w: artifact tool %q", ErrUnknownTool, r.generated)
+}
+
+// maxChars is the budget of one answer: the configured cap, or the call's
+// max_chars when lower.
+func (s *Session) maxChars(args json.RawMessage) int {
+	n := s.g.artTools.MaxChars
+	if m := gjson.GetBytes(args, "max_chars").Int(); m > 0 && int(m) < n {
+		n = int(m)
+	}
+	return n
+}
+
+// queryArtifact answers artifacts_query.
+func (s *Session) queryArtifact(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	o := s.g.artTools
+	id := gjson.GetBytes(args, "id").String()
+	if u, ok := artifactID(id); ok {
+		id = u
+	} else if strings.HasPrefix(id, engine.URIScheme) {
+		id = ""
+	}
+	if id == "" {
+		return toolError(`"id" is required: an artifact id or its mcpx://artifacts/{id} URI`), nil
+	}
+	req, err := queryRequest(args)
+	if err != nil {
+		return toolError(err.Error()), nil
+	}
+	notFound := toolError(fmt.Sprintf("artifact %s not found: use an id from a result of this client, or %s to find one", id, o.SearchName))
+	if !store.ValidID(id) || !s.mayRead(ctx, id) {
+		return notFound, nil
+	}
+	ref, err := s.g.st.Stat(ctx, id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound, nil
+		}
+		return toolError(fmt.Sprintf("cannot read artifact %s: %v", id, err)), nil
+	}
+	budget := s.maxChars(args)
+	qctx, cancel := context.WithTimeout(ctx, time.Duration(o.Timeout))
+	defer cancel()
+	ans, err := query.Run(qctx, s.g.st, ref, req, query.Budget{MaxChars: budget, Timeout: time.Duration(o.Timeout), MaxMemory: o.MaxMemory})
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound, nil
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("%w: stopped after %s", query.ErrBudget, time.Duration(o.Timeout))
+		}
+		return toolError(fmt.Sprintf("artifacts query on %s failed: %v", id, err)), nil
+	}
+	if ans.Stored != nil {
+		s.addArtifact(ans.Stored.ID)
+	}
+	text := ans.Text
+	var trailer []string
+	if ans.Stored != nil {
+		trailer = append(trailer, fmt.Sprintf("[stored as artifact %s (%s, %d bytes): %s%s]", ans.Stored.ID, ans.Stored.MIMEType, ans.Stored.SizeBytes, engine.URIScheme, ans.Stored.ID))
+	}
+	if ans.Cut != "" {
+		trailer = append(trailer, "[cut: "+ans.Cut+"]")
+	}
+	text = fitText(text, strings.Join(trailer, "\n"), budget)
+	return toolText(text, nil), nil
+}
+
+// fitText joins text and trailer within budget characters, cutting text
+// (at a line end when one is near) and saying so.
+func fitText(text, trailer string, budget int) string {
+	join := func(t, tr string) string {
+		if tr == "" {
+			return t
+		}
+		if t != "" && !strings.HasSuffix(t, "\n") {
+			t += "\n"
+		}
+		return t + tr
+	}
+	out := join(text, trailer)
+	if utf8.RuneCountInString(out) <= budget {
+		return out
+	}
+	total := utf8.RuneCountInString(text)
+	// the note's own length, with room for the numbers' digits
+	room := max(0, budget-utf8.RuneCountInString(trailer)-80)
+	cut := string([]rune(text)[:min(room, total)])
+	if i := strings.LastIndexByte(cut, '\n'); i > len(cut)/2 {
+		cut = cut[:i+1]
+	}
+	note := fmt.Sprintf("[cut at %d characters of %d: ask for a narrower range or grep]", utf8.RuneCountInString(cut), total)
+	return join(join(cut, note), trailer)
+}
+
+// queryRequest reads the query mode from args: exactly one.
+func queryRequest(args json.RawMessage) (query.Request, error) {
+	var req query.Request
+	var modes []string
+	a := gjson.ParseBytes(args)
+	if v := a.Get("lines"); v.Exists() {
+		r, err := parseRange(v, true)
+		if err != nil {
+			return req, fmt.Errorf("lines: %w", err)
+		}
+		req.Lines, modes = &r, append(modes, "lines")
+	}
+	if v := a.Get("bytes"); v.Exists() {
+		r, err := parseRange(v, false)
+		if err != nil {
+			return req, fmt.Errorf("bytes: %w", err)
+		}
+		req.Bytes, modes = &r, append(modes, "bytes")
+	}
+	if v := a.Get("grep"); v.Exists() {
+		req.Grep, modes = v.String(), append(modes, "grep")
+		if req.Grep == "" {
+			return req, errors.New("grep: want a regular expression")
+		}
+	}
+	if v := a.Get("context"); v.Exists() {
+		if req.Grep == "" || v.Type != gjson.Number || v.Int() < 0 {
+			return req, errors.New("context: want a number of lines (0 or more), with grep")
+		}
+		req.Context = int(v.Int())
+	}
+	if v := a.Get("json"); v.Exists() {
+		req.JSON, modes = v.String(), append(modes, "json")
+	}
+	if v := a.Get("jq"); v.Exists() {
+		req.JQ, modes = v.String(), append(modes, "jq")
+	}
+	if v := a.Get("page"); v.Exists() {
+		if v.Type != gjson.Number || v.Int() < 1 {
+			return req, errors.New("page: want a page number from 1")
+		}
+		req.Page, modes = int(v.Int()), append(modes, "page")
+	}
+	if v := a.Get("entry"); v.Exists() {
+		req.Entry, modes = v.String(), append(modes, "entry")
+	}
+	if len(modes) != 1 {
+		return req, fmt.Errorf("give exactly one of lines, bytes, grep, json, jq, page, entry (got %d: %s)", len(modes), strings.Join(modes, ", "))
+	}
+	return req, nil
+}
+
+// parseRange reads "A-B", "A" or a number. Lines are 1-based inclusive
+// (A alone is one line); bytes 0-based with B excluded (A alone: to the
+// end, B = -1).
+func parseRange(v gjson.Result, lines bool) (query.Range, error) {
+	s := strings.TrimSpace(v.String())
+	if v.Type == gjson.Number {
+		s = strconv.FormatInt(v.Int(), 10)
+	}
+	a, b, dash := strings.Cut(s, "-")
+	from, err := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
+	if err != nil || from < 0 || lines && from < 1 {
+		return query.Range{}, fmt.Errorf("want A-B, got %q", s)
+	}
+	to := from
+	if !lines {
+		to = -1
+	}
+	if dash && strings.TrimSpace(b) != "" {
+		if to, err = strconv.ParseInt(strings.TrimSpace(b), 10, 64); err != nil || to < from {
+			return query.Range{}, fmt.Errorf("want A-B with A <= B, got %q", s)
+		}
+	} else if dash && lines {
+		to = 1<<62 - 1
+	}
+	return query.Range{From: from, To: to}, nil
+}
+
+// searchArtifacts answers artifacts_search.
+func (s *Session) searchArtifacts(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	o := s.g.artTools
+	sr, ok := s.g.st.(store.Searcher)
+	if !ok {
+		return toolError("this store cannot search"), nil
+	}
+	q := gjson.GetBytes(args, "query").String()
+	limit := DefaultSearchHits
+	if l := gjson.GetBytes(args, "limit"); l.Exists() {
+		if l.Type != gjson.Number || l.Int() < 1 {
+			return toolError("limit: want a number from 1"), nil
+		}
+		limit = int(min(l.Int(), int64(o.MaxSearchHits)))
+	}
+	// The store filters by the principal's scope; mayList keeps what that
+	// filter cannot say (empty fields match any). Ask for more to fill
+	// the page after that.
+	hits, err := sr.Search(ctx, s.artifactScope(), q, min(limit*4, 4*o.MaxSearchHits))
+	if errors.Is(err, store.ErrBadQuery) {
+		return toolError(`query: want words to search for (e.g. submit order, or "Submit order" for the phrase)`), nil
+	}
+	if err != nil {
+		return toolError(fmt.Sprintf("search failed: %v", err)), nil
+	}
+	kept := hits[:0]
+	for _, h := range hits {
+		if s.mayList(h.Ref) && len(kept) < limit {
+			kept = append(kept, h)
+		}
+	}
+	budget := s.maxChars(args)
+	var b strings.Builder
+	if len(kept) == 0 {
+		fmt.Fprintf(&b, "No line of your artifacts holds %s.", q)
+	} else {
+		fmt.Fprintf(&b, "%d hits for %s, best first (artifact id, place: line):\n", len(kept), q)
+	}
+	items := make([]map[string]any, 0, len(kept))
+	shown := 0
+	for _, h := range kept {
+		s.addArtifact(h.Ref.ID)
+		line := fmt.Sprintf("%s %s: %s\n", h.Ref.ID, h.Place, h.Snippet)
+		if utf8.RuneCountInString(b.String())+utf8.RuneCountInString(line) > budget-200 {
+			break
+		}
+		b.WriteString(line)
+		shown++
+		items = append(items, map[string]any{"id": h.Ref.ID, "uri": engine.URIScheme + h.Ref.ID, "place": h.Place, "snippet": h.Snippet, "score": h.Score, "mime_type": h.Ref.MIMEType})
+	}
+	if shown < len(kept) {
+		fmt.Fprintf(&b, "[cut: %d more hits past %d characters; search with more words or a lower limit]\n", len(kept)-shown, budget)
+	}
+	if shown > 0 {
+		h := kept[0]
+		hint := fmt.Sprintf(`"grep": %q`, firstWord(q))
+		if n, ok := strings.CutPrefix(h.Place, "line "); ok {
+			if k, err := strconv.Atoi(n); err == nil {
+				hint = fmt.Sprintf(`"lines": "%d-%d"`, max(1, k-10), k+10)
+			}
+		}
+		fmt.Fprintf(&b, `Read around a hit: %s {"id": %q, %s}`, o.QueryName, h.Ref.ID, hint)
+	}
+	sc, _ := json.Marshal(map[string]any{"hits": items})
+	return toolText(b.String(), sc), nil
+}
+
+// firstWord returns the first word of a query, for a grep hint.
+func firstWord(q string) string {
+	f := strings.Fields(strings.Trim(q, `"`))
+	if len(f) == 0 {
+		return q
+	}
+	return f[0]
+}
+
+// toolText is a tool result of one text block, with structuredContent
+// when sc is set.
+func toolText(text string, sc json.RawMessage) json.RawMessage {
+	out := []byte(`{"content":[{"type":"text","text":""}]}`)
+	out, _ = sjson.SetBytes(out, "content.0.text", text)
+	if len(sc) > 0 {
+		out, _ = sjson.SetRawBytes(out, "structuredContent", sc)
+	}
+	return out
+}

@@ -1,0 +1,194 @@
+package fsstore
+
+// Search: an SQLite FTS5 index of the text parts an Annotator was given,
+// one row per line, ranked by BM25.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/internal/searchq"
+)
+
+var _ store.Searcher = (*Store)(nil)
+
+// DefaultSearchLimit is how many hits Search returns when limit < 1.
+const DefaultSearchLimit = 10
+
+// DefaultSearchCandidates is how many matching lines Search ranks at most
+// (Config.SearchCandidates): the newest, in scope.
+const DefaultSearchCandidates = 5000
+
+// searchSnippetTokens is how many tokens a hit's snippet holds at most
+// (FTS5 allows 64): a line of an accessibility snapshot or a log fits.
+const searchSnippetTokens = 32
+
+// searchSchema is the search index, made (IF NOT EXISTS) when the index
+// is opened for writing, so an index of an earlier mcpx gains it without a
+// schema version: search_parts holds one row per non-blank line of a text
+// part (the artifact's seq, the place, the line); search_fts is an
+// external-content FTS5 index over it, kept in step by triggers. Deleting
+// an artifact (Delete, Collect, DropScope, recovery) deletes its rows
+// through the artifacts trigger, whatever path deletes it.
+var searchSchema = []string{
+	`CREATE TABLE IF NOT EXISTS search_parts (
+		id    INTEGER PRIMARY KEY,
+		seq   INTEGER NOT NULL,
+		place TEXT    NOT NULL,
+		text  TEXT    NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS search_parts_seq ON search_parts (seq)`,
+	`CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5 (text, content='search_parts', content_rowid='id')`,
+	`CREATE TRIGGER IF NOT EXISTS search_parts_insert AFTER INSERT ON search_parts BEGIN
+		INSERT INTO search_fts (rowid, text) VALUES (new.id, new.text);
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS search_parts_delete AFTER DELETE ON search_parts BEGIN
+		INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', old.id, old.text);
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS artifacts_delete_search AFTER DELETE ON artifacts BEGIN
+		DELETE FROM search_parts WHERE seq = old.seq;
+	END`,
+}
+
+// ensureSearchSchema makes the search tables when the index lacks them.
+func (s *Store) ensureSearchSchema(ctx context.Context, db *sql.DB) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'artifacts_delete_search'`).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range searchSchema {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create search index: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// indexParts replaces the search rows of artifact id with parts, one row
+// per line that holds a word. The caller holds s.wmu and commits tx.
+func (s *Store) indexParts(ctx context.Context, tx *sql.Tx, id string, parts []store.TextPart) error {
+	var seq int64
+	err := tx.QueryRowContext(ctx, `SELECT seq FROM artifacts WHERE id = ?`, id).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("artifact[%s]: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM search_parts WHERE seq = ?`, seq); err != nil {
+		return err
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO search_parts (seq, place, text) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, p := range parts {
+		var ierr error
+		store.EachLine(p, func(place, line string) bool {
+			_, ierr = ins.ExecContext(ctx, seq, place, line)
+			return ierr == nil
+		})
+		if ierr != nil {
+			return ierr
+		}
+	}
+	return nil
+}
+
+// Search returns the best limit hits of query among the artifacts put
+// under a scope that scope contains, ranked by FTS5's bm25() (Score is its
+// negation: higher is better), each with a snippet() of its line. It ranks
+// the newest Config.SearchCandidates matching lines.
+func (s *Store) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+	hits, err := s.search(ctx, scope, query, limit)
+	if err != nil {
+		return nil, fmt.Errorf("fsstore: search: %w", err)
+	}
+	return hits, nil
+}
+
+func (s *Store) search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	terms := searchq.Parse(query)
+	if len(terms) == 0 {
+		return nil, store.ErrBadQuery
+	}
+	if limit < 1 {
+		limit = DefaultSearchLimit
+	}
+	db, err := s.index(ctx)
+	if err != nil || db == nil {
+		return nil, err
+	}
+	cond, args := scopeFilter(scope)
+	match := searchq.FTS5(terms)
+	// First the best of the newest candidates in scope, by rank alone:
+	// bm25(), snippet() and the joins a ref needs cost per row, and a
+	// common word matches most lines (rowid order costs nothing in FTS5).
+	top, err := db.QueryContext(ctx, `SELECT id, r FROM (
+			SELECT f.rowid AS id, bm25(search_fts) AS r FROM search_fts f JOIN search_parts p ON p.id = f.rowid
+			WHERE search_fts MATCH ? AND EXISTS (SELECT 1 FROM scopes s WHERE s.seq = p.seq`+cond+`)
+			ORDER BY f.rowid DESC LIMIT ?)
+		ORDER BY r, id LIMIT ?`, append(append([]any{match}, args...), s.candidates, limit)...)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return nil, nil // a read-only index an earlier mcpx made: nothing indexed
+		}
+		return nil, s.queryErr(err)
+	}
+	var rowids []int64
+	var ranks []float64
+	for top.Next() {
+		var id int64
+		var rank float64
+		if err := top.Scan(&id, &rank); err != nil {
+			top.Close()
+			return nil, s.queryErr(err)
+		}
+		rowids, ranks = append(rowids, id), append(ranks, rank)
+	}
+	top.Close()
+	if err := top.Err(); err != nil {
+		return nil, s.queryErr(err)
+	}
+	// Then each hit's ref (with the first of its scopes that scope
+	// contains, as List gives) and snippet.
+	q := `SELECT ` + refColumns + `, ` + scopeColumns + `, p.place,
+			snippet(search_fts, 0, '', '', '…', ` + strconv.Itoa(searchSnippetTokens) + `)
+		FROM search_fts
+		JOIN search_parts p ON p.id = search_fts.rowid
+		JOIN artifacts a ON a.seq = p.seq
+		JOIN scopes s ON s.seq = p.seq AND s.ord = (SELECT MIN(s.ord) FROM scopes s WHERE s.seq = p.seq` + cond + `)
+		WHERE search_fts MATCH ? AND search_fts.rowid = ?`
+	hits := make([]store.Hit, 0, len(rowids))
+	for i, id := range rowids {
+		h := store.Hit{Score: -ranks[i]}
+		_, h.Ref, err = scanRef(db.QueryRowContext(ctx, q, append(append(append([]any{}, args...), match), id)...), &h.Place, &h.Snippet)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, s.queryErr(err)
+		}
+		hits = append(hits, h)
+	}
+	return hits, nil
+}

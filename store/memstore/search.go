@@ -1,0 +1,143 @@
+package memstore
+
+// Search: a term-frequency scorer over the text parts an Annotator was
+// given, line by line, as the fsstore's FTS5 index ranks them.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/internal/searchq"
+)
+
+var (
+	_ store.Annotator = (*Store)(nil)
+	_ store.Searcher  = (*Store)(nil)
+)
+
+// DefaultSearchLimit is how many hits Search returns when limit < 1.
+const DefaultSearchLimit = 10
+
+// snippetRunes is how many characters of a line a hit's snippet keeps.
+const snippetRunes = 200
+
+// line is one indexed line of an artifact.
+type line struct {
+	place  string
+	text   string
+	tokens []string
+}
+
+// Annotate indexes parts for Search, one entry per line that holds a word
+// (places as the fsstore gives them). content is not kept here.
+func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage, parts []store.TextPart) error {
+	if _, _, err := s.lookup(ctx, id); err != nil {
+		return err
+	}
+	var lines []line
+	for _, p := range parts {
+		store.EachLine(p, func(place, text string) bool {
+			lines = append(lines, line{place: place, text: text, tokens: searchq.Tokens(text)})
+			return true
+		})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("memstore: annotate[%s]: %w", id, store.ErrClosed)
+	}
+	if _, ok := s.cat.Get(id); !ok {
+		return fmt.Errorf("memstore: annotate[%s]: %w", id, store.ErrNotFound)
+	}
+	if s.lines == nil {
+		s.lines = map[string][]line{}
+	}
+	s.lines[id] = lines
+	return nil
+}
+
+// Search returns the best limit lines that hold every term of query, among
+// the artifacts put under a scope that scope contains. A line scores the
+// sum of its terms' counts over the square root of its length.
+func (s *Store) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memstore: search: %w", err)
+	}
+	terms := searchq.Parse(query)
+	if len(terms) == 0 {
+		return nil, fmt.Errorf("memstore: search: %w", store.ErrBadQuery)
+	}
+	if limit < 1 {
+		limit = DefaultSearchLimit
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("memstore: search: %w", store.ErrClosed)
+	}
+	var hits []store.Hit
+	for _, e := range s.cat.Entries() {
+		lines := s.lines[e.Ref.ID]
+		if len(lines) == 0 {
+			continue
+		}
+		i := slices.IndexFunc(e.Scopes, scope.Contains)
+		if i < 0 {
+			continue
+		}
+		ref := e.Ref
+		ref.Scope = e.Scopes[i]
+		ref = s.named(ref)
+		for _, l := range lines {
+			score := 0.0
+			for _, t := range terms {
+				n := count(l.tokens, t.Tokens)
+				if n == 0 {
+					score = 0
+					break
+				}
+				score += float64(n)
+			}
+			if score > 0 {
+				hits = append(hits, store.Hit{Ref: ref, Place: l.place, Snippet: snippet(l.text), Score: score / math.Sqrt(float64(len(l.tokens)))})
+			}
+		}
+	}
+	// Stable: equal scores keep insertion order, as the fsstore's ties do.
+	slices.SortStableFunc(hits, func(a, b store.Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
+	return hits[:min(limit, len(hits))], nil
+}
+
+// count returns how often phrase occurs in tokens.
+func count(tokens, phrase []string) int {
+	n := 0
+	for i := 0; i+len(phrase) <= len(tokens); i++ {
+		if slices.Equal(tokens[i:i+len(phrase)], phrase) {
+			n++
+		}
+	}
+	return n
+}
+
+// snippet returns text cut to snippetRunes characters.
+func snippet(text string) string {
+	if utf8.RuneCountInString(text) <= snippetRunes {
+		return text
+	}
+	r := []rune(text)
+	return strings.TrimSpace(string(r[:snippetRunes])) + "…"
+}
