@@ -426,7 +426,10 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	if t.kind != jsonwalk.KindObject || t.keyOff >= 0 {
 		return nil, fmt.Errorf("%w: block form needs a content block (an object in an array)", ErrBadRewrite)
 	}
-	bv, err := blockValueOf(raw, t.off, rw.MIME, rw.Encoding)
+	// The block's members are listed once, with the value's span: each
+	// jsonwalk.Member call would skip its 600 KB text again.
+	members := func(obj int) jsonwalk.Object { return x.siblings(t.buf, obj) }
+	bv, err := blockValueOf(raw, members, t.off, rw.MIME, rw.Encoding)
 	if err != nil {
 		return nil, err
 	}
@@ -451,7 +454,7 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	if bv.uri != "" {
 		rep.Summary += "\nOriginal resource: " + bv.uri
 	}
-	return appendBlockPair(nil, raw, t.off, rep, linkDescription(vars)), nil
+	return appendBlockPair(nil, raw, members(t.off), rep, linkDescription(vars)), nil
 }
 
 // blockValue is the value of a content block that the block form stores.
@@ -466,9 +469,10 @@ type blockValue struct {
 // blockValueOf finds the value a content block at raw[off] carries (an
 // image's or audio's data, a resource's blob or text, a text block's text)
 // and how it is encoded; mime and enc are the rewrite's, which win.
-func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, error) {
+// members lists an object's members.
+func blockValueOf(raw []byte, members func(obj int) jsonwalk.Object, off int, mime string, enc Encoding) (blockValue, error) {
 	str := func(obj int, k string) string {
-		sp, ok := jsonwalk.Member(raw, obj, k)
+		sp, ok := members(obj).Get(k)
 		if !ok || sp.Kind != jsonwalk.KindString {
 			return ""
 		}
@@ -487,7 +491,7 @@ func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, e
 			bv.mime = str(off, "mimeType")
 		}
 	case "resource":
-		res, ok := jsonwalk.Member(raw, off, "resource")
+		res, ok := members(off).Get("resource")
 		if !ok || res.Kind != jsonwalk.KindObject {
 			return bv, fmt.Errorf("%w: resource block without resource object", ErrBadRewrite)
 		}
@@ -500,7 +504,7 @@ func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, e
 		if auto {
 			bv.enc = EncodingText
 		}
-		if _, ok := jsonwalk.Member(raw, bv.obj, "blob"); ok {
+		if _, ok := members(bv.obj).Get("blob"); ok {
 			bv.field = "blob"
 			if auto {
 				bv.enc = EncodingBase64
@@ -511,7 +515,7 @@ func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, e
 	default:
 		return bv, fmt.Errorf("%w: cannot store a %q block", ErrBadRewrite, bv.typ)
 	}
-	val, ok := jsonwalk.Member(raw, bv.obj, bv.field)
+	val, ok := members(bv.obj).Get(bv.field)
 	if !ok {
 		return bv, fmt.Errorf("%w: %s block has no %s", ErrBadRewrite, bv.typ, bv.field)
 	}
@@ -522,12 +526,12 @@ func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, e
 // appendBlockPair appends what replaces a stored content block: a text
 // block with the replacement (keeping the block's annotations) and a
 // resource_link to the artifact, described by desc. The summary is in the
-// text block only: the model reads it once.
-func appendBlockPair(out, raw []byte, off int, rep replacement, desc string) []byte {
+// text block only: the model reads it once. block lists the block's members.
+func appendBlockPair(out, raw []byte, block jsonwalk.Object, rep replacement, desc string) []byte {
 	ref := rep.Artifact
 	out = append(out, `{"type":"text","text":`...)
 	out = jsonstr.Append(out, rep.marshal())
-	if ann, ok := jsonwalk.Member(raw, off, "annotations"); ok {
+	if ann, ok := block.Get("annotations"); ok {
 		out = append(out, `,"annotations":`...)
 		out = append(out, raw[ann.Off:ann.End]...)
 	}
