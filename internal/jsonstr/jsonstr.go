@@ -8,9 +8,11 @@ package jsonstr
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -177,38 +179,47 @@ func NewReader(src []byte) *Reader { return &Reader{src: src} }
 func (r *Reader) Read(p []byte) (int, error) {
 	n := copy(p, r.pending)
 	r.pending = r.pending[n:]
-	for n < len(p) && len(r.src) > 0 && r.err == nil {
+	src := r.src
+	for n < len(p) && len(src) > 0 && r.err == nil {
 		// Look for the next escape only as far as p has room: a string
 		// without escapes is scanned once in all, not once per Read.
-		run := r.src[:min(len(r.src), len(p)-n)]
-		if i := bytes.IndexByte(run, '\\'); i >= 0 {
-			run = run[:i]
+		i := indexBackslash(src[:min(len(src), len(p)-n)])
+		n += copy(p[n:], src[:i])
+		src = src[i:]
+		if n == len(p) || len(src) == 0 {
+			break
 		}
-		n += copy(p[n:], run)
-		r.src = r.src[len(run):]
-		if n == len(p) || len(r.src) == 0 || r.src[0] != '\\' {
-			continue
+		// src[0] is a backslash. The common escapes are one byte.
+		if len(src) >= 2 {
+			if c := simpleEscape[src[1]]; c != 0 {
+				p[n] = c
+				n++
+				src = src[2:]
+				continue
+			}
 		}
-		// An escape decodes to at most utf8.UTFMax bytes: straight into p
-		// when they fit, else through scratch.
+		// \u decodes to at most utf8.UTFMax bytes: straight into p when
+		// they fit, else through scratch.
+		fits := len(p)-n >= utf8.UTFMax
 		dst := p[n:n:len(p)]
-		if len(p)-n < utf8.UTFMax {
+		if !fits {
 			dst = r.scratch[:0]
 		}
-		out, k, err := unescapeOne(dst, r.src)
+		out, k, err := unescapeOne(dst, src)
 		if err != nil {
 			r.err = err
 			break
 		}
-		r.src = r.src[k:]
-		if len(p)-n < utf8.UTFMax {
+		src = src[k:]
+		if fits {
+			n += len(out)
+		} else {
 			c := copy(p[n:], out)
 			r.pending = out[c:]
 			n += c
-		} else {
-			n += len(out)
 		}
 	}
+	r.src = src
 	switch {
 	case n > 0 || len(p) == 0:
 		return n, nil
@@ -217,6 +228,39 @@ func (r *Reader) Read(p []byte) (int, error) {
 	default:
 		return 0, io.EOF
 	}
+}
+
+// simpleEscape maps the byte after a backslash to the byte it stands for,
+// for the escapes of one byte; 0 for \u and invalid escapes.
+var simpleEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// indexBackslash returns the index of the first backslash in b, or len(b).
+// Text such as an accessibility snapshot has an escape every dozen bytes:
+// the first 32 are searched eight at a time inline, where a bytes.IndexByte
+// call costs more than the search; longer runs go to IndexByte.
+func indexBackslash(b []byte) int {
+	const ones, highs, backslashes = 0x0101010101010101, 0x8080808080808080, 0x5c5c5c5c5c5c5c5c
+	i := 0
+	for ; i+8 <= len(b) && i < 32; i += 8 {
+		// a zero byte in x is a backslash in b; the lowest flagged byte is
+		// exact (a borrow only flags bytes above a zero)
+		x := binary.LittleEndian.Uint64(b[i:]) ^ backslashes
+		if z := (x - ones) &^ x & highs; z != 0 {
+			return i + bits.TrailingZeros64(z)/8
+		}
+	}
+	if len(b)-i < 8 {
+		for ; i < len(b); i++ {
+			if b[i] == '\\' {
+				return i
+			}
+		}
+		return len(b)
+	}
+	if j := bytes.IndexByte(b[i:], '\\'); j >= 0 {
+		return i + j
+	}
+	return len(b)
 }
 
 // HasLoneSurrogate reports a \uD800-\uDFFF escape in a JSON string body

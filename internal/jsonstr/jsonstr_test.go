@@ -203,3 +203,25 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestIndexBackslash: the inline search finds the first backslash at every
+// position of every length, among bytes that differ from it by one bit or
+// a borrow (0x5b, 0x5d, 0xdc, 0x00).
+func TestIndexBackslash(t *testing.T) {
+	for n := 0; n <= 80; n++ {
+		b := []byte(strings.Repeat("[]\xdc\x00", n/4+1)[:n])
+		if got := indexBackslash(b); got != n {
+			t.Fatalf("len %d without backslash: %d", n, got)
+		}
+		for at := 0; at < n; at++ {
+			c := append([]byte(nil), b...)
+			c[at] = '\\'
+			if at+1 < n {
+				c[n-1] = '\\'
+			}
+			if got := indexBackslash(c); got != at {
+				t.Fatalf("len %d, backslash at %d: %d", n, at, got)
+			}
+		}
+	}
+}
