@@ -244,7 +244,7 @@ func (x *executor) blockView(t *target, bv blockValue, rep replacement, desc str
 			x.e.log.Debug("image sent as a reference only", "server", x.d.Call.Server, "tool", x.d.Call.Tool, "path", t.path, "error", err)
 		}
 	}
-	ann, hasAnn := jsonwalk.Member(raw, t.off, "annotations")
+	ann, hasAnn := x.siblings(t.buf, t.off).Get("annotations") // cached: the block may hold megabytes
 	var out []byte
 	if img != nil {
 		out = append(out, `{"type":"image","data":"`...)

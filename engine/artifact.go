@@ -13,7 +13,9 @@ import (
 	"unicode/utf8"
 
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"math/bits"
 
 	"github.com/tidwall/gjson"
 
@@ -424,7 +426,10 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	if t.kind != jsonwalk.KindObject || t.keyOff >= 0 {
 		return nil, fmt.Errorf("%w: block form needs a content block (an object in an array)", ErrBadRewrite)
 	}
-	bv, err := blockValueOf(raw, t.off, rw.MIME, rw.Encoding)
+	// The block's members are listed once, with the value's span: each
+	// jsonwalk.Member call would skip its 600 KB text again.
+	members := func(obj int) jsonwalk.Object { return x.siblings(t.buf, obj) }
+	bv, err := blockValueOf(raw, members, t.off, rw.MIME, rw.Encoding)
 	if err != nil {
 		return nil, err
 	}
@@ -464,9 +469,10 @@ type blockValue struct {
 // blockValueOf finds the value a content block at raw[off] carries (an
 // image's or audio's data, a resource's blob or text, a text block's text)
 // and how it is encoded; mime and enc are the rewrite's, which win.
-func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, error) {
+// members lists an object's members.
+func blockValueOf(raw []byte, members func(obj int) jsonwalk.Object, off int, mime string, enc Encoding) (blockValue, error) {
 	str := func(obj int, k string) string {
-		sp, ok := jsonwalk.Member(raw, obj, k)
+		sp, ok := members(obj).Get(k)
 		if !ok || sp.Kind != jsonwalk.KindString {
 			return ""
 		}
@@ -485,7 +491,7 @@ func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, e
 			bv.mime = str(off, "mimeType")
 		}
 	case "resource":
-		res, ok := jsonwalk.Member(raw, off, "resource")
+		res, ok := members(off).Get("resource")
 		if !ok || res.Kind != jsonwalk.KindObject {
 			return bv, fmt.Errorf("%w: resource block without resource object", ErrBadRewrite)
 		}
@@ -498,7 +504,7 @@ func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, e
 		if auto {
 			bv.enc = EncodingText
 		}
-		if _, ok := jsonwalk.Member(raw, bv.obj, "blob"); ok {
+		if _, ok := members(bv.obj).Get("blob"); ok {
 			bv.field = "blob"
 			if auto {
 				bv.enc = EncodingBase64
@@ -509,7 +515,7 @@ func blockValueOf(raw []byte, off int, mime string, enc Encoding) (blockValue, e
 	default:
 		return bv, fmt.Errorf("%w: cannot store a %q block", ErrBadRewrite, bv.typ)
 	}
-	val, ok := jsonwalk.Member(raw, bv.obj, bv.field)
+	val, ok := members(bv.obj).Get(bv.field)
 	if !ok {
 		return bv, fmt.Errorf("%w: %s block has no %s", ErrBadRewrite, bv.typ, bv.field)
 	}
@@ -650,12 +656,27 @@ type charCounter struct {
 
 func (c *charCounter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	for _, b := range p[:n] {
-		if b&0xC0 != 0x80 {
-			c.chars++
+	c.chars += n - continuationBytes(p[:n])
+	return n, err
+}
+
+// continuationBytes counts the bytes of b of the form 10xxxxxx, eight at a
+// time: a byte-at-a-time loop cost as much as the store's hashing.
+func continuationBytes(b []byte) int {
+	const high = 0x8080808080808080
+	n := 0
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		// bit 7 set and bit 6 clear: w<<1 moves each byte's bit 6 to bit 7
+		n += bits.OnesCount64(w &^ (w << 1) & high)
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c&0xC0 == 0x80 {
+			n++
 		}
 	}
-	return n, err
+	return n
 }
 
 // argument reads a call argument for a template: a plain path (keys,

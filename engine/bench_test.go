@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/snapshottext"
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/store/noopstore"
 )
 
@@ -35,6 +38,51 @@ func BenchmarkArtifactPDF10MiB(b *testing.B) {
 		res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, in)
 		if err != nil || len(res.Artifacts) != 1 || res.Artifacts[0].SizeBytes != int64(len(data)) {
 			b.Fatalf("%v %+v %v", err, res.Artifacts, res.Failures)
+		}
+	}
+}
+
+// BenchmarkArtifactText is the executor storing one 600,000-character text
+// block as sizenet plans it (a text artifact with a 200-character
+// preview): an accessibility snapshot, whose JSON string holds an escape
+// every dozen bytes, and plain text with none. fsstore writes and fsyncs
+// each put (the syscalls count); noopstore shows the engine's own cost.
+func BenchmarkArtifactText(b *testing.B) {
+	for _, kind := range []struct {
+		name string
+		text string
+	}{
+		{"snapshot", snapshottext.Snapshot(600_000)},
+		{"plain", snapshottext.Plain(600_000)},
+	} {
+		in := snapshottext.Result(kind.text)
+		rw := fixed{{Target: engine.TargetResult, Path: "content.0", Form: engine.FormBlock, Action: engine.ActionArtifact, Encoding: engine.EncodingText, Keep: 200}}
+		for _, stName := range []string{"fsstore", "noopstore"} {
+			b.Run(kind.name+"/"+stName, func(b *testing.B) {
+				var st store.Store = noopstore.New(nil)
+				if stName == "fsstore" {
+					fs, err := fsstore.Open(context.Background(), b.TempDir(), fsstore.Config{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer fs.Close(context.Background())
+					st = fs
+				}
+				reg := engine.NewRegistry()
+				reg.Register(engine.LayerInfo{Name: "text", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return rw, nil }})
+				eng, err := engine.New(engine.Options{Store: st, Registry: reg, Config: engine.Config{Chain: []string{"text"}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(in)))
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, in)
+					if err != nil || len(res.Artifacts) != 1 || res.Artifacts[0].SizeBytes != int64(len(kind.text)) {
+						b.Fatalf("%v %+v %v", err, res.Artifacts, res.Failures)
+					}
+				}
+			})
 		}
 	}
 }

@@ -22,6 +22,13 @@
 #     put on each, the CLI against internal/cmd/smallest (and MCPX_OLD, a
 #     binary of an earlier commit, side by side), and the 10 MiB PDF in an
 #     existing store against internal/cmd/floor
+#   BENCH=text ./scripts/bench.sh     # only the text path (issue 17): a
+#     600,000-character accessibility snapshot (as @playwright/mcp's
+#     browser_snapshot answers; an escape every dozen bytes) and 600,000
+#     characters of plain text: the Go benchmarks, `mcpx transform --stats`
+#     (p50 of 15), the whole process against `cat` of the same file (the
+#     pass-through floor), and strace's count of write calls. Set
+#     BENCH_BASELINE to another mcpx binary to measure it side by side.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -135,5 +142,45 @@ if [ "$what" = store ]; then
 		l=$( { /usr/bin/time -f '%M' "$out/mcpx" artifacts ls --store "$out/$d" >/dev/null; } 2>&1 | tail -1)
 		printf '%-5s store: transform %s KiB, artifacts ls %s KiB\n' "$d" "$t" "$l"
 	done | tee "$out/store-rss.txt"
+fi
+if [ "$what" = text ]; then
+	need hyperfine hyperfine
+	echo "== go test -bench (text path: jsonstr reader, engine put, default chain)"
+	go test ./internal/jsonstr -run '^$' -bench Reader -count 5 | tee "$out/text-reader.txt"
+	go test ./engine -run '^$' -bench ArtifactText -benchtime 20x -count 5 | tee "$out/text-engine.txt"
+	go test ./layers -run '^$' -bench ChainText600K -benchtime 20x -count 5 | tee "$out/text-chain.txt"
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
+	go build -o "$out/benchdata" ./internal/cmd/benchdata
+	"$out/benchdata" snapshot 600000 "$out/snapshot.json"
+	"$out/benchdata" text 600000 "$out/plain.json"
+	bins=("$out/mcpx")
+	[ -n "${BENCH_BASELINE:-}" ] && bins+=("$BENCH_BASELINE")
+	echo "== mcpx transform --stats: the engine's own time, p50 of 15 (fresh store each run)"
+	for bin in "${bins[@]}"; do
+		for f in snapshot plain; do
+			for _ in $(seq 15); do
+				rm -rf "$out/text-home"
+				MCPX_HOME=$out/text-home "$bin" transform --stats "$out/$f.json" 2>&1 >/dev/null | awk '{print $(NF-1)}'
+			done | sort -n | awk -v b="$bin" -v f="$f" '{a[NR]=$1} END{printf "%s %-8s p50 %s ms (min %s, max %s)\n", b, f, a[int((NR+1)/2)], a[1], a[NR]}'
+		done
+	done | tee "$out/text-stats.txt"
+	echo "== whole process: mcpx transform vs cat (pass-through floor)"
+	cmds=()
+	for bin in "${bins[@]}"; do
+		for f in snapshot plain; do cmds+=("env MCPX_HOME=$out/text-home $bin transform $out/$f.json"); done
+	done
+	hyperfine -N -w 3 -r 20 --prepare "rm -rf $out/text-home" "${cmds[@]}" \
+		"cat $out/snapshot.json" | tee "$out/text-process.txt"
+	if command -v strace >/dev/null 2>&1; then
+		echo "== system calls of one mcpx transform (strace -c -f): write calls"
+		for bin in "${bins[@]}"; do
+			for f in snapshot plain; do
+				rm -rf "$out/text-home"
+				MCPX_HOME=$out/text-home strace -c -f -o "$out/strace.txt" "$bin" transform "$out/$f.json" >/dev/null
+				printf '%s %-8s write calls: %s, all calls: %s\n' "$bin" "$f" \
+					"$(awk '$NF == "write" {print $4}' "$out/strace.txt")" "$(awk '$NF == "total" {print $4}' "$out/strace.txt")"
+			done
+		done | tee "$out/text-strace.txt"
+	fi
 fi
 echo "raw output in $out"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 	"unicode/utf8"
 )
 
@@ -57,6 +58,79 @@ func TestReader(t *testing.T) {
 	}
 }
 
+// TestReaderFillsBuffer: each Read fills p (short only at the end), so a
+// store writes once per buffer, however dense the escapes; every buffer
+// size, down to one byte, splits multi-byte escapes exactly.
+func TestReaderFillsBuffer(t *testing.T) {
+	in := []byte(strings.Repeat(`- link \"Sign in\" [ref=e4]\n\u00e9\ud83d\ude00\ud83d!\\`, 500) + `tail`)
+	want, err := Unescape(nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{1, 2, 3, 4, 5, 7, 64, 4096, 1 << 20} {
+		r, p := NewReader(in), make([]byte, size)
+		var got []byte
+		reads := 0
+		for {
+			n, err := r.Read(p)
+			got = append(got, p[:n]...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("size %d: %v", size, err)
+			}
+			reads++
+			if n != size && len(got) != len(want) {
+				t.Fatalf("size %d: read %d bytes at %d of %d", size, n, len(got), len(want))
+			}
+		}
+		if string(got) != string(want) {
+			t.Fatalf("size %d: decoded %d bytes differ from Unescape's %d", size, len(got), len(want))
+		}
+		if wantReads := (len(want) + size - 1) / size; reads != wantReads {
+			t.Errorf("size %d: %d reads, want %d", size, reads, wantReads)
+		}
+	}
+}
+
+// TestReaderErrorAfterData: the bytes before a bad escape come first, then
+// the error, on every later Read too.
+func TestReaderErrorAfterData(t *testing.T) {
+	r := NewReader([]byte(`ok\n\q rest`))
+	p := make([]byte, 64)
+	n, err := r.Read(p)
+	if err != nil || string(p[:n]) != "ok\n" {
+		t.Fatalf("first read %q, %v", p[:n], err)
+	}
+	for range 2 {
+		if n, err := r.Read(p); n != 0 || !errors.Is(err, ErrSyntax) {
+			t.Fatalf("then %d, %v; want ErrSyntax", n, err)
+		}
+	}
+	if n, err := NewReader([]byte(`abc\`)).Read(p); n != 3 || err != nil {
+		t.Fatalf("lone backslash at end: %d, %v before the error", n, err)
+	}
+}
+
+// TestReaderScansOnce: a long string without escapes, read in small
+// buffers, is scanned about once (the search for '\\' stops at p's room),
+// not once per Read from the read position to the end.
+func TestReaderScansOnce(t *testing.T) {
+	in := []byte(strings.Repeat("x", 32<<20))
+	r, p := NewReader(in), make([]byte, 256)
+	start := time.Now()
+	n, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{r}, p)
+	if err != nil || n != int64(len(in)) {
+		t.Fatalf("%d, %v", n, err)
+	}
+	// Quadratic scanning of 32 MiB in 256-byte reads is 2 TB of memchr:
+	// minutes. Linear is milliseconds.
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("reading 32 MiB in 256-byte reads took %v", d)
+	}
+}
+
 // FuzzRoundTrip: Append then Unescape gives the bytes back, encoding/json
 // reads what Append writes, and the Reader agrees with Unescape.
 func FuzzRoundTrip(f *testing.F) {
@@ -98,6 +172,56 @@ func TestHasLoneSurrogate(t *testing.T) {
 	} {
 		if got := HasLoneSurrogate([]byte(tc.body)); got != tc.want {
 			t.Errorf("HasLoneSurrogate(%s) = %v, want %v", tc.body, got, tc.want)
+		}
+	}
+}
+
+// FuzzReader: over any body, valid or not, and any buffer size, the Reader
+// yields what Unescape does and fails where it fails.
+func FuzzReader(f *testing.F) {
+	f.Add([]byte(`a\"b\n\u00e9\ud83d\ude00\ud83d`), uint8(3))
+	f.Add([]byte(`ok\q`), uint8(1))
+	f.Add([]byte(`x\`), uint8(2))
+	f.Fuzz(func(t *testing.T, body []byte, size uint8) {
+		want, werr := Unescape(nil, body)
+		r, p := NewReader(body), make([]byte, int(size)+1)
+		var got []byte
+		var err error
+		for {
+			var n int
+			n, err = r.Read(p)
+			got = append(got, p[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		if err == io.EOF {
+			err = nil
+		}
+		if (err == nil) != (werr == nil) || string(got) != string(want) {
+			t.Fatalf("reader %q, %v; Unescape %q, %v", got, err, want, werr)
+		}
+	})
+}
+
+// TestIndexBackslash: the inline search finds the first backslash at every
+// position of every length, among bytes that differ from it by one bit or
+// a borrow (0x5b, 0x5d, 0xdc, 0x00).
+func TestIndexBackslash(t *testing.T) {
+	for n := 0; n <= 80; n++ {
+		b := []byte(strings.Repeat("[]\xdc\x00", n/4+1)[:n])
+		if got := indexBackslash(b); got != n {
+			t.Fatalf("len %d without backslash: %d", n, got)
+		}
+		for at := 0; at < n; at++ {
+			c := append([]byte(nil), b...)
+			c[at] = '\\'
+			if at+1 < n {
+				c[n-1] = '\\'
+			}
+			if got := indexBackslash(c); got != at {
+				t.Fatalf("len %d, backslash at %d: %d", n, at, got)
+			}
 		}
 	}
 }

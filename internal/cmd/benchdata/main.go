@@ -1,8 +1,11 @@
 // Command benchdata writes the inputs of BENCHMARKS.md: a Tableau
 // download_workbook CallToolResult whose JSON-in-text block carries a base64
-// PDF of about SIZE bytes of JSON.
+// PDF of about SIZE bytes of JSON; or a CallToolResult whose one text block
+// holds CHARS characters of an accessibility snapshot (as @playwright/mcp's
+// browser_snapshot answers) or of plain text with no JSON escape.
 //
 //	benchdata SIZE_MIB OUT.json
+//	benchdata snapshot|text CHARS OUT.json
 package main
 
 import (
@@ -14,6 +17,8 @@ import (
 	"strconv"
 
 	asmb64 "github.com/segmentio/asm/base64"
+
+	"github.com/mcpx-dev/mcpx/internal/snapshottext"
 )
 
 func main() {
@@ -24,6 +29,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) == 3 {
+		return runText(args)
+	}
 	if len(args) != 2 {
 		return fmt.Errorf("usage: benchdata SIZE_MIB OUT.json")
 	}
@@ -52,4 +60,22 @@ func run(args []string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// runText writes the text results of `BENCH=text ./scripts/bench.sh`.
+func runText(args []string) error {
+	chars, err := strconv.Atoi(args[1])
+	if err != nil || chars < 0 {
+		return fmt.Errorf("CHARS %q: want a count of characters", args[1])
+	}
+	var text string
+	switch args[0] {
+	case "snapshot":
+		text = snapshottext.Snapshot(chars)
+	case "text":
+		text = snapshottext.Plain(chars)
+	default:
+		return fmt.Errorf("usage: benchdata snapshot|text CHARS OUT.json")
+	}
+	return os.WriteFile(args[2], snapshottext.Result(text), 0o644)
 }

@@ -24,6 +24,10 @@ var buffers = sync.Pool{New: func() any { b := make([]byte, BufferSize); return 
 // reading more than maxBytes+1 bytes when maxBytes > 0 and fails with
 // store.ErrTooLarge (wrapped), and it checks ctx before every read. Errors
 // from r, w and ctx are returned as they are.
+//
+// It writes whole buffers (BufferSize, the last one short): a reader that
+// returns a few bytes per Read still costs one write per buffer, not one
+// system call per Read.
 func Copy(ctx context.Context, w io.Writer, r io.Reader, maxBytes int64) (n int64, sha256hex string, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, "", err
@@ -32,11 +36,12 @@ func Copy(ctx context.Context, w io.Writer, r io.Reader, maxBytes int64) (n int6
 	bp := buffers.Get().(*[]byte)
 	defer buffers.Put(bp)
 	buf := *bp
+	fill := 0 // bytes read into buf and not yet written
 	for {
 		if err := ctx.Err(); err != nil {
 			return n, "", err
 		}
-		p := buf
+		p := buf[fill:]
 		if maxBytes > 0 && int64(len(p)) > maxBytes-n+1 {
 			p = p[:maxBytes-n+1]
 		}
@@ -45,17 +50,21 @@ func Copy(ctx context.Context, w io.Writer, r io.Reader, maxBytes int64) (n int6
 			if maxBytes > 0 && n+int64(k) > maxBytes {
 				return n, "", fmt.Errorf("more than %d bytes: %w", maxBytes, store.ErrTooLarge)
 			}
-			h.Write(p[:k])
-			if _, werr := w.Write(p[:k]); werr != nil {
+			n += int64(k)
+			fill += k
+		}
+		if rerr != nil && rerr != io.EOF {
+			return n, "", rerr
+		}
+		if fill > 0 && (fill == len(buf) || rerr == io.EOF) {
+			h.Write(buf[:fill])
+			if _, werr := w.Write(buf[:fill]); werr != nil {
 				return n, "", werr
 			}
-			n += int64(k)
+			fill = 0
 		}
 		if rerr == io.EOF {
 			break
-		}
-		if rerr != nil {
-			return n, "", rerr
 		}
 	}
 	return n, hex.EncodeToString(h.Sum(nil)), nil

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -61,3 +62,38 @@ func TestCopy(t *testing.T) {
 type failWriter struct{ err error }
 
 func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// countingWriter counts its Write calls.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.writes++
+	return c.Buffer.Write(p)
+}
+
+// TestCopyWritesWholeBuffers: a reader that returns one byte per Read (a
+// JSON string unescaped run by run did) still costs one write per buffer.
+func TestCopyWritesWholeBuffers(t *testing.T) {
+	data := bytes.Repeat([]byte(`- link "Sign in" [ref=e4]`+"\n"), 2*BufferSize/26+100)
+	var out countingWriter
+	n, sum, err := Copy(context.Background(), &out, iotest.OneByteReader(bytes.NewReader(data)), 0)
+	h := sha256.Sum256(data)
+	if err != nil || n != int64(len(data)) || sum != hex.EncodeToString(h[:]) || !bytes.Equal(out.Bytes(), data) {
+		t.Fatalf("Copy = %d, %s, %v", n, sum, err)
+	}
+	if want := (len(data) + BufferSize - 1) / BufferSize; out.writes != want {
+		t.Errorf("%d writes for %d bytes, want %d", out.writes, len(data), want)
+	}
+	// Data and EOF together, and a reader that fails after data.
+	out = countingWriter{}
+	if n, _, err := Copy(context.Background(), &out, iotest.DataErrReader(strings.NewReader("abc")), 0); err != nil || n != 3 || out.String() != "abc" {
+		t.Errorf("data with EOF: %d, %q, %v", n, out.String(), err)
+	}
+	errR := errors.New("upstream gone")
+	if _, _, err := Copy(context.Background(), &out, io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(errR)), 0); !errors.Is(err, errR) {
+		t.Errorf("failing reader after data: %v", err)
+	}
+}
