@@ -21,18 +21,18 @@ const grepLineMax = 500
 // pass (the regexp's literal prefix, or the literal itself), not a regexp
 // run per line.
 type grepper struct {
-	re      *regexp.Regexp
-	literal []byte // the whole pattern when it is a plain literal
-	limit   int
-	out     bytes.Buffer
-	full    bool  // the budget is spent: only count
-	matches int64 // matching lines
-	shown   int64 // matching lines shown
+	re        *regexp.Regexp
+	literal   []byte // the whole pattern when it is a plain literal
+	limit     int
+	out       bytes.Buffer
+	full      bool  // the budget is spent: only count
+	matches   int64 // matching lines
+	shown     int64 // matching lines shown
 	lastMatch int64
-	context int
+	context   int
 	// context state
-	before   []numbered // the lines before the current one (at most context)
-	after    int        // context lines still to show after a match
+	before    []numbered // the lines before the current one (at most context)
+	after     int        // context lines still to show after a match
 	lastShown int64
 }
 

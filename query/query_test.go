@@ -133,7 +133,7 @@ func TestRunJQRunaway(t *testing.T) {
 		b       Budget
 		want    string
 	}{
-		{"[range(1e9)]", Budget{Timeout: 4 * time.Second, MaxMemory: 16 << 20}, "heap"},
+		{"[range(1e9)]", Budget{Timeout: 8 * time.Second, MaxMemory: 8 << 20}, "heap"},
 		{"def f: f; f", Budget{Timeout: 300 * time.Millisecond}, ""},
 		{"[repeat(.)]", Budget{Timeout: time.Second, MaxMemory: 64 << 20}, ""},
 		{"last(range(1e12))", Budget{Timeout: 300 * time.Millisecond}, "ran past"},

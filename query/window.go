@@ -28,15 +28,15 @@ func runLines(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Bu
 	}
 	limit := b.textLimit()
 	var (
-		out              bytes.Buffer
-		nl               int64 // newlines read so far
-		off              int64 // bytes read so far
-		last             byte
-		inLine           bool
-		shownTo          int64 // the last line shown whole
-		lineStart        int64 // the offset of the line being read
-		cutLine          int64 // the first line, over the budget, shown cut
-		done             bool
+		out       bytes.Buffer
+		nl        int64 // newlines read so far
+		off       int64 // bytes read so far
+		last      byte
+		inLine    bool
+		shownTo   int64 // the last line shown whole
+		lineStart int64 // the offset of the line being read
+		cutLine   int64 // the first line, over the budget, shown cut
+		done      bool
 	)
 	for !done {
 		frag, err := br.ReadSlice('\n')
