@@ -49,6 +49,8 @@ func runArtifacts(args []string, stdout, stderr io.Writer) int {
 		return runArtifactsRm(args[1:], stdout, stderr)
 	case "fsck":
 		return runArtifactsFsck(args[1:], stdout, stderr)
+	case "query":
+		return runArtifactsQuery(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, artifactsUsage)
 		return exitOK
