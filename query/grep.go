@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 
@@ -17,12 +18,15 @@ import (
 const grepLineMax = 500
 
 // grepper finds matching lines in whole-line chunks. With no context it
-// searches each chunk as one text, so a rare match costs one bytes.Index
-// pass (the regexp's literal prefix, or the literal itself), not a regexp
-// run per line.
+// searches each chunk as one text: a plain literal costs one bytes.Index
+// pass; a regexp holding a literal is run only on the lines that hold it;
+// any other regexp runs over the chunk (its literal prefix, if any, is
+// found by the regexp package with bytes.Index), not once per line.
 type grepper struct {
 	re        *regexp.Regexp
 	literal   []byte // the whole pattern when it is a plain literal
+	must      []byte // a literal every match holds (a prefilter), when literal is nil
+	find      finder // finds literal or must
 	limit     int
 	out       bytes.Buffer
 	full      bool  // the budget is spent: only count
@@ -41,20 +45,49 @@ type numbered struct {
 	text string
 }
 
-func compileGrep(expr string) (*regexp.Regexp, []byte, error) {
-	re, err := regexp.Compile("(?m)" + expr)
+func compileGrep(expr string) (re *regexp.Regexp, literal, must []byte, err error) {
+	re, err = regexp.Compile("(?m)" + expr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrBadRegex, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrBadRegex, err)
 	}
-	var lit []byte
 	if p, complete := re.LiteralPrefix(); complete && p != "" && !strings.Contains(p, "\n") {
-		lit = []byte(p)
+		return re, []byte(p), nil, nil
 	}
-	return re, lit, nil
+	if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
+		if m := requiredLiteral(tree.Simplify()); len(m) >= 3 && !strings.Contains(m, "\n") {
+			must = []byte(m)
+		}
+	}
+	return re, nil, must, nil
+}
+
+// requiredLiteral is the longest case-sensitive literal that every match
+// of re contains: a literal, or the longest literal factor of a
+// concatenation ("" when there is none).
+func requiredLiteral(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase == 0 {
+			return string(re.Rune)
+		}
+	case syntax.OpCapture:
+		return requiredLiteral(re.Sub[0])
+	case syntax.OpPlus:
+		return requiredLiteral(re.Sub[0])
+	case syntax.OpConcat:
+		best := ""
+		for _, sub := range re.Sub {
+			if m := requiredLiteral(sub); len(m) > len(best) {
+				best = m
+			}
+		}
+		return best
+	}
+	return ""
 }
 
 func runGrep(ctx context.Context, st store.Store, ref store.Ref, expr string, context int, b Budget) (Answer, error) {
-	re, lit, err := compileGrep(expr)
+	re, lit, must, err := compileGrep(expr)
 	if err != nil {
 		return Answer{}, err
 	}
@@ -63,7 +96,12 @@ func runGrep(ctx context.Context, st store.Store, ref store.Ref, expr string, co
 		return Answer{}, err
 	}
 	defer rc.Close()
-	g := &grepper{re: re, literal: lit, limit: b.textLimit(), context: context}
+	g := &grepper{re: re, literal: lit, must: must, limit: b.textLimit(), context: context}
+	if lit != nil {
+		g.find = newFinder(lit)
+	} else if must != nil {
+		g.find = newFinder(must)
+	}
 	if err := g.scan(ctx, rc, b.maxInput(), ref); err != nil {
 		return Answer{}, err
 	}
@@ -132,13 +170,32 @@ func (g *grepper) chunk(chunk []byte, line int64) {
 	pos, counted := 0, 0
 	for pos < len(chunk) {
 		var ms, me int
-		if g.literal != nil {
-			i := bytes.Index(chunk[pos:], g.literal)
+		switch {
+		case g.literal != nil:
+			i := g.find.index(chunk[pos:])
 			if i < 0 {
 				return
 			}
 			ms, me = pos+i, pos+i+len(g.literal)
-		} else {
+		case g.must != nil:
+			// Find the next line holding the required literal, then run
+			// the regexp on that line alone.
+			i := g.find.index(chunk[pos:])
+			if i < 0 {
+				return
+			}
+			ls := bytes.LastIndexByte(chunk[pos:pos+i], '\n') + 1 + pos
+			le := len(chunk)
+			if j := bytes.IndexByte(chunk[pos+i:], '\n'); j >= 0 {
+				le = pos + i + j
+			}
+			loc := g.re.FindIndex(chunk[ls:le])
+			if loc == nil {
+				pos = le + 1
+				continue
+			}
+			ms, me = ls+loc[0], ls+loc[1]
+		default:
 			loc := g.re.FindIndex(chunk[pos:])
 			if loc == nil {
 				return
