@@ -51,7 +51,6 @@ func runArtifactsQuery(args []string, stdout, stderr io.Writer) int {
 		req                       query.Request
 	)
 	o.register(fs)
-	o.readOnly = true
 	fs.StringVar(&format, "format", "text", "write the answer as `text`, or as json: one object {text, cut, stored, total}")
 	fs.IntVar(&maxChars, "max-chars", query.DefaultMaxChars, fmt.Sprintf("answer in at most `N` characters (at least %d)", query.MinMaxChars))
 	fs.StringVar(&lines, "lines", "", "show lines `A-B` (1-based, inclusive; \"A-\" as many as fit)")
@@ -93,6 +92,8 @@ func runArtifactsQuery(args []string, stdout, stderr io.Writer) int {
 	if !store.ValidID(id) {
 		return fail(stderr, c, invalidID(id))
 	}
+	// Only --entry writes: a binary member becomes its own artifact.
+	o.readOnly = req.Entry == ""
 	ctx := context.Background()
 	st, code := o.open(ctx, c, stderr)
 	if st == nil {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,11 +45,24 @@ func TestArtifactsQuery(t *testing.T) {
 		fmt.Fprintf(&log, "%d ok\n", i)
 	}
 	log.WriteString("501 ERROR disk full\n")
+	pdf, err := os.ReadFile("../../examples/tableau-server/sales_dashboard.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	w, _ := zw.Create("docs/readme.txt")
+	w.Write([]byte("read me first\n"))
+	w, _ = zw.Create("logo.png")
+	w.Write([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"))
+	zw.Close()
 	dir, ids := putArtifacts(t,
 		[2]string{"text/plain", log.String()},
 		[2]string{"application/json", `{"items":[{"title":"a","state":"open"},{"title":"b","state":"closed"}]}`},
+		[2]string{"application/pdf", string(pdf)},
+		[2]string{"application/zip", zb.String()},
 	)
-	text, js := ids[0], ids[1]
+	text, js, pdfID, zipID := ids[0], ids[1], ids[2], ids[3]
 	q := func(args ...string) cli {
 		return runCLI(t, nil, append([]string{"artifacts", "query", "--store", dir}, args...)...)
 	}
@@ -62,7 +77,13 @@ func TestArtifactsQuery(t *testing.T) {
 		{[]string{"--bytes", "0-4", text}, exitOK, "1 ok\n", ""},
 		{[]string{"--json", "items.#.title", js}, exitOK, "[\"a\",\"b\"]\n", ""},
 		{[]string{"--jq", `.items[] | select(.state == "open") | .title`, js}, exitOK, "\"a\"\n", ""},
+		{[]string{"--page", "1", pdfID}, exitOK, "", ""},
+		{[]string{"--entry", "docs/readme.txt", zipID}, exitOK, "read me first\n", ""},
+		{[]string{"--bytes", "0-4", zipID}, exitOK, "00000000: 504b 0304                                PK..\n", ""},
 		// bad input
+		{[]string{"--page", "2", pdfID}, exitFail, "", "has 1 pages"},
+		{[]string{"--entry", "nope", zipID}, exitFail, "", "its first entries: docs/readme.txt, logo.png"},
+		{[]string{"--grep", "x", pdfID}, exitFail, "", "ask for page N"},
 		{[]string{text}, exitUsage, "", "give one of --lines"},
 		{[]string{"--grep", "a", "--jq", ".", text}, exitUsage, "", "give one mode, not --grep and --jq"},
 		{[]string{"--lines", "x-y", text}, exitUsage, "", `--lines "x-y": want A-B`},
@@ -82,6 +103,15 @@ func TestArtifactsQuery(t *testing.T) {
 	if got.code != exitOK || gjson.Get(got.stdout, "total").Int() != 500 || !strings.HasPrefix(gjson.Get(got.stdout, "text").String(), "1:1 ok\n2:2 ok") ||
 		!strings.Contains(gjson.Get(got.stdout, "cut").String(), "of 500 matching lines shown") {
 		t.Errorf("--format json: %d %s %s", got.code, got.stdout, got.stderr)
+	}
+	if got := q("--page", "1", pdfID); !strings.Contains(got.stdout, "Sales Dashboard") {
+		t.Errorf("--page 1: %q", got.stdout)
+	}
+	got = q("--entry", "logo.png", zipID)
+	if !strings.Contains(got.stdout, "entry \"logo.png\" is image/png (16 bytes), stored as artifact test_") {
+		t.Errorf("--entry logo.png: %+v", got)
+	} else if id := strings.TrimSpace(got.stdout[strings.LastIndex(got.stdout, " ")+1:]); q("--bytes", "0-4", id).stdout != "00000000: 8950 4e47                                .PNG\n" {
+		t.Errorf("stored entry %s: %+v", id, q("--bytes", "0-4", id))
 	}
 	if help := q("--help"); help.code != exitOK || !strings.Contains(help.stdout, "Example:") {
 		t.Errorf("help: %+v", help)
