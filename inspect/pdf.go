@@ -147,7 +147,110 @@ func pageText(rd *pdf.Reader, i int) (text string, err error) {
 			err = fmt.Errorf("%w: page %d: %v", ErrParserPanic, i, p)
 		}
 	}()
-	return rd.Page(i).GetPlainText(nil)
+	return walkText(rd.Page(i), int(DefaultMaxTextBytes))
+}
+
+// walkText is the page's text in content-stream order, at most max bytes.
+// Unlike the library's GetPlainText it breaks lines where the text moves
+// down (Td, TD, Tm, T*, ', ") and puts a space where it moves right or a
+// TJ kerning gap is wide, so "Region" does not run into "FY2025".
+func walkText(p pdf.Page, max int) (string, error) {
+	if p.V.IsNull() || p.V.Key("Contents").Kind() == pdf.Null {
+		return "", nil
+	}
+	var b strings.Builder
+	encs := map[string]pdf.TextEncoding{}
+	var enc pdf.TextEncoding
+	var y float64
+	write := func(s string) {
+		if b.Len()+len(s) <= max {
+			b.WriteString(s)
+		}
+	}
+	show := func(raw string) {
+		if enc != nil {
+			raw = enc.Decode(raw)
+		}
+		write(raw)
+	}
+	breakLine := func() {
+		if s := b.String(); s != "" && !strings.HasSuffix(s, "\n") {
+			write("\n")
+		}
+	}
+	space := func() {
+		if s := b.String(); s != "" && !strings.HasSuffix(s, " ") && !strings.HasSuffix(s, "\n") {
+			write(" ")
+		}
+	}
+	var args []pdf.Value
+	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
+		args = args[:0]
+		for n := stk.Len(); n > 0; n-- {
+			args = append(args, pdf.Value{})
+		}
+		for i := len(args) - 1; i >= 0; i-- {
+			args[i] = stk.Pop()
+		}
+		switch op {
+		case "BT":
+			y = 0
+		case "Tf":
+			if len(args) == 2 {
+				name := args[0].Name()
+				e, ok := encs[name]
+				if !ok {
+					f := p.Font(name)
+					e = f.Encoder()
+					encs[name] = e
+				}
+				enc = e
+			}
+		case "Td", "TD":
+			if len(args) == 2 {
+				if dy := args[1].Float64(); dy != 0 {
+					breakLine()
+				} else if args[0].Float64() > 0 {
+					space()
+				}
+			}
+		case "Tm":
+			if len(args) == 6 {
+				if ny := args[5].Float64(); ny != y {
+					breakLine()
+					y = ny
+				} else {
+					space()
+				}
+			}
+		case "T*":
+			breakLine()
+		case "'", "\"":
+			breakLine()
+			if len(args) > 0 {
+				show(args[len(args)-1].RawString())
+			}
+		case "Tj":
+			if len(args) == 1 {
+				show(args[0].RawString())
+			}
+		case "TJ":
+			if len(args) == 1 {
+				for i := 0; i < args[0].Len(); i++ {
+					x := args[0].Index(i)
+					switch x.Kind() {
+					case pdf.String:
+						show(x.RawString())
+					case pdf.Integer, pdf.Real:
+						if x.Float64() < -200 { // a gap of a fifth of an em or more
+							space()
+						}
+					}
+				}
+			}
+		}
+	})
+	return strings.TrimSpace(b.String()), nil
 }
 
 // cleanLine folds s onto one line of at most max bytes: whitespace runs
