@@ -9,11 +9,8 @@ import (
 	"time"
 )
 
-// Errors shared by the PDF and archive readers.
+// Errors shared by the PDF and archive readers (ErrByteCap is inspect.go's).
 var (
-	// ErrByteCap is returned (wrapped) once an inspection has read more
-	// bytes than its Limits.MaxBytes allow.
-	ErrByteCap = errors.New("inspect: byte cap reached")
 	// ErrParserPanic is returned (wrapped) when a parser panicked on
 	// malformed input; the panic is recovered.
 	ErrParserPanic = errors.New("inspect: parser failed on malformed input")

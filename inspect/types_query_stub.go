@@ -3,7 +3,13 @@ package inspect
 // This file is helper QUERY's stand-in for the types helper SUMMARIES
 // declares in inspect.go; delete it at merge.
 
-import "time"
+import (
+	"errors"
+	"time"
+)
+
+// ErrByteCap is returned by a read past Limits.MaxBytes (stand-in).
+var ErrByteCap = errors.New("inspect: byte cap reached")
 
 // Defaults for Limits (stand-in; SUMMARIES' inspect.go declares them).
 const (

@@ -84,6 +84,24 @@ func TestRunGolden(t *testing.T) {
 	}
 }
 
+// TestRunLinesEdges: no final newline, empty lines, a single line.
+func TestRunLinesEdges(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	ref := put(t, st, "text/plain", []byte("a\n\nc"))
+	for _, c := range []struct {
+		rg   Range
+		want string
+	}{{Range{1, 0}, "a\n\nc"}, {Range{2, 2}, ""}, {Range{3, 3}, "c"}, {Range{2, 9}, "\nc"}} {
+		a, err := Run(context.Background(), st, ref, Request{Lines: &c.rg}, Budget{})
+		if err != nil || a.Text != c.want || a.Total != 3 || a.Cut != "" {
+			t.Errorf("lines %v: %+v %v", c.rg, a, err)
+		}
+	}
+	if _, err := Run(context.Background(), st, ref, Request{Lines: &Range{4, 4}}, Budget{}); !errors.Is(err, ErrOutOfRange) {
+		t.Errorf("line 4: %v", err)
+	}
+}
+
 func TestRunBadInput(t *testing.T) {
 	st := memstore.New(memstore.Config{})
 	ctx := context.Background()
