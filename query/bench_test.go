@@ -64,7 +64,7 @@ func logLines(w *bufio.Writer, size int) {
 // log, for a literal, a regexp with a literal prefix, and one without.
 func BenchmarkGrep100MB(b *testing.B) {
 	st, ref, path := benchArtifact(b, 100<<20, "text/plain", logLines)
-	for _, expr := range []string{`ERROR`, `ERROR request \d+9 `, `\d+ ms from 10\.0\.3\.`} {
+	for _, expr := range []string{`ERROR`, `ERROR request \d+9 `, `\d+ ms from 10\.0\.3\.`, `(?i)error request`} {
 		b.Run("mcpx/"+expr, func(b *testing.B) {
 			b.SetBytes(ref.SizeBytes)
 			for b.Loop() {
@@ -81,7 +81,12 @@ func BenchmarkGrep100MB(b *testing.B) {
 		b.Run("grep-c/"+expr, func(b *testing.B) {
 			b.SetBytes(ref.SizeBytes)
 			for b.Loop() {
-				out, err := exec.Command(grep, "-c", "-E", strings.ReplaceAll(expr, `\d`, `[0-9]`), path).Output()
+				args := []string{"-c", "-E"}
+				ere, fold := strings.CutPrefix(strings.ReplaceAll(expr, `\d`, `[0-9]`), "(?i)")
+				if fold {
+					args = append(args, "-i")
+				}
+				out, err := exec.Command(grep, append(args, ere, path)...).Output()
 				if err != nil || len(out) == 0 {
 					b.Fatal(err)
 				}

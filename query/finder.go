@@ -8,35 +8,89 @@ import "bytes"
 // falls back to a slower search when every line holds that start.
 type finder struct {
 	needle []byte
-	at     int // the rarest byte's offset in needle
+	at     int  // the rarest byte's offset in needle
+	fold   bool // match ASCII letters in either case (see foldable)
 }
 
-func newFinder(needle []byte) finder {
+func newFinder(needle []byte, fold bool) finder {
 	at := 0
 	for i, c := range needle {
-		if byteRank(c) <= byteRank(needle[at]) {
+		if byteRank(lower(c)) <= byteRank(lower(needle[at])) {
 			at = i
 		}
 	}
-	return finder{needle, at}
+	return finder{needle, at, fold}
 }
 
-// index is bytes.Index(h, f.needle).
+// foldablePiece is the longest piece of a case-folded literal that ASCII
+// case alone finds: no byte over 0x7f, and no k or s, which also fold to
+// the Kelvin sign and the long s ("error request" gives "error reque").
+func foldablePiece(lit string) string {
+	best, start := "", 0
+	for i := 0; i <= len(lit); i++ {
+		if i < len(lit) {
+			if c := lower(lit[i]); c < 0x80 && c != 'k' && c != 's' {
+				continue
+			}
+		}
+		if i-start > len(best) {
+			best = lit[start:i]
+		}
+		start = i + 1
+	}
+	return best
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func upper(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
+
+// index is bytes.Index(h, f.needle), or its ASCII case-folded variant.
 func (f finder) index(h []byte) int {
 	n, rare := len(f.needle), f.needle[f.at]
+	lo, up := lower(rare), upper(rare)
+	if !f.fold {
+		lo, up = rare, rare
+	}
+	nextLo, nextUp := -2, -2 // -2: not searched yet; -1: none left
 	for i := f.at; i < len(h); {
-		j := bytes.IndexByte(h[i:], rare)
+		if nextLo != -1 && nextLo < i {
+			if nextLo = bytes.IndexByte(h[i:], lo); nextLo >= 0 {
+				nextLo += i
+			}
+		}
+		if lo == up {
+			nextUp = nextLo
+		} else if nextUp != -1 && nextUp < i {
+			if nextUp = bytes.IndexByte(h[i:], up); nextUp >= 0 {
+				nextUp += i
+			}
+		}
+		j := nextLo
+		if j < 0 || (nextUp >= 0 && nextUp < j) {
+			j = nextUp
+		}
 		if j < 0 {
 			return -1
 		}
-		p := i + j - f.at
+		p := j - f.at
 		if p+n > len(h) {
 			return -1
 		}
-		if bytes.Equal(h[p:p+n], f.needle) {
+		if (!f.fold && bytes.Equal(h[p:p+n], f.needle)) || (f.fold && bytes.EqualFold(h[p:p+n], f.needle)) {
 			return p
 		}
-		i += j + 1
+		i = j + 1
 	}
 	return -1
 }

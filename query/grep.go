@@ -45,49 +45,49 @@ type numbered struct {
 	text string
 }
 
-func compileGrep(expr string) (re *regexp.Regexp, literal, must []byte, err error) {
+func compileGrep(expr string) (re *regexp.Regexp, literal, must []byte, fold bool, err error) {
 	re, err = regexp.Compile("(?m)" + expr)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrBadRegex, err)
+		return nil, nil, nil, false, fmt.Errorf("%w: %w", ErrBadRegex, err)
 	}
 	if p, complete := re.LiteralPrefix(); complete && p != "" && !strings.Contains(p, "\n") {
-		return re, []byte(p), nil, nil
+		return re, []byte(p), nil, false, nil
 	}
 	if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		if m := requiredLiteral(tree.Simplify()); len(m) >= 3 && !strings.Contains(m, "\n") {
-			must = []byte(m)
+		m, f := requiredLiteral(tree.Simplify())
+		if f {
+			m = foldablePiece(m)
+		}
+		if len(m) >= 3 && !strings.Contains(m, "\n") {
+			must, fold = []byte(m), f
 		}
 	}
-	return re, nil, must, nil
+	return re, nil, must, fold, nil
 }
 
-// requiredLiteral is the longest case-sensitive literal that every match
-// of re contains: a literal, or the longest literal factor of a
-// concatenation ("" when there is none).
-func requiredLiteral(re *syntax.Regexp) string {
+// requiredLiteral is the longest literal that every match of re contains,
+// and whether it matches case-folded: a literal, or the longest literal
+// factor of a concatenation ("" when there is none).
+func requiredLiteral(re *syntax.Regexp) (string, bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase == 0 {
-			return string(re.Rune)
-		}
-	case syntax.OpCapture:
-		return requiredLiteral(re.Sub[0])
-	case syntax.OpPlus:
+		return string(re.Rune), re.Flags&syntax.FoldCase != 0
+	case syntax.OpCapture, syntax.OpPlus:
 		return requiredLiteral(re.Sub[0])
 	case syntax.OpConcat:
-		best := ""
+		best, fold := "", false
 		for _, sub := range re.Sub {
-			if m := requiredLiteral(sub); len(m) > len(best) {
-				best = m
+			if m, f := requiredLiteral(sub); len(m) > len(best) {
+				best, fold = m, f
 			}
 		}
-		return best
+		return best, fold
 	}
-	return ""
+	return "", false
 }
 
 func runGrep(ctx context.Context, st store.Store, ref store.Ref, expr string, context int, b Budget) (Answer, error) {
-	re, lit, must, err := compileGrep(expr)
+	re, lit, must, fold, err := compileGrep(expr)
 	if err != nil {
 		return Answer{}, err
 	}
@@ -98,9 +98,9 @@ func runGrep(ctx context.Context, st store.Store, ref store.Ref, expr string, co
 	defer rc.Close()
 	g := &grepper{re: re, literal: lit, must: must, limit: b.textLimit(), context: context}
 	if lit != nil {
-		g.find = newFinder(lit)
+		g.find = newFinder(lit, false)
 	} else if must != nil {
-		g.find = newFinder(must)
+		g.find = newFinder(must, fold)
 	}
 	if err := g.scan(ctx, rc, b.maxInput(), ref); err != nil {
 		return Answer{}, err
