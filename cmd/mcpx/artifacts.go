@@ -23,7 +23,7 @@ import (
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
-const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm|gc|fsck|search> [flags] [arguments]
+const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm|gc|fsck|query|search> [flags] [arguments]
 
 Artifacts lists, reads and deletes what "mcpx transform" stored.
 
@@ -33,12 +33,13 @@ Commands:
   rm     delete artifacts
   gc     remove what the retention policy (store.retention) says must go
   fsck   check the store for damage, and repair it
+  query  read part of an artifact: lines, bytes, grep, a JSON path, jq, a PDF page, an archive entry
   search find lines in the stored text, best first
 
 Run "mcpx artifacts <command> --help" for its flags and an example.
 `
 
-// runArtifacts is "mcpx artifacts": it dispatches ls, get and rm.
+// runArtifacts is "mcpx artifacts": it dispatches its subcommands.
 func runArtifacts(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, artifactsUsage)
@@ -57,6 +58,8 @@ func runArtifacts(args []string, stdout, stderr io.Writer) int {
 		return runArtifactsGc(args[1:], stdout, stderr)
 	case "search":
 		return runArtifactsSearch(args[1:], stdout, stderr)
+	case "query":
+		return runArtifactsQuery(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, artifactsUsage)
 		return exitOK

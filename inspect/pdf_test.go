@@ -1,0 +1,177 @@
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildPDF writes a PDF of the given pages, each line shown with Tj in
+// standard Type1 Helvetica, with an Info dictionary: known text to check
+// the extractor against.
+func buildPDF(title, author string, pages [][]string) []byte {
+	var b bytes.Buffer
+	var offsets []int
+	obj := func(body string) {
+		offsets = append(offsets, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	}
+	b.WriteString("%PDF-1.4\n")
+	n := len(pages)
+	// 1 catalog, 2 pages, 3 font, 4 info, then page i: 5+2i, content 6+2i.
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	var kids []string
+	for i := range n {
+		kids = append(kids, fmt.Sprintf("%d 0 R", 5+2*i))
+	}
+	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %-10d >>", strings.Join(kids, " "), n))
+	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+	obj(fmt.Sprintf("<< /Title (%s) /Author (%s) >>", title, author))
+	for i, lines := range pages {
+		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 6+2*i))
+		var cs strings.Builder
+		for j, l := range lines {
+			if raw, ok := strings.CutPrefix(l, "RAW:"); ok {
+				cs.WriteString(raw + "\n")
+				continue
+			}
+			fmt.Fprintf(&cs, "BT /F1 12 Tf 72 %d Td (%s) Tj ET\n", 720-14*j, l)
+		}
+		obj(fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", cs.Len(), cs.String()))
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, o := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /Info 4 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
+	return b.Bytes()
+}
+
+var knownPages = [][]string{
+	{"Quarterly revenue grew 12 percent.", "Costs fell."},
+	{"Page two talks about hiring."},
+	{"The third page ends the report."},
+}
+
+func TestInspectPDFKnownText(t *testing.T) {
+	data := buildPDF("Q3 Report", "Ada Lovelace", knownPages)
+	s, parts, err := inspectPDF(context.Background(), bytes.NewReader(data), int64(len(data)), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Summary{Kind: "pdf", Format: "pdf", Pages: 3, Title: "Q3 Report", Author: "Ada Lovelace",
+		Text: "Quarterly revenue grew 12 percent. Costs fell. Page two talks about hiring. The third page ends the report."}
+	if fmt.Sprint(s) != fmt.Sprint(want) {
+		t.Errorf("summary\n got %+v\nwant %+v", s, want)
+	}
+	wantParts := []TextPart{
+		{"page 1", "Quarterly revenue grew 12 percent.\nCosts fell."},
+		{"page 2", "Page two talks about hiring."},
+		{"page 3", "The third page ends the report."},
+	}
+	if fmt.Sprint(parts) != fmt.Sprint(wantParts) {
+		t.Errorf("parts\n got %q\nwant %q", parts, wantParts)
+	}
+	for i, p := range knownPages {
+		text, n, err := PDFPageText(context.Background(), bytes.NewReader(data), int64(len(data)), i+1)
+		if err != nil || n != 3 || text != strings.Join(p, "\n") {
+			t.Errorf("page %d: %q %d %v", i+1, text, n, err)
+		}
+	}
+	if _, n, err := PDFPageText(context.Background(), bytes.NewReader(data), int64(len(data)), 4); !errors.Is(err, ErrNoPage) || n != 3 {
+		t.Errorf("page 4: %d %v, want ErrNoPage and 3 pages", n, err)
+	}
+}
+
+// TestPDFTextLayout: moves within one text object become spaces and line
+// breaks, as do wide TJ gaps; narrow kerning does not split a word.
+func TestPDFTextLayout(t *testing.T) {
+	data := buildPDF("T", "A", [][]string{{"RAW:BT /F1 12 Tf 72 720 Td (Hello) Tj 40 0 Td (world) Tj 0 -14 Td (Next line) Tj T* [(Ker) -30 (ning) -500 (gap)] TJ ET"}})
+	text, _, err := PDFPageText(context.Background(), bytes.NewReader(data), int64(len(data)), 1)
+	if want := "Hello world\nNext line\nKerning gap"; err != nil || text != want {
+		t.Errorf("got %q, %v; want %q", text, err, want)
+	}
+}
+
+func TestInspectPDFTextCap(t *testing.T) {
+	data := buildPDF("T", "A", knownPages)
+	s, parts, err := inspectPDF(context.Background(), bytes.NewReader(data), int64(len(data)), Limits{MaxTextBytes: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Partial != "text" || len(parts) != 1 || parts[0].Text != "Quarterly revenue grew 12 percent.\nCosts" {
+		t.Errorf("partial %q parts %q", s.Partial, parts)
+	}
+}
+
+// TestInspectPDFMalformed feeds broken PDFs: each returns an error or a
+// summary within the time cap, never a panic or a hang.
+func TestInspectPDFMalformed(t *testing.T) {
+	good := buildPDF("T", "A", knownPages)
+	// Edits keep every length so the xref offsets stay right.
+	edit := func(old, new string) []byte {
+		if len(old) != len(new) || !bytes.Contains(good, []byte(old)) {
+			t.Fatalf("bad edit %q", old)
+		}
+		return bytes.Replace(good, []byte(old), []byte(new), 1)
+	}
+	cyclic := edit("/Kids [5 0 R 7 0 R 9 0 R]", "/Kids [2 0 R 2 0 R 2 0 R]")
+	cases := map[string][]byte{
+		"empty":        {},
+		"garbage":      bytes.Repeat([]byte("not a pdf "), 1000),
+		"truncated":    good[:len(good)/2],
+		"bad xref":     edit("xref\n0", "xref\nZ"),
+		"bad length":   edit(string(good[bytes.Index(good, []byte("/Length ")):][:10]), "/Length 99"),
+		"bad object":   edit("6 0 obj", "6 0 obx"),
+		"cyclic pages": cyclic,
+		"huge count":   edit("/Count 3         ", "/Count 999999999 "),
+		"bad tj":       edit("(Costs fell.) Tj", "Tj Tj Tj Tj Tj T"),
+	}
+	lim := Limits{Timeout: 100 * time.Millisecond}
+	for name, data := range cases {
+		start := time.Now()
+		s, _, err := inspectPDF(context.Background(), bytes.NewReader(data), int64(len(data)), lim)
+		if d := time.Since(start); d > lim.Timeout+abandonGrace+200*time.Millisecond {
+			t.Errorf("%s: took %v", name, d)
+		}
+		t.Logf("%s: %+v %v", name, s, err)
+		if err == nil && s.Kind != "pdf" {
+			t.Errorf("%s: no error and kind %q", name, s.Kind)
+		}
+		if name == "cyclic pages" && (err != nil || s.Pages != 3 || s.Title != "T" || s.Partial != "time") {
+			t.Errorf("cyclic pages: want the Info and Partial time, got %+v %v", s, err)
+		}
+		if name == "bad tj" && (err != nil || !strings.HasPrefix(s.Text, "Quarterly revenue grew 12 percent. Page two")) {
+			t.Errorf("bad tj: want the text around the bad operator, got %+v %v", s, err)
+		}
+	}
+	// The cyclic page tree is stopped by the deadline, not a hang.
+	_, _, err := PDFPageText(context.Background(), bytes.NewReader(cyclic), int64(len(cyclic)), 2)
+	if err == nil {
+		t.Error("cyclic page tree: no error")
+	}
+}
+
+// TestInspectPDFShipped reads the example PDF the repo ships.
+func TestInspectPDFShipped(t *testing.T) {
+	data, err := os.ReadFile("../examples/tableau-server/sales_dashboard.pdf")
+	if err != nil {
+		t.Skip(err)
+	}
+	s, parts, err := inspectPDF(context.Background(), bytes.NewReader(data), int64(len(data)), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pages != 1 || s.Title != "Sales Dashboard" || len(parts) != 1 ||
+		!strings.HasPrefix(parts[0].Text, "Sales Dashboard - FY2025\nRegion        Q1") ||
+		!strings.HasSuffix(parts[0].Text, "Generated by Tableau Server for workbook wb-7f3a. Totals in USD.") ||
+		!strings.HasPrefix(s.Text, "Sales Dashboard - FY2025 Region Q1 Q2 Q3 Q4 North 17,919") {
+		t.Errorf("%+v %q", s, parts)
+	}
+}

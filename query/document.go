@@ -1,0 +1,112 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/inspect"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// isArchive reports whether mime names a container inspect.ArchiveEntry reads.
+func isArchive(mime string) bool {
+	switch mime {
+	case "application/zip", "application/x-zip-compressed", "application/x-tar", "application/gzip", "application/x-gzip",
+		"application/java-archive", "application/epub+zip":
+		return true
+	}
+	return strings.HasPrefix(mime, "application/vnd.openxmlformats-officedocument.") ||
+		strings.HasPrefix(mime, "application/vnd.oasis.opendocument.")
+}
+
+// runPage shows a PDF page's text.
+func runPage(ctx context.Context, st store.Store, ref store.Ref, page int, b Budget) (Answer, error) {
+	ra, closeFn, err := readerAt(ctx, st, ref)
+	if err != nil {
+		return Answer{}, err
+	}
+	defer closeFn()
+	text, pages, err := inspect.PDFPageText(ctx, ra, ref.SizeBytes, page)
+	switch {
+	case errors.Is(err, inspect.ErrNoPage):
+		return Answer{}, fmt.Errorf("%w: page %d: %s has %d pages", ErrOutOfRange, page, ref.ID, pages)
+	case errors.Is(err, inspect.ErrNotPDF):
+		return Answer{}, fmt.Errorf("%w: %s is not a PDF (%s); ask for lines, grep or bytes", ErrBadRequest, ref.ID, orUnknown(ref.MIMEType))
+	case err != nil:
+		return Answer{}, err
+	}
+	a := Answer{Text: text, Total: int64(pages)}
+	if limit := b.textLimit(); len(text) > limit {
+		a.Text = string(cutUTF8([]byte(text), limit))
+		a.Cut = fmt.Sprintf("the first %s of %s characters of page %d shown; the rest is in the artifact's search index",
+			commas(int64(len(a.Text))), commas(int64(len(text))), page)
+	} else if page < pages {
+		a.Cut = fmt.Sprintf("page %d of %d shown; ask for page %d", page, pages, page+1)
+	}
+	if text == "" {
+		a.Text = ""
+		a.Cut = strings.TrimSpace(fmt.Sprintf("page %d of %d has no text (scanned or drawn); %s", page, pages, nextPage(page, pages)))
+	}
+	return a, nil
+}
+
+func nextPage(page, pages int) string {
+	if page < pages {
+		return fmt.Sprintf("ask for page %d", page+1)
+	}
+	return ""
+}
+
+// runEntry shows an archive member: text inline, else (or when it is over
+// the budget) stored as its own artifact and referenced.
+func runEntry(ctx context.Context, st store.Store, ref store.Ref, name string, b Budget) (Answer, error) {
+	ra, closeFn, err := readerAt(ctx, st, ref)
+	if err != nil {
+		return Answer{}, err
+	}
+	defer closeFn()
+	data, mime, err := inspect.ArchiveEntry(ctx, ra, ref.SizeBytes, ref.MIMEType, name, b.maxInput())
+	switch {
+	case errors.Is(err, inspect.ErrNoEntry):
+		hint := ""
+		if names, _ := inspect.ArchiveNames(ctx, ra, ref.SizeBytes, ref.MIMEType, 10); len(names) > 0 {
+			hint = "; its first entries: " + cutString(strings.Join(names, ", "), 300)
+		}
+		return Answer{}, fmt.Errorf("%w: %s has no entry %q%s", ErrOutOfRange, ref.ID, name, hint)
+	case errors.Is(err, inspect.ErrNotArchive):
+		return Answer{}, fmt.Errorf("%w: %s is not an archive (%s); ask for lines, grep or bytes", ErrBadRequest, ref.ID, orUnknown(ref.MIMEType))
+	case errors.Is(err, inspect.ErrEntryTooLarge):
+		return Answer{}, fmt.Errorf("%w: entry %q holds more than %s bytes", ErrBudget, name, commas(b.maxInput()))
+	case err != nil:
+		return Answer{}, err
+	}
+	a := Answer{Total: int64(len(data))}
+	text := looksText(data)
+	limit := b.textLimit()
+	if text && len(data) <= limit {
+		a.Text = string(data)
+		return a, nil
+	}
+	ns, _, _ := store.SplitID(ref.ID)
+	src := ref.Source
+	src.Path = strings.TrimPrefix(src.Path+"/"+name, "/")
+	stored, err := st.Put(ctx, bytes.NewReader(data), store.PutOptions{
+		Namespace: ns, MIMEType: mime, Filename: path.Base(name), Scope: ref.Scope, Source: src,
+	})
+	if err != nil {
+		return Answer{}, fmt.Errorf("query: store entry %q: %w", name, err)
+	}
+	a.Stored = &stored
+	if text {
+		a.Text = string(cutUTF8(data, limit))
+		a.Cut = fmt.Sprintf("the first %s of %s bytes of entry %q shown; the whole entry is stored as %s: ask it for lines or grep",
+			commas(int64(len(a.Text))), commas(int64(len(data))), cutString(name, 60), stored.ID)
+		return a, nil
+	}
+	a.Text = fmt.Sprintf("entry %q is %s (%s bytes), stored as artifact %s", name, mime, commas(int64(len(data))), stored.ID)
+	return a, nil
+}
