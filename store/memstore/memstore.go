@@ -9,6 +9,7 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +49,10 @@ type Store struct {
 	// again are listed under their latest name, and one principal never
 	// sees the name another gave them.
 	names map[string]map[store.Scope]naming
+	// content is each annotated artifact's summary (Ref.Content).
+	content map[string]json.RawMessage
+	// parts are each annotated artifact's text parts, what Search reads.
+	parts map[string][]store.TextPart
 }
 
 // naming is what a put called its bytes.
@@ -56,7 +61,10 @@ type naming struct {
 	source   store.Source
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Annotator = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New(cfg Config) *Store {
@@ -66,6 +74,8 @@ func New(cfg Config) *Store {
 		cat:         catalog.New(),
 		blobs:       make(map[string][]byte),
 		names:       make(map[string]map[store.Scope]naming),
+		content:     make(map[string]json.RawMessage),
+		parts:       make(map[string][]store.TextPart),
 	}
 	if s.pageSize < 1 {
 		s.pageSize = DefaultPageSize
@@ -204,6 +214,8 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		delete(s.blobs, e.Ref.SHA256)
 	}
 	delete(s.names, id)
+	delete(s.content, id)
+	delete(s.parts, id)
 	return nil
 }
 
@@ -240,6 +252,8 @@ func (s *Store) Close(context.Context) error {
 	s.cat = catalog.New()
 	s.blobs = nil
 	s.names = nil
+	s.content = nil
+	s.parts = nil
 	return nil
 }
 
@@ -288,8 +302,10 @@ func (s *Store) rename(id string, o store.PutOptions) {
 }
 
 // named returns ref with the name and source of the latest put under
-// ref.Scope. The caller holds s.mu (read or write).
+// ref.Scope, and its content summary. The caller holds s.mu (read or
+// write).
 func (s *Store) named(ref store.Ref) store.Ref {
+	ref.Content = s.content[ref.ID]
 	if n, ok := s.names[ref.ID][ref.Scope]; ok {
 		if n.filename != "" {
 			ref.Filename = n.filename
