@@ -97,6 +97,10 @@ type Options struct {
 	// call's OutputSchema before the result leaves; nil skips the check
 	// (values still keep the types the schema gives them).
 	SchemaValidator SchemaValidator
+	// QueryTools names the tools default summaries point the model to
+	// for more of an artifact; defaults to artifacts_query and
+	// artifacts_search.
+	QueryTools QueryTools
 }
 
 // Engine transforms tool results. It is safe for concurrent use.
@@ -109,6 +113,7 @@ type Engine struct {
 	linker   Linker
 	reader   ResourceReader
 	validate SchemaValidator
+	tools    QueryTools
 
 	// mu guards chains only: a chain is built outside it, once per server
 	// and tool (building), so a slow build (a WASM compile) holds up the
@@ -151,6 +156,7 @@ func New(o Options) (*Engine, error) {
 		linker:   o.Linker,
 		reader:   o.Reader,
 		validate: o.SchemaValidator,
+		tools:    o.QueryTools,
 		chains:   map[[2]string]*chain{},
 	}
 	if e.reg == nil {

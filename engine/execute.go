@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/inspect"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
@@ -120,8 +121,9 @@ type executor struct {
 }
 
 type stored struct {
-	ref ArtifactRef
-	val []byte
+	ref     ArtifactRef
+	val     []byte
+	content *inspect.Summary
 }
 
 func (x *executor) fail(path string, err error) {

@@ -151,7 +151,7 @@ func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCl
 	if err != nil {
 		return nil, store.Ref{}, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
-	return io.NopCloser(bytes.NewReader(data[off : off+n])), e, nil
+	return bytesReader{bytes.NewReader(data[off : off+n])}, e, nil
 }
 
 // Stat returns the artifact's ref.
@@ -314,5 +314,11 @@ func (s *Store) named(ref store.Ref) store.Ref {
 	}
 	return ref
 }
+
+// bytesReader is what Get returns: a reader that is also an io.ReaderAt
+// (content summaries read at offsets) and closes to nothing.
+type bytesReader struct{ *bytes.Reader }
+
+func (bytesReader) Close() error { return nil }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
