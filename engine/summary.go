@@ -167,7 +167,7 @@ func (v templateVars) describe(b *strings.Builder) string {
 	case c.Kind == "pdf":
 		fmt.Fprintf(b, "PDF%s (", name)
 		if c.Pages > 0 {
-			fmt.Fprintf(b, "%s pages, ", thousands(int64(c.Pages)))
+			fmt.Fprintf(b, "%s, ", plural(int64(c.Pages), "page"))
 		}
 		fmt.Fprintf(b, "%s)", size)
 		if t := excerpt(c.Text, 200); t != "" {
@@ -190,7 +190,7 @@ func (v templateVars) describe(b *strings.Builder) string {
 			fmt.Fprintf(b, ", %s words", thousands(int64(c.Words)))
 		}
 		if c.Entries > 0 {
-			fmt.Fprintf(b, ", %s entries", thousands(int64(c.Entries)))
+			fmt.Fprintf(b, ", %s", plural(int64(c.Entries), "entry"))
 			if len(c.Names) > 0 {
 				more := ""
 				if c.Entries > len(c.Names) {
@@ -215,7 +215,7 @@ func (v templateVars) describe(b *strings.Builder) string {
 				fmt.Fprintf(b, " with keys %s", list(c.Keys, 10))
 			}
 		} else {
-			fmt.Fprintf(b, "JSON array%s of %s%s items", name, atLeast, thousands(int64(c.Length)))
+			fmt.Fprintf(b, "JSON array%s of %s%s", name, atLeast, plural(int64(c.Length), "item"))
 			if len(c.ItemKeys) > 0 {
 				fmt.Fprintf(b, " with keys %s", list(c.ItemKeys, 10))
 			}
@@ -223,15 +223,18 @@ func (v templateVars) describe(b *strings.Builder) string {
 		fmt.Fprintf(b, " (%s)", size)
 		return fmt.Sprintf("ask %s for a JSON path or jq", query)
 	case c.Kind == "csv" && len(c.Columns) > 0:
-		fmt.Fprintf(b, "%s%s with %s%s rows and columns %s (%s)", strings.ToUpper(nonEmpty(c.Format, "csv")), name, atLeast, thousands(c.Rows), list(c.Columns, 10), size)
-		return fmt.Sprintf("ask %s for lines 1-100 or a grep, %s for words", query, search)
+		fmt.Fprintf(b, "%s%s with %s%s and columns %s (%s)", strings.ToUpper(nonEmpty(c.Format, "csv")), name, atLeast, plural(c.Rows, "row"), list(c.Columns, 10), size)
+		return fmt.Sprintf("ask %s for lines 1-%d or a grep, %s for words", query, min(c.Lines, 100), search)
 	case (c.Kind == "text" || c.Kind == "json" || c.Kind == "csv") && c.Lines > 0:
-		fmt.Fprintf(b, "%s%s of %s%s lines (", kind, name, atLeast, thousands(c.Lines))
+		fmt.Fprintf(b, "%s%s of %s%s (", kind, name, atLeast, plural(c.Lines, "line"))
 		if v.Chars > 0 {
 			fmt.Fprintf(b, "%s chars, ", thousands(int64(v.Chars)))
 		}
 		fmt.Fprintf(b, "%s)", size)
-		return fmt.Sprintf("ask %s for lines 1-100 or a grep, %s for words", query, search)
+		if c.Lines == 1 {
+			return fmt.Sprintf("ask %s for a grep, %s for words", query, search)
+		}
+		return fmt.Sprintf("ask %s for lines 1-%d or a grep, %s for words", query, min(c.Lines, 100), search)
 	}
 	b.WriteString(kind)
 	b.WriteString(name)
@@ -291,4 +294,15 @@ func thousands(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// plural renders a count of things: "1 line", "12,034 lines", "3 entries".
+func plural(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	if strings.HasSuffix(thing, "y") {
+		thing = thing[:len(thing)-1] + "ie"
+	}
+	return thousands(n) + " " + thing + "s"
 }
