@@ -158,7 +158,11 @@ func (c *partCutter) emit() {
 	if len(c.cur) == 0 {
 		return
 	}
-	c.parts = append(c.parts, TextPart{Place: "line " + strconv.FormatInt(c.line, 10), Text: strings.ToValidUTF8(string(c.cur), "\uFFFD")})
+	text := string(c.cur)
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	c.parts = append(c.parts, TextPart{Place: "line " + strconv.FormatInt(c.line, 10), Text: text})
 	c.kept += int64(len(c.cur))
 	c.line += int64(bytes.Count(c.cur, []byte{'\n'}))
 	c.cur = c.cur[:0]
@@ -176,7 +180,7 @@ type jsonShape struct {
 	root     byte // '{', '[' or 0 until the root starts (another value: 0)
 	depth    int
 	inStr    bool
-	bs       int // backslashes just before the chunk's start, in a string
+	esc      bool // in a string, after a backslash
 	expect   bool
 	capture  bool
 	key      []byte
@@ -202,41 +206,64 @@ func (j *jsonShape) collecting() bool {
 }
 
 func (j *jsonShape) feed(data []byte) {
+	if j.root == '{' && len(j.keys) >= maxKeys {
+		return // all the summary lists is known
+	}
 	i := 0
 	for i < len(data) {
 		if j.inStr {
-			k := bytes.IndexByte(data[i:], '"')
-			if k < 0 {
-				j.keep(data[i:])
-				run := trailingBackslashes(data[i:])
-				if run == len(data)-i {
-					run += j.bs
+			seg := i
+			for i < len(data) {
+				if j.esc {
+					j.esc = false
+					i++
+					continue
 				}
-				j.bs = run
-				return
+				c := data[i]
+				if c == '\\' {
+					j.esc = true
+					i++
+					continue
+				}
+				if c == '"' {
+					break
+				}
+				// Skip to the next quote or backslash: a tight loop for
+				// short strings, IndexByte for long ones.
+				k, lim := i+1, min(len(data), i+16)
+				for k < lim && data[k] != '"' && data[k] != '\\' {
+					k++
+				}
+				if k == lim && lim < len(data) {
+					rest := data[k:]
+					q := bytes.IndexByte(rest, '"')
+					if q < 0 {
+						q = len(rest)
+					}
+					if b := bytes.IndexByte(rest[:q], '\\'); b >= 0 {
+						q = b
+					}
+					k += q
+				}
+				i = k
 			}
-			q := i + k
-			b := q
-			for b > i && data[b-1] == '\\' {
-				b--
+			j.keep(data[seg:i])
+			if i == len(data) {
+				return // the string goes on in the next chunk
 			}
-			n := q - b
-			if b == i {
-				n += j.bs
-			}
-			j.bs = 0
-			if n%2 == 1 {
-				j.keep(data[i : q+1])
-				i = q + 1
-				continue
-			}
-			j.keep(data[i:q])
 			j.inStr = false
+			i++
 			if j.capture {
 				j.endKey()
 			}
-			i = q + 1
 			continue
+		}
+		// Numbers, literals and white space between structural bytes.
+		for i < len(data) && !jsonStructural[data[i]] {
+			i++
+		}
+		if i == len(data) {
+			return
 		}
 		c := data[i]
 		i++
@@ -245,7 +272,7 @@ func (j *jsonShape) feed(data []byte) {
 		case ' ', '\t', '\r', '\n', ':':
 			continue
 		case '"':
-			j.inStr, j.bs = true, 0
+			j.inStr, j.esc = true, false
 			j.capture = j.expect && j.collecting()
 			j.expect = false
 			j.key, j.keyCut = j.key[:0], false
@@ -267,7 +294,7 @@ func (j *jsonShape) feed(data []byte) {
 			}
 			j.expect = true
 			continue
-		default:
+		default: // the first byte of a number or literal
 			j.started = true // a scalar root, or a scalar in the tree
 			j.expect = false
 		}
@@ -276,6 +303,17 @@ func (j *jsonShape) feed(data []byte) {
 		}
 	}
 }
+
+// jsonStructural marks the bytes feed stops at outside strings: the
+// structural ones, and the first byte of a scalar value (which ends an
+// expected key, and starts a scalar root or array item); the rest of a
+// number or literal is skipped in a tight loop.
+var jsonStructural = func() (t [256]bool) {
+	for _, c := range []byte(`"{}[],-0123456789tfn`) {
+		t[c] = true
+	}
+	return t
+}()
 
 // keep adds string bytes to the key being captured.
 func (j *jsonShape) keep(b []byte) {
@@ -315,14 +353,6 @@ func (j *jsonShape) length() int {
 		return 0
 	}
 	return j.items + 1
-}
-
-func trailingBackslashes(b []byte) int {
-	n := 0
-	for n < len(b) && b[len(b)-1-n] == '\\' {
-		n++
-	}
-	return n
 }
 
 // csvCounter counts CSV records over chunks: a newline inside quotes is
