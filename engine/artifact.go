@@ -58,11 +58,12 @@ func (x *executor) summary(rw *Rewrite, v templateVars) string {
 // put streams a value into the store and returns its ref and the
 // variables of its summary template.
 func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding, mimeType, filenameTmpl string) (ArtifactRef, templateVars, error) {
-	vars := templateVars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t)}
+	vars := templateVars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t), Tools: x.e.tools}
 	key := fmt.Sprintf("%d\x00%s\x00%s\x00%d", t.rw, t.path, enc, len(val))
 	if prev, ok := x.done[key]; ok && bytes.Equal(prev.val, val) {
 		vars.Ref = prev.ref
 		vars.Kind = kindOf(prev.ref.MIMEType, enc)
+		vars.Content = prev.content
 		return prev.ref, vars, nil
 	}
 	src, err := x.source(t, val, enc, mimeType)
@@ -121,8 +122,9 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	if src.counter != nil {
 		vars.Chars = src.counter.chars
 	}
+	ref.Content, vars.Content = x.e.inspectStored(ctx, sref)
 	vars.Ref = ref
-	x.done[key] = stored{ref: ref, val: val}
+	x.done[key] = stored{ref: ref, val: val, content: vars.Content}
 	x.out.artifacts = append(x.out.artifacts, ref)
 	x.e.emit(Event{Type: EventArtifactStored, Server: x.d.Call.Server, Tool: x.d.Call.Tool, Scope: x.d.Call.Scope, Layer: x.step, Path: t.path, Artifact: &ref, Meta: x.rws[t.rw].Meta})
 	return ref, vars, nil

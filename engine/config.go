@@ -57,6 +57,10 @@ type Config struct {
 	// short note naming it (a layer_failed event with ErrTooDeep). Defaults
 	// to DefaultMaxDepth.
 	MaxDepth int `json:"max_depth,omitempty"`
+	// Inspect bounds the content summaries of stored artifacts (page
+	// count, pixel dimensions, line count, JSON keys ...) that default
+	// summaries and {content.*} template fields use.
+	Inspect InspectConfig `json:"inspect,omitempty"`
 }
 
 // ServerConfig overrides layer options for one server and its tools.

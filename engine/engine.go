@@ -102,6 +102,10 @@ type Options struct {
 	// trace past a limit is refused, and the value is truncated in the
 	// result with a note (as one over MaxArtifactBytes is). Zero: none.
 	Quota store.Quota
+	// QueryTools names the tools default summaries point the model to
+	// for more of an artifact; defaults to artifacts_query and
+	// artifacts_search.
+	QueryTools QueryTools
 }
 
 // Engine transforms tool results. It is safe for concurrent use.
@@ -115,6 +119,7 @@ type Engine struct {
 	reader   ResourceReader
 	validate SchemaValidator
 	quota    store.Quota
+	tools    QueryTools
 
 	// mu guards chains only: a chain is built outside it, once per server
 	// and tool (building), so a slow build (a WASM compile) holds up the
@@ -158,6 +163,7 @@ func New(o Options) (*Engine, error) {
 		quota:    o.Quota,
 		reader:   o.Reader,
 		validate: o.SchemaValidator,
+		tools:    o.QueryTools,
 		chains:   map[[2]string]*chain{},
 	}
 	if e.reg == nil {

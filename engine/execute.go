@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/inspect"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
@@ -123,8 +124,9 @@ type executor struct {
 }
 
 type stored struct {
-	ref ArtifactRef
-	val []byte
+	ref     ArtifactRef
+	val     []byte
+	content *inspect.Summary
 }
 
 func (x *executor) fail(path string, err error) {

@@ -41,6 +41,10 @@ type ArtifactRef struct {
 	// bytes are decoded from anything but plain standard base64:
 	// Encoding.Encode(bytes) gives the original string back.
 	Encoding *Base64Shape `json:"encoding,omitempty"`
+	// Content is what the bytes say about themselves (an inspect.Summary
+	// as JSON), for hosts and later layers; the model reads it in the
+	// summary sentence instead (see replacement.marshal).
+	Content json.RawMessage `json:"content,omitempty"`
 }
 
 // NotStored says which store limit refused a value (RFC 7.4's structured
@@ -65,6 +69,7 @@ func RefFromStore(r store.Ref) ArtifactRef {
 		Source:    r.Source,
 		URI:       artifactURI(r.ID),
 		Truncated: r.Truncated,
+		Content:   r.Content,
 	}
 	if !r.Scope.IsZero() {
 		s := r.Scope
@@ -87,6 +92,9 @@ type replacement struct {
 }
 
 func (r replacement) marshal() []byte {
+	// The model reads what the content says in the summary: the summary
+	// JSON again would cost tokens for nothing.
+	r.Artifact.Content = nil
 	b, err := json.Marshal(r)
 	if err != nil { // only strings and numbers: cannot fail
 		panic(err)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/inspect"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 )
 
@@ -20,14 +21,23 @@ type templateVars struct {
 	// Lookup resolves ".key" (a sibling of the value) and "arg.key" (a call
 	// argument); nil resolves nothing.
 	Lookup func(name string) string
+	// Content is what the stored bytes say (content.* fields); nil when
+	// nothing was inspected.
+	Content *inspect.Summary
+	// Tools names the tools a default summary tells the model to ask.
+	Tools QueryTools
 }
 
 // render fills a template. A placeholder is {name}; {a|b|c} takes the first
 // non-empty of several. Names: kind, mime, filename, name (the file name
 // without extension), size (human, "2.3 MB"), bytes, chars, id, uri, url,
 // server, tool, path, .key (a sibling field of the value, as in
-// {.name}) and arg.key (an argument of the call). A known name with no value
-// renders empty; braces around anything else are kept as they are.
+// {.name}), arg.key (an argument of the call) and content.field (what the
+// bytes say: content.pages, content.text, content.width, content.height,
+// content.entries, content.names, content.lines, content.keys,
+// content.columns, content.rows, content.duration ...; see contentVar). A
+// known name with no value renders empty; braces around anything else are
+// kept as they are.
 func render(tmpl string, v templateVars) string {
 	if !strings.Contains(tmpl, "{") {
 		return tmpl
@@ -66,6 +76,9 @@ func render(tmpl string, v templateVars) string {
 var varNames = map[string]bool{"kind": true, "mime": true, "filename": true, "name": true, "size": true, "bytes": true, "chars": true, "id": true, "uri": true, "url": true, "server": true, "tool": true, "path": true}
 
 func isVar(name string) bool {
+	if c, ok := strings.CutPrefix(name, "content."); ok {
+		return contentVars[c]
+	}
 	return varNames[name] || (len(name) > 1 && name[0] == '.') || strings.HasPrefix(name, "arg.")
 }
 
@@ -98,6 +111,9 @@ func (v templateVars) lookup(name string) string {
 	case "path":
 		return v.Path
 	}
+	if c, ok := strings.CutPrefix(name, "content."); ok {
+		return contentVar(v.Content, c)
+	}
 	if v.Lookup != nil && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "arg.")) {
 		return v.Lookup(name)
 	}
@@ -105,24 +121,13 @@ func (v templateVars) lookup(name string) string {
 }
 
 // defaultSummary is the summary used when a rewrite gives no template. It
-// tells the model what it got and how to reference it. No punctuation
-// touches an id, URI or URL: a reader (or a model) that takes "URL." or
-// "URI," literally gets a 403 or an unknown resource.
+// tells the model what it got (with what the bytes say: pages, dimensions,
+// lines, keys), how to reference it and how to look further. No
+// punctuation touches an id, URI or URL: a reader (or a model) that takes
+// "URL." or "URI," literally gets a 403 or an unknown resource.
 func defaultSummary(v templateVars) string {
 	var b strings.Builder
-	kind := v.Kind
-	if kind == "" {
-		kind = "Content"
-	}
-	b.WriteString(kind)
-	if v.Ref.Filename != "" {
-		fmt.Fprintf(&b, " '%s'", v.Ref.Filename)
-	}
-	if v.Chars > 0 {
-		fmt.Fprintf(&b, " (%d chars, %s)", v.Chars, humanize.Bytes(v.Ref.SizeBytes))
-	} else {
-		fmt.Fprintf(&b, " (%s)", humanize.Bytes(v.Ref.SizeBytes))
-	}
+	hint := v.describe(&b)
 	if v.Ref.NotStored != nil {
 		fmt.Fprintf(&b, " was removed from this result and NOT stored: %s. Artifact: %s", v.Ref.NotStored.Reason, v.Ref.ID)
 		return b.String()
@@ -135,5 +140,173 @@ func defaultSummary(v templateVars) string {
 	if v.Ref.URL != "" {
 		fmt.Fprintf(&b, " or downloaded from %s", v.Ref.URL)
 	}
+	if hint != "" {
+		b.WriteString(" — ")
+		b.WriteString(hint)
+	}
 	return b.String()
+}
+
+// describe writes what the artifact is ("PDF 'Q3.pdf' (12 pages, 1.6 MB)
+// starting \"…\"") and returns how the model can look further, "" when
+// there is nothing to ask for.
+func (v templateVars) describe(b *strings.Builder) string {
+	c := v.Content
+	size := humanize.Bytes(v.Ref.SizeBytes)
+	name := ""
+	if v.Ref.Filename != "" {
+		name = fmt.Sprintf(" '%s'", v.Ref.Filename)
+	}
+	kind := v.Kind
+	if kind == "" {
+		kind = "Content"
+	}
+	atLeast := ""
+	if c != nil && c.Partial != "" {
+		atLeast = "at least "
+	}
+	query, search := v.Tools.names()
+	switch {
+	case c == nil:
+	case c.Kind == "pdf":
+		fmt.Fprintf(b, "PDF%s (", name)
+		if c.Pages > 0 {
+			fmt.Fprintf(b, "%s, ", plural(int64(c.Pages), "page"))
+		}
+		fmt.Fprintf(b, "%s)", size)
+		if t := excerpt(c.Text, 200); t != "" {
+			fmt.Fprintf(b, " starting %q", t)
+		}
+		page := 1
+		if c.Pages > 1 {
+			page = 2
+		}
+		return fmt.Sprintf("ask %s for page %d, %s for words", query, page, search)
+	case c.Kind == "image" && c.Width > 0:
+		fmt.Fprintf(b, "%s%s %dx%d (%s)", kind, name, c.Width, c.Height, size)
+		return ""
+	case c.Kind == "archive":
+		fmt.Fprintf(b, "%s%s (%s", archiveKind(c.Format), name, size)
+		switch {
+		case len(c.Sheets) > 0:
+			fmt.Fprintf(b, ", sheets: %s", list(c.Sheets, 10))
+		case c.Words > 0:
+			fmt.Fprintf(b, ", %s words", thousands(int64(c.Words)))
+		}
+		if c.Entries > 0 {
+			fmt.Fprintf(b, ", %s", plural(int64(c.Entries), "entry"))
+			if len(c.Names) > 0 {
+				more := ""
+				if c.Entries > len(c.Names) {
+					more = ", …"
+				}
+				fmt.Fprintf(b, ": %s%s", list(c.Names, 10), more)
+			}
+		}
+		b.WriteString(")")
+		return fmt.Sprintf("ask %s for an entry by name", query)
+	case (c.Kind == "audio" || c.Kind == "video") && c.DurationMS > 0:
+		k := kind
+		if c.Format != "" {
+			k = strings.ToUpper(c.Format) + " " + c.Kind
+		}
+		fmt.Fprintf(b, "%s%s (%s, %s)", k, name, duration(c.DurationMS), size)
+		return ""
+	case c.Kind == "json" && (c.Keys != nil || c.Length > 0):
+		if c.Keys != nil {
+			fmt.Fprintf(b, "JSON object%s", name)
+			if len(c.Keys) > 0 {
+				fmt.Fprintf(b, " with keys %s", list(c.Keys, 10))
+			}
+		} else {
+			fmt.Fprintf(b, "JSON array%s of %s%s", name, atLeast, plural(int64(c.Length), "item"))
+			if len(c.ItemKeys) > 0 {
+				fmt.Fprintf(b, " with keys %s", list(c.ItemKeys, 10))
+			}
+		}
+		fmt.Fprintf(b, " (%s)", size)
+		return fmt.Sprintf("ask %s for a JSON path or jq", query)
+	case c.Kind == "csv" && len(c.Columns) > 0:
+		fmt.Fprintf(b, "%s%s with %s%s and columns %s (%s)", strings.ToUpper(nonEmpty(c.Format, "csv")), name, atLeast, plural(c.Rows, "row"), list(c.Columns, 10), size)
+		return fmt.Sprintf("ask %s for lines 1-%d or a grep, %s for words", query, min(c.Lines, 100), search)
+	case (c.Kind == "text" || c.Kind == "json" || c.Kind == "csv") && c.Lines > 0:
+		fmt.Fprintf(b, "%s%s of %s%s (", kind, name, atLeast, plural(c.Lines, "line"))
+		if v.Chars > 0 {
+			fmt.Fprintf(b, "%s chars, ", thousands(int64(v.Chars)))
+		}
+		fmt.Fprintf(b, "%s)", size)
+		if c.Lines == 1 {
+			return fmt.Sprintf("ask %s for a grep, %s for words", query, search)
+		}
+		return fmt.Sprintf("ask %s for lines 1-%d or a grep, %s for words", query, min(c.Lines, 100), search)
+	}
+	b.WriteString(kind)
+	b.WriteString(name)
+	if v.Chars > 0 {
+		fmt.Fprintf(b, " (%d chars, %s)", v.Chars, size)
+	} else {
+		fmt.Fprintf(b, " (%s)", size)
+	}
+	return ""
+}
+
+// archiveKind names an archive by its format: "ZIP archive", "XLSX
+// workbook", "DOCX document".
+func archiveKind(format string) string {
+	switch format {
+	case "":
+		return "Archive"
+	case "xlsx", "ods":
+		return strings.ToUpper(format) + " workbook"
+	case "docx", "odt":
+		return strings.ToUpper(format) + " document"
+	case "pptx", "odp":
+		return strings.ToUpper(format) + " presentation"
+	}
+	return strings.ToUpper(format) + " archive"
+}
+
+// list joins the first n of items, "…" standing for the rest.
+func list(items []string, n int) string {
+	if len(items) > n {
+		return strings.Join(items[:n], ", ") + ", …"
+	}
+	return strings.Join(items, ", ")
+}
+
+// excerpt is text on one line, cut to n characters at a word ("…" marks
+// the cut).
+func excerpt(text string, n int) string {
+	t := strings.Join(strings.Fields(text), " ")
+	if len([]rune(t)) <= n {
+		return t
+	}
+	r := []rune(t)[:n]
+	if i := strings.LastIndexByte(string(r), ' '); i > n/2 {
+		return string(r)[:i] + " …"
+	}
+	return string(r) + "…"
+}
+
+// thousands renders n with comma separators: 12,034.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// plural renders a count of things: "1 line", "12,034 lines", "3 entries".
+func plural(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	if strings.HasSuffix(thing, "y") {
+		thing = thing[:len(thing)-1] + "ie"
+	}
+	return thousands(n) + " " + thing + "s"
 }

@@ -1,6 +1,11 @@
 package engine
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/inspect"
+)
 
 func TestRender(t *testing.T) {
 	v := templateVars{
@@ -19,5 +24,57 @@ func TestRender(t *testing.T) {
 		if got := render(tmpl, v); got != want {
 			t.Errorf("%q: got %q want %q", tmpl, got, want)
 		}
+	}
+}
+
+// TestDefaultSummaryContent pins the default summary of each kind of
+// content, including those this package's tests cannot produce from bytes
+// (PDF pages and text, archive entries), and the {content.*} fields.
+func TestDefaultSummaryContent(t *testing.T) {
+	ref := ArtifactRef{ID: "s_1a2b3c4d5e6f", SizeBytes: 1_600_000, URI: "mcpx://artifacts/s_1a2b3c4d5e6f"}
+	tail := " is not in this result: it is stored as artifact s_1a2b3c4d5e6f and can be referenced by that id or as mcpx://artifacts/s_1a2b3c4d5e6f"
+	named := func(name string) ArtifactRef { r := ref; r.Filename = name; return r }
+	for _, tc := range []struct {
+		kind string
+		ref  ArtifactRef
+		c    inspect.Summary
+		want string
+	}{
+		{"PDF", named("Q3 Report.pdf"), inspect.Summary{Kind: "pdf", Pages: 12, Text: "Quarterly revenue\ngrew  by 12%"},
+			`PDF 'Q3 Report.pdf' (12 pages, 1.6 MB) starting "Quarterly revenue grew by 12%"` + tail + " — ask artifacts_query for page 2, artifacts_search for words"},
+		{"Binary content", named("a.zip"), inspect.Summary{Kind: "archive", Format: "zip", Entries: 14, Names: []string{"a.txt", "b/"}},
+			"ZIP archive 'a.zip' (1.6 MB, 14 entries: a.txt, b/, …)" + tail + " — ask artifacts_query for an entry by name"},
+		{"Binary content", ref, inspect.Summary{Kind: "archive", Format: "xlsx", Entries: 9, Sheets: []string{"Q1", "Q2"}},
+			"XLSX workbook (1.6 MB, sheets: Q1, Q2, 9 entries)" + tail + " — ask artifacts_query for an entry by name"},
+		{"MPEG audio", ref, inspect.Summary{Kind: "audio", Format: "mp3", DurationMS: 3_725_000},
+			"MP3 audio (1:02:05, 1.6 MB)" + tail},
+		{"Text", ref, inspect.Summary{Kind: "text", Lines: 12034, Partial: "time"},
+			"Text of at least 12,034 lines (1.6 MB)" + tail + " — ask artifacts_query for lines 1-100 or a grep, artifacts_search for words"},
+		{"JSON", ref, inspect.Summary{Kind: "json", Keys: []string{"a", "b", "c"}},
+			"JSON object with keys a, b, c (1.6 MB)" + tail + " — ask artifacts_query for a JSON path or jq"},
+		{"Text", ref, inspect.Summary{Kind: "csv", Format: "csv", Lines: 1205, Rows: 1204, Columns: []string{"id", "name"}},
+			"CSV with 1,204 rows and columns id, name (1.6 MB)" + tail + " — ask artifacts_query for lines 1-100 or a grep, artifacts_search for words"},
+		// A summary without what the default needs: the plain one.
+		{"PNG image", ref, inspect.Summary{Kind: "image", Format: "png"}, "PNG image (1.6 MB)" + tail},
+	} {
+		c := tc.c
+		if got := defaultSummary(templateVars{Ref: tc.ref, Kind: tc.kind, Content: &c}); got != tc.want {
+			t.Errorf("%s:\ngot  %q\nwant %q", tc.c.Kind, got, tc.want)
+		}
+	}
+	c := inspect.Summary{Kind: "pdf", Pages: 3, Title: "Q3", Names: []string{"x", "y"}, DurationMS: 4500}
+	v := templateVars{Ref: ref, Content: &c, Tools: QueryTools{Query: "q"}}
+	for tmpl, want := range map[string]string{
+		"{content.pages} pages of {content.title}": "3 pages of Q3",
+		"{content.names} {content.duration}":       "x, y 4.5 s",
+		"{content.width|size}":                     "1.6 MB",
+		"{content.nosuch}":                         "{content.nosuch}",
+	} {
+		if got := render(tmpl, v); got != want {
+			t.Errorf("%q: got %q want %q", tmpl, got, want)
+		}
+	}
+	if got := defaultSummary(v); !strings.HasSuffix(got, "ask q for page 2, artifacts_search for words") {
+		t.Errorf("configured tool name not used: %q", got)
 	}
 }

@@ -28,8 +28,8 @@ import (
 
 // Defaults of ArtifactToolsOptions.
 const (
-	DefaultQueryToolName        = "artifacts_query"
-	DefaultSearchToolName       = "artifacts_search"
+	DefaultQueryToolName        = engine.DefaultQueryTool
+	DefaultSearchToolName       = engine.DefaultSearchTool
 	DefaultArtifactAnswerChars  = 10000
 	DefaultArtifactQueryTimeout = 5 * time.Second
 	DefaultArtifactQueryMemory  = 256 << 20

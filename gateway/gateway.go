@@ -243,6 +243,8 @@ func New(o Options) (*Gateway, error) {
 	g.onEnd = o.OnSessionEnd
 	eo := o.Engine
 	eo.Reader = g
+	// summaries point the model at the tools by the names it is offered
+	eo.QueryTools = engine.QueryTools{Query: g.artTools.QueryName, Search: g.artTools.SearchName}
 	if eo.Logger == nil {
 		eo.Logger = o.Logger
 	}

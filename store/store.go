@@ -75,6 +75,10 @@ type Ref struct {
 	Created   time.Time `json:"created_at"`
 	// Truncated is set by stores that did not keep the bytes (noopstore).
 	Truncated bool `json:"truncated,omitempty"`
+	// Content is what the bytes say about themselves (an inspect.Summary
+	// as JSON: kind, pages, dimensions, line count ...), as an Annotator
+	// recorded it; empty when nothing did.
+	Content json.RawMessage `json:"content,omitempty"`
 }
 
 // PutOptions describe the artifact being put.
@@ -155,6 +159,8 @@ type TextPart struct{ Place, Text string }
 
 // Annotator keeps what an artifact's content says: its summary, returned in
 // Ref.Content by Stat/List/Get, and text parts a Searcher indexes.
+// Annotating again replaces both; annotating a missing id returns
+// ErrNotFound.
 type Annotator interface {
 	Annotate(ctx context.Context, id string, content json.RawMessage, parts []TextPart) error
 }

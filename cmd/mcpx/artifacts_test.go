@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
@@ -53,9 +56,12 @@ func TestArtifactLifecycle(t *testing.T) {
 		want := engine.ArtifactRef{
 			ID: id, MIMEType: "application/pdf", SizeBytes: int64(len(pdf)), Filename: refs[0].Filename,
 			SHA256: hex.EncodeToString(sum[:]), Source: store.Source{Server: "tableau", Tool: "download_workbook", Path: "content", Layer: refs[0].Source.Layer},
-			URI: "mcpx://artifacts/" + id,
+			URI: "mcpx://artifacts/" + id, Content: refs[0].Content,
 		}
-		if refs[0] != want {
+		if k := gjson.GetBytes(refs[0].Content, "kind").String(); k != "pdf" {
+			t.Errorf("content %s, want the summary of a PDF", refs[0].Content)
+		}
+		if !reflect.DeepEqual(refs[0], want) {
 			t.Errorf("ref\n%+v\nwant\n%+v", refs[0], want)
 		}
 	})

@@ -1,40 +1,60 @@
 package fsstore
 
-// Annotate: what an artifact's content says, kept in the index. (Stub of
-// SEARCH's branch: SUMMARIES' annotate.go, which also keeps content in the
-// content column, replaces it at merge.)
-
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-var _ store.Annotator = (*Store)(nil)
-
-// Annotate indexes parts for Search (content is kept by SUMMARIES' version).
+// Annotate records the artifact's content summary in the index (returned
+// in Ref.Content by Stat, Get and List) and hands its text parts to the
+// search index, in one transaction: annotating again replaces both.
 func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage, parts []store.TextPart) error {
 	if s.readOnly {
-		return fmt.Errorf("fsstore: annotate[%s]: %w", store.QuoteID(id), ErrReadOnly)
+		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), ErrReadOnly)
+	}
+	if len(content) > 0 && !json.Valid(content) {
+		return fmt.Errorf("fsstore: artifact[%s]: content is not JSON", store.QuoteID(id))
 	}
 	db, err := s.readIndex(ctx, id)
 	if err != nil {
 		return err
 	}
+	if err := s.annotate(ctx, db, id, content, parts); err != nil {
+		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Store) annotate(ctx context.Context, db *sql.DB, id string, content json.RawMessage, parts []store.TextPart) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("fsstore: annotate[%s]: %w", id, err)
+		return err
 	}
 	defer tx.Rollback()
+	var seq int64
+	err = tx.QueryRowContext(ctx, `SELECT seq FROM artifacts WHERE id = ?`, id).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	if err != nil {
+		return s.queryErr(err)
+	}
+	var col any // NULL: no summary
+	if len(content) > 0 {
+		col = string(content)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET content = ? WHERE seq = ?`, col, seq); err != nil {
+		return err
+	}
 	if err := s.indexParts(ctx, tx, id, parts); err != nil {
-		return fmt.Errorf("fsstore: annotate[%s]: %w", id, err)
+		return fmt.Errorf("index text: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("fsstore: annotate[%s]: %w", id, err)
-	}
-	return nil
+	return tx.Commit()
 }

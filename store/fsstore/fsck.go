@@ -324,6 +324,9 @@ func (s *Store) openIndexReadOnly(ctx context.Context) (*sql.DB, error) {
 		db.Close()
 		return nil, nil
 	}
+	// An index older than this mcpx lacks the content column; a
+	// read-only store reads it without (the next read-write open migrates).
+	s.legacyIndex.Store(v < 2)
 	return db, nil
 }
 

@@ -119,6 +119,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -236,6 +237,9 @@ type Store struct {
 	// dbImmutable is set when db reads the index immutable (see
 	// openIndexReadOnly).
 	dbImmutable bool
+	// legacyIndex is set when a read-only store reads an index of
+	// version 1, which has no content column (see refColumns).
+	legacyIndex atomic.Bool
 	// wmu lets one write transaction of this process at a time ask
 	// SQLite for the write lock: goroutines queue here instead of in
 	// SQLite's sleeping busy handler.
@@ -250,7 +254,18 @@ type Store struct {
 	fmu          sync.Mutex
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Annotator = (*Store)(nil)
+)
+
+// refColumns is the select list of scanRef for the open index.
+func (s *Store) refColumns() string {
+	if s.legacyIndex.Load() {
+		return refColumnsV1
+	}
+	return refColumns
+}
 
 // Open opens (creating it when missing, mode 0700) the store in dir. When
 // no other process has the folder open it settles what an earlier kill
@@ -590,7 +605,7 @@ func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64,
 		return store.Ref{}, err
 	}
 	defer tx.Rollback()
-	seq, ref, err := scanRef(tx.QueryRowContext(ctx, `SELECT `+refColumns+`, `+scopeColumns+`
+	seq, ref, err := scanRef(tx.QueryRowContext(ctx, `SELECT `+s.refColumns()+`, `+scopeColumns+`
 		FROM artifacts a JOIN scopes s ON s.seq = a.seq
 		WHERE a.namespace = ? AND a.sha256 = ? ORDER BY s.ord LIMIT 1`, ns, sum))
 	switch {
@@ -786,7 +801,7 @@ func (s *Store) statSeq(ctx context.Context, id string) (int64, store.Ref, error
 	if err != nil {
 		return 0, store.Ref{}, err
 	}
-	seq, ref, err := scanRef(db.QueryRowContext(ctx, `SELECT `+refColumns+`, `+scopeColumns+`
+	seq, ref, err := scanRef(db.QueryRowContext(ctx, `SELECT `+s.refColumns()+`, `+scopeColumns+`
 		FROM artifacts a JOIN scopes s ON s.seq = a.seq WHERE a.id = ? ORDER BY s.ord LIMIT 1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
@@ -988,7 +1003,7 @@ func (s *Store) listPage(ctx context.Context, scope store.Scope, cursor string, 
 		return nil, nil, "", nil
 	}
 	cond, args := scopeFilter(scope)
-	q := `SELECT ` + refColumns + `, ` + scopeColumns + `, MIN(s.ord), a.last_access_at
+	q := `SELECT ` + s.refColumns() + `, ` + scopeColumns + `, MIN(s.ord), a.last_access_at
 		FROM scopes s JOIN artifacts a ON a.seq = s.seq WHERE `
 	if order == store.NewestFirst {
 		if after == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,10 +25,19 @@ import (
 const indexName = "index.db"
 
 // schemaVersion is PRAGMA user_version of a current index; 0 is a new,
-// empty database file.
-const schemaVersion = 1
+// empty database file. An index of an older version is brought up to date
+// by migrations when a read-write store opens it.
+const schemaVersion = 2
 
-// schema creates the index. Columns hold what a ref says plus what
+// migrations are the statements that take an index from the version before
+// their key to their key. schema creates the current version directly.
+var migrations = map[int][]string{
+	// 2: each artifact's content summary (Annotate).
+	2: {`ALTER TABLE artifacts ADD COLUMN content TEXT`},
+}
+
+// schema creates the index. Columns hold what a ref says (content is the
+// JSON summary Annotate recorded, NULL until then) plus what
 // retention needs: last_access_at (LRU), created_at (TTL, FIFO) and size
 // (quotas). Times are Unix nanoseconds (UTC). seq is the insertion order
 // List pages by (never reused: AUTOINCREMENT), so a cursor never points at
@@ -50,6 +60,7 @@ var schema = []string{
 		source_layer   TEXT    NOT NULL DEFAULT '',
 		created_at     INTEGER NOT NULL,
 		last_access_at INTEGER NOT NULL,
+		content        TEXT,
 		UNIQUE (namespace, sha256)
 	)`,
 	`CREATE INDEX artifacts_sha256 ON artifacts (sha256)`,
@@ -77,7 +88,11 @@ var schema = []string{
 
 // refColumns are the artifacts columns scanRef reads, in its order,
 // followed by the four scope columns.
-const refColumns = `a.seq, a.id, a.sha256, a.size, a.mime, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer, a.created_at`
+const refColumns = `a.seq, a.id, a.sha256, a.size, a.mime, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer, a.created_at, a.content`
+
+// refColumnsV1 reads an index of version 1 (no content column), which a
+// read-only store cannot migrate.
+const refColumnsV1 = `a.seq, a.id, a.sha256, a.size, a.mime, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer, a.created_at, NULL`
 const scopeColumns = `s.tenant_id, s.user_id, s.session_id, s.trace_id`
 
 type rowScanner interface{ Scan(dest ...any) error }
@@ -85,11 +100,15 @@ type rowScanner interface{ Scan(dest ...any) error }
 // scanRef reads refColumns and scopeColumns (and extra) from row.
 func scanRef(row rowScanner, extra ...any) (seq int64, ref store.Ref, err error) {
 	var created int64
+	var content sql.NullString
 	dest := []any{&seq, &ref.ID, &ref.SHA256, &ref.SizeBytes, &ref.MIMEType, &ref.Filename,
-		&ref.Source.Server, &ref.Source.Tool, &ref.Source.Path, &ref.Source.Layer, &created,
+		&ref.Source.Server, &ref.Source.Tool, &ref.Source.Path, &ref.Source.Layer, &created, &content,
 		&ref.Scope.TenantID, &ref.Scope.UserID, &ref.Scope.SessionID, &ref.Scope.TraceID}
 	err = row.Scan(append(dest, extra...)...)
 	ref.Created = time.Unix(0, created).UTC()
+	if content.Valid && content.String != "" {
+		ref.Content = json.RawMessage(content.String)
+	}
 	return seq, ref, err
 }
 
@@ -205,6 +224,42 @@ func createSchema(ctx context.Context, tx *sql.Tx) error {
 	}
 	_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 	return err
+}
+
+// migrateSchema brings an index of version from up to schemaVersion, in
+// one transaction (another process may have done it meanwhile: the
+// version is read again inside it).
+func (s *Store) migrateSchema(ctx context.Context, db *sql.DB) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v >= schemaVersion {
+		return tx.Commit()
+	}
+	from := v
+	for ; v < schemaVersion; v++ {
+		for _, q := range migrations[v+1] {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("migrate index to version %d: %w", v+1, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.log.Info("migrated the index", "index", s.indexPath, "from_version", from, "to_version", schemaVersion)
+	return nil
 }
 
 // insertArtifact inserts ref (with its first scope) and returns its seq.

@@ -254,6 +254,10 @@ func (s *Store) openIndexRW(ctx context.Context) (*sql.DB, error) {
 		err = s.initIndex(ctx, db)
 	case v > schemaVersion:
 		err = fmt.Errorf("%s has schema version %d; this mcpx reads version %d", indexName, v, schemaVersion)
+	case v < schemaVersion:
+		if err = s.migrateSchema(ctx, db); err == nil {
+			err = s.finishAdoption(ctx, db)
+		}
 	default:
 		err = s.finishAdoption(ctx, db)
 	}

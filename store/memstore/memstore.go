@@ -11,6 +11,7 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +57,8 @@ type Store struct {
 	access map[string]int64
 	// lines holds, per id, the lines Annotate indexed for Search.
 	lines map[string][]line
+	// content is each annotated artifact's summary (Ref.Content).
+	content map[string]json.RawMessage
 }
 
 // naming is what a put called its bytes.
@@ -64,7 +67,10 @@ type naming struct {
 	source   store.Source
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Annotator = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New(cfg Config) *Store {
@@ -75,6 +81,7 @@ func New(cfg Config) *Store {
 		blobs:       make(map[string][]byte),
 		names:       make(map[string]map[store.Scope]naming),
 		access:      make(map[string]int64),
+		content:     make(map[string]json.RawMessage),
 	}
 	if s.pageSize < 1 {
 		s.pageSize = DefaultPageSize
@@ -166,7 +173,7 @@ func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCl
 		s.access[id] = time.Now().UnixNano()
 	}
 	s.mu.Unlock()
-	return io.NopCloser(bytes.NewReader(data[off : off+n])), e, nil
+	return bytesReader{bytes.NewReader(data[off : off+n])}, e, nil
 }
 
 // Stat returns the artifact's ref.
@@ -263,6 +270,7 @@ func (s *Store) Close(context.Context) error {
 	s.names = nil
 	s.access = nil
 	s.lines = nil
+	s.content = nil
 	return nil
 }
 
@@ -311,8 +319,10 @@ func (s *Store) rename(id string, o store.PutOptions) {
 }
 
 // named returns ref with the name and source of the latest put under
-// ref.Scope. The caller holds s.mu (read or write).
+// ref.Scope, and its content summary. The caller holds s.mu (read or
+// write).
 func (s *Store) named(ref store.Ref) store.Ref {
+	ref.Content = s.content[ref.ID]
 	if n, ok := s.names[ref.ID][ref.Scope]; ok {
 		if n.filename != "" {
 			ref.Filename = n.filename
@@ -321,5 +331,11 @@ func (s *Store) named(ref store.Ref) store.Ref {
 	}
 	return ref
 }
+
+// bytesReader is what Get returns: a reader that is also an io.ReaderAt
+// (content summaries read at offsets) and closes to nothing.
+type bytesReader struct{ *bytes.Reader }
+
+func (bytesReader) Close() error { return nil }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

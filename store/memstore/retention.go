@@ -194,6 +194,7 @@ func (s *Store) remove(id string) {
 	delete(s.names, id)
 	delete(s.access, id)
 	delete(s.lines, id)
+	delete(s.content, id)
 }
 
 // checkQuota is fsstore's checkQuota over the catalog. The caller holds

@@ -5,7 +5,6 @@ package memstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -34,12 +33,9 @@ type line struct {
 	tokens []string
 }
 
-// Annotate indexes parts for Search, one entry per line that holds a word
-// (places as the fsstore gives them). content is not kept here.
-func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage, parts []store.TextPart) error {
-	if _, _, err := s.lookup(ctx, id); err != nil {
-		return err
-	}
+// indexParts indexes parts for Search, one entry per line that holds a
+// word (places as the fsstore gives them). The caller holds s.mu.
+func (s *Store) indexParts(id string, parts []store.TextPart) {
 	var lines []line
 	for _, p := range parts {
 		store.EachLine(p, func(place, text string) bool {
@@ -47,19 +43,14 @@ func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage
 			return true
 		})
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("memstore: annotate[%s]: %w", id, store.ErrClosed)
-	}
-	if _, ok := s.cat.Get(id); !ok {
-		return fmt.Errorf("memstore: annotate[%s]: %w", id, store.ErrNotFound)
-	}
 	if s.lines == nil {
 		s.lines = map[string][]line{}
 	}
+	if len(lines) == 0 {
+		delete(s.lines, id)
+		return
+	}
 	s.lines[id] = lines
-	return nil
 }
 
 // Search returns the best limit lines that hold every term of query, among

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +29,7 @@ func TestPutHashesAndKeepsNothing(t *testing.T) {
 		sum := storetest.SHA256Hex(data)
 		want := store.Ref{ID: "truncated_" + sum[:12], MIMEType: o.MIMEType, SizeBytes: int64(len(data)), Filename: o.Filename,
 			SHA256: sum, Scope: o.Scope, Source: o.Source, Created: ref.Created, Truncated: true}
-		if ref != want || ref.Created.IsZero() {
+		if !reflect.DeepEqual(ref, want) || ref.Created.IsZero() {
 			t.Errorf("Put = %+v, want %+v", ref, want)
 		}
 		if !store.ValidID(ref.ID) {

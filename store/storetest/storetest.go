@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -70,6 +71,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ContextCancelled", testContextCancelled},
 		{"Concurrent", testConcurrent},
 		{"Close", testClose},
+		{"Annotate", testAnnotate},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,7 +161,7 @@ func diffRef(got, want store.Ref) string {
 	gc, wc := got.Created, want.Created
 	got.Created, want.Created = time.Time{}, time.Time{}
 	var d string
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		d = fmt.Sprintf("got %+v, want %+v", got, want)
 	}
 	if !gc.Equal(wc) {

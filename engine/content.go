@@ -1,0 +1,224 @@
+package engine
+
+// Content summaries: what a stored artifact's bytes say (pages, pixel
+// dimensions, line count, JSON keys ...), read back from the store right
+// after the put, bounded by InspectConfig, kept with the artifact
+// (store.Annotator) and named by summary templates as {content.*}.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/inspect"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// InspectConfig bounds the content summaries of stored artifacts, under
+// "inspect" in the pipeline config:
+//
+//	{"inspect": {"max_bytes": 67108864, "timeout_ms": 250, "max_text_bytes": 1048576}}
+//
+// A summary that reaches a cap is kept as far as it got, marked partial;
+// it never fails or holds up the call past the timeout.
+type InspectConfig struct {
+	// Enabled switches summaries off when false. Defaults to true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// MaxBytes caps the bytes one summary reads. Defaults to
+	// inspect.DefaultMaxBytes (64 MiB).
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// TimeoutMS caps one summary's time in milliseconds. Defaults to
+	// inspect.DefaultTimeout (250 ms).
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// MaxTextBytes caps the text of one artifact kept for search. Defaults
+	// to inspect.DefaultMaxTextBytes (1 MiB).
+	MaxTextBytes int64 `json:"max_text_bytes,omitempty"`
+}
+
+// enabled reports whether summaries are on.
+func (c InspectConfig) enabled() bool { return c.Enabled == nil || *c.Enabled }
+
+// limits returns the inspect limits, defaults filled in.
+func (c InspectConfig) limits() inspect.Limits {
+	return inspect.Limits{
+		MaxBytes:     c.MaxBytes,
+		Timeout:      time.Duration(c.TimeoutMS) * time.Millisecond,
+		MaxTextBytes: c.MaxTextBytes,
+	}.WithDefaults()
+}
+
+// inspectStored summarises the artifact sref, stored just now: a store
+// that knew these bytes already returns the summary it kept; else the
+// bytes are read back and inspected, and the summary and text parts are
+// handed to the store when it is an Annotator. Any failure leaves the
+// summary out (logged): a call never fails for its summary.
+func (e *Engine) inspectStored(ctx context.Context, sref store.Ref) (json.RawMessage, *inspect.Summary) {
+	if !e.cfg.Inspect.enabled() || sref.Truncated {
+		return nil, nil
+	}
+	if len(sref.Content) > 0 {
+		var s inspect.Summary
+		if json.Unmarshal(sref.Content, &s) == nil {
+			return sref.Content, &s
+		}
+	}
+	lim := e.cfg.Inspect.limits()
+	rc, _, err := e.store.Get(ctx, sref.ID, nil)
+	if err != nil {
+		e.log.Debug("no content summary: cannot read the artifact back", "artifact", sref.ID, "error", err)
+		return nil, nil
+	}
+	defer rc.Close()
+	ra, size, partial := readerAt(rc, sref.SizeBytes, lim.MaxBytes)
+	s, parts, err := inspect.Inspect(ctx, ra, size, sref.MIMEType, lim)
+	if err != nil {
+		e.log.Warn("no content summary", "artifact", sref.ID, "error", err)
+		return nil, nil
+	}
+	if s.Kind == "" {
+		return nil, nil
+	}
+	if partial && s.Partial == "" {
+		s.Partial = inspect.PartialBytes
+	}
+	content, err := json.Marshal(s)
+	if err != nil {
+		return nil, nil
+	}
+	if an, ok := e.store.(store.Annotator); ok {
+		sp := make([]store.TextPart, len(parts))
+		for i, p := range parts {
+			sp[i] = store.TextPart{Place: p.Place, Text: p.Text}
+		}
+		if err := an.Annotate(ctx, sref.ID, content, sp); err != nil {
+			e.log.Warn("content summary not kept in the store", "artifact", sref.ID, "error", err)
+		}
+	}
+	return content, &s
+}
+
+// readerAt returns r as an io.ReaderAt of size bytes: itself when it is
+// one (fsstore's blob file, memstore's bytes), else its first max bytes
+// read into memory (partial reports that they are fewer than size).
+func readerAt(r io.Reader, size, max int64) (ra io.ReaderAt, n int64, partial bool) {
+	if ra, ok := r.(io.ReaderAt); ok {
+		return ra, size, false
+	}
+	b, _ := io.ReadAll(io.LimitReader(r, min(size, max)))
+	return bytes.NewReader(b), int64(len(b)), int64(len(b)) < size
+}
+
+// contentVar resolves a {content.name} template field against s: the
+// Summary's JSON names (pages, text, width, height, entries, lines, keys,
+// ...); lists render comma-separated, duration_ms also as "duration"
+// ("1:02:03" or "4.5 s").
+func contentVar(s *inspect.Summary, name string) string {
+	if s == nil {
+		return ""
+	}
+	num := func(n int64) string {
+		if n == 0 {
+			return ""
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	switch name {
+	case "kind":
+		return s.Kind
+	case "format":
+		return s.Format
+	case "pages":
+		return num(int64(s.Pages))
+	case "title":
+		return s.Title
+	case "author":
+		return s.Author
+	case "text":
+		return s.Text
+	case "width":
+		return num(int64(s.Width))
+	case "height":
+		return num(int64(s.Height))
+	case "entries":
+		return num(int64(s.Entries))
+	case "names":
+		return strings.Join(s.Names, ", ")
+	case "sheets":
+		return strings.Join(s.Sheets, ", ")
+	case "words":
+		return num(int64(s.Words))
+	case "duration_ms":
+		return num(s.DurationMS)
+	case "duration":
+		return duration(s.DurationMS)
+	case "lines":
+		return num(s.Lines)
+	case "keys":
+		return strings.Join(s.Keys, ", ")
+	case "length":
+		return num(int64(s.Length))
+	case "item_keys":
+		return strings.Join(s.ItemKeys, ", ")
+	case "columns":
+		return strings.Join(s.Columns, ", ")
+	case "rows":
+		return num(s.Rows)
+	case "partial":
+		return s.Partial
+	}
+	return ""
+}
+
+// contentVars are the names contentVar knows, after "content.".
+var contentVars = map[string]bool{
+	"kind": true, "format": true, "pages": true, "title": true, "author": true, "text": true,
+	"width": true, "height": true, "entries": true, "names": true, "sheets": true, "words": true,
+	"duration_ms": true, "duration": true, "lines": true, "keys": true, "length": true,
+	"item_keys": true, "columns": true, "rows": true, "partial": true,
+}
+
+// duration renders milliseconds as people read a recording's length.
+func duration(ms int64) string {
+	if ms <= 0 {
+		return ""
+	}
+	if ms < 60_000 {
+		return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + " s"
+	}
+	sec := ms / 1000
+	h, m, s := sec/3600, sec/60%60, sec%60
+	if h > 0 {
+		return strconv.FormatInt(h, 10) + ":" + twoDigits(m) + ":" + twoDigits(s)
+	}
+	return strconv.FormatInt(m, 10) + ":" + twoDigits(s)
+}
+
+func twoDigits(n int64) string {
+	if n < 10 {
+		return "0" + strconv.FormatInt(n, 10)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// Default names of the tools that read stored artifacts further.
+const (
+	DefaultQueryTool  = "artifacts_query"
+	DefaultSearchTool = "artifacts_search"
+)
+
+// QueryTools names the tools a default summary tells the model to ask for
+// more of an artifact (a page, lines, a JSON path, search hits): the
+// gateway's artifact query and search tools. Zero fields take the
+// defaults.
+type QueryTools struct {
+	Query  string // defaults to DefaultQueryTool
+	Search string // defaults to DefaultSearchTool
+}
+
+func (t QueryTools) names() (query, search string) {
+	return nonEmpty(t.Query, DefaultQueryTool), nonEmpty(t.Search, DefaultSearchTool)
+}

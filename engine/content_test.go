@@ -1,0 +1,208 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/memstore"
+)
+
+func pngOf(w, h int) []byte {
+	var b bytes.Buffer
+	png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h)))
+	return b.Bytes()
+}
+
+// wavOf is a silent 8 kHz mono 16-bit WAV of ms milliseconds.
+func wavOf(ms int) []byte {
+	data := make([]byte, 16*ms)
+	var b bytes.Buffer
+	le := func(v any) { binary.Write(&b, binary.LittleEndian, v) }
+	b.WriteString("RIFF")
+	le(uint32(36 + len(data)))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(16000), uint16(2), uint16(16)} {
+		le(v)
+	}
+	b.WriteString("data")
+	le(uint32(len(data)))
+	b.Write(data)
+	return b.Bytes()
+}
+
+// TestContentSummaries: each stored artifact's summary says what is
+// inside, with the numbers its bytes give (dimensions, lines, keys, rows,
+// duration), the ref in the artifact list and in the store carries the
+// content, template fields read it, and no reference is touched by
+// punctuation.
+func TestContentSummaries(t *testing.T) {
+	var log strings.Builder
+	for i := range 1500 {
+		fmt.Fprintf(&log, "12:00:%02d GET /items/%d 200\n", i%60, i)
+	}
+	csv := "id,name,city\n1,Ada,London\n2,Grace,\"New York\"\n"
+	obj := `{"users":[1,2],"total":2,"next":null}`
+	arr := `[{"id":1,"name":"a"},{"id":2,"name":"b"},{"id":3}]`
+	in := `{"structuredContent":{` +
+		`"shot":"` + b64(pngOf(1280, 720)) + `",` +
+		`"log":` + jsonString(log.String()) + `,` +
+		`"csv":` + jsonString(csv) + `,` +
+		`"obj":` + jsonString(obj) + `,` +
+		`"arr":` + jsonString(arr) + `,` +
+		`"wav":"` + b64(wavOf(2500)) + `",` +
+		`"tmpl":"` + b64(pngOf(64, 48)) + `"}}`
+	rws := fixed{
+		{Path: "structuredContent.shot", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingBase64},
+		{Path: "structuredContent.log", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingText, MIME: "text/plain"},
+		{Path: "structuredContent.csv", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingText, MIME: "text/csv"},
+		{Path: "structuredContent.obj", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingText, MIME: "application/json"},
+		{Path: "structuredContent.arr", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingText, MIME: "application/json"},
+		{Path: "structuredContent.wav", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingBase64},
+		{Path: "structuredContent.tmpl", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingBase64,
+			Summary: "{content.format} {content.width}x{content.height} px, {content.kind}{content.pages} {id}"},
+	}
+	st := memstore.New(memstore.Config{})
+	res, err := newEngine(t, st, rws, nil).Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(k string) string { return gjson.GetBytes(res.Raw, "structuredContent."+k+".summary").String() }
+	id := func(k string) string { return gjson.GetBytes(res.Raw, "structuredContent."+k+".artifact.id").String() }
+	for k, want := range map[string]string{
+		"shot": "PNG image 't-shot.png' 1280x720 (",
+		"log":  "Text 't-log.txt' of 1,500 lines (42,390 chars, 42.4 kB) is not in this result",
+		"csv":  "CSV 't-csv.csv' with 2 rows and columns id, name, city (",
+		"obj":  "JSON object 't-obj.json' with keys users, total, next (",
+		"arr":  "JSON array 't-arr.json' of 3 items with keys id, name (",
+		"wav":  "WAV audio 't-wav.wav' (2.5 s, ",
+		"tmpl": "png 64x48 px, image " + id("tmpl"),
+	} {
+		if got := sum(k); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: summary %q\nwant prefix %q", k, got, want)
+		}
+		if bad := bareRefsViolations(sum(k)); len(bad) > 0 {
+			t.Errorf("%s: punctuation touches %q", k, bad)
+		}
+	}
+	if got := sum("log"); !strings.HasSuffix(got, " — ask artifacts_query for lines 1-100 or a grep, artifacts_search for words") {
+		t.Errorf("log summary does not say how to look further: %q", got)
+	}
+	// The model reads the summary; the content JSON is in the refs hosts
+	// get (the artifact list, the store), not in the model's text.
+	if gjson.GetBytes(res.Raw, "structuredContent.shot.artifact.content").Exists() {
+		t.Errorf("content JSON in the model-visible ref: %s", gjson.GetBytes(res.Raw, "structuredContent.shot.artifact"))
+	}
+	if len(res.Artifacts) != 7 || gjson.GetBytes(res.Artifacts[0].Content, "width").Int() != 1280 {
+		t.Fatalf("artifact list: %d refs, first content %s", len(res.Artifacts), res.Artifacts[0].Content)
+	}
+	ref, err := st.Stat(context.Background(), id("csv"))
+	if err != nil || gjson.GetBytes(ref.Content, "rows").Int() != 2 {
+		t.Errorf("store ref of the CSV: content %s, %v", ref.Content, err)
+	}
+}
+
+// TestContentSummaryDisabled: "inspect": {"enabled": false} keeps the
+// plain summary and reads nothing back.
+func TestContentSummaryDisabled(t *testing.T) {
+	reg := engine.NewRegistry()
+	rws := fixed{{Path: "shot", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}
+	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return rws, nil }})
+	off := false
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: engine.Config{Chain: []string{"test"}, Inspect: engine.InspectConfig{Enabled: &off}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, []byte(`{"shot":"`+b64(pngOf(10, 10))+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gjson.GetBytes(res.Raw, "shot.summary").String(); !strings.HasPrefix(got, "PNG image 't-shot.png' (") || res.Artifacts[0].Content != nil {
+		t.Errorf("summary %q, content %s", got, res.Artifacts[0].Content)
+	}
+}
+
+// slowStore reads back slowly, as a store on a busy disk would.
+type slowStore struct {
+	store.Store
+	delay time.Duration
+}
+
+type slowReadCloser struct {
+	io.ReadCloser
+	ra    io.ReaderAt
+	delay time.Duration
+}
+
+func (s slowReadCloser) ReadAt(p []byte, off int64) (int, error) {
+	time.Sleep(s.delay)
+	return s.ra.ReadAt(p, off)
+}
+
+func (s slowStore) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCloser, store.Ref, error) {
+	rc, ref, err := s.Store.Get(ctx, id, rng)
+	if err != nil {
+		return nil, ref, err
+	}
+	return slowReadCloser{ReadCloser: rc, ra: rc.(io.ReaderAt), delay: s.delay}, ref, nil
+}
+
+// TestContentSummaryNeverBlocks: inputs a summary cannot finish in time
+// (a store that reads slowly, a malformed PDF, a zip whose one entry
+// claims to inflate to 4 GiB, a large text) cost at most the time cap and
+// the call goes on with the summary it got.
+func TestContentSummaryNeverBlocks(t *testing.T) {
+	bomb := []byte("PK\x03\x04\x14\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\x00\x00\xff\xff\xff\xff\x05\x00\x00\x00bomb!" + strings.Repeat("\x00", 512))
+	malformedPDF := []byte("%PDF-1.7\n1 0 obj << /Type /Pages /Count 99999999 /Kids [1 0 R] >> endobj\ntrailer << /Root 1 0 R /Size -5 >>\nstartxref\n999999999\n%%EOF")
+	bigText := strings.Repeat("a line of a large log that nobody reads whole\n", 200_000) // 9.2 MB
+	in := `{"pdf":"` + b64(malformedPDF) + `","zip":"` + b64(bomb) + `","big":` + jsonString(bigText) + `}`
+	rws := fixed{
+		{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64},
+		{Path: "zip", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64},
+		{Path: "big", Action: engine.ActionArtifact, Encoding: engine.EncodingText},
+	}
+	reg := engine.NewRegistry()
+	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return rws, nil }})
+	const timeout = 100 * time.Millisecond
+	eng, err := engine.New(engine.Options{
+		Store:    slowStore{memstore.New(memstore.Config{}), 20 * time.Millisecond},
+		Registry: reg,
+		Config:   engine.Config{Chain: []string{"test"}, Inspect: engine.InspectConfig{TimeoutMS: timeout.Milliseconds()}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, []byte(in))
+	took := time.Since(start)
+	if err != nil || len(res.Failures) > 0 {
+		t.Fatalf("Transform: %v, %v", err, res.Failures)
+	}
+	// Three summaries, each at most the cap plus one slow read.
+	if limit := 3*(timeout+20*time.Millisecond) + 2*time.Second; took > limit {
+		t.Errorf("took %v, over %v", took, limit)
+	}
+	for i, kind := range []string{"pdf", "archive", "text"} {
+		if got := gjson.GetBytes(res.Artifacts[i].Content, "kind").String(); got != kind {
+			t.Errorf("artifact %d: content %s, want kind %s", i, res.Artifacts[i].Content, kind)
+		}
+	}
+	if got := gjson.GetBytes(res.Artifacts[2].Content, "partial").String(); got != "time" {
+		t.Errorf("the large text's summary: %s, want partial time", res.Artifacts[2].Content)
+	}
+	if got := gjson.GetBytes(res.Raw, "big.summary").String(); !strings.Contains(got, "of at least ") {
+		t.Errorf("partial line count not marked: %q", got)
+	}
+}
