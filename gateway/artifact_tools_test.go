@@ -13,7 +13,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
@@ -100,17 +99,19 @@ func snapshotGateway(t *testing.T, at ArtifactToolsOptions) (*Gateway, *client, 
 		t.Errorf("instructions do not name artifacts_search: %v", g.serverDescription(false)["instructions"])
 	}
 	t.Logf("model-visible text (%d bytes): %.300s", len(visible), visible)
-	// The engine's summary hook indexes stored text (SUMMARIES); until
-	// then, as it would.
+	// what the model reads says how to find an element in the snapshot
+	for _, tool := range []string{g.artTools.QueryName, g.artTools.SearchName} {
+		if !strings.Contains(visible, tool) {
+			t.Errorf("the model-visible text does not name %s: %.500s", tool, visible)
+		}
+	}
+	// the engine indexed the stored text itself (its summary hook)
 	rc, _, err := st.Get(ctx, m[1], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stored, _ := io.ReadAll(rc)
 	rc.Close()
-	if err := st.Annotate(ctx, m[1], nil, []store.TextPart{{Text: string(stored)}}); err != nil {
-		t.Fatal(err)
-	}
 	return g, c, m[1], string(stored)
 }
 
