@@ -205,6 +205,19 @@ func isCorrupt(err error) bool {
 	return errors.Is(err, errIndexDamaged)
 }
 
+// isBusy reports whether err is SQLite saying another connection holds
+// the lock it needs (SQLITE_BUSY, SQLITE_LOCKED).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return false
+}
+
 // statIfExists returns the file info of path, nil when it is missing.
 func statIfExists(path string) (fs.FileInfo, error) {
 	fi, err := os.Stat(path)

@@ -223,7 +223,7 @@ func (s *Store) openIndex(ctx context.Context) (*sql.DB, error) {
 	if s.readOnly {
 		return s.openIndexReadOnly(ctx)
 	}
-	db, err := s.openIndexRW(ctx)
+	db, err := s.openIndexRWRetry(ctx)
 	if err == nil || !isCorrupt(err) {
 		return db, err
 	}
@@ -231,6 +231,28 @@ func (s *Store) openIndex(ctx context.Context) (*sql.DB, error) {
 		return nil, err
 	}
 	return s.openIndexRW(ctx)
+}
+
+// openIndexRWRetry is openIndexRW, tried again while SQLite answers
+// SQLITE_BUSY, up to the busy timeout: processes that open a new index at
+// once race to create it and switch it to WAL, and SQLite's busy handler
+// does not cover every lock taken on that path (4 processes putting into
+// a new store hit it about once in a dozen runs).
+func (s *Store) openIndexRWRetry(ctx context.Context) (*sql.DB, error) {
+	deadline := time.Now().Add(s.busyTimeout)
+	wait := 5 * time.Millisecond
+	for {
+		db, err := s.openIndexRW(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return db, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
 }
 
 func (s *Store) openIndexRW(ctx context.Context) (*sql.DB, error) {
