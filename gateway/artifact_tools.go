@@ -365,7 +365,7 @@ func queryRequest(args json.RawMessage) (query.Request, error) {
 
 // parseRange reads "A-B", "A" or a number. Lines are 1-based inclusive
 // (A alone is one line); bytes 0-based with B excluded (A alone: to the
-// end, B = -1).
+// end, as much as fits the answer: query.Range's To of 0).
 func parseRange(v gjson.Result, lines bool) (query.Range, error) {
 	s := strings.TrimSpace(v.String())
 	if v.Type == gjson.Number {
@@ -378,7 +378,7 @@ func parseRange(v gjson.Result, lines bool) (query.Range, error) {
 	}
 	to := from
 	if !lines {
-		to = -1
+		to = 0
 	}
 	if dash && strings.TrimSpace(b) != "" {
 		if to, err = strconv.ParseInt(strings.TrimSpace(b), 10, 64); err != nil || to < from {

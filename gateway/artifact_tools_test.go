@@ -216,6 +216,19 @@ func TestArtifactToolsBadInput(t *testing.T) {
 	}
 }
 
+// "bytes": "A" and "A-" read from byte A to the end (as much as fits),
+// as the tool's schema says; they were refused as empty ranges.
+func TestArtifactToolsBytesFromOffset(t *testing.T) {
+	_, c, id, stored := snapshotGateway(t, ArtifactToolsOptions{})
+	from := len(stored) - 40
+	for _, arg := range []string{fmt.Sprint(from), fmt.Sprintf(`"%d"`, from), fmt.Sprintf(`"%d-"`, from)} {
+		r := c.result("tools/call", toolCall("artifacts_query", fmt.Sprintf(`{"id":%q,"bytes":%s}`, id, arg)))
+		if got := r.Get("content.0.text").String(); r.Get("isError").Bool() || !strings.HasPrefix(got, stored[from:]) {
+			t.Errorf("bytes %s = %s, want %q", arg, r.Raw, stored[from:])
+		}
+	}
+}
+
 // resources/read of a text artifact answers text, not base64: whole
 // under the limit, else its first lines and _meta saying how to read on.
 func TestArtifactResourceReadText(t *testing.T) {
