@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,10 +42,12 @@ type session interface {
 }
 
 // target is what a client connects to: a stdio command line, or a
-// streamable HTTP endpoint.
+// streamable HTTP endpoint and the headers sent with every request (a
+// bearer token).
 type target struct {
-	launch launch
-	url    string
+	launch  launch
+	url     string
+	headers map[string]string
 }
 
 // client is a way to connect. An http client reaches mcpx through `mcpx
@@ -98,7 +101,7 @@ func connectTS(t *testing.T, tg target, revision string) (session, error) {
 	s := &tsSession{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
 	req := map[string]any{"op": "connect", "revision": revision}
 	if tg.url != "" {
-		req["url"] = tg.url
+		req["url"], req["headers"] = tg.url, tg.headers
 	} else {
 		env := map[string]string{}
 		for _, kv := range tg.launch.Env {
@@ -259,7 +262,7 @@ type goSDKSession struct{ cs *gosdk.ClientSession }
 func connectGoSDK(t *testing.T, tg target, revision string) (session, error) {
 	var tr gosdk.Transport
 	if tg.url != "" {
-		tr = &gosdk.StreamableClientTransport{Endpoint: tg.url}
+		tr = &gosdk.StreamableClientTransport{Endpoint: tg.url, HTTPClient: &http.Client{Transport: headerTransport(tg.headers)}}
 	} else {
 		cmd := exec.Command(tg.launch.Command, tg.launch.Args...)
 		cmd.Env = append(os.Environ(), tg.launch.Env...)
@@ -278,6 +281,19 @@ func connectGoSDK(t *testing.T, tg target, revision string) (session, error) {
 		return nil, fmt.Errorf("%w: asked for %s, settled on %s", errRevisionNotSpoken, revision, v)
 	}
 	return &goSDKSession{cs: cs}, nil
+}
+
+// headerTransport sends headers with every request.
+type headerTransport map[string]string
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 func (s *goSDKSession) Tools() (map[string]json.RawMessage, error) {

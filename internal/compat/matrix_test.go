@@ -55,8 +55,13 @@ func mustAbs(p string) string {
 	return a
 }
 
-// TestMain builds the mcpx binary once, as a user runs it.
+// TestMain builds the mcpx binary once, as a user runs it. Started with
+// queryServerEnv set, the test binary is the artifact tools' fixture
+// server instead (query_tools_test.go).
 func TestMain(m *testing.M) {
+	if os.Getenv(queryServerEnv) != "" {
+		os.Exit(runQueryServer())
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "mcpx-compat-")
 	if err != nil {

@@ -19,7 +19,16 @@ var servingLine = regexp.MustCompile(`MCP at (http://127\.0\.0\.1:\d+/mcp)`)
 // server and returns its MCP endpoint and a stop function that ends the
 // process and waits for it (so that its store may be opened).
 func serveHTTP(t *testing.T, name, script, storeDir string) (string, func() error, error) {
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{"command": script}}})
+	return serveHTTPConfig(t, map[string]any{"mcpServers": map[string]any{name: map[string]any{"command": script}}}, storeDir)
+}
+
+// serveHTTPConfig is serveHTTP with a whole config file (serve.tokens,
+// serve.artifact_tools).
+func serveHTTPConfig(t *testing.T, config map[string]any, storeDir string) (string, func() error, error) {
+	cfg, err := json.Marshal(config)
+	if err != nil {
+		return "", nil, err
+	}
 	cfgPath := filepath.Join(t.TempDir(), "mcpx.json")
 	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 		return "", nil, err

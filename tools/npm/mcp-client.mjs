@@ -4,7 +4,7 @@
 // stdout.
 //
 //   {"op":"connect","command":"mcpx","args":[...],"env":{...},"revision":"2025-11-25"}
-//   {"op":"connect","url":"http://127.0.0.1:PORT/mcp","revision":"2026-07-28"}
+//   {"op":"connect","url":"http://127.0.0.1:PORT/mcp","revision":"2026-07-28","headers":{...}}
 //   {"op":"listTools"} {"op":"callTool","name":"x","arguments":{...}}
 //   {"op":"listResources"} {"op":"readResource","uri":"..."} {"op":"close"}
 //
@@ -26,7 +26,7 @@ async function handle(req) {
       }
       client = new Client({ name: "mcpx-compat", version: "1.0.0" }, opts);
       const transport = req.url
-        ? new StreamableHTTPClientTransport(new URL(req.url))
+        ? new StreamableHTTPClientTransport(new URL(req.url), { requestInit: { headers: req.headers || {} } })
         : new StdioClientTransport({ command: req.command, args: req.args || [], env: { ...process.env, ...(req.env || {}) }, cwd: req.cwd, stderr: "ignore" });
       await client.connect(transport, { timeout: 60000 });
       return { server: client.getServerVersion() };
