@@ -4,13 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
@@ -36,40 +32,6 @@ func playwrightSnapshot(size int) string {
 	}
 	b.WriteString("```\n")
 	return b.String()
-}
-
-// playwrightUpstream is a Streamable HTTP server with @playwright/mcp's
-// browser_snapshot tool (no sessions: each POST is answered alone).
-func playwrightUpstream(t *testing.T, snapshot string) ServerConfig {
-	text := quote(snapshot)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		b, _ := io.ReadAll(r.Body)
-		m := gjson.ParseBytes(b)
-		id := m.Get("id").Raw
-		if id == "" {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		var result string
-		switch m.Get("method").String() {
-		case "initialize":
-			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"Playwright","version":"0.0.41"}}`
-		case "tools/list":
-			result = `{"tools":[{"name":"browser_snapshot","description":"Capture accessibility snapshot of the current page, this is better than screenshot","inputSchema":{"type":"object","properties":{}}}]}`
-		case "tools/call":
-			result = `{"content":[{"type":"text","text":` + text + `}]}`
-		default:
-			result = `{}`
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
-	}))
-	t.Cleanup(ts.Close)
-	return ServerConfig{URL: ts.URL, Type: TypeStreamableHTTP, Mcpx: ServerOptions{Protocol: "2025-11-25"}}
 }
 
 var artifactURI = regexp.MustCompile(`mcpx://artifacts/([a-z0-9_-]+)`)

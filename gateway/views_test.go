@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -46,47 +43,13 @@ var screenshotPNG = sync.OnceValue(func() []byte {
 	return b.Bytes()
 })
 
-// screenshotUpstream answers as @playwright/mcp's browser_take_screenshot
-// does: a text block, then the screenshot as an image content block.
-type screenshotUpstream struct{}
-
-func (screenshotUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "no stream", http.StatusMethodNotAllowed)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	m := gjson.ParseBytes(body)
-	id := m.Get("id").Raw
-	if id == "" {
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	var result string
-	switch m.Get("method").String() {
-	case "initialize":
-		result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"Playwright","version":"0.0.41"}}`
-	case "tools/list":
-		result = `{"tools":[{"name":"browser_take_screenshot","inputSchema":{"type":"object"}}]}`
-	case "tools/call":
-		result = `{"content":[{"type":"text","text":"### Result\nTook the viewport screenshot and saved it as /tmp/page.png"},` +
-			`{"type":"image","mimeType":"image/png","data":"` + base64.StdEncoding.EncodeToString(screenshotPNG()) + `"}]}`
-	default:
-		result = `{}`
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
-}
-
 // The Playwright case, image half: a client whose profile takes images
 // (claude-code) sees the screenshot as a downscaled native image block,
 // with the original stored byte-exact and named; a client that does not
 // sees the reference only. Both results say what they kept out.
 func TestScreenshotFittedToClient(t *testing.T) {
-	ts := httptest.NewServer(screenshotUpstream{})
-	t.Cleanup(ts.Close)
 	st := memstore.New(memstore.Config{})
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": {Type: TypeStreamableHTTP, URL: ts.URL}}, Engine: engine.Options{Store: st}})
+	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": playwrightUpstream(t, "")}, Engine: engine.Options{Store: st}})
 	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
 	orig := screenshotPNG()
 	t.Logf("screenshot: 2560x1600, %d bytes", len(orig))
