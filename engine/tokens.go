@@ -20,28 +20,41 @@ package engine
 // is counted as base64 rather than as words.
 const base64Run = 64
 
-// isB64 marks the base64 alphabet (standard and URL-safe, no padding).
-var isB64 = func() (t [256]bool) {
+// isB64 is 1 for the base64 alphabet (standard and URL-safe, no padding).
+var isB64 = func() (t [256]uint8) {
 	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = true
+		t[c] = 1
 	}
 	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
+		t[c] = 1
 	}
 	for c := '0'; c <= '9'; c++ {
-		t[c] = true
+		t[c] = 1
 	}
-	t['+'], t['/'], t['-'], t['_'] = true, true, true, true
+	t['+'], t['/'], t['-'], t['_'] = 1, 1, 1, 1
 	return t
 }()
 
-// EstimateTokens estimates the tokens a model's tokenizer makes of b: in
-// one pass, about a millisecond a megabyte.
+// EstimateTokens estimates the tokens a model's tokenizer makes of b, in
+// one pass. A result that carried a 10 MiB file is 14 MB of base64, so
+// the pass takes 8 bytes a step inside a run of base64 (one branch for
+// eight lookups) and byte by byte elsewhere (words are short: trying 8
+// at a time there costs more than it saves).
 func EstimateTokens(b []byte) int {
 	var text, b64 int
 	run := 0
-	for _, c := range b {
-		if isB64[c] {
+	for i := 0; i < len(b); {
+		if run >= 8 && i+8 <= len(b) {
+			w := b[i : i+8 : i+8]
+			if isB64[w[0]]&isB64[w[1]]&isB64[w[2]]&isB64[w[3]]&isB64[w[4]]&isB64[w[5]]&isB64[w[6]]&isB64[w[7]] != 0 {
+				run += 8
+				i += 8
+				continue
+			}
+		}
+		c := b[i]
+		i++
+		if isB64[c] != 0 {
 			run++
 			continue
 		}

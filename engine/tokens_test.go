@@ -62,3 +62,52 @@ func BenchmarkEstimateTokens(b *testing.B) {
 		EstimateTokens(buf)
 	}
 }
+
+// estimateTokensByByte is EstimateTokens one byte at a time, the
+// definition the word-at-a-time pass must agree with.
+func estimateTokensByByte(b []byte) int {
+	var text, b64 int
+	run := 0
+	for _, c := range b {
+		if isB64[c] != 0 {
+			run++
+			continue
+		}
+		if run >= base64Run {
+			b64 += run
+		} else {
+			text += run
+		}
+		run = 0
+		text++
+	}
+	if run >= base64Run {
+		b64 += run
+	} else {
+		text += run
+	}
+	return (text*2+6)/7 + (b64*2+2)/3
+}
+
+func FuzzEstimateTokens(f *testing.F) {
+	f.Add([]byte(`{"data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="}`))
+	f.Add([]byte("plain words, and some more words"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := EstimateTokens(b), estimateTokensByByte(b); got != want {
+			t.Fatalf("EstimateTokens = %d, one byte at a time %d", got, want)
+		}
+	})
+}
+
+// BenchmarkEstimateTokensBase64: a result carrying a 10 MiB file.
+func BenchmarkEstimateTokensBase64(b *testing.B) {
+	raw := make([]byte, 10<<20)
+	for i := range raw {
+		raw[i] = byte(i * 7919 >> 3)
+	}
+	buf := []byte(`{"content":[{"type":"text","text":"` + base64.StdEncoding.EncodeToString(raw) + `"}]}`)
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		EstimateTokens(buf)
+	}
+}
