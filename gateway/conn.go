@@ -89,7 +89,6 @@ type stdioConn struct {
 	doneCh   chan struct{}
 	exitErr  error
 	closing  atomic.Bool
-	killOnce sync.Once
 	stopOnce sync.Once
 }
 
@@ -433,14 +432,6 @@ func (c *stdioConn) cause() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.exitErr
-}
-
-func (c *stdioConn) kill() {
-	c.killOnce.Do(func() {
-		if c.cmd.Process != nil {
-			_ = killProcess(c.cmd)
-		}
-	})
 }
 
 // close closes stdin (the MCP stdio shutdown), then ends the process

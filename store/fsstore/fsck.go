@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // Report is what Check found in a store's folder.
@@ -313,7 +312,7 @@ func (s *Store) openIndexReadOnly(ctx context.Context) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	immutable := wal == nil || syscall.Access(s.dir, 2 /* W_OK */) != nil
+	immutable := wal == nil || !writable(s.dir)
 	s.dbImmutable = immutable
 	db, v, err := openIndexDB(ctx, indexDSN(s.indexPath, s.busyTimeout, true, immutable))
 	if err != nil {

@@ -388,18 +388,6 @@ func mustWrite(t *testing.T, path string, data []byte) {
 	}
 }
 
-func appendFile(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	parent := filepath.Join(t.TempDir(), "a-file")

@@ -54,20 +54,6 @@ func tryFlock(f *os.File, exclusive bool) (bool, error) {
 	}
 }
 
-// funlock releases f's flock lock.
-func funlock(f *os.File) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil {
-			return &fs.PathError{Op: "funlock", Path: f.Name(), Err: err}
-		}
-		return nil
-	}
-}
-
 // syncDir fsyncs the directory dir, making renames and creations in it
 // durable.
 func syncDir(dir string) error {
@@ -100,3 +86,9 @@ func checkPrivateDir(dir string) error {
 	}
 	return nil
 }
+
+// writable reports whether this process may write in dir (access(2)).
+func writable(dir string) bool { return syscall.Access(dir, 2 /* W_OK */) == nil }
+
+// oNoFollow makes an open fail on a symbolic link in the last component.
+const oNoFollow = syscall.O_NOFOLLOW

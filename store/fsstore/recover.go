@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/store"
@@ -80,12 +79,6 @@ func tempKind(name string) (kind, sum string) {
 		return "del", rest[:64]
 	}
 	return "", ""
-}
-
-// mintedTemp reports whether name is one the store gives its temp files.
-func mintedTemp(name string) bool {
-	kind, _ := tempKind(name)
-	return kind != ""
 }
 
 // recoverTmp runs when this process has the folder to itself (open.lock
@@ -571,7 +564,7 @@ func (s *Store) walkBlobs(fn func(sum, path string, fi fs.FileInfo) error) error
 
 // hashIn returns the lower-case hex sha256 of the file name in root.
 func hashIn(root *os.Root, name string) (string, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := root.OpenFile(name, os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
 		return "", err
 	}
