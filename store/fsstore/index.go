@@ -239,21 +239,33 @@ func createSchema(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
+// beginVersioned starts a write transaction and reads the index's schema
+// version inside it, where no other process can change it. The caller
+// holds s.wmu and rolls tx back or commits it.
+func beginVersioned(ctx context.Context, db *sql.DB) (*sql.Tx, int, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	var v int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		tx.Rollback()
+		return nil, 0, err
+	}
+	return tx, v, nil
+}
+
 // migrateSchema brings an index of version from up to schemaVersion, in
 // one transaction (another process may have done it meanwhile: the
 // version is read again inside it).
 func (s *Store) migrateSchema(ctx context.Context, db *sql.DB) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := db.BeginTx(ctx, nil)
+	tx, v, err := beginVersioned(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var v int
-	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return err
-	}
 	if v >= schemaVersion {
 		return tx.Commit()
 	}

@@ -328,15 +328,11 @@ func (s *Store) setIndexAside(ctx context.Context, cause error) error {
 func (s *Store) initIndex(ctx context.Context, db *sql.DB) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := db.BeginTx(ctx, nil)
+	tx, v, err := beginVersioned(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var v int
-	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return err
-	}
 	if v != 0 {
 		// Another process made it while this one waited.
 		if err := tx.Commit(); err != nil {
