@@ -198,7 +198,7 @@ func (e *Engine) metaInsert(raw []byte, root int, members []member) []jsonwalk.E
 // addKeptOut adds _meta[MetaKeptOutKey] to an MCP result that stored
 // something and came out smaller: what the result as it came (in) costs
 // against what it costs as it leaves.
-func (e *Engine) addKeptOut(d *Doc, in []byte, res *Result, views []blockRef) []byte {
+func (e *Engine) addKeptOut(d *Doc, in []byte, tokensIn func() int, res *Result, views []blockRef) []byte {
 	out := res.Raw
 	if len(res.Artifacts) == 0 || len(out) >= len(in) || !d.IsMCP() {
 		return out
@@ -214,7 +214,7 @@ func (e *Engine) addKeptOut(d *Doc, in []byte, res *Result, views []blockRef) []
 			tokOut += imageTokens(v.View.Width, v.View.Height) - (v.View.b64Len*2+2)/3
 		}
 	}
-	val := fmt.Appendf(nil, `{"bytes":%d,"tokens":%d,"artifacts":%d}`, len(in)-len(out), max(EstimateTokens(in)-tokOut, 0), len(res.Artifacts))
+	val := fmt.Appendf(nil, `{"bytes":%d,"tokens":%d,"artifacts":%d}`, len(in)-len(out), max(tokensIn()-tokOut, 0), len(res.Artifacts))
 	next, err := jsonwalk.Splice(out, e.metaInsert(out, root, []member{{MetaKeptOutKey, val}}))
 	if err != nil {
 		e.log.Warn("cannot note what the result kept out", "error", err)

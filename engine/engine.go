@@ -348,6 +348,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 	if ch.err != nil {
 		return nil, ch.err
 	}
+	tokensIn := estimateTokensOf(raw)
 	res := &Result{Raw: raw}
 	var (
 		stored []storedOriginal
@@ -409,7 +410,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 	if len(c.OutputSchema) > 0 && !sameBytes(res.Raw, raw) {
 		res.Raw = e.keepSchema(ctx, c, raw, res)
 	}
-	res.Raw = e.addKeptOut(d, raw, res, views)
+	res.Raw = e.addKeptOut(d, raw, tokensIn, res, views)
 	return res, nil
 }
 

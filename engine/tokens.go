@@ -1,5 +1,7 @@
 package engine
 
+import "sync"
+
 // Token counts without a tokenizer: what a result costs a model, estimated
 // in one pass over its bytes. Calibrated against o200k_base and
 // cl100k_base (tiktoken-go/tokenizer, in tokens_test.go only, so the
@@ -72,6 +74,28 @@ func EstimateTokens(b []byte) int {
 		text += run
 	}
 	return (text*2+6)/7 + (b64*2+2)/3
+}
+
+// asyncTokensMin is the size from which a result's token estimate is
+// computed beside the transform rather than after it: a pass over 10 MiB
+// takes milliseconds, which then overlap the store's writes and fsyncs.
+const asyncTokensMin = 1 << 20
+
+// estimateTokensOf returns a function that gives EstimateTokens(b): for a
+// large b it starts now on another goroutine, else it runs when called.
+// b must not change until the function is called.
+func estimateTokensOf(b []byte) func() int {
+	if len(b) < asyncTokensMin {
+		return func() int { return EstimateTokens(b) }
+	}
+	ch := make(chan int, 1)
+	go func() { ch <- EstimateTokens(b) }()
+	var n int
+	var once sync.Once
+	return func() int {
+		once.Do(func() { n = <-ch })
+		return n
+	}
 }
 
 // imageTokens is what a vision model charges for an image it looks at

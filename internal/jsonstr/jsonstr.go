@@ -23,27 +23,32 @@ var ErrSyntax = errors.New("jsonstr: invalid string literal")
 // Unescape appends the decoded content of a JSON string literal body (the
 // bytes between the quotes) to dst.
 func Unescape(dst, src []byte) ([]byte, error) {
-	if cap(dst)-len(dst) < len(src) {
-		n := make([]byte, len(dst), len(dst)+len(src))
-		copy(n, dst)
-		dst = n
+	i := bytes.IndexByte(src, '\\')
+	if i < 0 {
+		return append(dst, src...), nil
 	}
-	for len(src) > 0 {
-		i := bytes.IndexByte(src, '\\')
-		if i < 0 {
-			return append(dst, src...), nil
-		}
-		dst = append(dst, src[:i]...)
-		src = src[i:]
-		var n int
-		var err error
-		dst, n, err = unescapeOne(dst, src)
+	// Copy src whole, then decode in place: a decoded escape is never
+	// longer than its source, so the write position never passes the read
+	// position. A fresh buffer comes from append, which (unlike make) does
+	// not zero the bytes it copies over: on a payload of many megabytes
+	// that is a pass over memory saved.
+	base := len(dst)
+	buf := append(dst, src...)
+	w, r := base+i, base+i
+	for r < len(buf) {
+		out, n, err := unescapeOne(buf[:w], buf[r:])
 		if err != nil {
-			return dst, err
+			return buf[:w], err
 		}
-		src = src[n:]
+		w, r = len(out), r+n
+		k := bytes.IndexByte(buf[r:], '\\')
+		if k < 0 {
+			k = len(buf) - r
+		}
+		w += copy(buf[w:], buf[r:r+k])
+		r += k
 	}
-	return dst, nil
+	return buf[:w], nil
 }
 
 // unescapeOne decodes the escape at the start of src and reports how many

@@ -358,68 +358,95 @@ func (w *walker) stringEnd(off int) (int, error) {
 			break
 		}
 	}
-	end, ok := StringEnd(w.raw, off)
-	if !ok {
+	if w.trusted {
+		end, ok := StringEnd(w.raw, off)
+		if !ok {
+			w.i = off
+			return 0, w.errf("unterminated string")
+		}
+		return end, nil
+	}
+	end, bad := scanString(w.raw, off)
+	if end == 0 {
 		w.i = off
 		return 0, w.errf("unterminated string")
 	}
-	if w.trusted {
-		return end, nil
-	}
-	if bad := invalidStringByte(w.raw[off+1 : end-1]); bad >= 0 {
-		w.i = off + 1 + bad
+	if bad >= 0 {
+		w.i = bad
 		return 0, w.errf("invalid character %q in string", w.raw[w.i])
 	}
 	return end, nil
 }
 
-// invalidStringByte returns the offset of the first byte that makes body an
-// invalid JSON string body, or -1. Control characters are found eight bytes
-// at a time; escapes are checked where IndexByte finds a backslash.
-func invalidStringByte(body []byte) int {
-	const highs, spaces = 0x8080808080808080, 0x2020202020202020
-	i := 0
-	for ; i+32 <= len(body); i += 32 {
-		a := binary.LittleEndian.Uint64(body[i:])
-		b := binary.LittleEndian.Uint64(body[i+8:])
-		c := binary.LittleEndian.Uint64(body[i+16:])
-		d := binary.LittleEndian.Uint64(body[i+24:])
-		if ((a-spaces)&^a|(b-spaces)&^b|(c-spaces)&^c|(d-spaces)&^d)&highs != 0 {
-			break
-		}
-	}
-	for ; i < len(body); i++ {
-		if body[i] < 0x20 {
-			return i
-		}
-	}
-	for j := 0; j < len(body); {
-		k := bytes.IndexByte(body[j:], '\\')
-		if k < 0 {
-			break
-		}
-		j += k
-		if j+1 >= len(body) {
-			return j
-		}
-		switch body[j+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			j += 2
-		case 'u':
-			if j+6 > len(body) {
-				return j
+// scanString is StringEnd and invalidStringByte in one pass, for strings
+// of many megabytes (a base64 PDF): it returns the offset just past the
+// string whose opening quote is at raw[off] (0 when it is unterminated)
+// and the offset of the first byte that makes its body invalid (a control
+// character or a bad escape), -1 when none. Eight bytes at a time it looks
+// for a quote, a backslash or a control character at once.
+func scanString(raw []byte, off int) (end, bad int) {
+	i := off + 1
+	for {
+		for ; i+32 <= len(raw); i += 32 {
+			c := raw[i : i+32 : i+32]
+			if special(binary.LittleEndian.Uint64(c))|special(binary.LittleEndian.Uint64(c[8:]))|
+				special(binary.LittleEndian.Uint64(c[16:]))|special(binary.LittleEndian.Uint64(c[24:])) != 0 {
+				break
 			}
-			for _, c := range body[j+2 : j+6] {
-				if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-					return j
-				}
-			}
-			j += 6
-		default:
-			return j
 		}
+		for i < len(raw) && raw[i] != '"' && raw[i] != '\\' && raw[i] >= 0x20 {
+			i++
+		}
+		switch {
+		case i >= len(raw):
+			return 0, -1
+		case raw[i] == '"':
+			return i + 1, -1
+		case raw[i] == '\\':
+			if n := escapeLen(raw[i:]); n > 0 {
+				i += n
+				continue
+			}
+		}
+		// Invalid: an unterminated string is reported as such first.
+		end, ok := StringEnd(raw, off)
+		if !ok {
+			return 0, -1
+		}
+		return end, i
 	}
-	return -1
+}
+
+// special has the high bit set in a byte of w that is a quote, a
+// backslash or a control character (and maybe in bytes above it, which
+// scanString's byte loop sorts out).
+func special(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, b := w^(ones*'"'), w^(ones*'\\')
+	return ((q-ones)&^q | (b-ones)&^b | (w-ones*0x20)&^w) & highs
+}
+
+// escapeLen is the length of the valid escape at the start of b, 0 when
+// it is not one.
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(b) < 6 {
+			return 0
+		}
+		for _, c := range b[2:6] {
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return 0
+			}
+		}
+		return 6
+	}
+	return 0
 }
 
 // numberEnd scans a number by JSON's grammar:

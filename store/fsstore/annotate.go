@@ -56,5 +56,8 @@ func (s *Store) annotate(ctx context.Context, db *sql.DB, id string, content jso
 	if err := s.indexParts(ctx, tx, id, parts); err != nil {
 		return fmt.Errorf("index text: %w", err)
 	}
+	if err := s.touchesIn(ctx, tx); err != nil {
+		s.log.Warn("could not record artifact reads", "error", err)
+	}
 	return tx.Commit()
 }

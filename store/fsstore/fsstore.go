@@ -665,6 +665,9 @@ func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64,
 	} else if err != nil {
 		return store.Ref{}, err
 	}
+	if err := s.touchesIn(ctx, tx); err != nil {
+		s.log.Warn("could not record artifact reads", "error", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return store.Ref{}, err
 	}

@@ -40,7 +40,12 @@ func (s *Store) touch(seq int64) {
 	s.touched[seq] = time.Now().UnixNano()
 	if !s.touchPending {
 		s.touchPending = true
-		time.AfterFunc(touchFlushInterval, func() { s.flushTouches(context.Background(), true) })
+		time.AfterFunc(touchFlushInterval, func() {
+			s.tmu.Lock()
+			s.touchPending = false
+			s.tmu.Unlock()
+			s.flushTouches(context.Background(), true)
+		})
 	}
 }
 
@@ -50,12 +55,7 @@ func (s *Store) touch(seq int64) {
 func (s *Store) flushTouches(ctx context.Context, timed bool) {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
-	s.tmu.Lock()
-	m := s.touched
-	s.touched = nil
-	s.touchPending = false
-	s.tmu.Unlock()
-	if len(m) == 0 {
+	if !s.hasTouches() {
 		return
 	}
 	s.mu.Lock()
@@ -64,13 +64,19 @@ func (s *Store) flushTouches(ctx context.Context, timed bool) {
 	if db == nil || (closed && timed) {
 		return
 	}
-	if err := s.writeTouches(ctx, db, m); err != nil {
+	if err := s.writeTouches(ctx, db); err != nil {
 		// Only LRU order is lost: the artifacts are untouched.
-		s.log.Warn("could not record artifact reads", "count", len(m), "error", err)
+		s.log.Warn("could not record artifact reads", "error", err)
 	}
 }
 
-func (s *Store) writeTouches(ctx context.Context, db *sql.DB, m map[int64]int64) error {
+func (s *Store) hasTouches() bool {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	return len(s.touched) > 0
+}
+
+func (s *Store) writeTouches(ctx context.Context, db *sql.DB) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := db.BeginTx(ctx, nil)
@@ -78,6 +84,25 @@ func (s *Store) writeTouches(ctx context.Context, db *sql.DB, m map[int64]int64)
 		return err
 	}
 	defer tx.Rollback()
+	if err := s.touchesIn(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// touchesIn writes the reads recorded so far inside tx, so that a put or
+// an annotation carries them in its own commit rather than the timer
+// paying one more (a CLI run that stores and inspects an artifact commits
+// once less). A failure loses LRU order only and is logged, not returned:
+// the write that carries them goes on.
+func (s *Store) touchesIn(ctx context.Context, tx *sql.Tx) error {
+	s.tmu.Lock()
+	m := s.touched
+	s.touched = nil
+	s.tmu.Unlock()
+	if len(m) == 0 {
+		return nil
+	}
 	st, err := tx.PrepareContext(ctx, `UPDATE artifacts SET last_access_at = ? WHERE seq = ? AND last_access_at < ?`)
 	if err != nil {
 		return err
@@ -85,10 +110,10 @@ func (s *Store) writeTouches(ctx context.Context, db *sql.DB, m map[int64]int64)
 	defer st.Close()
 	for seq, at := range m {
 		if _, err := st.ExecContext(ctx, at, seq, at); err != nil {
-			return err
+			return fmt.Errorf("record %d artifact reads: %w", len(m), err)
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // checkQuota refuses (store.ErrQuotaExceeded) a put that would take its
