@@ -247,8 +247,10 @@ func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.Collect
 			}
 			continue
 		}
-		if err := s.deleteArtifact(ctx, k.id, rec); err != nil {
+		if claimed, err := s.claimAndDelete(ctx, k.id, rec); err != nil {
 			return rep, fmt.Errorf("s3store: drop scope: %w", err)
+		} else if !claimed {
+			continue
 		}
 		rep.Add(store.Removal{ID: k.id, Bytes: rec.Size, Why: "drop_on_session_end"}, nil)
 	}
@@ -295,12 +297,13 @@ func (s *Store) sweep(ctx context.Context, entries []*artifactEntry) error {
 		orders[fmt.Sprintf("%s.%d.%s", e.order.id, e.order.size, e.order.blob)] = true
 	}
 	cutoff := time.Now().Add(-s.orphanGrace)
-	for _, part := range []string{"blobs/", "meta/", "text/", "scope/", "access/", "rorder/"} {
+	for _, part := range []string{"blobs/", "meta/", "text/", "scope/", "access/", "rorder/", "gone/"} {
 		for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key(part, ""), Recursive: true}) {
 			if obj.Err != nil {
 				return obj.Err
 			}
-			if obj.LastModified.After(cutoff) {
+			// S3 times are whole seconds (truncated): a second's margin.
+			if obj.LastModified.Add(time.Second).After(cutoff) {
 				continue
 			}
 			name := strings.TrimPrefix(obj.Key, s.key(part, ""))
@@ -308,6 +311,8 @@ func (s *Store) sweep(ctx context.Context, entries []*artifactEntry) error {
 			switch part {
 			case "blobs/":
 				known = blobs[name]
+			case "gone/":
+				known = false // a delete that has not finished within the grace died
 			case "rorder/":
 				_, rest, _ := strings.Cut(name, ".")
 				known = orders[rest]

@@ -19,6 +19,7 @@
 //	rorder/<inverted ns>.<id>.<size>.<blob>  the same, newest first (ListOrder)
 //	access/<id>/<ns>                      when the artifact was last read (lru)
 //	text/<id>                             the text parts Annotate gave (Search)
+//	gone/<id>.<blob>                      a Delete's claim: of several at once, one deletes
 //
 // # Writes
 //
@@ -608,10 +609,25 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if !ok {
 		return fmt.Errorf("s3store: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
 	}
-	if err := s.deleteArtifact(ctx, id, rec); err != nil {
+	claimed, err := s.claimAndDelete(ctx, id, rec)
+	if err != nil {
 		return fmt.Errorf("s3store: artifact[%s]: %w", store.QuoteID(id), err)
 	}
+	if !claimed {
+		return fmt.Errorf("s3store: artifact[%s]: %w (being deleted)", store.QuoteID(id), store.ErrNotFound)
+	}
 	return nil
+}
+
+// claimAndDelete deletes the artifact if this call claims it: of several
+// deletes at once (collectors on several replicas), the one that creates
+// gone/<id>.<blob> deletes and reports; the others find nothing.
+func (s *Store) claimAndDelete(ctx context.Context, id string, rec record) (bool, error) {
+	claimed, err := s.putJSON(ctx, s.key("gone/", id+"."+rec.Blob), struct{}{}, true)
+	if err != nil || !claimed {
+		return false, err
+	}
+	return true, s.deleteArtifact(ctx, id, rec)
 }
 
 // deleteArtifact removes every object of the artifact id, unlisting it
