@@ -40,10 +40,10 @@ func (s *Store) rorderKey(id string, rec record) string {
 
 // putOrder writes both order keys of id (again: they are idempotent).
 func (s *Store) putOrder(ctx context.Context, id string, rec record) error {
-	if err := s.putBytes(ctx, s.orderKey(id, rec), nil); err != nil {
-		return err
-	}
-	return s.putBytes(ctx, s.rorderKey(id, rec), nil)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.putBytes(gctx, s.orderKey(id, rec), nil) })
+	g.Go(func() error { return s.putBytes(gctx, s.rorderKey(id, rec), nil) })
+	return g.Wait()
 }
 
 // parseOrderName reads the name of an order/ or rorder/ key (reverse for

@@ -72,6 +72,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/internal/catalog"
@@ -86,7 +87,7 @@ const (
 	DefaultPartSize = 16 << 20
 	// DefaultSinglePutBytes is the largest artifact put in one request;
 	// larger ones go multipart.
-	DefaultSinglePutBytes = 4 << 20
+	DefaultSinglePutBytes = DefaultPartSize
 	// DefaultAccessResolution is how often one process records a read of
 	// one artifact (lru needs no finer clock).
 	DefaultAccessResolution = time.Minute
@@ -186,6 +187,9 @@ type Store struct {
 	accessRes, orphanGrace            time.Duration
 	log                               hclog.Logger
 
+	cleanups sync.WaitGroup // touch's removals of earlier access keys
+	heads    sync.Pool      // *[]byte of singlePut bytes: upload's read-ahead
+
 	mu      sync.Mutex
 	closed  bool
 	touched map[string]time.Time // id → when this process last recorded a read
@@ -253,6 +257,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
 	}
+	s.heads.New = func() any { b := make([]byte, s.singlePut); return &b }
 	ok, err := client.BucketExists(ctx, s.bucket)
 	if err != nil {
 		return nil, fmt.Errorf("s3store: %s: %w", s.where, err)
@@ -355,20 +360,18 @@ func (s *Store) record(ctx context.Context, ns, blob string, n int64, sum string
 		if !created {
 			continue // another put made it first: join it
 		}
-		writes := []func() error{
-			func() error { return s.putBytes(ctx, s.key("hash/", ns+"/"+sum), []byte(id)) },
-			func() error {
-				_, err := s.putJSON(ctx, s.scopeKey(id, ref.Created, o.Scope), s.namingOf(o, ""), false)
-				return err
-			},
+		// The order keys last: the artifact is listed once all is there.
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return s.putBytes(gctx, s.key("hash/", ns+"/"+sum), []byte(id)) })
+		g.Go(func() error {
+			_, err := s.putJSON(gctx, s.scopeKey(id, ref.Created, o.Scope), s.namingOf(o, ""), false)
+			return err
+		})
+		err = g.Wait()
+		if err == nil {
+			err = s.putOrder(ctx, id, rec)
 		}
-		for _, w := range writes {
-			if err := w(); err != nil {
-				s.deleteArtifact(context.WithoutCancel(ctx), id, rec)
-				return store.Ref{}, true, err
-			}
-		}
-		if err := s.putOrder(ctx, id, rec); err != nil {
+		if err != nil {
 			s.deleteArtifact(context.WithoutCancel(ctx), id, rec)
 			return store.Ref{}, true, err
 		}
@@ -519,14 +522,22 @@ func (s *Store) stat(ctx context.Context, id string) (store.Ref, record, error) 
 	if err := s.usableID(ctx, id); err != nil {
 		return store.Ref{}, record{}, err
 	}
-	rec, _, ok, err := s.getRecord(ctx, id)
-	if err != nil {
+	// The record and the scope keys at once: one round trip, not two.
+	var (
+		rec  record
+		ok   bool
+		keys []scopeEntry
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { rec, _, ok, err = s.getRecord(gctx, id); return err })
+	g.Go(func() (err error) { keys, err = s.scopeKeys(gctx, id); return err })
+	if err := g.Wait(); err != nil {
 		return store.Ref{}, record{}, err
 	}
 	if !ok {
 		return store.Ref{}, record{}, store.ErrNotFound
 	}
-	ref, ok, err := s.refIn(ctx, id, rec, store.Scope{})
+	ref, ok, err := s.refOf(ctx, id, rec, keys, store.Scope{})
 	if err != nil {
 		return store.Ref{}, record{}, err
 	}
@@ -543,6 +554,11 @@ func (s *Store) refIn(ctx context.Context, id string, rec record, filter store.S
 	if err != nil {
 		return store.Ref{}, false, err
 	}
+	return s.refOf(ctx, id, rec, keys, filter)
+}
+
+// refOf is refIn with the scope keys listed.
+func (s *Store) refOf(ctx context.Context, id string, rec record, keys []scopeEntry, filter store.Scope) (store.Ref, bool, error) {
 	for _, k := range keys {
 		if !filter.Contains(k.scope) {
 			continue
@@ -665,8 +681,10 @@ func (s *Store) deleteArtifact(ctx context.Context, id string, rec record) error
 	return nil
 }
 
-// Close marks the store closed. It is idempotent and ignores ctx.
+// Close marks the store closed and waits for touch's background
+// removals. It is idempotent and ignores ctx.
 func (s *Store) Close(context.Context) error {
+	s.cleanups.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -717,11 +735,16 @@ func (s *Store) touch(ctx context.Context, id string, force bool) {
 		s.log.Warn("recording a read", "id", id, "error", err)
 		return
 	}
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key("access/", id+"/"), Recursive: true}) {
-		if obj.Err == nil && obj.Key < key {
-			s.remove(ctx, obj.Key)
+	// The earlier keys go in the background: lru reads the newest.
+	s.cleanups.Add(1)
+	go func() {
+		defer s.cleanups.Done()
+		for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key("access/", id+"/"), Recursive: true}) {
+			if obj.Err == nil && obj.Key < key {
+				s.remove(ctx, obj.Key)
+			}
 		}
-	}
+	}()
 }
 
 // key is the object key of name under the prefix and part ("meta/").

@@ -27,7 +27,9 @@ import (
 // as it is.
 func (s *Store) upload(ctx context.Context, blob string, r io.Reader, maxBytes int64) (int64, string, error) {
 	hr := &hashingReader{ctx: ctx, r: r, h: sha256.New(), max: maxBytes}
-	head := make([]byte, s.singlePut)
+	hp := s.heads.Get().(*[]byte)
+	defer s.heads.Put(hp)
+	head := *hp
 	k, err := io.ReadFull(hr, head)
 	key := s.key("blobs/", blob)
 	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", PartSize: uint64(s.partSize)}
