@@ -29,6 +29,10 @@
 #     (p50 of 15), the whole process against `cat` of the same file (the
 #     pass-through floor), and strace's count of write calls. Set
 #     BENCH_BASELINE to another mcpx binary to measure it side by side.
+#   BENCH=s3 ./scripts/bench.sh       # only the S3 store (issue 20): put and
+#     get of 10 and 100 MiB through store/s3store against minio-go's own
+#     PutObject/GetObject of the same bytes (the floor), B/op, and the cost
+#     of a presigned URL, on versitygw over loopback (scripts/s3-tools.sh)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -188,5 +192,11 @@ if [ "$what" = text ]; then
 			done
 		done | tee "$out/text-strace.txt"
 	fi
+fi
+if [ "$what" = s3 ]; then
+	echo "== S3 store against minio-go (versitygw on loopback)"
+	MCPX_VERSITYGW=$(./scripts/s3-tools.sh | tail -n 1)
+	export MCPX_VERSITYGW
+	go test ./store/s3store -run '^$' -bench . -benchtime 5x -count 5 | tee "$out/s3.txt"
 fi
 echo "raw output in $out"

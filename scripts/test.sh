@@ -73,6 +73,15 @@ TINYGOROOT=$(./scripts/wasm-toolchains.sh | tail -n 1)
 export TINYGOROOT
 export PATH="$PATH:$TINYGOROOT/bin"
 
+# A real S3 server for store/s3store and the mcpx tests on S3: versitygw,
+# built once into ~/.cache/mcpx-tools/versitygw-<version> (about three
+# minutes cold); the tests run it on loopback and fail rather than skip
+# under CI=true when it is absent.
+step="S3 server"
+say "versitygw (scripts/s3-tools.sh)"
+MCPX_VERSITYGW=$(./scripts/s3-tools.sh | tail -n 1)
+export MCPX_VERSITYGW
+
 step="gofmt"
 say "gofmt -l"
 unformatted=$(find . -name '*.go' \

@@ -20,7 +20,6 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
-	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
 const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm|gc|fsck|query|search> [flags] [arguments]
@@ -375,7 +374,7 @@ func runArtifactsRm(args []string, stdout, stderr io.Writer) int {
 
 // open sets up logging and opens the store for an artifacts subcommand; on
 // failure it prints the error and returns a nil store and the exit code.
-func (o *common) open(ctx context.Context, c command, stderr io.Writer) (*fsstore.Store, int) {
+func (o *common) open(ctx context.Context, c command, stderr io.Writer) (artifactStore, int) {
 	cfg, log, err := o.setup(stderr)
 	if err != nil {
 		return nil, fail(stderr, c, err)
@@ -396,10 +395,10 @@ func invalidID(id string) error {
 }
 
 // describe words the store errors a user meets by mistyping an id.
-func describe(err error, id string, st *fsstore.Store) error {
+func describe(err error, id string, st artifactStore) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w (store %s; see 'mcpx artifacts ls')", err, st.Dir())
+		return fmt.Errorf("%w (store %s; see 'mcpx artifacts ls')", err, storeWhere(st))
 	case errors.Is(err, store.ErrInvalidID):
 		return fmt.Errorf("%w (ids look like tableau_1a2b3c4d5e6f; see 'mcpx artifacts ls')", err)
 	}

@@ -12,7 +12,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/config"
+	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
+	"github.com/mcpx-dev/mcpx/store/s3store"
 )
 
 // Exit codes.
@@ -227,9 +229,30 @@ func (o *common) setup(stderr io.Writer) (config.File, hclog.Logger, error) {
 	return cfg, log, nil
 }
 
-// openStore opens the file-system store in the folder given by --store,
-// else by the config file, else by fsstore.DefaultDir.
-func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logger) (*fsstore.Store, error) {
+// artifactStore is what the commands need of a store; the file-system
+// store and the S3 store are both one.
+type artifactStore interface {
+	store.Store
+	store.Annotator
+	store.Searcher
+	store.Collector
+	store.AccessLister
+}
+
+// openStore opens the store: the file-system store in the folder given by
+// --store; else the S3 store of the config file's store.s3; else the
+// file-system store in the config file's store.dir, else in
+// fsstore.DefaultDir.
+func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logger) (artifactStore, error) {
+	if o.storeDir == "" && cfg.Store.S3 != nil {
+		scfg := cfg.Store.S3.StoreConfig(os.Getenv)
+		scfg.Logger = log.Named("store")
+		st, err := s3store.Open(ctx, scfg)
+		if err != nil {
+			return nil, fmt.Errorf("open artifact store: %w", err)
+		}
+		return st, nil
+	}
 	dir, err := o.resolveStoreDir(cfg, log)
 	if err != nil {
 		return nil, err
@@ -239,6 +262,17 @@ func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logge
 		return nil, fmt.Errorf("open artifact store: %w", err)
 	}
 	return st, nil
+}
+
+// storeWhere names st for messages: its folder, or s3://bucket/prefix.
+func storeWhere(st artifactStore) string {
+	switch st := st.(type) {
+	case *fsstore.Store:
+		return st.Dir()
+	case *s3store.Store:
+		return st.Where()
+	}
+	return fmt.Sprintf("%T", st)
 }
 
 // resolveStoreDir returns the store's folder: --store, else the config
@@ -262,7 +296,7 @@ func (o *common) resolveStoreDir(cfg config.File, log hclog.Logger) (string, err
 
 // closeStore closes st, logging a failure: by then the command's output is
 // written and the store's data is already durable.
-func closeStore(ctx context.Context, st *fsstore.Store, log hclog.Logger) {
+func closeStore(ctx context.Context, st artifactStore, log hclog.Logger) {
 	if err := st.Close(ctx); err != nil {
 		log.Warn("closing the artifact store", "error", err)
 	}

@@ -177,7 +177,7 @@ func checkServe(c command, cfg config.File, listen string, o common, stdout, std
 func serveGateway(c command, cfg config.File, o common, listen string, log hclog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if o.storeDir == "" && cfg.Store.Dir == "" {
+	if o.storeDir == "" && cfg.Store.Dir == "" && cfg.Store.S3 == nil {
 		// MCP clients often start servers with a minimal environment (no
 		// HOME): say where artifacts go and why, at a level the default
 		// log shows, since the client's log is the only place to see it.

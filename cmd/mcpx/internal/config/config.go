@@ -30,6 +30,7 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/s3store"
 )
 
 // File is the content of a configuration file.
@@ -70,6 +71,64 @@ type Store struct {
 	// defaults and the CLI (transform, artifacts gc) applies none. See
 	// RetentionFor.
 	Retention *store.Retention `json:"retention,omitempty"`
+	// S3 keeps artifacts in an S3 bucket instead of a folder, so that
+	// several replicas share them (see S3). Give dir or s3, not both.
+	// Defaults to nil (the file-system store).
+	S3 *S3 `json:"s3,omitempty"`
+}
+
+// S3 configures the S3 store (store/s3store): every mcpx that names the
+// same bucket and prefix sees the same artifacts.
+//
+//	"store": {"s3": {"endpoint": "http://127.0.0.1:7070", "bucket": "mcpx", "path_style": true}}
+type S3 struct {
+	// Endpoint is the server's URL ("https://s3.eu-west-1.amazonaws.com",
+	// "http://127.0.0.1:7070"). Defaults to $AWS_ENDPOINT_URL, else
+	// https://s3.amazonaws.com.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Bucket holds the artifacts; it must exist (mcpx does not create
+	// it). Required.
+	Bucket string `json:"bucket"`
+	// Region is the bucket's region. Defaults to $AWS_REGION, else
+	// $AWS_DEFAULT_REGION, else what the server says.
+	Region string `json:"region,omitempty"`
+	// Prefix goes before every key, so one bucket holds several stores.
+	// Defaults to "" (the bucket's root).
+	Prefix string `json:"prefix,omitempty"`
+	// PathStyle addresses the bucket as endpoint/bucket (MinIO,
+	// versitygw, Ceph). Defaults to false (detected from the endpoint).
+	PathStyle bool `json:"path_style,omitempty"`
+	// AccessKey signs requests. Defaults to $AWS_ACCESS_KEY_ID.
+	AccessKey string `json:"access_key,omitempty"`
+	// SecretKey signs requests. Defaults to $AWS_SECRET_ACCESS_KEY (with
+	// $AWS_SESSION_TOKEN when set).
+	SecretKey string `json:"secret_key,omitempty"`
+}
+
+// StoreConfig returns the s3store configuration of s, each empty field
+// filled from the standard AWS environment variables getenv reads.
+func (s S3) StoreConfig(getenv func(string) string) s3store.Config {
+	or := func(v string, envs ...string) string {
+		for _, e := range envs {
+			if v != "" {
+				break
+			}
+			v = getenv(e)
+		}
+		return v
+	}
+	c := s3store.Config{
+		Endpoint: or(s.Endpoint, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
+		Bucket:   s.Bucket,
+		Region:   or(s.Region, "AWS_REGION", "AWS_DEFAULT_REGION"),
+		Prefix:   s.Prefix, PathStyle: s.PathStyle,
+		AccessKey: s.AccessKey, SecretKey: s.SecretKey,
+	}
+	if c.AccessKey == "" && c.SecretKey == "" {
+		c.AccessKey, c.SecretKey = getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
+		c.SessionToken = getenv("AWS_SESSION_TOKEN")
+	}
+	return c
 }
 
 // RetentionFor returns the retention policy in force: the configured one,
@@ -180,6 +239,14 @@ func Decode(data []byte) (File, error) {
 		f.Store.Retention = nil
 	} else if err := f.Store.Retention.Check(); err != nil {
 		return File{}, fmt.Errorf("store.retention: %w", err)
+	}
+	if f.Store.S3 != nil {
+		switch {
+		case f.Store.S3.Bucket == "":
+			return File{}, errors.New("store.s3.bucket: required")
+		case f.Store.Dir != "":
+			return File{}, errors.New("store: give dir or s3, not both")
+		}
 	}
 	if err := f.expandAndCheck(os.LookupEnv); err != nil {
 		return File{}, err

@@ -1,0 +1,159 @@
+package s3store_test
+
+// Put and get MB/s against minio-go's own PutObject/GetObject of the same
+// bytes on the same versitygw (the floor), and the cost of a presigned
+// URL. B/op shows memory flat in the artifact's size (one part).
+//
+//	MCPX_VERSITYGW=$(./scripts/s3-tools.sh | tail -n 1) \
+//	  go test ./store/s3store -run '^$' -bench . -benchtime 5x
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/s3store"
+	"github.com/mcpx-dev/mcpx/store/s3store/s3test"
+	"github.com/mcpx-dev/mcpx/store/storetest"
+)
+
+var benchSizes = []int{10 << 20, 100 << 20}
+
+func benchStore(b *testing.B) (*s3store.Store, *s3test.Server, string) {
+	srv := s3test.Start(b)
+	bucket := srv.Bucket(b)
+	st, err := s3store.Open(context.Background(), s3store.Config{Endpoint: srv.Endpoint, Bucket: bucket, PathStyle: true,
+		AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey, Prefix: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close(context.Background()) })
+	return st, srv, bucket
+}
+
+func BenchmarkPut(b *testing.B) {
+	st, _, _ := benchStore(b)
+	ctx := context.Background()
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("%dMiB", n>>20), func(b *testing.B) {
+			data := storetest.RandomBytes(1, n)
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				copy(data, fmt.Sprintf("%016d", i)) // new content each time
+				ref, err := st.Put(ctx, bytes.NewReader(data), store.PutOptions{Namespace: "bench"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if err := st.Delete(ctx, ref.ID); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkFloorPut is minio-go's PutObject of the same bytes, size known.
+func BenchmarkFloorPut(b *testing.B) {
+	_, srv, bucket := benchStore(b)
+	ctx := context.Background()
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("%dMiB", n>>20), func(b *testing.B) {
+			data := storetest.RandomBytes(1, n)
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				copy(data, fmt.Sprintf("%016d", i))
+				if _, err := srv.Client().PutObject(ctx, bucket, "floor", bytes.NewReader(data), int64(n), minio.PutObjectOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	st, _, _ := benchStore(b)
+	ctx := context.Background()
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("%dMiB", n>>20), func(b *testing.B) {
+			ref, err := st.Put(ctx, bytes.NewReader(storetest.RandomBytes(2, n)), store.PutOptions{Namespace: "bench"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				rc, _, err := st.Get(ctx, ref.ID, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.Copy(io.Discard, rc); err != nil {
+					b.Fatal(err)
+				}
+				rc.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkFloorGet is minio-go's GetObject of the same bytes.
+func BenchmarkFloorGet(b *testing.B) {
+	_, srv, bucket := benchStore(b)
+	ctx := context.Background()
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("%dMiB", n>>20), func(b *testing.B) {
+			data := storetest.RandomBytes(2, n)
+			if _, err := srv.Client().PutObject(ctx, bucket, "floor", bytes.NewReader(data), int64(n), minio.PutObjectOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				obj, err := srv.Client().GetObject(ctx, bucket, "floor", minio.GetObjectOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.Copy(io.Discard, obj); err != nil {
+					b.Fatal(err)
+				}
+				obj.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkPresign: PresignGet (finding the artifact's bytes, then
+// signing) and the signing alone.
+func BenchmarkPresign(b *testing.B) {
+	st, srv, bucket := benchStore(b)
+	ctx := context.Background()
+	ref, err := st.Put(ctx, bytes.NewReader([]byte("presign me")), store.PutOptions{Filename: "a.txt", MIMEType: "text/plain"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("PresignGet", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := st.PresignGet(ctx, ref.ID, time.Minute); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("SignOnly", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := srv.Client().PresignedGetObject(ctx, bucket, "bench/blobs/x", time.Minute, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

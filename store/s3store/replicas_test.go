@@ -1,0 +1,228 @@
+package s3store_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/s3store"
+	"github.com/mcpx-dev/mcpx/store/s3store/s3test"
+	"github.com/mcpx-dev/mcpx/store/storetest"
+)
+
+// pair opens two stores on one bucket and prefix: two replicas.
+func pair(t *testing.T, cfg s3store.Config) (a, b *s3store.Store, srv *s3test.Server, bucket string) {
+	srv = s3test.Start(t)
+	bucket = srv.Bucket(t)
+	open := func() *s3store.Store {
+		c := cfg
+		c.Endpoint, c.Bucket, c.PathStyle, c.Prefix = srv.Endpoint, bucket, true, "shared"
+		c.AccessKey, c.SecretKey = s3test.AccessKey, s3test.SecretKey
+		st, err := s3store.Open(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close(context.Background()) })
+		return st
+	}
+	return open(), open(), srv, bucket
+}
+
+// The record of an artifact is made once: the server must refuse a
+// second create (If-None-Match: *), or two replicas putting the same
+// bytes would each think they made it.
+func TestServerRefusesSecondCreate(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	ctx := context.Background()
+	var opts minio.PutObjectOptions
+	opts.SetMatchETagExcept("*")
+	if _, err := srv.Client().PutObject(ctx, bucket, "k", strings.NewReader("a"), 1, opts); err != nil {
+		t.Fatal(err)
+	}
+	_, err := srv.Client().PutObject(ctx, bucket, "k", strings.NewReader("b"), 1, opts)
+	if minio.ToErrorResponse(err).StatusCode != http.StatusPreconditionFailed {
+		t.Fatalf("second create: %v, want 412 Precondition Failed", err)
+	}
+}
+
+// One replica puts, the other lists, reads, checks scope and collects;
+// then two collectors at once report each removal once.
+func TestTwoReplicas(t *testing.T) {
+	ctx := context.Background()
+	a, b, _, _ := pair(t, s3store.Config{})
+	sc := store.Scope{SessionID: "s1"}
+	data := storetest.RandomBytes(1, 100<<10)
+	ref, err := a.Put(ctx, bytes.NewReader(data), store.PutOptions{Namespace: "srv", Scope: sc, Filename: "x.bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, _ := storetest.ListAll(t, b, sc)
+	if len(refs) != 1 || refs[0].ID != ref.ID || refs[0].Filename != "x.bin" {
+		t.Fatalf("replica b lists %+v", refs)
+	}
+	if got, _ := storetest.ReadAll(t, b, ref.ID, nil); !bytes.Equal(got, data) {
+		t.Fatal("replica b read other bytes")
+	}
+	if in, err := b.InScope(ctx, ref.ID, store.Scope{SessionID: "s2"}); in || err != nil {
+		t.Fatalf("InScope(s2) on b = %v, %v", in, err)
+	}
+	var ids []string
+	for i := range 6 {
+		r, err := a.Put(ctx, bytes.NewReader(storetest.RandomBytes(uint64(10+i), 1000)), store.PutOptions{Scope: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	var wg sync.WaitGroup
+	reps := make([]store.CollectReport, 2)
+	errs := make([]error, 2)
+	for i, st := range []*s3store.Store{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], errs[i] = st.Collect(ctx, store.Retention{MaxArtifactsPerSession: 2, Strategy: store.StrategyFIFO}, store.CollectOptions{})
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	if n := reps[0].Count + reps[1].Count; n != 5 {
+		t.Errorf("collectors reported %d + %d removals, want 5 in all: %+v", reps[0].Count, reps[1].Count, reps)
+	}
+	refs, _ = storetest.ListAll(t, a, sc)
+	if len(refs) != 2 || refs[0].ID != ids[4] || refs[1].ID != ids[5] {
+		t.Errorf("left %v, want the newest two %v", refs, ids[4:])
+	}
+}
+
+// Content past SinglePutBytes goes multipart: it reads back whole and in
+// ranges; a reader failing in the third part leaves no object behind.
+func TestMultipartPut(t *testing.T) {
+	ctx := context.Background()
+	a, _, srv, bucket := pair(t, s3store.Config{SinglePutBytes: 1 << 20, PartSize: 5 << 20})
+	data := storetest.RandomBytes(3, 12<<20+7)
+	ref, err := a.Put(ctx, bytes.NewReader(data), store.PutOptions{Namespace: "mp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.SHA256 != storetest.SHA256Hex(data) || ref.SizeBytes != int64(len(data)) {
+		t.Fatalf("ref %+v", ref)
+	}
+	if got, _ := storetest.ReadAll(t, a, ref.ID, nil); !bytes.Equal(got, data) {
+		t.Fatal("multipart artifact read back wrong")
+	}
+	rng := &store.Range{Offset: 6<<20 - 3, Length: 10}
+	if got, _ := storetest.ReadAll(t, a, ref.ID, rng); !bytes.Equal(got, data[rng.Offset:rng.Offset+10]) {
+		t.Fatal("range across a part boundary read back wrong")
+	}
+	before := countKeys(t, srv, bucket, "shared/blobs/")
+	boom := errors.New("upstream reset")
+	_, err = a.Put(ctx, io.MultiReader(bytes.NewReader(data), errReader{boom}), store.PutOptions{Namespace: "mp"})
+	if !errors.Is(err, boom) {
+		t.Fatalf("failing put: %v, want %v", err, boom)
+	}
+	if after := countKeys(t, srv, bucket, "shared/blobs/"); after != before {
+		t.Errorf("failed put left %d blobs, had %d", after, before)
+	}
+	ups := 0
+	for u := range srv.Client().ListIncompleteUploads(ctx, bucket, "shared/", true) {
+		if u.Err == nil {
+			ups++
+		}
+	}
+	if ups != 0 {
+		t.Errorf("failed put left %d multipart uploads", ups)
+	}
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+func countKeys(t *testing.T, srv *s3test.Server, bucket, prefix string) int {
+	t.Helper()
+	n := 0
+	for obj := range srv.Client().ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			t.Fatal(obj.Err)
+		}
+		n++
+	}
+	return n
+}
+
+// What a put killed half way leaves (bytes, a record, no order key) is
+// removed by Collect once older than OrphanGrace, and not before.
+func TestCollectSweepsOrphans(t *testing.T) {
+	ctx := context.Background()
+	a, _, srv, bucket := pair(t, s3store.Config{OrphanGrace: 300 * time.Millisecond})
+	kept, err := a.Put(ctx, strings.NewReader("kept"), store.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"shared/blobs/0123456789abcdef0123456789abcdef", "shared/meta/srv_0123456789ab", "shared/scope/srv_0123456789ab/00000000000000000001.e30"} {
+		if _, err := srv.Client().PutObject(ctx, bucket, k, strings.NewReader("{}"), 2, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Collect(ctx, store.Retention{}, store.CollectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countKeys(t, srv, bucket, "shared/blobs/"); n != 2 {
+		t.Fatalf("young orphan swept: %d blobs, want 2", n)
+	}
+	time.Sleep(1500 * time.Millisecond) // S3 times have one-second resolution
+	if _, err := a.Collect(ctx, store.Retention{}, store.CollectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for prefix, want := range map[string]int{"shared/blobs/": 1, "shared/meta/": 1, "shared/scope/": 1} {
+		if n := countKeys(t, srv, bucket, prefix); n != want {
+			t.Errorf("%s holds %d objects after the sweep, want %d", prefix, n, want)
+		}
+	}
+	if got, _ := storetest.ReadAll(t, a, kept.ID, nil); string(got) != "kept" {
+		t.Errorf("the live artifact reads %q", got)
+	}
+}
+
+// A presigned URL serves the bytes, with the artifact's type and name.
+func TestPresignGet(t *testing.T) {
+	ctx := context.Background()
+	a, _, _, _ := pair(t, s3store.Config{})
+	ref, err := a.Put(ctx, strings.NewReader("%PDF-1.7 tiny"), store.PutOptions{MIMEType: "application/pdf", Filename: "r.pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := a.PresignGet(ctx, ref.ID, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Hostname() != "127.0.0.1" {
+		t.Fatalf("url %s", u)
+	}
+	resp, err := http.Get(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "%PDF-1.7 tiny" || resp.Header.Get("Content-Type") != "application/pdf" ||
+		!strings.Contains(resp.Header.Get("Content-Disposition"), "r.pdf") {
+		t.Errorf("GET %s: %d %q %v", u, resp.StatusCode, body, resp.Header)
+	}
+	if _, err := a.PresignGet(ctx, "srv_000000000000", time.Minute); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PresignGet(missing) = %v", err)
+	}
+}

@@ -1,0 +1,105 @@
+package s3store
+
+// Scopes live in key names (scope/<id>/<added ns>.<scope>), so that one
+// listing answers InScope and a listing of scope/ gives a collector every
+// artifact's scopes without reading a body.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// maxScopeInKey is the longest encoded scope kept in a key name (S3 keys
+// hold 1024 bytes); a longer one is named by its hash and kept in the
+// key's body.
+const maxScopeInKey = 600
+
+// hashedScope starts the key part of a scope kept in the body.
+const hashedScope = "~"
+
+// encodeScope returns the key part of sc: its JSON in base64url, or a
+// hash (inKey false) when that is too long.
+func encodeScope(sc store.Scope) (part string, inKey bool) {
+	b, _ := json.Marshal(sc)
+	enc := base64.RawURLEncoding.EncodeToString(b)
+	if len(enc) <= maxScopeInKey {
+		return enc, true
+	}
+	sum := sha256.Sum256(b)
+	return hashedScope + hex.EncodeToString(sum[:]), false
+}
+
+// scopeKey is the key that records sc on id, added at t.
+func (s *Store) scopeKey(id string, t time.Time, sc store.Scope) string {
+	part, _ := encodeScope(sc)
+	return s.key("scope/", id+"/"+nanos(t)+"."+part)
+}
+
+// scopeEntry is one scope an artifact was put under.
+type scopeEntry struct {
+	key   string
+	id    string
+	added string // nanos
+	scope store.Scope
+}
+
+// parseScopeKey reads a key of scope/; a scope kept in the body is read
+// with one GET. ok is false for a key the store did not make.
+func (s *Store) parseScopeKey(ctx context.Context, key string) (e scopeEntry, ok bool, err error) {
+	rest, found := strings.CutPrefix(key, s.key("scope/", ""))
+	if !found {
+		return e, false, nil
+	}
+	id, name, found := strings.Cut(rest, "/")
+	added, part, found2 := strings.Cut(name, ".")
+	if !found || !found2 || !store.ValidID(id) || len(added) != 20 {
+		return e, false, nil
+	}
+	e = scopeEntry{key: key, id: id, added: added}
+	if strings.HasPrefix(part, hashedScope) {
+		n, err := s.getNaming(ctx, key)
+		if err != nil || n.Scope == nil {
+			return e, false, err
+		}
+		e.scope = *n.Scope
+		return e, true, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(part)
+	if err != nil || json.Unmarshal(b, &e.scope) != nil {
+		return e, false, nil
+	}
+	return e, true, nil
+}
+
+// scopeKeys lists the scopes of id, first added first.
+func (s *Store) scopeKeys(ctx context.Context, id string) ([]scopeEntry, error) {
+	return s.listScopes(ctx, "scope/"+id+"/")
+}
+
+// listScopes lists the scope keys under prefix (below the store's), in
+// key order: by artifact, then first added first.
+func (s *Store) listScopes(ctx context.Context, prefix string) ([]scopeEntry, error) {
+	var out []scopeEntry
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix + prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return nil, obj.Err
+		}
+		e, ok, err := s.parseScopeKey(ctx, obj.Key)
+		if err != nil && !isNotFound(err) {
+			return nil, err
+		}
+		if ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
