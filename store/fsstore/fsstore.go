@@ -231,9 +231,12 @@ type Store struct {
 	blobsDir, tmpDir *os.File
 	openLock         *os.File
 
-	mu     sync.Mutex // guards closed, db
+	mu     sync.Mutex // guards closed, db, prefetching
 	closed bool
 	db     *sql.DB
+	// prefetching is set once a put started opening the index ahead of
+	// its commit (see Put).
+	prefetching bool
 	// dbImmutable is set when db reads the index immutable (see
 	// openIndexReadOnly).
 	dbImmutable bool
@@ -545,6 +548,16 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 	if err := ctx.Err(); err != nil {
 		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, err)
 	}
+	s.mu.Lock()
+	if s.db == nil && !s.prefetching {
+		// The first put of a process opens the index beside the copy and
+		// its fsync rather than after them: a CLI run storing one large
+		// artifact waits for the slower of the two, not their sum. An
+		// error is the commit's to report, when it opens the index itself.
+		s.prefetching = true
+		go s.index(context.WithoutCancel(ctx))
+	}
+	s.mu.Unlock()
 	name := tempName("put-")
 	tmp, err := s.tmp.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
