@@ -325,7 +325,22 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 // blob is now the artifact's bytes (else the caller removes it).
 func (s *Store) record(ctx context.Context, ns, blob string, n int64, sum string, o store.PutOptions) (ref store.Ref, kept bool, err error) {
 	for range 5 {
-		id, rec, found, err := s.byContent(ctx, ns, sum)
+		// The first id this content would get is looked up beside the
+		// content's own lookup: a new artifact (the common put) then
+		// costs one round trip less.
+		first := store.NewID(ns, sum, s.idPrefixLen)
+		var (
+			firstRec record
+			firstOK  bool
+			firstErr error
+			id       string
+			rec      record
+			found    bool
+		)
+		var wg sync.WaitGroup
+		wg.Go(func() { firstRec, _, firstOK, firstErr = s.getRecord(ctx, first) })
+		id, rec, found, err = s.byContent(ctx, ns, sum)
+		wg.Wait()
 		if err != nil {
 			return store.Ref{}, false, err
 		}
@@ -337,6 +352,12 @@ func (s *Store) record(ctx context.Context, ns, blob string, n int64, sum string
 			continue // deleted meanwhile: record it again
 		}
 		id, err = store.AllocateID(ns, sum, s.idPrefixLen, func(id string) (string, bool) {
+			if id == first {
+				if firstErr != nil {
+					err = firstErr
+				}
+				return firstRec.SHA256, firstOK
+			}
 			rec, _, ok, gerr := s.getRecord(ctx, id)
 			if gerr != nil {
 				err = gerr
