@@ -59,22 +59,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}
-	ref, err := h.st.Stat(r.Context(), id)
+	if sid != "" && !h.inSession(r, id, sid) {
+		http.Error(w, "artifact not in this session", http.StatusForbidden)
+		return
+	}
+	h.serveBytes(w, r, id)
+}
+
+// serveBytes streams artifact id: its exact bytes with its MIME type and
+// the safety headers; Range requests are honoured.
+func (h *Handler) serveBytes(w http.ResponseWriter, r *http.Request, id string) {
+	rc, ref, err := h.st.Get(r.Context(), id, nil)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidID) {
 			http.Error(w, "artifact not found", http.StatusNotFound)
 			return
 		}
-		h.log.Warn("stat failed", "artifact", id, "error", err)
-		http.Error(w, "store error", http.StatusInternalServerError)
-		return
-	}
-	if sid != "" && !h.inSession(r, id, sid) {
-		http.Error(w, "artifact not in this session", http.StatusForbidden)
-		return
-	}
-	rc, ref, err := h.st.Get(r.Context(), id, nil)
-	if err != nil {
 		h.log.Warn("get failed", "artifact", id, "error", err)
 		http.Error(w, "store error", http.StatusInternalServerError)
 		return
@@ -133,7 +133,13 @@ func setSafetyHeaders(h http.Header, contentType, filename string) {
 	if filename != "" {
 		params["filename"] = filename
 	}
-	h.Set("Content-Disposition", mime.FormatMediaType(disp, params))
+	v := mime.FormatMediaType(disp, params)
+	if v == "" {
+		// a name FormatMediaType cannot write (control characters): no
+		// name rather than no disposition, which would render inline
+		v = disp
+	}
+	h.Set("Content-Disposition", v)
 }
 
 // InlineSafe reports whether a browser may render contentType on the
