@@ -13,6 +13,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 
@@ -88,6 +89,13 @@ func (h *Handler) serveBytes(w http.ResponseWriter, r *http.Request, id string) 
 	setSafetyHeaders(w.Header(), ct, ref.Filename)
 	w.Header().Set("Cache-Control", "private, max-age=300")
 	w.Header().Set("ETag", `"`+ref.SHA256+`"`)
+	if of, ok := rc.(osFiler); ok {
+		if f := of.OSFile(); f != nil {
+			// a whole blob file: the kernel copies it (sendfile)
+			http.ServeContent(w, r, "", ref.Created, f)
+			return
+		}
+	}
 	if rs, ok := rc.(io.ReadSeeker); ok {
 		http.ServeContent(w, r, "", ref.Created, rs)
 		return
@@ -100,6 +108,9 @@ func (h *Handler) serveBytes(w http.ResponseWriter, r *http.Request, id string) 
 		h.log.Debug("download interrupted", "artifact", id, "error", err)
 	}
 }
+
+// osFiler is a store reader that can hand over its open file (fsstore).
+type osFiler interface{ OSFile() *os.File }
 
 // inSession reports whether artifact id was stored under session sid.
 func (h *Handler) inSession(r *http.Request, id, sid string) bool {
