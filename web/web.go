@@ -9,135 +9,19 @@
 package web
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
+	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/store"
 )
-
-// Query parameters of a download URL.
-const (
-	paramExpires = "exp"
-	paramSession = "sid"
-	paramSig     = "sig"
-)
-
-// DefaultTTL is how long a URL stays valid when SignerConfig.TTL is zero.
-const DefaultTTL = 15 * time.Minute
-
-// Errors of Verify; the handler answers 403 for each.
-var (
-	ErrBadSignature = errors.New("web: bad signature")
-	ErrExpired      = errors.New("web: link expired")
-)
-
-// SignerConfig configures a Signer.
-type SignerConfig struct {
-	// BaseURL is where the HTTP surface is reachable ("http://host:port",
-	// an optional path prefix kept). Required.
-	BaseURL string
-	// Secret is the HMAC key. Defaults to 32 random bytes: URLs then stop
-	// working when the process restarts.
-	Secret []byte
-	// TTL is how long a URL stays valid. Defaults to DefaultTTL.
-	TTL time.Duration
-	// Now is the clock (tests). Defaults to time.Now.
-	Now func() time.Time
-}
-
-// Signer makes and checks capability URLs for artifacts. It implements
-// engine.Linker and is safe for concurrent use.
-type Signer struct {
-	base   *url.URL
-	secret []byte
-	ttl    time.Duration
-	now    func() time.Time
-}
-
-// NewSigner checks c and returns a Signer.
-func NewSigner(c SignerConfig) (*Signer, error) {
-	u, err := url.Parse(strings.TrimRight(c.BaseURL, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("web: base URL %q: want an absolute http(s) URL", c.BaseURL)
-	}
-	s := &Signer{base: u, secret: c.Secret, ttl: c.TTL, now: c.Now}
-	if len(s.secret) == 0 {
-		s.secret = make([]byte, 32)
-		if _, err := rand.Read(s.secret); err != nil {
-			return nil, fmt.Errorf("web: secret: %w", err)
-		}
-	}
-	if s.ttl <= 0 {
-		s.ttl = DefaultTTL
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	return s, nil
-}
-
-// ArtifactURL returns a signed URL for ref, valid for the TTL and bound
-// to ref's session. It implements engine.Linker.
-func (s *Signer) ArtifactURL(ref engine.ArtifactRef) string {
-	sid := ""
-	if ref.Scope != nil {
-		sid = ref.Scope.SessionID
-	}
-	return s.URL(ref.ID, sid)
-}
-
-// URL returns a signed URL for artifact id in session sid.
-func (s *Signer) URL(id, sid string) string {
-	exp := s.now().Add(s.ttl).Unix()
-	q := url.Values{}
-	q.Set(paramExpires, strconv.FormatInt(exp, 10))
-	if sid != "" {
-		q.Set(paramSession, sid)
-	}
-	q.Set(paramSig, s.sign(id, sid, exp))
-	u := *s.base
-	u.Path = u.Path + "/artifacts/" + url.PathEscape(id)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-func (s *Signer) sign(id, sid string, exp int64) string {
-	m := hmac.New(sha256.New, s.secret)
-	fmt.Fprintf(m, "v1\n%s\n%s\n%d", id, sid, exp)
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-// Verify checks a download request's signature and expiry and returns the
-// session the URL was issued for.
-func (s *Signer) Verify(id string, q url.Values) (string, error) {
-	exp, err := strconv.ParseInt(q.Get(paramExpires), 10, 64)
-	if err != nil {
-		return "", fmt.Errorf("%w: no expiry", ErrBadSignature)
-	}
-	sid := q.Get(paramSession)
-	want := s.sign(id, sid, exp)
-	if !hmac.Equal([]byte(want), []byte(q.Get(paramSig))) {
-		return "", ErrBadSignature
-	}
-	if s.now().Unix() > exp {
-		return "", fmt.Errorf("%w at %s", ErrExpired, time.Unix(exp, 0).UTC().Format(time.RFC3339))
-	}
-	return sid, nil
-}
 
 var _ engine.Linker = (*Signer)(nil)
 
@@ -176,22 +60,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}
-	ref, err := h.st.Stat(r.Context(), id)
+	if sid != "" && !h.inSession(r, id, sid) {
+		http.Error(w, "artifact not in this session", http.StatusForbidden)
+		return
+	}
+	h.serveBytes(w, r, id)
+}
+
+// serveBytes streams artifact id: its exact bytes with its MIME type and
+// the safety headers; Range requests are honoured.
+func (h *Handler) serveBytes(w http.ResponseWriter, r *http.Request, id string) {
+	rc, ref, err := h.st.Get(r.Context(), id, nil)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidID) {
 			http.Error(w, "artifact not found", http.StatusNotFound)
 			return
 		}
-		h.log.Warn("stat failed", "artifact", id, "error", err)
-		http.Error(w, "store error", http.StatusInternalServerError)
-		return
-	}
-	if sid != "" && !h.inSession(r, id, sid) {
-		http.Error(w, "artifact not in this session", http.StatusForbidden)
-		return
-	}
-	rc, ref, err := h.st.Get(r.Context(), id, nil)
-	if err != nil {
 		h.log.Warn("get failed", "artifact", id, "error", err)
 		http.Error(w, "store error", http.StatusInternalServerError)
 		return
@@ -205,6 +89,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSafetyHeaders(w.Header(), ct, ref.Filename)
 	w.Header().Set("Cache-Control", "private, max-age=300")
 	w.Header().Set("ETag", `"`+ref.SHA256+`"`)
+	if of, ok := rc.(osFiler); ok {
+		if f := of.OSFile(); f != nil {
+			// a whole blob file: the kernel copies it (sendfile)
+			http.ServeContent(w, r, "", ref.Created, f)
+			return
+		}
+	}
 	if rs, ok := rc.(io.ReadSeeker); ok {
 		http.ServeContent(w, r, "", ref.Created, rs)
 		return
@@ -217,6 +108,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.Debug("download interrupted", "artifact", id, "error", err)
 	}
 }
+
+// osFiler is a store reader that can hand over its open file (fsstore).
+type osFiler interface{ OSFile() *os.File }
 
 // inSession reports whether artifact id was stored under session sid.
 func (h *Handler) inSession(r *http.Request, id, sid string) bool {
@@ -250,7 +144,13 @@ func setSafetyHeaders(h http.Header, contentType, filename string) {
 	if filename != "" {
 		params["filename"] = filename
 	}
-	h.Set("Content-Disposition", mime.FormatMediaType(disp, params))
+	v := mime.FormatMediaType(disp, params)
+	if v == "" {
+		// a name FormatMediaType cannot write (control characters): no
+		// name rather than no disposition, which would render inline
+		v = disp
+	}
+	h.Set("Content-Disposition", v)
 }
 
 // InlineSafe reports whether a browser may render contentType on the

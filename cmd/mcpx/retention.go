@@ -60,8 +60,9 @@ func engineRetention(policy store.Retention, eo *engine.Options) {
 }
 
 // runCollector applies policy to st now and every collectInterval until
-// ctx ends, logging what it removed.
-func runCollector(ctx context.Context, st store.Store, policy store.Retention, log hclog.Logger) {
+// ctx ends, logging what it removed and handing each removal to each
+// (the HTTP API's artifact_evicted events; may be nil).
+func runCollector(ctx context.Context, st store.Store, policy store.Retention, log hclog.Logger, each func(store.Removal)) {
 	c, ok := st.(store.Collector)
 	if !ok || policy == (store.Retention{DropOnSessionEnd: policy.DropOnSessionEnd, Strategy: policy.Strategy}) {
 		return // nothing to collect
@@ -69,7 +70,7 @@ func runCollector(ctx context.Context, st store.Store, policy store.Retention, l
 	t := time.NewTicker(collectInterval)
 	defer t.Stop()
 	for {
-		collectOnce(ctx, c, policy, log)
+		collectOnce(ctx, c, policy, log, each)
 		select {
 		case <-ctx.Done():
 			return
@@ -78,9 +79,12 @@ func runCollector(ctx context.Context, st store.Store, policy store.Retention, l
 	}
 }
 
-func collectOnce(ctx context.Context, c store.Collector, policy store.Retention, log hclog.Logger) {
+func collectOnce(ctx context.Context, c store.Collector, policy store.Retention, log hclog.Logger, each func(store.Removal)) {
 	var ids []string
 	rep, err := c.Collect(ctx, policy, store.CollectOptions{Each: func(r store.Removal) {
+		if each != nil {
+			each(r)
+		}
 		if len(ids) < maxRemovalsLogged {
 			ids = append(ids, r.ID+" ("+r.Why+")")
 		}

@@ -160,7 +160,7 @@ func checkServe(c command, cfg config.File, listen string, o common, stdout, std
 	}
 	fmt.Fprintf(stdout, "store: %s\n", dir)
 	if listen != "" {
-		fmt.Fprintf(stdout, "downstream: streamable HTTP on http://%s/mcp, downloads at /artifacts/{id}\n", listen)
+		fmt.Fprintf(stdout, "downstream: streamable HTTP on http://%s/mcp, HTTP API at /artifacts, /events, /transform (docs/artifacts.md)\n", listen)
 	} else {
 		fmt.Fprintln(stdout, "downstream: stdio")
 	}
@@ -201,20 +201,22 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	var (
 		signer *web.Signer
 		ln     net.Listener
+		bus    *web.EventBus
+		base   string
 	)
 	if listen != "" {
 		if ln, err = net.Listen("tcp", listen); err != nil {
 			return fail(stderr, c, fmt.Errorf("listen: %w", err))
 		}
-		base := cfg.Serve.BaseURL
+		base = cfg.Serve.BaseURL
 		if base == "" {
 			base = "http://" + ln.Addr().String()
 		}
-		signer, err = web.NewSigner(web.SignerConfig{BaseURL: base, Secret: []byte(cfg.Serve.URLSecret), TTL: cfg.Serve.TTL()})
-		if err != nil {
+		if signer, err = newSigner(ctx, cfg, st, base, log); err != nil {
 			return fail(stderr, c, err)
 		}
-		eo.Linker = signer
+		bus = web.NewEventBus(cfg.Serve.API)
+		eo.Linker, eo.Listener = signer, bus
 	}
 	// Clients will connect: each upstream is told what the first of them
 	// can do, so it offers what it would offer that client directly.
@@ -230,7 +232,7 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	gw.Start(ctx)
 	collectCtx, stopCollect := context.WithCancel(ctx)
 	collected := make(chan struct{})
-	go func() { defer close(collected); runCollector(collectCtx, st, policy, rlog) }()
+	go func() { defer close(collected); runCollector(collectCtx, st, policy, rlog, evicted(bus)) }()
 	defer func() { stopCollect(); <-collected }()
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -247,7 +249,11 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", gw.HTTPHandler(gateway.HTTPOptions{AllowedOrigins: cfg.Serve.AllowedOrigins, Tokens: cfg.Serve.Tokens, Logger: log}))
-	mux.Handle("GET /artifacts/{id}", web.NewHandler(st, signer, log))
+	api, err := newAPI(ctx, cfg, st, signer, bus, gw, isLoopback(ln), base, log)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	api.Register(mux)
 	srv := newHTTPServer(mux, cfg.Serve.Limits)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -262,6 +268,14 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	defer cancel()
 	_ = srv.Shutdown(sctx)
 	return exitOK
+}
+
+// evicted hands the collector's removals to bus (nil: stdio, no API).
+func evicted(bus *web.EventBus) func(store.Removal) {
+	if bus == nil {
+		return nil
+	}
+	return bus.Evicted
 }
 
 // newHTTPServer is the server of --listen, with the limits' timeouts: a

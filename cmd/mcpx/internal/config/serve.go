@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/internal/redact"
+	"github.com/mcpx-dev/mcpx/web"
 )
 
 // Serve configures "mcpx serve" over HTTP.
@@ -31,9 +33,28 @@ type Serve struct {
 	// injected as "username" into tools that declare it. Defaults to none
 	// (no authentication: keep Listen on loopback).
 	Tokens map[string]string `json:"tokens,omitempty"`
-	// URLSecret signs artifact download URLs (HMAC-SHA256). Defaults to a
-	// random secret per process: URLs stop working on restart.
+	// URLSecret signs artifact download URLs (HMAC-SHA256) as the only
+	// key, in place of the kept key ring. Defaults to "": the ring kept
+	// with the store (see URLKeyFile), so URLs survive a restart.
 	URLSecret string `json:"url_secret,omitempty"`
+	// URLKeyFile is the file of the URL-signing key ring (mode 0600,
+	// made on first start). Defaults to url-signing-keys.json in the
+	// fsstore folder, or the object keys/url-signing.json of the S3 store.
+	URLKeyFile string `json:"url_key_file,omitempty"`
+	// URLKeyRotation makes a new signing key when the current one is this
+	// old ("720h"), checked at start and hourly; older keys verify until
+	// the URLs they signed expire. Defaults to 0: never rotate.
+	URLKeyRotation gateway.Duration `json:"url_key_rotation,omitempty"`
+	// Auth is the access control of the HTTP API (/artifacts, /events,
+	// /resources, /transform): static tokens with tenant and user, JWTs
+	// against a JWKS, the protected-resource metadata, Host/Origin
+	// checks and rate limits (see auth.Config). Tokens also accepts the
+	// identities of serve.tokens. Defaults to none: a loopback listener
+	// has one local user who sees everything; any other refuses the API.
+	Auth auth.Config `json:"auth,omitzero"`
+	// API bounds the HTTP API's event buffer, streams and transform body
+	// (see web.Limits). Defaults to web.Limits' defaults.
+	API web.Limits `json:"api,omitzero"`
 	// URLTTL is how long a download URL stays valid ("15m"). Defaults to
 	// DefaultURLTTL.
 	URLTTL gateway.Duration `json:"url_ttl,omitempty"`
@@ -172,7 +193,7 @@ func (f *File) expandAndCheckWith(lookup func(string) (string, bool)) error {
 	for _, p := range []struct {
 		field string
 		v     *string
-	}{{"listen", &f.Serve.Listen}, {"base_url", &f.Serve.BaseURL}, {"url_secret", &f.Serve.URLSecret}} {
+	}{{"listen", &f.Serve.Listen}, {"base_url", &f.Serve.BaseURL}, {"url_secret", &f.Serve.URLSecret}, {"url_key_file", &f.Serve.URLKeyFile}} {
 		if *p.v, err = Expand(*p.v, lookup); err != nil {
 			return fmt.Errorf("serve.%s: %w", p.field, err)
 		}
@@ -191,14 +212,17 @@ func (f *File) expandAndCheckWith(lookup func(string) (string, bool)) error {
 		}
 		f.Serve.Tokens = toks
 	}
+	if err := f.Serve.expandAuth(lookup); err != nil {
+		return err
+	}
 	if f.Serve.BaseURL != "" {
 		u, err := url.Parse(f.Serve.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("serve.base_url %q: want an absolute http(s) URL", f.Serve.BaseURL)
 		}
 	}
-	if f.Serve.URLTTL < 0 {
-		return errors.New("serve.url_ttl must not be negative")
+	if f.Serve.URLTTL < 0 || f.Serve.URLKeyRotation < 0 {
+		return errors.New("serve.url_ttl and serve.url_key_rotation must not be negative")
 	}
 	if err := f.Serve.Limits.Validate(); err != nil {
 		return fmt.Errorf("serve.%w", err)
@@ -229,4 +253,53 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// expandAuth substitutes environment variables in serve.auth's tokens and
+// JWT settings, and checks the section.
+func (s *Serve) expandAuth(lookup func(string) (string, bool)) error {
+	if len(s.Auth.Tokens) > 0 {
+		toks := make(map[string]auth.Identity, len(s.Auth.Tokens))
+		for tok, id := range s.Auth.Tokens {
+			t, err := Expand(tok, lookup)
+			if err != nil {
+				return fmt.Errorf("serve.auth.tokens: %w", err)
+			}
+			toks[t] = id
+		}
+		s.Auth.Tokens = toks
+	}
+	if j := s.Auth.JWT; j != nil {
+		for _, p := range []struct {
+			field string
+			v     *string
+		}{{"jwks_url", &j.JWKSURL}, {"issuer", &j.Issuer}, {"audience", &j.Audience}} {
+			v, err := Expand(*p.v, lookup)
+			if err != nil {
+				return fmt.Errorf("serve.auth.jwt.%s: %w", p.field, err)
+			}
+			*p.v = v
+		}
+	}
+	if err := s.Auth.Validate(); err != nil {
+		return fmt.Errorf("serve.auth: %w", err)
+	}
+	return nil
+}
+
+// AuthConfig is serve.auth with serve.tokens' identities added (a user,
+// no tenant).
+func (s Serve) AuthConfig() auth.Config {
+	c := s.Auth
+	if len(s.Tokens) > 0 {
+		toks := make(map[string]auth.Identity, len(c.Tokens)+len(s.Tokens))
+		for t, user := range s.Tokens {
+			toks[t] = auth.Identity{User: user}
+		}
+		for t, id := range c.Tokens {
+			toks[t] = id
+		}
+		c.Tokens = toks
+	}
+	return c
 }

@@ -1,0 +1,73 @@
+// Package auth is the access control of mcpx's HTTP surface (RFC 7.2):
+// who a request is (a Principal, from a static bearer token or a JWT
+// verified against a JWKS), what it may see (the artifacts of its tenant
+// and user; another's answer 404), how often it may ask (per-principal
+// and per-tool rate limits), and the guards of a loopback listener
+// (Host/Origin checks against DNS rebinding). It also serves the MCP
+// authorization spec's protected-resource metadata (RFC 9728), so OAuth
+// clients find the authorization server from a 401.
+//
+// With no tokens and no JWT configured, a loopback listener has one local
+// user who sees everything; any other listener refuses every request.
+package auth
+
+import (
+	"context"
+
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// Principal is who a request is.
+type Principal struct {
+	// Tenant and User name the caller; artifacts recorded under them are
+	// the caller's. User is never empty for an authenticated principal.
+	Tenant string `json:"tenant,omitempty"`
+	User   string `json:"user,omitempty"`
+	// Local is the one user of an unauthenticated loopback listener: it
+	// sees every artifact, whoever stored it.
+	Local bool `json:"local,omitempty"`
+}
+
+// Scope is the store filter of what p may see: its tenant and user, or
+// everything for the local user.
+func (p Principal) Scope() store.Scope {
+	if p.Local {
+		return store.Scope{}
+	}
+	return store.Scope{TenantID: p.Tenant, UserID: p.User}
+}
+
+// Owns reports whether an artifact or event recorded under s is p's:
+// tenant and user must be equal (an empty tenant only matches an empty
+// one), unlike store.Scope.Contains where an empty field matches any.
+func (p Principal) Owns(s store.Scope) bool {
+	return p.Local || (p.User != "" && s.UserID == p.User && s.TenantID == p.Tenant)
+}
+
+// Key names p in rate limits and logs: "tenant/user", "local".
+func (p Principal) Key() string {
+	if p.Local {
+		return "local"
+	}
+	return p.Tenant + "/" + p.User
+}
+
+// Identity is what a static token stands for.
+type Identity struct {
+	Tenant string `json:"tenant,omitempty"`
+	User   string `json:"user"`
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext returns the principal that Authenticator.Middleware put in
+// ctx, and false when there is none.
+func FromContext(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}

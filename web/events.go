@@ -1,0 +1,198 @@
+package web
+
+import (
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// The event types GET /events sends.
+const (
+	EventArtifactStored     = string(engine.EventArtifactStored)
+	EventArtifactEvicted    = "artifact_evicted"
+	EventResourceUpdated    = "resource_updated"
+	EventObservationClamped = string(engine.EventObservationClamped)
+	EventLayerFailed        = string(engine.EventLayerFailed)
+)
+
+// Event is one server-sent event: refs and sizes, never bytes. Scope says
+// whose it is (the caller's only are sent) and is not sent itself.
+type Event struct {
+	// ID is the bus's sequence number (the SSE id), set by Publish.
+	ID   uint64    `json:"id"`
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	// Scope is whose event it is; an eviction with no scope gets the one
+	// the bus saw its artifact stored under.
+	Scope  store.Scope `json:"-"`
+	Server string      `json:"server,omitempty"`
+	Tool   string      `json:"tool,omitempty"`
+	Layer  string      `json:"layer,omitempty"`
+	Path   string      `json:"path,omitempty"`
+	// Artifact is the stored (or evicted) artifact.
+	Artifact *EventArtifact `json:"artifact,omitempty"`
+	// URI is the updated resource (resource_updated).
+	URI string `json:"uri,omitempty"`
+	// OriginalChars and ClampedChars: observation_clamped.
+	OriginalChars int `json:"original_chars,omitempty"`
+	ClampedChars  int `json:"clamped_chars,omitempty"`
+	// Error: layer_failed.
+	Error string `json:"error,omitempty"`
+	// Why: artifact_evicted ("ttl", "max_session_bytes session=…").
+	Why string `json:"why,omitempty"`
+}
+
+// EventArtifact is an event's artifact: what it is, never its bytes.
+type EventArtifact struct {
+	ID        string `json:"id"`
+	MIMEType  string `json:"mime_type,omitempty"`
+	SizeBytes int64  `json:"size_bytes"`
+	Filename  string `json:"filename,omitempty"`
+	URI       string `json:"uri,omitempty"`
+}
+
+// EventBus fans events out to SSE subscribers and keeps the last
+// Limits.EventBuffer for resumption. It implements engine.Listener: pass
+// it as engine.Options.Listener. Safe for concurrent use.
+type EventBus struct {
+	size, subBuf, maxOwners int
+
+	mu     sync.Mutex
+	ring   []Event // ring[(seq-1) % size] is event seq
+	seq    uint64
+	subs   map[*subscriber]struct{}
+	owners map[string]store.Scope // artifact id → scope, for evictions
+	order  []string               // owners' keys, oldest first
+}
+
+type subscriber struct {
+	ch     chan Event
+	filter func(Event) bool
+	lost   bool // cut off: its channel was full
+}
+
+// NewEventBus returns a bus with l's buffers (defaults filled in).
+func NewEventBus(l Limits) *EventBus {
+	l = l.WithDefaults()
+	return &EventBus{size: l.EventBuffer, subBuf: l.SubscriberBuffer, maxOwners: l.TrackedOwners,
+		ring: make([]Event, 0, min(l.EventBuffer, 1024)), subs: map[*subscriber]struct{}{}, owners: map[string]store.Scope{}}
+}
+
+// OnEvent publishes an engine event (engine.Listener). Refused
+// artifacts are not sent (nothing was stored).
+func (b *EventBus) OnEvent(ev engine.Event) {
+	e := Event{Type: string(ev.Type), Time: ev.Time, Scope: ev.Scope, Server: ev.Server, Tool: ev.Tool,
+		Layer: ev.Layer, Path: ev.Path, OriginalChars: ev.OriginalChars, ClampedChars: ev.ClampedChars, Error: ev.Error}
+	switch ev.Type {
+	case engine.EventArtifactStored:
+		if ev.Artifact == nil {
+			return
+		}
+		r := ev.Artifact
+		e.Artifact = &EventArtifact{ID: r.ID, MIMEType: r.MIMEType, SizeBytes: r.SizeBytes, Filename: r.Filename, URI: r.URI}
+	case engine.EventObservationClamped, engine.EventLayerFailed:
+	default:
+		return
+	}
+	b.Publish(e)
+}
+
+// Evicted publishes artifact_evicted for a removal the retention
+// collector reports (store.CollectOptions.Each).
+func (b *EventBus) Evicted(r store.Removal) {
+	b.Publish(Event{Type: EventArtifactEvicted, Artifact: &EventArtifact{ID: r.ID, SizeBytes: r.Bytes, URI: engine.URIScheme + r.ID}, Why: r.Why})
+}
+
+// Publish numbers ev and sends it to the subscribers it concerns. It
+// never blocks: a subscriber too slow to take it is cut off, and
+// resumes from the buffer with Last-Event-ID.
+func (b *EventBus) Publish(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ev.Artifact != nil {
+		switch ev.Type {
+		case EventArtifactStored:
+			b.remember(ev.Artifact.ID, ev.Scope)
+		case EventArtifactEvicted:
+			if ev.Scope.IsZero() {
+				ev.Scope = b.owners[ev.Artifact.ID]
+			}
+		}
+	}
+	b.seq++
+	ev.ID = b.seq
+	if len(b.ring) < b.size {
+		b.ring = append(b.ring, ev)
+	} else {
+		b.ring[(ev.ID-1)%uint64(b.size)] = ev
+	}
+	for s := range b.subs {
+		if s.lost || !s.filter(ev) {
+			continue
+		}
+		select {
+		case s.ch <- ev:
+		default:
+			s.lost = true
+			close(s.ch)
+		}
+	}
+}
+
+// remember records id's owner for its eviction, forgetting the oldest
+// beyond maxOwners. Called with mu held.
+func (b *EventBus) remember(id string, sc store.Scope) {
+	if _, ok := b.owners[id]; ok {
+		return // the first put's scope stays (one artifact, several puts)
+	}
+	b.owners[id] = sc
+	b.order = append(b.order, id)
+	if len(b.order) > b.maxOwners {
+		delete(b.owners, b.order[0])
+		b.order = b.order[1:]
+	}
+}
+
+// SubscribeNow subscribes to the events from now on.
+func (b *EventBus) SubscribeNow(filter func(Event) bool) (ch <-chan Event, cancel func()) {
+	b.mu.Lock()
+	after := b.seq
+	b.mu.Unlock()
+	_, ch, _, cancel = b.Subscribe(after, filter)
+	return ch, cancel
+}
+
+// Subscribe returns the buffered events after id `after` that filter
+// accepts, and a channel of the ones to come; cancel ends the
+// subscription. gap reports that events after `after` were already gone
+// from the buffer. The channel is closed when the subscriber falls
+// behind by more than Limits.SubscriberBuffer.
+func (b *EventBus) Subscribe(after uint64, filter func(Event) bool) (replay []Event, ch <-chan Event, gap bool, cancel func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	oldest := b.seq - uint64(len(b.ring)) + 1
+	if after+1 < oldest || after > b.seq {
+		// gone from the buffer, or an id from before a restart
+		gap = true
+		after = oldest - 1
+	}
+	for id := after + 1; id <= b.seq; id++ {
+		if ev := b.ring[(id-1)%uint64(b.size)]; filter(ev) {
+			replay = append(replay, ev)
+		}
+	}
+	s := &subscriber{ch: make(chan Event, b.subBuf), filter: filter}
+	b.subs[s] = struct{}{}
+	return replay, s.ch, gap, func() {
+		b.mu.Lock()
+		delete(b.subs, s)
+		b.mu.Unlock()
+	}
+}
+
+var _ engine.Listener = (*EventBus)(nil)
