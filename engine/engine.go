@@ -106,6 +106,12 @@ type Options struct {
 	// for more of an artifact; defaults to artifacts_query and
 	// artifacts_search.
 	QueryTools QueryTools
+	// Plugins runs the WASM plugins of the custom and presets layers
+	// (wasm.NewHost): one host shares compiled modules, and the compilation
+	// cache, among every server and tool. The caller closes it after the
+	// engine. Nil: those layers make one host for this engine on first
+	// need, which Close closes.
+	Plugins PluginHost
 }
 
 // Engine transforms tool results. It is safe for concurrent use.
@@ -120,6 +126,7 @@ type Engine struct {
 	validate SchemaValidator
 	quota    store.Quota
 	tools    QueryTools
+	plugins  PluginHost
 
 	// mu guards chains only: a chain is built outside it, once per server
 	// and tool (building), so a slow build (a WASM compile) holds up the
@@ -128,6 +135,17 @@ type Engine struct {
 	chains   map[[2]string]*chain
 	building singleflight.Group
 	closed   atomic.Bool
+
+	// sharedMu guards shared, the values layers share (Resources.Shared).
+	sharedMu sync.Mutex
+	shared   map[string]*sharedValue
+}
+
+// sharedValue is one value of Resources.Shared, made once.
+type sharedValue struct {
+	once sync.Once
+	v    any
+	err  error
 }
 
 // step is a built layer in a chain.
@@ -164,7 +182,9 @@ func New(o Options) (*Engine, error) {
 		reader:   o.Reader,
 		validate: o.SchemaValidator,
 		tools:    o.QueryTools,
+		plugins:  o.Plugins,
 		chains:   map[[2]string]*chain{},
+		shared:   map[string]*sharedValue{},
 	}
 	if e.reg == nil {
 		e.reg = defaultRegistry
@@ -189,6 +209,9 @@ func New(o Options) (*Engine, error) {
 	for name := range e.cfg.Layers {
 		if !e.reg.known(name) {
 			return nil, fmt.Errorf("engine: config names unknown layer %q (registered: %v)", name, e.reg.Names())
+		}
+		if _, ok := e.reg.Lookup(name); !ok {
+			e.log.Warn("layer configured but not registered: it does not run (import _ \"github.com/mcpx-dev/mcpx/layers\" registers the built-in layers)", "layer", name)
 		}
 	}
 	return e, nil
@@ -290,7 +313,7 @@ func (e *Engine) buildChain(ctx context.Context, server, tool string) *chain {
 			continue
 		}
 		log := e.log.Named("layer."+name).With("server", server, "tool", tool)
-		l, err := info.New(opts, Resources{Context: ctx, Log: log, Server: server, Tool: tool, Reader: e.reader})
+		l, err := info.New(opts, Resources{Context: ctx, Log: log, Server: server, Tool: tool, Reader: e.reader, Plugins: e.plugins, Shared: e.sharedValue})
 		if err != nil {
 			c.err = fmt.Errorf("layer[%s]: server %q tool %q: %w", name, server, tool, err)
 			c.abandoned = ctx.Err() != nil
@@ -299,6 +322,43 @@ func (e *Engine) buildChain(ctx context.Context, server, tool string) *chain {
 		c.steps = append(c.steps, step{name: name, layer: l, log: log})
 	}
 	return c
+}
+
+// sharedValue is Resources.Shared: the value open makes for key, made once
+// per engine. After Close it makes nothing: ErrClosed.
+func (e *Engine) sharedValue(key string, open func() (any, error)) (any, error) {
+	e.sharedMu.Lock()
+	if e.closed.Load() {
+		e.sharedMu.Unlock()
+		return nil, ErrClosed
+	}
+	sv, ok := e.shared[key]
+	if !ok {
+		sv = &sharedValue{}
+		e.shared[key] = sv
+	}
+	e.sharedMu.Unlock()
+	sv.once.Do(func() { sv.v, sv.err = open() })
+	return sv.v, sv.err
+}
+
+// closeShared closes the shared values that hold resources, once no layer
+// uses them.
+func (e *Engine) closeShared(ctx context.Context) []error {
+	e.sharedMu.Lock()
+	vals := e.shared
+	e.shared = map[string]*sharedValue{}
+	e.sharedMu.Unlock()
+	var errs []error
+	for key, sv := range vals {
+		sv.once.Do(func() {}) // wait for a value still being made
+		if cl, ok := sv.v.(Closer); ok {
+			if err := cl.Close(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("shared %s: close: %w", key, err))
+			}
+		}
+	}
+	return errs
 }
 
 // closeSteps closes the layers that hold resources.
@@ -473,5 +533,6 @@ func (e *Engine) Close(ctx context.Context) error {
 		errs = append(errs, closeSteps(ctx, c.steps)...)
 	}
 	e.chains = map[[2]string]*chain{}
+	errs = append(errs, e.closeShared(ctx)...)
 	return errors.Join(errs...)
 }

@@ -55,6 +55,22 @@ type Resources struct {
 	Server, Tool string
 	// Reader reads upstream resources; nil outside a gateway.
 	Reader ResourceReader
+	// Plugins is Options.Plugins: the host that runs the WASM plugins of
+	// every layer the engine builds; nil when the embedder gave none.
+	Plugins PluginHost
+	// Shared returns the value open makes, once per engine and key, for
+	// state the layers an engine builds share (the plugin layers' host when
+	// Plugins is nil). The engine closes a value that is a Closer after its
+	// layers, when it closes. Nil outside an engine.
+	Shared func(key string, open func() (any, error)) (any, error)
+}
+
+// PluginHost runs WASM plugins for the layers that load them (custom and
+// presets); layers/wasm's *Host is one. The engine hands it to the layers
+// it builds and never closes it: whoever made it closes it after the
+// engine.
+type PluginHost interface {
+	Close(ctx context.Context) error
 }
 
 // LayerInfo registers a layer kind.

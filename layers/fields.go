@@ -10,7 +10,7 @@ import (
 
 func init() {
 	engine.RegisterLayer(engine.NewLayerInfo("fields",
-		"L4: declarative per-tool extraction of named fields (RFC option D)",
+		"declarative per-tool extraction of named fields",
 		nil, func(o FieldsOptions, _ engine.Resources) (engine.Layer, error) { return newFields(o) }))
 }
 

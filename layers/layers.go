@@ -1,7 +1,8 @@
 // Package layers holds mcpx's built-in layers, one file each, registered
-// with the engine's default registry from init, and their order
-// (DefaultChain), set there as the registry's default chain. Import it for
-// its side effect:
+// with the engine's default registry from init together with the WASM
+// layers (custom and presets, from layers/wasm, with the presets of package
+// plugins), and their order (DefaultChain), set there as the registry's
+// default chain. Import it for its side effect:
 //
 //	import _ "github.com/mcpx-dev/mcpx/layers"
 //
@@ -16,12 +17,13 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
+	"github.com/mcpx-dev/mcpx/layers/wasm"
+	"github.com/mcpx-dev/mcpx/plugins"
 )
 
-// DefaultChain returns the order of the layers (DESIGN.md, "The chain"),
-// which init sets as the default registry's order. It names custom and
-// presets, registered by layers/wasm: an engine built without that package
-// skips them.
+// DefaultChain returns the order of the layers (docs/design.md, "The
+// chain"), which init sets as the default registry's order. init registers
+// every layer it names.
 func DefaultChain() []string {
 	return []string{
 		"fastmcp", "contract", "custom", "presets", "fields", "resourcelink",
@@ -29,7 +31,12 @@ func DefaultChain() []string {
 	}
 }
 
-func init() { engine.DefaultRegistry().SetChain(DefaultChain()) }
+func init() {
+	for _, info := range wasm.Layers(plugins.Catalog()) {
+		engine.RegisterLayer(info)
+	}
+	engine.DefaultRegistry().SetChain(DefaultChain())
+}
 
 // stringVisit is a string found by walkStrings.
 type stringVisit struct {

@@ -11,7 +11,7 @@ import (
 
 func init() {
 	engine.RegisterLayer(engine.NewLayerInfo("magicbytes",
-		"L3: base64 strings anywhere in the result that decode to a known file signature become artifacts",
+		"base64 strings anywhere in the result that decode to a known file signature become artifacts",
 		defaultMagicBytes, func(o MagicBytesOptions, _ engine.Resources) (engine.Layer, error) { return newMagicBytes(o) }))
 }
 

@@ -16,7 +16,7 @@ import (
 
 func init() {
 	engine.RegisterLayer(engine.NewLayerInfo("resourcelink",
-		"L1: resource_link blocks stay lazy links with a hint; small ones are read when policy allows",
+		"resource_link blocks stay lazy links with a hint; small ones are read when policy allows",
 		defaultResourceLink, func(o ResourceLinkOptions, r engine.Resources) (engine.Layer, error) { return newResourceLink(o, r) }))
 }
 

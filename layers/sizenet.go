@@ -9,7 +9,7 @@ import (
 
 func init() {
 	engine.RegisterLayer(engine.NewLayerInfo("sizenet",
-		"L0: any string still over max_inline_size becomes a text artifact with a preview",
+		"any string still over max_inline_size becomes a text artifact with a preview",
 		defaultSizeNet, func(o SizeNetOptions, _ engine.Resources) (engine.Layer, error) { return newSizeNet(o) }))
 }
 

@@ -11,7 +11,7 @@ import (
 
 func init() {
 	engine.RegisterLayer(engine.NewLayerInfo("typedcontent",
-		"L2: MCP image, audio and embedded resource blocks become artifacts plus a resource_link",
+		"MCP image, audio and embedded resource blocks become artifacts plus a resource_link",
 		defaultTypedContent, func(o TypedContentOptions, _ engine.Resources) (engine.Layer, error) { return newTypedContent(o) }))
 }
 

@@ -81,7 +81,7 @@ func (p *pluginFlags) register(fs *flag.FlagSet) {
 		p.plugins = append(p.plugins, s)
 		return nil
 	})
-	fs.Func("preset", "run the built-in WASM preset `NAME` ("+strings.Join(wasm.PresetNames(), ", ")+") besides the\nones that match the server (repeatable)", func(s string) error {
+	fs.Func("preset", "run the built-in WASM preset `NAME` ("+strings.Join(presetNames(), ", ")+") besides the\nones that match the server (repeatable)", func(s string) error {
 		p.presets = append(p.presets, s)
 		return nil
 	})
@@ -154,7 +154,7 @@ func (p *pluginFlags) apply(cfg *engine.Config) error {
 	if len(p.presets) > 0 {
 		for _, n := range p.presets {
 			if _, ok := findPreset(n); !ok {
-				return fmt.Errorf("--preset %s: %w (built in: %s)", n, wasm.ErrUnknownPreset, strings.Join(wasm.PresetNames(), ", "))
+				return fmt.Errorf("--preset %s: %w (built in: %s)", n, wasm.ErrUnknownPreset, strings.Join(presetNames(), ", "))
 			}
 		}
 		return patch("presets", func(m map[string]any) {
@@ -170,7 +170,7 @@ func (p *pluginFlags) apply(cfg *engine.Config) error {
 }
 
 func findPreset(name string) (string, bool) {
-	for _, n := range wasm.PresetNames() {
+	for _, n := range presetNames() {
 		if n == name {
 			return n, true
 		}

@@ -25,6 +25,9 @@ var (
 	ErrClosed = errors.New("closed")
 	// ErrUnknownPreset: no preset has that name.
 	ErrUnknownPreset = errors.New("unknown preset")
+	// ErrNotHost: the custom and presets layers found no *Host to run on
+	// (engine.Options.Plugins is another kind of PluginHost).
+	ErrNotHost = errors.New("no WASM host: engine.Options.Plugins takes a *wasm.Host")
 )
 
 // PluginError is a failure of one plugin; it names the plugin.

@@ -14,13 +14,14 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
 	"github.com/mcpx-dev/mcpx/layers/wasm"
+	"github.com/mcpx-dev/mcpx/plugins"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
 // newHost returns a Host with its cache in a temporary folder.
 func newHost(t testing.TB, log hclog.Logger) *wasm.Host {
 	t.Helper()
-	h, err := wasm.NewHost(context.Background(), wasm.HostOptions{CacheDir: sharedCacheDir(t), Logger: log})
+	h, err := wasm.NewHost(context.Background(), wasm.HostOptions{CacheDir: sharedCacheDir(t), Logger: log, Presets: plugins.Catalog()})
 	if err != nil {
 		t.Fatal(err)
 	}

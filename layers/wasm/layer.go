@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,46 +16,69 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 )
 
-func init() {
-	engine.RegisterLayer(engine.NewLayerInfo("custom",
-		"L5: WASM custom transformers per server and tool (plugin files and a hot-loaded plugins folder); may replace the payload",
-		nil, func(o CustomOptions, r engine.Resources) (engine.Layer, error) {
-			h, err := DefaultHost()
-			if err != nil {
-				return nil, err
-			}
-			ctx := r.Context
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			return NewCustom(ctx, h, o, r)
-		}))
-	engine.RegisterLayer(engine.NewLayerInfo("presets",
-		"L4: WASM presets per server (built in: "+strings.Join(PresetNames(), ", ")+"), loaded on the first matching call",
-		nil, func(o PresetsOptions, r engine.Resources) (engine.Layer, error) {
-			h, err := DefaultHost()
-			if err != nil {
-				return nil, err
-			}
-			return NewPresets(h, o, r)
-		}))
+// Layers returns the layer kinds of the package, for a registry: "custom"
+// (the plugin files configured per server and tool, and those of a watched
+// plugins folder) and "presets" (the catalog's modules, chosen per server).
+// Both run on the engine's Options.Plugins, a *Host; without one they share
+// a Host per engine, made on first need with catalog as its presets and
+// closed with the engine. Package layers registers them with mcpx's
+// catalog.
+func Layers(catalog []Preset) []engine.LayerInfo {
+	names := make([]string, 0, len(catalog))
+	for _, p := range catalog {
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	return []engine.LayerInfo{
+		engine.NewLayerInfo("custom",
+			"WASM custom transformers per server and tool (plugin files and a hot-loaded plugins folder); may replace the payload",
+			nil, func(o CustomOptions, r engine.Resources) (engine.Layer, error) {
+				h, err := hostOf(r, catalog)
+				if err != nil {
+					return nil, err
+				}
+				ctx := r.Context
+				if ctx == nil {
+					ctx = context.Background()
+				}
+				return NewCustom(ctx, h, o, r)
+			}),
+		engine.NewLayerInfo("presets",
+			"WASM presets per server (built in: "+strings.Join(names, ", ")+"), loaded on the first matching call",
+			nil, func(o PresetsOptions, r engine.Resources) (engine.Layer, error) {
+				h, err := hostOf(r, catalog)
+				if err != nil {
+					return nil, err
+				}
+				return NewPresets(h, o, r)
+			}),
+	}
 }
 
-var (
-	defaultHostOnce sync.Once
-	defaultHost     *Host
-	defaultHostErr  error
-)
+// sharedHostKey is the key of an engine's own Host (Resources.Shared).
+const sharedHostKey = "layers/wasm.Host"
 
-// DefaultHost is the process-wide Host the registered layers use: the
-// compilation cache in DefaultCacheDir() and the default limits. Embedders
-// that want another cache folder or logger build layers with NewCustom and
-// NewPresets over their own Host.
-func DefaultHost() (*Host, error) {
-	defaultHostOnce.Do(func() {
-		defaultHost, defaultHostErr = NewHost(context.Background(), HostOptions{})
+// hostOf returns the Host the layers of r run on: the engine's
+// Options.Plugins, else one the engine shares among its layers, made with
+// the compilation cache in DefaultCacheDir() and catalog's presets.
+func hostOf(r engine.Resources, catalog []Preset) (*Host, error) {
+	if r.Plugins != nil {
+		h, ok := r.Plugins.(*Host)
+		if !ok {
+			return nil, fmt.Errorf("%w: engine.Options.Plugins is a %T", ErrNotHost, r.Plugins)
+		}
+		return h, nil
+	}
+	if r.Shared == nil {
+		return nil, fmt.Errorf("%w: no engine.Options.Plugins and no engine to share one", ErrNotHost)
+	}
+	v, err := r.Shared(sharedHostKey, func() (any, error) {
+		return NewHost(context.Background(), HostOptions{Presets: catalog})
 	})
-	return defaultHost, defaultHostErr
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Host), nil
 }
 
 // PluginFile names one plugin of the custom layer.
@@ -270,8 +294,8 @@ func NewPresets(h *Host, o PresetsOptions, r engine.Resources) (engine.Layer, er
 	}
 	names := o.Names
 	if names == nil {
-		for _, n := range PresetNames() {
-			if presetMatches(n, r.Server) {
+		for _, n := range h.PresetNames() {
+			if h.presetMatches(n, r.Server) {
 				names = append(names, n)
 			}
 		}
@@ -282,8 +306,8 @@ func NewPresets(h *Host, o PresetsOptions, r engine.Resources) (engine.Layer, er
 		}
 	}
 	for _, n := range names {
-		if !contains(PresetNames(), n) {
-			return nil, &PluginError{Plugin: n, Err: fmt.Errorf("%w (built in: %v)", ErrUnknownPreset, PresetNames())}
+		if !contains(h.PresetNames(), n) {
+			return nil, &PluginError{Plugin: n, Err: fmt.Errorf("%w (built in: %v)", ErrUnknownPreset, h.PresetNames())}
 		}
 	}
 	for n, c := range o.Config {
@@ -320,7 +344,7 @@ func (l *presets) plugin(ctx context.Context, name string) (*Plugin, error) {
 	if p, ok := l.loaded[name]; ok {
 		return p, nil
 	}
-	info, _ := lookupPreset(name)
+	info, _ := l.host.lookupPreset(name)
 	p, err := l.host.Compile(context.WithoutCancel(ctx), "preset."+name, info, l.cfg, l.config[name])
 	if err != nil {
 		return nil, err
@@ -337,7 +361,7 @@ func (l *presets) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, er
 	ctx = WithLogger(ctx, l.log)
 	var all []engine.Rewrite
 	for _, n := range l.names {
-		if cannotChange(n, d, l.cfg.withDefaults().LongString) {
+		if l.host.cannotChange(n, d, l.cfg.withDefaults().LongString) {
 			// Not loading it is the saving: a fresh process that
 			// transforms one small result pays no compile-cache load.
 			continue
