@@ -215,8 +215,14 @@ func pluginName(file string) string {
 // plugin that replaces the payload ends the layer's run (later plugins
 // would look at a payload that no longer is). Any plugin's failure fails
 // the layer for this call, so the result stays as the previous layer left
-// it.
+// it; so does a folder plugin that failed to load (ErrNotLoaded) and would
+// serve the call.
 func (l *custom) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+	if l.folder != nil {
+		if err := l.folder.loadFailure(l.server, l.tool); err != nil {
+			return nil, err
+		}
+	}
 	ctx = WithLogger(ctx, l.log)
 	var all []engine.Rewrite
 	run := func(p *Plugin) (bool, error) {
