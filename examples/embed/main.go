@@ -44,7 +44,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer host.Close(ctx) // after the engine's Close, deferred below
+	defer host.Close(ctx)                                            // after the engine's Close, deferred below
 	eng, err := engine.New(engine.Options{Store: st, Plugins: host}) // the default chain
 	if err != nil {
 		return err
