@@ -44,8 +44,10 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer host.Close(ctx)                                            // after the engine's Close, deferred below
-	eng, err := engine.New(engine.Options{Store: st, Plugins: host}) // the default chain
+	defer host.Close(ctx) // runs after the engine's Close, deferred below
+
+	// The default chain, every layer with its defaults.
+	eng, err := engine.New(engine.Options{Store: st, Plugins: host})
 	if err != nil {
 		return err
 	}
