@@ -93,7 +93,7 @@ type Folder struct {
 	loadMu  sync.Mutex // one load at a time
 	stop    chan struct{}
 	stopped chan struct{}
-	refs    int // guarded by sharedMu
+	refs    int // guarded by host.folderMu
 
 	warnMu sync.Mutex
 	warned map[string]string // plugin name -> the stamp warned about
@@ -496,29 +496,26 @@ func (f *Folder) Close(ctx context.Context) error {
 	return err
 }
 
-// Folders are shared by every layer that names the same folder, host and
-// limits, and closed with the last of them.
-var (
-	sharedMu      sync.Mutex
-	sharedFolders = map[sharedKey]*Folder{}
-)
-
-type sharedKey struct {
-	host     *Host
+// sharedFolderKey identifies a folder that layers of one Host share (its
+// Host's sharedFolders): the same folder and limits.
+type sharedFolderKey struct {
 	dir      string
 	cfg      SandboxConfig
 	maxBytes int64
 }
 
+// openShared returns the folder every layer of h that names the same
+// folder and limits shares, opening it for the first; the last release
+// closes it.
 func openShared(ctx context.Context, h *Host, dir string, cfg SandboxConfig, maxBytes int64, log hclog.Logger) (*Folder, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	key := sharedKey{h, abs, cfg, maxBytes}
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if f, ok := sharedFolders[key]; ok {
+	key := sharedFolderKey{abs, cfg, maxBytes}
+	h.folderMu.Lock()
+	defer h.folderMu.Unlock()
+	if f, ok := h.sharedFolders[key]; ok {
 		f.refs++
 		return f, nil
 	}
@@ -527,22 +524,23 @@ func openShared(ctx context.Context, h *Host, dir string, cfg SandboxConfig, max
 		return nil, err
 	}
 	f.refs = 1
-	sharedFolders[key] = f
+	h.sharedFolders[key] = f
 	return f, nil
 }
 
 func (f *Folder) release(ctx context.Context) {
-	sharedMu.Lock()
+	h := f.host
+	h.folderMu.Lock()
 	f.refs--
 	last := f.refs == 0
 	if last {
-		for k, v := range sharedFolders {
+		for k, v := range h.sharedFolders {
 			if v == f {
-				delete(sharedFolders, k)
+				delete(h.sharedFolders, k)
 			}
 		}
 	}
-	sharedMu.Unlock()
+	h.folderMu.Unlock()
 	if last {
 		_ = f.Close(ctx)
 	}

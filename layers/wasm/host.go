@@ -49,6 +49,11 @@ type Host struct {
 	// when it never said.
 	servers []string
 	folders map[*Folder]struct{}
+
+	// folderMu guards sharedFolders, the folders the host's layers share
+	// (openShared); held while one opens, so it is not mu.
+	folderMu      sync.Mutex
+	sharedFolders map[sharedFolderKey]*Folder
 }
 
 // sharedPluginKey identifies a compiled plugin that layers may share: the
@@ -69,7 +74,7 @@ func NewHost(ctx context.Context, o HostOptions) (*Host, error) {
 	if err := o.Sandbox.validate(); err != nil {
 		return nil, fmt.Errorf("wasm: sandbox: %w", err)
 	}
-	h := &Host{log: o.Logger, sandbox: o.Sandbox, catalog: map[string]Preset{}, presets: map[string]*presetSlot{}, shared: map[sharedPluginKey]*sharedPlugin{}, folders: map[*Folder]struct{}{}}
+	h := &Host{log: o.Logger, sandbox: o.Sandbox, catalog: map[string]Preset{}, presets: map[string]*presetSlot{}, shared: map[sharedPluginKey]*sharedPlugin{}, folders: map[*Folder]struct{}{}, sharedFolders: map[sharedFolderKey]*Folder{}}
 	for _, p := range o.Presets {
 		if p.Name == "" || len(p.Wasm) == 0 {
 			return nil, fmt.Errorf("wasm: preset %q: a name and a module are required", p.Name)
