@@ -130,8 +130,8 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	return ref, vars, nil
 }
 
-// refused returns the ref of a value a store limit refused (err): RFC
-// 7.4's truncated ref, named by the hash of the bytes that would have been
+// refused returns the ref of a value a store limit refused (err): the
+// fallback's truncated ref (docs/design.md, "The store's promises"), named by the hash of the bytes that would have been
 // stored, with a note naming the limit; and emits EventArtifactRefused.
 func (x *executor) refused(t *target, val []byte, enc Encoding, mimeType string, opts store.PutOptions, err error) (ArtifactRef, error) {
 	src, serr := x.source(t, val, enc, mimeType)
@@ -162,7 +162,7 @@ func (x *executor) refused(t *target, val []byte, enc Encoding, mimeType string,
 }
 
 // refusedPreviewRunes is how much of a refused text value the result
-// keeps when its rewrite keeps none (noopstore's inline preview, RFC 7.4).
+// keeps when its rewrite keeps none (noopstore's inline preview).
 const refusedPreviewRunes = 500
 
 // asPut returns the ref a put returned as this put named it: a store

@@ -35,7 +35,7 @@ type Config struct {
 	Servers map[string]ServerConfig `json:"servers,omitempty"`
 	// MaxArtifactBytes caps the bytes of one artifact; a larger value is
 	// not stored: the result keeps a truncated preview and a note naming
-	// the limit (RFC 7.4), and EventArtifactRefused is emitted. Defaults
+	// the limit, and EventArtifactRefused is emitted. Defaults
 	// to 1 GiB.
 	MaxArtifactBytes int64 `json:"max_artifact_bytes,omitempty"`
 	// SchemaFallback says what happens to a value in structuredContent
@@ -47,8 +47,8 @@ type Config struct {
 	// "keep" leaves the original value in place. Either way it is logged.
 	SchemaFallback string `json:"schema_fallback,omitempty"`
 	// MaxArtifactsPerResult caps the artifacts the layers before the
-	// guardrail store for one result (RFC max_artifacts_per_trace, applied
-	// per result). Values past the cap stay inline, where the guardrail
+	// guardrail store for one result (the retention defaults' per-trace count,
+	// applied per result). Values past the cap stay inline, where the guardrail
 	// clamps them (storing what it cuts), and the result carries a note for
 	// the model. Defaults to DefaultMaxArtifactsPerResult.
 	MaxArtifactsPerResult int `json:"max_artifacts_per_result,omitempty"`

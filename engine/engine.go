@@ -77,8 +77,8 @@ func (e *LayerError) Unwrap() error { return e.Err }
 
 // Options configure an Engine. Store is required; the rest have defaults.
 type Options struct {
-	// Store receives the artifacts. Use noopstore for the RFC 7.4 fallback
-	// that keeps nothing.
+	// Store receives the artifacts. Use noopstore for the fallback that keeps
+	// nothing (docs/design.md, "The store's promises").
 	Store store.Store
 	// Config is the pipeline configuration; the zero value is the defaults.
 	Config Config
@@ -169,7 +169,7 @@ type chain struct {
 // up front.
 func New(o Options) (*Engine, error) {
 	if o.Store == nil {
-		return nil, errors.New("engine: Options.Store is required (noopstore keeps nothing, as RFC 7.4's fallback)")
+		return nil, errors.New("engine: Options.Store is required (noopstore keeps nothing)")
 	}
 	e := &Engine{
 		store:    o.Store,

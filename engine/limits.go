@@ -16,7 +16,8 @@ import (
 const (
 	// DefaultMaxArtifactBytes caps one artifact unless Config says otherwise.
 	DefaultMaxArtifactBytes = 1 << 30
-	// DefaultMaxArtifactsPerResult is the RFC's max_artifacts_per_trace.
+	// DefaultMaxArtifactsPerResult is the retention defaults' per-trace
+	// artifact count, applied per result (docs/design.md, "Limits").
 	DefaultMaxArtifactsPerResult = 100
 	// DefaultMaxDepth is the deepest nesting a Doc accepts unless
 	// Config.MaxDepth says otherwise: Go's encoding/json accepts as much,

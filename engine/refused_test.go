@@ -14,7 +14,7 @@ import (
 
 // TestRefusedValueNote: a value over a store limit is not stored and not
 // silently dropped: the result keeps a truncated preview and a note naming
-// the limit (RFC 7.4), and an artifact_refused event says so.
+// the limit, and an artifact_refused event says so.
 func TestRefusedValueNote(t *testing.T) {
 	for _, tc := range []struct {
 		name, limit string

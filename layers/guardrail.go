@@ -16,7 +16,7 @@ func init() {
 		defaultGuardrail, func(o GuardrailOptions, _ engine.Resources) (engine.Layer, error) { return newGuardrail(o) }))
 }
 
-// GuardrailOptions tune the guardrail (RFC 4.4 ObservationGuardrailConfig).
+// GuardrailOptions tune the guardrail (docs/design.md, "The chain").
 type GuardrailOptions struct {
 	// MaxObservationChars is the budget of the whole result, in JSON
 	// characters. Defaults to 50000.

@@ -15,7 +15,7 @@ func init() {
 		defaultMagicBytes, func(o MagicBytesOptions, _ engine.Resources) (engine.Layer, error) { return newMagicBytes(o) }))
 }
 
-// MagicBytesOptions tune the magicbytes layer (RFC 4.2 BinaryDetectionConfig).
+// MagicBytesOptions tune the magicbytes layer (docs/design.md, "The chain").
 type MagicBytesOptions struct {
 	// MinSizeForDetection skips strings shorter than this many characters.
 	// Defaults to 1000.

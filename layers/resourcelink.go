@@ -20,8 +20,8 @@ func init() {
 		defaultResourceLink, func(o ResourceLinkOptions, r engine.Resources) (engine.Layer, error) { return newResourceLink(o, r) }))
 }
 
-// ResourceLinkOptions tune the resourcelink layer (RFC 4.2
-// ResourceHandlingConfig).
+// ResourceLinkOptions tune the resourcelink layer (docs/design.md,
+// "The chain").
 type ResourceLinkOptions struct {
 	// AutoReadIfSizeUnderBytes reads a link whose declared size is below
 	// this through the gateway and embeds it (typedcontent then stores a

@@ -13,7 +13,7 @@ func init() {
 		defaultSizeNet, func(o SizeNetOptions, _ engine.Resources) (engine.Layer, error) { return newSizeNet(o) }))
 }
 
-// SizeNetOptions tune the sizenet layer (RFC 3.1 and 4.2).
+// SizeNetOptions tune the sizenet layer (docs/design.md, "The chain").
 type SizeNetOptions struct {
 	// MaxInlineSize is the longest string, in JSON-encoded characters, left
 	// in place. Defaults to 10000.

@@ -15,7 +15,7 @@ func init() {
 		defaultTypedContent, func(o TypedContentOptions, _ engine.Resources) (engine.Layer, error) { return newTypedContent(o) }))
 }
 
-// TypedContentOptions tune the typedcontent layer (RFC 3.3 and 5.7).
+// TypedContentOptions tune the typedcontent layer (docs/design.md, "The chain").
 type TypedContentOptions struct {
 	// InlineImagesUnderBytes keeps images of fewer decoded bytes inline,
 	// for vision models. Defaults to 0: every image becomes an artifact.
