@@ -7,8 +7,25 @@ import (
 	"path"
 	"sort"
 
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/mergepatch"
 )
+
+// Defaults of Config.
+const (
+	// DefaultMaxArtifactBytes caps one artifact unless Config says otherwise.
+	DefaultMaxArtifactBytes = 1 << 30
+	// DefaultMaxArtifactsPerResult is the retention defaults' per-trace
+	// artifact count, applied per result (docs/design.md, "Limits").
+	DefaultMaxArtifactsPerResult = 100
+	// DefaultMaxDepth is the deepest nesting of a result the chain runs on
+	// unless Config.MaxDepth says otherwise (layer.DefaultMaxDepth).
+	DefaultMaxDepth = layer.DefaultMaxDepth
+)
+
+// maxCreatesPerStep bounds the replaces of one step that create their
+// path: each costs a pass over its buffer.
+const maxCreatesPerStep = 64
 
 // Config is the pipeline's configuration tree, as it sits on disk under
 // "pipeline". The zero value runs every registered layer of the registry's

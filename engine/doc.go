@@ -3,17 +3,33 @@
 // honest summary.
 //
 // An Engine runs an ordered chain of layers over each result. A layer looks
-// at the result (a Doc) and returns Rewrites; the engine executes them:
-// it decodes base64 straight from the document into the store while hashing,
-// and splices every replacement in one pass by byte offset. Layers are
-// registered by name (package layers registers the built-in ones) and are
-// switched and tuned per server and per tool by Config.
+// at the result and returns rewrites; the engine executes them: it decodes
+// base64 straight from the document into the store while hashing, and
+// splices every replacement in one pass by byte offset. Layers are
+// registered by name and switched and tuned per server and per tool by
+// Config; package layer is what a layer author needs.
 //
-// Embedding takes a store, the layers and a call:
+// Embedding takes a store, the layers and a call. Importing package layers
+// registers every layer of the default chain (docs/design.md, "The
+// chain"), the WASM ones included, which run on the host Options.Plugins
+// gives them:
+//
+//	import (
+//		"github.com/mcpx-dev/mcpx/engine"
+//		_ "github.com/mcpx-dev/mcpx/layers"
+//		"github.com/mcpx-dev/mcpx/layers/wasm"
+//		"github.com/mcpx-dev/mcpx/plugins"
+//	)
 //
 //	st, _ := fsstore.Open(ctx, dir, fsstore.Config{})
-//	eng, _ := engine.New(engine.Options{Store: st})
+//	host, _ := wasm.NewHost(ctx, wasm.HostOptions{Presets: plugins.Catalog()})
+//	defer host.Close(ctx)
+//	eng, _ := engine.New(engine.Options{Store: st, Plugins: host})
+//	defer eng.Close(ctx)
 //	res, err := eng.Transform(ctx, engine.Call{Server: "tableau", Tool: "download_workbook"}, raw)
+//
+// A layer named in Config that no import registered is an error from New
+// that names package layers.
 //
 // # Limits
 //
@@ -27,9 +43,8 @@
 //     result; later values stay in place, where the guardrail cuts them
 //     (storing what it cuts), and the result ends with a note for the model.
 //   - Config.MaxArtifactBytes (1 GiB) per artifact.
-//   - Every field of a Rewrite is bounded (MaxKeep, MaxMinSize,
-//     MaxPathComponents, MaxCreatedLevels, MaxValueDepth, MaxTemplateBytes,
-//     MaxMIMEBytes, MaxMetaEntries: see Rewrite.Validate). A step's rewrites
+//   - Every field of a rewrite is bounded (layer.MaxKeep and the other
+//     bounds of layer.Rewrite.Validate). A step's rewrites
 //     are validated as a whole: one invalid rewrite and none applies. A
 //     panic while a step executes fails that step, not the process.
 //   - A step reports at most 8 failures (logged at WARN, sent as events)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -35,7 +36,7 @@ type Options struct {
 	// Config is the pipeline configuration; the zero value is the defaults.
 	Config Config
 	// Registry holds the layer kinds; defaults to DefaultRegistry().
-	Registry *Registry
+	Registry *layer.Registry
 	// Logger is the parent logger; layers log under "layer.<name>".
 	// Defaults to a null logger.
 	Logger hclog.Logger
@@ -63,14 +64,14 @@ type Options struct {
 	// cache, among every server and tool. The caller closes it after the
 	// engine. Nil: those layers make one host for this engine on first
 	// need, which Close closes.
-	Plugins PluginHost
+	Plugins layer.PluginHost
 }
 
 // Engine transforms tool results. It is safe for concurrent use.
 type Engine struct {
 	store    store.Store
 	cfg      Config
-	reg      *Registry
+	reg      *layer.Registry
 	log      hclog.Logger
 	listener Listener
 	linker   Linker
@@ -78,7 +79,7 @@ type Engine struct {
 	validate SchemaValidator
 	quota    store.Quota
 	tools    QueryTools
-	plugins  PluginHost
+	plugins  layer.PluginHost
 
 	// mu guards chains only: a chain is built outside it, once per server
 	// and tool (building), so a slow build (a WASM compile) holds up the
@@ -103,7 +104,7 @@ type sharedValue struct {
 // step is a built layer in a chain.
 type step struct {
 	name  string
-	layer Layer
+	layer layer.Layer
 	log   hclog.Logger
 }
 
@@ -115,6 +116,10 @@ type chain struct {
 	// context is still live builds again.
 	abandoned bool
 }
+
+// layersPackage registers every built-in layer; errors about a layer that
+// is not registered name it.
+const layersPackage = "github.com/mcpx-dev/mcpx/layers"
 
 // New validates o and returns an Engine. Layer options are validated when
 // the first call of a server and tool builds its chain; Validate checks them
@@ -139,7 +144,7 @@ func New(o Options) (*Engine, error) {
 		shared:   map[string]*sharedValue{},
 	}
 	if e.reg == nil {
-		e.reg = defaultRegistry
+		e.reg = layer.DefaultRegistry()
 	}
 	if e.log == nil {
 		e.log = hclog.NewNullLogger()
@@ -151,19 +156,19 @@ func New(o Options) (*Engine, error) {
 		return nil, errors.New("engine: no chain: Config.Chain is empty and the registry has no default order (import package layers, or name the layers)")
 	}
 	for _, name := range e.cfg.Chain {
-		if !e.reg.known(name) {
-			return nil, fmt.Errorf("engine: chain names unknown layer %q (registered: %v)", name, e.reg.Names())
+		if !e.reg.Known(name) {
+			return nil, fmt.Errorf("engine: chain names unknown layer %q (registered: %v; import _ %q registers every built-in layer)", name, e.reg.Names(), layersPackage)
 		}
 	}
 	if err := checkSchemaFallback(e.cfg.SchemaFallback); err != nil {
 		return nil, err
 	}
 	for name := range e.cfg.Layers {
-		if !e.reg.known(name) {
-			return nil, fmt.Errorf("engine: config names unknown layer %q (registered: %v)", name, e.reg.Names())
+		if !e.reg.Known(name) {
+			return nil, fmt.Errorf("engine: config names unknown layer %q (registered: %v; import _ %q registers every built-in layer)", name, e.reg.Names(), layersPackage)
 		}
 		if _, ok := e.reg.Lookup(name); !ok {
-			e.log.Warn("layer configured but not registered: it does not run (import _ \"github.com/mcpx-dev/mcpx/layers\" registers the built-in layers)", "layer", name)
+			e.log.Warn("layer configured but not registered: it does not run", "layer", name, "import", layersPackage)
 		}
 	}
 	return e, nil
@@ -188,7 +193,7 @@ func (e *Engine) Warm(ctx context.Context, server, tool string) error {
 		return c.err
 	}
 	for _, st := range c.steps {
-		if w, ok := st.layer.(Warmer); ok {
+		if w, ok := st.layer.(layer.Warmer); ok {
 			w.Warm(ctx)
 		}
 	}
@@ -265,7 +270,7 @@ func (e *Engine) buildChain(ctx context.Context, server, tool string) *chain {
 			continue
 		}
 		log := e.log.Named("layer."+name).With("server", server, "tool", tool)
-		l, err := info.New(opts, Resources{Context: ctx, Log: log, Server: server, Tool: tool, Reader: e.reader, Plugins: e.plugins, Shared: e.sharedValue})
+		l, err := info.New(opts, layer.Resources{Context: ctx, Log: log, Server: server, Tool: tool, Reader: e.reader, Plugins: e.plugins, Shared: e.sharedValue})
 		if err != nil {
 			c.err = fmt.Errorf("layer[%s]: server %q tool %q: %w", name, server, tool, err)
 			c.abandoned = ctx.Err() != nil
@@ -304,7 +309,7 @@ func (e *Engine) closeShared(ctx context.Context) []error {
 	var errs []error
 	for key, sv := range vals {
 		sv.once.Do(func() {}) // wait for a value still being made
-		if cl, ok := sv.v.(Closer); ok {
+		if cl, ok := sv.v.(layer.Closer); ok {
 			if err := cl.Close(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("shared %s: close: %w", key, err))
 			}
@@ -317,7 +322,7 @@ func (e *Engine) closeShared(ctx context.Context) []error {
 func closeSteps(ctx context.Context, steps []step) []error {
 	var errs []error
 	for _, st := range steps {
-		if cl, ok := st.layer.(Closer); ok {
+		if cl, ok := st.layer.(layer.Closer); ok {
 			if err := cl.Close(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("layer[%s]: close: %w", st.name, err))
 			}
@@ -349,7 +354,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 	if e.closed.Load() {
 		return nil, ErrClosed
 	}
-	d := newDocDepth(c, raw, e.cfg.MaxDepth)
+	d := layer.NewDocMaxDepth(c, raw, e.cfg.MaxDepth)
 	if err := d.Err(); err != nil {
 		if errors.Is(err, ErrTooDeep) {
 			return e.tooDeep(ctx, c, raw, err)
@@ -381,7 +386,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 			continue
 		}
 		lim := stepLimits{artifacts: e.cfg.MaxArtifactsPerResult - len(res.Artifacts), minted: minted}
-		if _, ok := st.layer.(Clamper); ok {
+		if _, ok := st.layer.(layer.Clamper); ok {
 			lim.artifacts = -1
 		} else if lim.artifacts < 0 {
 			lim.artifacts = 0
@@ -405,14 +410,14 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		if !out.changed {
 			continue
 		}
-		if _, ok := st.layer.(Clamper); ok {
+		if _, ok := st.layer.(layer.Clamper); ok {
 			res.Clamped = true
 			e.emit(Event{Type: EventObservationClamped, Server: c.Server, Tool: c.Tool, Scope: c.Scope, Layer: st.name, OriginalChars: len(d.Raw), ClampedChars: len(out.raw)})
 			st.log.Warn("observation clamped", "original_chars", len(d.Raw), "clamped_chars", len(out.raw))
 		}
 		// A step may nest its output a little deeper than its input (a
 		// ref in place of a value): later steps accept twice the limit.
-		d = newDocDepth(c, out.raw, 2*e.cfg.MaxDepth)
+		d = layer.NewDocMaxDepth(c, out.raw, 2*e.cfg.MaxDepth)
 	}
 	if capped > 0 {
 		e.log.Warn("artifact cap reached; values past it stay inline", "server", c.Server, "tool", c.Tool, "max_artifacts_per_result", e.cfg.MaxArtifactsPerResult, "skipped", capped)
@@ -427,7 +432,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 
 // safeExecute runs a step's rewrites, turning a panic into an error: the
 // step then applies nothing and the call goes on.
-func (e *Engine) safeExecute(ctx context.Context, d *Doc, step string, rws []Rewrite, lim stepLimits) (out outcome, err error) {
+func (e *Engine) safeExecute(ctx context.Context, d *layer.Doc, step string, rws []layer.Rewrite, lim stepLimits) (out outcome, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic executing rewrites: %v\n%s", r, debug.Stack())
@@ -437,7 +442,7 @@ func (e *Engine) safeExecute(ctx context.Context, d *Doc, step string, rws []Rew
 }
 
 // plan runs a layer's Plan, turning a panic into an error.
-func plan(ctx context.Context, l Layer, d *Doc) (rws []Rewrite, err error) {
+func plan(ctx context.Context, l layer.Layer, d *layer.Doc) (rws []layer.Rewrite, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
@@ -452,7 +457,7 @@ const maxFailuresLogged = 8
 
 // layerFailed reports a step's failures: the first maxFailuresLogged each,
 // the rest as one summary, so that a hostile answer cannot flood the log.
-func (e *Engine) layerFailed(d *Doc, st step, res *Result, errs []error) {
+func (e *Engine) layerFailed(d *layer.Doc, st step, res *Result, errs []error) {
 	if len(errs) > maxFailuresLogged {
 		more := len(errs) - maxFailuresLogged
 		errs = append(errs[:maxFailuresLogged:maxFailuresLogged], &LayerError{Step: st.name, Err: fmt.Errorf("%w: %d more failures of this step not listed", ErrFailuresElided, more)})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -22,16 +23,16 @@ func (h countingHost) Close(context.Context) error { h.closed.Add(1); return nil
 func TestPluginsAndSharedPerEngine(t *testing.T) {
 	var opened, closed atomic.Int32
 	given := countingHost{closed: new(atomic.Int32)}
-	var saw []engine.PluginHost
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "wasmish", New: func(_ json.RawMessage, r engine.Resources) (engine.Layer, error) {
+	var saw []layer.PluginHost
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "wasmish", New: func(_ json.RawMessage, r layer.Resources) (layer.Layer, error) {
 		saw = append(saw, r.Plugins)
 		if _, err := r.Shared("host", func() (any, error) { opened.Add(1); return countingHost{closed: &closed}, nil }); err != nil {
 			return nil, err
 		}
 		return fixed(nil), nil
 	}})
-	for _, plugins := range []engine.PluginHost{nil, given} {
+	for _, plugins := range []layer.PluginHost{nil, given} {
 		opened.Store(0)
 		closed.Store(0)
 		eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: engine.Config{Chain: []string{"wasmish"}}, Plugins: plugins})
@@ -56,7 +57,7 @@ func TestPluginsAndSharedPerEngine(t *testing.T) {
 			t.Fatalf("a second Close: %v, closed %d", err, closed.Load())
 		}
 	}
-	if len(saw) != 6 || saw[0] != nil || saw[3] != engine.PluginHost(given) {
+	if len(saw) != 6 || saw[0] != nil || saw[3] != layer.PluginHost(given) {
 		t.Fatalf("layers saw Plugins %v", saw)
 	}
 	if given.closed.Load() != 0 {

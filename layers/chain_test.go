@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -24,11 +25,11 @@ func TestDefaultChainIsTheRegistryOrder(t *testing.T) {
 		t.Fatalf("DefaultChain() = %v, want %v", got, want)
 	}
 	layers.DefaultChain()[0] = "changed" // a fresh slice each call
-	if got := engine.DefaultRegistry().Chain(); !slices.Equal(got, want) {
+	if got := layer.DefaultRegistry().Chain(); !slices.Equal(got, want) {
 		t.Fatalf("DefaultRegistry().Chain() = %v, want %v", got, want)
 	}
 	for _, name := range want {
-		if _, ok := engine.DefaultRegistry().Lookup(name); !ok {
+		if _, ok := layer.DefaultRegistry().Lookup(name); !ok {
 			t.Errorf("layer %q of the default chain is not registered", name)
 		}
 	}
@@ -54,7 +55,7 @@ func TestWASMLayersRegistered(t *testing.T) {
 		t.Fatalf("Validate = %v, want the missing plugin named", err)
 	}
 	for _, name := range []string{"custom", "presets"} {
-		if _, ok := engine.DefaultRegistry().Lookup(name); !ok {
+		if _, ok := layer.DefaultRegistry().Lookup(name); !ok {
 			t.Errorf("%s is not registered by package layers", name)
 		}
 	}

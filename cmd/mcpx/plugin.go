@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm" // registers the custom and presets layers
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -183,7 +184,7 @@ type pluginOutcome struct {
 	Plugin    string               `json:"plugin"`
 	SHA256    string               `json:"sha256"`
 	Mode      wasm.Mode            `json:"mode"`
-	Rewrites  []engine.Rewrite     `json:"rewrites"`
+	Rewrites  []layer.Rewrite      `json:"rewrites"`
 	Result    json.RawMessage      `json:"result"`
 	Artifacts []engine.ArtifactRef `json:"artifacts"`
 	Failures  []string             `json:"failures,omitempty"`
@@ -269,7 +270,7 @@ func runPluginTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		Artifacts: res.Artifacts, TookMS: float64(tr.Took.Microseconds()) / 1000,
 	}
 	if out.Rewrites == nil {
-		out.Rewrites = []engine.Rewrite{}
+		out.Rewrites = []layer.Rewrite{}
 	}
 	if out.Artifacts == nil {
 		out.Artifacts = []engine.ArtifactRef{}
@@ -295,7 +296,7 @@ func dumpRequest(c command, call engine.Call, mode wasm.Mode, pluginConfig strin
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	d := engine.NewDoc(call, in)
+	d := layer.NewDoc(call, in)
 	if err := d.Err(); err != nil {
 		return fail(stderr, c, fmt.Errorf("result: %w", err))
 	}

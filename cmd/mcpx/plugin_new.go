@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	wasmguest "github.com/mcpx-dev/mcpx/sdk/wasm-guest"
 )
@@ -264,7 +265,7 @@ func (s *scaffold) goFiles() {
 // rustFiles adds the Rust project.
 func (s *scaffold) rustFiles() error {
 	r := s.replacer()
-	d := engine.NewDoc(s.sampleCall(), []byte(sampleResult()))
+	d := layer.NewDoc(s.sampleCall(), []byte(sampleResult()))
 	if err := d.Err(); err != nil {
 		return fmt.Errorf("sample result: %w", err)
 	}
@@ -391,7 +392,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	guest "__GOSDK__"
 )
@@ -403,7 +404,7 @@ func TestTransform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := engine.NewDoc(engine.Call{Server: "__SERVER__", Tool: "__TOOL__"}, raw)
+	d := layer.NewDoc(layer.Call{Server: "__SERVER__", Tool: "__TOOL__"}, raw)
 	out, isErr := guest.Handle(wasm.BuildRequest(d, wasm.ModeCustom, nil, wasm.DefaultLongString))
 	if isErr {
 		t.Fatalf("plugin error: %s", out)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 )
 
 // Layers returns the layer kinds of the package, for a registry: "custom"
@@ -23,16 +23,16 @@ import (
 // a Host per engine, made on first need with catalog as its presets and
 // closed with the engine. Package layers registers them with mcpx's
 // catalog.
-func Layers(catalog []Preset) []engine.LayerInfo {
+func Layers(catalog []Preset) []layer.Info {
 	names := make([]string, 0, len(catalog))
 	for _, p := range catalog {
 		names = append(names, p.Name)
 	}
 	sort.Strings(names)
-	return []engine.LayerInfo{
-		engine.NewLayerInfo("custom",
+	return []layer.Info{
+		layer.NewInfo("custom",
 			"WASM custom transformers per server and tool (plugin files and a hot-loaded plugins folder); may replace the payload",
-			nil, func(o CustomOptions, r engine.Resources) (engine.Layer, error) {
+			nil, func(o CustomOptions, r layer.Resources) (layer.Layer, error) {
 				h, err := hostOf(r, catalog)
 				if err != nil {
 					return nil, err
@@ -43,9 +43,9 @@ func Layers(catalog []Preset) []engine.LayerInfo {
 				}
 				return NewCustom(ctx, h, o, r)
 			}),
-		engine.NewLayerInfo("presets",
+		layer.NewInfo("presets",
 			"WASM presets per server (built in: "+strings.Join(names, ", ")+"), loaded on the first matching call",
-			nil, func(o PresetsOptions, r engine.Resources) (engine.Layer, error) {
+			nil, func(o PresetsOptions, r layer.Resources) (layer.Layer, error) {
 				h, err := hostOf(r, catalog)
 				if err != nil {
 					return nil, err
@@ -61,7 +61,7 @@ const sharedHostKey = "layers/wasm.Host"
 // hostOf returns the Host the layers of r run on: the engine's
 // Options.Plugins, else one the engine shares among its layers, made with
 // the compilation cache in DefaultCacheDir() and catalog's presets.
-func hostOf(r engine.Resources, catalog []Preset) (*Host, error) {
+func hostOf(r layer.Resources, catalog []Preset) (*Host, error) {
 	if r.Plugins != nil {
 		h, ok := r.Plugins.(*Host)
 		if !ok {
@@ -155,7 +155,7 @@ type custom struct {
 // NewCustom builds the custom layer for r.Server and r.Tool: it compiles
 // the listed plugins (or shares those another layer of h compiled from the
 // same file, limits and config) and opens (or shares) the plugins folder.
-func NewCustom(ctx context.Context, h *Host, o CustomOptions, r engine.Resources) (engine.Layer, error) {
+func NewCustom(ctx context.Context, h *Host, o CustomOptions, r layer.Resources) (layer.Layer, error) {
 	base, err := o.Limits.Apply(h.Sandbox())
 	if err != nil {
 		return nil, err
@@ -217,21 +217,21 @@ func pluginName(file string) string {
 // the layer for this call, so the result stays as the previous layer left
 // it; so does a folder plugin that failed to load (ErrNotLoaded) and would
 // serve the call.
-func (l *custom) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l *custom) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	if l.folder != nil {
 		if err := l.folder.loadFailure(l.server, l.tool); err != nil {
 			return nil, err
 		}
 	}
 	ctx = WithLogger(ctx, l.log)
-	var all []engine.Rewrite
+	var all []layer.Rewrite
 	run := func(p *Plugin) (bool, error) {
 		rws, err := p.Run(ctx, d, ModeCustom)
 		if err != nil {
 			return false, err
 		}
 		all = append(all, rws...)
-		return len(rws) == 1 && rws[0].Path == "" && rws[0].Action == engine.ActionReplace, nil
+		return len(rws) == 1 && rws[0].Path == "" && rws[0].Action == layer.ActionReplace, nil
 	}
 	for _, p := range l.owned {
 		if replaced, err := run(p); err != nil || replaced {
@@ -293,7 +293,7 @@ type presets struct {
 
 // NewPresets builds the presets layer for r.Server. Nothing is compiled
 // here: each preset loads on the first call that runs it.
-func NewPresets(h *Host, o PresetsOptions, r engine.Resources) (engine.Layer, error) {
+func NewPresets(h *Host, o PresetsOptions, r layer.Resources) (layer.Layer, error) {
 	cfg, err := o.Limits.Apply(h.Sandbox())
 	if err != nil {
 		return nil, err
@@ -360,12 +360,12 @@ func (l *presets) plugin(ctx context.Context, name string) (*Plugin, error) {
 }
 
 // Plan runs the layer's presets in order; their rewrites add up.
-func (l *presets) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l *presets) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	if len(l.names) == 0 {
 		return nil, nil
 	}
 	ctx = WithLogger(ctx, l.log)
-	var all []engine.Rewrite
+	var all []layer.Rewrite
 	for _, n := range l.names {
 		if l.host.cannotChange(n, d, l.cfg.withDefaults().LongString) {
 			// Not loading it is the saving: a fresh process that
@@ -414,9 +414,9 @@ func (l *presets) Close(ctx context.Context) error {
 
 // Interface guards.
 var (
-	_ engine.Layer  = (*custom)(nil)
-	_ engine.Closer = (*custom)(nil)
-	_ engine.Layer  = (*presets)(nil)
-	_ engine.Closer = (*presets)(nil)
-	_ engine.Warmer = (*presets)(nil)
+	_ layer.Layer  = (*custom)(nil)
+	_ layer.Closer = (*custom)(nil)
+	_ layer.Layer  = (*presets)(nil)
+	_ layer.Closer = (*presets)(nil)
+	_ layer.Warmer = (*presets)(nil)
 )

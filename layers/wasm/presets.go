@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 )
 
 // Preset is a module built into a binary that the presets layer runs for
@@ -114,7 +114,7 @@ func (h *Host) lookupPreset(name string) ([]byte, bool) {
 
 // cannotChange reports whether the preset name cannot rewrite d: it
 // rewrites only candidates, and d has no string long enough to be one.
-func (h *Host) cannotChange(name string, d *engine.Doc, longString int) bool {
+func (h *Host) cannotChange(name string, d *layer.Doc, longString int) bool {
 	info, ok := h.catalog[name]
 	return ok && info.CandidatesOnly && len(d.Strings(longString)) == 0
 }

@@ -168,7 +168,7 @@ func Long(v gjson.Result) (Candidate, bool) {
 }
 
 // Rewrite is one instruction of the engine's rewrite language; the field
-// meanings are those of engine.Rewrite (ABI.md lists them).
+// meanings are those of the engine's layer.Rewrite (ABI.md lists them).
 type Rewrite struct {
 	Path     string
 	Target   string // Payload (default) or Result

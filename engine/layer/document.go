@@ -1,4 +1,4 @@
-package engine
+package layer
 
 import (
 	"encoding/json"
@@ -123,7 +123,10 @@ type Doc struct {
 // NewDoc returns a Doc over raw; it nests at most DefaultMaxDepth levels.
 func NewDoc(c Call, raw []byte) *Doc { return &Doc{Call: c, Raw: raw} }
 
-func newDocDepth(c Call, raw []byte, maxDepth int) *Doc {
+// NewDocMaxDepth returns a Doc over raw that nests at most maxDepth levels
+// (0: DefaultMaxDepth); the engine makes its Docs so, under its
+// Config.MaxDepth.
+func NewDocMaxDepth(c Call, raw []byte, maxDepth int) *Doc {
 	return &Doc{Call: c, Raw: raw, maxDepth: maxDepth}
 }
 
