@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
@@ -77,7 +78,7 @@ type shownImage struct {
 // full references of stored blocks, what was kept out and the cap note
 // added. A non-MCP document that is not an object has no place for them:
 // its refs are in Result.Artifacts only.
-func (e *Engine) annotate(d *Doc, n notes) []byte {
+func (e *Engine) annotate(d *layer.Doc, n notes) []byte {
 	if len(n.stored) == 0 && n.capped == 0 && len(n.views) == 0 {
 		return d.Raw
 	}
@@ -198,7 +199,7 @@ func (e *Engine) metaInsert(raw []byte, root int, members []member) []jsonwalk.E
 // addKeptOut adds _meta[MetaKeptOutKey] to an MCP result that stored
 // something and came out smaller: what the result as it came (in) costs
 // against what it costs as it leaves.
-func (e *Engine) addKeptOut(d *Doc, in []byte, tokensIn func() int, res *Result, views []blockRef) []byte {
+func (e *Engine) addKeptOut(d *layer.Doc, in []byte, tokensIn func() int, res *Result, views []blockRef) []byte {
 	out := res.Raw
 	if len(res.Artifacts) == 0 || len(out) >= len(in) || !d.IsMCP() {
 		return out

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/b64"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
@@ -42,13 +43,13 @@ func (x *executor) artifact(ctx context.Context, t *target) ([]byte, error) {
 	if ref.NotStored != nil && rep.Preview == "" && t.kind == jsonwalk.KindString && vars.Kind == "Text" {
 		rep.Preview = prefixRunes(val[1:len(val)-1], refusedPreviewRunes)
 	}
-	if rw.Form == FormText {
+	if rw.Form == layer.FormText {
 		return jsonstr.Append(nil, rep.marshal()), nil
 	}
 	return rep.marshal(), nil
 }
 
-func (x *executor) summary(rw *Rewrite, v templateVars) string {
+func (x *executor) summary(rw *layer.Rewrite, v templateVars) string {
 	if rw.Summary != "" {
 		return render(rw.Summary, v)
 	}
@@ -57,7 +58,7 @@ func (x *executor) summary(rw *Rewrite, v templateVars) string {
 
 // put streams a value into the store and returns its ref and the
 // variables of its summary template.
-func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding, mimeType, filenameTmpl string) (ArtifactRef, templateVars, error) {
+func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Encoding, mimeType, filenameTmpl string) (ArtifactRef, templateVars, error) {
 	vars := templateVars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t), Tools: x.e.tools}
 	key := fmt.Sprintf("%d\x00%s\x00%s\x00%d", t.rw, t.path, enc, len(val))
 	if prev, ok := x.done[key]; ok && bytes.Equal(prev.val, val) {
@@ -130,10 +131,10 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc Encoding,
 	return ref, vars, nil
 }
 
-// refused returns the ref of a value a store limit refused (err): RFC
-// 7.4's truncated ref, named by the hash of the bytes that would have been
+// refused returns the ref of a value a store limit refused (err): the
+// fallback's truncated ref (docs/design.md, "The store's promises"), named by the hash of the bytes that would have been
 // stored, with a note naming the limit; and emits EventArtifactRefused.
-func (x *executor) refused(t *target, val []byte, enc Encoding, mimeType string, opts store.PutOptions, err error) (ArtifactRef, error) {
+func (x *executor) refused(t *target, val []byte, enc layer.Encoding, mimeType string, opts store.PutOptions, err error) (ArtifactRef, error) {
 	src, serr := x.source(t, val, enc, mimeType)
 	if serr != nil {
 		return ArtifactRef{}, serr
@@ -162,7 +163,7 @@ func (x *executor) refused(t *target, val []byte, enc Encoding, mimeType string,
 }
 
 // refusedPreviewRunes is how much of a refused text value the result
-// keeps when its rewrite keeps none (noopstore's inline preview, RFC 7.4).
+// keeps when its rewrite keeps none (noopstore's inline preview).
 const refusedPreviewRunes = 500
 
 // asPut returns the ref a put returned as this put named it: a store
@@ -189,22 +190,22 @@ type source struct {
 	plain     *plainReader // r, when it streams unvalidated base64
 	// instead, when set, says to store the value in this encoding instead:
 	// the one asked for would lose the original.
-	instead Encoding
+	instead layer.Encoding
 }
 
 // source prepares the bytes of val in the encoding enc.
-func (x *executor) source(t *target, val []byte, enc Encoding, mimeType string) (source, error) {
+func (x *executor) source(t *target, val []byte, enc layer.Encoding, mimeType string) (source, error) {
 	switch enc {
-	case EncodingBase64:
+	case layer.EncodingBase64:
 		return x.base64Source(t, val, mimeType)
-	case EncodingText:
+	case layer.EncodingText:
 		if t.kind != jsonwalk.KindString {
 			return source{}, ErrNotString
 		}
 		if jsonstr.HasLoneSurrogate(val[1 : len(val)-1]) {
 			// JSON can hold a lone UTF-16 surrogate that UTF-8 cannot:
 			// the string literal itself is stored, byte-exact.
-			return source{instead: EncodingJSON}, nil
+			return source{instead: layer.EncodingJSON}, nil
 		}
 		if mimeType == "" {
 			mimeType = "text/plain; charset=utf-8"
@@ -257,7 +258,7 @@ func (x *executor) base64Source(t *target, val []byte, mimeType string) (source,
 			return source{}, err
 		}
 		if !ok {
-			return source{instead: EncodingText}, nil
+			return source{instead: layer.EncodingText}, nil
 		}
 		src.r, src.shape = bytes.NewReader(decoded), shape
 		head = decoded[:min(len(decoded), magic.HeadSize)]
@@ -465,14 +466,14 @@ type blockValue struct {
 	obj        int // the object holding field: the block or its resource
 	val        jsonwalk.Span
 	uri, mime  string
-	enc        Encoding
+	enc        layer.Encoding
 }
 
 // blockValueOf finds the value a content block at raw[off] carries (an
 // image's or audio's data, a resource's blob or text, a text block's text)
 // and how it is encoded; mime and enc are the rewrite's, which win.
 // members lists an object's members.
-func blockValueOf(raw []byte, members func(obj int) jsonwalk.Object, off int, mime string, enc Encoding) (blockValue, error) {
+func blockValueOf(raw []byte, members func(obj int) jsonwalk.Object, off int, mime string, enc layer.Encoding) (blockValue, error) {
 	str := func(obj int, k string) string {
 		sp, ok := members(obj).Get(k)
 		if !ok || sp.Kind != jsonwalk.KindString {
@@ -481,13 +482,13 @@ func blockValueOf(raw []byte, members func(obj int) jsonwalk.Object, off int, mi
 		s, _ := jsonwalk.UnescapeString(raw[sp.Off+1 : sp.End-1])
 		return s
 	}
-	auto := enc == "" || enc == EncodingAuto
+	auto := enc == "" || enc == layer.EncodingAuto
 	bv := blockValue{typ: str(off, "type"), obj: off, mime: mime, enc: enc}
 	switch bv.typ {
 	case "image", "audio":
 		bv.field = "data"
 		if auto {
-			bv.enc = EncodingBase64
+			bv.enc = layer.EncodingBase64
 		}
 		if bv.mime == "" {
 			bv.mime = str(off, "mimeType")
@@ -504,12 +505,12 @@ func blockValueOf(raw []byte, members func(obj int) jsonwalk.Object, off int, mi
 		}
 		bv.field, bv.enc = "text", enc
 		if auto {
-			bv.enc = EncodingText
+			bv.enc = layer.EncodingText
 		}
 		if _, ok := members(bv.obj).Get("blob"); ok {
 			bv.field = "blob"
 			if auto {
-				bv.enc = EncodingBase64
+				bv.enc = layer.EncodingBase64
 			}
 		}
 	case "text":

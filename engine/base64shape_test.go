@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -41,7 +42,7 @@ func TestBase64OriginalRecoverable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := memstore.New(memstore.Config{})
-			eng := newEngine(t, st, fixed{{Path: "v", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, nil)
+			eng := newEngine(t, st, fixed{{Path: "v", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
 			in := []byte(`{"v":"` + tc.lit + `"}`)
 			orig := gjson.GetBytes(in, "v").String()
 			res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, in)
@@ -84,7 +85,7 @@ func TestBase64OriginalRecoverable(t *testing.T) {
 // shape that gives its own original back (issue 11's collapse).
 func TestBase64ShapesOfOneArtifact(t *testing.T) {
 	st := memstore.New(memstore.Config{})
-	eng := newEngine(t, st, fixed{{Path: "#", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, nil)
+	eng := newEngine(t, st, fixed{{Path: "#", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
 	in := []byte(`["SGVs\nbG8=","data:text/plain;base64,SGVsbG8=","SGVsbG8="]`)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, in)
 	if err != nil {

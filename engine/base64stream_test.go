@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	b64dec "github.com/mcpx-dev/mcpx/internal/b64"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
@@ -52,7 +53,7 @@ func TestBase64StreamMeetsTheUnexpected(t *testing.T) {
 				t.Fatalf("case %q does not pass the cheap checks (length %d)", tc.name, len(tc.lit))
 			}
 			st := memstore.New(memstore.Config{})
-			eng := newEngine(t, st, fixed{{Path: "v", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, nil)
+			eng := newEngine(t, st, fixed{{Path: "v", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
 			in := []byte(`{"v":"` + tc.lit + `"}`)
 			res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, in)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/snapshottext"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
@@ -24,9 +25,9 @@ func BenchmarkArtifactPDF10MiB(b *testing.B) {
 		data[i] = byte(rng.Uint32())
 	}
 	in := []byte(`{"content":[],"structuredContent":{"pdf":"` + base64.StdEncoding.EncodeToString(data) + `"}}`)
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "pdf", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
-		return fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Verify: true}}, nil
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "pdf", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) {
+		return fixed{{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64, Verify: true}}, nil
 	}})
 	eng, err := engine.New(engine.Options{Store: noopstore.New(nil), Registry: reg, Config: engine.Config{Chain: []string{"pdf"}}})
 	if err != nil {
@@ -56,7 +57,7 @@ func BenchmarkArtifactText(b *testing.B) {
 		{"plain", snapshottext.Plain(600_000)},
 	} {
 		in := snapshottext.Result(kind.text)
-		rw := fixed{{Target: engine.TargetResult, Path: "content.0", Form: engine.FormBlock, Action: engine.ActionArtifact, Encoding: engine.EncodingText, Keep: 200}}
+		rw := fixed{{Target: layer.TargetResult, Path: "content.0", Form: layer.FormBlock, Action: layer.ActionArtifact, Encoding: layer.EncodingText, Keep: 200}}
 		for _, stName := range []string{"fsstore", "noopstore"} {
 			b.Run(kind.name+"/"+stName, func(b *testing.B) {
 				var st store.Store = noopstore.New(nil)
@@ -68,8 +69,8 @@ func BenchmarkArtifactText(b *testing.B) {
 					defer fs.Close(context.Background())
 					st = fs
 				}
-				reg := engine.NewRegistry()
-				reg.Register(engine.LayerInfo{Name: "text", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return rw, nil }})
+				reg := layer.NewRegistry()
+				reg.Register(layer.Info{Name: "text", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return rw, nil }})
 				eng, err := engine.New(engine.Options{Store: st, Registry: reg, Config: engine.Config{Chain: []string{"text"}}})
 				if err != nil {
 					b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -32,8 +33,8 @@ type slowBuild struct {
 func newSlowEngine(t *testing.T) (*engine.Engine, *slowBuild) {
 	t.Helper()
 	sb := &slowBuild{release: make(chan struct{}), started: make(chan struct{}, 16), ended: make(chan error, 16), builds: map[string]int{}}
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "slow", New: func(_ json.RawMessage, r engine.Resources) (engine.Layer, error) {
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "slow", New: func(_ json.RawMessage, r layer.Resources) (layer.Layer, error) {
 		sb.mu.Lock()
 		sb.builds[r.Server]++
 		sb.mu.Unlock()
@@ -139,15 +140,15 @@ func TestChainBuildAbandonedIsRetried(t *testing.T) {
 // warmLayer counts Warm calls and the chains built.
 type warmLayer struct{ warms *atomic.Int32 }
 
-func (warmLayer) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { return nil, nil }
-func (w warmLayer) Warm(context.Context)                                      { w.warms.Add(1) }
+func (warmLayer) Plan(context.Context, *layer.Doc) ([]layer.Rewrite, error) { return nil, nil }
+func (w warmLayer) Warm(context.Context)                                    { w.warms.Add(1) }
 
 // Warm builds the chain once (a later Transform reuses it), calls every
 // Warmer of it, and reports the chain's error as Validate does.
 func TestWarm(t *testing.T) {
 	var warms, builds atomic.Int32
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "warm", New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "warm", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {
 		builds.Add(1)
 		if string(opts) == `{"bad":true}` && r.Server == "broken" {
 			return nil, errors.New("bad options")

@@ -7,8 +7,25 @@ import (
 	"path"
 	"sort"
 
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/mergepatch"
 )
+
+// Defaults of Config.
+const (
+	// DefaultMaxArtifactBytes caps one artifact unless Config says otherwise.
+	DefaultMaxArtifactBytes = 1 << 30
+	// DefaultMaxArtifactsPerResult is the retention defaults' per-trace
+	// artifact count, applied per result (docs/design.md, "Limits").
+	DefaultMaxArtifactsPerResult = 100
+	// DefaultMaxDepth is the deepest nesting of a result the chain runs on
+	// unless Config.MaxDepth says otherwise (layer.DefaultMaxDepth).
+	DefaultMaxDepth = layer.DefaultMaxDepth
+)
+
+// maxCreatesPerStep bounds the replaces of one step that create their
+// path: each costs a pass over its buffer.
+const maxCreatesPerStep = 64
 
 // Config is the pipeline's configuration tree, as it sits on disk under
 // "pipeline". The zero value runs every registered layer of the registry's
@@ -35,7 +52,7 @@ type Config struct {
 	Servers map[string]ServerConfig `json:"servers,omitempty"`
 	// MaxArtifactBytes caps the bytes of one artifact; a larger value is
 	// not stored: the result keeps a truncated preview and a note naming
-	// the limit (RFC 7.4), and EventArtifactRefused is emitted. Defaults
+	// the limit, and EventArtifactRefused is emitted. Defaults
 	// to 1 GiB.
 	MaxArtifactBytes int64 `json:"max_artifact_bytes,omitempty"`
 	// SchemaFallback says what happens to a value in structuredContent
@@ -47,8 +64,8 @@ type Config struct {
 	// "keep" leaves the original value in place. Either way it is logged.
 	SchemaFallback string `json:"schema_fallback,omitempty"`
 	// MaxArtifactsPerResult caps the artifacts the layers before the
-	// guardrail store for one result (RFC max_artifacts_per_trace, applied
-	// per result). Values past the cap stay inline, where the guardrail
+	// guardrail store for one result (the retention defaults' per-trace count,
+	// applied per result). Values past the cap stay inline, where the guardrail
 	// clamps them (storing what it cuts), and the result carries a note for
 	// the model. Defaults to DefaultMaxArtifactsPerResult.
 	MaxArtifactsPerResult int `json:"max_artifacts_per_result,omitempty"`

@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -65,13 +66,13 @@ func TestContentSummaries(t *testing.T) {
 		`"wav":"` + b64(wavOf(2500)) + `",` +
 		`"tmpl":"` + b64(pngOf(64, 48)) + `"}}`
 	rws := fixed{
-		{Path: "structuredContent.shot", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingBase64},
-		{Path: "structuredContent.log", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingText, MIME: "text/plain"},
-		{Path: "structuredContent.csv", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingText, MIME: "text/csv"},
-		{Path: "structuredContent.obj", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingText, MIME: "application/json"},
-		{Path: "structuredContent.arr", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingText, MIME: "application/json"},
-		{Path: "structuredContent.wav", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingBase64},
-		{Path: "structuredContent.tmpl", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingBase64,
+		{Path: "structuredContent.shot", Target: layer.TargetResult, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64},
+		{Path: "structuredContent.log", Target: layer.TargetResult, Action: layer.ActionArtifact, Encoding: layer.EncodingText, MIME: "text/plain"},
+		{Path: "structuredContent.csv", Target: layer.TargetResult, Action: layer.ActionArtifact, Encoding: layer.EncodingText, MIME: "text/csv"},
+		{Path: "structuredContent.obj", Target: layer.TargetResult, Action: layer.ActionArtifact, Encoding: layer.EncodingText, MIME: "application/json"},
+		{Path: "structuredContent.arr", Target: layer.TargetResult, Action: layer.ActionArtifact, Encoding: layer.EncodingText, MIME: "application/json"},
+		{Path: "structuredContent.wav", Target: layer.TargetResult, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64},
+		{Path: "structuredContent.tmpl", Target: layer.TargetResult, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64,
 			Summary: "{content.format} {content.width}x{content.height} px, {content.kind}{content.pages} {id}"},
 	}
 	st := memstore.New(memstore.Config{})
@@ -117,9 +118,9 @@ func TestContentSummaries(t *testing.T) {
 // TestContentSummaryDisabled: "inspect": {"enabled": false} keeps the
 // plain summary and reads nothing back.
 func TestContentSummaryDisabled(t *testing.T) {
-	reg := engine.NewRegistry()
-	rws := fixed{{Path: "shot", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}
-	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return rws, nil }})
+	reg := layer.NewRegistry()
+	rws := fixed{{Path: "shot", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}
+	reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return rws, nil }})
 	off := false
 	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: engine.Config{Chain: []string{"test"}, Inspect: engine.InspectConfig{Enabled: &off}}})
 	if err != nil {
@@ -169,12 +170,12 @@ func TestContentSummaryNeverBlocks(t *testing.T) {
 	bigText := strings.Repeat("a line of a large log that nobody reads whole\n", 200_000) // 9.2 MB
 	in := `{"pdf":"` + b64(malformedPDF) + `","zip":"` + b64(bomb) + `","big":` + jsonString(bigText) + `}`
 	rws := fixed{
-		{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64},
-		{Path: "zip", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64},
-		{Path: "big", Action: engine.ActionArtifact, Encoding: engine.EncodingText},
+		{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64},
+		{Path: "zip", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64},
+		{Path: "big", Action: layer.ActionArtifact, Encoding: layer.EncodingText},
 	}
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return rws, nil }})
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return rws, nil }})
 	const timeout = 100 * time.Millisecond
 	eng, err := engine.New(engine.Options{
 		Store:    slowStore{memstore.New(memstore.Config{}), 20 * time.Millisecond},

@@ -7,7 +7,6 @@ package engine
 import (
 	"bytes"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"image"
 	"image/draw"
@@ -19,12 +18,9 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 	_ "golang.org/x/image/webp"
-)
 
-// ErrImageTooLarge is returned for an original whose header declares more
-// pixels than ImageView.MaxSourcePixels, or more bytes than
-// MaxSourceBytes: it is not decoded.
-var ErrImageTooLarge = errors.New("image too large to downscale")
+	"github.com/mcpx-dev/mcpx/engine/layer"
+)
 
 // viewImage is a downscaled image ready for a content block.
 type viewImage struct {
@@ -46,7 +42,7 @@ var jpegQualities = []int{85, 70, 55, 40}
 // The header is read first, and an image over v.MaxSourcePixels is refused
 // before any pixel is decoded.
 func downscale(b64 string, v ImageView) (*viewImage, error) {
-	v = v.withDefaults()
+	v = imageViewDefaults(v)
 	if i := strings.IndexByte(b64, ','); strings.HasPrefix(b64, "data:") && i > 0 {
 		b64 = b64[i+1:]
 	}
@@ -129,4 +125,21 @@ func fit(src image.Image, side int) image.Image {
 	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
 	xdraw.CatmullRom.Scale(dst, dst.Bounds(), src, b, draw.Src, nil)
 	return dst
+}
+
+// imageViewDefaults fills the zero fields of v.
+func imageViewDefaults(v ImageView) ImageView {
+	if v.MaxSide <= 0 {
+		v.MaxSide = layer.DefaultImageMaxSide
+	}
+	if v.MaxBytes <= 0 {
+		v.MaxBytes = layer.DefaultImageMaxBytes
+	}
+	if v.MaxSourcePixels <= 0 {
+		v.MaxSourcePixels = layer.DefaultImageMaxSourcePixels
+	}
+	if v.MaxSourceBytes <= 0 {
+		v.MaxSourceBytes = layer.DefaultImageMaxSourceBytes
+	}
+	return v
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
@@ -132,8 +133,8 @@ func createPath(raw []byte, p jsonwalk.Path, value []byte) ([]byte, error) {
 		if found {
 			continue
 		}
-		if p.Len()-i > MaxCreatedLevels {
-			return nil, fmt.Errorf("%w: %q would create %d levels (at most %d)", ErrLimit, p.String(), p.Len()-i, MaxCreatedLevels)
+		if p.Len()-i > layer.MaxCreatedLevels {
+			return nil, fmt.Errorf("%w: %q would create %d levels (at most %d)", ErrLimit, p.String(), p.Len()-i, layer.MaxCreatedLevels)
 		}
 		return jsonwalk.Splice(raw, []jsonwalk.Edit{{Off: closeAt, With: insertion(len(kids) > 0, p, i, value)}})
 	}

@@ -1,51 +1,3 @@
-// Package engine rewrites MCP tool results so that blobs and oversized text
-// become artifacts in a store and the model sees a compact ArtifactRef and an
-// honest summary.
-//
-// An Engine runs an ordered chain of layers over each result. A layer looks
-// at the result (a Doc) and returns Rewrites; the engine executes them:
-// it decodes base64 straight from the document into the store while hashing,
-// and splices every replacement in one pass by byte offset. Layers are
-// registered by name (package layers registers the built-in ones) and are
-// switched and tuned per server and per tool by Config.
-//
-// Embedding takes a store, the layers and a call:
-//
-//	st, _ := fsstore.Open(ctx, dir, fsstore.Config{})
-//	eng, _ := engine.New(engine.Options{Store: st})
-//	res, err := eng.Transform(ctx, engine.Call{Server: "tableau", Tool: "download_workbook"}, raw)
-//
-// # Limits
-//
-// Every cost is linear in the size of the result, and bounded:
-//
-//   - Config.MaxDepth (DefaultMaxDepth, 10,000 levels): a deeper result is
-//     stored whole as one artifact and replaced by a note that names it
-//     (ErrTooDeep in Result.Failures).
-//   - Config.MaxArtifactsPerResult (DefaultMaxArtifactsPerResult, 100): the
-//     layers before the guardrail store at most this many artifacts per
-//     result; later values stay in place, where the guardrail cuts them
-//     (storing what it cuts), and the result ends with a note for the model.
-//   - Config.MaxArtifactBytes (1 GiB) per artifact.
-//   - Every field of a Rewrite is bounded (MaxKeep, MaxMinSize,
-//     MaxPathComponents, MaxCreatedLevels, MaxValueDepth, MaxTemplateBytes,
-//     MaxMIMEBytes, MaxMetaEntries: see Rewrite.Validate). A step's rewrites
-//     are validated as a whole: one invalid rewrite and none applies. A
-//     panic while a step executes fails that step, not the process.
-//   - A step reports at most 8 failures (logged at WARN, sent as events)
-//     and one more that counts the rest (ErrFailuresElided).
-//   - A done context stops every built-in layer and the executor.
-//
-// # Bytes
-//
-// Strings are kept byte-exact: bytes that are not valid UTF-8 pass to the
-// output unchanged and are stored as they came; a text holding a lone
-// UTF-16 surrogate escape ("\ud800"), which UTF-8 cannot hold, is stored as
-// its JSON string literal (application/json); base64 whose last character
-// carries set padding bits ("TOKabc", which decodes as "TOKabQ" does) is
-// stored as the string itself. Values that replace and drop remove (over
-// 1 KiB) are stored and listed under "mcpx/stored" in the result's _meta
-// ("_mcpx" of a non-MCP object).
 package engine
 
 import (
@@ -60,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -77,13 +30,13 @@ func (e *LayerError) Unwrap() error { return e.Err }
 
 // Options configure an Engine. Store is required; the rest have defaults.
 type Options struct {
-	// Store receives the artifacts. Use noopstore for the RFC 7.4 fallback
-	// that keeps nothing.
+	// Store receives the artifacts. Use noopstore for the fallback that keeps
+	// nothing (docs/design.md, "The store's promises").
 	Store store.Store
 	// Config is the pipeline configuration; the zero value is the defaults.
 	Config Config
 	// Registry holds the layer kinds; defaults to DefaultRegistry().
-	Registry *Registry
+	Registry *layer.Registry
 	// Logger is the parent logger; layers log under "layer.<name>".
 	// Defaults to a null logger.
 	Logger hclog.Logger
@@ -106,13 +59,19 @@ type Options struct {
 	// for more of an artifact; defaults to artifacts_query and
 	// artifacts_search.
 	QueryTools QueryTools
+	// Plugins runs the WASM plugins of the custom and presets layers
+	// (wasm.NewHost): one host shares compiled modules, and the compilation
+	// cache, among every server and tool. The caller closes it after the
+	// engine. Nil: those layers make one host for this engine on first
+	// need, which Close closes.
+	Plugins layer.PluginHost
 }
 
 // Engine transforms tool results. It is safe for concurrent use.
 type Engine struct {
 	store    store.Store
 	cfg      Config
-	reg      *Registry
+	reg      *layer.Registry
 	log      hclog.Logger
 	listener Listener
 	linker   Linker
@@ -120,6 +79,7 @@ type Engine struct {
 	validate SchemaValidator
 	quota    store.Quota
 	tools    QueryTools
+	plugins  layer.PluginHost
 
 	// mu guards chains only: a chain is built outside it, once per server
 	// and tool (building), so a slow build (a WASM compile) holds up the
@@ -128,12 +88,23 @@ type Engine struct {
 	chains   map[[2]string]*chain
 	building singleflight.Group
 	closed   atomic.Bool
+
+	// sharedMu guards shared, the values layers share (Resources.Shared).
+	sharedMu sync.Mutex
+	shared   map[string]*sharedValue
+}
+
+// sharedValue is one value of Resources.Shared, made once.
+type sharedValue struct {
+	once sync.Once
+	v    any
+	err  error
 }
 
 // step is a built layer in a chain.
 type step struct {
 	name  string
-	layer Layer
+	layer layer.Layer
 	log   hclog.Logger
 }
 
@@ -146,12 +117,16 @@ type chain struct {
 	abandoned bool
 }
 
+// layersPackage registers every built-in layer; errors about a layer that
+// is not registered name it.
+const layersPackage = "github.com/mcpx-dev/mcpx/layers"
+
 // New validates o and returns an Engine. Layer options are validated when
 // the first call of a server and tool builds its chain; Validate checks them
 // up front.
 func New(o Options) (*Engine, error) {
 	if o.Store == nil {
-		return nil, errors.New("engine: Options.Store is required (noopstore keeps nothing, as RFC 7.4's fallback)")
+		return nil, errors.New("engine: Options.Store is required (noopstore keeps nothing)")
 	}
 	e := &Engine{
 		store:    o.Store,
@@ -164,10 +139,12 @@ func New(o Options) (*Engine, error) {
 		reader:   o.Reader,
 		validate: o.SchemaValidator,
 		tools:    o.QueryTools,
+		plugins:  o.Plugins,
 		chains:   map[[2]string]*chain{},
+		shared:   map[string]*sharedValue{},
 	}
 	if e.reg == nil {
-		e.reg = defaultRegistry
+		e.reg = layer.DefaultRegistry()
 	}
 	if e.log == nil {
 		e.log = hclog.NewNullLogger()
@@ -179,16 +156,19 @@ func New(o Options) (*Engine, error) {
 		return nil, errors.New("engine: no chain: Config.Chain is empty and the registry has no default order (import package layers, or name the layers)")
 	}
 	for _, name := range e.cfg.Chain {
-		if !e.reg.known(name) {
-			return nil, fmt.Errorf("engine: chain names unknown layer %q (registered: %v)", name, e.reg.Names())
+		if !e.reg.Known(name) {
+			return nil, fmt.Errorf("engine: chain names unknown layer %q (registered: %v; import _ %q registers every built-in layer)", name, e.reg.Names(), layersPackage)
 		}
 	}
 	if err := checkSchemaFallback(e.cfg.SchemaFallback); err != nil {
 		return nil, err
 	}
 	for name := range e.cfg.Layers {
-		if !e.reg.known(name) {
-			return nil, fmt.Errorf("engine: config names unknown layer %q (registered: %v)", name, e.reg.Names())
+		if !e.reg.Known(name) {
+			return nil, fmt.Errorf("engine: config names unknown layer %q (registered: %v; import _ %q registers every built-in layer)", name, e.reg.Names(), layersPackage)
+		}
+		if _, ok := e.reg.Lookup(name); !ok {
+			e.log.Warn("layer configured but not registered: it does not run", "layer", name, "import", layersPackage)
 		}
 	}
 	return e, nil
@@ -213,7 +193,7 @@ func (e *Engine) Warm(ctx context.Context, server, tool string) error {
 		return c.err
 	}
 	for _, st := range c.steps {
-		if w, ok := st.layer.(Warmer); ok {
+		if w, ok := st.layer.(layer.Warmer); ok {
 			w.Warm(ctx)
 		}
 	}
@@ -290,7 +270,7 @@ func (e *Engine) buildChain(ctx context.Context, server, tool string) *chain {
 			continue
 		}
 		log := e.log.Named("layer."+name).With("server", server, "tool", tool)
-		l, err := info.New(opts, Resources{Context: ctx, Log: log, Server: server, Tool: tool, Reader: e.reader})
+		l, err := info.New(opts, layer.Resources{Context: ctx, Log: log, Server: server, Tool: tool, Reader: e.reader, Plugins: e.plugins, Shared: e.sharedValue})
 		if err != nil {
 			c.err = fmt.Errorf("layer[%s]: server %q tool %q: %w", name, server, tool, err)
 			c.abandoned = ctx.Err() != nil
@@ -301,11 +281,48 @@ func (e *Engine) buildChain(ctx context.Context, server, tool string) *chain {
 	return c
 }
 
+// sharedValue is Resources.Shared: the value open makes for key, made once
+// per engine. After Close it makes nothing: ErrClosed.
+func (e *Engine) sharedValue(key string, open func() (any, error)) (any, error) {
+	e.sharedMu.Lock()
+	if e.closed.Load() {
+		e.sharedMu.Unlock()
+		return nil, ErrClosed
+	}
+	sv, ok := e.shared[key]
+	if !ok {
+		sv = &sharedValue{}
+		e.shared[key] = sv
+	}
+	e.sharedMu.Unlock()
+	sv.once.Do(func() { sv.v, sv.err = open() })
+	return sv.v, sv.err
+}
+
+// closeShared closes the shared values that hold resources, once no layer
+// uses them.
+func (e *Engine) closeShared(ctx context.Context) []error {
+	e.sharedMu.Lock()
+	vals := e.shared
+	e.shared = map[string]*sharedValue{}
+	e.sharedMu.Unlock()
+	var errs []error
+	for key, sv := range vals {
+		sv.once.Do(func() {}) // wait for a value still being made
+		if cl, ok := sv.v.(layer.Closer); ok {
+			if err := cl.Close(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("shared %s: close: %w", key, err))
+			}
+		}
+	}
+	return errs
+}
+
 // closeSteps closes the layers that hold resources.
 func closeSteps(ctx context.Context, steps []step) []error {
 	var errs []error
 	for _, st := range steps {
-		if cl, ok := st.layer.(Closer); ok {
+		if cl, ok := st.layer.(layer.Closer); ok {
 			if err := cl.Close(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("layer[%s]: close: %w", st.name, err))
 			}
@@ -337,7 +354,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 	if e.closed.Load() {
 		return nil, ErrClosed
 	}
-	d := newDocDepth(c, raw, e.cfg.MaxDepth)
+	d := layer.NewDocMaxDepth(c, raw, e.cfg.MaxDepth)
 	if err := d.Err(); err != nil {
 		if errors.Is(err, ErrTooDeep) {
 			return e.tooDeep(ctx, c, raw, err)
@@ -370,7 +387,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 			continue
 		}
 		lim := stepLimits{artifacts: e.cfg.MaxArtifactsPerResult - len(res.Artifacts), minted: minted}
-		if _, ok := st.layer.(Clamper); ok {
+		if _, ok := st.layer.(layer.Clamper); ok {
 			lim.artifacts = -1
 		} else if lim.artifacts < 0 {
 			lim.artifacts = 0
@@ -394,14 +411,14 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		if !out.changed {
 			continue
 		}
-		if _, ok := st.layer.(Clamper); ok {
+		if _, ok := st.layer.(layer.Clamper); ok {
 			res.Clamped = true
 			e.emit(Event{Type: EventObservationClamped, Server: c.Server, Tool: c.Tool, Scope: c.Scope, Layer: st.name, OriginalChars: len(d.Raw), ClampedChars: len(out.raw)})
 			st.log.Warn("observation clamped", "original_chars", len(d.Raw), "clamped_chars", len(out.raw))
 		}
 		// A step may nest its output a little deeper than its input (a
 		// ref in place of a value): later steps accept twice the limit.
-		d = newDocDepth(c, out.raw, 2*e.cfg.MaxDepth)
+		d = layer.NewDocMaxDepth(c, out.raw, 2*e.cfg.MaxDepth)
 	}
 	if capped > 0 {
 		e.log.Warn("artifact cap reached; values past it stay inline", "server", c.Server, "tool", c.Tool, "max_artifacts_per_result", e.cfg.MaxArtifactsPerResult, "skipped", capped)
@@ -416,7 +433,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 
 // safeExecute runs a step's rewrites, turning a panic into an error: the
 // step then applies nothing and the call goes on.
-func (e *Engine) safeExecute(ctx context.Context, d *Doc, step string, rws []Rewrite, lim stepLimits) (out outcome, err error) {
+func (e *Engine) safeExecute(ctx context.Context, d *layer.Doc, step string, rws []layer.Rewrite, lim stepLimits) (out outcome, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic executing rewrites: %v\n%s", r, debug.Stack())
@@ -426,7 +443,7 @@ func (e *Engine) safeExecute(ctx context.Context, d *Doc, step string, rws []Rew
 }
 
 // plan runs a layer's Plan, turning a panic into an error.
-func plan(ctx context.Context, l Layer, d *Doc) (rws []Rewrite, err error) {
+func plan(ctx context.Context, l layer.Layer, d *layer.Doc) (rws []layer.Rewrite, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
@@ -441,7 +458,7 @@ const maxFailuresLogged = 8
 
 // layerFailed reports a step's failures: the first maxFailuresLogged each,
 // the rest as one summary, so that a hostile answer cannot flood the log.
-func (e *Engine) layerFailed(d *Doc, st step, res *Result, errs []error) {
+func (e *Engine) layerFailed(d *layer.Doc, st step, res *Result, errs []error) {
 	if len(errs) > maxFailuresLogged {
 		more := len(errs) - maxFailuresLogged
 		errs = append(errs[:maxFailuresLogged:maxFailuresLogged], &LayerError{Step: st.name, Err: fmt.Errorf("%w: %d more failures of this step not listed", ErrFailuresElided, more)})
@@ -474,5 +491,6 @@ func (e *Engine) Close(ctx context.Context) error {
 		errs = append(errs, closeSteps(ctx, c.steps)...)
 	}
 	e.chains = map[[2]string]*chain{}
+	errs = append(errs, e.closeShared(ctx)...)
 	return errors.Join(errs...)
 }

@@ -14,20 +14,21 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
 // fixed is a layer that returns the same rewrites for every document.
-type fixed []engine.Rewrite
+type fixed []layer.Rewrite
 
-func (f fixed) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { return f, nil }
+func (f fixed) Plan(context.Context, *layer.Doc) ([]layer.Rewrite, error) { return f, nil }
 
 // newEngine builds an engine whose only layer returns rws.
-func newEngine(t *testing.T, st store.Store, l engine.Layer, listener engine.Listener) *engine.Engine {
+func newEngine(t *testing.T, st store.Store, l layer.Layer, listener engine.Listener) *engine.Engine {
 	t.Helper()
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return l, nil }})
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return l, nil }})
 	eng, err := engine.New(engine.Options{Store: st, Registry: reg, Config: engine.Config{Chain: []string{"test"}}, Listener: listener})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestRewriteActions(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		in     string
-		rws    []engine.Rewrite
+		rws    []layer.Rewrite
 		check  func(t *testing.T, out gjson.Result, stored map[string][]byte)
 		stored int
 		fails  int
@@ -67,7 +68,7 @@ func TestRewriteActions(t *testing.T) {
 		{
 			name: "artifact base64 in place",
 			in:   `{"pdf":"` + b64(pdf) + `","name":"Q3 report"}`,
-			rws:  []engine.Rewrite{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Verify: true}},
+			rws:  []layer.Rewrite{{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64, Verify: true}},
 			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
 				ref := out.Get("pdf.artifact")
 				if ref.Get("mime_type").String() != "application/pdf" || ref.Get("filename").String() != "Q3 report.pdf" {
@@ -88,7 +89,7 @@ func TestRewriteActions(t *testing.T) {
 		{
 			name: "github style wrapped and escaped slashes",
 			in:   `{"content":"` + strings.ReplaceAll(wrap(b64(pdf), 60), "/", `\/`) + `"}`,
-			rws:  []engine.Rewrite{{Path: "content", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}},
+			rws:  []layer.Rewrite{{Path: "content", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}},
 			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
 				if !bytes.Equal(stored[out.Get("content.artifact.id").String()], pdf) {
 					t.Error("decoded bytes differ")
@@ -99,28 +100,28 @@ func TestRewriteActions(t *testing.T) {
 		{
 			name:  "verify refuses bytes without a signature",
 			in:    `{"tok":"` + strings.Repeat("QUFB", 400) + `"}`,
-			rws:   []engine.Rewrite{{Path: "tok", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Verify: true}},
+			rws:   []layer.Rewrite{{Path: "tok", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64, Verify: true}},
 			check: unchanged(`{"tok":"` + strings.Repeat("QUFB", 400) + `"}`),
 			fails: 1,
 		},
 		{
 			name:  "truncated base64 fails and stores nothing",
 			in:    `{"pdf":"` + b64(pdf)[:len(b64(pdf))-3] + `"}`,
-			rws:   []engine.Rewrite{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}},
+			rws:   []layer.Rewrite{{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}},
 			check: func(t *testing.T, out gjson.Result, _ map[string][]byte) {},
 			fails: 1,
 		},
 		{
 			name:  "pdf prefix on garbage",
 			in:    `{"pdf":"JVBERi0xLjQK` + strings.Repeat("!?", 600) + `"}`,
-			rws:   []engine.Rewrite{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Verify: true}},
+			rws:   []layer.Rewrite{{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64, Verify: true}},
 			check: func(t *testing.T, out gjson.Result, _ map[string][]byte) {},
 			fails: 1,
 		},
 		{
 			name: "text artifact with preview",
 			in:   `{"log":"` + big + `"}`,
-			rws:  []engine.Rewrite{{Path: "log", Action: engine.ActionArtifact, Encoding: engine.EncodingText, Keep: 10}},
+			rws:  []layer.Rewrite{{Path: "log", Action: layer.ActionArtifact, Encoding: layer.EncodingText, Keep: 10}},
 			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
 				if out.Get("log.preview").String() != strings.Repeat("x", 10) {
 					t.Errorf("preview %q", out.Get("log.preview").String())
@@ -134,10 +135,10 @@ func TestRewriteActions(t *testing.T) {
 		{
 			name: "truncate string, array and object",
 			in:   `{"s":"` + big + `","a":[1,2,3,4,5],"o":{"k1":1,"k2":2,"k3":3}}`,
-			rws: []engine.Rewrite{
-				{Path: "s", Action: engine.ActionTruncate, Keep: 5},
-				{Path: "a", Action: engine.ActionTruncate, Keep: 2},
-				{Path: "o", Action: engine.ActionTruncate, Keep: 1},
+			rws: []layer.Rewrite{
+				{Path: "s", Action: layer.ActionTruncate, Keep: 5},
+				{Path: "a", Action: layer.ActionTruncate, Keep: 2},
+				{Path: "o", Action: layer.ActionTruncate, Keep: 1},
 			},
 			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
 				if s := out.Get("s").String(); !strings.HasPrefix(s, "xxxxx\n… [truncated: showing 5 of 3000 chars") {
@@ -165,11 +166,11 @@ func TestRewriteActions(t *testing.T) {
 		{
 			name: "replace, create, drop and splat",
 			in:   `{"a":1,"list":[1,2,3],"gone":"` + big + `","keep":true}`,
-			rws: []engine.Rewrite{
-				{Path: "a", Action: engine.ActionReplace, Value: json.RawMessage(`{"b":2}`)},
-				{Path: "new.deep", Action: engine.ActionReplace, Value: json.RawMessage(`"made"`)},
-				{Path: "gone", Action: engine.ActionDrop},
-				{Path: "list.1", Action: engine.ActionReplace, Value: json.RawMessage(`["x","y"]`), Splat: true},
+			rws: []layer.Rewrite{
+				{Path: "a", Action: layer.ActionReplace, Value: json.RawMessage(`{"b":2}`)},
+				{Path: "new.deep", Action: layer.ActionReplace, Value: json.RawMessage(`"made"`)},
+				{Path: "gone", Action: layer.ActionDrop},
+				{Path: "list.1", Action: layer.ActionReplace, Value: json.RawMessage(`["x","y"]`), Splat: true},
 			},
 			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
 				if out.Get("a.b").Int() != 2 || out.Get("new.deep").String() != "made" || out.Get("gone").Exists() || !out.Get("keep").Bool() {
@@ -191,7 +192,7 @@ func TestRewriteActions(t *testing.T) {
 		{
 			name: "wildcard reaches every match",
 			in:   `{"files":[{"b64":"` + b64([]byte(one)) + `"},{"n":1},{"b64":"` + b64([]byte(two)) + `"}]}`,
-			rws:  []engine.Rewrite{{Path: "files.#.b64", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, MIME: "text/plain"}},
+			rws:  []layer.Rewrite{{Path: "files.#.b64", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64, MIME: "text/plain"}},
 			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
 				if string(stored[out.Get("files.0.b64.artifact.id").String()]) != one || string(stored[out.Get("files.2.b64.artifact.id").String()]) != two {
 					t.Errorf("out %s", out.Raw)
@@ -202,7 +203,7 @@ func TestRewriteActions(t *testing.T) {
 		{
 			name: "one rewrite reaches every carrier",
 			in:   `{"content":[{"type":"text","text":"{\"blob\":\"` + b64(pdf) + `\"}"}],"structuredContent":{"blob":"` + b64(pdf) + `"}}`,
-			rws:  []engine.Rewrite{{Path: "blob", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}},
+			rws:  []layer.Rewrite{{Path: "blob", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}},
 			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
 				text := gjson.Parse(out.Get("content.0.text").String())
 				id := out.Get("structuredContent.blob.artifact.id").String()
@@ -215,7 +216,7 @@ func TestRewriteActions(t *testing.T) {
 		{
 			name: "image block becomes text and resource_link",
 			in:   `{"content":[{"type":"image","data":"` + b64(pdf) + `","mimeType":"image/png","annotations":{"priority":1}}]}`,
-			rws:  []engine.Rewrite{{Path: "content.0", Target: engine.TargetResult, Action: engine.ActionArtifact, Form: engine.FormBlock}},
+			rws:  []layer.Rewrite{{Path: "content.0", Target: layer.TargetResult, Action: layer.ActionArtifact, Form: layer.FormBlock}},
 			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
 				blocks := out.Get("content").Array()
 				if len(blocks) != 2 || blocks[0].Get("type").String() != "text" || blocks[1].Get("type").String() != "resource_link" {
@@ -241,9 +242,9 @@ func TestRewriteActions(t *testing.T) {
 		{
 			name: "overlapping rewrites: the outer one wins",
 			in:   `{"a":{"b":"` + big + `"}}`,
-			rws: []engine.Rewrite{
-				{Path: "a", Action: engine.ActionArtifact},
-				{Path: "a.b", Action: engine.ActionArtifact},
+			rws: []layer.Rewrite{
+				{Path: "a", Action: layer.ActionArtifact},
+				{Path: "a.b", Action: layer.ActionArtifact},
 			},
 			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
 				if !out.Get("a.artifact").Exists() {
@@ -256,7 +257,7 @@ func TestRewriteActions(t *testing.T) {
 		{
 			name:  "malformed rewrite",
 			in:    `{"a":1}`,
-			rws:   []engine.Rewrite{{Path: "a|b", Action: engine.ActionDrop}, {Path: "a", Action: "explode"}},
+			rws:   []layer.Rewrite{{Path: "a|b", Action: layer.ActionDrop}, {Path: "a", Action: "explode"}},
 			check: unchanged(`{"a":1}`),
 			fails: 3, // each bad rewrite, and "none of the step's rewrites applied"
 		},
@@ -340,7 +341,7 @@ func TestUnwritableStorePassesThrough(t *testing.T) {
 	var events []engine.Event
 	listener := engine.ListenerFunc(func(ev engine.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() })
 	in := `{"pdf":"` + b64(pdf) + `"}`
-	eng := newEngine(t, failingStore{memstore.New(memstore.Config{})}, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, listener)
+	eng := newEngine(t, failingStore{memstore.New(memstore.Config{})}, fixed{{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, listener)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "s"}, []byte(in))
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +360,7 @@ func TestUnwritableStorePassesThrough(t *testing.T) {
 // panicky is a layer with a bug.
 type panicky struct{}
 
-func (panicky) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { panic("boom") }
+func (panicky) Plan(context.Context, *layer.Doc) ([]layer.Rewrite, error) { panic("boom") }
 
 func TestLayerPanicIsContained(t *testing.T) {
 	eng := newEngine(t, memstore.New(memstore.Config{}), panicky{}, nil)
@@ -376,7 +377,7 @@ func TestLayerPanicIsContained(t *testing.T) {
 func TestEventsAndScope(t *testing.T) {
 	var events []engine.Event
 	st := memstore.New(memstore.Config{})
-	eng := newEngine(t, st, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Meta: map[string]string{"k": "v"}}}, engine.ListenerFunc(func(ev engine.Event) { events = append(events, ev) }))
+	eng := newEngine(t, st, fixed{{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64, Meta: map[string]string{"k": "v"}}}, engine.ListenerFunc(func(ev engine.Event) { events = append(events, ev) }))
 	scope := store.Scope{TenantID: "t1", SessionID: "sess-9", TraceID: "tr"}
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "Tableau Cloud", Tool: "dl", Scope: scope}, []byte(`{"pdf":"`+b64(pdf)+`"}`))
 	if err != nil {
@@ -397,12 +398,12 @@ func TestEventsAndScope(t *testing.T) {
 
 func TestConfigMergesPerServerAndTool(t *testing.T) {
 	var got []string
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "probe", New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "probe", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {
 		got = append(got, r.Server+"/"+r.Tool+"="+string(opts))
 		return fixed(nil), nil
 	}})
-	reg.Register(engine.LayerInfo{Name: "other", New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+	reg.Register(layer.Info{Name: "other", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {
 		got = append(got, "other:"+r.Server)
 		return fixed(nil), nil
 	}})
@@ -441,7 +442,7 @@ func TestConfigMergesPerServerAndTool(t *testing.T) {
 
 func TestConcurrentTransforms(t *testing.T) {
 	st := memstore.New(memstore.Config{})
-	eng := newEngine(t, st, fixed{{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, nil)
+	eng := newEngine(t, st, fixed{{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
 	var wg sync.WaitGroup
 	for i := 0; i < 16; i++ {
 		wg.Add(1)
@@ -467,9 +468,9 @@ func TestConcurrentTransforms(t *testing.T) {
 // nor in the order is an error.
 func TestRegistryChainIsTheDefaultChain(t *testing.T) {
 	var built []string
-	reg := engine.NewRegistry()
+	reg := layer.NewRegistry()
 	for _, name := range []string{"second", "first"} {
-		reg.Register(engine.LayerInfo{Name: name, New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
+		reg.Register(layer.Info{Name: name, New: func(json.RawMessage, layer.Resources) (layer.Layer, error) {
 			built = append(built, name)
 			return fixed(nil), nil
 		}})

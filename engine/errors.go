@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
@@ -24,19 +25,24 @@ var (
 	// failures of a step past the first few.
 	ErrFailuresElided = errors.New("failures elided")
 
-	// The errors below a rewrite can fail with; they reach listeners inside
-	// a layer_failed event and callers inside a *RewriteError.
+	// ErrSchemaNotChecked is wrapped by a SchemaValidator's error when it did
+	// not check the instance because that would cost too much (a schema whose
+	// references loop or fan out, a result past the validator's work or depth
+	// limits) or because it failed. The engine applies Config.SchemaFallback
+	// to every rewritten value, as for a mismatch, without validating again.
+	ErrSchemaNotChecked = errors.New("structuredContent not checked against the outputSchema")
+	// ErrImageTooLarge is wrapped by the failure of a downscaled view for
+	// an original whose header declares more pixels than
+	// ImageView.MaxSourcePixels, or more bytes than MaxSourceBytes: it is
+	// not decoded.
+	ErrImageTooLarge = errors.New("image too large to downscale")
 
-	// ErrLimit is wrapped by the error of a rewrite that exceeds a bound.
-	ErrLimit = errors.New("rewrite exceeds a limit")
-	// ErrNoPath is wrapped by the error of a replace whose path cannot be
-	// created: it runs through a string, a number or past an array's end.
-	ErrNoPath = errors.New("path cannot be created")
-	// ErrNoSignature: a verified base64 rewrite decoded to bytes with no
-	// known file signature.
-	ErrNoSignature = errors.New("no known file signature in decoded bytes")
-	// ErrNotString: a base64 or text rewrite met a value that is not a string.
-	ErrNotString = errors.New("value is not a string")
-	// ErrBadRewrite: the rewrite itself is malformed.
-	ErrBadRewrite = errors.New("malformed rewrite")
+	// The errors below a rewrite can fail with (package layer's, named
+	// here too); they reach listeners inside a layer_failed event and
+	// callers inside a *RewriteError.
+	ErrLimit       = layer.ErrLimit
+	ErrNoPath      = layer.ErrNoPath
+	ErrNoSignature = layer.ErrNoSignature
+	ErrNotString   = layer.ErrNotString
+	ErrBadRewrite  = layer.ErrBadRewrite
 )

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/inspect"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
@@ -91,10 +92,10 @@ type outcome struct {
 
 // storedOriginal is a replaced or dropped value kept in the store.
 type storedOriginal struct {
-	Path    string      `json:"path"`
-	Action  Action      `json:"action"`
-	Ref     ArtifactRef `json:"artifact"`
-	Summary string      `json:"summary"`
+	Path    string       `json:"path"`
+	Action  layer.Action `json:"action"`
+	Ref     ArtifactRef  `json:"artifact"`
+	Summary string       `json:"summary"`
 }
 
 // stepLimits are what the rest of the call allows a step.
@@ -109,9 +110,9 @@ type stepLimits struct {
 
 type executor struct {
 	e     *Engine
-	d     *Doc
+	d     *layer.Doc
 	step  string
-	rws   []Rewrite
+	rws   []layer.Rewrite
 	paths []jsonwalk.Path
 	lim   stepLimits
 	bufs  []buffer
@@ -136,7 +137,7 @@ func (x *executor) fail(path string, err error) {
 // execute runs one step's rewrites against d and returns the new result.
 // Every rewrite is validated first: one invalid rewrite fails the step and
 // none of its rewrites applies.
-func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite, lim stepLimits) outcome {
+func (e *Engine) execute(ctx context.Context, d *layer.Doc, step string, rws []layer.Rewrite, lim stepLimits) outcome {
 	x := &executor{e: e, d: d, step: step, rws: rws, lim: lim, done: map[string]stored{}}
 	x.out.raw = d.Raw
 	if len(rws) == 0 {
@@ -165,7 +166,7 @@ func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite
 			continue
 		}
 		seen[key] = true
-		if rw.Target == TargetResult && d.IsMCP() {
+		if rw.Target == layer.TargetResult && d.IsMCP() {
 			result = append(result, i)
 		} else {
 			payload = append(payload, i)
@@ -181,7 +182,7 @@ func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite
 				// first carrier: a carrier that holds another payload
 				// keeps its own.
 				idx = slices.DeleteFunc(slices.Clone(payload), func(i int) bool {
-					return rws[i].Action == ActionReplace && x.paths[i].Len() == 0
+					return rws[i].Action == layer.ActionReplace && x.paths[i].Len() == 0
 				})
 			}
 			x.bufs = append(x.bufs, buffer{raw: c.Payload, carrier: ci})
@@ -200,7 +201,7 @@ func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite
 	creates := 0
 	for _, i := range append(slices.Clone(payload), result...) {
 		rw := &rws[i]
-		if matched[i] || rw.Action != ActionReplace || x.paths[i].HasWildcard() || rw.Splat {
+		if matched[i] || rw.Action != layer.ActionReplace || x.paths[i].HasWildcard() || rw.Splat {
 			continue
 		}
 		if creates++; creates > maxCreatesPerStep {
@@ -208,7 +209,7 @@ func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite
 			continue
 		}
 		for bi := range x.bufs {
-			if (rw.Target == TargetResult && d.IsMCP()) == (x.bufs[bi].carrier < 0) {
+			if (rw.Target == layer.TargetResult && d.IsMCP()) == (x.bufs[bi].carrier < 0) {
 				x.bufs[bi].creates = append(x.bufs[bi].creates, createOp{rw: i, path: x.paths[i]})
 			}
 		}
@@ -228,12 +229,12 @@ func (e *Engine) execute(ctx context.Context, d *Doc, step string, rws []Rewrite
 // validate checks one rewrite against the rules that need the document
 // and the call: the whole result and its isError are the upstream's, and a
 // replace value may name only artifacts this call stored.
-func (x *executor) validate(rw *Rewrite) (jsonwalk.Path, error) {
+func (x *executor) validate(rw *layer.Rewrite) (jsonwalk.Path, error) {
 	if err := rw.Validate(); err != nil {
 		return jsonwalk.Path{}, err
 	}
 	p, _ := jsonwalk.ParsePath(rw.Path)
-	if rw.Target == TargetResult && x.d.IsMCP() {
+	if rw.Target == layer.TargetResult && x.d.IsMCP() {
 		if p.Len() == 0 {
 			return jsonwalk.Path{}, errors.New("cannot rewrite the whole result (address the payload, or a member of the result)")
 		}
@@ -241,7 +242,7 @@ func (x *executor) validate(rw *Rewrite) (jsonwalk.Path, error) {
 			return jsonwalk.Path{}, errors.New("isError is the upstream's: a rewrite cannot change or drop it")
 		}
 	}
-	if rw.Action == ActionReplace {
+	if rw.Action == layer.ActionReplace {
 		if id, ok := x.foreignRef(rw.Value); ok {
 			return jsonwalk.Path{}, fmt.Errorf("replace value names artifact %q, which this call did not store", id)
 		}
@@ -424,7 +425,7 @@ func (x *executor) bufName(bi int) string {
 		return "result"
 	}
 	c := x.d.Carriers()[b.carrier]
-	if c.Kind == CarrierText {
+	if c.Kind == layer.CarrierText {
 		return fmt.Sprintf("text block %d", c.Block)
 	}
 	return string(c.Kind)
@@ -463,8 +464,8 @@ func (x *executor) apply(ctx context.Context, t *target) {
 	if rw.MinSize > 0 && len(val) < rw.MinSize {
 		return
 	}
-	if rw.Action == ActionArtifact || rw.Action == ActionTruncate {
-		if rw.Form != FormBlock && isReplacement(b.raw, t) {
+	if rw.Action == layer.ActionArtifact || rw.Action == layer.ActionTruncate {
+		if rw.Form != layer.FormBlock && isReplacement(b.raw, t) {
 			return // an earlier layer already stored this value
 		}
 		// Past the cap a value stays in place: "artifact" on "arr.#" of
@@ -477,15 +478,15 @@ func (x *executor) apply(ctx context.Context, t *target) {
 	var with []byte
 	var err error
 	switch rw.Action {
-	case ActionArtifact:
-		if rw.Form == FormBlock {
+	case layer.ActionArtifact:
+		if rw.Form == layer.FormBlock {
 			with, err = x.block(ctx, t)
 		} else {
 			with, err = x.artifact(ctx, t)
 		}
-	case ActionTruncate:
+	case layer.ActionTruncate:
 		with, err = x.truncate(ctx, t)
-	case ActionReplace:
+	case layer.ActionReplace:
 		if err = x.keepOriginal(ctx, t); err != nil {
 			break
 		}
@@ -503,7 +504,7 @@ func (x *executor) apply(ctx context.Context, t *target) {
 				return
 			}
 		}
-	case ActionDrop:
+	case layer.ActionDrop:
 		if err = x.keepOriginal(ctx, t); err != nil {
 			break
 		}
@@ -553,12 +554,12 @@ func isReplacement(raw []byte, t *target) bool {
 	return ok && uri.Kind == jsonwalk.KindString && bytes.HasPrefix(raw[uri.Off+1:uri.End-1], []byte(URIScheme))
 }
 
-func encodingFor(enc Encoding, k jsonwalk.Kind) Encoding {
-	if enc == "" || enc == EncodingAuto {
+func encodingFor(enc layer.Encoding, k jsonwalk.Kind) layer.Encoding {
+	if enc == "" || enc == layer.EncodingAuto {
 		if k == jsonwalk.KindString {
-			return EncodingText
+			return layer.EncodingText
 		}
-		return EncodingJSON
+		return layer.EncodingJSON
 	}
 	return enc
 }
@@ -584,12 +585,12 @@ func (x *executor) render() {
 		}
 		c := x.d.Carriers()[b.carrier]
 		var with []byte
-		if c.Kind == CarrierText {
+		if c.Kind == layer.CarrierText {
 			with = jsonstr.Append(make([]byte, 0, len(out)+len(out)/8+2), out)
 		} else {
 			with = out
 		}
-		if c.Kind == CarrierRaw {
+		if c.Kind == layer.CarrierRaw {
 			x.out.raw, x.out.changed = with, true
 			return
 		}

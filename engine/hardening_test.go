@@ -19,12 +19,13 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
 // run transforms in with one step whose answer is rws.
-func run(t *testing.T, in string, args string, rws ...engine.Rewrite) (*engine.Result, store.Store) {
+func run(t *testing.T, in string, args string, rws ...layer.Rewrite) (*engine.Result, store.Store) {
 	t.Helper()
 	st := memstore.New(memstore.Config{})
 	eng := newEngine(t, st, fixed(rws), nil)
@@ -51,11 +52,11 @@ func storedCount(t *testing.T, st store.Store) int {
 // took the process down. Every numeric field is bounded; the step fails.
 func TestHugeKeepIsRejected(t *testing.T) {
 	in := `{"s":"` + strings.Repeat("x", 3000) + `"}`
-	for _, rw := range []engine.Rewrite{
-		{Path: "s", Action: engine.ActionTruncate, Keep: 4611686018427387904},
-		{Path: "s", Action: engine.ActionArtifact, Encoding: engine.EncodingText, Keep: 4611686018427387904},
-		{Path: "s", Action: engine.ActionDrop, MinSize: -1},
-		{Path: "s", Action: engine.ActionTruncate, KeepLast: 1 << 62},
+	for _, rw := range []layer.Rewrite{
+		{Path: "s", Action: layer.ActionTruncate, Keep: 4611686018427387904},
+		{Path: "s", Action: layer.ActionArtifact, Encoding: layer.EncodingText, Keep: 4611686018427387904},
+		{Path: "s", Action: layer.ActionDrop, MinSize: -1},
+		{Path: "s", Action: layer.ActionTruncate, KeepLast: 1 << 62},
 	} {
 		res, st := run(t, in, "", rw)
 		if string(res.Raw) != in || len(res.Failures) == 0 || !errors.Is(res.Failures[0], engine.ErrLimit) {
@@ -66,7 +67,7 @@ func TestHugeKeepIsRejected(t *testing.T) {
 		}
 	}
 	// A keep within bounds but past the string still works.
-	res, _ := run(t, in, "", engine.Rewrite{Path: "s", Action: engine.ActionTruncate, Keep: engine.MaxKeep})
+	res, _ := run(t, in, "", layer.Rewrite{Path: "s", Action: layer.ActionTruncate, Keep: layer.MaxKeep})
 	if len(res.Failures) != 0 || !strings.HasPrefix(gjson.GetBytes(res.Raw, "s").String(), strings.Repeat("x", 3000)) {
 		t.Errorf("keep MaxKeep: %v", res.Failures)
 	}
@@ -83,7 +84,7 @@ func (panickingStore) Put(context.Context, io.Reader, store.PutOptions) (store.R
 // layer's rewrites fails that layer and the result flows on.
 func TestPanicInExecutionFailsTheLayer(t *testing.T) {
 	in := `{"s":"` + strings.Repeat("x", 3000) + `"}`
-	eng := newEngine(t, panickingStore{memstore.New(memstore.Config{})}, fixed{{Path: "s", Action: engine.ActionArtifact}}, nil)
+	eng := newEngine(t, panickingStore{memstore.New(memstore.Config{})}, fixed{{Path: "s", Action: layer.ActionArtifact}}, nil)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "srv"}, []byte(in))
 	if err != nil {
 		t.Fatal(err)
@@ -99,8 +100,8 @@ func TestPanicInExecutionFailsTheLayer(t *testing.T) {
 func TestInvalidAnswerAppliesNothing(t *testing.T) {
 	in := `{"a":"` + strings.Repeat("x", 3000) + `","b":1}`
 	res, st := run(t, in, "",
-		engine.Rewrite{Path: "a", Action: engine.ActionArtifact},
-		engine.Rewrite{Path: "b", Action: engine.ActionReplace, Value: json.RawMessage(`{`)})
+		layer.Rewrite{Path: "a", Action: layer.ActionArtifact},
+		layer.Rewrite{Path: "b", Action: layer.ActionReplace, Value: json.RawMessage(`{`)})
 	if string(res.Raw) != in || storedCount(t, st) != 0 || len(res.Failures) != 2 {
 		t.Fatalf("out %.80s failures %v", res.Raw, res.Failures)
 	}
@@ -113,8 +114,8 @@ func TestSummaryTemplateArgsArePlainPaths(t *testing.T) {
 	args := `{"q":"report","big":[` + strings.Repeat(`{"k":[1,2,3]},`, 20000) + `1]}`
 	indent := strings.Repeat(" ", 3000) // the template stays under MaxTemplateBytes
 	in := `{"s":"` + strings.Repeat("x", 3000) + `"}`
-	res, _ := run(t, in, args, engine.Rewrite{
-		Path: "s", Action: engine.ActionArtifact,
+	res, _ := run(t, in, args, layer.Rewrite{
+		Path: "s", Action: layer.ActionArtifact,
 		Summary: `Q={arg.q} P={arg.big|@pretty:{"indent":"` + indent + `"}} M={arg.@pretty} X={arg.big.#(k)}`,
 	})
 	got := gjson.GetBytes(res.Raw, "s.summary").String()
@@ -130,7 +131,7 @@ func TestCreatingReplaceNeverOverwrites(t *testing.T) {
 	secret := strings.Repeat("S", 1100)
 	in := `{"arr":[{"name":"SECRET-1","v":"` + secret + `"}],"s":"` + secret + `","o":{"k":1}}`
 	for _, path := range []string{`arr.#(%"SECRET*")`, `arr.#(name%"SECRET*").v`, `s.x`, `arr.5`, `o.k.deeper`} {
-		res, st := run(t, in, "", engine.Rewrite{Path: path, Action: engine.ActionReplace, Value: json.RawMessage(`"gone"`)})
+		res, st := run(t, in, "", layer.Rewrite{Path: path, Action: layer.ActionReplace, Value: json.RawMessage(`"gone"`)})
 		if !bytes.Contains(res.Raw, []byte(secret)) || strings.Count(string(res.Raw), secret) != 2 || len(res.Failures) == 0 {
 			t.Errorf("%s: out %.200s failures %v", path, res.Raw, res.Failures)
 		}
@@ -140,12 +141,12 @@ func TestCreatingReplaceNeverOverwrites(t *testing.T) {
 	}
 	// A trailing backslash is a key like any other: it is created, and
 	// nothing else changes.
-	res, _ := run(t, in, "", engine.Rewrite{Path: `new\`, Action: engine.ActionReplace, Value: json.RawMessage(`1`)})
+	res, _ := run(t, in, "", layer.Rewrite{Path: `new\`, Action: layer.ActionReplace, Value: json.RawMessage(`1`)})
 	if gjson.GetBytes(res.Raw, `new\\`).Raw != "1" || strings.Count(string(res.Raw), secret) != 2 {
 		t.Errorf("trailing backslash: %.300s %v", res.Raw, res.Failures)
 	}
 	// Creating members below an existing object still works.
-	res, _ = run(t, `{"o":{"k":1}}`, "", engine.Rewrite{Path: "o.a.b", Action: engine.ActionReplace, Value: json.RawMessage(`[1]`)})
+	res, _ = run(t, `{"o":{"k":1}}`, "", layer.Rewrite{Path: "o.a.b", Action: layer.ActionReplace, Value: json.RawMessage(`[1]`)})
 	if string(res.Raw) != `{"o":{"k":1,"a":{"b":[1]}}}` {
 		t.Errorf("create: %s", res.Raw)
 	}
@@ -155,12 +156,12 @@ func TestCreatingReplaceNeverOverwrites(t *testing.T) {
 // ran by path after the splat shifted the indexes).
 func TestSplatThenDropHitsTheRightElements(t *testing.T) {
 	res, _ := run(t, `{"arr":[1,2,3,4]}`, "",
-		engine.Rewrite{Path: "arr.0", Action: engine.ActionReplace, Splat: true, Value: json.RawMessage(`[10,11,12]`)},
-		engine.Rewrite{Path: "arr.2", Action: engine.ActionDrop})
+		layer.Rewrite{Path: "arr.0", Action: layer.ActionReplace, Splat: true, Value: json.RawMessage(`[10,11,12]`)},
+		layer.Rewrite{Path: "arr.2", Action: layer.ActionDrop})
 	if string(res.Raw) != `{"arr":[10,11,12,2,4]}` {
 		t.Fatalf("got %s", res.Raw)
 	}
-	res, _ = run(t, `{"arr":[1, 2 ,3]}`, "", engine.Rewrite{Path: "arr.1", Action: engine.ActionReplace, Splat: true, Value: json.RawMessage(`[]`)})
+	res, _ = run(t, `{"arr":[1, 2 ,3]}`, "", layer.Rewrite{Path: "arr.1", Action: layer.ActionReplace, Splat: true, Value: json.RawMessage(`[]`)})
 	if string(res.Raw) != `{"arr":[1 ,3]}` {
 		t.Fatalf("empty splat: %s", res.Raw)
 	}
@@ -170,7 +171,7 @@ func TestSplatThenDropHitsTheRightElements(t *testing.T) {
 // value it did not target.
 func TestDropByOffsetWithDuplicateKeys(t *testing.T) {
 	big := strings.Repeat("B", 2000)
-	res, st := run(t, `{"a":"small","a":"`+big+`"}`, "", engine.Rewrite{Path: "a", Action: engine.ActionDrop, MinSize: 1000})
+	res, st := run(t, `{"a":"small","a":"`+big+`"}`, "", layer.Rewrite{Path: "a", Action: layer.ActionDrop, MinSize: 1000})
 	if !strings.HasPrefix(string(res.Raw), `{"a":"small","_mcpx":`) || bytes.Contains(res.Raw, []byte(big)) {
 		t.Fatalf("got %.200s", res.Raw)
 	}
@@ -191,7 +192,7 @@ func TestDropEveryElement(t *testing.T) {
 		fmt.Fprintf(&b, `{"i":%d}`, i)
 	}
 	b.WriteString(`],"keep":true}`)
-	res, _ := run(t, b.String(), "", engine.Rewrite{Path: "arr.#", Action: engine.ActionDrop})
+	res, _ := run(t, b.String(), "", layer.Rewrite{Path: "arr.#", Action: layer.ActionDrop})
 	if string(res.Raw) != `{"arr":[],"keep":true}` {
 		t.Fatalf("got %.200s", res.Raw)
 	}
@@ -203,7 +204,7 @@ func TestDropEveryElement(t *testing.T) {
 		{`{"x":1,"y":2}`, "x", `{"y":2}`},
 		{`{"x":{"a":1,"b":2}}`, "x.*", `{"x":{}}`},
 	} {
-		res, _ := run(t, tc.in, "", engine.Rewrite{Path: tc.path, Action: engine.ActionDrop})
+		res, _ := run(t, tc.in, "", layer.Rewrite{Path: tc.path, Action: layer.ActionDrop})
 		if string(res.Raw) != tc.want {
 			t.Errorf("drop %s of %s: got %s, want %s", tc.path, tc.in, res.Raw, tc.want)
 		}
@@ -222,7 +223,7 @@ func TestWildcardArtifactIsCapped(t *testing.T) {
 		fmt.Fprintf(&b, `"v%d"`, i)
 	}
 	b.WriteString(`]}`)
-	res, _ := run(t, b.String(), "", engine.Rewrite{Path: "arr.#", Action: engine.ActionArtifact})
+	res, _ := run(t, b.String(), "", layer.Rewrite{Path: "arr.#", Action: layer.ActionArtifact})
 	if len(res.Artifacts) != engine.DefaultMaxArtifactsPerResult {
 		t.Errorf("%d artifacts, want the cap %d", len(res.Artifacts), engine.DefaultMaxArtifactsPerResult)
 	}
@@ -239,13 +240,13 @@ func TestWildcardArtifactIsCapped(t *testing.T) {
 func TestFailuresAreCapped(t *testing.T) {
 	var logBuf bytes.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logBuf, Level: hclog.Warn})
-	reg := engine.NewRegistry()
+	reg := layer.NewRegistry()
 	var rws fixed
 	in := `{"a":[` + strings.TrimSuffix(strings.Repeat(`"QUFB",`, 3000), ",") + `]}`
 	for i := 0; i < 3000; i++ {
-		rws = append(rws, engine.Rewrite{Path: fmt.Sprintf("a.%d", i), Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Verify: true})
+		rws = append(rws, layer.Rewrite{Path: fmt.Sprintf("a.%d", i), Action: layer.ActionArtifact, Encoding: layer.EncodingBase64, Verify: true})
 	}
-	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return rws, nil }})
+	reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return rws, nil }})
 	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Logger: log,
 		Config: engine.Config{Chain: []string{"test"}, MaxArtifactsPerResult: 10000}})
 	if err != nil {
@@ -266,13 +267,13 @@ func TestFailuresAreCapped(t *testing.T) {
 func TestDeepReplacePathIsBounded(t *testing.T) {
 	for _, n := range []int{20000, 5000, 40} {
 		path := strings.TrimSuffix(strings.Repeat("a.", n), ".")
-		res, _ := run(t, `{"b":1}`, "", engine.Rewrite{Path: path, Action: engine.ActionReplace, Value: json.RawMessage(`1`)})
+		res, _ := run(t, `{"b":1}`, "", layer.Rewrite{Path: path, Action: layer.ActionReplace, Value: json.RawMessage(`1`)})
 		if string(res.Raw) != `{"b":1}` || len(res.Failures) == 0 || !errors.Is(res.Failures[0], engine.ErrLimit) {
 			t.Errorf("depth %d: out %.80s failures %.200v", n, res.Raw, res.Failures)
 		}
 	}
 	deep := strings.Repeat("[", 600) + strings.Repeat("]", 600)
-	res, _ := run(t, `{"b":1}`, "", engine.Rewrite{Path: "b", Action: engine.ActionReplace, Value: json.RawMessage(deep)})
+	res, _ := run(t, `{"b":1}`, "", layer.Rewrite{Path: "b", Action: layer.ActionReplace, Value: json.RawMessage(deep)})
 	if string(res.Raw) != `{"b":1}` || len(res.Failures) == 0 {
 		t.Errorf("deep value: %v", res.Failures)
 	}
@@ -284,8 +285,8 @@ func TestStoredOriginalsAreReferenced(t *testing.T) {
 	history := `[` + strings.TrimSuffix(strings.Repeat(`{"entry":"`+strings.Repeat("h", 100)+`"},`, 20), ",") + `]`
 	in := `{"content":[{"type":"text","text":"ticket"}],"structuredContent":{"title":"Printer on fire","history":` + history + `,"body":"` + strings.Repeat("b", 2000) + `"}}`
 	res, st := run(t, in, `{"id":"T-1"}`,
-		engine.Rewrite{Path: "history", Action: engine.ActionReplace, Value: json.RawMessage(`"see artifact"`), Filename: "history-{arg.id}.json", Summary: "Full history of {arg.id}: {id}"},
-		engine.Rewrite{Path: "body", Action: engine.ActionDrop, Filename: "body.txt"})
+		layer.Rewrite{Path: "history", Action: layer.ActionReplace, Value: json.RawMessage(`"see artifact"`), Filename: "history-{arg.id}.json", Summary: "Full history of {arg.id}: {id}"},
+		layer.Rewrite{Path: "body", Action: layer.ActionDrop, Filename: "body.txt"})
 	list := gjson.GetBytes(res.Raw, `_meta.mcpx/stored`).Array()
 	if len(list) != 2 {
 		t.Fatalf("_meta: %s", gjson.GetBytes(res.Raw, "_meta").Raw)
@@ -303,7 +304,7 @@ func TestStoredOriginalsAreReferenced(t *testing.T) {
 	}
 	// An upstream _meta is kept and gains the key.
 	in2 := `{"content":[],"_meta":{"x":1},"structuredContent":{"body":"` + strings.Repeat("b", 2000) + `"}}`
-	res, _ = run(t, in2, "", engine.Rewrite{Path: "body", Action: engine.ActionDrop})
+	res, _ = run(t, in2, "", layer.Rewrite{Path: "body", Action: layer.ActionDrop})
 	if gjson.GetBytes(res.Raw, "_meta.x").Int() != 1 || !gjson.GetBytes(res.Raw, `_meta.mcpx/stored.0.artifact.id`).Exists() {
 		t.Errorf("with _meta: %s", gjson.GetBytes(res.Raw, "_meta").Raw)
 	}
@@ -313,8 +314,8 @@ func TestStoredOriginalsAreReferenced(t *testing.T) {
 func TestTruncateKeepLast(t *testing.T) {
 	in := `{"history":[1,2,3,4,5,6,7,8,9,10],"log":"` + strings.Repeat("a", 100) + "END" + `"}`
 	res, st := run(t, in, "",
-		engine.Rewrite{Path: "history", Action: engine.ActionTruncate, KeepLast: 5},
-		engine.Rewrite{Path: "log", Action: engine.ActionTruncate, Keep: 2, KeepLast: 3})
+		layer.Rewrite{Path: "history", Action: layer.ActionTruncate, KeepLast: 5},
+		layer.Rewrite{Path: "log", Action: layer.ActionTruncate, Keep: 2, KeepLast: 3})
 	h := gjson.GetBytes(res.Raw, "history").Array()
 	if len(h) != 6 || h[1].Int() != 6 || h[5].Int() != 10 || !strings.Contains(h[0].String(), "the first 0 and the last 5 of 10 items") {
 		t.Errorf("history %s", gjson.GetBytes(res.Raw, "history").Raw)
@@ -325,7 +326,7 @@ func TestTruncateKeepLast(t *testing.T) {
 	if storedCount(t, st) != 2 {
 		t.Error("truncate must store the whole values")
 	}
-	res, _ = run(t, `{"a":[1]}`, "", engine.Rewrite{Path: "a", Action: engine.ActionArtifact, KeepLast: 1})
+	res, _ = run(t, `{"a":[1]}`, "", layer.Rewrite{Path: "a", Action: layer.ActionArtifact, KeepLast: 1})
 	if len(res.Failures) == 0 {
 		t.Error("keep_last on artifact accepted")
 	}
@@ -336,7 +337,7 @@ func TestTruncateKeepLast(t *testing.T) {
 // that cannot be rebuilt from its bytes is stored as it is.
 func TestNonCanonicalBase64KeepsTheOriginal(t *testing.T) {
 	in := `{"a":"TOKabc","b":"TOKabQ"}`
-	res, st := run(t, in, "", engine.Rewrite{Path: "*", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64})
+	res, st := run(t, in, "", layer.Rewrite{Path: "*", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64})
 	if len(res.Artifacts) != 2 || res.Artifacts[0].ID == res.Artifacts[1].ID {
 		t.Fatalf("artifacts %+v failures %v", res.Artifacts, res.Failures)
 	}
@@ -355,14 +356,14 @@ func TestNonCanonicalBase64KeepsTheOriginal(t *testing.T) {
 // UTF-8 bytes are stored and passed on as they came.
 func TestTextIsStoredByteExact(t *testing.T) {
 	lit := `"` + strings.Repeat("x", 2000) + `\ud800 and \udc00\ud83d\ude00"`
-	res, st := run(t, `{"s":`+lit+`}`, "", engine.Rewrite{Path: "s", Action: engine.ActionArtifact})
+	res, st := run(t, `{"s":`+lit+`}`, "", layer.Rewrite{Path: "s", Action: layer.ActionArtifact})
 	ref := gjson.GetBytes(res.Raw, "s.artifact")
 	if got := readAll(t, st, ref.Get("id").String()); string(got) != lit || ref.Get("mime_type").String() != "application/json" {
 		t.Errorf("stored %q as %s", got[len(got)-40:], ref.Get("mime_type"))
 	}
 	bad := "caf\xe9 " + strings.Repeat("y", 2000)
 	in := `{"s":"` + bad + `","t":"` + "\xff" + `"}`
-	res, st = run(t, in, "", engine.Rewrite{Path: "s", Action: engine.ActionArtifact})
+	res, st = run(t, in, "", layer.Rewrite{Path: "s", Action: layer.ActionArtifact})
 	if got := readAll(t, st, gjson.GetBytes(res.Raw, "s.artifact.id").String()); string(got) != bad {
 		t.Errorf("invalid UTF-8 not stored byte-exact")
 	}
@@ -370,7 +371,7 @@ func TestTextIsStoredByteExact(t *testing.T) {
 		t.Errorf("invalid UTF-8 outside the artifact was changed")
 	}
 	// A pair and escapes alone are plain text.
-	res, st = run(t, `{"s":"\ud83d\ude00 \\ud800 `+strings.Repeat("z", 2000)+`"}`, "", engine.Rewrite{Path: "s", Action: engine.ActionArtifact})
+	res, st = run(t, `{"s":"\ud83d\ude00 \\ud800 `+strings.Repeat("z", 2000)+`"}`, "", layer.Rewrite{Path: "s", Action: layer.ActionArtifact})
 	if got := readAll(t, st, gjson.GetBytes(res.Raw, "s.artifact.id").String()); !strings.HasPrefix(string(got), "😀 \\ud800 ") {
 		t.Errorf("plain text stored as %q", got[:20])
 	}
@@ -383,7 +384,7 @@ func TestPayloadReplaceRules(t *testing.T) {
 	payload := `{"rows":"` + strings.Repeat("r", 1500) + `"}`
 	other := `{"other":true}`
 	in := `{"content":[{"type":"text","text":` + jsonString(payload) + `},{"type":"text","text":` + jsonString(other) + `}],"structuredContent":` + payload + `,"isError":false}`
-	root := engine.Rewrite{Path: "", Action: engine.ActionReplace, Value: json.RawMessage(`{"summary":"3 rows"}`)}
+	root := layer.Rewrite{Path: "", Action: layer.ActionReplace, Value: json.RawMessage(`{"summary":"3 rows"}`)}
 	res, st := run(t, in, "", root)
 	id := gjson.GetBytes(res.Raw, `_meta.mcpx/stored.0.artifact.id`).String()
 	if id == "" || string(readAll(t, st, id)) != payload {
@@ -395,12 +396,12 @@ func TestPayloadReplaceRules(t *testing.T) {
 	if gjson.GetBytes(res.Raw, "content.0.text").String() != `{"summary":"3 rows"}` || gjson.GetBytes(res.Raw, "structuredContent.summary").String() != "3 rows" {
 		t.Errorf("carriers of the payload not replaced: %s", res.Raw)
 	}
-	for name, rw := range map[string]engine.Rewrite{
-		"planted ref": {Path: "", Action: engine.ActionReplace, Value: json.RawMessage(`{"artifact":{"id":"otherserver_0123456789ab","uri":"mcpx://artifacts/otherserver_0123456789ab"},"summary":"yours"}`)},
-		"planted uri": {Path: "x", Action: engine.ActionReplace, Value: json.RawMessage(`"fetch mcpx://artifacts/otherserver_0123456789ab"`)},
-		"flip":        {Path: "isError", Target: engine.TargetResult, Action: engine.ActionReplace, Value: json.RawMessage(`true`)},
-		"drop":        {Path: "isError", Target: engine.TargetResult, Action: engine.ActionDrop},
-		"whole":       {Path: "", Target: engine.TargetResult, Action: engine.ActionReplace, Value: json.RawMessage(`{"content":[]}`)},
+	for name, rw := range map[string]layer.Rewrite{
+		"planted ref": {Path: "", Action: layer.ActionReplace, Value: json.RawMessage(`{"artifact":{"id":"otherserver_0123456789ab","uri":"mcpx://artifacts/otherserver_0123456789ab"},"summary":"yours"}`)},
+		"planted uri": {Path: "x", Action: layer.ActionReplace, Value: json.RawMessage(`"fetch mcpx://artifacts/otherserver_0123456789ab"`)},
+		"flip":        {Path: "isError", Target: layer.TargetResult, Action: layer.ActionReplace, Value: json.RawMessage(`true`)},
+		"drop":        {Path: "isError", Target: layer.TargetResult, Action: layer.ActionDrop},
+		"whole":       {Path: "", Target: layer.TargetResult, Action: layer.ActionReplace, Value: json.RawMessage(`{"content":[]}`)},
 	} {
 		res, st := run(t, in, "", rw)
 		if string(res.Raw) != in || len(res.Failures) == 0 || storedCount(t, st) != 0 {
@@ -409,7 +410,7 @@ func TestPayloadReplaceRules(t *testing.T) {
 	}
 	// A ref the upstream itself sent may be passed on.
 	up := `{"kept":{"artifact":{"id":"up_0123456789ab"}}}`
-	res, _ = run(t, up, "", engine.Rewrite{Path: "", Action: engine.ActionReplace, Value: json.RawMessage(`{"again":{"artifact":{"id":"up_0123456789ab"}}}`)})
+	res, _ = run(t, up, "", layer.Rewrite{Path: "", Action: layer.ActionReplace, Value: json.RawMessage(`{"again":{"artifact":{"id":"up_0123456789ab"}}}`)})
 	if len(res.Failures) != 0 {
 		t.Errorf("upstream ref refused: %v", res.Failures)
 	}
@@ -425,7 +426,7 @@ func TestRenderedFilenameIsSanitized(t *testing.T) {
 		`{"path":".."}`:                                    "tool-s.txt",
 		`{"path":"a\nb"}`:                                  "a_b.txt",
 	} {
-		res, _ := run(t, in, args, engine.Rewrite{Path: "s", Action: engine.ActionArtifact, Filename: "{arg.path}"})
+		res, _ := run(t, in, args, layer.Rewrite{Path: "s", Action: layer.ActionArtifact, Filename: "{arg.path}"})
 		if got := gjson.GetBytes(res.Raw, "s.artifact.filename").String(); got != want {
 			t.Errorf("%s: filename %q, want %q", args, got, want)
 		}

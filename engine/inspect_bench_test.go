@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/store/memstore"
@@ -35,12 +36,12 @@ func BenchmarkContentSummary(b *testing.B) {
 	cases := []struct {
 		name string
 		in   []byte
-		rw   engine.Rewrite
+		rw   layer.Rewrite
 	}{
 		{"pdf10MiB", []byte(`{"content":[],"structuredContent":{"pdf":"` + base64.StdEncoding.EncodeToString(pdf) + `"}}`),
-			engine.Rewrite{Path: "pdf", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Verify: true}},
+			layer.Rewrite{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64, Verify: true}},
 		{"json1MB", []byte(`{"content":[],"structuredContent":{"json":` + jsonString(jsonText) + `}}`),
-			engine.Rewrite{Path: "json", Action: engine.ActionArtifact, Encoding: engine.EncodingText, MIME: "application/json"}},
+			layer.Rewrite{Path: "json", Action: layer.ActionArtifact, Encoding: layer.EncodingText, MIME: "application/json"}},
 	}
 	for _, tc := range cases {
 		for _, backend := range []string{"fsstore", "memstore"} {
@@ -55,9 +56,9 @@ func BenchmarkContentSummary(b *testing.B) {
 						st = fs
 					}
 					defer st.Close(context.Background())
-					reg := engine.NewRegistry()
+					reg := layer.NewRegistry()
 					rw := tc.rw
-					reg.Register(engine.LayerInfo{Name: "one", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
+					reg.Register(layer.Info{Name: "one", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) {
 						return fixed{rw}, nil
 					}})
 					eng, err := engine.New(engine.Options{Store: st, Registry: reg, Config: engine.Config{Chain: []string{"one"}, Inspect: engine.InspectConfig{Enabled: &on}}})

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/engine/layer"
 )
 
 // clip shortens a template value to 200 runes.
@@ -36,11 +38,11 @@ func nonEmpty(a, b string) string {
 }
 
 // kindOf names the content for summaries: "PDF", "PNG image", "Text".
-func kindOf(mimeType string, enc Encoding) string {
+func kindOf(mimeType string, enc layer.Encoding) string {
 	switch {
 	case strings.HasPrefix(mimeType, "application/json"):
 		return "JSON"
-	case strings.HasPrefix(mimeType, "text/"), enc == EncodingText:
+	case strings.HasPrefix(mimeType, "text/"), enc == layer.EncodingText:
 		return "Text"
 	case strings.HasPrefix(mimeType, "image/"):
 		return strings.ToUpper(strings.TrimPrefix(subtype(mimeType), "x-")) + " image"

@@ -19,7 +19,7 @@ const (
 func artifactURI(id string) string { return URIScheme + id }
 
 // ArtifactRef is the compact, model-safe reference to a stored artifact that
-// replaces removed bytes. Field names follow the RFC (5.4, 7.2).
+// replaces removed bytes. Its fields are docs/design.md's "ArtifactRef".
 type ArtifactRef struct {
 	ID        string       `json:"id"`
 	MIMEType  string       `json:"mime_type,omitempty"`
@@ -47,8 +47,8 @@ type ArtifactRef struct {
 	Content json.RawMessage `json:"content,omitempty"`
 }
 
-// NotStored says which store limit refused a value (RFC 7.4's structured
-// warning, for a store that exists but would not take it).
+// NotStored says which store limit refused a value (the structured
+// warning of a store that exists but would not take it).
 type NotStored struct {
 	// Reason is a sentence for the model.
 	Reason string `json:"reason"`

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
 // TestRefusedValueNote: a value over a store limit is not stored and not
 // silently dropped: the result keeps a truncated preview and a note naming
-// the limit (RFC 7.4), and an artifact_refused event says so.
+// the limit, and an artifact_refused event says so.
 func TestRefusedValueNote(t *testing.T) {
 	for _, tc := range []struct {
 		name, limit string
@@ -33,9 +34,9 @@ func TestRefusedValueNote(t *testing.T) {
 				// The session's one artifact is taken already.
 				st.Put(context.Background(), strings.NewReader("earlier"), store.PutOptions{Scope: store.Scope{SessionID: "s1"}})
 			}
-			reg := engine.NewRegistry()
-			reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
-				return fixed{{Path: "text", Action: engine.ActionArtifact, Encoding: engine.EncodingText}}, nil
+			reg := layer.NewRegistry()
+			reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) {
+				return fixed{{Path: "text", Action: layer.ActionArtifact, Encoding: layer.EncodingText}}, nil
 			}})
 			o := engine.Options{Store: st, Registry: reg, Config: engine.Config{Chain: []string{"test"}},
 				Listener: engine.ListenerFunc(func(ev engine.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() })}

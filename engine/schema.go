@@ -35,13 +35,6 @@ type SchemaValidator interface {
 	Validate(schema, instance json.RawMessage) error
 }
 
-// ErrSchemaNotChecked is wrapped by a SchemaValidator's error when it did
-// not check the instance because that would cost too much (a schema whose
-// references loop or fan out, a result past the validator's work or depth
-// limits) or because it failed. The engine applies Config.SchemaFallback
-// to every rewritten value, as for a mismatch, without validating again.
-var ErrSchemaNotChecked = errors.New("structuredContent not checked against the outputSchema")
-
 // The values of Config.SchemaFallback.
 const (
 	schemaFallbackPlaceholder = "placeholder"

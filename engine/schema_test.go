@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -37,10 +38,10 @@ func (v *realValidator) Validate(schema, instance json.RawMessage) error {
 	return rs.Validate(inst)
 }
 
-func schemaEngine(t *testing.T, rws []engine.Rewrite, v engine.SchemaValidator, fallback string) *engine.Engine {
+func schemaEngine(t *testing.T, rws []layer.Rewrite, v engine.SchemaValidator, fallback string) *engine.Engine {
 	t.Helper()
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return fixed(rws), nil }})
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return fixed(rws), nil }})
 	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, SchemaValidator: v,
 		Config: engine.Config{Chain: []string{"test"}, SchemaFallback: fallback}})
 	if err != nil {
@@ -61,28 +62,28 @@ func TestSchemaKeepsStringTypes(t *testing.T) {
 	png := pngBytes(3000)
 	for _, tc := range []struct {
 		name, schema, result string
-		rws                  []engine.Rewrite
+		rws                  []layer.Rewrite
 		path                 string
 	}{
 		{
 			name:   "read_media_file",
 			schema: mediaSchema,
 			result: fmt.Sprintf(`{"content":[{"type":"image","data":%q,"mimeType":"image/png"}],"structuredContent":{"content":[{"type":"image","data":%q,"mimeType":"image/png"}]}}`, b64(png), b64(png)),
-			rws:    []engine.Rewrite{{Path: "content.0.data", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}},
+			rws:    []layer.Rewrite{{Path: "content.0.data", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}},
 			path:   "structuredContent.content.0.data",
 		},
 		{
 			name:   "read_text_file",
 			schema: textSchema,
 			result: fmt.Sprintf(`{"content":[{"type":"text","text":"x"}],"structuredContent":{"content":%q}}`, strings.Repeat("log line\n", 3000)),
-			rws:    []engine.Rewrite{{Path: "content", Action: engine.ActionArtifact, Keep: 20}},
+			rws:    []layer.Rewrite{{Path: "content", Action: layer.ActionArtifact, Keep: 20}},
 			path:   "structuredContent.content",
 		},
 		{
 			name:   "ref and anyOf",
 			schema: `{"type":"object","$defs":{"blob":{"anyOf":[{"type":"string"},{"type":"null"}]}},"properties":{"b":{"$ref":"#/$defs/blob"}}}`,
 			result: fmt.Sprintf(`{"content":[],"structuredContent":{"b":%q}}`, b64(png)),
-			rws:    []engine.Rewrite{{Path: "b", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}},
+			rws:    []layer.Rewrite{{Path: "b", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}},
 			path:   "structuredContent.b",
 		},
 	} {
@@ -114,7 +115,7 @@ func TestSchemaObjectsKeepRequiredMembers(t *testing.T) {
 	png := pngBytes(3000)
 	schema := `{"type":"object","properties":{"file":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer"},"bytes":{"type":"string"}},"required":["name","size","bytes"]}}}`
 	result := fmt.Sprintf(`{"content":[],"structuredContent":{"file":{"name":"a.png","size":3000,"bytes":%q}}}`, b64(png))
-	eng := schemaEngine(t, []engine.Rewrite{{Path: "file", Action: engine.ActionArtifact, Encoding: engine.EncodingJSON}}, &realValidator{}, "")
+	eng := schemaEngine(t, []layer.Rewrite{{Path: "file", Action: layer.ActionArtifact, Encoding: layer.EncodingJSON}}, &realValidator{}, "")
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t", OutputSchema: json.RawMessage(schema)}, []byte(result))
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestSchemaFallback(t *testing.T) {
 	// The schema types the blob's place as a number: no rewrite fits.
 	schema := `{"type":"object","properties":{"n":{"type":"integer","minimum":7}},"required":["n"]}`
 	result := fmt.Sprintf(`{"content":[{"type":"text","text":"hi"}],"structuredContent":{"n":%q}}`, b64(png))
-	rws := []engine.Rewrite{{Path: "n", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}
+	rws := []layer.Rewrite{{Path: "n", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}
 	call := engine.Call{Server: "s", Tool: "t", OutputSchema: json.RawMessage(schema)}
 
 	t.Run("placeholder", func(t *testing.T) {
@@ -174,7 +175,7 @@ func TestSchemaFallback(t *testing.T) {
 		// schema, so the validator catches it and the fallback applies.
 		schema := `{"type":"object","properties":{"s":{"type":"string","maxLength":8}}}`
 		result := fmt.Sprintf(`{"content":[],"structuredContent":{"s":%q}}`, b64(png))
-		rws := []engine.Rewrite{{Path: "s", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}
+		rws := []layer.Rewrite{{Path: "s", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}
 		res, err := schemaEngine(t, rws, &realValidator{}, "").Transform(context.Background(), engine.Call{Server: "s", Tool: "t", OutputSchema: json.RawMessage(schema)}, []byte(result))
 		if err != nil {
 			t.Fatal(err)
@@ -220,7 +221,7 @@ func TestFilenameFromArguments(t *testing.T) {
 		{`{"name":"../../etc/passwd"}`, "passwd.png"},
 		{`{}`, "read_media_file-data.png"},
 	} {
-		eng := schemaEngine(t, []engine.Rewrite{{Path: "data", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, nil, "")
+		eng := schemaEngine(t, []layer.Rewrite{{Path: "data", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil, "")
 		res, err := eng.Transform(context.Background(), engine.Call{Server: "fs", Tool: "read_media_file", Arguments: json.RawMessage(tc.args)}, []byte(fmt.Sprintf(`{"data":%q}`, b64(png))))
 		if err != nil {
 			t.Fatal(err)
@@ -256,7 +257,7 @@ func TestSchemaNotCheckedFallsBack(t *testing.T) {
 	png := pngBytes(3000)
 	schema := `{"type":"object","properties":{"s":{"type":"string"}}}`
 	result := fmt.Sprintf(`{"content":[{"type":"text","text":"hi"}],"structuredContent":{"s":%q}}`, b64(png))
-	rws := []engine.Rewrite{{Path: "s", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}
+	rws := []layer.Rewrite{{Path: "s", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}
 	call := engine.Call{Server: "s", Tool: "t", OutputSchema: json.RawMessage(schema)}
 	v := &notChecked{}
 	res, err := schemaEngine(t, rws, v, "").Transform(context.Background(), call, []byte(result))
@@ -317,7 +318,7 @@ func TestSchemaKeeperBoundedOnHostileSchemas(t *testing.T) {
 	} {
 		for _, v := range []engine.SchemaValidator{nil, &notChecked{}} {
 			result := fmt.Sprintf(`{"content":[],"structuredContent":{"b":%q}}`, b64(png))
-			eng := schemaEngine(t, []engine.Rewrite{{Path: "b", Action: engine.ActionArtifact, Encoding: engine.EncodingBase64}}, v, "")
+			eng := schemaEngine(t, []layer.Rewrite{{Path: "b", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, v, "")
 			start := time.Now()
 			res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t", OutputSchema: json.RawMessage(schema)}, []byte(result))
 			if err != nil {

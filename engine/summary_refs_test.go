@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -53,16 +54,16 @@ func TestSummariesLeaveReferencesBare(t *testing.T) {
 		`{"type":"resource","resource":{"uri":"file:///tmp/report.pdf","mimeType":"application/pdf","blob":"` + b64(pdf) + `"}}` +
 		`],"structuredContent":{"pdf":"` + b64(pdf) + `","text":` + jsonString(long) + `,"tail":` + jsonString(long+"end") + `,"rows":[` + items + `],"more":[` + items + `]}}`
 	rws := fixed{
-		{Path: "content.0", Target: engine.TargetResult, Action: engine.ActionArtifact, Form: engine.FormBlock},
-		{Path: "content.1", Target: engine.TargetResult, Action: engine.ActionArtifact, Form: engine.FormBlock},
-		{Path: "structuredContent.pdf", Target: engine.TargetResult, Action: engine.ActionArtifact, Encoding: engine.EncodingBase64},
-		{Path: "structuredContent.text", Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: 20},
-		{Path: "structuredContent.tail", Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: 20, KeepLast: 5},
-		{Path: "structuredContent.rows", Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: 2},
-		{Path: "structuredContent.more", Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: 2, KeepLast: 2},
+		{Path: "content.0", Target: layer.TargetResult, Action: layer.ActionArtifact, Form: layer.FormBlock},
+		{Path: "content.1", Target: layer.TargetResult, Action: layer.ActionArtifact, Form: layer.FormBlock},
+		{Path: "structuredContent.pdf", Target: layer.TargetResult, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64},
+		{Path: "structuredContent.text", Target: layer.TargetResult, Action: layer.ActionTruncate, Keep: 20},
+		{Path: "structuredContent.tail", Target: layer.TargetResult, Action: layer.ActionTruncate, Keep: 20, KeepLast: 5},
+		{Path: "structuredContent.rows", Target: layer.TargetResult, Action: layer.ActionTruncate, Keep: 2},
+		{Path: "structuredContent.more", Target: layer.TargetResult, Action: layer.ActionTruncate, Keep: 2, KeepLast: 2},
 	}
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "test", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) { return rws, nil }})
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return rws, nil }})
 	st := memstore.New(memstore.Config{})
 	eng, err := engine.New(engine.Options{Store: st, Registry: reg, Config: engine.Config{Chain: []string{"test"}}, Linker: signedLinker{}})
 	if err != nil {
@@ -120,7 +121,7 @@ func TestSummariesLeaveReferencesBare(t *testing.T) {
 // and size only.
 func TestResourceLinkHasShortDescription(t *testing.T) {
 	in := `{"content":[{"type":"image","mimeType":"image/png","data":"` + b64(png1x1) + `"}]}`
-	eng := newEngine(t, memstore.New(memstore.Config{}), fixed{{Path: "content.0", Target: engine.TargetResult, Action: engine.ActionArtifact, Form: engine.FormBlock}}, nil)
+	eng := newEngine(t, memstore.New(memstore.Config{}), fixed{{Path: "content.0", Target: layer.TargetResult, Action: layer.ActionArtifact, Form: layer.FormBlock}}, nil)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "srv", Tool: "t"}, []byte(in))
 	if err != nil {
 		t.Fatal(err)

@@ -6,14 +6,14 @@ import (
 	"path"
 	"strconv"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 func init() {
-	engine.RegisterLayer(engine.NewLayerInfo("contract",
+	layer.Register(layer.NewInfo("contract",
 		"tool output contracts v1 (returned_file_contents) and v2 (artifacts[].b64, display, canvas)",
-		defaultContract, func(o ContractOptions, _ engine.Resources) (engine.Layer, error) { return &contract{o: o}, nil }))
+		defaultContract, func(o ContractOptions, _ layer.Resources) (layer.Layer, error) { return &contract{o: o}, nil }))
 }
 
 // ContractOptions tune the contract layer.
@@ -41,7 +41,7 @@ type contract struct{ o ContractOptions }
 // Plan finds contract file fields in every payload; structuredContent is
 // read first (FastMCP's preference), and rewrites by path reach every
 // carrier.
-func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l *contract) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	var out rewriteSet
 	carriers := d.Carriers()
 	for ci := range carriers {
@@ -64,9 +64,9 @@ func (l *contract) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, e
 
 // rewriteSet is the rewrites of a plan, at most one per target and path:
 // carriers that hold the same payload ask for the same rewrites.
-type rewriteSet []engine.Rewrite
+type rewriteSet []layer.Rewrite
 
-func (s *rewriteSet) add(rw engine.Rewrite) {
+func (s *rewriteSet) add(rw layer.Rewrite) {
 	for _, o := range *s {
 		if o.Target == rw.Target && o.Path == rw.Path {
 			return
@@ -76,16 +76,16 @@ func (s *rewriteSet) add(rw engine.Rewrite) {
 }
 
 // planV2 stores artifacts[].b64 under their name and mime.
-func (l *contract) planV2(c *engine.Carrier, out *rewriteSet) {
+func (l *contract) planV2(c *layer.Carrier, out *rewriteSet) {
 	p := c.Payload
 	eachElement(c, "artifacts", func(i, elem int) {
 		if sp, ok := jsonwalk.Member(p, elem, "b64"); !ok || sp.Kind != jsonwalk.KindString {
 			return
 		}
 		name := str(p, elem, "name")
-		out.add(engine.Rewrite{
-			Path: "artifacts." + strconv.Itoa(i) + ".b64", Action: engine.ActionArtifact,
-			Encoding: engine.EncodingBase64, MIME: nonEmptyStr(str(p, elem, "mime"), mimeByName(name)),
+		out.add(layer.Rewrite{
+			Path: "artifacts." + strconv.Itoa(i) + ".b64", Action: layer.ActionArtifact,
+			Encoding: layer.EncodingBase64, MIME: nonEmptyStr(str(p, elem, "mime"), mimeByName(name)),
 			Filename: name, Summary: l.o.Summary,
 		})
 	})
@@ -93,7 +93,7 @@ func (l *contract) planV2(c *engine.Carrier, out *rewriteSet) {
 
 // planV1 stores returned_file_contents (strings, or {name, b64} objects)
 // under the names of returned_file_names.
-func (l *contract) planV1(c *engine.Carrier, out *rewriteSet) {
+func (l *contract) planV1(c *layer.Carrier, out *rewriteSet) {
 	p := c.Payload
 	var names []string
 	eachElement(c, "returned_file_names", func(i, elem int) {
@@ -113,7 +113,7 @@ func (l *contract) planV1(c *engine.Carrier, out *rewriteSet) {
 		if i < len(names) {
 			name = names[i]
 		}
-		rw := engine.Rewrite{Action: engine.ActionArtifact, Encoding: engine.EncodingBase64, Summary: l.o.Summary}
+		rw := layer.Rewrite{Action: layer.ActionArtifact, Encoding: layer.EncodingBase64, Summary: l.o.Summary}
 		switch p[elem] {
 		case '"':
 			rw.Path = "returned_file_contents." + strconv.Itoa(i)
@@ -135,13 +135,13 @@ func (l *contract) planV1(c *engine.Carrier, out *rewriteSet) {
 
 // planHints copies the payload's display and canvas hints into the
 // result's _meta, unless the upstream put them there.
-func planHints(d *engine.Doc, c *engine.Carrier, out *rewriteSet) {
+func planHints(d *layer.Doc, c *layer.Carrier, out *rewriteSet) {
 	for _, hint := range []string{"display", "canvas"} {
 		if sp, ok := c.Member(hint); ok && sp.Kind == jsonwalk.KindObject {
 			if metaHas(d.Raw, "mcpx/"+hint) {
 				continue // never overwrite what the upstream put there
 			}
-			out.add(engine.Rewrite{Path: "_meta.mcpx/" + hint, Target: engine.TargetResult, Action: engine.ActionReplace, Value: append([]byte(nil), c.Payload[sp.Off:sp.End]...)})
+			out.add(layer.Rewrite{Path: "_meta.mcpx/" + hint, Target: layer.TargetResult, Action: layer.ActionReplace, Value: append([]byte(nil), c.Payload[sp.Off:sp.End]...)})
 		}
 	}
 }
@@ -158,7 +158,7 @@ func metaHas(raw []byte, key string) bool {
 
 // eachElement calls fn with the index and offset of each element of the
 // array under the payload's top-level key.
-func eachElement(c *engine.Carrier, key string, fn func(i, elem int)) {
+func eachElement(c *layer.Carrier, key string, fn func(i, elem int)) {
 	sp, ok := c.Member(key)
 	if !ok || sp.Kind != jsonwalk.KindArray {
 		return
@@ -225,4 +225,4 @@ func mimeByName(name string) string {
 	return ""
 }
 
-var _ engine.Layer = (*contract)(nil)
+var _ layer.Layer = (*contract)(nil)

@@ -8,14 +8,14 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
 func init() {
-	engine.RegisterLayer(engine.NewLayerInfo("fastmcp",
+	layer.Register(layer.NewInfo("fastmcp",
 		"maps a FastMCP CallToolResult dump (structured_content, data, content, is_error) to the {results, meta_data} contract",
-		nil, func(_ FastMCPOptions, r engine.Resources) (engine.Layer, error) {
+		nil, func(_ FastMCPOptions, r layer.Resources) (layer.Layer, error) {
 			log := r.Log
 			if log == nil {
 				log = hclog.NewNullLogger()
@@ -36,7 +36,7 @@ type fastMCP struct{ log hclog.Logger }
 // preferred, then data, then the first text block parsed as JSON; is_error
 // maps to {"results": {"error": msg}, "meta_data": {"is_error": true}}; a
 // payload that already has "results" is forwarded as it is.
-func (l *fastMCP) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l *fastMCP) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	if d.IsMCP() {
 		return nil, nil
 	}
@@ -90,7 +90,7 @@ func (l *fastMCP) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, er
 			out = append(out, '}')
 		}
 	}
-	return []engine.Rewrite{{Path: "", Action: engine.ActionReplace, Value: out}}, nil
+	return []layer.Rewrite{{Path: "", Action: layer.ActionReplace, Value: out}}, nil
 }
 
 func compact(s string) []byte {
@@ -101,4 +101,4 @@ func compact(s string) []byte {
 	return b.Bytes()
 }
 
-var _ engine.Layer = (*fastMCP)(nil)
+var _ layer.Layer = (*fastMCP)(nil)

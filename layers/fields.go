@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 func init() {
-	engine.RegisterLayer(engine.NewLayerInfo("fields",
-		"L4: declarative per-tool extraction of named fields (RFC option D)",
-		nil, func(o FieldsOptions, _ engine.Resources) (engine.Layer, error) { return newFields(o) }))
+	layer.Register(layer.NewInfo("fields",
+		"declarative per-tool extraction of named fields",
+		nil, func(o FieldsOptions, _ layer.Resources) (layer.Layer, error) { return newFields(o) }))
 }
 
 // FieldsOptions configure the fields layer. Rules are set per server and
@@ -28,11 +28,11 @@ type FieldRule struct {
 	// key ("artifacts.#.data"). Required.
 	Path string `json:"path"`
 	// Target is "payload" (default) or "result" for the whole CallToolResult.
-	Target engine.Target `json:"target,omitempty"`
+	Target layer.Target `json:"target,omitempty"`
 	// Action is "artifact" (default), "truncate" or "drop".
-	Action engine.Action `json:"action,omitempty"`
+	Action layer.Action `json:"action,omitempty"`
 	// Encoding of the value: "base64" (default), "text", "json" or "auto".
-	Encoding engine.Encoding `json:"encoding,omitempty"`
+	Encoding layer.Encoding `json:"encoding,omitempty"`
 	// Verify refuses base64 that does not decode to a known signature.
 	Verify bool `json:"verify,omitempty"`
 	// MIME of the artifact; detected when empty.
@@ -48,7 +48,7 @@ type FieldRule struct {
 	MinSize int `json:"min_size,omitempty"`
 }
 
-type fields struct{ rws []engine.Rewrite }
+type fields struct{ rws []layer.Rewrite }
 
 func newFields(o FieldsOptions) (*fields, error) {
 	l := &fields{}
@@ -59,24 +59,24 @@ func newFields(o FieldsOptions) (*fields, error) {
 		if _, err := jsonwalk.ParsePath(r.Path); err != nil {
 			return nil, fmt.Errorf("rules[%d]: %w", i, err)
 		}
-		rw := engine.Rewrite{
+		rw := layer.Rewrite{
 			Path: r.Path, Target: r.Target, Action: r.Action, Encoding: r.Encoding,
 			Verify: r.Verify, MIME: r.MIME, Filename: r.Filename, Summary: r.Summary,
 			Keep: r.Keep, MinSize: r.MinSize,
 		}
 		if rw.Action == "" {
-			rw.Action = engine.ActionArtifact
+			rw.Action = layer.ActionArtifact
 		}
 		switch rw.Action {
-		case engine.ActionArtifact, engine.ActionTruncate, engine.ActionDrop:
+		case layer.ActionArtifact, layer.ActionTruncate, layer.ActionDrop:
 		default:
 			return nil, fmt.Errorf("rules[%d]: action %q: want artifact, truncate or drop", i, r.Action)
 		}
 		if rw.Encoding == "" {
-			rw.Encoding = engine.EncodingBase64
+			rw.Encoding = layer.EncodingBase64
 		}
 		switch rw.Target {
-		case "", engine.TargetPayload, engine.TargetResult:
+		case "", layer.TargetPayload, layer.TargetResult:
 		default:
 			return nil, fmt.Errorf("rules[%d]: target %q: want payload or result", i, r.Target)
 		}
@@ -87,8 +87,8 @@ func newFields(o FieldsOptions) (*fields, error) {
 
 // Plan returns the configured rewrites; the engine skips paths that are
 // absent.
-func (l *fields) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l *fields) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	return l.rws, nil
 }
 
-var _ engine.Layer = (*fields)(nil)
+var _ layer.Layer = (*fields)(nil)

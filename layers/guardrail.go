@@ -6,17 +6,17 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 func init() {
-	engine.RegisterLayer(engine.NewLayerInfo("guardrail",
+	layer.Register(layer.NewInfo("guardrail",
 		"final clamp of the whole observation to a character budget, structure preserved, everything cut stored",
-		defaultGuardrail, func(o GuardrailOptions, _ engine.Resources) (engine.Layer, error) { return newGuardrail(o) }))
+		defaultGuardrail, func(o GuardrailOptions, _ layer.Resources) (layer.Layer, error) { return newGuardrail(o) }))
 }
 
-// GuardrailOptions tune the guardrail (RFC 4.4 ObservationGuardrailConfig).
+// GuardrailOptions tune the guardrail (docs/design.md, "The chain").
 type GuardrailOptions struct {
 	// MaxObservationChars is the budget of the whole result, in JSON
 	// characters. Defaults to 50000.
@@ -63,7 +63,7 @@ const markerChars = 220
 // budget in proportion to its size; inside a carrier the budget is shared
 // out top-down (see clamp), so the cuts are disjoint and the JSON keeps its
 // shape.
-func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l *guardrail) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	if v := d.Call.View.MaxObservationChars; v > 0 && v < l.o.MaxObservationChars {
 		// The client's budget is tighter than the configured one.
 		o := l.o
@@ -75,7 +75,7 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 	if len(d.Raw) <= l.o.MaxObservationChars {
 		return nil, nil
 	}
-	var out []engine.Rewrite
+	var out []layer.Rewrite
 	carriers := d.Carriers()
 	inCarriers := 0
 	for _, c := range carriers {
@@ -94,14 +94,14 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 	if d.IsMCP() && envelope > l.o.MaxObservationChars/4 {
 		keep := l.o.MaxFieldChars
 		err := walkStrings(ctx, d, keep+markerChars, func(s stringVisit) {
-			if s.Target != engine.TargetResult || (blocksCut && strings.HasPrefix(s.Path, "content.")) {
+			if s.Target != layer.TargetResult || (blocksCut && strings.HasPrefix(s.Path, "content.")) {
 				return
 			}
 			p := s.Path
-			if s.Form == engine.FormBlock {
+			if s.Form == layer.FormBlock {
 				p += ".text"
 			}
-			out = append(out, engine.Rewrite{Path: p, Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: keep})
+			out = append(out, layer.Rewrite{Path: p, Target: layer.TargetResult, Action: layer.ActionTruncate, Keep: keep})
 			budget += len(s.Body) - keep
 		})
 		if err != nil {
@@ -110,7 +110,7 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 	}
 	seen := map[string]bool{}
 	for i, c := range carriers {
-		if duplicateCarrier(carriers, i) || (blocksCut && c.Kind == engine.CarrierText) {
+		if duplicateCarrier(carriers, i) || (blocksCut && c.Kind == layer.CarrierText) {
 			continue
 		}
 		span := c.End - c.Off
@@ -141,10 +141,10 @@ func (l *guardrail) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, 
 // even with their long strings cut, do not fit the budget: it keeps the
 // longest prefix of whole blocks that fits, and the engine stores the
 // whole array and puts a text block with the marker after them.
-func (l *guardrail) cutBlocks(d *engine.Doc) (engine.Rewrite, bool) {
+func (l *guardrail) cutBlocks(d *layer.Doc) (layer.Rewrite, bool) {
 	blocks := d.Blocks()
 	if !d.IsMCP() || len(blocks) < 2 {
-		return engine.Rewrite{}, false
+		return layer.Rewrite{}, false
 	}
 	size := blocks[len(blocks)-1].End - blocks[0].Off
 	rest := len(d.Raw) - size
@@ -158,7 +158,7 @@ func (l *guardrail) cutBlocks(d *engine.Doc) (engine.Rewrite, bool) {
 		cutSize += min(b.End-b.Off, l.o.MaxFieldChars+2*markerChars) + 1
 	}
 	if cutSize <= limit {
-		return engine.Rewrite{}, false
+		return layer.Rewrite{}, false
 	}
 	keep, used := 0, 0
 	for _, b := range blocks {
@@ -167,7 +167,7 @@ func (l *guardrail) cutBlocks(d *engine.Doc) (engine.Rewrite, bool) {
 		}
 		keep++
 	}
-	return engine.Rewrite{Path: "content", Target: engine.TargetResult, Action: engine.ActionTruncate, Keep: keep}, true
+	return layer.Rewrite{Path: "content", Target: layer.TargetResult, Action: layer.ActionTruncate, Keep: keep}, true
 }
 
 // node is a value of a payload. Its children are listed only when the
@@ -202,7 +202,7 @@ type clamper struct {
 	ctx context.Context
 	o   GuardrailOptions
 	p   []byte
-	out []engine.Rewrite
+	out []layer.Rewrite
 	// ends maps each container's offset to its end, in offset order: one
 	// pass builds it, so listing a node's children skips nested containers
 	// in O(1) instead of scanning them, and a document costs linear time
@@ -214,7 +214,7 @@ type clamper struct {
 type span struct{ off, end int }
 
 // clamp returns truncations that bring p within budget bytes.
-func (l *guardrail) clamp(ctx context.Context, p []byte, budget int) ([]engine.Rewrite, error) {
+func (l *guardrail) clamp(ctx context.Context, p []byte, budget int) ([]layer.Rewrite, error) {
 	start := 0
 	for start < len(p) && (p[start] == ' ' || p[start] == '\t' || p[start] == '\n' || p[start] == '\r') {
 		start++
@@ -315,7 +315,7 @@ func (c *clamper) kids(n *node) []*node {
 }
 
 func (c *clamper) cut(n *node, keep int) {
-	c.out = append(c.out, engine.Rewrite{Path: n.path(), Action: engine.ActionTruncate, Keep: max(keep, 0)})
+	c.out = append(c.out, layer.Rewrite{Path: n.path(), Action: layer.ActionTruncate, Keep: max(keep, 0)})
 }
 
 // fit adds the cuts that bring n within budget.
@@ -404,6 +404,6 @@ func (c *clamper) fitObject(n *node, budget int) {
 }
 
 var (
-	_ engine.Layer   = (*guardrail)(nil)
-	_ engine.Clamper = (*guardrail)(nil)
+	_ layer.Layer   = (*guardrail)(nil)
+	_ layer.Clamper = (*guardrail)(nil)
 )

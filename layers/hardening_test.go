@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -168,8 +169,8 @@ func BenchmarkDeepNesting(b *testing.B) {
 func TestCancellationStopsTheChain(t *testing.T) {
 	in := recordsResult(20000)
 	for _, name := range []string{"guardrail", "sizenet", "magicbytes", "typedcontent"} {
-		info, _ := engine.DefaultRegistry().Lookup(name)
-		l, err := info.New(json.RawMessage(`{}`), engine.Resources{})
+		info, _ := layer.DefaultRegistry().Lookup(name)
+		l, err := info.New(json.RawMessage(`{}`), layer.Resources{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestCancellationStopsTheChain(t *testing.T) {
 		many.WriteString(`{"type":"image","data":"AAAA"}],"structuredContent":`)
 		many.Write(in)
 		many.WriteString(`}`)
-		if _, err := l.Plan(ctx, engine.NewDoc(engine.Call{}, many.Bytes())); !errors.Is(err, context.Canceled) {
+		if _, err := l.Plan(ctx, layer.NewDoc(engine.Call{}, many.Bytes())); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: Plan on a done context returned %v", name, err)
 		}
 	}

@@ -1,7 +1,8 @@
 // Package layers holds mcpx's built-in layers, one file each, registered
-// with the engine's default registry from init, and their order
-// (DefaultChain), set there as the registry's default chain. Import it for
-// its side effect:
+// with the engine's default registry from init together with the WASM
+// layers (custom and presets, from layers/wasm, with the presets of package
+// plugins), and their order (DefaultChain), set there as the registry's
+// default chain. Import it for its side effect:
 //
 //	import _ "github.com/mcpx-dev/mcpx/layers"
 //
@@ -14,14 +15,15 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
+	"github.com/mcpx-dev/mcpx/layers/wasm"
+	"github.com/mcpx-dev/mcpx/plugins"
 )
 
-// DefaultChain returns the order of the layers (DESIGN.md, "The chain"),
-// which init sets as the default registry's order. It names custom and
-// presets, registered by layers/wasm: an engine built without that package
-// skips them.
+// DefaultChain returns the order of the layers (docs/design.md, "The
+// chain"), which init sets as the default registry's order. init registers
+// every layer it names.
 func DefaultChain() []string {
 	return []string{
 		"fastmcp", "contract", "custom", "presets", "fields", "resourcelink",
@@ -29,16 +31,21 @@ func DefaultChain() []string {
 	}
 }
 
-func init() { engine.DefaultRegistry().SetChain(DefaultChain()) }
+func init() {
+	for _, info := range wasm.Layers(plugins.Catalog()) {
+		layer.Register(info)
+	}
+	layer.DefaultRegistry().SetChain(DefaultChain())
+}
 
 // stringVisit is a string found by walkStrings.
 type stringVisit struct {
-	Target engine.Target
+	Target layer.Target
 	// Path of the string, or of its content block when Form is FormBlock.
 	Path string
 	// Form is FormBlock for the text of a content block that is not JSON,
 	// FormText for other strings of the envelope, FormValue in payloads.
-	Form engine.Form
+	Form layer.Form
 	// Body is the string's raw body between the quotes (still escaped).
 	Body []byte
 }
@@ -48,7 +55,7 @@ type stringVisit struct {
 // where image, audio and resource blocks are left to the typedcontent layer.
 // It reads the index the Doc built in its one pass, and stops with ctx's
 // error once ctx is done.
-func walkStrings(ctx context.Context, d *engine.Doc, minLen int, fn func(s stringVisit)) error {
+func walkStrings(ctx context.Context, d *layer.Doc, minLen int, fn func(s stringVisit)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -63,17 +70,17 @@ func walkStrings(ctx context.Context, d *engine.Doc, minLen int, fn func(s strin
 				continue
 			}
 			p := carriers[s.Carrier].Payload
-			fn(stringVisit{Target: engine.TargetPayload, Path: s.Path, Form: engine.FormValue, Body: p[s.Off+1 : s.End-1]})
+			fn(stringVisit{Target: layer.TargetPayload, Path: s.Path, Form: layer.FormValue, Body: p[s.Off+1 : s.End-1]})
 			continue
 		}
-		v := stringVisit{Target: engine.TargetResult, Path: s.Path, Form: engine.FormText, Body: d.Raw[s.Off+1 : s.End-1]}
+		v := stringVisit{Target: layer.TargetResult, Path: s.Path, Form: layer.FormText, Body: d.Raw[s.Off+1 : s.End-1]}
 		if s.Block >= 0 {
 			b := blockByIndex(blocks, s.Block)
 			if b == nil || b.Type != "text" {
 				continue // typedcontent's
 			}
 			if block := "content." + strconv.Itoa(s.Block); s.Path == block+".text" {
-				v.Path, v.Form = block, engine.FormBlock
+				v.Path, v.Form = block, layer.FormBlock
 			}
 		}
 		fn(v)
@@ -84,7 +91,7 @@ func walkStrings(ctx context.Context, d *engine.Doc, minLen int, fn func(s strin
 // duplicateCarrier reports whether an earlier carrier holds the same
 // payload (FastMCP sends it both as structuredContent and as text): rewrites
 // by path reach both, so one walk serves.
-func duplicateCarrier(cs []engine.Carrier, i int) bool {
+func duplicateCarrier(cs []layer.Carrier, i int) bool {
 	for j := 0; j < i; j++ {
 		if bytes.Equal(cs[j].Payload, cs[i].Payload) {
 			return true
@@ -93,7 +100,7 @@ func duplicateCarrier(cs []engine.Carrier, i int) bool {
 	return false
 }
 
-func blockByIndex(blocks []engine.Block, index int) *engine.Block {
+func blockByIndex(blocks []layer.Block, index int) *layer.Block {
 	for i := range blocks {
 		if blocks[i].Index == index {
 			return &blocks[i]

@@ -4,18 +4,18 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/b64"
 	"github.com/mcpx-dev/mcpx/internal/magic"
 )
 
 func init() {
-	engine.RegisterLayer(engine.NewLayerInfo("magicbytes",
-		"L3: base64 strings anywhere in the result that decode to a known file signature become artifacts",
-		defaultMagicBytes, func(o MagicBytesOptions, _ engine.Resources) (engine.Layer, error) { return newMagicBytes(o) }))
+	layer.Register(layer.NewInfo("magicbytes",
+		"base64 strings anywhere in the result that decode to a known file signature become artifacts",
+		defaultMagicBytes, func(o MagicBytesOptions, _ layer.Resources) (layer.Layer, error) { return newMagicBytes(o) }))
 }
 
-// MagicBytesOptions tune the magicbytes layer (RFC 4.2 BinaryDetectionConfig).
+// MagicBytesOptions tune the magicbytes layer (docs/design.md, "The chain").
 type MagicBytesOptions struct {
 	// MinSizeForDetection skips strings shorter than this many characters.
 	// Defaults to 1000.
@@ -54,8 +54,8 @@ func newMagicBytes(o MagicBytesOptions) (*magicBytes, error) {
 }
 
 // Plan finds base64 strings with a verified signature.
-func (l *magicBytes) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
-	var out []engine.Rewrite
+func (l *magicBytes) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
+	var out []layer.Rewrite
 	err := walkStrings(ctx, d, l.o.MinSizeForDetection, func(s stringVisit) {
 		if !b64.Looks(s.Body, l.o.MinSizeForDetection) {
 			return
@@ -78,9 +78,9 @@ func (l *magicBytes) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite,
 				return
 			}
 		}
-		out = append(out, engine.Rewrite{
+		out = append(out, layer.Rewrite{
 			Path: s.Path, Target: s.Target, Form: s.Form,
-			Action: engine.ActionArtifact, Encoding: engine.EncodingBase64,
+			Action: layer.ActionArtifact, Encoding: layer.EncodingBase64,
 			// No MIME: the engine detects it from each value's bytes, so
 			// two values under one key ({"a": PDF, "a": PNG}) keep theirs.
 			Verify: l.o.RequireMagicBytes, Summary: l.o.Summary,
@@ -89,4 +89,4 @@ func (l *magicBytes) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite,
 	return out, err
 }
 
-var _ engine.Layer = (*magicBytes)(nil)
+var _ layer.Layer = (*magicBytes)(nil)

@@ -10,18 +10,19 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
 func init() {
-	engine.RegisterLayer(engine.NewLayerInfo("resourcelink",
-		"L1: resource_link blocks stay lazy links with a hint; small ones are read when policy allows",
-		defaultResourceLink, func(o ResourceLinkOptions, r engine.Resources) (engine.Layer, error) { return newResourceLink(o, r) }))
+	layer.Register(layer.NewInfo("resourcelink",
+		"resource_link blocks stay lazy links with a hint; small ones are read when policy allows",
+		defaultResourceLink, func(o ResourceLinkOptions, r layer.Resources) (layer.Layer, error) { return newResourceLink(o, r) }))
 }
 
-// ResourceLinkOptions tune the resourcelink layer (RFC 4.2
-// ResourceHandlingConfig).
+// ResourceLinkOptions tune the resourcelink layer (docs/design.md,
+// "The chain").
 type ResourceLinkOptions struct {
 	// AutoReadIfSizeUnderBytes reads a link whose declared size is below
 	// this through the gateway and embeds it (typedcontent then stores a
@@ -46,7 +47,7 @@ type resourceLink struct {
 	log    hclog.Logger
 }
 
-func newResourceLink(o ResourceLinkOptions, r engine.Resources) (*resourceLink, error) {
+func newResourceLink(o ResourceLinkOptions, r layer.Resources) (*resourceLink, error) {
 	if o.AutoReadIfSizeUnderBytes < 0 {
 		return nil, fmt.Errorf("auto_read_if_size_under_bytes must not be negative")
 	}
@@ -58,11 +59,11 @@ func newResourceLink(o ResourceLinkOptions, r engine.Resources) (*resourceLink, 
 }
 
 // Plan keeps links lazy, adding a hint, or reads small ones.
-func (l *resourceLink) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l *resourceLink) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	if !d.IsMCP() {
 		return nil, nil
 	}
-	var out []engine.Rewrite
+	var out []layer.Rewrite
 	for _, b := range d.Blocks() {
 		if b.Type != "resource_link" {
 			continue
@@ -82,7 +83,7 @@ func (l *resourceLink) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrit
 				v := []byte(`{"type":"resource","resource":`)
 				v = append(v, first.Raw...)
 				v = append(v, '}')
-				out = append(out, engine.Rewrite{Path: path, Target: engine.TargetResult, Action: engine.ActionReplace, Value: v})
+				out = append(out, layer.Rewrite{Path: path, Target: layer.TargetResult, Action: layer.ActionReplace, Value: v})
 				continue
 			}
 			if err == nil {
@@ -113,9 +114,9 @@ func (l *resourceLink) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrit
 		v = append(v, `,{"type":"text","text":`...)
 		v = jsonstr.AppendString(v, hint.String())
 		v = append(v, "}]"...)
-		out = append(out, engine.Rewrite{Path: path, Target: engine.TargetResult, Action: engine.ActionReplace, Value: v, Splat: true})
+		out = append(out, layer.Rewrite{Path: path, Target: layer.TargetResult, Action: layer.ActionReplace, Value: v, Splat: true})
 	}
 	return out, nil
 }
 
-var _ engine.Layer = (*resourceLink)(nil)
+var _ layer.Layer = (*resourceLink)(nil)

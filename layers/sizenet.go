@@ -4,16 +4,16 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 )
 
 func init() {
-	engine.RegisterLayer(engine.NewLayerInfo("sizenet",
-		"L0: any string still over max_inline_size becomes a text artifact with a preview",
-		defaultSizeNet, func(o SizeNetOptions, _ engine.Resources) (engine.Layer, error) { return newSizeNet(o) }))
+	layer.Register(layer.NewInfo("sizenet",
+		"any string still over max_inline_size becomes a text artifact with a preview",
+		defaultSizeNet, func(o SizeNetOptions, _ layer.Resources) (layer.Layer, error) { return newSizeNet(o) }))
 }
 
-// SizeNetOptions tune the sizenet layer (RFC 3.1 and 4.2).
+// SizeNetOptions tune the sizenet layer (docs/design.md, "The chain").
 type SizeNetOptions struct {
 	// MaxInlineSize is the longest string, in JSON-encoded characters, left
 	// in place. Defaults to 10000.
@@ -42,16 +42,16 @@ func newSizeNet(o SizeNetOptions) (*sizeNet, error) {
 }
 
 // Plan moves oversized strings into text artifacts.
-func (l *sizeNet) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
-	var out []engine.Rewrite
+func (l *sizeNet) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
+	var out []layer.Rewrite
 	err := walkStrings(ctx, d, l.o.MaxInlineSize+1, func(s stringVisit) {
-		out = append(out, engine.Rewrite{
+		out = append(out, layer.Rewrite{
 			Path: s.Path, Target: s.Target, Form: s.Form,
-			Action: engine.ActionArtifact, Encoding: engine.EncodingText,
+			Action: layer.ActionArtifact, Encoding: layer.EncodingText,
 			Keep: l.o.PreviewChars, Summary: l.o.Summary,
 		})
 	})
 	return out, err
 }
 
-var _ engine.Layer = (*sizeNet)(nil)
+var _ layer.Layer = (*sizeNet)(nil)

@@ -5,17 +5,17 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 func init() {
-	engine.RegisterLayer(engine.NewLayerInfo("typedcontent",
-		"L2: MCP image, audio and embedded resource blocks become artifacts plus a resource_link",
-		defaultTypedContent, func(o TypedContentOptions, _ engine.Resources) (engine.Layer, error) { return newTypedContent(o) }))
+	layer.Register(layer.NewInfo("typedcontent",
+		"MCP image, audio and embedded resource blocks become artifacts plus a resource_link",
+		defaultTypedContent, func(o TypedContentOptions, _ layer.Resources) (layer.Layer, error) { return newTypedContent(o) }))
 }
 
-// TypedContentOptions tune the typedcontent layer (RFC 3.3 and 5.7).
+// TypedContentOptions tune the typedcontent layer (docs/design.md, "The chain").
 type TypedContentOptions struct {
 	// InlineImagesUnderBytes keeps images of fewer decoded bytes inline,
 	// for vision models. Defaults to 0: every image becomes an artifact.
@@ -44,11 +44,11 @@ func newTypedContent(o TypedContentOptions) (*typedContent, error) {
 }
 
 // Plan turns typed blocks into artifact blocks.
-func (l *typedContent) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l *typedContent) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	if !d.IsMCP() {
 		return nil, nil
 	}
-	var out []engine.Rewrite
+	var out []layer.Rewrite
 	for i, b := range d.Blocks() {
 		if i&255 == 255 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -83,12 +83,12 @@ func (l *typedContent) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrit
 		if keep {
 			continue
 		}
-		out = append(out, engine.Rewrite{
-			Path: "content." + strconv.Itoa(b.Index), Target: engine.TargetResult,
-			Action: engine.ActionArtifact, Form: engine.FormBlock, Summary: l.o.Summary,
+		out = append(out, layer.Rewrite{
+			Path: "content." + strconv.Itoa(b.Index), Target: layer.TargetResult,
+			Action: layer.ActionArtifact, Form: layer.FormBlock, Summary: l.o.Summary,
 		})
 	}
 	return out, nil
 }
 
-var _ engine.Layer = (*typedContent)(nil)
+var _ layer.Layer = (*typedContent)(nil)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/plugins"
 )
@@ -52,13 +53,13 @@ func TestCandidatesOnly(t *testing.T) {
 					t.Fatal(err)
 				}
 				c := engine.Call{Server: call.Server, Tool: call.Tool, Arguments: call.Arguments}
-				rws, err := p.Run(ctx, engine.NewDoc(c, raw), wasm.ModeRewrites)
+				rws, err := p.Run(ctx, layer.NewDoc(c, raw), wasm.ModeRewrites)
 				if err != nil {
 					t.Fatal(err)
 				}
 				uncut += len(rws)
 				short := cutStrings(t, raw, 100)
-				d := engine.NewDoc(c, short)
+				d := layer.NewDoc(c, short)
 				if n := len(d.Strings(wasm.DefaultLongString)); n != 0 {
 					t.Fatalf("%s: %d strings still long after the cut", in, n)
 				}

@@ -9,6 +9,8 @@ package plugins
 import (
 	_ "embed"
 	"sort"
+
+	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
 // The presets are built with TinyGo v0.42.0 (scripts/wasm-toolchains.sh
@@ -30,25 +32,12 @@ var tableauWasm []byte
 //go:embed github/github.wasm
 var githubWasm []byte
 
-// Info describes a built-in preset.
-type Info struct {
-	// Name is the preset's name in config and on the command line.
-	Name string
-	// Summary is one line for docs.
-	Summary string
-	// Servers are the server-name globs the preset applies to unless the
-	// config names presets explicitly.
-	Servers []string
-	// Wasm is the module.
-	Wasm []byte
-	// CandidatesOnly says the preset rewrites nothing but the request's
-	// candidates (the long strings, ABI.md): on a result without one it
-	// answers no rewrites, so the presets layer neither loads nor runs it
-	// there (loading is most of a small result's cost in a fresh process).
-	// The tests hold each preset that claims it to it.
-	CandidatesOnly bool
-}
+// Info describes a built-in preset: its name, summary, server globs,
+// module and whether it rewrites candidates only (wasm.Preset). The tests
+// hold each preset that claims CandidatesOnly to it.
+type Info = wasm.Preset
 
+// presets is never written after init.
 var presets = map[string]Info{
 	"tableau": {
 		Name:    "tableau",
@@ -82,4 +71,14 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Catalog returns every preset, sorted by name, for wasm.HostOptions.Presets
+// and wasm.Layers.
+func Catalog() []wasm.Preset {
+	out := make([]wasm.Preset, 0, len(presets))
+	for _, n := range Names() {
+		out = append(out, presets[n])
+	}
+	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/plugins"
@@ -119,8 +120,8 @@ func runCase(t *testing.T, p *wasm.Plugin, base string, mayUpdate bool) {
 	if err := json.Unmarshal(b, &call); err != nil {
 		t.Fatal(err)
 	}
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "presets", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "presets", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) {
 		return layerOnly{p}, nil
 	}})
 	st := memstore.New(memstore.Config{})
@@ -175,7 +176,7 @@ func runCase(t *testing.T, p *wasm.Plugin, base string, mayUpdate bool) {
 // layerOnly hides the plugin's Close from the engine: the test owns it.
 type layerOnly struct{ p *wasm.Plugin }
 
-func (l layerOnly) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l layerOnly) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	return l.p.Plan(ctx, d)
 }
 

@@ -9,7 +9,7 @@ import (
 // Id scheme constants.
 const (
 	// DefaultIDPrefixLen is how many hex characters of the sha256 an id
-	// carries when nothing clashes (the RFC's 12: 48 bits).
+	// carries when nothing clashes (12: 48 bits; docs/design.md, "ArtifactRef").
 	DefaultIDPrefixLen = 12
 	// IDPrefixStep is how many hex characters an id grows by on each clash.
 	IDPrefixStep = 4

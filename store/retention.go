@@ -1,6 +1,6 @@
 package store
 
-// Retention (RFC 7.1): the policy that decides which artifacts go, the
+// Retention (docs/design.md, "The store's promises"): the policy that decides which artifacts go, the
 // optional interface of stores that apply it, and what they report.
 
 import (
@@ -32,7 +32,7 @@ const (
 	StrategyNone Strategy = "none"
 )
 
-// The RFC's defaults (7.1), used by the gateway (mcpx serve, mcpx wrap)
+// The default policy, used by the gateway (mcpx serve, mcpx wrap)
 // when the configuration has no retention section.
 const (
 	DefaultRetentionTTL           = time.Hour
@@ -45,7 +45,7 @@ const (
 )
 
 // Retention is a retention policy. Every limit is off when zero, so the
-// zero value keeps everything; DefaultRetention is the RFC's.
+// zero value keeps everything; DefaultRetention is the default policy.
 //
 //	{"ttl": "1h", "max_session_bytes": 524288000, "strategy": "lru"}
 type Retention struct {
@@ -80,7 +80,8 @@ type Retention struct {
 	DropOnSessionEnd bool `json:"drop_on_session_end,omitempty"`
 }
 
-// DefaultRetention returns the RFC's policy (7.1).
+// DefaultRetention returns the default policy (docs/design.md,
+// "The store's promises").
 func DefaultRetention() Retention {
 	return Retention{
 		TTL:                    Duration(DefaultRetentionTTL),

@@ -35,7 +35,8 @@ var (
 )
 
 // Scope says whom an artifact belongs to. Stores record it and filter List
-// by it; enforcing access is the caller's job (RFC 7.2).
+// by it; enforcing access is the caller's job (docs/design.md, "The store's
+// promises").
 type Scope struct {
 	TenantID  string `json:"tenant_id,omitempty"`
 	UserID    string `json:"user_id,omitempty"`
@@ -63,7 +64,7 @@ type Source struct {
 	Layer  string `json:"layer,omitempty"`
 }
 
-// Ref describes a stored artifact. Field names follow the RFC's ArtifactRef.
+// Ref describes a stored artifact. Field names follow docs/design.md's "ArtifactRef".
 type Ref struct {
 	ID        string    `json:"id"`
 	MIMEType  string    `json:"mime_type,omitempty"`

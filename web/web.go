@@ -1,6 +1,6 @@
 // Package web is mcpx's HTTP surface for artifact bytes: GET
 // /artifacts/{id} behind signed, expiring capability URLs (HMAC-SHA256),
-// scoped to the session the artifact was made in (RFC 5.6, 7.2). A Signer
+// scoped to the session the artifact was made in (docs/design.md, "The store's promises"). A Signer
 // is the engine's Linker: with one, every ArtifactRef carries a "url".
 //
 //	signer, _ := web.NewSigner(web.SignerConfig{BaseURL: "http://127.0.0.1:8080"})

@@ -23,7 +23,7 @@ total. With lru (the default strategy) an artifact's age is counted from
 its last read, with fifo and none from its creation; lru and fifo evict
 the least recently used (or oldest) artifacts beyond a limit, none evicts
 nothing. Without a store.retention section the CLI keeps everything (mcpx
-serve and wrap apply the RFC's defaults and collect by themselves every
+serve and wrap apply the default policy and collect by themselves every
 minute). --dry-run removes nothing and prints what would go. --json writes
 one {"id","bytes","why"} object per line. Gc is safe while a gateway or
 another gc uses the store: an artifact being read stays readable to its

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm" // registers the custom and presets layers
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -81,7 +82,7 @@ func (p *pluginFlags) register(fs *flag.FlagSet) {
 		p.plugins = append(p.plugins, s)
 		return nil
 	})
-	fs.Func("preset", "run the built-in WASM preset `NAME` ("+strings.Join(wasm.PresetNames(), ", ")+") besides the\nones that match the server (repeatable)", func(s string) error {
+	fs.Func("preset", "run the built-in WASM preset `NAME` ("+strings.Join(presetNames(), ", ")+") besides the\nones that match the server (repeatable)", func(s string) error {
 		p.presets = append(p.presets, s)
 		return nil
 	})
@@ -154,7 +155,7 @@ func (p *pluginFlags) apply(cfg *engine.Config) error {
 	if len(p.presets) > 0 {
 		for _, n := range p.presets {
 			if _, ok := findPreset(n); !ok {
-				return fmt.Errorf("--preset %s: %w (built in: %s)", n, wasm.ErrUnknownPreset, strings.Join(wasm.PresetNames(), ", "))
+				return fmt.Errorf("--preset %s: %w (built in: %s)", n, wasm.ErrUnknownPreset, strings.Join(presetNames(), ", "))
 			}
 		}
 		return patch("presets", func(m map[string]any) {
@@ -170,7 +171,7 @@ func (p *pluginFlags) apply(cfg *engine.Config) error {
 }
 
 func findPreset(name string) (string, bool) {
-	for _, n := range wasm.PresetNames() {
+	for _, n := range presetNames() {
 		if n == name {
 			return n, true
 		}
@@ -183,7 +184,7 @@ type pluginOutcome struct {
 	Plugin    string               `json:"plugin"`
 	SHA256    string               `json:"sha256"`
 	Mode      wasm.Mode            `json:"mode"`
-	Rewrites  []engine.Rewrite     `json:"rewrites"`
+	Rewrites  []layer.Rewrite      `json:"rewrites"`
 	Result    json.RawMessage      `json:"result"`
 	Artifacts []engine.ArtifactRef `json:"artifacts"`
 	Failures  []string             `json:"failures,omitempty"`
@@ -269,7 +270,7 @@ func runPluginTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		Artifacts: res.Artifacts, TookMS: float64(tr.Took.Microseconds()) / 1000,
 	}
 	if out.Rewrites == nil {
-		out.Rewrites = []engine.Rewrite{}
+		out.Rewrites = []layer.Rewrite{}
 	}
 	if out.Artifacts == nil {
 		out.Artifacts = []engine.ArtifactRef{}
@@ -295,7 +296,7 @@ func dumpRequest(c command, call engine.Call, mode wasm.Mode, pluginConfig strin
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	d := engine.NewDoc(call, in)
+	d := layer.NewDoc(call, in)
 	if err := d.Err(); err != nil {
 		return fail(stderr, c, fmt.Errorf("result: %w", err))
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	wasmguest "github.com/mcpx-dev/mcpx/sdk/wasm-guest"
 )
@@ -24,7 +25,8 @@ var pluginNewCmd = command{
 	about: `
 Plugin new writes a plugin project into DIR (which must not exist or be
 empty). It builds nothing: it writes the source of a transformer that moves
-base64 files out of tool results, its test, a sample result, NAME.json (the
+base64 files out of tool results (the long strings and short ones it finds
+by walking the payload), its test, a sample result, NAME.json (the
 servers and tools the plugin serves in a plugins folder), build.sh (runs the
 test, then builds NAME.wasm) and a README; it then prints what to run next.
 
@@ -263,7 +265,7 @@ func (s *scaffold) goFiles() {
 // rustFiles adds the Rust project.
 func (s *scaffold) rustFiles() error {
 	r := s.replacer()
-	d := engine.NewDoc(s.sampleCall(), []byte(sampleResult()))
+	d := layer.NewDoc(s.sampleCall(), []byte(sampleResult()))
 	if err := d.Err(); err != nil {
 		return fmt.Errorf("sample result: %w", err)
 	}
@@ -279,12 +281,17 @@ func (s *scaffold) rustFiles() error {
 }
 
 const goMain = `// Command __NAME__ is an mcpx custom transformer (a WASM plugin) for the
-// server __SERVER__. It moves every base64 file in a tool result into the
-// artifact store and leaves a summary that names the server and tool. Edit
-// transform to taste.
+// server __SERVER__. It moves the base64 files of a tool result into the
+// artifact store, long and short ones, and leaves a summary that names the
+// server and tool. Edit transform to taste.
 package main
 
 import (
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
 	guest "__GOSDK__"
 )
 
@@ -294,19 +301,86 @@ func main() {}
 
 func transform(req *guest.Request) (*guest.Response, error) {
 	var out guest.Response
+	summary := "{kind} from " + req.Server() + "/" + req.Tool() + " ({size}). Artifact: {id}"
+	// The long strings (256 bytes and more unless the sandbox's
+	// long_string says otherwise) are stubs in the skeleton; Candidates
+	// says where each is and what its first bytes are. Every base64 one
+	// moves, files of text (a base64 CSV) included; plain text is left to
+	// mcpx's size net. c.Head is the first 64 bytes: guest.GetValue(c.Path)
+	// returns the whole value ("result:"+c.Path when c.Target is Result),
+	// within the call's budget, when the decision needs more.
 	for _, c := range req.Candidates() {
-		if !c.IsBinary() {
-			continue // text: leave it to mcpx's size net
+		if !c.IsBase64() {
+			continue
 		}
-		out.Add(guest.Rewrite{
-			Path:     c.Path,
-			Target:   c.Target,
-			Action:   guest.Artifact,
-			Encoding: guest.Base64,
-			Summary:  "{kind} from " + req.Server() + "/" + req.Tool() + " ({size}). Artifact: {id}",
-		})
+		out.Add(guest.Rewrite{Path: c.Path, Target: c.Target, Action: guest.Artifact, Encoding: guest.Base64, Summary: summary})
 	}
+	// Every other value is in the skeleton as it came: walk it to reach
+	// the short ones. Here a small photo under a key of fileKeys moves
+	// too; Verify makes mcpx refuse bytes of no known file type.
+	walk(req.Payload(), "", func(path string, v gjson.Result) {
+		if v.Type == gjson.String && fileKeys[lastKey(path)] {
+			out.Add(guest.Rewrite{Path: path, Action: guest.Artifact, Encoding: guest.Base64, Verify: true, Summary: summary})
+		}
+	})
 	return &out, nil
+}
+
+// fileKeys name the fields that hold small base64 files in this server's
+// results.
+var fileKeys = map[string]bool{"photo": true, "thumbnail": true, "icon": true}
+
+// walk calls fn with the plain path (keys and indexes joined by ".") of
+// every value of the skeleton v that is neither an object, an array nor a
+// long-string stub (Candidates has those).
+func walk(v gjson.Result, path string, fn func(path string, v gjson.Result)) {
+	if _, long := guest.Long(v); long {
+		return
+	}
+	switch {
+	case v.IsObject():
+		v.ForEach(func(k, e gjson.Result) bool {
+			walk(e, join(path, escapeKey(k.String())), fn)
+			return true
+		})
+	case v.IsArray():
+		i := 0
+		v.ForEach(func(_, e gjson.Result) bool {
+			walk(e, join(path, strconv.Itoa(i)), fn)
+			i++
+			return true
+		})
+	default:
+		fn(path, v)
+	}
+}
+
+func join(path, part string) string {
+	if path == "" {
+		return part
+	}
+	return path + "." + part
+}
+
+// escapeKey writes a key as a path component: "\" before ".", "\\" and
+// the characters paths give a meaning to.
+func escapeKey(k string) string {
+	var b strings.Builder
+	for i := 0; i < len(k); i++ {
+		if strings.IndexByte(".\\@*?|#!()[]{}=<>%,\"", k[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(k[i])
+	}
+	return b.String()
+}
+
+// lastKey is the last component of a path.
+func lastKey(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 && (i == 0 || path[i-1] != '\\') {
+		return path[i+1:]
+	}
+	return path
 }
 `
 
@@ -318,7 +392,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	guest "__GOSDK__"
 )
@@ -330,7 +404,7 @@ func TestTransform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := engine.NewDoc(engine.Call{Server: "__SERVER__", Tool: "__TOOL__"}, raw)
+	d := layer.NewDoc(layer.Call{Server: "__SERVER__", Tool: "__TOOL__"}, raw)
 	out, isErr := guest.Handle(wasm.BuildRequest(d, wasm.ModeCustom, nil, wasm.DefaultLongString))
 	if isErr {
 		t.Fatalf("plugin error: %s", out)
@@ -425,22 +499,67 @@ panic = "abort"
 lto = true
 `
 
-const rustLib = `//! __NAME__: an mcpx custom transformer for the server __SERVER__. It moves every
-//! base64 file in a tool result into the artifact store and leaves a summary
-//! that names the server and tool. Edit transform to taste.
+const rustLib = `//! __NAME__: an mcpx custom transformer for the server __SERVER__. It moves the
+//! base64 files of a tool result into the artifact store, long and short ones,
+//! and leaves a summary that names the server and tool. Edit transform to taste.
 
-use mcpx_guest::{Request, Response, Rewrite};
+use mcpx_guest::{Request, Response, Rewrite, Value};
+
+/// Keys that hold small base64 files in this server's results.
+const FILE_KEYS: &[&str] = &["photo", "thumbnail", "icon"];
 
 fn transform(req: &Request) -> Result<Response, String> {
     let mut out = Response::new();
+    let summary = format!("{{kind}} from {}/{} ({{size}}). Artifact: {{id}}", req.server(), req.tool());
+    // The long strings (256 bytes and more by default) are stubs in the
+    // skeleton; candidates() says where each is and what its first bytes are.
+    // Every base64 one moves, files of text (a base64 CSV) included; plain
+    // text is left to mcpx's size net. mcpx_guest::get_value(&c.path) returns
+    // a whole value, within the call's budget, when the decision needs more.
     for c in req.candidates() {
-        if !c.is_binary() {
-            continue; // text: leave it to mcpx's size net
+        if c.encoding != "base64" {
+            continue;
         }
-        let summary = format!("{{kind}} from {}/{} ({{size}}). Artifact: {{id}}", req.server(), req.tool());
         out.push(Rewrite::artifact(&c.path).target(&c.target).base64().summary(&summary));
     }
+    // Every other value is in the skeleton as it came: walk it to reach the
+    // short ones (a small photo under a key of FILE_KEYS).
+    let mut short = Vec::new();
+    walk(&req.payload(), "", "", &mut short);
+    for path in short {
+        out.push(Rewrite::artifact(&path).base64().verify().summary(&summary));
+    }
     Ok(out)
+}
+
+/// Collects the plain paths (keys and indexes joined by ".") of the short
+/// strings under a key of FILE_KEYS; stubs are candidates, left out here.
+fn walk(v: &Value, path: &str, key: &str, out: &mut Vec<String>) {
+    if v.long().is_some() {
+        return;
+    }
+    let join = |part: &str| if path.is_empty() { part.to_string() } else { format!("{}.{}", path, part) };
+    match v {
+        Value::Object(members) => {
+            for (k, e) in members {
+                let mut esc = String::new();
+                for ch in k.chars() {
+                    if ".\\@*?|#!()[]{}=<>%,\"".contains(ch) {
+                        esc.push('\\');
+                    }
+                    esc.push(ch);
+                }
+                walk(e, &join(&esc), k, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, e) in items.iter().enumerate() {
+                walk(e, &join(&i.to_string()), "", out);
+            }
+        }
+        Value::String(_) if FILE_KEYS.contains(&key) => out.push(path.to_string()),
+        _ => {}
+    }
 }
 
 mcpx_guest::plugin!(transform);

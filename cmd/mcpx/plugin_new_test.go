@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/plugins"
 )
@@ -153,7 +154,7 @@ func TestPluginTestDumpRequest(t *testing.T) {
 	in := writeFile(t, filepath.Join(dir, "in.json"), tableauResult(t, samplePDF()))
 	raw, _ := os.ReadFile(in)
 	call := engine.Call{Server: "helpdesk", Tool: "get_ticket", Arguments: json.RawMessage(`{"id":"T-1"}`)}
-	want := string(wasm.BuildRequest(engine.NewDoc(call, raw), wasm.ModeRewrites, json.RawMessage(`{"keep":5}`), wasm.DefaultLongString)) + "\n"
+	want := string(wasm.BuildRequest(layer.NewDoc(call, raw), wasm.ModeRewrites, json.RawMessage(`{"keep":5}`), wasm.DefaultLongString)) + "\n"
 	args := []string{"plugin", "test", "--dump-request", "--server", "helpdesk", "--tool", "get_ticket", "--arguments", `{"id":"T-1"}`, "--mode", "rewrites", "--plugin-config", `{"keep":5}`}
 	for _, tail := range [][]string{{in}, {"absent.wasm", in}} {
 		r := runCLI(t, nil, append(args, tail...)...)

@@ -101,5 +101,5 @@ func collectOnce(ctx context.Context, c store.Collector, policy store.Retention,
 }
 
 // gatewayRetention is the policy of mcpx serve and wrap: the config's, else
-// the RFC's defaults.
+// the default policy (store.DefaultRetention).
 func gatewayRetention(cfg config.File) store.Retention { return cfg.Store.RetentionFor(true) }

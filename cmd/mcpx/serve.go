@@ -21,7 +21,6 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
-	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/store/noopstore"
@@ -135,7 +134,12 @@ func checkServe(c command, cfg config.File, listen string, o common, stdout, std
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: engine.Options{Store: st, Config: cfg.Pipeline}, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets()})
+	host, err := newPluginHost(context.Background(), names)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	defer host.Close(context.Background())
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: engine.Options{Store: st, Config: cfg.Pipeline, Plugins: host}, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets()})
 	if err != nil {
 		return fail(stderr, c, err)
 	}
@@ -196,8 +200,14 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	}
 	defer closeStore(context.Background(), st, log)
 
-	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log}
-	knownServers(cfg)
+	host, err := newPluginHost(ctx, serverNames(cfg))
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	// Deferred before the gateway's Close, so it runs after: the engine's
+	// layers let go of their plugins first.
+	defer host.Close(context.Background())
+	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Plugins: host}
 	var (
 		signer *web.Signer
 		ln     net.Listener
@@ -321,15 +331,12 @@ func moduleVersion() string {
 // written.
 func openCheckStore() (store.Store, error) { return noopstore.New(hclog.NewNullLogger()), nil }
 
-// knownServers tells the WASM host the upstreams' names, so that a folder
-// plugin that serves none of them is a warning rather than a silent no-op.
-func knownServers(cfg config.File) {
+// serverNames lists the upstreams' names, for the WASM host.
+func serverNames(cfg config.File) []string {
 	names := make([]string, 0, len(cfg.MCPServers))
 	for n := range cfg.MCPServers {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if h, err := wasm.DefaultHost(); err == nil {
-		h.SetServers(names)
-	}
+	return names
 }

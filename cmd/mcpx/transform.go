@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
-	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
 var transformCmd = command{
@@ -99,10 +98,12 @@ func runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return fail(stderr, c, err)
 	}
 	defer closeStore(ctx, st, log)
-	if h, err := wasm.DefaultHost(); err == nil {
-		h.SetServers([]string{server}) // a folder plugin for another server is a warning
+	host, err := newPluginHost(ctx, []string{server})
+	if err != nil {
+		return fail(stderr, c, err)
 	}
-	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log}
+	defer host.Close(ctx)
+	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Plugins: host}
 	engineRetention(cfg.Store.RetentionFor(false), &eo)
 	eng, err := engine.New(eo)
 	if err != nil {

@@ -1,6 +1,9 @@
 // Command embed shows a Go host embedding the mcpx engine: every tool
 // result goes through Transform before the model sees it, and base64 blobs
-// come out as artifacts in the host's own store.
+// come out as artifacts in the host's own store. Importing package layers
+// registers every layer of the default chain, the WASM ones (custom
+// plugins, the built-in presets) included; the host makes the WASM host
+// they run on and closes it after the engine.
 //
 //	go run ./examples/embed
 package main
@@ -15,7 +18,9 @@ import (
 	"os"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	_ "github.com/mcpx-dev/mcpx/layers" // registers the built-in layers
+	_ "github.com/mcpx-dev/mcpx/layers" // registers every layer of the default chain
+	"github.com/mcpx-dev/mcpx/layers/wasm"
+	"github.com/mcpx-dev/mcpx/plugins"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -32,7 +37,17 @@ func run(w io.Writer) error {
 	ctx := context.Background()
 	st := memstore.New(memstore.Config{}) // or fsstore.Open(ctx, dir, fsstore.Config{})
 	defer st.Close(ctx)
-	eng, err := engine.New(engine.Options{Store: st}) // the default chain of built-in layers
+	// One WASM host serves every server and tool: the built-in presets
+	// (tableau, github) and any plugin the config names, e.g.
+	// Config.Layers["custom"] = {"plugins": ["x.wasm"]}.
+	host, err := wasm.NewHost(ctx, wasm.HostOptions{Presets: plugins.Catalog()})
+	if err != nil {
+		return err
+	}
+	defer host.Close(ctx) // runs after the engine's Close, deferred below
+
+	// The default chain, every layer with its defaults.
+	eng, err := engine.New(engine.Options{Store: st, Plugins: host})
 	if err != nil {
 		return err
 	}

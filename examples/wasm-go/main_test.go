@@ -11,7 +11,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
+	_ "github.com/mcpx-dev/mcpx/layers" // registers custom
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	guest "github.com/mcpx-dev/mcpx/sdk/wasm-guest/go"
 	"github.com/mcpx-dev/mcpx/store/memstore"
@@ -34,7 +36,7 @@ func input(t *testing.T) []byte {
 // TestTransform runs the function natively, on the request the host would
 // send.
 func TestTransform(t *testing.T) {
-	d := engine.NewDoc(engine.Call{Server: "crm", Tool: "export_report"}, input(t))
+	d := layer.NewDoc(engine.Call{Server: "crm", Tool: "export_report"}, input(t))
 	out, isErr := guest.Handle(wasm.BuildRequest(d, wasm.ModeCustom, nil, wasm.DefaultLongString))
 	if isErr {
 		t.Fatalf("error: %s", out)
@@ -47,7 +49,7 @@ func TestTransform(t *testing.T) {
 		t.Fatalf("unexpected rewrites: %s", out)
 	}
 	// Other tools are left alone.
-	d = engine.NewDoc(engine.Call{Server: "crm", Tool: "list_reports"}, input(t))
+	d = layer.NewDoc(engine.Call{Server: "crm", Tool: "list_reports"}, input(t))
 	out, _ = guest.Handle(wasm.BuildRequest(d, wasm.ModeCustom, nil, wasm.DefaultLongString))
 	if string(out) != `{"rewrites":[]}` {
 		t.Fatalf("list_reports: %s", out)

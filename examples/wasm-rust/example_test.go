@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
+	_ "github.com/mcpx-dev/mcpx/layers" // registers custom
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )

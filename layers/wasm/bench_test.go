@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/plugins"
@@ -63,7 +64,7 @@ func BenchmarkPluginOverhead(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer p.Close(context.Background())
-			d := engine.NewDoc(engine.Call{Server: "tableau", Tool: "list-workbooks"}, small)
+			d := layer.NewDoc(engine.Call{Server: "tableau", Tool: "list-workbooks"}, small)
 			ctx := context.Background()
 			if _, err := p.Run(ctx, d, wasm.ModeCustom); err != nil {
 				b.Fatal(err)
@@ -146,7 +147,7 @@ func BenchmarkPresetPlan10MiBPDF(b *testing.B) {
 	call := engine.Call{Server: "tableau", Tool: "download_workbook"}
 	ctx := context.Background()
 	b.Run("indexed", func(b *testing.B) {
-		d := engine.NewDoc(call, raw)
+		d := layer.NewDoc(call, raw)
 		d.Strings(wasm.DefaultLongString)
 		for i := 0; i < b.N; i++ {
 			if rws, err := p.Plan(ctx, d); err != nil || len(rws) != 1 {
@@ -156,7 +157,7 @@ func BenchmarkPresetPlan10MiBPDF(b *testing.B) {
 	})
 	b.Run("fresh", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if rws, err := p.Plan(ctx, engine.NewDoc(call, raw)); err != nil || len(rws) != 1 {
+			if rws, err := p.Plan(ctx, layer.NewDoc(call, raw)); err != nil || len(rws) != 1 {
 				b.Fatal(err, rws)
 			}
 		}
@@ -168,7 +169,7 @@ func BenchmarkPresetPlan10MiBPDF(b *testing.B) {
 // initialization — and serve the first call.
 func BenchmarkColdStart(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "cache")
-	small := engine.NewDoc(engine.Call{Server: "tableau", Tool: "list-workbooks"}, []byte(`{"workbooks":[]}`))
+	small := layer.NewDoc(engine.Call{Server: "tableau", Tool: "list-workbooks"}, []byte(`{"workbooks":[]}`))
 	for _, g := range guests(b) {
 		b.Run(g.name, func(b *testing.B) {
 			ctx := context.Background()
@@ -203,8 +204,8 @@ func BenchmarkColdStart(b *testing.B) {
 // newEngineAllLayers is the default chain with the built-in layers and the
 // WASM layers on h.
 func newEngineAllLayers(tb testing.TB, h *wasm.Host, cfg engine.Config) *engine.Engine {
-	reg := engine.NewRegistry()
-	def := engine.DefaultRegistry()
+	reg := layer.NewRegistry()
+	def := layer.DefaultRegistry()
 	reg.SetChain(def.Chain())
 	for _, n := range def.Names() {
 		if n == "custom" || n == "presets" {
@@ -213,9 +214,9 @@ func newEngineAllLayers(tb testing.TB, h *wasm.Host, cfg engine.Config) *engine.
 		info, _ := def.Lookup(n)
 		reg.Register(info)
 	}
-	reg.Register(engine.LayerInfo{Name: "presets", New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+	reg.Register(layer.Info{Name: "presets", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {
 		var o wasm.PresetsOptions
-		if err := engine.DecodeOptions(opts, &o); err != nil {
+		if err := layer.DecodeOptions(opts, &o); err != nil {
 			return nil, err
 		}
 		return wasm.NewPresets(h, o, r)
@@ -271,11 +272,11 @@ func BenchmarkPrincipals(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer p.Close(context.Background())
-				docs := make([]*engine.Doc, n)
+				docs := make([]*layer.Doc, n)
 				for i := range docs {
 					c := engine.Call{Server: "tableau", Tool: "list-workbooks"}
 					c.Scope.TenantID = fmt.Sprintf("tenant-%d", i)
-					docs[i] = engine.NewDoc(c, small)
+					docs[i] = layer.NewDoc(c, small)
 				}
 				ctx := context.Background()
 				for _, d := range docs {

@@ -29,12 +29,17 @@
 // is a name, not a glob. Host.SetServers names the servers an embedder
 // serves, so a folder plugin that serves none of them is a warning.
 //
-// Importing the package registers two engine layers:
+// Layers returns two engine layer kinds, which package layers registers
+// (with the presets of package plugins):
 //
-//   - "custom" (L5): the plugin files configured per server and tool, and
+//   - "custom": the plugin files configured per server and tool, and
 //     those of a watched plugins folder (hot loaded); such a plugin may
 //     return rewrites or replace the payload outright.
-//   - "presets" (L4): the presets embedded in the binary (tableau, github),
+//   - "presets": the presets a Host was given (HostOptions.Presets),
 //     chosen per server by name and compiled lazily on the first call that
 //     matches.
+//
+// Both run on the Host the embedder passes as engine.Options.Plugins, so
+// that one compilation cache and one set of compiled modules serve every
+// server and tool; the package holds no process-wide state.
 package wasm

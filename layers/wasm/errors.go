@@ -25,6 +25,13 @@ var (
 	ErrClosed = errors.New("closed")
 	// ErrUnknownPreset: no preset has that name.
 	ErrUnknownPreset = errors.New("unknown preset")
+	// ErrNotLoaded: a plugin of a watched folder failed to load (a bad
+	// module or sidecar) and would serve the call, which the custom layer
+	// then fails.
+	ErrNotLoaded = errors.New("failed to load")
+	// ErrNotHost: the custom and presets layers found no *Host to run on
+	// (engine.Options.Plugins is another kind of PluginHost).
+	ErrNotHost = errors.New("no WASM host: engine.Options.Plugins takes a *wasm.Host")
 )
 
 // PluginError is a failure of one plugin; it names the plugin.

@@ -62,6 +62,14 @@ func globAny(globs []string, s string) bool {
 	return false
 }
 
+// failedEntry is a plugin of a folder that failed to load: every call of
+// the servers and tools it would serve fails the custom layer, so the
+// failure is counted where the call is reported, not only logged.
+type failedEntry struct {
+	folderEntry
+	err error
+}
+
 // Folder is a watched plugins folder. Its set of plugins is an immutable
 // snapshot swapped atomically on each load: a call takes the snapshot, runs
 // its plugins (each counts the call in flight), and a plugin replaced
@@ -74,13 +82,18 @@ type Folder struct {
 	log      hclog.Logger
 	maxBytes int64
 
-	snap    atomic.Pointer[[]*folderEntry]
-	gen     atomic.Uint64
+	snap atomic.Pointer[[]*folderEntry]
+	gen  atomic.Uint64
+	// failed holds the plugins that failed to load with no previous
+	// version serving, by name (written under loadMu); failing is its
+	// snapshot, read by calls.
+	failed  map[string]*failedEntry
+	failing atomic.Pointer[[]*failedEntry]
 	watcher *fsnotify.Watcher
 	loadMu  sync.Mutex // one load at a time
 	stop    chan struct{}
 	stopped chan struct{}
-	refs    int // guarded by sharedMu
+	refs    int // guarded by host.folderMu
 
 	warnMu sync.Mutex
 	warned map[string]string // plugin name -> the stamp warned about
@@ -144,7 +157,7 @@ func OpenFolderWith(ctx context.Context, h *Host, dir string, o FolderOptions) (
 	}
 	f := &Folder{
 		dir: abs, host: h, cfg: cfg, log: log.Named("plugins").With("dir", abs), watcher: w, maxBytes: maxBytes,
-		stop: make(chan struct{}), stopped: make(chan struct{}), warned: map[string]string{},
+		stop: make(chan struct{}), stopped: make(chan struct{}), warned: map[string]string{}, failed: map[string]*failedEntry{},
 	}
 	empty := []*folderEntry{}
 	f.snap.Store(&empty)
@@ -260,6 +273,7 @@ func (f *Folder) load(ctx context.Context, names map[string]bool) {
 	for _, n := range sorted {
 		prev := findEntry(old, n)
 		e, err := f.loadOne(ctx, n, prev)
+		delete(f.failed, n)
 		switch {
 		case errors.Is(err, os.ErrNotExist) && prev != nil:
 			f.log.Info("plugin removed; unloading", "plugin", n)
@@ -271,7 +285,9 @@ func (f *Folder) load(ctx context.Context, names map[string]bool) {
 				f.log.Error("plugin failed to load; the previous version keeps serving", "plugin", n, "error", err)
 				next = append(next, prev)
 			} else {
-				f.log.Error("plugin failed to load", "plugin", n, "error", err)
+				f.log.Error("plugin failed to load; the calls it would serve fail the custom layer", "plugin", n, "error", err)
+				f.failed[n] = f.failedEntry(ctx, n, err)
+				continue
 			}
 		case e == prev:
 			next = append(next, prev)
@@ -288,6 +304,12 @@ func (f *Folder) load(ctx context.Context, names map[string]bool) {
 	}
 	sort.Slice(next, func(i, j int) bool { return next[i].name < next[j].name })
 	f.snap.Store(&next)
+	failing := make([]*failedEntry, 0, len(f.failed))
+	for _, fe := range f.failed {
+		failing = append(failing, fe)
+	}
+	sort.Slice(failing, func(i, j int) bool { return failing[i].name < failing[j].name })
+	f.failing.Store(&failing)
 	if changed {
 		f.gen.Add(1)
 	}
@@ -301,6 +323,41 @@ func findEntry(es []*folderEntry, name string) *folderEntry {
 	for _, e := range es {
 		if e.name == name {
 			return e
+		}
+	}
+	return nil
+}
+
+// failedEntry records name's failure to load, with the servers and tools
+// its sidecar names when it can still be read as JSON (an unknown field,
+// a bad limit), else the defaults: the server called name, every tool.
+func (f *Folder) failedEntry(ctx context.Context, name string, err error) *failedEntry {
+	fe := &failedEntry{folderEntry: folderEntry{name: name}, err: &PluginError{Plugin: name, Err: fmt.Errorf("%w: %w", ErrNotLoaded, err)}}
+	if side, rerr := readPluginFile(ctx, filepath.Join(f.dir, name+".json"), maxSidecarBytes); rerr == nil {
+		var sc struct{ Servers, Tools []string }
+		if json.Unmarshal(side, &sc) == nil {
+			fe.servers, fe.tools = sc.Servers, sc.Tools
+		}
+	}
+	if len(fe.servers) == 0 {
+		fe.servers = []string{escapeGlob(name)}
+	}
+	if len(fe.tools) == 0 {
+		fe.tools = []string{"*"}
+	}
+	return fe
+}
+
+// loadFailure returns the failure of the first plugin that failed to load
+// and would serve server and tool, or nil.
+func (f *Folder) loadFailure(server, tool string) error {
+	fs := f.failing.Load()
+	if fs == nil {
+		return nil
+	}
+	for _, fe := range *fs {
+		if fe.matches(server, tool) {
+			return fe.err
 		}
 	}
 	return nil
@@ -439,29 +496,26 @@ func (f *Folder) Close(ctx context.Context) error {
 	return err
 }
 
-// Folders are shared by every layer that names the same folder, host and
-// limits, and closed with the last of them.
-var (
-	sharedMu      sync.Mutex
-	sharedFolders = map[sharedKey]*Folder{}
-)
-
-type sharedKey struct {
-	host     *Host
+// sharedFolderKey identifies a folder that layers of one Host share (its
+// Host's sharedFolders): the same folder and limits.
+type sharedFolderKey struct {
 	dir      string
 	cfg      SandboxConfig
 	maxBytes int64
 }
 
+// openShared returns the folder every layer of h that names the same
+// folder and limits shares, opening it for the first; the last release
+// closes it.
 func openShared(ctx context.Context, h *Host, dir string, cfg SandboxConfig, maxBytes int64, log hclog.Logger) (*Folder, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	key := sharedKey{h, abs, cfg, maxBytes}
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if f, ok := sharedFolders[key]; ok {
+	key := sharedFolderKey{abs, cfg, maxBytes}
+	h.folderMu.Lock()
+	defer h.folderMu.Unlock()
+	if f, ok := h.sharedFolders[key]; ok {
 		f.refs++
 		return f, nil
 	}
@@ -470,22 +524,23 @@ func openShared(ctx context.Context, h *Host, dir string, cfg SandboxConfig, max
 		return nil, err
 	}
 	f.refs = 1
-	sharedFolders[key] = f
+	h.sharedFolders[key] = f
 	return f, nil
 }
 
 func (f *Folder) release(ctx context.Context) {
-	sharedMu.Lock()
+	h := f.host
+	h.folderMu.Lock()
 	f.refs--
 	last := f.refs == 0
 	if last {
-		for k, v := range sharedFolders {
+		for k, v := range h.sharedFolders {
 			if v == f {
-				delete(sharedFolders, k)
+				delete(h.sharedFolders, k)
 			}
 		}
 	}
-	sharedMu.Unlock()
+	h.folderMu.Unlock()
 	if last {
 		_ = f.Close(ctx)
 	}

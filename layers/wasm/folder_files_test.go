@@ -195,3 +195,46 @@ func TestFolderWarnsUnmatchedPlugin(t *testing.T) {
 		t.Fatalf("no warning once the servers were known:\n%s", logs.String())
 	}
 }
+
+// TestFolderLoadFailureFailsTheCall is issue 18's reproduction: a sidecar
+// with an unknown field was logged at ERROR while every call went on with
+// no failure reported ("0 failed steps"). Now each call the plugin would
+// serve (the servers its sidecar names) fails the custom layer with
+// ErrNotLoaded; other servers' calls are untouched, and once the sidecar is
+// fixed the plugin loads and the calls succeed.
+func TestFolderLoadFailureFailsTheCall(t *testing.T) {
+	noop := watGuest(t, "noop.wat", nil)
+	dir := t.TempDir()
+	writeAtomic(t, filepath.Join(dir, "helper.wasm"), noop)
+	writeAtomic(t, filepath.Join(dir, "helper.json"), []byte(`{"servers":["helpdesk"],"tool":"x"}`))
+	h := newHost(t, nil)
+	eng := newEngineWithHost(t, h, engine.Config{Chain: []string{"custom"}, Layers: map[string]json.RawMessage{
+		"custom": rawJSON(t, wasm.CustomOptions{Dir: dir}),
+	}}, nil)
+	ctx := context.Background()
+	res, err := eng.Transform(ctx, engine.Call{Server: "helpdesk", Tool: "t"}, []byte(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 1 || !errors.Is(res.Failures[0], wasm.ErrNotLoaded) || !strings.Contains(res.Failures[0].Error(), `unknown field "tool"`) {
+		t.Fatalf("Failures = %v, want one ErrNotLoaded naming the unknown field", res.Failures)
+	}
+	if res, err := eng.Transform(ctx, engine.Call{Server: "other", Tool: "t"}, []byte(`{"a":1}`)); err != nil || len(res.Failures) != 0 {
+		t.Fatalf("another server's call: %v %v", res.Failures, err)
+	}
+	writeAtomic(t, filepath.Join(dir, "helper.json"), []byte(`{"servers":["helpdesk"],"tools":["x"]}`))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := eng.Transform(ctx, engine.Call{Server: "helpdesk", Tool: "t"}, []byte(`{"a":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Failures) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fixed sidecar still fails the call: %v", res.Failures)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

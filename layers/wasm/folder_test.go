@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
@@ -75,8 +76,8 @@ func TestHotReloadUnderLoad(t *testing.T) {
 	if got := f.Names(); len(got) != 1 || got[0] != "tableau" {
 		t.Fatalf("loaded %v, want [tableau]", got)
 	}
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "custom", New: func(_ json.RawMessage, r engine.Resources) (engine.Layer, error) {
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "custom", New: func(_ json.RawMessage, r layer.Resources) (layer.Layer, error) {
 		return folderLayer{f}, nil
 	}})
 	in := readDoc(t, "tableau_download_workbook.json")
@@ -144,7 +145,7 @@ func TestHotReloadUnderLoad(t *testing.T) {
 // folderLayer is the custom layer over a given folder.
 type folderLayer struct{ f *wasm.Folder }
 
-func (l folderLayer) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l folderLayer) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	p := l.f.Plugin("tableau")
 	if p == nil {
 		return nil, nil
@@ -220,9 +221,9 @@ func TestInFlightFinishesOnOld(t *testing.T) {
 	if old == nil {
 		t.Fatal("not loaded")
 	}
-	d := engine.NewDoc(engine.Call{Server: "s", Tool: "t"}, []byte(`{"a":1}`))
+	d := layer.NewDoc(engine.Call{Server: "s", Tool: "t"}, []byte(`{"a":1}`))
 	type result struct {
-		rws []engine.Rewrite
+		rws []layer.Rewrite
 		err error
 	}
 	done := make(chan result, 1)

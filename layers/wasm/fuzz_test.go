@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
@@ -26,7 +27,7 @@ func FuzzBuildRequest(f *testing.F) {
 		if !json.Valid(raw) || hasDuplicateKeys(raw) {
 			return // a path names the first of duplicate keys only
 		}
-		d := engine.NewDoc(engine.Call{Server: "s", Tool: "t"}, raw)
+		d := layer.NewDoc(engine.Call{Server: "s", Tool: "t"}, raw)
 		if d.Err() != nil {
 			return
 		}

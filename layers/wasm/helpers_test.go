@@ -11,16 +11,18 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
 	"github.com/mcpx-dev/mcpx/layers/wasm"
+	"github.com/mcpx-dev/mcpx/plugins"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
 // newHost returns a Host with its cache in a temporary folder.
 func newHost(t testing.TB, log hclog.Logger) *wasm.Host {
 	t.Helper()
-	h, err := wasm.NewHost(context.Background(), wasm.HostOptions{CacheDir: sharedCacheDir(t), Logger: log})
+	h, err := wasm.NewHost(context.Background(), wasm.HostOptions{CacheDir: sharedCacheDir(t), Logger: log, Presets: plugins.Catalog()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,17 +111,17 @@ func newStore() *memstore.Store { return memstore.New(memstore.Config{}) }
 // on h rather than the default host.
 func newEngineWithHost(t testing.TB, h *wasm.Host, cfg engine.Config, log hclog.Logger) *engine.Engine {
 	t.Helper()
-	reg := engine.NewRegistry()
-	reg.Register(engine.LayerInfo{Name: "custom", New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+	reg := layer.NewRegistry()
+	reg.Register(layer.Info{Name: "custom", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {
 		var o wasm.CustomOptions
-		if err := engine.DecodeOptions(opts, &o); err != nil {
+		if err := layer.DecodeOptions(opts, &o); err != nil {
 			return nil, err
 		}
 		return wasm.NewCustom(context.Background(), h, o, r)
 	}})
-	reg.Register(engine.LayerInfo{Name: "presets", New: func(opts json.RawMessage, r engine.Resources) (engine.Layer, error) {
+	reg.Register(layer.Info{Name: "presets", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {
 		var o wasm.PresetsOptions
-		if err := engine.DecodeOptions(opts, &o); err != nil {
+		if err := layer.DecodeOptions(opts, &o); err != nil {
 			return nil, err
 		}
 		return wasm.NewPresets(h, o, r)

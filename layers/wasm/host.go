@@ -25,6 +25,11 @@ type HostOptions struct {
 	// Sandbox holds the default limits of the plugins; a plugin's own
 	// limits apply on top. The zero value is the default limits.
 	Sandbox SandboxConfig
+	// Presets are the modules the presets layer may run (plugins.Catalog()
+	// is mcpx's). Defaults to none.
+	Presets []Preset
+	// Servers names the servers the embedder serves, as SetServers does.
+	Servers []string
 }
 
 // Host compiles plugins and shares one compilation cache among them. It is
@@ -36,6 +41,7 @@ type Host struct {
 	dir     string
 
 	mu      sync.Mutex
+	catalog map[string]Preset
 	presets map[string]*presetSlot
 	shared  map[sharedPluginKey]*sharedPlugin
 	closed  bool
@@ -43,6 +49,11 @@ type Host struct {
 	// when it never said.
 	servers []string
 	folders map[*Folder]struct{}
+
+	// folderMu guards sharedFolders, the folders the host's layers share
+	// (openShared); held while one opens, so it is not mu.
+	folderMu      sync.Mutex
+	sharedFolders map[sharedFolderKey]*Folder
 }
 
 // sharedPluginKey identifies a compiled plugin that layers may share: the
@@ -63,7 +74,19 @@ func NewHost(ctx context.Context, o HostOptions) (*Host, error) {
 	if err := o.Sandbox.validate(); err != nil {
 		return nil, fmt.Errorf("wasm: sandbox: %w", err)
 	}
-	h := &Host{log: o.Logger, sandbox: o.Sandbox, presets: map[string]*presetSlot{}, shared: map[sharedPluginKey]*sharedPlugin{}, folders: map[*Folder]struct{}{}}
+	h := &Host{log: o.Logger, sandbox: o.Sandbox, catalog: map[string]Preset{}, presets: map[string]*presetSlot{}, shared: map[sharedPluginKey]*sharedPlugin{}, folders: map[*Folder]struct{}{}, sharedFolders: map[sharedFolderKey]*Folder{}}
+	for _, p := range o.Presets {
+		if p.Name == "" || len(p.Wasm) == 0 {
+			return nil, fmt.Errorf("wasm: preset %q: a name and a module are required", p.Name)
+		}
+		if _, dup := h.catalog[p.Name]; dup {
+			return nil, fmt.Errorf("wasm: preset %q given twice", p.Name)
+		}
+		h.catalog[p.Name] = p
+	}
+	if o.Servers != nil {
+		h.servers = append([]string{}, o.Servers...)
+	}
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
@@ -46,7 +47,7 @@ func runGetValue(t *testing.T, h *wasm.Host, cfg wasm.SandboxConfig, doc []byte,
 		t.Fatal(err)
 	}
 	defer p.Close(context.Background())
-	rws, err := p.Run(context.Background(), engine.NewDoc(engine.Call{Server: "s", Tool: "t"}, doc), wasm.ModeCustom)
+	rws, err := p.Run(context.Background(), layer.NewDoc(engine.Call{Server: "s", Tool: "t"}, doc), wasm.ModeCustom)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
@@ -165,7 +166,7 @@ func TestSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close(context.Background())
-	d := engine.NewDoc(engine.Call{Server: "s", Tool: "t"}, []byte(`{"a":1}`))
+	d := layer.NewDoc(engine.Call{Server: "s", Tool: "t"}, []byte(`{"a":1}`))
 	rws, err := p.Run(context.Background(), d, wasm.ModeCustom)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +194,7 @@ func TestSandbox(t *testing.T) {
 func TestGetValue(t *testing.T) {
 	h := newHost(t, nil)
 	doc := readDoc(t, "tableau_download_workbook.json")
-	d := engine.NewDoc(engine.Call{Server: "s", Tool: "t"}, doc)
+	d := layer.NewDoc(engine.Call{Server: "s", Tool: "t"}, doc)
 	content := gjson.GetBytes(d.Carriers()[0].Payload, "content").Raw
 	for _, tc := range []struct {
 		name   string
@@ -242,7 +243,7 @@ func TestLogBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close(context.Background())
-	if _, err := p.Run(context.Background(), engine.NewDoc(engine.Call{}, []byte(`{}`)), wasm.ModeCustom); err != nil {
+	if _, err := p.Run(context.Background(), layer.NewDoc(engine.Call{}, []byte(`{}`)), wasm.ModeCustom); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -266,7 +267,7 @@ func TestCloseIdempotent(t *testing.T) {
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Run(context.Background(), engine.NewDoc(engine.Call{}, []byte(`{}`)), wasm.ModeCustom)
+	_, err = p.Run(context.Background(), layer.NewDoc(engine.Call{}, []byte(`{}`)), wasm.ModeCustom)
 	if !errors.Is(err, wasm.ErrClosed) {
 		t.Fatalf("Run after Close = %v, want ErrClosed", err)
 	}

@@ -6,55 +6,79 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 )
 
-func init() {
-	engine.RegisterLayer(engine.NewLayerInfo("custom",
-		"L5: WASM custom transformers per server and tool (plugin files and a hot-loaded plugins folder); may replace the payload",
-		nil, func(o CustomOptions, r engine.Resources) (engine.Layer, error) {
-			h, err := DefaultHost()
-			if err != nil {
-				return nil, err
-			}
-			ctx := r.Context
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			return NewCustom(ctx, h, o, r)
-		}))
-	engine.RegisterLayer(engine.NewLayerInfo("presets",
-		"L4: WASM presets per server (built in: "+strings.Join(PresetNames(), ", ")+"), loaded on the first matching call",
-		nil, func(o PresetsOptions, r engine.Resources) (engine.Layer, error) {
-			h, err := DefaultHost()
-			if err != nil {
-				return nil, err
-			}
-			return NewPresets(h, o, r)
-		}))
+// Layers returns the layer kinds of the package, for a registry: "custom"
+// (the plugin files configured per server and tool, and those of a watched
+// plugins folder) and "presets" (the catalog's modules, chosen per server).
+// Both run on the engine's Options.Plugins, a *Host; without one they share
+// a Host per engine, made on first need with catalog as its presets and
+// closed with the engine. Package layers registers them with mcpx's
+// catalog.
+func Layers(catalog []Preset) []layer.Info {
+	names := make([]string, 0, len(catalog))
+	for _, p := range catalog {
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	return []layer.Info{
+		layer.NewInfo("custom",
+			"WASM custom transformers per server and tool (plugin files and a hot-loaded plugins folder); may replace the payload",
+			nil, func(o CustomOptions, r layer.Resources) (layer.Layer, error) {
+				h, err := hostOf(r, catalog)
+				if err != nil {
+					return nil, err
+				}
+				ctx := r.Context
+				if ctx == nil {
+					ctx = context.Background()
+				}
+				return NewCustom(ctx, h, o, r)
+			}),
+		layer.NewInfo("presets",
+			"WASM presets per server (built in: "+strings.Join(names, ", ")+"), loaded on the first matching call",
+			nil, func(o PresetsOptions, r layer.Resources) (layer.Layer, error) {
+				h, err := hostOf(r, catalog)
+				if err != nil {
+					return nil, err
+				}
+				return NewPresets(h, o, r)
+			}),
+	}
 }
 
-var (
-	defaultHostOnce sync.Once
-	defaultHost     *Host
-	defaultHostErr  error
-)
+// sharedHostKey is the key of an engine's own Host (Resources.Shared).
+const sharedHostKey = "layers/wasm.Host"
 
-// DefaultHost is the process-wide Host the registered layers use: the
-// compilation cache in DefaultCacheDir() and the default limits. Embedders
-// that want another cache folder or logger build layers with NewCustom and
-// NewPresets over their own Host.
-func DefaultHost() (*Host, error) {
-	defaultHostOnce.Do(func() {
-		defaultHost, defaultHostErr = NewHost(context.Background(), HostOptions{})
+// hostOf returns the Host the layers of r run on: the engine's
+// Options.Plugins, else one the engine shares among its layers, made with
+// the compilation cache in DefaultCacheDir() and catalog's presets.
+func hostOf(r layer.Resources, catalog []Preset) (*Host, error) {
+	if r.Plugins != nil {
+		h, ok := r.Plugins.(*Host)
+		if !ok {
+			return nil, fmt.Errorf("%w: engine.Options.Plugins is a %T", ErrNotHost, r.Plugins)
+		}
+		return h, nil
+	}
+	if r.Shared == nil {
+		return nil, fmt.Errorf("%w: no engine.Options.Plugins and no engine to share one", ErrNotHost)
+	}
+	v, err := r.Shared(sharedHostKey, func() (any, error) {
+		return NewHost(context.Background(), HostOptions{Presets: catalog})
 	})
-	return defaultHost, defaultHostErr
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Host), nil
 }
 
 // PluginFile names one plugin of the custom layer.
@@ -131,7 +155,7 @@ type custom struct {
 // NewCustom builds the custom layer for r.Server and r.Tool: it compiles
 // the listed plugins (or shares those another layer of h compiled from the
 // same file, limits and config) and opens (or shares) the plugins folder.
-func NewCustom(ctx context.Context, h *Host, o CustomOptions, r engine.Resources) (engine.Layer, error) {
+func NewCustom(ctx context.Context, h *Host, o CustomOptions, r layer.Resources) (layer.Layer, error) {
 	base, err := o.Limits.Apply(h.Sandbox())
 	if err != nil {
 		return nil, err
@@ -191,17 +215,23 @@ func pluginName(file string) string {
 // plugin that replaces the payload ends the layer's run (later plugins
 // would look at a payload that no longer is). Any plugin's failure fails
 // the layer for this call, so the result stays as the previous layer left
-// it.
-func (l *custom) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+// it; so does a folder plugin that failed to load (ErrNotLoaded) and would
+// serve the call.
+func (l *custom) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
+	if l.folder != nil {
+		if err := l.folder.loadFailure(l.server, l.tool); err != nil {
+			return nil, err
+		}
+	}
 	ctx = WithLogger(ctx, l.log)
-	var all []engine.Rewrite
+	var all []layer.Rewrite
 	run := func(p *Plugin) (bool, error) {
 		rws, err := p.Run(ctx, d, ModeCustom)
 		if err != nil {
 			return false, err
 		}
 		all = append(all, rws...)
-		return len(rws) == 1 && rws[0].Path == "" && rws[0].Action == engine.ActionReplace, nil
+		return len(rws) == 1 && rws[0].Path == "" && rws[0].Action == layer.ActionReplace, nil
 	}
 	for _, p := range l.owned {
 		if replaced, err := run(p); err != nil || replaced {
@@ -263,15 +293,15 @@ type presets struct {
 
 // NewPresets builds the presets layer for r.Server. Nothing is compiled
 // here: each preset loads on the first call that runs it.
-func NewPresets(h *Host, o PresetsOptions, r engine.Resources) (engine.Layer, error) {
+func NewPresets(h *Host, o PresetsOptions, r layer.Resources) (layer.Layer, error) {
 	cfg, err := o.Limits.Apply(h.Sandbox())
 	if err != nil {
 		return nil, err
 	}
 	names := o.Names
 	if names == nil {
-		for _, n := range PresetNames() {
-			if presetMatches(n, r.Server) {
+		for _, n := range h.PresetNames() {
+			if h.presetMatches(n, r.Server) {
 				names = append(names, n)
 			}
 		}
@@ -282,8 +312,8 @@ func NewPresets(h *Host, o PresetsOptions, r engine.Resources) (engine.Layer, er
 		}
 	}
 	for _, n := range names {
-		if !contains(PresetNames(), n) {
-			return nil, &PluginError{Plugin: n, Err: fmt.Errorf("%w (built in: %v)", ErrUnknownPreset, PresetNames())}
+		if !contains(h.PresetNames(), n) {
+			return nil, &PluginError{Plugin: n, Err: fmt.Errorf("%w (built in: %v)", ErrUnknownPreset, h.PresetNames())}
 		}
 	}
 	for n, c := range o.Config {
@@ -320,7 +350,7 @@ func (l *presets) plugin(ctx context.Context, name string) (*Plugin, error) {
 	if p, ok := l.loaded[name]; ok {
 		return p, nil
 	}
-	info, _ := lookupPreset(name)
+	info, _ := l.host.lookupPreset(name)
 	p, err := l.host.Compile(context.WithoutCancel(ctx), "preset."+name, info, l.cfg, l.config[name])
 	if err != nil {
 		return nil, err
@@ -330,14 +360,14 @@ func (l *presets) plugin(ctx context.Context, name string) (*Plugin, error) {
 }
 
 // Plan runs the layer's presets in order; their rewrites add up.
-func (l *presets) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+func (l *presets) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	if len(l.names) == 0 {
 		return nil, nil
 	}
 	ctx = WithLogger(ctx, l.log)
-	var all []engine.Rewrite
+	var all []layer.Rewrite
 	for _, n := range l.names {
-		if cannotChange(n, d, l.cfg.withDefaults().LongString) {
+		if l.host.cannotChange(n, d, l.cfg.withDefaults().LongString) {
 			// Not loading it is the saving: a fresh process that
 			// transforms one small result pays no compile-cache load.
 			continue
@@ -384,9 +414,9 @@ func (l *presets) Close(ctx context.Context) error {
 
 // Interface guards.
 var (
-	_ engine.Layer  = (*custom)(nil)
-	_ engine.Closer = (*custom)(nil)
-	_ engine.Layer  = (*presets)(nil)
-	_ engine.Closer = (*presets)(nil)
-	_ engine.Warmer = (*presets)(nil)
+	_ layer.Layer  = (*custom)(nil)
+	_ layer.Closer = (*custom)(nil)
+	_ layer.Layer  = (*presets)(nil)
+	_ layer.Closer = (*presets)(nil)
+	_ layer.Warmer = (*presets)(nil)
 )

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
@@ -33,7 +34,7 @@ func TestGuestLogCannotForge(t *testing.T) {
 	defer p.Close(context.Background())
 	const calls = 3
 	for i := 0; i < calls; i++ {
-		if _, err := p.Run(context.Background(), engine.NewDoc(engine.Call{}, []byte(`{}`)), wasm.ModeCustom); err != nil {
+		if _, err := p.Run(context.Background(), layer.NewDoc(engine.Call{}, []byte(`{}`)), wasm.ModeCustom); err != nil {
 			t.Fatal(err)
 		}
 	}

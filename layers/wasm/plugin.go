@@ -15,7 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 )
 
 // The ABI v1 names (sdk/wasm-guest/ABI.md).
@@ -49,7 +49,7 @@ const (
 const errFlag = 1 << 31
 
 // Plugin is one compiled module with a pool of instances. It is an
-// engine.Layer (in ModeRewrites) and is safe for concurrent use: each call
+// layer.Layer (in ModeRewrites) and is safe for concurrent use: each call
 // runs on an instance of its own. An instance keeps its memory from call to
 // call (a guest may keep the last request), so a pooled instance serves
 // only calls of the principal it first served: the same server, tenant and
@@ -94,7 +94,7 @@ type instance struct {
 // callState is what host functions see of the call in progress.
 type callState struct {
 	log    hclog.Logger // the caller's logger (WithLogger); nil: the plugin's own
-	doc    *engine.Doc
+	doc    *layer.Doc
 	budget int
 	logs   int
 }
@@ -458,13 +458,13 @@ func (p *Plugin) Name() string { return p.name }
 // SHA256 is a short hash of the module's bytes.
 func (p *Plugin) SHA256() string { return p.sha }
 
-// Plan runs the plugin in ModeRewrites: the engine.Layer view of a preset.
-func (p *Plugin) Plan(ctx context.Context, d *engine.Doc) ([]engine.Rewrite, error) {
+// Plan runs the plugin in ModeRewrites: the layer.Layer view of a preset.
+func (p *Plugin) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error) {
 	return p.Run(ctx, d, ModeRewrites)
 }
 
 // Run builds the request for d, calls the plugin and checks its response.
-func (p *Plugin) Run(ctx context.Context, d *engine.Doc, mode Mode) ([]engine.Rewrite, error) {
+func (p *Plugin) Run(ctx context.Context, d *layer.Doc, mode Mode) ([]layer.Rewrite, error) {
 	req := BuildRequest(d, mode, p.config, p.cfg.LongString)
 	out, err := p.Call(ctx, d, req)
 	if err != nil {
@@ -481,7 +481,7 @@ func (p *Plugin) Run(ctx context.Context, d *engine.Doc, mode Mode) ([]engine.Re
 // returns the response bytes. d serves host.get_value (nil: nothing). A
 // trap, timeout, over-limit output or failed host exchange discards the
 // instance; a guest-reported error (ErrGuest) keeps it.
-func (p *Plugin) Call(ctx context.Context, d *engine.Doc, req []byte) ([]byte, error) {
+func (p *Plugin) Call(ctx context.Context, d *layer.Doc, req []byte) ([]byte, error) {
 	if !p.acquire() {
 		return nil, &PluginError{Plugin: p.name, Err: ErrClosed}
 	}
@@ -671,5 +671,5 @@ func loggerFrom(ctx context.Context) hclog.Logger {
 	return l
 }
 
-var _ engine.Layer = (*Plugin)(nil)
-var _ engine.Closer = (*Plugin)(nil)
+var _ layer.Layer = (*Plugin)(nil)
+var _ layer.Closer = (*Plugin)(nil)

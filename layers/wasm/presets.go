@@ -8,9 +8,27 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/plugins"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 )
+
+// Preset is a module built into a binary that the presets layer runs for
+// the servers its globs match (package plugins holds mcpx's catalog).
+type Preset struct {
+	// Name is the preset's name in config and on the command line.
+	Name string
+	// Summary is one line for docs.
+	Summary string
+	// Servers are the server-name globs the preset applies to unless the
+	// config names presets explicitly.
+	Servers []string
+	// Wasm is the module.
+	Wasm []byte
+	// CandidatesOnly says the preset rewrites nothing but the request's
+	// candidates (the long strings, ABI.md): on a result without one it
+	// answers no rewrites, so the presets layer neither loads nor runs it
+	// there (loading is most of a small result's cost in a fresh process).
+	CandidatesOnly bool
+}
 
 // presetSlot compiles one preset on first use.
 type presetSlot struct {
@@ -26,17 +44,20 @@ func (s *presetSlot) loaded() *Plugin {
 	return s.p
 }
 
-// PresetNames lists the presets built into this binary.
-func PresetNames() []string {
-	names := plugins.Names()
+// PresetNames lists the host's presets (HostOptions.Presets), sorted.
+func (h *Host) PresetNames() []string {
+	names := make([]string, 0, len(h.catalog))
+	for n := range h.catalog {
+		names = append(names, n)
+	}
 	sort.Strings(names)
 	return names
 }
 
 // presetMatches reports whether the preset's default server globs match
 // server (tableau matches "tableau", "tableau-prod", ...).
-func presetMatches(name, server string) bool {
-	info, ok := plugins.Lookup(name)
+func (h *Host) presetMatches(name, server string) bool {
+	info, ok := h.catalog[name]
 	if !ok {
 		return false
 	}
@@ -52,9 +73,9 @@ func presetMatches(name, server string) bool {
 // (presets load lazily) with the host's default limits. The host owns it:
 // Host.Close closes it.
 func (h *Host) Preset(ctx context.Context, name string) (*Plugin, error) {
-	info, ok := plugins.Lookup(name)
+	info, ok := h.catalog[name]
 	if !ok {
-		return nil, &PluginError{Plugin: name, Err: fmt.Errorf("%w (built in: %v)", ErrUnknownPreset, PresetNames())}
+		return nil, &PluginError{Plugin: name, Err: fmt.Errorf("%w (built in: %v)", ErrUnknownPreset, h.PresetNames())}
 	}
 	h.mu.Lock()
 	if h.closed {
@@ -86,14 +107,14 @@ func (h *Host) Preset(ctx context.Context, name string) (*Plugin, error) {
 var now = time.Now
 
 // lookupPreset returns a preset's module.
-func lookupPreset(name string) ([]byte, bool) {
-	info, ok := plugins.Lookup(name)
+func (h *Host) lookupPreset(name string) ([]byte, bool) {
+	info, ok := h.catalog[name]
 	return info.Wasm, ok
 }
 
 // cannotChange reports whether the preset name cannot rewrite d: it
 // rewrites only candidates, and d has no string long enough to be one.
-func cannotChange(name string, d *engine.Doc, longString int) bool {
-	info, ok := plugins.Lookup(name)
+func (h *Host) cannotChange(name string, d *layer.Doc, longString int) bool {
+	info, ok := h.catalog[name]
 	return ok && info.CandidatesOnly && len(d.Strings(longString)) == 0
 }

@@ -63,7 +63,7 @@ func TestPresetsOptions(t *testing.T) {
 			t.Errorf("%s: Validate = %v, want %q", tc.opts, err, tc.err)
 		}
 	}
-	_ = wasm.PresetNames()
+	_ = h.PresetNames()
 }
 
 // TestCustomShared: the chains of two tools that name the same plugin file

@@ -3,7 +3,7 @@ package wasm
 import (
 	"sync"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 )
 
 // principal is whom a call runs for. A guest's memory outlives a call (its
@@ -18,7 +18,7 @@ type principal struct {
 	server, tenant, user string
 }
 
-func principalOf(d *engine.Doc) principal {
+func principalOf(d *layer.Doc) principal {
 	if d == nil {
 		return principal{}
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/b64"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
@@ -47,7 +47,7 @@ type span struct {
 // and the payload and result skeletons, in which long strings are
 // {"$mcpx":"long_string","len":N,"head":"...","mime":"...","encoding":"..."}
 // and, in the result, each carrier of the payload is {"$mcpx":"payload"}.
-func BuildRequest(d *engine.Doc, mode Mode, config json.RawMessage, longString int) []byte {
+func BuildRequest(d *layer.Doc, mode Mode, config json.RawMessage, longString int) []byte {
 	strs := d.Strings(longString)
 	carriers := d.Carriers()
 	// A rough size: the skeletons are small, the rest is what it is.
@@ -77,7 +77,7 @@ func BuildRequest(d *engine.Doc, mode Mode, config json.RawMessage, longString i
 			if s.Carrier == 0 {
 				spans = append(spans, span{off: s.Off, end: s.End})
 				if addressable(s.Path, c.Payload, s.Off) {
-					cands = append(cands, candidate{target: engine.TargetPayload, path: s.Path, buf: c.Payload, span: span{off: s.Off, end: s.End}})
+					cands = append(cands, candidate{target: layer.TargetPayload, path: s.Path, buf: c.Payload, span: span{off: s.Off, end: s.End}})
 				}
 			}
 		}
@@ -91,7 +91,7 @@ func BuildRequest(d *engine.Doc, mode Mode, config json.RawMessage, longString i
 			if s.Carrier == -1 {
 				env = append(env, span{off: s.Off, end: s.End})
 				if addressable(s.Path, d.Raw, s.Off) {
-					cands = append(cands, candidate{target: engine.TargetResult, path: s.Path, buf: d.Raw, span: span{off: s.Off, end: s.End}})
+					cands = append(cands, candidate{target: layer.TargetResult, path: s.Path, buf: d.Raw, span: span{off: s.Off, end: s.End}})
 				}
 			}
 		}
@@ -141,7 +141,7 @@ func addressable(path string, buf []byte, off int) bool {
 }
 
 type candidate struct {
-	target engine.Target
+	target layer.Target
 	path   string
 	buf    []byte
 	span   span
@@ -256,14 +256,14 @@ func looksText(h []byte) bool {
 
 // response is the JSON a plugin answers.
 type response struct {
-	Rewrites []engine.Rewrite `json:"rewrites"`
-	Payload  json.RawMessage  `json:"payload"`
+	Rewrites []layer.Rewrite `json:"rewrites"`
+	Payload  json.RawMessage `json:"payload"`
 }
 
 // ParseResponse decodes and checks a plugin's response. In ModeCustom a
 // payload becomes one ActionReplace rewrite at the payload root, so the
 // engine stores the replaced original and every carrier gets the new one.
-func ParseResponse(out []byte, mode Mode) ([]engine.Rewrite, error) {
+func ParseResponse(out []byte, mode Mode) ([]layer.Rewrite, error) {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.DisallowUnknownFields()
 	var r response
@@ -280,7 +280,7 @@ func ParseResponse(out []byte, mode Mode) ([]engine.Rewrite, error) {
 		if len(r.Rewrites) > 0 {
 			return nil, fmt.Errorf("%w: both payload and rewrites (answer one)", ErrBadResponse)
 		}
-		return []engine.Rewrite{{Path: "", Action: engine.ActionReplace, Value: r.Payload}}, nil
+		return []layer.Rewrite{{Path: "", Action: layer.ActionReplace, Value: r.Payload}}, nil
 	}
 	for i := range r.Rewrites {
 		if err := checkRewrite(&r.Rewrites[i]); err != nil {
@@ -292,18 +292,18 @@ func ParseResponse(out []byte, mode Mode) ([]engine.Rewrite, error) {
 
 // checkRewrite rejects what the engine would reject, so a bad response fails
 // the whole layer rather than leaving it half applied.
-func checkRewrite(rw *engine.Rewrite) error {
+func checkRewrite(rw *layer.Rewrite) error {
 	if _, err := jsonwalk.ParsePath(rw.Path); err != nil {
 		return err
 	}
 	switch rw.Target {
-	case "", engine.TargetPayload, engine.TargetResult:
+	case "", layer.TargetPayload, layer.TargetResult:
 	default:
 		return fmt.Errorf("target %q: want payload or result", rw.Target)
 	}
 	switch rw.Action {
-	case engine.ActionArtifact, engine.ActionTruncate, engine.ActionDrop:
-	case engine.ActionReplace:
+	case layer.ActionArtifact, layer.ActionTruncate, layer.ActionDrop:
+	case layer.ActionReplace:
 		if !json.Valid(rw.Value) {
 			return fmt.Errorf("path %q: replace needs a JSON value", rw.Path)
 		}
@@ -313,19 +313,19 @@ func checkRewrite(rw *engine.Rewrite) error {
 		return fmt.Errorf("path %q: action %q: want artifact, truncate, replace or drop", rw.Path, rw.Action)
 	}
 	switch rw.Encoding {
-	case "", engine.EncodingAuto, engine.EncodingBase64, engine.EncodingText, engine.EncodingJSON:
+	case "", layer.EncodingAuto, layer.EncodingBase64, layer.EncodingText, layer.EncodingJSON:
 	default:
 		return fmt.Errorf("path %q: encoding %q: want auto, base64, text or json", rw.Path, rw.Encoding)
 	}
 	switch rw.Form {
-	case "", engine.FormValue, engine.FormText, engine.FormBlock:
+	case "", layer.FormValue, layer.FormText, layer.FormBlock:
 	default:
 		return fmt.Errorf("path %q: form %q: want value, text or block", rw.Path, rw.Form)
 	}
 	if rw.Keep < 0 || rw.MinSize < 0 {
 		return fmt.Errorf("path %q: keep and min_size must not be negative", rw.Path)
 	}
-	if rw.Path == "" && rw.Action != engine.ActionReplace && rw.Action != engine.ActionArtifact && rw.Action != engine.ActionTruncate {
+	if rw.Path == "" && rw.Action != layer.ActionReplace && rw.Action != layer.ActionArtifact && rw.Action != layer.ActionTruncate {
 		return fmt.Errorf("cannot %s the payload root", rw.Action)
 	}
 	return nil

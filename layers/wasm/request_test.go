@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
@@ -17,7 +18,7 @@ func TestBuildRequest(t *testing.T) {
 	text := strings.Repeat("é long text line\n", 30)
 	payload := `{"name":"Q3","pdf":"` + pdf + `","notes":"` + strings.ReplaceAll(text, "\n", `\n`) + `","small":"x"}`
 	raw := `{"content":[{"type":"text","text":"hello"},{"type":"image","data":"` + base64.StdEncoding.EncodeToString(append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 400)...)) + `","mimeType":"image/png"}],"structuredContent":` + payload + `}`
-	d := engine.NewDoc(engine.Call{Server: "srv", Tool: "tl", Arguments: []byte(`{"id":7}`)}, []byte(raw))
+	d := layer.NewDoc(engine.Call{Server: "srv", Tool: "tl", Arguments: []byte(`{"id":7}`)}, []byte(raw))
 	req := wasm.BuildRequest(d, wasm.ModeCustom, []byte(`{"k":"v"}`), 256)
 	if !gjson.ValidBytes(req) {
 		t.Fatalf("request is not JSON: %s", req)
@@ -57,7 +58,7 @@ func TestBuildRequest(t *testing.T) {
 	}
 
 	// A non-MCP document: the payload is all of it and result is null.
-	d = engine.NewDoc(engine.Call{}, []byte(`{"a":"`+pdf+`"}`))
+	d = layer.NewDoc(engine.Call{}, []byte(`{"a":"`+pdf+`"}`))
 	r = gjson.ParseBytes(wasm.BuildRequest(d, wasm.ModeRewrites, nil, 256))
 	if r.Get("result").Type != gjson.Null || r.Get("payload.a.mime").String() != "application/pdf" || r.Get("config").Raw != "{}" {
 		t.Errorf("raw document request: %s", r.Raw)
@@ -97,7 +98,7 @@ func TestParseResponse(t *testing.T) {
 			if err != nil || len(rws) != tc.want {
 				t.Fatalf("got %d rewrites, %v; want %d", len(rws), err, tc.want)
 			}
-			if tc.name == "payload" && (rws[0].Path != "" || rws[0].Action != engine.ActionReplace || string(rws[0].Value) != `{"x":1}`) {
+			if tc.name == "payload" && (rws[0].Path != "" || rws[0].Action != layer.ActionReplace || string(rws[0].Value) != `{"x":1}`) {
 				t.Fatalf("payload became %+v, want a replace at the root", rws[0])
 			}
 		})

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 )
 
 // Trial is one run of a plugin over one result, and what the engine made
 // of its rewrites: what `mcpx plugin test` shows a plugin's author.
 type Trial struct {
 	// Rewrites are what the plugin returned.
-	Rewrites []engine.Rewrite
+	Rewrites []layer.Rewrite
 	// Result is the result with the rewrites applied: its artifacts are in
 	// the store of the Options passed to Try, its failures the rewrites
 	// the engine refused.
@@ -29,7 +30,7 @@ type Trial struct {
 // engine that cannot start are errors; a rewrite the engine refuses is in
 // Trial.Result.Failures.
 func (p *Plugin) Try(ctx context.Context, call engine.Call, result []byte, mode Mode, o engine.Options) (Trial, error) {
-	d := engine.NewDoc(call, result)
+	d := layer.NewDoc(call, result)
 	if err := d.Err(); err != nil {
 		return Trial{}, fmt.Errorf("result: %w", err)
 	}
@@ -39,8 +40,8 @@ func (p *Plugin) Try(ctx context.Context, call engine.Call, result []byte, mode 
 	if err != nil {
 		return Trial{}, err
 	}
-	o.Registry = engine.NewRegistry()
-	o.Registry.Register(engine.LayerInfo{Name: "plugin", New: func(json.RawMessage, engine.Resources) (engine.Layer, error) {
+	o.Registry = layer.NewRegistry()
+	o.Registry.Register(layer.Info{Name: "plugin", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) {
 		return fixedRewrites(rws), nil
 	}})
 	o.Config = engine.Config{Chain: []string{"plugin"}}
@@ -57,7 +58,7 @@ func (p *Plugin) Try(ctx context.Context, call engine.Call, result []byte, mode 
 }
 
 // fixedRewrites is a layer that plans the rewrites it was given.
-type fixedRewrites []engine.Rewrite
+type fixedRewrites []layer.Rewrite
 
 // Plan returns the rewrites.
-func (f fixedRewrites) Plan(context.Context, *engine.Doc) ([]engine.Rewrite, error) { return f, nil }
+func (f fixedRewrites) Plan(context.Context, *layer.Doc) ([]layer.Rewrite, error) { return f, nil }

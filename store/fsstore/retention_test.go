@@ -274,7 +274,7 @@ func fillSessionIndex(b *testing.B, s *Store, n int) {
 	}
 }
 
-// BenchmarkCollect100k collects the RFC's default policy over 100,000
+// BenchmarkCollect100k collects the default policy over 100,000
 // artifacts, half of them expired: time per gc, bytes allocated, and the
 // peak Go heap seen while it runs (memory must not follow the store).
 func BenchmarkCollect100k(b *testing.B) {

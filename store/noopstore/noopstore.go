@@ -1,4 +1,5 @@
-// Package noopstore is the RFC 7.4 fallback for when no artifact store can
+// Package noopstore is the fallback (docs/design.md, "The store's
+// promises") for when no artifact store can
 // be used (no writable folder, the store disabled by config): it keeps no
 // bytes. Put still reads the stream to the end and hashes it, so the
 // returned ref names the content exactly (id "truncated_{sha256[:12]}",

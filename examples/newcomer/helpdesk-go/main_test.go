@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	guest "github.com/mcpx-dev/mcpx/sdk/wasm-guest/go"
 )
@@ -19,7 +20,7 @@ func TestTicketPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := engine.NewDoc(engine.Call{Server: "helpdesk", Tool: "get_ticket"}, raw)
+	d := layer.NewDoc(engine.Call{Server: "helpdesk", Tool: "get_ticket"}, raw)
 	out, isErr := guest.Handle(wasm.BuildRequest(d, wasm.ModeCustom, nil, wasm.DefaultLongString))
 	if isErr {
 		t.Fatalf("plugin error: %s", out)
@@ -39,7 +40,7 @@ func TestTicketPlugin(t *testing.T) {
 		t.Fatalf("history rewrite = %s", h.Raw)
 	}
 	// Other tools are left alone.
-	d = engine.NewDoc(engine.Call{Server: "helpdesk", Tool: "list_tickets"}, raw)
+	d = layer.NewDoc(engine.Call{Server: "helpdesk", Tool: "list_tickets"}, raw)
 	if out, _ := guest.Handle(wasm.BuildRequest(d, wasm.ModeCustom, nil, wasm.DefaultLongString)); string(out) != `{"rewrites":[]}` {
 		t.Fatalf("list_tickets: %s", out)
 	}

@@ -168,7 +168,7 @@ func Long(v gjson.Result) (Candidate, bool) {
 }
 
 // Rewrite is one instruction of the engine's rewrite language; the field
-// meanings are those of engine.Rewrite (ABI.md lists them).
+// meanings are those of the engine's layer.Rewrite (ABI.md lists them).
 type Rewrite struct {
 	Path     string
 	Target   string // Payload (default) or Result
@@ -445,12 +445,17 @@ const (
 // host keeps 64 lines a call and 4 KiB a line.
 func Log(level Level, msg string) { hostLog(level, msg) }
 
-// GetValue returns the full JSON of a value of the payload (a gjson path;
-// "result:" + path for the whole result), which the skeleton shows as a
-// stub. The host bounds what one call may read (4 MiB by default); false
-// when the value is missing or over that budget.
+// GetValue returns the full JSON of a value of the payload, which the
+// skeleton may show as a stub: path is a plain path (ABI.md), keys and
+// decimal array indexes separated by "." with "\" escaping one byte
+// ("items.0.data", "a\.b" for the key "a.b"), not a gjson path: no
+// wildcards, queries, modifiers or pipes. A Candidate's Path is already
+// one. "result:" + path reads the whole result ("result:content.1.data").
+// The host bounds what one call may read (4 MiB by default); false when
+// the value is missing, the path is not plain, or the read is over that
+// budget.
 func GetValue(path string) ([]byte, bool) { return hostGetValue(path) }
 
-// GetConfig returns the JSON of a gjson path in the plugin's config ("" for
-// all of it); false when it is missing.
+// GetConfig returns the JSON of a plain path (as for GetValue) in the
+// plugin's config ("" for all of it); false when it is missing.
 func GetConfig(key string) ([]byte, bool) { return hostGetConfig(key) }

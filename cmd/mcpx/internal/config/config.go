@@ -60,9 +60,10 @@ type Store struct {
 	// (the default folder: $MCPX_HOME/artifacts, else
 	// $XDG_DATA_HOME/mcpx/artifacts, else ~/.local/share/mcpx/artifacts).
 	Dir string `json:"dir,omitempty"`
-	// Retention says what the store keeps and for how long (RFC 7.1): see
+	// Retention says what the store keeps and for how long (docs/design.md, "The
+	// store's promises"): see
 	// store.Retention for each field and its default. A section that is
-	// present is decoded over the RFC's defaults (store.DefaultRetention:
+	// present is decoded over the default policy (store.DefaultRetention:
 	// ttl 1h, max_artifact_bytes 50 MB, max_session_bytes 500 MB,
 	// max_trace_bytes 100 MB, max_artifacts_per_trace 100,
 	// max_artifacts_per_session 1000, strategy lru, no max_bytes), so
@@ -132,7 +133,7 @@ func (s S3) StoreConfig(getenv func(string) string) s3store.Config {
 }
 
 // RetentionFor returns the retention policy in force: the configured one,
-// else the RFC's defaults for the gateway (mcpx serve, wrap), else none
+// else the default policy for the gateway (mcpx serve, wrap), else none
 // (the zero policy keeps everything) for the CLI.
 func (s Store) RetentionFor(gateway bool) store.Retention {
 	switch {
@@ -202,7 +203,7 @@ func Load(path string) (File, error) {
 // are checked by engine.New and Engine.Validate.
 func Decode(data []byte) (File, error) {
 	f := Default()
-	// A retention section is read over the RFC's defaults; its absence is
+	// A retention section is read over the default policy; its absence is
 	// told apart below.
 	f.Store.Retention = new(store.Retention)
 	*f.Store.Retention = store.DefaultRetention()

@@ -1,4 +1,4 @@
-package engine
+package layer
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 // Layer is one step of the chain. Plan looks at the document and returns
 // rewrites; it must not keep d or its bytes after returning. A Layer built by
-// LayerInfo.New serves one server and tool and may be called concurrently.
+// Info.New serves one server and tool and may be called concurrently.
 type Layer interface {
 	Plan(ctx context.Context, d *Doc) ([]Rewrite, error)
 }
@@ -55,10 +55,26 @@ type Resources struct {
 	Server, Tool string
 	// Reader reads upstream resources; nil outside a gateway.
 	Reader ResourceReader
+	// Plugins is Options.Plugins: the host that runs the WASM plugins of
+	// every layer the engine builds; nil when the embedder gave none.
+	Plugins PluginHost
+	// Shared returns the value open makes, once per engine and key, for
+	// state the layers an engine builds share (the plugin layers' host when
+	// Plugins is nil). The engine closes a value that is a Closer after its
+	// layers, when it closes. Nil outside an engine.
+	Shared func(key string, open func() (any, error)) (any, error)
 }
 
-// LayerInfo registers a layer kind.
-type LayerInfo struct {
+// PluginHost runs WASM plugins for the layers that load them (custom and
+// presets); layers/wasm's *Host is one. The engine hands it to the layers
+// it builds and never closes it: whoever made it closes it after the
+// engine.
+type PluginHost interface {
+	Close(ctx context.Context) error
+}
+
+// Info registers a layer kind.
+type Info struct {
 	// Name is the layer's id in config and logs: lowercase, no dots.
 	Name string
 	// Summary is one line for `mcpx layers` and docs.
@@ -72,15 +88,15 @@ type LayerInfo struct {
 	New func(opts json.RawMessage, r Resources) (Layer, error)
 }
 
-// NewLayerInfo is the LayerInfo of a layer kind whose options are the
+// NewInfo is the Info of a layer kind whose options are the
 // struct O: New starts from defaults() (the zero O when defaults is nil),
 // decodes the configured options over it with DecodeOptions, and hands the
 // result to build.
-func NewLayerInfo[O any](name, summary string, defaults func() O, build func(o O, r Resources) (Layer, error)) LayerInfo {
+func NewInfo[O any](name, summary string, defaults func() O, build func(o O, r Resources) (Layer, error)) Info {
 	if defaults == nil {
 		defaults = func() O { var o O; return o }
 	}
-	return LayerInfo{
+	return Info{
 		Name:     name,
 		Summary:  summary,
 		Defaults: func() any { return defaults() },
@@ -97,39 +113,39 @@ func NewLayerInfo[O any](name, summary string, defaults func() O, build func(o O
 // Registry holds layer kinds by name and their default order.
 type Registry struct {
 	mu    sync.RWMutex
-	infos map[string]LayerInfo
+	infos map[string]Info
 	chain []string
 }
 
 // NewRegistry returns an empty registry, isolated from the default one.
-func NewRegistry() *Registry { return &Registry{infos: map[string]LayerInfo{}} }
+func NewRegistry() *Registry { return &Registry{infos: map[string]Info{}} }
 
 var defaultRegistry = NewRegistry()
 
-// DefaultRegistry is the registry RegisterLayer adds to; package layers
+// DefaultRegistry is the registry Register adds to; package layers
 // registers the built-in layers there from init.
 func DefaultRegistry() *Registry { return defaultRegistry }
 
-// RegisterLayer adds a layer kind to the default registry. Call it from
+// Register adds a layer kind to the default registry. Call it from
 // init; it panics on an empty name, a nil New or a duplicate, so wiring
 // bugs fail at start.
-func RegisterLayer(info LayerInfo) { defaultRegistry.Register(info) }
+func Register(info Info) { defaultRegistry.Register(info) }
 
-// Register adds a layer kind; it panics like RegisterLayer.
-func (r *Registry) Register(info LayerInfo) {
+// Register adds a layer kind; it panics like the package's Register.
+func (r *Registry) Register(info Info) {
 	if info.Name == "" || info.New == nil {
-		panic("engine: RegisterLayer needs a name and a New func")
+		panic("layer: Register needs a name and a New func")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.infos[info.Name]; dup {
-		panic(fmt.Sprintf("engine: layer %q registered twice", info.Name))
+		panic(fmt.Sprintf("layer: %q registered twice", info.Name))
 	}
 	r.infos[info.Name] = info
 }
 
 // Lookup returns the layer kind registered under name.
-func (r *Registry) Lookup(name string) (LayerInfo, bool) {
+func (r *Registry) Lookup(name string) (Info, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	info, ok := r.infos[name]
@@ -153,8 +169,8 @@ func (r *Registry) Chain() []string {
 	return append([]string(nil), r.chain...)
 }
 
-// known reports whether name is registered or named by the default order.
-func (r *Registry) known(name string) bool {
+// Known reports whether name is registered or named by the default order.
+func (r *Registry) Known(name string) bool {
 	if _, ok := r.Lookup(name); ok {
 		return true
 	}

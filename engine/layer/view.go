@@ -1,4 +1,4 @@
-package engine
+package layer
 
 // What the client on the other end of a call can take: a host (the
 // gateway) knows its client and passes a View with each call; the engine
@@ -49,20 +49,3 @@ const (
 	DefaultImageMaxSourcePixels = 50_000_000
 	DefaultImageMaxSourceBytes  = 64 << 20
 )
-
-// withDefaults fills zero fields.
-func (v ImageView) withDefaults() ImageView {
-	if v.MaxSide <= 0 {
-		v.MaxSide = DefaultImageMaxSide
-	}
-	if v.MaxBytes <= 0 {
-		v.MaxBytes = DefaultImageMaxBytes
-	}
-	if v.MaxSourcePixels <= 0 {
-		v.MaxSourcePixels = DefaultImageMaxSourcePixels
-	}
-	if v.MaxSourceBytes <= 0 {
-		v.MaxSourceBytes = DefaultImageMaxSourceBytes
-	}
-	return v
-}

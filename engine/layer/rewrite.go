@@ -1,4 +1,4 @@
-package engine
+package layer
 
 import "encoding/json"
 

@@ -1,4 +1,4 @@
-package engine
+package layer
 
 // The bounds of the rewrite language: every number and size a layer (a
 // WASM plugin above all) sends is checked before any rewrite of its answer
@@ -12,14 +12,10 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
-// Defaults of Config and a Doc, and the bounds of one Rewrite's fields.
+// The defaults of a Doc, and the bounds of one Rewrite's fields.
 const (
-	// DefaultMaxArtifactBytes caps one artifact unless Config says otherwise.
-	DefaultMaxArtifactBytes = 1 << 30
-	// DefaultMaxArtifactsPerResult is the RFC's max_artifacts_per_trace.
-	DefaultMaxArtifactsPerResult = 100
 	// DefaultMaxDepth is the deepest nesting a Doc accepts unless
-	// Config.MaxDepth says otherwise: Go's encoding/json accepts as much,
+	// the engine's Config.MaxDepth says otherwise: Go's encoding/json accepts as much,
 	// and every pass over a document stays linear below it.
 	DefaultMaxDepth = 10000
 	// IndexMinString is the shortest string a Doc indexes; Strings with a
@@ -46,9 +42,6 @@ const (
 	MaxMIMEBytes = 255
 	// MaxMetaEntries bounds Meta's entries (and MaxTemplateBytes each).
 	MaxMetaEntries = 32
-	// maxCreatesPerStep bounds the replaces of one step that create their
-	// path: each costs a pass over its buffer.
-	maxCreatesPerStep = 64
 )
 
 // Validate checks a rewrite on its own: known action, encoding, form and

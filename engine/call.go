@@ -1,0 +1,33 @@
+package engine
+
+import "github.com/mcpx-dev/mcpx/engine/layer"
+
+// Call identifies the tool call whose result is transformed: its server,
+// tool, arguments, scope, output schema and the View of its client. A
+// layer reads it as its Doc's Call.
+type Call = layer.Call
+
+// View is what one call's client takes (Call.View): its budget and
+// whether it looks at images natively. The zero value is the engine's
+// configured behaviour.
+type View = layer.View
+
+// ImageView bounds the downscaled image a client that takes images gets in
+// place of an image moved to the store (View.ImageView).
+type ImageView = layer.ImageView
+
+// ResourceReader reads an MCP resource from an upstream server for the
+// layers that may (resourcelink); the gateway provides one.
+type ResourceReader = layer.ResourceReader
+
+// PluginHost runs WASM plugins for the layers that load them
+// (Options.Plugins); layers/wasm's *Host is one.
+type PluginHost = layer.PluginHost
+
+// The defaults of ImageView.
+const (
+	DefaultImageMaxSide         = layer.DefaultImageMaxSide
+	DefaultImageMaxBytes        = layer.DefaultImageMaxBytes
+	DefaultImageMaxSourcePixels = layer.DefaultImageMaxSourcePixels
+	DefaultImageMaxSourceBytes  = layer.DefaultImageMaxSourceBytes
+)
