@@ -33,9 +33,12 @@ const (
 	DefaultMaxLimiters = 10000
 )
 
-// DefaultAlgorithms are the JWT signature algorithms accepted: asymmetric
-// only, so a JWKS's public keys can never be used as an HMAC secret.
-var DefaultAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+// DefaultAlgorithms returns the JWT signature algorithms accepted by
+// default: asymmetric only, so a JWKS's public keys can never be used as
+// an HMAC secret. A new slice each call: no caller can change another's.
+func DefaultAlgorithms() []string {
+	return []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+}
 
 // Config configures an Authenticator. The zero value has no tokens and no
 // JWT: a loopback listener then has one local user, any other refuses.
@@ -79,7 +82,7 @@ type JWTConfig struct {
 	UserClaim string `json:"user_claim,omitempty"`
 	// TenantClaim names the tenant. Defaults to "" (no tenant).
 	TenantClaim string `json:"tenant_claim,omitempty"`
-	// Algorithms are the accepted "alg"s. Defaults to DefaultAlgorithms.
+	// Algorithms are the accepted "alg"s. Defaults to DefaultAlgorithms().
 	Algorithms []string `json:"algorithms,omitempty"`
 	// Leeway is the clock skew allowed. Defaults to DefaultLeeway.
 	Leeway store.Duration `json:"leeway,omitempty"`

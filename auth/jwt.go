@@ -47,7 +47,7 @@ func newJWTVerifier(ctx context.Context, c JWTConfig, audience string, client *h
 	}
 	algs := c.Algorithms
 	if len(algs) == 0 {
-		algs = DefaultAlgorithms
+		algs = DefaultAlgorithms()
 	}
 	leeway := time.Duration(c.Leeway)
 	if leeway <= 0 {

@@ -36,6 +36,8 @@ type Server struct {
 	// Dir is the folder it keeps buckets in.
 	Dir    string
 	client *minio.Client
+	// buckets counts the buckets made, for unique names.
+	buckets atomic.Int64
 }
 
 // Start runs versitygw on a free loopback port over a temp folder until t
@@ -116,12 +118,10 @@ func freePort(t testing.TB) string {
 	return l.Addr().String()
 }
 
-var buckets atomic.Int64
-
 // Bucket makes a new, empty bucket and returns its name.
 func (s *Server) Bucket(t testing.TB) string {
 	t.Helper()
-	name := fmt.Sprintf("mcpx-test-%d-%d", os.Getpid(), buckets.Add(1))
+	name := fmt.Sprintf("mcpx-test-%d-%d", os.Getpid(), s.buckets.Add(1))
 	name = strings.ToLower(name)
 	if err := s.client.MakeBucket(context.Background(), name, minio.MakeBucketOptions{}); err != nil {
 		t.Fatalf("make bucket %s: %v", name, err)
