@@ -33,6 +33,12 @@
 #     get of 10 and 100 MiB through store/s3store against minio-go's own
 #     PutObject/GetObject of the same bytes (the floor), B/op, and the cost
 #     of a presigned URL, on versitygw over loopback (scripts/s3-tools.sh)
+#   BENCH=replicas ./scripts/bench.sh # only replicas (issue 20): two `mcpx
+#     serve` replicas on one versitygw bucket behind haproxy (round robin)
+#     against one replica behind the same haproxy, each replica in front
+#     of its own go-sdk example server over stdio; 16 clients sending
+#     stateless 2026-07-28 tools/call requests, calls/s and p99, runs
+#     interleaved (internal/cmd/gatewaybench http -direct-stateless)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -198,5 +204,56 @@ if [ "$what" = s3 ]; then
 	MCPX_VERSITYGW=$(./scripts/s3-tools.sh | tail -n 1)
 	export MCPX_VERSITYGW
 	go test ./store/s3store -run '^$' -bench . -benchtime 5x -count 5 | tee "$out/s3.txt"
+fi
+if [ "$what" = replicas ]; then
+	echo "== two replicas behind haproxy vs one (S3 store on versitygw, 16 stateless clients)"
+	MCPX_VERSITYGW=$(./scripts/s3-tools.sh | tail -n 1)
+	haproxy=$(./scripts/haproxy-tools.sh | tail -n 1)
+	ev=$(./scripts/conformance-tools.sh | tail -n 1)/everything
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
+	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
+	base=$((20000 + RANDOM % 10000))
+	s3=$base r1=$((base + 1)) r2=$((base + 2)) one=$((base + 3)) two=$((base + 4))
+	rm -rf "$out/s3data"; mkdir -p "$out/s3data/mcpx-bench"
+	ROOT_ACCESS_KEY=bench-access ROOT_SECRET_KEY=bench-secret-key "$MCPX_VERSITYGW" --port "127.0.0.1:$s3" posix "$out/s3data" >"$out/versitygw.log" 2>&1 &
+	pids=($!)
+	trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+	printf '{"mcpServers":{"everything":{"command":"%s"}},"store":{"s3":{"endpoint":"http://127.0.0.1:%d","bucket":"mcpx-bench","path_style":true,"access_key":"bench-access","secret_key":"bench-secret-key"}},"serve":{"url_secret":"bench-url-secret-0123456789abcdef"}}' \
+		"$ev" "$s3" >"$out/replica.json"
+	cat >"$out/haproxy.cfg" <<-HAPROXY
+	defaults
+	    mode http
+	    timeout connect 5s
+	    timeout client 1h
+	    timeout server 1h
+	frontend one
+	    bind 127.0.0.1:$one
+	    default_backend one
+	frontend two
+	    bind 127.0.0.1:$two
+	    default_backend two
+	backend one
+	    server r1 127.0.0.1:$r1
+	backend two
+	    balance roundrobin
+	    server r1 127.0.0.1:$r1
+	    server r2 127.0.0.1:$r2
+	HAPROXY
+	for port in $s3; do
+		for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+	done
+	for r in $r1 $r2; do
+		MCPX_HOME=$out/replica-$r "$out/mcpx" serve --config "$out/replica.json" --listen "127.0.0.1:$r" 2>"$out/replica-$r.log" &
+		pids+=($!)
+	done
+	"$haproxy" -db -f "$out/haproxy.cfg" >"$out/haproxy.log" 2>&1 &
+	pids+=($!)
+	for port in $r1 $r2 $one $two; do
+		for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+	done
+	"$out/gatewaybench" http -direct-stateless -names one,two -clients 16 -n "${BENCH_HTTP_CALLS:-300}" -runs 5 \
+		-direct "http://127.0.0.1:$one/mcp" -via "http://127.0.0.1:$two/mcp" | tee "$out/replicas.txt"
+	kill "${pids[@]}" 2>/dev/null || true
+	trap - EXIT
 fi
 echo "raw output in $out"

@@ -82,6 +82,14 @@ say "versitygw (scripts/s3-tools.sh)"
 MCPX_VERSITYGW=$(./scripts/s3-tools.sh | tail -n 1)
 export MCPX_VERSITYGW
 
+# A real load balancer for internal/replicas (two mcpx serve replicas on
+# one bucket): Debian's haproxy, installed when missing; the test fails
+# rather than skips under CI=true when it is absent.
+step="load balancer"
+say "haproxy (scripts/haproxy-tools.sh)"
+MCPX_HAPROXY=$(./scripts/haproxy-tools.sh | tail -n 1)
+export MCPX_HAPROXY
+
 step="gofmt"
 say "gofmt -l"
 unformatted=$(find . -name '*.go' \

@@ -193,6 +193,12 @@ type Store struct {
 	mu      sync.Mutex
 	closed  bool
 	touched map[string]time.Time // id → when this process last recorded a read
+	// cleaning holds the ids whose earlier access keys a goroutine is
+	// removing; true asks it for one more pass. One pass at a time per id:
+	// a hot artifact re-put on every call would otherwise start a listing
+	// per call, each slower than the last (issue 20's replica benchmark:
+	// 1 GB of goroutines and a few calls a second).
+	cleaning map[string]bool
 }
 
 var (
@@ -241,7 +247,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		prefix: cfg.Prefix, pageSize: cfg.PageSize, idPrefixLen: cfg.IDPrefixLen,
 		candidates: cfg.SearchCandidates, partSize: cfg.PartSize, singlePut: cfg.SinglePutBytes,
 		accessRes: cfg.AccessResolution, orphanGrace: cfg.OrphanGrace, log: cfg.Logger,
-		touched: map[string]time.Time{},
+		touched:  map[string]time.Time{},
+		cleaning: map[string]bool{},
 	}
 	if s.prefix != "" && !strings.HasSuffix(s.prefix, "/") {
 		s.prefix += "/"
@@ -757,15 +764,44 @@ func (s *Store) touch(ctx context.Context, id string, force bool) {
 		return
 	}
 	// The earlier keys go in the background: lru reads the newest.
+	s.mu.Lock()
+	if _, busy := s.cleaning[id]; busy {
+		s.cleaning[id] = true // the running pass goes once more
+		s.mu.Unlock()
+		return
+	}
+	s.cleaning[id] = false
+	s.mu.Unlock()
 	s.cleanups.Add(1)
 	go func() {
 		defer s.cleanups.Done()
-		for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key("access/", id+"/"), Recursive: true}) {
-			if obj.Err == nil && obj.Key < key {
-				s.remove(ctx, obj.Key)
+		for {
+			s.removeOlderAccess(ctx, id)
+			s.mu.Lock()
+			if !s.cleaning[id] {
+				delete(s.cleaning, id)
+				s.mu.Unlock()
+				return
 			}
+			s.cleaning[id] = false
+			s.mu.Unlock()
 		}
 	}()
+}
+
+// removeOlderAccess removes every access key of id but the newest (keys
+// sort by time).
+func (s *Store) removeOlderAccess(ctx context.Context, id string) {
+	prev := ""
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key("access/", id+"/"), Recursive: true}) {
+		if obj.Err != nil {
+			return
+		}
+		if prev != "" {
+			s.remove(ctx, prev)
+		}
+		prev = obj.Key
+	}
 }
 
 // key is the object key of name under the prefix and part ("meta/").

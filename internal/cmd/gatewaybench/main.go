@@ -8,6 +8,7 @@
 //
 //	gatewaybench stdio -n 2000 -runs 5 -direct 'everything' -relay 'gatewaybench relay everything' -via '/tmp/mcpx wrap -- everything'
 //	gatewaybench http -clients 16 -n 500 -runs 5 -direct http://127.0.0.1:8001/mcp -via http://127.0.0.1:8002/mcp
+//	gatewaybench http -direct-stateless -names one,two -direct http://127.0.0.1:8080/mcp -via http://127.0.0.1:8090/mcp
 package main
 
 import (
@@ -111,7 +112,7 @@ func report(names []string, runs [][]run) {
 		fmt.Printf("median %-7s p50 %7.1f µs  p99 %7.1f µs  %8.0f calls/s\n", names[i], us(m.p50), us(m.p99), m.perSec)
 	}
 	for i := 1; i < len(med); i++ {
-		fmt.Printf("%s - direct: p50 %+.1f µs; calls/s %s/direct %.2fx\n", names[i], us(med[i].p50-med[0].p50), names[i], med[i].perSec/med[0].perSec)
+		fmt.Printf("%s - %s: p50 %+.1f µs, p99 %+.1f µs; calls/s %s/%s %.2fx\n", names[i], names[0], us(med[i].p50-med[0].p50), us(med[i].p99-med[0].p99), names[i], names[0], med[i].perSec/med[0].perSec)
 	}
 }
 
@@ -386,13 +387,19 @@ func httpMain(args []string) error {
 	runs := fs.Int("runs", 5, "runs per target (interleaved)")
 	direct := fs.String("direct", "", "the server's MCP endpoint (sessions, 2025-11-25)")
 	via := fs.String("via", "", "the gateway's MCP endpoint (stateless 2026-07-28 requests)")
+	directStateless := fs.Bool("direct-stateless", false, "send stateless 2026-07-28 requests to -direct too (two gateways compared)")
+	names := fs.String("names", "direct,via", "the two targets' names in the report")
 	_ = fs.Parse(args)
 	if *direct == "" || *via == "" {
 		return errors.New("-direct and -via are required")
 	}
+	label := strings.Split(*names, ",")
+	if len(label) != 2 {
+		return errors.New("-names takes two comma-separated names")
+	}
 	var targets [2][]*httpClient
 	for i, u := range []string{*direct, *via} {
-		cs, err := newHTTPClients(u, *clients, i == 1)
+		cs, err := newHTTPClients(u, *clients, i == 1 || *directStateless)
 		if err != nil {
 			return err
 		}
@@ -412,6 +419,6 @@ func httpMain(args []string) error {
 		}
 	}
 	fmt.Printf("streamable HTTP, %d concurrent clients x %d calls x %d interleaved runs\n", *clients, *n, *runs)
-	report([]string{"direct", "via"}, all)
+	report(label, all)
 	return nil
 }
