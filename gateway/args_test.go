@@ -1,6 +1,10 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+
 	"encoding/base64"
 	"io"
 	"net/http"
@@ -35,7 +39,7 @@ func TestArgumentRewriting(t *testing.T) {
 	defer srv.Close()
 
 	stub := stubServer(t)
-	stub.Mcpx.Tools = map[string]ToolOptions{"who*": {Arguments: ArgumentOptions{Mode: ArgsBase64}}}
+	stub.Mcpx.Tools = map[string]ToolOptions{"who*": {Arguments: ArgumentOptions{Mode: config.ArgsBase64}}}
 	g := newTestGateway(t, map[string]ServerConfig{"stub": stub}, engine.Options{Store: st, Linker: signer})
 	c := connect(t, g)
 	uri := c.result("tools/call", toolCall("image", "")).Get(`content.#(type=="resource_link").uri`).String()
@@ -88,8 +92,8 @@ func TestArgumentRewriting(t *testing.T) {
 
 	other := connect(t, g)
 	r := other.call("tools/call", toolCall("echo", `{"v":"`+uri+`"}`))
-	if code := gjson.GetBytes(r, "error.code").Int(); code != CodeUnauthorized {
-		t.Errorf("another session's artifact in arguments: want code %d, got %s", CodeUnauthorized, r)
+	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUnauthorized {
+		t.Errorf("another session's artifact in arguments: want code %d, got %s", jsonrpc.CodeUnauthorized, r)
 	}
 }
 
@@ -97,7 +101,7 @@ func TestArgumentRewriting(t *testing.T) {
 // tool gets the bytes inline (data-uri mode adds the MIME type).
 func TestArgumentRewritingWithoutLinker(t *testing.T) {
 	stub := stubServer(t)
-	stub.Mcpx.Tools = map[string]ToolOptions{"whoami": {Arguments: ArgumentOptions{Mode: ArgsDataURI}}}
+	stub.Mcpx.Tools = map[string]ToolOptions{"whoami": {Arguments: ArgumentOptions{Mode: config.ArgsDataURI}}}
 	g := newTestGateway(t, map[string]ServerConfig{"stub": stub}, engine.Options{})
 	c := connect(t, g)
 	uri := c.result("tools/call", toolCall("image", "")).Get(`content.#(type=="resource_link").uri`).String()

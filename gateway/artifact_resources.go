@@ -4,6 +4,8 @@ package gateway
 // summarised for the session (or principal) that may read them.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -102,12 +104,12 @@ func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 	if !s.mayRead(ctx, id) {
 		// Another principal's artifact reads as unknown: whether an id
 		// exists is not for this client to learn.
-		return nil, fmt.Errorf("resources/read %s: %w", uri, ErrUnknownResource)
+		return nil, fmt.Errorf("resources/read %s: %w", uri, jsonrpc.ErrUnknownResource)
 	}
 	ref, err := s.g.st.Stat(ctx, id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, ErrUnknownResource, err)
+			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, err)
 		}
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}
@@ -120,7 +122,7 @@ func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 	rc, ref, err := s.g.st.Get(ctx, id, rng)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, ErrUnknownResource, err)
+			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, err)
 		}
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}

@@ -9,6 +9,8 @@ package gateway
 // is "not found".
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -216,7 +218,7 @@ func (s *Session) artifactTool(ctx context.Context, r *toolRoute, args json.RawM
 	case genArtifactsSearch:
 		return s.searchArtifacts(ctx, args)
 	}
-	return nil, fmt.Errorf("%w: artifact tool %q", ErrUnknownTool, r.generated)
+	return nil, fmt.Errorf("%w: artifact tool %q", jsonrpc.ErrUnknownTool, r.generated)
 }
 
 // maxChars is the budget of one answer: the configured cap, or the call's

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+
 	"bufio"
 	"bytes"
 	"errors"
@@ -201,7 +203,7 @@ func BenchmarkHTTP16Direct(b *testing.B) {
 // result.
 func BenchmarkHTTP16Gateway(b *testing.B) {
 	up := startGoEverything(b)
-	g := newTestGateway(b, map[string]ServerConfig{"everything": {Type: TypeStreamableHTTP, URL: up}}, engine.Options{})
+	g := newTestGateway(b, map[string]ServerConfig{"everything": {Type: config.TypeStreamableHTTP, URL: up}}, engine.Options{})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	defer srv.Close()
 	benchHTTPClients(b, srv.URL+"/mcp")

@@ -24,6 +24,8 @@ package gateway
 // goes upstream unchanged.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"bytes"
 	"context"
 	"crypto/hmac"
@@ -320,19 +322,19 @@ func (bs *inputBridges) verify(state, principal string) (string, error) {
 func (bs *inputBridges) resume(s *Session, m *message, state string) (*inputBridge, error) {
 	id, err := bs.verify(state, principalOf(s))
 	if err != nil {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
+		return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	bs.mu.Lock()
 	b := bs.live[id]
 	bs.mu.Unlock()
 	if b == nil || b.method != m.Method {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Errorf("%w: no call of %s is waiting for it (ended, expired or used)", ErrBadRequestState, m.Method).Error()}
+		return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: no call of %s is waiting for it (ended, expired or used)", ErrBadRequestState, m.Method).Error()}
 	}
 	responses := gjson.GetBytes(m.Params, "inputResponses")
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.pending) == 0 {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Errorf("%w: used already", ErrBadRequestState).Error()}
+		return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: used already", ErrBadRequestState).Error()}
 	}
 	var missing []string
 	for key := range b.pending {
@@ -342,7 +344,7 @@ func (bs *inputBridges) resume(s *Session, m *message, state string) (*inputBrid
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, &RPCError{Code: CodeInvalidParams, Message: "inputResponses lacks an answer to " + strings.Join(missing, ", ")}
+		return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses lacks an answer to " + strings.Join(missing, ", ")}
 	}
 	for key, a := range b.pending {
 		a.answer <- json.RawMessage(bytes.Clone([]byte(responses.Get(key).Raw)))

@@ -31,10 +31,10 @@ func inputRequired(res json.RawMessage) bool {
 
 // fulfilForSession answers res's inputRequests through the session
 // caller in ctx and retries the request with again until it completes.
-func (u *upstream) fulfilForSession(ctx context.Context, method string, params, res json.RawMessage, again func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+func (u *Upstream) fulfilForSession(ctx context.Context, method string, params, res json.RawMessage, again func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
 	for round := 0; inputRequired(res); round++ {
 		if round == maxInputRounds {
-			return nil, fmt.Errorf("upstream[%s]: %s still asks for input after %d rounds", u.name, method, maxInputRounds)
+			return nil, fmt.Errorf("upstream[%s]: %s still asks for input after %d rounds", u.Name, method, maxInputRounds)
 		}
 		responses := []byte(`{}`)
 		var err error

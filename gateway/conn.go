@@ -1,6 +1,10 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -66,7 +70,7 @@ type stdioConn struct {
 	cmd  *exec.Cmd
 
 	stdin io.WriteCloser
-	lw    *lineWriter // on stdin
+	lw    *jsonrpc.LineWriter // on stdin
 
 	mu      sync.Mutex
 	pending map[int64]chan callResult
@@ -126,7 +130,7 @@ func startStdio(name string, cfg ServerConfig, lim Limits, log hclog.Logger, h c
 		h:       h,
 		cmd:     cmd,
 		stdin:   stdin,
-		lw:      newLineWriter(stdin, lim.WriteBufferBytes),
+		lw:      jsonrpc.NewLineWriter(stdin, lim.WriteBufferBytes),
 		pending: map[int64]chan callResult{},
 		doneCh:  make(chan struct{}),
 
@@ -154,13 +158,13 @@ func (c *stdioConn) finish(werr error) {
 	var err error
 	switch {
 	case c.closing.Load():
-		err = fmt.Errorf("upstream[%s]: connection closed: %w", c.name, ErrUpstreamExited)
+		err = fmt.Errorf("upstream[%s]: connection closed: %w", c.name, jsonrpc.ErrUpstreamExited)
 	default:
 		status := "exited"
 		if werr != nil {
 			status = werr.Error()
 		}
-		err = fmt.Errorf("upstream[%s]: process %s%s: %w", c.name, status, c.tailText(), ErrUpstreamExited)
+		err = fmt.Errorf("upstream[%s]: process %s%s: %w", c.name, status, c.tailText(), jsonrpc.ErrUpstreamExited)
 	}
 	c.mu.Lock()
 	c.exitErr = err
@@ -185,7 +189,7 @@ func (c *stdioConn) tailText() string {
 func (c *stdioConn) readStdout(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, over, err := readLine(br, c.maxLine)
+		line, over, err := jsonrpc.ReadLine(br, c.maxLine)
 		if over {
 			c.skipTooLarge(line)
 		} else if len(bytes.TrimSpace(line)) > 0 {
@@ -222,8 +226,8 @@ func (c *stdioConn) skipTooLarge(head []byte) {
 		return
 	}
 	if n, perr := strconv.ParseInt(id.Raw, 10, 64); perr == nil {
-		err := tooLargeError(c.maxLine, "limits.max_upstream_message_bytes")
-		c.deliver(n, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, ErrUpstreamInvalidJSON, err)})
+		err := jsonrpc.TooLargeError(c.maxLine, "limits.max_upstream_message_bytes")
+		c.deliver(n, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, jsonrpc.ErrUpstreamInvalidJSON, err)})
 	}
 }
 
@@ -232,15 +236,15 @@ func (c *stdioConn) dispatch(line []byte) {
 	if err != nil {
 		c.log.Warn("upstream wrote a line that is not a JSON-RPC message", "error", err)
 		if m != nil && m.ID != nil {
-			if id, perr := strconv.ParseInt(idKey(m.ID), 10, 64); perr == nil {
-				c.deliver(id, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, ErrUpstreamInvalidJSON, err)})
+			if id, perr := strconv.ParseInt(jsonrpc.IDKey(m.ID), 10, 64); perr == nil {
+				c.deliver(id, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, jsonrpc.ErrUpstreamInvalidJSON, err)})
 			}
 		}
 		return
 	}
 	switch {
 	case m.IsResponse():
-		id, perr := strconv.ParseInt(idKey(m.ID), 10, 64)
+		id, perr := strconv.ParseInt(jsonrpc.IDKey(m.ID), 10, 64)
 		if perr != nil {
 			c.log.Warn("response to an id the gateway never sent", "id", string(m.ID))
 			return
@@ -262,11 +266,11 @@ func (c *stdioConn) dispatch(line []byte) {
 				c.answer(m)
 			}()
 		default:
-			err := fmt.Errorf("%s: %w (%d answers in progress on this upstream)", m.Method, ErrTooManyServerRequests, cap(c.answering))
+			err := fmt.Errorf("%s: %w (%d answers in progress on this upstream)", m.Method, jsonrpc.ErrTooManyServerRequests, cap(c.answering))
 			// Queued without waiting: the reader must go on reading
 			// while an upstream that writes its requests before it
 			// reads does not read its stdin.
-			if !c.lw.offer(encodeError(m.ID, err)) && c.dropped.Add(1) == 1 {
+			if !c.lw.Offer(jsonrpc.EncodeError(m.ID, err)) && c.dropped.Add(1) == 1 {
 				c.log.Warn("the upstream floods requests and reads none of limits.write_buffer_bytes of answers: refusals dropped", "method", m.Method)
 			}
 		}
@@ -292,11 +296,11 @@ func (c *stdioConn) deliver(id int64, r callResult) {
 func (c *stdioConn) answer(m *message) {
 	var out []byte
 	if c.h.request == nil {
-		out = encodeError(m.ID, fmt.Errorf("%w: %s", errMethodNotFound, m.Method))
+		out = jsonrpc.EncodeError(m.ID, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, m.Method))
 	} else if res, err := c.h.request(context.Background(), m.Method, m.Params); err != nil {
-		out = encodeError(m.ID, err)
+		out = jsonrpc.EncodeError(m.ID, err)
 	} else {
-		out = encodeResult(m.ID, res)
+		out = jsonrpc.EncodeResult(m.ID, res)
 	}
 	if err := c.write(out); err != nil {
 		c.log.Debug("answering a server request", "method", m.Method, "error", err)
@@ -377,8 +381,8 @@ func (c *stdioConn) drainStderr(r io.Reader) {
 
 // write sends one message and its newline; see lineWriter.
 func (c *stdioConn) write(b []byte) error {
-	if err := c.lw.write(b); err != nil {
-		return fmt.Errorf("upstream[%s]: write: %w", c.name, errors.Join(err, ErrUpstreamExited))
+	if err := c.lw.Write(b); err != nil {
+		return fmt.Errorf("upstream[%s]: write: %w", c.name, errors.Join(err, jsonrpc.ErrUpstreamExited))
 	}
 	return nil
 }
@@ -394,7 +398,7 @@ func (c *stdioConn) call(ctx context.Context, method string, params json.RawMess
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
-	if err := c.write(encodeRequest(intID(id), method, params)); err != nil {
+	if err := c.write(encodeRequest(jsonrpc.IntID(id), method, params)); err != nil {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
@@ -415,7 +419,7 @@ func (c *stdioConn) call(ctx context.Context, method string, params json.RawMess
 // cancelUpstream tells the upstream to stop working on request id.
 func (c *stdioConn) cancelUpstream(id int64, ctx context.Context) {
 	reason := "cancelled by the client"
-	if errors.Is(context.Cause(ctx), ErrUpstreamTimeout) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(context.Cause(ctx), jsonrpc.ErrUpstreamTimeout) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		reason = "timed out in mcpx"
 	}
 	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
@@ -473,22 +477,22 @@ func upstreamHTTPConfig(cfg ServerConfig, lim Limits, log hclog.Logger, h connHa
 		Headers:         cfg.Headers,
 		MaxConnsPerHost: lim.MaxUpstreamConns,
 		MaxMessageBytes: lim.MaxUpstreamMessageBytes,
-		Timeout:         cfg.timeout(),
+		Timeout:         cfg.RequestTimeout(),
 		Logger:          slogTo(log),
 		Handlers:        upstreamhttp.Handlers{Notification: h.notification},
 	}
 	c.Handlers.MaxAnswering = h.maxAnswering
 	if c.Handlers.MaxAnswering <= 0 {
-		c.Handlers.MaxAnswering = DefaultMaxServerRequestsPerUpstream + answerSpare
+		c.Handlers.MaxAnswering = config.DefaultMaxServerRequestsPerUpstream + answerSpare
 	}
 	c.Handlers.Busy = func(method string) error {
-		return toRPCError(fmt.Errorf("%s: %w (%d answers in progress on this upstream)", method, ErrTooManyServerRequests, c.Handlers.MaxAnswering))
+		return jsonrpc.ToRPCError(fmt.Errorf("%s: %w (%d answers in progress on this upstream)", method, jsonrpc.ErrTooManyServerRequests, c.Handlers.MaxAnswering))
 	}
 	if h.request != nil {
 		c.Handlers.Request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			res, err := h.request(ctx, method, params)
 			if err != nil {
-				return nil, toRPCError(err) // its code, not the transport's internal error
+				return nil, jsonrpc.ToRPCError(err) // its code, not the transport's internal error
 			}
 			return res, nil
 		}
@@ -503,10 +507,10 @@ func newHTTPConn(name string, log hclog.Logger, t upstreamhttp.Transport) *httpC
 		<-t.Done()
 		err := t.Err()
 		if errors.Is(err, upstreamhttp.ErrClosed) {
-			c.end(fmt.Errorf("upstream[%s]: connection closed: %w", name, ErrUpstreamExited))
+			c.end(fmt.Errorf("upstream[%s]: connection closed: %w", name, jsonrpc.ErrUpstreamExited))
 			return
 		}
-		c.end(fmt.Errorf("upstream[%s]: %w", name, errors.Join(err, ErrUpstreamExited)))
+		c.end(fmt.Errorf("upstream[%s]: %w", name, errors.Join(err, jsonrpc.ErrUpstreamExited)))
 	}()
 	return c
 }
@@ -514,11 +518,11 @@ func newHTTPConn(name string, log hclog.Logger, t upstreamhttp.Transport) *httpC
 func startHTTP(ctx context.Context, name string, cfg ServerConfig, lim Limits, log hclog.Logger, h connHandlers) (*httpConn, error) {
 	tc := upstreamHTTPConfig(cfg, lim, log, h)
 	var t upstreamhttp.Transport
-	switch cfg.kind() {
-	case TypeSSE:
+	switch cfg.Kind() {
+	case config.TypeSSE:
 		sse, err := upstreamhttp.DialLegacy(ctx, tc)
 		if err != nil {
-			return nil, fmt.Errorf("upstream[%s]: connect %s: %w", name, cfg.URL, errors.Join(err, ErrUpstreamUnavailable))
+			return nil, fmt.Errorf("upstream[%s]: connect %s: %w", name, cfg.URL, errors.Join(err, jsonrpc.ErrUpstreamUnavailable))
 		}
 		t = sse
 	default:
@@ -571,9 +575,9 @@ func (c *httpConn) callHeader(ctx context.Context, method string, params json.Ra
 			return nil, fmt.Errorf("upstream[%s]: %s: %w", c.name, method, err) // a context.DeadlineExceeded
 		case errors.Is(err, upstreamhttp.ErrMessageTooLarge):
 			// as a stdio upstream's answer over the cap fails its call
-			return nil, fmt.Errorf("upstream[%s]: %s: %w: %w (limits.max_upstream_message_bytes): %w", c.name, method, ErrUpstreamInvalidJSON, err, ErrMessageTooLarge)
+			return nil, fmt.Errorf("upstream[%s]: %s: %w: %w (limits.max_upstream_message_bytes): %w", c.name, method, jsonrpc.ErrUpstreamInvalidJSON, err, jsonrpc.ErrMessageTooLarge)
 		}
-		return nil, fmt.Errorf("upstream[%s]: %s: %w", c.name, method, errors.Join(err, ErrUpstreamUnavailable))
+		return nil, fmt.Errorf("upstream[%s]: %s: %w", c.name, method, errors.Join(err, jsonrpc.ErrUpstreamUnavailable))
 	}
 	return res, nil
 }
@@ -597,7 +601,7 @@ func (c *httpConn) cause() error {
 }
 
 func (c *httpConn) close() error {
-	c.end(fmt.Errorf("upstream[%s]: connection closed: %w", c.name, ErrUpstreamExited))
+	c.end(fmt.Errorf("upstream[%s]: connection closed: %w", c.name, jsonrpc.ErrUpstreamExited))
 	return c.t.Close()
 }
 

@@ -40,6 +40,10 @@ package gateway
 // stores.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -94,11 +98,11 @@ func (s *Session) serve(ctx context.Context, m *message, related func([]byte)) (
 // serveStateless answers a 2026-07-28 request.
 func (s *Session) serveStateless(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
 	if !gjson.GetBytes(m.Params, "_meta").IsObject() {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: "missing _meta: a " + mcp.ProtocolVersion20260728 + " request carries " + mcp.MetaKeyProtocolVersion + " and " + mcp.MetaKeyClientCapabilities + " in params._meta"}
+		return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta: a " + mcp.ProtocolVersion20260728 + " request carries " + mcp.MetaKeyProtocolVersion + " and " + mcp.MetaKeyClientCapabilities + " in params._meta"}
 	}
 	v := requestVersion(m.Params)
 	if v == "" {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyProtocolVersion}
+		return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyProtocolVersion}
 	}
 	if !slices.Contains(StatelessProtocolVersions, v) {
 		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: append(slices.Clone(StatelessProtocolVersions), supportedDownstream...), Requested: v})
@@ -106,10 +110,10 @@ func (s *Session) serveStateless(ctx context.Context, m *message, related func([
 	}
 	caps := gjson.GetBytes(m.Params, pathMetaClientCaps)
 	if !caps.IsObject() {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyClientCapabilities}
+		return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyClientCapabilities}
 	}
 	if slices.Contains(removedStateless, m.Method) {
-		return nil, fmt.Errorf("%w: %s was removed in protocol version %s", errMethodNotFound, m.Method, v)
+		return nil, fmt.Errorf("%w: %s was removed in protocol version %s", jsonrpc.ErrMethodNotFound, m.Method, v)
 	}
 	s.g.clientArrived(json.RawMessage(caps.Raw)) // before waiting: the upstreams' initialize may wait for it
 	s.g.awaitStart(ctx)
@@ -203,7 +207,7 @@ func statelessCapabilities(caps map[string]any) map[string]any {
 // offersPrompts reports whether an upstream offers prompts.
 func (g *Gateway) offersPrompts() bool {
 	for _, name := range g.order {
-		if g.ups[name].capability("prompts") {
+		if g.ups[name].Capability("prompts") {
 			return true
 		}
 	}
@@ -278,7 +282,7 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 	var instructions []string
 	for _, name := range g.order {
 		u := g.ups[name]
-		if u.capability("completions") {
+		if u.Capability("completions") {
 			caps["completions"] = map[string]any{}
 		}
 		u.mu.RLock()
@@ -323,8 +327,8 @@ var statelessMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabi
 // remote upstream's connection carries its negotiated version in the
 // Mcp-Protocol-Version header, which must agree with _meta: there the
 // keys are dropped and the request is one of the session era.
-func (u *upstream) statelessParams(params json.RawMessage) json.RawMessage {
-	if u.cfg.kind() == TypeStdio || !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
+func (u *Upstream) statelessParams(params json.RawMessage) json.RawMessage {
+	if u.Config.Kind() == config.TypeStdio || !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
 		return params
 	}
 	out := []byte(params)

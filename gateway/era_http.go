@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -26,7 +28,7 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 		return
 	}
 	fail := func(e *RPCError) {
-		writeJSON(w, statelessHTTPStatus(e.Code), encodeError(m.ID, e))
+		writeJSON(w, statelessHTTPStatus(e.Code), jsonrpc.EncodeError(m.ID, e))
 	}
 	header := r.Header.Get(mcp.HeaderProtocolVersion)
 	version := requestVersion(m.Params)
@@ -65,7 +67,7 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 		ls.mu.Unlock()
 		if !started {
 			status := statelessHTTPStatus(int(code.Int()))
-			if m.Method == methodSubscriptionsListen && code.Int() == CodeLimitExceeded {
+			if m.Method == methodSubscriptionsListen && code.Int() == jsonrpc.CodeLimitExceeded {
 				status = http.StatusServiceUnavailable // too many streams (listen.go)
 				w.Header().Set("Retry-After", listenRetryAfter)
 			}
@@ -79,9 +81,9 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 // statelessHTTPStatus is the HTTP status of a stateless error response.
 func statelessHTTPStatus(code int) int {
 	switch code {
-	case CodeMethodNotFound:
+	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
-	case CodeHeaderMismatch, CodeMissingClientCapability, CodeUnsupportedProtocolVersion, CodeInvalidRequest, CodeInvalidParams, CodeParseError:
+	case CodeHeaderMismatch, CodeMissingClientCapability, CodeUnsupportedProtocolVersion, jsonrpc.CodeInvalidRequest, jsonrpc.CodeInvalidParams, jsonrpc.CodeParseError:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"encoding/json"
 	"io"
 	"net/http"
@@ -126,13 +128,13 @@ func TestServeStatelessHTTPErrors(t *testing.T) {
 		hdr                  map[string]string
 		status, code         int
 	}{
-		{"missing client capabilities", "tools/list", noCaps, nil, 400, CodeInvalidParams},
+		{"missing client capabilities", "tools/list", noCaps, nil, 400, jsonrpc.CodeInvalidParams},
 		{"unsupported version", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, map[string]string{"Mcp-Protocol-Version": "2099-01-01"}, 400, CodeUnsupportedProtocolVersion},
 		{"version header mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Protocol-Version": "2026-08-01"}, 400, CodeHeaderMismatch},
 		{"Mcp-Method mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Method": "prompts/list"}, 400, CodeHeaderMismatch},
 		{"Mcp-Name mismatch", "tools/call", statelessParams(`{"name":"echo"}`, ""), map[string]string{"Mcp-Name": "other"}, 400, CodeHeaderMismatch},
-		{"removed method", "ping", statelessParams("", ""), nil, 404, CodeMethodNotFound},
-		{"unknown method", "nope/nope", statelessParams("", ""), nil, 404, CodeMethodNotFound},
+		{"removed method", "ping", statelessParams("", ""), nil, 404, jsonrpc.CodeMethodNotFound},
+		{"unknown method", "nope/nope", statelessParams("", ""), nil, 404, jsonrpc.CodeMethodNotFound},
 	}
 	for _, tc := range cases {
 		st, res := c.post("", tc.method, tc.params, tc.hdr)
@@ -174,7 +176,7 @@ func TestServeStatelessOnStdio(t *testing.T) {
 	if res.Get("resultType").Exists() || res.Get("structuredContent.v").String() != "old" {
 		t.Fatalf("session-era tools/call over stdio: %s", res.Raw)
 	}
-	if r := c.call("ping", statelessParams("", "")); gjson.GetBytes(r, "error.code").Int() != CodeMethodNotFound {
+	if r := c.call("ping", statelessParams("", "")); gjson.GetBytes(r, "error.code").Int() != jsonrpc.CodeMethodNotFound {
 		t.Fatalf("stateless ping: %s", r)
 	}
 	if r := c.result("ping", ""); r.Raw != "{}" {
@@ -270,7 +272,7 @@ func TestServeStatelessAnonymousScope(t *testing.T) {
 // _meta stays, and a stdio upstream gets the request as it is.
 func TestStatelessParamsUpstream(t *testing.T) {
 	in := json.RawMessage(statelessParams(`{"name":"echo"}`, `,"progressToken":"p1","io.modelcontextprotocol/logLevel":"info"`))
-	remote := &upstream{cfg: ServerConfig{URL: "http://127.0.0.1:1/mcp"}}
+	remote := &Upstream{Config: ServerConfig{URL: "http://127.0.0.1:1/mcp"}}
 	out := remote.statelessParams(in)
 	if strings.Contains(string(out), "io.modelcontextprotocol/") || gjson.GetBytes(out, "_meta.progressToken").String() != "p1" || gjson.GetBytes(out, "name").String() != "echo" {
 		t.Errorf("remote upstream gets %s", out)
@@ -279,7 +281,7 @@ func TestStatelessParamsUpstream(t *testing.T) {
 	if gjson.GetBytes(bare, "_meta").Exists() {
 		t.Errorf("an emptied _meta is kept: %s", bare)
 	}
-	local := &upstream{cfg: ServerConfig{Command: "x"}}
+	local := &Upstream{Config: ServerConfig{Command: "x"}}
 	if got := local.statelessParams(in); string(got) != string(in) {
 		t.Errorf("stdio upstream gets %s, want the request as it is", got)
 	}
@@ -313,4 +315,4 @@ func TestWithStatelessMeta(t *testing.T) {
 
 // codeUnknownResource is the code of a refused artifact read: the same as
 // for an id that does not exist (issue 15).
-var codeUnknownResource = int64(toRPCError(ErrUnknownResource).Code)
+var codeUnknownResource = int64(jsonrpc.ToRPCError(jsonrpc.ErrUnknownResource).Code)

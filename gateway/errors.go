@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -20,16 +22,16 @@ import (
 // own JSON-RPC error keeps its code, message and data; in every message
 // the configured secrets are masked.
 func (g *Gateway) clientError(method, session string, err error) *RPCError {
-	e := toRPCError(err)
+	e := jsonrpc.ToRPCError(err)
 	var upstreamRPC *RPCError
 	generic := ""
 	switch {
 	case errors.As(err, &upstreamRPC):
-	case errors.Is(err, ErrUpstreamExited):
+	case errors.Is(err, jsonrpc.ErrUpstreamExited):
 		generic = "upstream exited"
-	case errors.Is(err, ErrUpstreamUnavailable):
+	case errors.Is(err, jsonrpc.ErrUpstreamUnavailable):
 		generic = "upstream unavailable"
-	case e.Code == CodeInternalError:
+	case e.Code == jsonrpc.CodeInternalError:
 		generic = "internal error"
 	}
 	if generic == "" {

@@ -1,6 +1,10 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -90,7 +94,7 @@ func everythingHTTP(t *testing.T) ServerConfig {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return ServerConfig{Type: TypeStreamableHTTP, URL: "http://" + addr + "/mcp"}
+	return ServerConfig{Type: config.TypeStreamableHTTP, URL: "http://" + addr + "/mcp"}
 }
 
 // direct calls a tool on a fresh direct connection to server-everything
@@ -254,7 +258,7 @@ func testEverything(t *testing.T, g *Gateway) {
 		if len(seen)-artifacts < 5 || artifacts < 2 || len(made) < 2 {
 			t.Fatalf("listed %d upstream resources and %d artifacts of this session across pages (made %d)", len(seen)-artifacts, artifacts, len(made))
 		}
-		if code := gjson.GetBytes(c.call("resources/list", `{"cursor":"garbage!"}`), "error.code").Int(); code != CodeInvalidParams {
+		if code := gjson.GetBytes(c.call("resources/list", `{"cursor":"garbage!"}`), "error.code").Int(); code != jsonrpc.CodeInvalidParams {
 			t.Errorf("bad cursor: code %d", code)
 		}
 	})

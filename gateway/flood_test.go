@@ -6,6 +6,10 @@ package gateway
 // (this test binary re-executed) and an httptest server on 127.0.0.1.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -64,7 +68,7 @@ func (f *floodTally) answered(m gjson.Result) {
 	if e := m.Get("error"); e.Exists() {
 		f.errors++
 		msg := e.Get("message").String()
-		if strings.Contains(msg, "too many outstanding server requests") && e.Get("code").Int() == CodeLimitExceeded {
+		if strings.Contains(msg, "too many outstanding server requests") && e.Get("code").Int() == jsonrpc.CodeLimitExceeded {
 			if f.refusal == nil {
 				f.refusal = map[string]int{}
 			}
@@ -365,7 +369,7 @@ func TestFloodServerRequestsHTTP(t *testing.T) {
 			}
 			ts.Start()
 			t.Cleanup(ts.Close)
-			g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"flooder": {Type: TypeStreamableHTTP, URL: ts.URL}}, Limits: fc.limits})
+			g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"flooder": {Type: config.TypeStreamableHTTP, URL: ts.URL}}, Limits: fc.limits})
 			tally := func(c *client) gjson.Result {
 				return c.result("tools/call", toolCall("tally", "")).Get("structuredContent")
 			}
@@ -422,8 +426,8 @@ func TestListenStreamCaps(t *testing.T) {
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 			t.Errorf("%s: status %d, Retry-After %q; want 503 with Retry-After", who, resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
-		if e.Get("code").Int() != CodeLimitExceeded || !strings.Contains(e.Get("message").String(), "too many subscriptions/listen streams") || !strings.Contains(e.Get("message").String(), limit) {
-			t.Errorf("%s: error %s, want code %d naming %s", who, e.Raw, CodeLimitExceeded, limit)
+		if e.Get("code").Int() != jsonrpc.CodeLimitExceeded || !strings.Contains(e.Get("message").String(), "too many subscriptions/listen streams") || !strings.Contains(e.Get("message").String(), limit) {
+			t.Errorf("%s: error %s, want code %d naming %s", who, e.Raw, jsonrpc.CodeLimitExceeded, limit)
 		}
 	}
 	actx, closeAlice := context.WithCancel(ctx)

@@ -15,6 +15,8 @@
 package gateway
 
 import (
+	"slices"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -129,7 +131,7 @@ type Gateway struct {
 	redact    *redact.Redactor
 	quit      chan struct{} // closed by Close
 
-	ups    map[string]*upstream
+	ups    map[string]*Upstream
 	order  []string // upstream names, sorted
 	single bool
 
@@ -153,7 +155,7 @@ type Gateway struct {
 	progSeq  atomic.Int64
 
 	ownerMu    sync.RWMutex
-	owner      map[string]*upstream // resource URI → the upstream that listed it first
+	owner      map[string]*Upstream // resource URI → the upstream that listed it first
 	collisions map[string]struct{}  // uri + "\x00" + server, logged once
 
 	cacheMu sync.Mutex
@@ -179,7 +181,7 @@ type Gateway struct {
 
 // toolRoute says where an exposed tool goes.
 type toolRoute struct {
-	up        *upstream
+	up        *Upstream
 	tool      string          // the upstream's name, or the generated kind
 	generated string          // "", genList, genRead or genTemplates
 	def       json.RawMessage // the exposed definition
@@ -200,13 +202,13 @@ func New(o Options) (*Gateway, error) {
 		log:        o.Logger,
 		version:    o.Version,
 		startWait:  o.StartWait,
-		ups:        map[string]*upstream{},
+		ups:        map[string]*Upstream{},
 		routes:     map[string]*toolRoute{},
 		sessions:   map[string]*Session{},
 		subs:       map[string]map[subscriber]struct{}{},
 		listeners:  map[*listener]struct{}{},
 		progress:   map[string]progressRoute{},
-		owner:      map[string]*upstream{},
+		owner:      map[string]*Upstream{},
 		collisions: map[string]struct{}{},
 		cache:      map[cacheKey]cacheEntry{},
 		quit:       make(chan struct{}),
@@ -370,7 +372,7 @@ func (g *Gateway) Start(ctx context.Context) {
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
-			u.run(g.ctx)
+			u.Run(g.ctx)
 		}()
 	}
 }
@@ -400,7 +402,7 @@ func (g *Gateway) awaitStart(ctx context.Context) {
 	}
 	for _, name := range g.order {
 		u := g.ups[name]
-		wait := time.Until(g.startAt.Add(max(g.startWait, u.cfg.startupTimeout()) + startWaitSlack))
+		wait := time.Until(g.startAt.Add(max(g.startWait, u.Config.StartupTimeout()) + startWaitSlack))
 		if wait <= 0 {
 			continue
 		}
@@ -429,7 +431,7 @@ func (g *Gateway) awaitStart(ctx context.Context) {
 func (g *Gateway) Status() []Status {
 	out := make([]Status, 0, len(g.order))
 	for _, name := range g.order {
-		out = append(out, g.ups[name].status())
+		out = append(out, g.ups[name].Status())
 	}
 	return out
 }
@@ -469,13 +471,13 @@ func (g *Gateway) Close(ctx context.Context) error {
 // changed, and renews the upstream's subscriptions after a restart. A
 // client that listed before the upstream was up (it started late, or
 // restarted) learns of its tools, resources and prompts this way.
-func (g *Gateway) upstreamReady(u *upstream) {
+func (g *Gateway) upstreamReady(u *Upstream) {
 	g.rebuildRoutes()
 	g.broadcast(notificationToolsListChanged, nil)
-	if u.capability("resources") {
+	if u.Capability("resources") {
 		g.broadcast(notificationResourcesListChange, nil)
 	}
-	if u.capability("prompts") {
+	if u.Capability("prompts") {
 		g.broadcast(notificationPromptsListChanged, nil)
 	}
 	g.renewSubscriptions(u)
@@ -510,14 +512,14 @@ func (g *Gateway) rebuildRoutes() {
 	}
 	for _, name := range g.order {
 		u := g.ups[name]
-		for _, def := range u.toolDefs() {
+		for _, def := range u.ToolDefs() {
 			tool := gjson.GetBytes(def, "name").String()
 			if tool == "" {
 				continue
 			}
 			exposed := tool
 			if !g.single {
-				exposed = u.name + "_" + tool
+				exposed = u.Name + "_" + tool
 			}
 			add(exposed, &toolRoute{
 				up:       u,
@@ -525,12 +527,12 @@ func (g *Gateway) rebuildRoutes() {
 				def:      def,
 				username: gjson.GetBytes(def, "inputSchema.properties.username").Exists(),
 				output:   outputSchema(def),
-				args:     toolArgs(u.cfg, tool),
+				args:     toolArgs(u.Config, tool),
 			})
 		}
-		if u.cfg.resourceTools() && u.capability("resources") {
+		if u.Config.ResourceToolsOn() && u.Capability("resources") {
 			for _, kind := range []string{genList, genRead, genTemplates} {
-				add(u.name+"_"+kind, &toolRoute{up: u, tool: kind, generated: kind, def: generatedTool(u.name, kind)})
+				add(u.Name+"_"+kind, &toolRoute{up: u, tool: kind, generated: kind, def: generatedTool(u.Name, kind)})
 			}
 		}
 	}
@@ -558,7 +560,7 @@ func toolArgs(cfg ServerConfig, tool string) ArgumentOptions {
 	if t, ok := cfg.Mcpx.Tools[tool]; ok {
 		a = t.Arguments
 	}
-	return a.withDefaults()
+	return a.WithDefaults()
 }
 
 func generatedTool(server, kind string) json.RawMessage {
@@ -613,3 +615,6 @@ func traceID(meta gjson.Result) string {
 	}
 	return ""
 }
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

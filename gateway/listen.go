@@ -20,6 +20,8 @@ package gateway
 // Retry-After (listenRetryAfter), as a full max_sessions answers.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,10 +55,6 @@ const listenQueue = 256
 // errListenerTooSlow ends a stream whose client does not keep up.
 var errListenerTooSlow = errors.New("the client did not read its subscriptions/listen stream: more than 256 notifications waited")
 
-// ErrTooManyListenStreams refuses a subscriptions/listen stream over
-// Limits.MaxListenStreamsPerPrincipal or MaxListenStreams.
-var ErrTooManyListenStreams = errors.New("mcpx: too many subscriptions/listen streams")
-
 // listenRetryAfter is the Retry-After (seconds) of a refused stream over
 // HTTP: streams end when their clients go, so a short wait may do.
 const listenRetryAfter = "10"
@@ -76,9 +74,9 @@ func (ls *listenSlots) take(principal string, lim Limits) (func(), error) {
 	defer ls.mu.Unlock()
 	switch {
 	case ls.by[principal] >= lim.MaxListenStreamsPerPrincipal:
-		return nil, fmt.Errorf("%w: this principal has %d open (limits.max_listen_streams_per_principal)", ErrTooManyListenStreams, lim.MaxListenStreamsPerPrincipal)
+		return nil, fmt.Errorf("%w: this principal has %d open (limits.max_listen_streams_per_principal)", jsonrpc.ErrTooManyListenStreams, lim.MaxListenStreamsPerPrincipal)
 	case ls.total >= lim.MaxListenStreams:
-		return nil, fmt.Errorf("%w: %d are open (limits.max_listen_streams)", ErrTooManyListenStreams, lim.MaxListenStreams)
+		return nil, fmt.Errorf("%w: %d are open (limits.max_listen_streams)", jsonrpc.ErrTooManyListenStreams, lim.MaxListenStreams)
 	}
 	if ls.by == nil {
 		ls.by = map[string]int{}
@@ -199,7 +197,7 @@ func (s *Session) serveListen(ctx context.Context, m *message, related func([]by
 		Notifications *mcp.SubscriptionFilter `json:"notifications"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.Notifications == nil {
-		return nil, fmt.Errorf("%s: %w: \"notifications\" (an object) is required", m.Method, errBadParams)
+		return nil, fmt.Errorf("%s: %w: \"notifications\" (an object) is required", m.Method, jsonrpc.ErrBadParams)
 	}
 	release, err := g.listenSlots.take(s.User, g.limits)
 	if err != nil {
@@ -230,10 +228,10 @@ func (s *Session) serveListen(ctx context.Context, m *message, related func([]by
 	}()
 	for _, uri := range l.filter.ResourceSubscriptions {
 		if uri == "" {
-			return nil, fmt.Errorf("%s: %w: an empty resource URI", m.Method, errBadParams)
+			return nil, fmt.Errorf("%s: %w: an empty resource URI", m.Method, jsonrpc.ErrBadParams)
 		}
 		if err := g.subscribe(ctx, l, uri); err != nil {
-			return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("subscribing to %q: %v", uri, err)}
+			return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("subscribing to %q: %v", uri, err)}
 		}
 		subscribed = append(subscribed, uri)
 	}

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -110,7 +112,7 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 func TestSubscriptionsListenErrors(t *testing.T) {
 	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connectStateless(t, g)
-	if r := c.call("subscriptions/listen", statelessParams(`{}`, "")); gjson.GetBytes(r, "error.code").Int() != CodeInvalidParams {
+	if r := c.call("subscriptions/listen", statelessParams(`{}`, "")); gjson.GetBytes(r, "error.code").Int() != jsonrpc.CodeInvalidParams {
 		t.Errorf("listen without notifications: %s", r)
 	}
 	r := c.result("subscriptions/listen", statelessParams(`{"notifications":{}}`, ""))
@@ -121,10 +123,10 @@ func TestSubscriptionsListenErrors(t *testing.T) {
 		t.Errorf("empty filter: no ack: %s", n.Raw)
 	}
 	resp := c.call("subscriptions/listen", statelessParams(`{"notifications":{"resourceSubscriptions":["mcpx://upstream/nosuch/x"]}}`, ""))
-	if gjson.GetBytes(resp, "error.code").Int() != CodeInvalidParams || !strings.Contains(gjson.GetBytes(resp, "error.message").String(), "mcpx://upstream/nosuch/x") {
+	if gjson.GetBytes(resp, "error.code").Int() != jsonrpc.CodeInvalidParams || !strings.Contains(gjson.GetBytes(resp, "error.message").String(), "mcpx://upstream/nosuch/x") {
 		t.Errorf("a resource no upstream serves: %s", resp)
 	}
-	if r := c.call("subscriptions/listen", `{"notifications":{}}`); gjson.GetBytes(r, "error.code").Int() != CodeMethodNotFound {
+	if r := c.call("subscriptions/listen", `{"notifications":{}}`); gjson.GetBytes(r, "error.code").Int() != jsonrpc.CodeMethodNotFound {
 		t.Errorf("listen in the session era: %s", r)
 	}
 }

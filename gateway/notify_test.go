@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"context"
 	"slices"
 	"strings"
@@ -103,7 +105,7 @@ func TestTemplatesPaginationAcrossUpstreams(t *testing.T) {
 	if v := second.Get("resourceTemplates.0.uriTemplate").String(); v != "stub://a/t2/{x}" {
 		t.Errorf("second page starts with %q", v)
 	}
-	if code := gjson.GetBytes(c.call("resources/templates/list", `{"cursor":"eyJzIjotMX0"}`), "error.code").Int(); code != CodeInvalidParams {
+	if code := gjson.GetBytes(c.call("resources/templates/list", `{"cursor":"eyJzIjotMX0"}`), "error.code").Int(); code != jsonrpc.CodeInvalidParams {
 		t.Errorf("negative source in a cursor: code %d", code)
 	}
 }
@@ -144,7 +146,7 @@ func TestResourceURICollision(t *testing.T) {
 			t.Errorf("read %s: %s", uri, r.Raw)
 		}
 	}
-	if code := gjson.GetBytes(c.call("resources/read", `{"uri":"`+UpstreamURIPrefix+`nope/x://y"}`), "error.code").Int(); code != CodeResourceNotFound {
+	if code := gjson.GetBytes(c.call("resources/read", `{"uri":"`+UpstreamURIPrefix+`nope/x://y"}`), "error.code").Int(); code != jsonrpc.CodeResourceNotFound {
 		t.Errorf("namespaced URI of no server: code %d", code)
 	}
 

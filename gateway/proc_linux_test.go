@@ -44,7 +44,7 @@ func TestStopSendsSIGTERMBeforeSIGKILL(t *testing.T) {
 			sc, _ := u.c.(*stdioConn)
 			u.mu.RUnlock()
 			if sc == nil {
-				t.Fatalf("upstream not ready: %+v", u.status())
+				t.Fatalf("upstream not ready: %+v", u.Status())
 			}
 			pgid := sc.cmd.Process.Pid
 			child := waitChildPID(t, dir)

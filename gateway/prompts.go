@@ -3,6 +3,8 @@ package gateway
 // Prompts and completion: routed to the upstream that offers the prompt.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +22,7 @@ type promptRoutes struct {
 }
 
 type promptRoute struct {
-	up   *upstream
+	up   *Upstream
 	name string
 }
 
@@ -32,7 +34,7 @@ func (s *Session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawM
 	out := []byte(`{"prompts":[]}`)
 	for _, name := range g.order {
 		u := g.ups[name]
-		if !u.capability("prompts") {
+		if !u.Capability("prompts") {
 			continue
 		}
 		cursor := ""
@@ -41,7 +43,7 @@ func (s *Session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawM
 			if cursor != "" {
 				p, _ = json.Marshal(map[string]string{"cursor": cursor})
 			}
-			res, err := u.call(ctx, "prompts/list", p)
+			res, err := u.Call(ctx, "prompts/list", p)
 			if err != nil {
 				g.log.Warn("prompts/list failed; skipping the server", "server", name, "error", err)
 				break
@@ -93,10 +95,10 @@ func (s *Session) getPrompt(ctx context.Context, params json.RawMessage) (json.R
 	name := gjson.GetBytes(params, "name").String()
 	r, ok := s.g.promptRoute(ctx, s, name)
 	if !ok {
-		return nil, fmt.Errorf("prompts/get %q: %w: unknown prompt", name, errBadParams)
+		return nil, fmt.Errorf("prompts/get %q: %w: unknown prompt", name, jsonrpc.ErrBadParams)
 	}
 	p, _ := sjson.SetBytes(append([]byte(nil), params...), "name", r.name)
-	return r.up.call(ctx, "prompts/get", p)
+	return r.up.Call(ctx, "prompts/get", p)
 }
 
 func (s *Session) complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
@@ -105,18 +107,18 @@ func (s *Session) complete(ctx context.Context, params json.RawMessage) (json.Ra
 	case "ref/prompt":
 		r, ok := s.g.promptRoute(ctx, s, ref.Get("name").String())
 		if !ok {
-			return nil, fmt.Errorf("completion/complete: %w: unknown prompt", errBadParams)
+			return nil, fmt.Errorf("completion/complete: %w: unknown prompt", jsonrpc.ErrBadParams)
 		}
 		p, _ := sjson.SetBytes(append([]byte(nil), params...), "ref.name", r.name)
-		return r.up.call(ctx, "completion/complete", p)
+		return r.up.Call(ctx, "completion/complete", p)
 	case "ref/resource":
 		uri := ref.Get("uri").String()
 		if _, orig, ok := s.g.resolveURI(uri); ok {
 			params, _ = sjson.SetBytes(append([]byte(nil), params...), "ref.uri", orig)
 		}
 		for _, u := range s.g.candidates(uri) {
-			if u.capability("completions") {
-				return u.call(ctx, "completion/complete", params)
+			if u.Capability("completions") {
+				return u.Call(ctx, "completion/complete", params)
 			}
 		}
 	}

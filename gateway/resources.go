@@ -4,6 +4,8 @@ package gateway
 // upstreams, and reads whose blobs become artifacts.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -17,7 +19,7 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 )
 
-func (g *Gateway) ownerOf(uri string) *upstream {
+func (g *Gateway) ownerOf(uri string) *Upstream {
 	g.ownerMu.RLock()
 	u := g.owner[uri]
 	g.ownerMu.RUnlock()
@@ -32,19 +34,19 @@ func (g *Gateway) ownerOf(uri string) *upstream {
 
 // candidates are the upstreams that may serve uri: its owner, else every
 // upstream with the resources capability.
-func (g *Gateway) candidates(uri string) []*upstream {
+func (g *Gateway) candidates(uri string) []*Upstream {
 	if u, _, ok := g.resolveURI(uri); ok {
 		if u == nil {
 			return nil
 		}
-		return []*upstream{u}
+		return []*Upstream{u}
 	}
 	if u := g.ownerOf(uri); u != nil {
-		return []*upstream{u}
+		return []*Upstream{u}
 	}
-	var out []*upstream
+	var out []*Upstream
 	for _, name := range g.order {
-		if u := g.ups[name]; u.capability("resources") {
+		if u := g.ups[name]; u.Capability("resources") {
 			out = append(out, u)
 		}
 	}
@@ -52,12 +54,12 @@ func (g *Gateway) candidates(uri string) []*upstream {
 }
 
 // readUpstream reads uri from the upstream that serves it.
-func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawMessage) (*upstream, json.RawMessage, error) {
+func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawMessage) (*Upstream, json.RawMessage, error) {
 	if u, orig, ok := g.resolveURI(uri); ok {
 		if u == nil {
-			return nil, nil, fmt.Errorf("resources/read %s: no configured server by that name (want %s{server}/{uri}): %w", uri, UpstreamURIPrefix, ErrUnknownResource)
+			return nil, nil, fmt.Errorf("resources/read %s: no configured server by that name (want %s{server}/{uri}): %w", uri, UpstreamURIPrefix, jsonrpc.ErrUnknownResource)
 		}
-		res, err := u.call(ctx, "resources/read", withURI(params, orig))
+		res, err := u.Call(ctx, "resources/read", withURI(params, orig))
 		if err != nil {
 			return nil, nil, fmt.Errorf("resources/read %s: %w", uri, err)
 		}
@@ -68,7 +70,7 @@ func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawM
 	}
 	var errs []error
 	for _, u := range g.candidates(uri) {
-		res, err := u.call(ctx, "resources/read", params)
+		res, err := u.Call(ctx, "resources/read", params)
 		if err == nil {
 			g.claim(u, uri)
 			return u, res, nil
@@ -79,9 +81,9 @@ func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawM
 		return nil, nil, fmt.Errorf("resources/read %s: %w", uri, errs[0])
 	}
 	if len(errs) == 0 {
-		return nil, nil, fmt.Errorf("resources/read %s: no server offers resources: %w", uri, ErrUnknownResource)
+		return nil, nil, fmt.Errorf("resources/read %s: no server offers resources: %w", uri, jsonrpc.ErrUnknownResource)
 	}
-	return nil, nil, fmt.Errorf("resources/read %s: %w: %w", uri, ErrUnknownResource, errors.Join(errs...))
+	return nil, nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, errors.Join(errs...))
 }
 
 // ReadResource reads an upstream resource for the engine's resourcelink
@@ -89,10 +91,10 @@ func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawM
 func (g *Gateway) ReadResource(ctx context.Context, server, uri string) (json.RawMessage, error) {
 	u, ok := g.ups[server]
 	if !ok {
-		return nil, fmt.Errorf("read %s: server %q: %w", uri, server, ErrUnknownResource)
+		return nil, fmt.Errorf("read %s: server %q: %w", uri, server, jsonrpc.ErrUnknownResource)
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})
-	return u.call(ctx, "resources/read", params)
+	return u.Call(ctx, "resources/read", params)
 }
 
 var _ engine.ResourceReader = (*Gateway)(nil)
@@ -120,7 +122,7 @@ func decodeCursor(s string) (pageCursor, error) {
 		err = json.Unmarshal(b, &c)
 	}
 	if err != nil || c.Source < 0 {
-		return c, fmt.Errorf("%w: cursor %q is not one mcpx gave", errBadParams, s)
+		return c, fmt.Errorf("%w: cursor %q is not one mcpx gave", jsonrpc.ErrBadParams, s)
 	}
 	return c, nil
 }
@@ -129,9 +131,9 @@ func decodeCursor(s string) (pageCursor, error) {
 // upstream's page at a time, then this session's artifacts.
 func (s *Session) listResources(ctx context.Context, params json.RawMessage, templates bool) (json.RawMessage, error) {
 	g := s.g
-	var srcs []*upstream
+	var srcs []*Upstream
 	for _, name := range g.order {
-		if u := g.ups[name]; u.capability("resources") {
+		if u := g.ups[name]; u.Capability("resources") {
 			srcs = append(srcs, u)
 		}
 	}
@@ -157,9 +159,9 @@ func (s *Session) listResources(ctx context.Context, params json.RawMessage, tem
 		if c != "" {
 			p, _ = json.Marshal(map[string]string{"cursor": c})
 		}
-		res, err := u.call(ctx, method, p)
+		res, err := u.Call(ctx, method, p)
 		if err != nil {
-			g.log.Warn("listing an upstream's resources failed; skipping it", "server", u.name, "method", method, "error", err)
+			g.log.Warn("listing an upstream's resources failed; skipping it", "server", u.Name, "method", method, "error", err)
 			continue
 		}
 		items := gjson.GetBytes(res, key)
@@ -204,7 +206,7 @@ func (s *Session) readDirect(ctx context.Context, uri string, params json.RawMes
 		if blob.Type != gjson.String {
 			return true
 		}
-		ref, err := s.storeBlob(ctx, u.name, c, blob.Str)
+		ref, err := s.storeBlob(ctx, u.Name, c, blob.Str)
 		if err != nil {
 			perr = err
 			return false

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"bytes"
 	"context"
 	"crypto/subtle"
@@ -330,7 +332,7 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 		hs.s = srv.g.NewSession(user, func(msg []byte) { hs.add(0, msg, srv.o.EventBuffer) })
 		if !srv.addSession(hs) {
 			hs.s.Close()
-			writeJSON(w, http.StatusServiceUnavailable, encodeError(m.ID, &RPCError{Code: CodeInternalError, Message: fmt.Sprintf("too many sessions (limits.max_sessions %d), none idle: try again later", srv.o.MaxSessions)}))
+			writeJSON(w, http.StatusServiceUnavailable, jsonrpc.EncodeError(m.ID, &RPCError{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many sessions (limits.max_sessions %d), none idle: try again later", srv.o.MaxSessions)}))
 			return
 		}
 		w.Header().Set("Mcp-Session-Id", hs.s.ID)
@@ -377,7 +379,7 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 func (srv *httpServer) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
 	g := srv.g
 	tooLarge := func() {
-		writeJSON(w, http.StatusRequestEntityTooLarge, encodeError(nil, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + tooLargeError(srv.o.MaxBody, "limits.max_message_bytes").Error()}))
+		writeJSON(w, http.StatusRequestEntityTooLarge, jsonrpc.EncodeError(nil, &RPCError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonrpc.TooLargeError(srv.o.MaxBody, "limits.max_message_bytes").Error()}))
 	}
 	if r.ContentLength > srv.o.MaxBody {
 		tooLarge()

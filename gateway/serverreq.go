@@ -36,12 +36,12 @@ package gateway
 // answered from ServerOptions.Roots when they are set.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,11 +55,6 @@ import (
 // ErrAmbiguousCaller is the error an upstream gets for a server-to-client
 // request that the gateway cannot tie to one downstream session.
 var ErrAmbiguousCaller = errors.New("mcpx cannot tell which client this request is for")
-
-// ErrTooManyServerRequests is the error an upstream gets for a
-// server-to-client request over Limits.MaxServerRequestsPerCall or
-// MaxServerRequestsPerUpstream; the request is not relayed.
-var ErrTooManyServerRequests = errors.New("mcpx: too many outstanding server requests")
 
 // ErrNoCaller is the error an upstream gets for a server-to-client request
 // while no downstream client could answer it.
@@ -129,11 +124,11 @@ func takeSlot(n *atomic.Int32, limit int) bool {
 // and returns its end; over a cap it returns ErrTooManyServerRequests.
 func (uc *upstreamCallers) admit(c *caller, lim Limits) (func(), error) {
 	if !takeSlot(&uc.asking, lim.MaxServerRequestsPerUpstream) {
-		return nil, fmt.Errorf("%w (limit %d per upstream)", ErrTooManyServerRequests, lim.MaxServerRequestsPerUpstream)
+		return nil, fmt.Errorf("%w (limit %d per upstream)", jsonrpc.ErrTooManyServerRequests, lim.MaxServerRequestsPerUpstream)
 	}
 	if !takeSlot(&c.asking, lim.MaxServerRequestsPerCall) {
 		uc.asking.Add(-1)
-		return nil, fmt.Errorf("%w (limit %d per call)", ErrTooManyServerRequests, lim.MaxServerRequestsPerCall)
+		return nil, fmt.Errorf("%w (limit %d per call)", jsonrpc.ErrTooManyServerRequests, lim.MaxServerRequestsPerCall)
 	}
 	return func() {
 		c.asking.Add(-1)
@@ -143,13 +138,13 @@ func (uc *upstreamCallers) admit(c *caller, lim Limits) (func(), error) {
 
 // refused logs a server request the caps turned away: at warn once a
 // second per upstream, at debug otherwise.
-func (u *upstream) refused(method string, err error) {
+func (u *Upstream) refused(method string, err error) {
 	now := time.Now().Unix()
 	if last := u.callers.warned.Load(); now > last && u.callers.warned.CompareAndSwap(last, now) {
-		u.log.Warn("server-to-client request refused (more are logged at debug)", "method", method, "error", err)
+		u.Log.Warn("server-to-client request refused (more are logged at debug)", "method", method, "error", err)
 		return
 	}
-	u.log.Debug("server-to-client request refused", "method", method, "error", err)
+	u.Log.Debug("server-to-client request refused", "method", method, "error", err)
 }
 
 // enter records a call of c in flight and returns its end.
@@ -190,7 +185,7 @@ func (uc *upstreamCallers) sole() (*caller, int) {
 
 // callerFor finds the downstream caller a server-to-client request of u
 // is for (see the top of this file).
-func (g *Gateway) callerFor(ctx context.Context, u *upstream, idleOK bool) (*caller, error) {
+func (g *Gateway) callerFor(ctx context.Context, u *Upstream, idleOK bool) (*caller, error) {
 	if c := callerFrom(ctx); c != nil {
 		return c, nil
 	}
@@ -199,7 +194,7 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream, idleOK bool) (*cal
 		return c, nil
 	}
 	if n > 1 {
-		return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", ErrAmbiguousCaller, n, u.name)
+		return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", ErrAmbiguousCaller, n, u.Name)
 	}
 	if idleOK {
 		g.sessMu.RLock()
@@ -216,7 +211,7 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream, idleOK bool) (*cal
 			return &caller{s: only, ctx: g.ctx}, nil
 		}
 		if count > 1 {
-			return nil, fmt.Errorf("%w: %d sessions with roots are connected and none has a call in flight on upstream %s", ErrAmbiguousCaller, count, u.name)
+			return nil, fmt.Errorf("%w: %d sessions with roots are connected and none has a call in flight on upstream %s", ErrAmbiguousCaller, count, u.Name)
 		}
 	}
 	return nil, ErrNoCaller
@@ -231,28 +226,28 @@ var clientCapability = map[string]string{
 }
 
 // upstreamRequest answers what upstream u asks the gateway.
-func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream, method string, params json.RawMessage) (json.RawMessage, error) {
+func (g *Gateway) upstreamRequest(ctx context.Context, u *Upstream, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "ping" {
 		return json.RawMessage("{}"), nil
 	}
 	capName, ok := clientCapability[method]
 	if !ok {
-		return nil, fmt.Errorf("%w: mcpx does not forward %s to clients", errMethodNotFound, method)
+		return nil, fmt.Errorf("%w: mcpx does not forward %s to clients", jsonrpc.ErrMethodNotFound, method)
 	}
-	if method == "roots/list" && len(u.cfg.Mcpx.Roots) > 0 {
-		return json.Marshal(map[string]any{"roots": u.cfg.Mcpx.Roots})
+	if method == "roots/list" && len(u.Config.Mcpx.Roots) > 0 {
+		return json.Marshal(map[string]any{"roots": u.Config.Mcpx.Roots})
 	}
 	c, err := g.callerFor(ctx, u, method == "roots/list")
 	if err != nil {
-		u.log.Warn("server-to-client request not relayed", "method", method, "error", err)
+		u.Log.Warn("server-to-client request not relayed", "method", method, "error", err)
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	if c.stateless {
 		if c.bridge == nil {
-			return nil, fmt.Errorf("%w: the client's request (%s) is not one that may ask for input", errMethodNotFound, mcp.ProtocolVersion20260728)
+			return nil, fmt.Errorf("%w: the client's request (%s) is not one that may ask for input", jsonrpc.ErrMethodNotFound, mcp.ProtocolVersion20260728)
 		}
 		if !gjson.GetBytes(c.meta, strings.ReplaceAll(mcp.MetaKeyClientCapabilities, ".", `\.`)+"."+capName).Exists() {
-			return nil, fmt.Errorf("%w: the client declared no %s capability", errMethodNotFound, capName)
+			return nil, fmt.Errorf("%w: the client declared no %s capability", jsonrpc.ErrMethodNotFound, capName)
 		}
 		done, err := u.callers.admit(c, g.limits)
 		if err != nil {
@@ -260,11 +255,11 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream, method strin
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
 		defer done()
-		u.log.Debug("bridging a server-to-client request to input_required", "method", method)
+		u.Log.Debug("bridging a server-to-client request to input_required", "method", method)
 		return c.bridge.ask(ctx, method, params)
 	}
 	if !c.s.clientHas(capName) {
-		return nil, fmt.Errorf("%w: the client declared no %s capability", errMethodNotFound, capName)
+		return nil, fmt.Errorf("%w: the client declared no %s capability", jsonrpc.ErrMethodNotFound, capName)
 	}
 	done, err := u.callers.admit(c, g.limits)
 	if err != nil {
@@ -272,7 +267,7 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream, method strin
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	defer done()
-	u.log.Debug("relaying a server-to-client request", "method", method, "session", c.s.ID)
+	u.Log.Debug("relaying a server-to-client request", "method", method, "session", c.s.ID)
 	return c.s.ask(c.ctx, c.related, method, params)
 }
 
@@ -299,7 +294,7 @@ func (s *Session) ask(ctx context.Context, related func([]byte), method string, 
 	}
 	cr.next++
 	id := json.RawMessage(strconv.Quote("mcpx-" + strconv.FormatInt(cr.next, 10)))
-	cr.pending[idKey(id)] = ch
+	cr.pending[jsonrpc.IDKey(id)] = ch
 	cr.mu.Unlock()
 	msg := encodeRequest(id, method, params)
 	if related != nil {
@@ -318,7 +313,7 @@ func (s *Session) ask(ctx context.Context, related func([]byte), method string, 
 		return m.Result, nil
 	case <-ctx.Done():
 		cr.mu.Lock()
-		delete(cr.pending, idKey(id))
+		delete(cr.pending, jsonrpc.IDKey(id))
 		cr.mu.Unlock()
 		p, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the request it served has ended"})
 		s.send(encodeRequest(nil, "notifications/cancelled", p))
@@ -330,8 +325,8 @@ func (s *Session) ask(ctx context.Context, related func([]byte), method string, 
 func (s *Session) answered(m *message) {
 	cr := &s.toClient
 	cr.mu.Lock()
-	ch, ok := cr.pending[idKey(m.ID)]
-	delete(cr.pending, idKey(m.ID))
+	ch, ok := cr.pending[jsonrpc.IDKey(m.ID)]
+	delete(cr.pending, jsonrpc.IDKey(m.ID))
 	cr.mu.Unlock()
 	if ok {
 		ch <- m
@@ -367,49 +362,4 @@ func (s *Session) setClientCaps(caps json.RawMessage) {
 	s.mu.Lock()
 	s.clientCaps = append(json.RawMessage(nil), caps...)
 	s.mu.Unlock()
-}
-
-// Root is one root an upstream is given (ServerOptions.Roots). In config
-// it is an object ({"uri": "file:///srv/data", "name": "data"}) or a
-// string: a URI, or an absolute path that becomes a file:// URI.
-type Root struct {
-	URI  string `json:"uri"`
-	Name string `json:"name,omitempty"`
-}
-
-// UnmarshalJSON accepts a root object or a URI or path string.
-func (r *Root) UnmarshalJSON(b []byte) error {
-	var str string
-	if err := json.Unmarshal(b, &str); err == nil {
-		*r = Root{URI: rootURI(str)}
-		return nil
-	}
-	type plain Root
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return fmt.Errorf("root: %w", err)
-	}
-	p.URI = rootURI(p.URI)
-	*r = Root(p)
-	return nil
-}
-
-// rootURI turns an absolute path into a file:// URI and keeps URIs.
-func rootURI(s string) string {
-	if filepath.IsAbs(s) {
-		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(s)}).String()
-	}
-	return s
-}
-
-// checkRoots validates mcpServers.NAME.mcpx.roots: every root is a URI
-// with a scheme (file:// for folders).
-func checkRoots(name string, roots []Root) error {
-	for i, r := range roots {
-		u, err := url.Parse(r.URI)
-		if err != nil || u.Scheme == "" {
-			return fmt.Errorf("mcpServers.%s: mcpx.roots[%d] %q: want a URI (file:///path) or an absolute path", name, i, r.URI)
-		}
-	}
-	return nil
 }

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -166,7 +168,7 @@ func TestServeServerRequestNeedsClientCapability(t *testing.T) {
 	c := connect(t, g)
 	res := c.result("tools/call", toolCall("ask", `{"method":"elicitation/create","params":{"message":"?"}}`))
 	text := res.Get("content.0.text").String()
-	if !res.Get("isError").Bool() || !strings.Contains(text, strconv.Itoa(CodeMethodNotFound)) || !strings.Contains(text, "no elicitation capability") {
+	if !res.Get("isError").Bool() || !strings.Contains(text, strconv.Itoa(jsonrpc.CodeMethodNotFound)) || !strings.Contains(text, "no elicitation capability") {
 		t.Fatalf("upstream got %s, want method not found for a client without elicitation", text)
 	}
 }

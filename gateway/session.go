@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,13 +131,13 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 		s.answered(m) // to a server-to-client request relayed to the client
 		return nil
 	}
-	key := idKey(m.ID)
+	key := jsonrpc.IDKey(m.ID)
 	ctx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		cancel(nil)
-		return encodeError(m.ID, fmt.Errorf("session closed: %w", ErrClosed))
+		return jsonrpc.EncodeError(m.ID, fmt.Errorf("session closed: %w", jsonrpc.ErrClosed))
 	}
 	s.inflight[key] = cancel
 	s.mu.Unlock()
@@ -147,12 +149,12 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 	}()
 	res, err := s.serve(ctx, m, related)
 	if err != nil {
-		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, ErrUpstreamTimeout) {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, jsonrpc.ErrUpstreamTimeout) {
 			err = fmt.Errorf("%s: %w", m.Method, cause)
 		}
-		return encodeError(m.ID, s.g.clientError(m.Method, s.ID, err))
+		return jsonrpc.EncodeError(m.ID, s.g.clientError(m.Method, s.ID, err))
 	}
-	return encodeResult(m.ID, res)
+	return jsonrpc.EncodeResult(m.ID, res)
 }
 
 func (s *Session) notification(m *message) {
@@ -163,7 +165,7 @@ func (s *Session) notification(m *message) {
 			s.g.clientRootsChanged()
 		}
 	case "notifications/cancelled":
-		key := idKey(json.RawMessage(gjson.GetBytes(m.Params, "requestId").Raw))
+		key := jsonrpc.IDKey(json.RawMessage(gjson.GetBytes(m.Params, "requestId").Raw))
 		s.mu.Lock()
 		cancel := s.inflight[key]
 		s.mu.Unlock()
@@ -218,13 +220,13 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 	case "resources/read":
 		uri := gjson.GetBytes(m.Params, "uri").String()
 		if uri == "" {
-			return nil, fmt.Errorf("resources/read: %w: \"uri\" is required", errBadParams)
+			return nil, fmt.Errorf("resources/read: %w: \"uri\" is required", jsonrpc.ErrBadParams)
 		}
 		return s.readDirect(ctx, uri, m.Params)
 	case "resources/subscribe", "resources/unsubscribe":
 		uri := gjson.GetBytes(m.Params, "uri").String()
 		if uri == "" {
-			return nil, fmt.Errorf("%s: %w: \"uri\" is required", m.Method, errBadParams)
+			return nil, fmt.Errorf("%s: %w: \"uri\" is required", m.Method, jsonrpc.ErrBadParams)
 		}
 		if m.Method == "resources/subscribe" {
 			return json.RawMessage("{}"), s.subscribeSession(ctx, uri)
@@ -239,8 +241,8 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 		var errs []error
 		for _, name := range g.order {
 			u := g.ups[name]
-			if u.capability("logging") {
-				if _, err := u.call(ctx, m.Method, m.Params); err != nil {
+			if u.Capability("logging") {
+				if _, err := u.Call(ctx, m.Method, m.Params); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -252,7 +254,7 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 	case "completion/complete":
 		return s.complete(ctx, m.Params)
 	}
-	return nil, fmt.Errorf("%w: %s", errMethodNotFound, m.Method)
+	return nil, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, m.Method)
 }
 
 func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
@@ -294,7 +296,7 @@ func (s *Session) callTool(ctx context.Context, params json.RawMessage, related 
 		// make their first attempt, then look again
 		g.awaitStart(ctx)
 		if r, ok = g.route(name); !ok {
-			return nil, fmt.Errorf("tools/call %q: %w", name, ErrUnknownTool)
+			return nil, fmt.Errorf("tools/call %q: %w", name, jsonrpc.ErrUnknownTool)
 		}
 	}
 	meta := gjson.GetBytes(params, "_meta")
@@ -316,27 +318,27 @@ func (s *Session) callTool(ctx context.Context, params json.RawMessage, related 
 	up := []byte(params)
 	if r.tool != name {
 		if up, err = sjson.SetBytes(up, "name", r.tool); err != nil {
-			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
+			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
 	if len(args) > 0 && !sameBytes(args, orig) {
 		if up, err = sjson.SetRawBytes(up, "arguments", args); err != nil {
-			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
+			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
 	if tok := meta.Get("progressToken"); tok.Exists() {
 		upTok := g.mapProgress(s, json.RawMessage(tok.Raw), related)
 		defer g.unmapProgress(upTok)
 		if up, err = sjson.SetRawBytes(up, "_meta.progressToken", []byte(upTok)); err != nil {
-			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
+			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
-	raw, err := r.up.call(ctx, "tools/call", up)
+	raw, err := r.up.Call(ctx, "tools/call", up)
 	if err != nil {
-		return nil, fmt.Errorf("tools/call %q on %s: %w", name, r.up.name, err)
+		return nil, fmt.Errorf("tools/call %q on %s: %w", name, r.up.Name, err)
 	}
 	view := g.profiles.view(s.clientName(params))
-	return s.transform(ctx, engine.Call{Server: r.up.name, Tool: r.tool, Arguments: args, Scope: scope, OutputSchema: r.output, View: view}, raw)
+	return s.transform(ctx, engine.Call{Server: r.up.Name, Tool: r.tool, Arguments: args, Scope: scope, OutputSchema: r.output, View: view}, raw)
 }
 
 // sameBytes reports whether a and b are the same slice of memory.
@@ -351,7 +353,7 @@ func (s *Session) transform(ctx context.Context, c engine.Call, raw json.RawMess
 	res, err := s.g.eng.Transform(ctx, c, raw)
 	if err != nil {
 		if errors.Is(err, engine.ErrBadJSON) {
-			return nil, fmt.Errorf("result of %s/%s: %w", c.Server, c.Tool, errors.Join(err, ErrUpstreamInvalidJSON))
+			return nil, fmt.Errorf("result of %s/%s: %w", c.Server, c.Tool, errors.Join(err, jsonrpc.ErrUpstreamInvalidJSON))
 		}
 		return nil, fmt.Errorf("transform result of %s/%s: %w", c.Server, c.Tool, err)
 	}

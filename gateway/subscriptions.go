@@ -8,6 +8,8 @@ package gateway
 // the URI in its subscriptions/listen filter (upstream_listen.go).
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,9 +84,9 @@ func (g *Gateway) subscribeUpstream(ctx context.Context, uri string) error {
 	for _, u := range g.candidates(uri) {
 		var err error
 		if u.statelessOnly.Load() {
-			err = u.listenFor(ctx, orig)
+			err = u.ListenFor(ctx, orig)
 		} else {
-			_, err = u.call(ctx, "resources/subscribe", params)
+			_, err = u.Call(ctx, "resources/subscribe", params)
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -96,7 +98,7 @@ func (g *Gateway) subscribeUpstream(ctx context.Context, uri string) error {
 		return nil
 	}
 	if len(errs) == 0 {
-		return ErrUnknownResource
+		return jsonrpc.ErrUnknownResource
 	}
 	return errors.Join(errs...)
 }
@@ -124,12 +126,12 @@ func (g *Gateway) unsubscribe(sub subscriber, uri string) {
 		return
 	}
 	if u.statelessOnly.Load() {
-		u.unlisten(orig)
+		u.Unlisten(orig)
 		return
 	}
 	params, _ := json.Marshal(map[string]string{"uri": orig})
-	if _, err := u.call(g.ctx, "resources/unsubscribe", params); err != nil {
-		u.log.Debug("resources/unsubscribe failed", "uri", uri, "error", err)
+	if _, err := u.Call(g.ctx, "resources/unsubscribe", params); err != nil {
+		u.Log.Debug("resources/unsubscribe failed", "uri", uri, "error", err)
 	}
 }
 
@@ -143,7 +145,7 @@ func (g *Gateway) Subscribers(uri string) int {
 
 // subscribedURIs are the URIs, in u's own form, that someone subscribes
 // to on u.
-func (g *Gateway) subscribedURIs(u *upstream) []string {
+func (g *Gateway) subscribedURIs(u *Upstream) []string {
 	g.subsMu.Lock()
 	defer g.subsMu.Unlock()
 	var uris []string
@@ -161,20 +163,20 @@ func (g *Gateway) subscribedURIs(u *upstream) []string {
 
 // renewSubscriptions subscribes again on a reconnected upstream (a
 // stateless-only one: opens its subscriptions/listen stream).
-func (g *Gateway) renewSubscriptions(u *upstream) {
+func (g *Gateway) renewSubscriptions(u *Upstream) {
 	if u.statelessOnly.Load() {
 		// the connection's own start must not wait for the stream
 		go func() {
-			if err := u.relisten(g.ctx); err != nil {
-				u.log.Warn("opening subscriptions/listen", "error", err)
+			if err := u.Relisten(g.ctx); err != nil {
+				u.Log.Warn("opening subscriptions/listen", "error", err)
 			}
 		}()
 		return
 	}
 	for _, uri := range g.subscribedURIs(u) {
 		params, _ := json.Marshal(map[string]string{"uri": uri})
-		if _, err := u.call(g.ctx, "resources/subscribe", params); err != nil {
-			u.log.Warn("renewing a subscription after reconnect", "uri", uri, "error", err)
+		if _, err := u.Call(g.ctx, "resources/subscribe", params); err != nil {
+			u.Log.Warn("renewing a subscription after reconnect", "uri", uri, "error", err)
 		}
 	}
 }
@@ -183,9 +185,9 @@ func (g *Gateway) renewSubscriptions(u *upstream) {
 // subscribers of the bare URI hear of it when u owns it (see
 // UpstreamURIPrefix), subscribers of u's namespaced form always, under
 // that form. Cached reads of either form are dropped.
-func (g *Gateway) resourceUpdated(u *upstream, method string, params json.RawMessage) {
+func (g *Gateway) resourceUpdated(u *Upstream, method string, params json.RawMessage) {
 	uri := gjson.GetBytes(params, "uri").String()
-	alias := upstreamURI(u.name, uri)
+	alias := upstreamURI(u.Name, uri)
 	g.invalidate(uri)
 	g.invalidate(alias)
 	owner := g.ownerOf(uri)
@@ -209,5 +211,5 @@ func (g *Gateway) resourceUpdated(u *upstream, method string, params json.RawMes
 			s.notify(method, p)
 		}
 	}
-	u.log.Debug("resource updated", "uri", uri, "subscribers", len(bare)+len(named))
+	u.Log.Debug("resource updated", "uri", uri, "subscribers", len(bare)+len(named))
 }

@@ -1,6 +1,10 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,11 +43,11 @@ const (
 
 // upstream supervises one configured server: it connects, initializes,
 // caches the server's tool list, and restarts a stdio process that exits.
-type upstream struct {
-	name string
-	cfg  ServerConfig
-	g    *Gateway
-	log  hclog.Logger
+type Upstream struct {
+	Name   string
+	Config ServerConfig
+	g      *Gateway
+	Log    hclog.Logger
 
 	firstTry chan struct{} // closed after the first connection attempt
 	once     sync.Once
@@ -69,19 +73,19 @@ type upstream struct {
 	statelessOnly atomic.Bool
 }
 
-func newUpstream(g *Gateway, name string, cfg ServerConfig) *upstream {
-	return &upstream{
-		name:     name,
-		cfg:      cfg,
+func newUpstream(g *Gateway, name string, cfg ServerConfig) *Upstream {
+	return &Upstream{
+		Name:     name,
+		Config:   cfg,
 		g:        g,
-		log:      g.log.Named("upstream").With("server", name),
+		Log:      g.log.Named("upstream").With("server", name),
 		firstTry: make(chan struct{}),
 		state:    StateStarting,
 	}
 }
 
 // run connects and keeps the upstream connected until ctx ends.
-func (u *upstream) run(ctx context.Context) {
+func (u *Upstream) Run(ctx context.Context) {
 	backoff := restartMin
 	for {
 		start := time.Now()
@@ -112,14 +116,14 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		if err == nil {
 			// a connection that ended without saying why
-			err = fmt.Errorf("upstream[%s]: connection ended: %w", u.name, ErrUpstreamExited)
+			err = fmt.Errorf("upstream[%s]: connection ended: %w", u.Name, jsonrpc.ErrUpstreamExited)
 		}
 		u.mu.Lock()
 		u.restarts++
 		u.nextRetry = time.Now().Add(backoff)
 		u.state = StateRestarting
 		u.mu.Unlock()
-		u.log.Warn("upstream down; retrying", "error", err, "retry_in_ms", backoff.Milliseconds())
+		u.Log.Warn("upstream down; retrying", "error", err, "retry_in_ms", backoff.Milliseconds())
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
@@ -138,13 +142,13 @@ const startLogInterval = 5 * time.Second
 // func is called, that the upstream is still starting and for how long it
 // may: a first "go run" or "npx -y" takes minutes, and clients wait for
 // it meanwhile. Past StartWait it says so as a warning.
-func (u *upstream) logStarting(start time.Time) (stop func()) {
+func (u *Upstream) logStarting(start time.Time) (stop func()) {
 	done := make(chan struct{})
 	every := u.g.startLogEvery
 	if every <= 0 {
 		every = startLogInterval
 	}
-	limit := u.cfg.startupTimeout()
+	limit := u.Config.StartupTimeout()
 	go func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
@@ -154,11 +158,11 @@ func (u *upstream) logStarting(start time.Time) (stop func()) {
 				return
 			case <-t.C:
 				so := time.Since(start).Round(time.Second)
-				msg := fmt.Sprintf("waiting for upstream %s to start (%d s so far, up to %d s)", u.name, int(so.Seconds()), int(limit.Seconds()))
+				msg := fmt.Sprintf("waiting for upstream %s to start (%d s so far, up to %d s)", u.Name, int(so.Seconds()), int(limit.Seconds()))
 				if so <= u.g.startWait {
-					u.log.Info(msg, "waited", so, "startup_timeout", limit)
+					u.Log.Info(msg, "waited", so, "startup_timeout", limit)
 				} else { // past what a client's initialize waits at least: worth seeing at the default level
-					u.log.Warn(msg, "waited", so, "startup_timeout", limit)
+					u.Log.Warn(msg, "waited", so, "startup_timeout", limit)
 				}
 			}
 		}
@@ -166,7 +170,7 @@ func (u *upstream) logStarting(start time.Time) (stop func()) {
 	return func() { close(done) }
 }
 
-func (u *upstream) setState(s string, err error) {
+func (u *Upstream) setState(s string, err error) {
 	u.mu.Lock()
 	u.state, u.lastErr = s, err
 	if s != StateReady {
@@ -175,7 +179,7 @@ func (u *upstream) setState(s string, err error) {
 	u.mu.Unlock()
 }
 
-func (u *upstream) down(err error) {
+func (u *Upstream) down(err error) {
 	u.mu.Lock()
 	u.c = nil
 	u.state = StateFailed
@@ -185,7 +189,7 @@ func (u *upstream) down(err error) {
 
 // connect starts a connection, runs the initialize handshake and loads the
 // tool list.
-func (u *upstream) connect(ctx context.Context) (conn, error) {
+func (u *Upstream) connect(ctx context.Context) (conn, error) {
 	h := connHandlers{
 		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
 		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
@@ -197,11 +201,11 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 		c   conn
 		err error
 	)
-	switch u.cfg.kind() {
-	case TypeStdio:
-		c, err = startStdio(u.name, u.cfg, u.g.limits, u.log, h)
+	switch u.Config.Kind() {
+	case config.TypeStdio:
+		c, err = startStdio(u.Name, u.Config, u.g.limits, u.Log, h)
 	default:
-		c, err = startHTTP(ctx, u.name, u.cfg, u.g.limits, u.log, h)
+		c, err = startHTTP(ctx, u.Name, u.Config, u.g.limits, u.Log, h)
 	}
 	if err != nil {
 		return nil, err
@@ -211,7 +215,7 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 		_ = c.close()
 		return nil, err
 	}
-	ictx, cancel := context.WithTimeout(ctx, u.cfg.startupTimeout())
+	ictx, cancel := context.WithTimeout(ctx, u.Config.StartupTimeout())
 	defer cancel()
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": UpstreamProtocolVersion,
@@ -224,25 +228,25 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	}
 	res, err := c.call(ictx, "initialize", params)
 	if err != nil {
-		if ictx.Err() == nil && u.cfg.Mcpx.Protocol != mcp.ProtocolVersion20251125 {
+		if ictx.Err() == nil && u.Config.Mcpx.Protocol != mcp.ProtocolVersion20251125 {
 			if sc, _, serr := u.connectStateless(ictx, c); serr == nil {
 				return sc, nil
 			}
 		}
 		_ = c.close()
-		return nil, fmt.Errorf("upstream[%s]: initialize: %w", u.name, timeoutErr(ictx, err))
+		return nil, fmt.Errorf("upstream[%s]: initialize: %w", u.Name, timeoutErr(ictx, err))
 	}
 	pv := gjson.GetBytes(res, "protocolVersion").String()
 	if !mcp.IsValidProtocolVersion(pv) {
 		_ = c.close()
-		return nil, fmt.Errorf("upstream[%s]: initialize: unsupported protocol version %q", u.name, pv)
+		return nil, fmt.Errorf("upstream[%s]: initialize: unsupported protocol version %q", u.Name, pv)
 	}
 	if hc, ok := c.(*httpConn); ok {
 		hc.setProtocolVersion(pv)
 	}
 	if err := c.notify(ictx, "notifications/initialized", nil); err != nil {
 		_ = c.close()
-		return nil, fmt.Errorf("upstream[%s]: initialized: %w", u.name, err)
+		return nil, fmt.Errorf("upstream[%s]: initialized: %w", u.Name, err)
 	}
 	u.mu.Lock()
 	u.c = c
@@ -252,18 +256,18 @@ func (u *upstream) connect(ctx context.Context) (conn, error) {
 	u.state = StateReady
 	u.lastErr = nil
 	u.mu.Unlock()
-	if err := u.loadTools(ictx); err != nil {
-		u.log.Warn("tools/list failed; the server's tools are not offered", "error", err)
+	if err := u.LoadTools(ictx); err != nil {
+		u.Log.Warn("tools/list failed; the server's tools are not offered", "error", err)
 	}
 	u.setLane(u.probeStateless(ictx))
-	u.log.Info("upstream ready", "protocol", pv, "tools", len(u.toolDefs()))
+	u.Log.Info("upstream ready", "protocol", pv, "tools", len(u.ToolDefs()))
 	u.g.upstreamReady(u)
 	return c, nil
 }
 
 // loadTools fetches every page of tools/list.
-func (u *upstream) loadTools(ctx context.Context) error {
-	if !u.capability("tools") {
+func (u *Upstream) LoadTools(ctx context.Context) error {
+	if !u.Capability("tools") {
 		u.mu.Lock()
 		u.tools = nil
 		u.mu.Unlock()
@@ -276,7 +280,7 @@ func (u *upstream) loadTools(ctx context.Context) error {
 		if cursor != "" {
 			params, _ = json.Marshal(map[string]string{"cursor": cursor})
 		}
-		res, err := u.call(ctx, "tools/list", params)
+		res, err := u.Call(ctx, "tools/list", params)
 		if err != nil {
 			return err
 		}
@@ -298,39 +302,39 @@ func (u *upstream) loadTools(ctx context.Context) error {
 // maxPages bounds every pagination loop over an upstream.
 const maxPages = 1000
 
-func (u *upstream) toolDefs() []json.RawMessage {
+func (u *Upstream) ToolDefs() []json.RawMessage {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	return u.tools
 }
 
 // capability reports whether the upstream declared capability name.
-func (u *upstream) capability(name string) bool {
+func (u *Upstream) Capability(name string) bool {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	return u.caps.Get(name).Exists()
 }
 
-func (u *upstream) capabilityFlag(name, flag string) bool {
+func (u *Upstream) capabilityFlag(name, flag string) bool {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	return u.caps.Get(name + "." + flag).Bool()
 }
 
 // call sends a request under the upstream's timeout.
-func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	u.mu.RLock()
 	c, state, lastErr, retry := u.c, u.state, u.lastErr, u.nextRetry
 	u.mu.RUnlock()
 	if c == nil {
-		msg := fmt.Sprintf("upstream[%s] is %s", u.name, state)
+		msg := fmt.Sprintf("upstream[%s] is %s", u.Name, state)
 		if state == StateRestarting && !retry.IsZero() {
 			msg += fmt.Sprintf(" (next attempt in %s)", time.Until(retry).Round(time.Millisecond))
 		}
 		if lastErr != nil {
 			msg += ": " + lastErr.Error()
 		}
-		return nil, fmt.Errorf("%s: %w", msg, ErrUpstreamUnavailable)
+		return nil, fmt.Errorf("%s: %w", msg, jsonrpc.ErrUpstreamUnavailable)
 	}
 	cl := callerFrom(ctx)
 	var lane conn
@@ -344,7 +348,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 		defer u.callers.enter(cl)()
 	}
 	if u.statelessOnly.Load() {
-		ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
+		ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
 		defer cancel()
 		res, err := u.callStatelessOnly(ctx, c, cl, method, params) // upstream_stateless_only.go
 		return res, timeoutErr(ctx, err)
@@ -352,7 +356,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	if cl != nil {
 		if cl.stateless {
 			if lane != nil {
-				ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
+				ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
 				defer cancel()
 				res, err := u.callLane(ctx, lane, method, withStatelessMeta(params, cl.meta))
 				return res, timeoutErr(ctx, err)
@@ -360,7 +364,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 			params = u.statelessParams(params)
 		}
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.timeout(), ErrUpstreamTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
 	defer cancel()
 	res, err := c.call(ctx, method, params)
 	if err != nil {
@@ -371,18 +375,18 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 
 // timeoutErr names the timeout when ctx's deadline caused err.
 func timeoutErr(ctx context.Context, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(context.Cause(ctx), ErrUpstreamTimeout) && ctx.Err() != nil {
-		return fmt.Errorf("no answer within the timeout: %w", ErrUpstreamTimeout)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(context.Cause(ctx), jsonrpc.ErrUpstreamTimeout) && ctx.Err() != nil {
+		return fmt.Errorf("no answer within the timeout: %w", jsonrpc.ErrUpstreamTimeout)
 	}
 	return err
 }
 
-func (u *upstream) notify(ctx context.Context, method string, params json.RawMessage) error {
+func (u *Upstream) Notify(ctx context.Context, method string, params json.RawMessage) error {
 	u.mu.RLock()
 	c := u.c
 	u.mu.RUnlock()
 	if c == nil {
-		return fmt.Errorf("upstream[%s]: %w", u.name, ErrUpstreamUnavailable)
+		return fmt.Errorf("upstream[%s]: %w", u.Name, jsonrpc.ErrUpstreamUnavailable)
 	}
 	return c.notify(ctx, method, params)
 }
@@ -398,10 +402,10 @@ type Status struct {
 	Error    string `json:"error,omitempty"`
 }
 
-func (u *upstream) status() Status {
+func (u *Upstream) Status() Status {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
-	s := Status{Name: u.name, Type: u.cfg.kind(), State: u.state, Protocol: u.protocol, Tools: len(u.tools), Restarts: u.restarts}
+	s := Status{Name: u.Name, Type: u.Config.Kind(), State: u.state, Protocol: u.protocol, Tools: len(u.tools), Restarts: u.restarts}
 	if u.lastErr != nil {
 		s.Error = u.lastErr.Error()
 	}

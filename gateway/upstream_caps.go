@@ -28,6 +28,8 @@ package gateway
 // declared is refused the requests it cannot answer (upstreamRequest).
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -87,7 +89,7 @@ func (g *Gateway) clientArrived(caps json.RawMessage) {
 	}
 	for _, name := range g.order {
 		u := g.ups[name]
-		if len(u.cfg.Mcpx.Roots) > 0 || u.declared.rootsLogged.Load() {
+		if len(u.Config.Mcpx.Roots) > 0 || u.declared.rootsLogged.Load() {
 			continue
 		}
 		d := u.declared.get()
@@ -95,7 +97,7 @@ func (g *Gateway) clientArrived(caps json.RawMessage) {
 			continue // not initialized yet, or told of roots
 		}
 		if u.declared.rootsLogged.CompareAndSwap(false, true) {
-			u.log.Info("a client declared roots, but the upstream was initialized without roots and cannot learn of them without a restart, which mcpx does not do; to declare roots from the start set mcpServers." + u.name + ".mcpx.client_capabilities (e.g. {\"roots\":{\"listChanged\":true}})")
+			u.Log.Info("a client declared roots, but the upstream was initialized without roots and cannot learn of them without a restart, which mcpx does not do; to declare roots from the start set mcpServers." + u.Name + ".mcpx.client_capabilities (e.g. {\"roots\":{\"listChanged\":true}})")
 		}
 	}
 }
@@ -103,19 +105,19 @@ func (g *Gateway) clientArrived(caps json.RawMessage) {
 // declaration returns what u's new connection c declares in initialize,
 // waiting for the first client's capabilities when the gateway waits for
 // them; it fails when c ends or ctx is done first.
-func (u *upstream) declaration(ctx context.Context, c conn) (json.RawMessage, error) {
+func (u *Upstream) declaration(ctx context.Context, c conn) (json.RawMessage, error) {
 	g := u.g
-	if g.first.wait && len(u.cfg.Mcpx.ClientCapabilities) == 0 {
+	if g.first.wait && len(u.Config.Mcpx.ClientCapabilities) == 0 {
 		select {
 		case <-g.first.ready:
 		default:
-			u.log.Info("started; initialize waits for the first client, to declare its capabilities (set mcpx.client_capabilities to initialize at once)")
+			u.Log.Info("started; initialize waits for the first client, to declare its capabilities (set mcpx.client_capabilities to initialize at once)")
 			select {
 			case <-g.first.ready:
 			case <-c.done():
-				return nil, fmt.Errorf("upstream[%s]: ended while waiting for the first client: %w", u.name, connEnded(c))
+				return nil, fmt.Errorf("upstream[%s]: ended while waiting for the first client: %w", u.Name, connEnded(c))
 			case <-ctx.Done():
-				return nil, fmt.Errorf("upstream[%s]: %w", u.name, ctx.Err())
+				return nil, fmt.Errorf("upstream[%s]: %w", u.Name, ctx.Err())
 			}
 		}
 	}
@@ -129,7 +131,7 @@ func connEnded(c conn) error {
 	if err := c.cause(); err != nil {
 		return err
 	}
-	return ErrUpstreamExited
+	return jsonrpc.ErrUpstreamExited
 }
 
 // relayedCapabilities are the client capabilities whose requests the
@@ -139,8 +141,8 @@ var relayedCapabilities = []string{"sampling", "elicitation"}
 
 // declare computes what u is told of its client's capabilities (see the
 // top of this file).
-func (g *Gateway) declare(u *upstream) json.RawMessage {
-	if cc := u.cfg.Mcpx.ClientCapabilities; len(cc) > 0 {
+func (g *Gateway) declare(u *Upstream) json.RawMessage {
+	if cc := u.Config.Mcpx.ClientCapabilities; len(cc) > 0 {
 		return cc
 	}
 	caps := map[string]json.RawMessage{}
@@ -160,7 +162,7 @@ func (g *Gateway) declare(u *upstream) json.RawMessage {
 			caps["roots"] = json.RawMessage(`{"listChanged":true}`)
 		}
 	}
-	if len(u.cfg.Mcpx.Roots) > 0 {
+	if len(u.Config.Mcpx.Roots) > 0 {
 		// answered from the config, which does not change
 		caps["roots"] = json.RawMessage(`{}`)
 	}
@@ -170,7 +172,7 @@ func (g *Gateway) declare(u *upstream) json.RawMessage {
 
 // clientCapabilities are what u's connection declared, for the requests
 // that carry them again (a stateless upstream's _meta, server/discover).
-func (g *Gateway) clientCapabilities(u *upstream) json.RawMessage {
+func (g *Gateway) clientCapabilities(u *Upstream) json.RawMessage {
 	if d := u.declared.get(); d != nil {
 		return d
 	}
@@ -197,12 +199,12 @@ func (g *Gateway) anyClientHasRoots() bool {
 func (g *Gateway) clientRootsChanged() {
 	for _, name := range g.order {
 		u := g.ups[name]
-		if len(u.cfg.Mcpx.Roots) > 0 || !gjson.GetBytes(u.declared.get(), "roots.listChanged").Bool() {
+		if len(u.Config.Mcpx.Roots) > 0 || !gjson.GetBytes(u.declared.get(), "roots.listChanged").Bool() {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), u.cfg.timeout())
-		if err := u.notify(ctx, "notifications/roots/list_changed", nil); err != nil {
-			u.log.Debug("notifications/roots/list_changed not sent", "error", err)
+		ctx, cancel := context.WithTimeout(context.Background(), u.Config.RequestTimeout())
+		if err := u.Notify(ctx, "notifications/roots/list_changed", nil); err != nil {
+			u.Log.Debug("notifications/roots/list_changed not sent", "error", err)
 		}
 		cancel()
 	}

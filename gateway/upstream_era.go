@@ -15,6 +15,8 @@ package gateway
 // it (see statelessParams).
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,17 +30,14 @@ import (
 	"github.com/tidwall/sjson"
 )
 
-// ProtocolAuto is ServerOptions.Protocol's default: probe for 2026-07-28.
-const ProtocolAuto = "auto"
-
 // probeStateless opens the stateless lane of a streamable-HTTP upstream,
 // or returns nil when the upstream does not speak 2026-07-28 (or config
 // says not to ask).
-func (u *upstream) probeStateless(ctx context.Context) conn {
-	if u.cfg.kind() != TypeStreamableHTTP || u.cfg.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
+func (u *Upstream) probeStateless(ctx context.Context) conn {
+	if u.Config.Kind() != config.TypeStreamableHTTP || u.Config.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
 		return nil
 	}
-	tc := upstreamHTTPConfig(u.cfg, u.g.limits, u.log, connHandlers{
+	tc := upstreamHTTPConfig(u.Config, u.g.limits, u.Log, connHandlers{
 		// progress of a call on this lane
 		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
 	})
@@ -47,7 +46,7 @@ func (u *upstream) probeStateless(ctx context.Context) conn {
 		return nil
 	}
 	sh.SetProtocolVersion(mcp.ProtocolVersion20260728)
-	c := newHTTPConn(u.name, u.log, sh)
+	c := newHTTPConn(u.Name, u.Log, sh)
 	caps := u.g.clientCapabilities(u)
 	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
@@ -56,11 +55,11 @@ func (u *upstream) probeStateless(ctx context.Context) conn {
 	}})
 	res, err := c.callHeader(ctx, "server/discover", params, laneHeader(nil, "server/discover", params))
 	if err != nil || !slices.Contains(stringsOf(gjson.GetBytes(res, "supportedVersions")), mcp.ProtocolVersion20260728) {
-		u.log.Debug("upstream does not speak 2026-07-28; stateless requests go to its session", "error", err)
+		u.Log.Debug("upstream does not speak 2026-07-28; stateless requests go to its session", "error", err)
 		_ = c.close()
 		return nil
 	}
-	u.log.Info("upstream speaks 2026-07-28: stateless requests go to it statelessly")
+	u.Log.Info("upstream speaks 2026-07-28: stateless requests go to it statelessly")
 	return c
 }
 
@@ -92,7 +91,7 @@ func laneHeader(tool json.RawMessage, method string, params json.RawMessage) htt
 }
 
 // setLane replaces the upstream's stateless lane, closing the old one.
-func (u *upstream) setLane(c conn) {
+func (u *Upstream) setLane(c conn) {
 	u.mu.Lock()
 	old := u.lane
 	u.lane = c
@@ -109,19 +108,19 @@ func (u *upstream) setLane(c conn) {
 // callLane sends a stateless client's request down the stateless lane:
 // params as the client sent them but for the tool name, which is the
 // upstream's.
-func (u *upstream) callLane(ctx context.Context, lane conn, method string, params json.RawMessage) (json.RawMessage, error) {
+func (u *Upstream) callLane(ctx context.Context, lane conn, method string, params json.RawMessage) (json.RawMessage, error) {
 	hc, ok := lane.(*httpConn)
 	if !ok { // a stdio lane: _meta says it all
 		res, err := lane.call(ctx, method, params)
 		if err != nil {
-			return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.name, err)
+			return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.Name, err)
 		}
 		return res, nil
 	}
 	var tool json.RawMessage
 	if method == "tools/call" {
 		name := gjson.GetBytes(params, "name").String()
-		for _, def := range u.toolDefs() {
+		for _, def := range u.ToolDefs() {
 			if gjson.GetBytes(def, "name").String() == name {
 				tool = def
 				break
@@ -130,7 +129,7 @@ func (u *upstream) callLane(ctx context.Context, lane conn, method string, param
 	}
 	res, err := hc.callHeader(ctx, method, params, laneHeader(tool, method, params))
 	if err != nil {
-		return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.name, err)
+		return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.Name, err)
 	}
 	return res, nil
 }

@@ -1,6 +1,10 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+
 	"context"
 	"fmt"
 	"io"
@@ -88,7 +92,7 @@ func TestHTTPUpstreamSessionExpired(t *testing.T) {
 	up := &sessionUpstream{sessions: map[string]bool{}}
 	ts := httptest.NewServer(up)
 	t.Cleanup(ts.Close) // after the gateway's, so that its DELETE lands
-	g := newTestGateway(t, map[string]ServerConfig{"remote": {Type: TypeStreamableHTTP, URL: ts.URL}}, engine.Options{})
+	g := newTestGateway(t, map[string]ServerConfig{"remote": {Type: config.TypeStreamableHTTP, URL: ts.URL}}, engine.Options{})
 	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
 	c := connect(t, g)
 	if v := c.result("tools/call", toolCall("echo", `{"v":"one"}`)).Get("structuredContent.v").String(); v != "one" {
@@ -96,8 +100,8 @@ func TestHTTPUpstreamSessionExpired(t *testing.T) {
 	}
 	up.forget()
 	r := c.call("tools/call", toolCall("echo", `{"v":"lost"}`))
-	if code := gjson.GetBytes(r, "error.code").Int(); code != CodeUpstreamUnavailable {
-		t.Fatalf("a call on the expired session: want code %d, got %s", CodeUpstreamUnavailable, r)
+	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUpstreamUnavailable {
+		t.Fatalf("a call on the expired session: want code %d, got %s", jsonrpc.CodeUpstreamUnavailable, r)
 	}
 	waitFor(t, "the upstream is ready on a new session", func() bool {
 		st := g.Status()[0]
@@ -121,7 +125,7 @@ func TestSSEUpstream(t *testing.T) {
 	})
 	ts := httptest.NewServer(server.NewSSEServer(s))
 	t.Cleanup(ts.Close)
-	g := newTestGateway(t, map[string]ServerConfig{"legacy": {Type: TypeSSE, URL: ts.URL + "/sse"}}, engine.Options{})
+	g := newTestGateway(t, map[string]ServerConfig{"legacy": {Type: config.TypeSSE, URL: ts.URL + "/sse"}}, engine.Options{})
 	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
 	c := connect(t, g)
 	if txt := c.result("tools/call", toolCall("echo", `{"v":"over sse"}`)).Get("content.0.text").String(); txt != "echo: over sse" {

@@ -31,13 +31,13 @@ var errNotStateless = errors.New("the server does not list " + mcp.ProtocolVersi
 
 // startsStateless reports whether u's next connection begins with
 // server/discover.
-func (u *upstream) startsStateless() bool {
-	return u.cfg.Mcpx.Protocol == mcp.ProtocolVersion20260728 || u.statelessOnly.Load()
+func (u *Upstream) startsStateless() bool {
+	return u.Config.Mcpx.Protocol == mcp.ProtocolVersion20260728 || u.statelessOnly.Load()
 }
 
 // gatewayMeta is the stateless _meta of the requests the gateway sends u
 // for itself and for session clients.
-func (u *upstream) gatewayMeta() json.RawMessage {
+func (u *Upstream) gatewayMeta() json.RawMessage {
 	b, _ := json.Marshal(map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
 		mcp.MetaKeyClientCapabilities: u.g.clientCapabilities(u),
@@ -49,11 +49,11 @@ func (u *upstream) gatewayMeta() json.RawMessage {
 // connectStateless makes c (never initialized) u's stateless connection,
 // or, for a streamable-HTTP upstream, closes it and opens a sessionless
 // one. It returns the connection and the server/discover result.
-func (u *upstream) connectStateless(ctx context.Context, c conn) (conn, json.RawMessage, error) {
+func (u *Upstream) connectStateless(ctx context.Context, c conn) (conn, json.RawMessage, error) {
 	if _, ok := c.(*httpConn); ok {
 		_ = c.close()
 		if c = u.probeStateless(ctx); c == nil {
-			return nil, nil, fmt.Errorf("upstream[%s]: %w", u.name, errNotStateless)
+			return nil, nil, fmt.Errorf("upstream[%s]: %w", u.Name, errNotStateless)
 		}
 	}
 	params, _ := json.Marshal(map[string]any{"_meta": json.RawMessage(u.gatewayMeta())})
@@ -63,7 +63,7 @@ func (u *upstream) connectStateless(ctx context.Context, c conn) (conn, json.Raw
 	}
 	if err != nil {
 		_ = c.close()
-		return nil, nil, fmt.Errorf("upstream[%s]: server/discover: %w", u.name, err)
+		return nil, nil, fmt.Errorf("upstream[%s]: server/discover: %w", u.Name, err)
 	}
 	u.statelessOnly.Store(true)
 	u.mu.Lock()
@@ -76,10 +76,10 @@ func (u *upstream) connectStateless(ctx context.Context, c conn) (conn, json.Raw
 	u.lastErr = nil
 	u.mu.Unlock()
 	u.stdLane.probed.Store(true)
-	if err := u.loadTools(ctx); err != nil {
-		u.log.Warn("tools/list failed; the server's tools are not offered", "error", err)
+	if err := u.LoadTools(ctx); err != nil {
+		u.Log.Warn("tools/list failed; the server's tools are not offered", "error", err)
 	}
-	u.log.Info("upstream ready; it speaks only 2026-07-28 and is served statelessly", "tools", len(u.toolDefs()))
+	u.Log.Info("upstream ready; it speaks only 2026-07-28 and is served statelessly", "tools", len(u.ToolDefs()))
 	u.g.upstreamReady(u)
 	return c, res, nil
 }
@@ -87,7 +87,7 @@ func (u *upstream) connectStateless(ctx context.Context, c conn) (conn, json.Raw
 // callStatelessOnly sends a request to a stateless-only upstream: with the
 // stateless client's _meta, or the gateway's, bridging an input_required
 // result for a session client.
-func (u *upstream) callStatelessOnly(ctx context.Context, c conn, cl *caller, method string, params json.RawMessage) (json.RawMessage, error) {
+func (u *Upstream) callStatelessOnly(ctx context.Context, c conn, cl *caller, method string, params json.RawMessage) (json.RawMessage, error) {
 	meta := u.gatewayMeta()
 	if cl != nil && cl.stateless {
 		meta = cl.meta
