@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/config"
@@ -172,7 +174,7 @@ func (s *Session) findArtifact(ctx context.Context, name string) string {
 		return name
 	}
 	cursor := ""
-	for range maxPages {
+	for range upstream.MaxPages {
 		refs, next, err := s.listArtifacts(ctx, cursor)
 		if err != nil {
 			return ""

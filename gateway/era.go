@@ -42,14 +42,10 @@ package gateway
 import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
@@ -69,12 +65,9 @@ const (
 	CodeUnsupportedProtocolVersion = mcp.UNSUPPORTED_PROTOCOL_VERSION
 )
 
-// metaPath is the gjson path of a _meta key of params (keys hold dots).
-func metaPath(key string) string { return "_meta." + strings.ReplaceAll(key, ".", `\.`) }
-
 var (
-	pathMetaVersion    = metaPath(mcp.MetaKeyProtocolVersion)
-	pathMetaClientCaps = metaPath(mcp.MetaKeyClientCapabilities)
+	pathMetaVersion    = jsonrpc.MetaPath(mcp.MetaKeyProtocolVersion)
+	pathMetaClientCaps = jsonrpc.MetaPath(mcp.MetaKeyClientCapabilities)
 )
 
 // requestVersion is the protocol version a request declares in _meta, or
@@ -166,7 +159,7 @@ func (g *Gateway) decorate(method string, params, res json.RawMessage) json.RawM
 		out, _ = sjson.SetBytes(out, "resultType", rt)
 	}
 	{
-		p := metaPath(mcp.MetaKeyServerInfo)
+		p := jsonrpc.MetaPath(mcp.MetaKeyServerInfo)
 		// the gateway is the client's server, whatever answered upstream
 		out, _ = sjson.SetRawBytes(out, p, []byte(`{"name":"mcpx","version":`+quote(g.version)+`}`))
 	}
@@ -285,15 +278,13 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 		if u.Capability("completions") {
 			caps["completions"] = map[string]any{}
 		}
-		u.mu.RLock()
-		if in := gjson.GetBytes(u.init, "instructions").String(); in != "" {
+		if in := u.Instructions(); in != "" {
 			if g.single {
 				instructions = append(instructions, in)
 			} else {
 				instructions = append(instructions, name+": "+in)
 			}
 		}
-		u.mu.RUnlock()
 	}
 	if stateless {
 		caps = statelessCapabilities(caps)
@@ -314,31 +305,6 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 	}
 	res["instructions"] = text
 	return res
-}
-
-// statelessMeta are the _meta keys of a stateless request that describe
-// the client's protocol, not the call.
-var statelessMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo, mcp.MetaKeyLogLevel}
-
-// statelessParams prepares a stateless request's params for u. A stdio
-// upstream gets them as they are: it decides the era per request too, so
-// one that speaks 2026-07-28 serves the request in it (its input_required
-// reaches the client unchanged) and an older one ignores the keys. A
-// remote upstream's connection carries its negotiated version in the
-// Mcp-Protocol-Version header, which must agree with _meta: there the
-// keys are dropped and the request is one of the session era.
-func (u *Upstream) statelessParams(params json.RawMessage) json.RawMessage {
-	if u.Config.Kind() == config.TypeStdio || !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
-		return params
-	}
-	out := []byte(params)
-	for _, k := range statelessMeta {
-		out, _ = sjson.DeleteBytes(out, metaPath(k))
-	}
-	if m := gjson.GetBytes(out, "_meta"); m.IsObject() && len(m.Map()) == 0 {
-		out, _ = sjson.DeleteBytes(out, "_meta")
-	}
-	return out
 }
 
 // inScope reports whether stored artifact id is one s may read (see the

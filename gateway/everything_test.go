@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/config"
@@ -101,18 +103,18 @@ func everythingHTTP(t *testing.T) ServerConfig {
 // (stdio), for what the server itself sends.
 func direct(t *testing.T, tool, args string) gjson.Result {
 	cfg := everythingStdio(t)
-	c, err := startStdio("direct", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
+	c, err := upstream.DialStdio("direct", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close()
+	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := c.call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)); err != nil {
+	if _, err := c.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	_ = c.notify(ctx, "notifications/initialized", nil)
-	res, err := c.call(ctx, "tools/call", json.RawMessage(toolCall(tool, args)))
+	_ = c.Notify(ctx, "notifications/initialized", nil)
+	res, err := c.Call(ctx, "tools/call", json.RawMessage(toolCall(tool, args)))
 	if err != nil {
 		t.Fatal(err)
 	}

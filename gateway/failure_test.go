@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"regexp"
@@ -55,7 +57,7 @@ func TestCrashedUpstreamRestarts(t *testing.T) {
 	// so, then a call goes through
 	waitFor(t, "the upstream is ready again after a restart", func() bool {
 		st := g.Status()[0]
-		return st.Restarts >= 1 && st.State == StateReady
+		return st.Restarts >= 1 && st.State == upstream.StateReady
 	})
 	if r = c.call("tools/call", toolCall("echo", `{"v":"back"}`)); gjson.GetBytes(r, "result.structuredContent.v").String() != "back" {
 		t.Fatalf("after the restart: %s", r)
@@ -67,7 +69,7 @@ func TestHungUpstreamTimesOut(t *testing.T) {
 	s.Timeout = Duration(2 * time.Second) // also bounds the stub's start, slow under -race
 	g := newTestGateway(t, map[string]ServerConfig{"stub": s}, engine.Options{})
 	// a start slower than the timeout under load is retried: wait for it
-	waitFor(t, "the stub is ready", func() bool { return g.Status()[0].State == StateReady })
+	waitFor(t, "the stub is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("hang", ""))
 	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUpstreamTimeout {
@@ -190,14 +192,5 @@ func TestImageBecomesArtifactReadableBack(t *testing.T) {
 // stderrTail returns the last stderr lines of the named stdio upstream's
 // current connection ("" before it has one).
 func stderrTail(g *Gateway, server string) string {
-	u := g.ups[server]
-	u.mu.RLock()
-	c, _ := u.c.(*stdioConn)
-	u.mu.RUnlock()
-	if c == nil {
-		return ""
-	}
-	c.tailMu.Lock()
-	defer c.tailMu.Unlock()
-	return strings.Join(c.tail, "\n")
+	return g.ups[server].StderrTail()
 }

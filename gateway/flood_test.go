@@ -6,6 +6,8 @@ package gateway
 // (this test binary re-executed) and an httptest server on 127.0.0.1.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/config"
@@ -276,8 +278,8 @@ func TestFloodServerRequestsStdio(t *testing.T) {
 				return c.result("tools/call", toolCall("tally", "")).Get("structuredContent")
 			}
 			// answer goroutines: the upstream cap's relayed ones and
-			// answerSpare more; the rest is the test's own
-			runFlood(t, g, fc, 5000, fc.limits.MaxServerRequestsPerUpstream+answerSpare+100, tally)
+			// upstream.AnswerSpare more; the rest is the test's own
+			runFlood(t, g, fc, 5000, fc.limits.MaxServerRequestsPerUpstream+upstream.AnswerSpare+100, tally)
 		})
 	}
 }
@@ -375,7 +377,7 @@ func TestFloodServerRequestsHTTP(t *testing.T) {
 			}
 			// answer goroutines: MaxAnswering's, each with a
 			// connection (a goroutine at each end, two in the client)
-			runFlood(t, g, fc, 2000, 4*(fc.limits.MaxServerRequestsPerUpstream+answerSpare)+100, tally)
+			runFlood(t, g, fc, 2000, 4*(fc.limits.MaxServerRequestsPerUpstream+upstream.AnswerSpare)+100, tally)
 			t.Logf("the gateway opened %d connections to the upstream", up.conns.Load())
 		})
 	}

@@ -15,6 +15,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"slices"
 
 	"context"
@@ -131,7 +133,7 @@ type Gateway struct {
 	redact    *redact.Redactor
 	quit      chan struct{} // closed by Close
 
-	ups    map[string]*Upstream
+	ups    map[string]*upstream.Upstream
 	order  []string // upstream names, sorted
 	single bool
 
@@ -155,8 +157,8 @@ type Gateway struct {
 	progSeq  atomic.Int64
 
 	ownerMu    sync.RWMutex
-	owner      map[string]*Upstream // resource URI → the upstream that listed it first
-	collisions map[string]struct{}  // uri + "\x00" + server, logged once
+	owner      map[string]*upstream.Upstream // resource URI → the upstream that listed it first
+	collisions map[string]struct{}           // uri + "\x00" + server, logged once
 
 	cacheMu sync.Mutex
 	cache   map[cacheKey]cacheEntry
@@ -171,7 +173,7 @@ type Gateway struct {
 	cancel  context.CancelFunc
 	startAt time.Time // when Start was called
 	// startLogEvery is how often a starting upstream says it is still
-	// starting (startLogInterval; tests lower it)
+	// starting (0: the upstream's default; tests lower it)
 	startLogEvery time.Duration
 	wg            sync.WaitGroup
 	closed        atomic.Bool
@@ -181,7 +183,7 @@ type Gateway struct {
 
 // toolRoute says where an exposed tool goes.
 type toolRoute struct {
-	up        *Upstream
+	up        *upstream.Upstream
 	tool      string          // the upstream's name, or the generated kind
 	generated string          // "", genList, genRead or genTemplates
 	def       json.RawMessage // the exposed definition
@@ -202,19 +204,17 @@ func New(o Options) (*Gateway, error) {
 		log:        o.Logger,
 		version:    o.Version,
 		startWait:  o.StartWait,
-		ups:        map[string]*Upstream{},
+		ups:        map[string]*upstream.Upstream{},
 		routes:     map[string]*toolRoute{},
 		sessions:   map[string]*Session{},
 		subs:       map[string]map[subscriber]struct{}{},
 		listeners:  map[*listener]struct{}{},
 		progress:   map[string]progressRoute{},
-		owner:      map[string]*Upstream{},
+		owner:      map[string]*upstream.Upstream{},
 		collisions: map[string]struct{}{},
 		cache:      map[cacheKey]cacheEntry{},
 		quit:       make(chan struct{}),
 		redact:     redact.New(o.Secrets),
-
-		startLogEvery: startLogInterval,
 	}
 	if err := o.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -271,7 +271,16 @@ func New(o Options) (*Gateway, error) {
 			g.log.Info("server disabled in config", "server", name)
 			continue
 		}
-		g.ups[name] = newUpstream(g, name, cfg)
+		g.ups[name] = upstream.New(upstream.Options{
+			Name:        name,
+			Config:      cfg,
+			Limits:      g.limits,
+			Log:         g.log,
+			Version:     g.version,
+			StartWait:   g.startWait,
+			FirstClient: g.first.channel(),
+			Host:        upstreamHost{g},
+		})
 		g.order = append(g.order, name)
 	}
 	if len(g.order) == 0 {
@@ -372,7 +381,7 @@ func (g *Gateway) Start(ctx context.Context) {
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
-			u.Run(g.ctx)
+			u.Run(g.ctx, g.startLogEvery)
 		}()
 	}
 }
@@ -382,7 +391,7 @@ func (g *Gateway) Start(ctx context.Context) {
 func (g *Gateway) WaitReady(ctx context.Context) {
 	for _, name := range g.order {
 		select {
-		case <-g.ups[name].firstTry:
+		case <-g.ups[name].FirstTry():
 		case <-ctx.Done():
 			return
 		}
@@ -408,7 +417,7 @@ func (g *Gateway) awaitStart(ctx context.Context) {
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-u.firstTry:
+		case <-u.FirstTry():
 		case <-t.C:
 		case <-ctx.Done():
 		}
@@ -419,7 +428,7 @@ func (g *Gateway) awaitStart(ctx context.Context) {
 	}
 	for _, name := range g.order {
 		select {
-		case <-g.ups[name].firstTry:
+		case <-g.ups[name].FirstTry():
 		default:
 			return
 		}
@@ -471,7 +480,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 // changed, and renews the upstream's subscriptions after a restart. A
 // client that listed before the upstream was up (it started late, or
 // restarted) learns of its tools, resources and prompts this way.
-func (g *Gateway) upstreamReady(u *Upstream) {
+func (g *Gateway) upstreamReady(u *upstream.Upstream) {
 	g.rebuildRoutes()
 	g.broadcast(notificationToolsListChanged, nil)
 	if u.Capability("resources") {

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"bufio"
@@ -61,7 +63,7 @@ func TestUpstreamEnvAllowlist(t *testing.T) {
 	got := env("plain_env")
 	for _, kv := range got {
 		k, _, _ := strings.Cut(kv, "=")
-		if !inheritedEnv(k) && k != "OWN_KEY" && k != stubEnv {
+		if !upstream.Inherits(k) && k != "OWN_KEY" && k != stubEnv {
 			t.Errorf("upstream got %s, which is neither allowlisted nor its own", kv)
 		}
 	}
@@ -72,20 +74,6 @@ func TestUpstreamEnvAllowlist(t *testing.T) {
 	}
 	if !slices.Contains(env("inherit_env"), "MCPX_TEST_OTHER_SERVERS_KEY=sk-other-0123456789") {
 		t.Error("inherit_env: true did not pass the whole environment")
-	}
-}
-
-func TestUpstreamEnvRules(t *testing.T) {
-	environ := []string{"PATH=/bin", "HOME=/h", "AWS_SECRET_ACCESS_KEY=x", "LC_ALL=C", "TERM=() { :; }; echo pwned", "OWN=parent", "=weird"}
-	got := upstreamEnv(ServerConfig{Env: map[string]string{"OWN": "config"}}, environ)
-	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "OWN=config"}
-	if !slices.Equal(got, want) {
-		t.Errorf("allowlisted env: got %v, want %v", got, want)
-	}
-	got = upstreamEnv(ServerConfig{InheritEnv: true, Env: map[string]string{"OWN": "config"}}, environ)
-	want = []string{"PATH=/bin", "HOME=/h", "AWS_SECRET_ACCESS_KEY=x", "LC_ALL=C", "TERM=() { :; }; echo pwned", "OWN=config"}
-	if !slices.Equal(got, want) {
-		t.Errorf("inherit_env: got %v, want %v", got, want)
 	}
 }
 

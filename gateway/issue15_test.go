@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/config"
@@ -106,7 +108,7 @@ func TestSecretFormsMasked(t *testing.T) {
 	waitFor(t, "the leaky upstream is ready", func() bool {
 		for _, st := range g.Status() {
 			if st.Name == "leaky" {
-				return st.State == StateReady
+				return st.State == upstream.StateReady
 			}
 		}
 		return false

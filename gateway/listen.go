@@ -44,7 +44,7 @@ const (
 )
 
 // pathMetaSubscriptionID is the subscription tag's gjson/sjson path.
-var pathMetaSubscriptionID = metaPath(mcp.MetaKeySubscriptionID)
+var pathMetaSubscriptionID = jsonrpc.MetaPath(mcp.MetaKeySubscriptionID)
 
 // listenQueue is how many notifications may wait for a stream's client.
 // Past it the stream ends (its client opens another and lists again):

@@ -5,6 +5,8 @@ package gateway
 // subscriptions/listen streams that asked for the method (listen.go).
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"context"
 	"encoding/json"
 
@@ -15,7 +17,7 @@ import (
 // upstreamNotification routes what an upstream announces, one handler
 // per method. The tag of the upstream's subscriptions/listen stream is
 // dropped: a client's own stream tags what reaches it.
-func (g *Gateway) upstreamNotification(u *Upstream, method string, params json.RawMessage) {
+func (g *Gateway) upstreamNotification(u *upstream.Upstream, method string, params json.RawMessage) {
 	if method != notificationSubscriptionsAcked {
 		params = untagSubscription(params)
 	}
@@ -41,7 +43,7 @@ func (g *Gateway) upstreamNotification(u *Upstream, method string, params json.R
 
 // upstreamProgress relays progress to the client whose call it is about,
 // under the client's own token.
-func (g *Gateway) upstreamProgress(u *Upstream, method string, params json.RawMessage) {
+func (g *Gateway) upstreamProgress(u *upstream.Upstream, method string, params json.RawMessage) {
 	tok := gjson.GetBytes(params, "progressToken")
 	g.progMu.Lock()
 	r, ok := g.progress[tok.Raw]
@@ -64,7 +66,7 @@ func (g *Gateway) upstreamProgress(u *Upstream, method string, params json.RawMe
 
 // upstreamLog broadcasts a log message, naming the server as its logger
 // when it names none.
-func (g *Gateway) upstreamLog(u *Upstream, method string, params json.RawMessage) {
+func (g *Gateway) upstreamLog(u *upstream.Upstream, method string, params json.RawMessage) {
 	if !gjson.GetBytes(params, "logger").Exists() {
 		params, _ = sjson.SetBytes(append([]byte(nil), params...), "logger", u.Name)
 	}
@@ -73,7 +75,7 @@ func (g *Gateway) upstreamLog(u *Upstream, method string, params json.RawMessage
 
 // upstreamToolsChanged reloads the upstream's tools, then tells clients:
 // a client that lists at once sees the new list.
-func (g *Gateway) upstreamToolsChanged(u *Upstream, method string) {
+func (g *Gateway) upstreamToolsChanged(u *upstream.Upstream, method string) {
 	go func() {
 		ctx, cancel := context.WithTimeout(g.ctx, u.Config.RequestTimeout())
 		defer cancel()

@@ -7,6 +7,8 @@ package gateway
 // (engine.View).
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"fmt"
 	"sort"
 	"strings"
@@ -125,7 +127,7 @@ func (p *profiles) view(client string) engine.View {
 }
 
 // pathMetaClientName is where a stateless request names its client.
-var pathMetaClientName = metaPath(mcp.MetaKeyClientInfo) + ".name"
+var pathMetaClientName = jsonrpc.MetaPath(mcp.MetaKeyClientInfo) + ".name"
 
 // clientName is the name the session's client gave: in initialize, or in
 // this request's _meta (a stateless request, which has no initialize).

@@ -3,6 +3,8 @@ package gateway
 // Prompts and completion: routed to the upstream that offers the prompt.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"context"
@@ -22,7 +24,7 @@ type promptRoutes struct {
 }
 
 type promptRoute struct {
-	up   *Upstream
+	up   *upstream.Upstream
 	name string
 }
 
@@ -38,7 +40,7 @@ func (s *Session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawM
 			continue
 		}
 		cursor := ""
-		for range maxPages {
+		for range upstream.MaxPages {
 			p := json.RawMessage(nil)
 			if cursor != "" {
 				p, _ = json.Marshal(map[string]string{"cursor": cursor})

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"encoding/json"
 	"strings"
 
@@ -26,7 +28,7 @@ func upstreamURI(server, uri string) string { return UpstreamURIPrefix + server 
 // resolveURI splits a namespaced URI into its upstream and the server's
 // own URI. For any other URI it returns (nil, uri, false); for a
 // namespaced one naming no configured server, (nil, uri, true).
-func (g *Gateway) resolveURI(uri string) (*Upstream, string, bool) {
+func (g *Gateway) resolveURI(uri string) (*upstream.Upstream, string, bool) {
 	rest, ok := strings.CutPrefix(uri, UpstreamURIPrefix)
 	if !ok {
 		return nil, uri, false
@@ -42,7 +44,7 @@ func (g *Gateway) resolveURI(uri string) (*Upstream, string, bool) {
 // claim records that u lists uri and returns the URI clients are given
 // for it: uri itself, unless another server listed it first; then u's
 // namespaced form, and the collision is logged once.
-func (g *Gateway) claim(u *Upstream, uri string) string {
+func (g *Gateway) claim(u *upstream.Upstream, uri string) string {
 	if uri == "" {
 		return uri
 	}
@@ -74,7 +76,7 @@ func (g *Gateway) claim(u *Upstream, uri string) string {
 // exposeItems claims every resource of a listed page for u and returns
 // the page's items with colliding URIs namespaced (raw itself when none
 // collide).
-func (g *Gateway) exposeItems(u *Upstream, items gjson.Result) []byte {
+func (g *Gateway) exposeItems(u *upstream.Upstream, items gjson.Result) []byte {
 	var (
 		vals    []gjson.Result
 		exposed []string

@@ -4,6 +4,8 @@ package gateway
 // upstreams, and reads whose blobs become artifacts.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"context"
@@ -19,7 +21,7 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 )
 
-func (g *Gateway) ownerOf(uri string) *Upstream {
+func (g *Gateway) ownerOf(uri string) *upstream.Upstream {
 	g.ownerMu.RLock()
 	u := g.owner[uri]
 	g.ownerMu.RUnlock()
@@ -34,17 +36,17 @@ func (g *Gateway) ownerOf(uri string) *Upstream {
 
 // candidates are the upstreams that may serve uri: its owner, else every
 // upstream with the resources capability.
-func (g *Gateway) candidates(uri string) []*Upstream {
+func (g *Gateway) candidates(uri string) []*upstream.Upstream {
 	if u, _, ok := g.resolveURI(uri); ok {
 		if u == nil {
 			return nil
 		}
-		return []*Upstream{u}
+		return []*upstream.Upstream{u}
 	}
 	if u := g.ownerOf(uri); u != nil {
-		return []*Upstream{u}
+		return []*upstream.Upstream{u}
 	}
-	var out []*Upstream
+	var out []*upstream.Upstream
 	for _, name := range g.order {
 		if u := g.ups[name]; u.Capability("resources") {
 			out = append(out, u)
@@ -54,7 +56,7 @@ func (g *Gateway) candidates(uri string) []*Upstream {
 }
 
 // readUpstream reads uri from the upstream that serves it.
-func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawMessage) (*Upstream, json.RawMessage, error) {
+func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawMessage) (*upstream.Upstream, json.RawMessage, error) {
 	if u, orig, ok := g.resolveURI(uri); ok {
 		if u == nil {
 			return nil, nil, fmt.Errorf("resources/read %s: no configured server by that name (want %s{server}/{uri}): %w", uri, UpstreamURIPrefix, jsonrpc.ErrUnknownResource)
@@ -131,7 +133,7 @@ func decodeCursor(s string) (pageCursor, error) {
 // upstream's page at a time, then this session's artifacts.
 func (s *Session) listResources(ctx context.Context, params json.RawMessage, templates bool) (json.RawMessage, error) {
 	g := s.g
-	var srcs []*Upstream
+	var srcs []*upstream.Upstream
 	for _, name := range g.order {
 		if u := g.ups[name]; u.Capability("resources") {
 			srcs = append(srcs, u)

@@ -36,6 +36,8 @@ package gateway
 // answered from ServerOptions.Roots when they are set.
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"context"
@@ -46,7 +48,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
@@ -79,118 +80,35 @@ type caller struct {
 	asking atomic.Int32
 }
 
-type callerKey struct{}
-
 var callerSeq atomic.Int64
 
 func withCaller(ctx context.Context, s *Session, related func([]byte)) context.Context {
 	c := &caller{s: s, related: related, seq: callerSeq.Add(1)}
-	ctx = context.WithValue(ctx, callerKey{}, c)
+	ctx = upstream.WithCaller(ctx, c)
 	c.ctx = ctx
 	return ctx
 }
 
 func callerFrom(ctx context.Context) *caller {
-	c, _ := ctx.Value(callerKey{}).(*caller)
+	c, _ := upstream.CallerFrom(ctx).(*caller)
 	return c
 }
 
-// upstreamCallers counts an upstream's calls in flight by caller, and
-// the server requests it has relayed.
-type upstreamCallers struct {
-	mu sync.Mutex
-	n  map[*caller]int
-	// asking: the upstream's server requests relayed, unanswered
-	asking atomic.Int32
-	// warned: when a refusal was last logged at warn (unix seconds), so
-	// that a flood logs one line a second, not one a request
-	warned atomic.Int64
-}
-
-// takeSlot increments n unless it is at limit.
-func takeSlot(n *atomic.Int32, limit int) bool {
-	for {
-		v := n.Load()
-		if int(v) >= limit {
-			return false
-		}
-		if n.CompareAndSwap(v, v+1) {
-			return true
-		}
-	}
-}
-
-// admit counts a server request of u relayed for c, within lim's caps,
-// and returns its end; over a cap it returns ErrTooManyServerRequests.
-func (uc *upstreamCallers) admit(c *caller, lim Limits) (func(), error) {
-	if !takeSlot(&uc.asking, lim.MaxServerRequestsPerUpstream) {
-		return nil, fmt.Errorf("%w (limit %d per upstream)", jsonrpc.ErrTooManyServerRequests, lim.MaxServerRequestsPerUpstream)
-	}
-	if !takeSlot(&c.asking, lim.MaxServerRequestsPerCall) {
-		uc.asking.Add(-1)
-		return nil, fmt.Errorf("%w (limit %d per call)", jsonrpc.ErrTooManyServerRequests, lim.MaxServerRequestsPerCall)
-	}
-	return func() {
-		c.asking.Add(-1)
-		uc.asking.Add(-1)
-	}, nil
-}
-
-// refused logs a server request the caps turned away: at warn once a
-// second per upstream, at debug otherwise.
-func (u *Upstream) refused(method string, err error) {
-	now := time.Now().Unix()
-	if last := u.callers.warned.Load(); now > last && u.callers.warned.CompareAndSwap(last, now) {
-		u.Log.Warn("server-to-client request refused (more are logged at debug)", "method", method, "error", err)
-		return
-	}
-	u.Log.Debug("server-to-client request refused", "method", method, "error", err)
-}
-
-// enter records a call of c in flight and returns its end.
-func (uc *upstreamCallers) enter(c *caller) func() {
-	uc.mu.Lock()
-	if uc.n == nil {
-		uc.n = map[*caller]int{}
-	}
-	uc.n[c]++
-	uc.mu.Unlock()
-	return func() {
-		uc.mu.Lock()
-		if uc.n[c]--; uc.n[c] <= 0 {
-			delete(uc.n, c)
-		}
-		uc.mu.Unlock()
-	}
-}
-
-// sole returns the latest caller when every call in flight belongs to one
-// session, and how many sessions have calls in flight.
-func (uc *upstreamCallers) sole() (*caller, int) {
-	uc.mu.Lock()
-	defer uc.mu.Unlock()
-	var latest *caller
-	sessions := map[*Session]struct{}{}
-	for c := range uc.n {
-		sessions[c.s] = struct{}{}
-		if latest == nil || c.seq > latest.seq {
-			latest = c
-		}
-	}
-	if len(sessions) != 1 {
-		return nil, len(sessions)
-	}
-	return latest, 1
+// Session, Seq and StatelessMeta make a caller an upstream.Caller.
+func (c *caller) Session() any { return c.s }
+func (c *caller) Seq() int64   { return c.seq }
+func (c *caller) StatelessMeta() (json.RawMessage, bool) {
+	return c.meta, c.stateless
 }
 
 // callerFor finds the downstream caller a server-to-client request of u
 // is for (see the top of this file).
-func (g *Gateway) callerFor(ctx context.Context, u *Upstream, idleOK bool) (*caller, error) {
+func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, idleOK bool) (*caller, error) {
 	if c := callerFrom(ctx); c != nil {
 		return c, nil
 	}
-	c, n := u.callers.sole()
-	if c != nil {
+	sole, n := u.SoleCaller()
+	if c, ok := sole.(*caller); ok {
 		return c, nil
 	}
 	if n > 1 {
@@ -226,7 +144,7 @@ var clientCapability = map[string]string{
 }
 
 // upstreamRequest answers what upstream u asks the gateway.
-func (g *Gateway) upstreamRequest(ctx context.Context, u *Upstream, method string, params json.RawMessage) (json.RawMessage, error) {
+func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "ping" {
 		return json.RawMessage("{}"), nil
 	}
@@ -249,9 +167,8 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *Upstream, method strin
 		if !gjson.GetBytes(c.meta, strings.ReplaceAll(mcp.MetaKeyClientCapabilities, ".", `\.`)+"."+capName).Exists() {
 			return nil, fmt.Errorf("%w: the client declared no %s capability", jsonrpc.ErrMethodNotFound, capName)
 		}
-		done, err := u.callers.admit(c, g.limits)
+		done, err := u.Admit(method, &c.asking)
 		if err != nil {
-			u.refused(method, err)
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
 		defer done()
@@ -261,9 +178,8 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *Upstream, method strin
 	if !c.s.clientHas(capName) {
 		return nil, fmt.Errorf("%w: the client declared no %s capability", jsonrpc.ErrMethodNotFound, capName)
 	}
-	done, err := u.callers.admit(c, g.limits)
+	done, err := u.Admit(method, &c.asking)
 	if err != nil {
-		u.refused(method, err)
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	defer done()

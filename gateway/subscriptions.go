@@ -8,6 +8,8 @@ package gateway
 // the URI in its subscriptions/listen filter (upstream_listen.go).
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"context"
@@ -83,7 +85,7 @@ func (g *Gateway) subscribeUpstream(ctx context.Context, uri string) error {
 	var errs []error
 	for _, u := range g.candidates(uri) {
 		var err error
-		if u.statelessOnly.Load() {
+		if u.StatelessOnly() {
 			err = u.ListenFor(ctx, orig)
 		} else {
 			_, err = u.Call(ctx, "resources/subscribe", params)
@@ -125,7 +127,7 @@ func (g *Gateway) unsubscribe(sub subscriber, uri string) {
 	if u == nil || g.ctx == nil {
 		return
 	}
-	if u.statelessOnly.Load() {
+	if u.StatelessOnly() {
 		u.Unlisten(orig)
 		return
 	}
@@ -145,7 +147,7 @@ func (g *Gateway) Subscribers(uri string) int {
 
 // subscribedURIs are the URIs, in u's own form, that someone subscribes
 // to on u.
-func (g *Gateway) subscribedURIs(u *Upstream) []string {
+func (g *Gateway) subscribedURIs(u *upstream.Upstream) []string {
 	g.subsMu.Lock()
 	defer g.subsMu.Unlock()
 	var uris []string
@@ -163,8 +165,8 @@ func (g *Gateway) subscribedURIs(u *Upstream) []string {
 
 // renewSubscriptions subscribes again on a reconnected upstream (a
 // stateless-only one: opens its subscriptions/listen stream).
-func (g *Gateway) renewSubscriptions(u *Upstream) {
-	if u.statelessOnly.Load() {
+func (g *Gateway) renewSubscriptions(u *upstream.Upstream) {
+	if u.StatelessOnly() {
 		// the connection's own start must not wait for the stream
 		go func() {
 			if err := u.Relisten(g.ctx); err != nil {
@@ -185,7 +187,7 @@ func (g *Gateway) renewSubscriptions(u *Upstream) {
 // subscribers of the bare URI hear of it when u owns it (see
 // UpstreamURIPrefix), subscribers of u's namespaced form always, under
 // that form. Cached reads of either form are dropped.
-func (g *Gateway) resourceUpdated(u *Upstream, method string, params json.RawMessage) {
+func (g *Gateway) resourceUpdated(u *upstream.Upstream, method string, params json.RawMessage) {
 	uri := gjson.GetBytes(params, "uri").String()
 	alias := upstreamURI(u.Name, uri)
 	g.invalidate(uri)

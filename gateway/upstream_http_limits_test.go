@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/config"
@@ -43,7 +45,7 @@ func TestHTTPUpstreamMessageTooLarge(t *testing.T) {
 		Servers: map[string]ServerConfig{"remote": {Type: config.TypeStreamableHTTP, URL: ts.URL}},
 		Limits:  Limits{MaxUpstreamMessageBytes: limit},
 	})
-	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
+	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("echo", `{"huge":true}`))
 	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUpstreamInvalid || !strings.Contains(gjson.GetBytes(r, "error.message").String(), "more than 1048576 bytes") {

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/config"
@@ -93,7 +95,7 @@ func TestHTTPUpstreamSessionExpired(t *testing.T) {
 	ts := httptest.NewServer(up)
 	t.Cleanup(ts.Close) // after the gateway's, so that its DELETE lands
 	g := newTestGateway(t, map[string]ServerConfig{"remote": {Type: config.TypeStreamableHTTP, URL: ts.URL}}, engine.Options{})
-	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
+	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
 	if v := c.result("tools/call", toolCall("echo", `{"v":"one"}`)).Get("structuredContent.v").String(); v != "one" {
 		t.Fatalf("echo: %q", v)
@@ -105,7 +107,7 @@ func TestHTTPUpstreamSessionExpired(t *testing.T) {
 	}
 	waitFor(t, "the upstream is ready on a new session", func() bool {
 		st := g.Status()[0]
-		return st.State == StateReady && st.Restarts >= 1
+		return st.State == upstream.StateReady && st.Restarts >= 1
 	})
 	if v := c.result("tools/call", toolCall("echo", `{"v":"two"}`)).Get("structuredContent.v").String(); v != "two" {
 		t.Fatalf("echo after the new session: %q", v)
@@ -126,7 +128,7 @@ func TestSSEUpstream(t *testing.T) {
 	ts := httptest.NewServer(server.NewSSEServer(s))
 	t.Cleanup(ts.Close)
 	g := newTestGateway(t, map[string]ServerConfig{"legacy": {Type: config.TypeSSE, URL: ts.URL + "/sse"}}, engine.Options{})
-	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
+	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
 	if txt := c.result("tools/call", toolCall("echo", `{"v":"over sse"}`)).Get("content.0.text").String(); txt != "echo: over sse" {
 		t.Fatalf("echo: %q", txt)

@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 // subscriptions/listen upstream. A connection in 2026-07-28 carries no
 // notification outside a request: the server announces list changes and
@@ -78,7 +78,7 @@ func (u *Upstream) Unlisten(uri string) {
 	delete(l.uris, uri)
 	l.mu.Unlock()
 	go func() {
-		if err := u.Relisten(u.g.ctx); err != nil {
+		if err := u.Relisten(u.lifetime()); err != nil {
 			u.Log.Debug("reopening subscriptions/listen without a resource", "uri", uri, "error", err)
 		}
 	}()
@@ -139,7 +139,7 @@ func (u *Upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 		return mcp.SubscriptionFilter{}, fmt.Errorf("upstream[%s] has no 2026-07-28 connection: %w", u.Name, jsonrpc.ErrUpstreamUnavailable)
 	}
 	params, _ := json.Marshal(map[string]any{"notifications": want, "_meta": json.RawMessage(u.gatewayMeta())})
-	sctx, cancel := context.WithCancel(u.g.ctx)
+	sctx, cancel := context.WithCancel(u.lifetime())
 	ack := make(chan mcp.SubscriptionFilter, 1)
 	ended := make(chan error, 1)
 	l.mu.Lock()
@@ -225,10 +225,10 @@ func (u *Upstream) listenEnded(ctx context.Context, lane conn, gen int, err erro
 		l.mu.Lock()
 		stale := l.gen != gen
 		l.mu.Unlock()
-		if stale || u.g.ctx.Err() != nil {
+		if stale || u.lifetime().Err() != nil {
 			return
 		}
-		if err := u.Relisten(u.g.ctx); err != nil {
+		if err := u.Relisten(u.lifetime()); err != nil {
 			u.Log.Warn("reopening subscriptions/listen", "error", err)
 		}
 	})
@@ -238,7 +238,7 @@ func (u *Upstream) listenEnded(ctx context.Context, lane conn, gen int, err erro
 // background: the request that opened the lane does not wait for it.
 func (u *Upstream) laneOpened() {
 	go func() {
-		if err := u.Relisten(u.g.ctx); err != nil {
+		if err := u.Relisten(u.lifetime()); err != nil {
 			u.Log.Debug("opening subscriptions/listen on the stateless connection", "error", err)
 		}
 	}()

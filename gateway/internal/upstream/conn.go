@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
@@ -104,7 +104,7 @@ type callResult struct {
 // startStdio starts the process of cfg. It gets the allowlisted part of
 // mcpx's environment and cfg.Env (see upstreamEnv); lim must have its
 // defaults applied.
-func startStdio(name string, cfg ServerConfig, lim Limits, log hclog.Logger, h connHandlers) (*stdioConn, error) {
+func startStdio(name string, cfg config.ServerConfig, lim config.Limits, log hclog.Logger, h connHandlers) (*stdioConn, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
 	cmd.Env = upstreamEnv(cfg, os.Environ())
@@ -136,7 +136,7 @@ func startStdio(name string, cfg ServerConfig, lim Limits, log hclog.Logger, h c
 
 		maxLine:      lim.MaxUpstreamMessageBytes,
 		stderrPerSec: lim.StderrLinesPerSecond,
-		answering:    make(chan struct{}, lim.MaxServerRequestsPerUpstream+answerSpare),
+		answering:    make(chan struct{}, lim.MaxServerRequestsPerUpstream+AnswerSpare),
 		stopGrace:    time.Duration(lim.StopGrace),
 		killGrace:    time.Duration(lim.KillGrace),
 	}
@@ -232,7 +232,7 @@ func (c *stdioConn) skipTooLarge(head []byte) {
 }
 
 func (c *stdioConn) dispatch(line []byte) {
-	m, err := parseMessage(line)
+	m, err := jsonrpc.Parse(line)
 	if err != nil {
 		c.log.Warn("upstream wrote a line that is not a JSON-RPC message", "error", err)
 		if m != nil && m.ID != nil {
@@ -277,10 +277,10 @@ func (c *stdioConn) dispatch(line []byte) {
 	}
 }
 
-// answerSpare is how many answers beyond limits.max_server_requests_per_upstream
+// AnswerSpare is how many answers beyond limits.max_server_requests_per_upstream
 // relayed ones may be in progress at once: quick ones (ping, roots from
 // the config, refusals) while the relayed requests wait.
-const answerSpare = 16
+const AnswerSpare = 16
 
 func (c *stdioConn) deliver(id int64, r callResult) {
 	c.mu.Lock()
@@ -293,7 +293,7 @@ func (c *stdioConn) deliver(id int64, r callResult) {
 }
 
 // answer replies to a server-to-client request.
-func (c *stdioConn) answer(m *message) {
+func (c *stdioConn) answer(m *jsonrpc.Message) {
 	var out []byte
 	if c.h.request == nil {
 		out = jsonrpc.EncodeError(m.ID, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, m.Method))
@@ -398,7 +398,7 @@ func (c *stdioConn) call(ctx context.Context, method string, params json.RawMess
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
-	if err := c.write(encodeRequest(jsonrpc.IntID(id), method, params)); err != nil {
+	if err := c.write(jsonrpc.EncodeRequest(jsonrpc.IntID(id), method, params)); err != nil {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
@@ -423,11 +423,11 @@ func (c *stdioConn) cancelUpstream(id int64, ctx context.Context) {
 		reason = "timed out in mcpx"
 	}
 	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
-	_ = c.write(encodeRequest(nil, "notifications/cancelled", params))
+	_ = c.write(jsonrpc.EncodeRequest(nil, "notifications/cancelled", params))
 }
 
 func (c *stdioConn) notify(_ context.Context, method string, params json.RawMessage) error {
-	return c.write(encodeRequest(nil, method, params))
+	return c.write(jsonrpc.EncodeRequest(nil, method, params))
 }
 
 func (c *stdioConn) done() <-chan struct{} { return c.doneCh }
@@ -471,7 +471,7 @@ type httpConn struct {
 
 // upstreamHTTPConfig is the transport configuration of cfg's upstream
 // under lim: a message over the cap, a request past the timeout, fail.
-func upstreamHTTPConfig(cfg ServerConfig, lim Limits, log hclog.Logger, h connHandlers) upstreamhttp.Config {
+func upstreamHTTPConfig(cfg config.ServerConfig, lim config.Limits, log hclog.Logger, h connHandlers) upstreamhttp.Config {
 	c := upstreamhttp.Config{
 		URL:             cfg.URL,
 		Headers:         cfg.Headers,
@@ -483,7 +483,7 @@ func upstreamHTTPConfig(cfg ServerConfig, lim Limits, log hclog.Logger, h connHa
 	}
 	c.Handlers.MaxAnswering = h.maxAnswering
 	if c.Handlers.MaxAnswering <= 0 {
-		c.Handlers.MaxAnswering = config.DefaultMaxServerRequestsPerUpstream + answerSpare
+		c.Handlers.MaxAnswering = config.DefaultMaxServerRequestsPerUpstream + AnswerSpare
 	}
 	c.Handlers.Busy = func(method string) error {
 		return jsonrpc.ToRPCError(fmt.Errorf("%s: %w (%d answers in progress on this upstream)", method, jsonrpc.ErrTooManyServerRequests, c.Handlers.MaxAnswering))
@@ -515,7 +515,7 @@ func newHTTPConn(name string, log hclog.Logger, t upstreamhttp.Transport) *httpC
 	return c
 }
 
-func startHTTP(ctx context.Context, name string, cfg ServerConfig, lim Limits, log hclog.Logger, h connHandlers) (*httpConn, error) {
+func startHTTP(ctx context.Context, name string, cfg config.ServerConfig, lim config.Limits, log hclog.Logger, h connHandlers) (*httpConn, error) {
 	tc := upstreamHTTPConfig(cfg, lim, log, h)
 	var t upstreamhttp.Transport
 	switch cfg.Kind() {
@@ -558,7 +558,7 @@ func (c *httpConn) callHeader(ctx context.Context, method string, params json.Ra
 	id := c.nextID.Add(1)
 	res, err := c.t.Call(ctx, id, method, params, header)
 	if err != nil {
-		var re *RPCError
+		var re *jsonrpc.Error
 		switch {
 		case errors.As(err, &re):
 			return nil, re
@@ -609,3 +609,60 @@ var (
 	_ conn = (*stdioConn)(nil)
 	_ conn = (*httpConn)(nil)
 )
+
+// Conn is a connection to a server made outside any Upstream, with no
+// handler for what the server asks: the direct baseline the gateway's
+// tests and benchmarks compare with.
+type Conn interface {
+	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	Notify(ctx context.Context, method string, params json.RawMessage) error
+	Close() error
+}
+
+// DialStdio starts cfg's process (see startStdio) and returns the
+// connection to it; lim must have its defaults applied.
+func DialStdio(name string, cfg config.ServerConfig, lim config.Limits, log hclog.Logger) (Conn, error) {
+	c, err := startStdio(name, cfg, lim, log, connHandlers{})
+	if err != nil {
+		return nil, err
+	}
+	return directConn{c}, nil
+}
+
+type directConn struct{ c *stdioConn }
+
+func (d directConn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return d.c.call(ctx, method, params)
+}
+
+func (d directConn) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	return d.c.notify(ctx, method, params)
+}
+
+func (d directConn) Close() error { return d.c.close() }
+
+// StderrTail is the last lines a stdio upstream's current process wrote
+// to stderr ("" before it has one), as exit errors quote them.
+func (u *Upstream) StderrTail() string {
+	u.mu.RLock()
+	c, _ := u.c.(*stdioConn)
+	u.mu.RUnlock()
+	if c == nil {
+		return ""
+	}
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	return strings.Join(c.tail, "\n")
+}
+
+// PID is the process id of a stdio upstream's current process (the
+// leader of its process group), 0 when it has none.
+func (u *Upstream) PID() int {
+	u.mu.RLock()
+	c, _ := u.c.(*stdioConn)
+	u.mu.RUnlock()
+	if c == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}

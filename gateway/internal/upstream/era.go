@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 // Both revisions upstream. Every upstream has its 2025-11-25 session
 // (initialize), which serves session clients and is the fallback. A
@@ -15,6 +15,10 @@ package gateway
 // it (see statelessParams).
 
 import (
+	"bytes"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 
 	"context"
@@ -37,9 +41,9 @@ func (u *Upstream) probeStateless(ctx context.Context) conn {
 	if u.Config.Kind() != config.TypeStreamableHTTP || u.Config.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
 		return nil
 	}
-	tc := upstreamHTTPConfig(u.Config, u.g.limits, u.Log, connHandlers{
+	tc := upstreamHTTPConfig(u.Config, u.limits, u.Log, connHandlers{
 		// progress of a call on this lane
-		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
+		notification: u.notification,
 	})
 	sh, err := upstreamhttp.NewStreamable(tc)
 	if err != nil {
@@ -47,11 +51,11 @@ func (u *Upstream) probeStateless(ctx context.Context) conn {
 	}
 	sh.SetProtocolVersion(mcp.ProtocolVersion20260728)
 	c := newHTTPConn(u.Name, u.Log, sh)
-	caps := u.g.clientCapabilities(u)
+	caps := u.clientCapabilities()
 	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
 		mcp.MetaKeyClientCapabilities: caps,
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.g.version},
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.version},
 	}})
 	res, err := c.callHeader(ctx, "server/discover", params, laneHeader(nil, "server/discover", params))
 	if err != nil || !slices.Contains(stringsOf(gjson.GetBytes(res, "supportedVersions")), mcp.ProtocolVersion20260728) {
@@ -147,7 +151,7 @@ func withStatelessMeta(params, meta json.RawMessage) json.RawMessage {
 	}
 	changed := false
 	for _, k := range statelessMeta {
-		p := metaPath(k)
+		p := jsonrpc.MetaPath(k)
 		if v := gjson.GetBytes(meta, strings.TrimPrefix(p, "_meta.")); v.Exists() && !gjson.GetBytes(out, p).Exists() {
 			if !changed {
 				out = append([]byte(nil), out...) // never write into the client's bytes
@@ -157,4 +161,37 @@ func withStatelessMeta(params, meta json.RawMessage) json.RawMessage {
 		}
 	}
 	return out
+}
+
+// statelessMeta are the _meta keys of a stateless request that describe
+// the client's protocol, not the call.
+var statelessMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo, mcp.MetaKeyLogLevel}
+
+// statelessParams prepares a stateless request's params for u. A stdio
+// upstream gets them as they are: it decides the era per request too, so
+// one that speaks 2026-07-28 serves the request in it (its input_required
+// reaches the client unchanged) and an older one ignores the keys. A
+// remote upstream's connection carries its negotiated version in the
+// Mcp-Protocol-Version header, which must agree with _meta: there the
+// keys are dropped and the request is one of the session era.
+func (u *Upstream) statelessParams(params json.RawMessage) json.RawMessage {
+	if u.Config.Kind() == config.TypeStdio || !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
+		return params
+	}
+	out := []byte(params)
+	for _, k := range statelessMeta {
+		out, _ = sjson.DeleteBytes(out, jsonrpc.MetaPath(k))
+	}
+	if m := gjson.GetBytes(out, "_meta"); m.IsObject() && len(m.Map()) == 0 {
+		out, _ = sjson.DeleteBytes(out, "_meta")
+	}
+	return out
+}
+
+// HasLane reports whether the upstream has a stateless (2026-07-28)
+// connection open.
+func (u *Upstream) HasLane() bool {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return u.lane != nil
 }

@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 // Bridging the other way: a 2026-07-28 upstream's input_required result
 // for a 2025-11-25 (session) client. Only an upstream served statelessly
@@ -44,7 +44,7 @@ func (u *Upstream) fulfilForSession(ctx context.Context, method string, params, 
 				params = json.RawMessage(`{}`)
 			}
 			var answer json.RawMessage
-			answer, err = u.g.upstreamRequest(ctx, u, v.Get("method").String(), params)
+			answer, err = u.host.Request(ctx, u, v.Get("method").String(), params)
 			if err != nil {
 				err = fmt.Errorf("input request %q: %w", k.String(), err)
 				return false

@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 // A stdio upstream's stateless lane. A server decides a request's era by
 // its pipe: one that was initialized as 2025-11-25 serves even a request
@@ -75,13 +75,13 @@ func (u *Upstream) statelessLane(ctx context.Context) conn {
 // server/discover; nil when it does not speak 2026-07-28.
 func (u *Upstream) probeStdioLane(ctx context.Context) conn {
 	h := connHandlers{
-		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
+		notification: u.notification,
 		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return u.g.upstreamRequest(ctx, u, method, params)
+			return u.host.Request(ctx, u, method, params)
 		},
 	}
 	log := u.Log.Named("stateless")
-	c, err := startStdio(u.Name, u.Config, u.g.limits, log, h)
+	c, err := startStdio(u.Name, u.Config, u.limits, log, h)
 	if err != nil {
 		log.Warn("could not start the stateless lane", "error", err)
 		return nil
@@ -90,8 +90,8 @@ func (u *Upstream) probeStdioLane(ctx context.Context) conn {
 	defer cancel()
 	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-		mcp.MetaKeyClientCapabilities: u.g.clientCapabilities(u),
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.g.version},
+		mcp.MetaKeyClientCapabilities: u.clientCapabilities(),
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.version},
 	}})
 	res, err := c.call(pctx, "server/discover", params)
 	if err != nil || !slices.Contains(stringsOf(gjson.GetBytes(res, "supportedVersions")), mcp.ProtocolVersion20260728) {

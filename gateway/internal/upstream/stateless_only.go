@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 // Upstreams that speak only 2026-07-28: no initialize, no session. When an
 // upstream refuses initialize, the gateway asks server/discover on the
@@ -40,8 +40,8 @@ func (u *Upstream) startsStateless() bool {
 func (u *Upstream) gatewayMeta() json.RawMessage {
 	b, _ := json.Marshal(map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-		mcp.MetaKeyClientCapabilities: u.g.clientCapabilities(u),
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.g.version},
+		mcp.MetaKeyClientCapabilities: u.clientCapabilities(),
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.version},
 	})
 	return b
 }
@@ -80,21 +80,21 @@ func (u *Upstream) connectStateless(ctx context.Context, c conn) (conn, json.Raw
 		u.Log.Warn("tools/list failed; the server's tools are not offered", "error", err)
 	}
 	u.Log.Info("upstream ready; it speaks only 2026-07-28 and is served statelessly", "tools", len(u.ToolDefs()))
-	u.g.upstreamReady(u)
+	u.host.Ready(u)
 	return c, res, nil
 }
 
 // callStatelessOnly sends a request to a stateless-only upstream: with the
 // stateless client's _meta, or the gateway's, bridging an input_required
 // result for a session client.
-func (u *Upstream) callStatelessOnly(ctx context.Context, c conn, cl *caller, method string, params json.RawMessage) (json.RawMessage, error) {
+func (u *Upstream) callStatelessOnly(ctx context.Context, c conn, callerMeta json.RawMessage, stateless bool, method string, params json.RawMessage) (json.RawMessage, error) {
 	meta := u.gatewayMeta()
-	if cl != nil && cl.stateless {
-		meta = cl.meta
+	if stateless {
+		meta = callerMeta
 	}
 	params = withStatelessMeta(params, meta)
 	res, err := u.callLane(ctx, c, method, params)
-	if err == nil && inputRequired(res) && (cl == nil || !cl.stateless) {
+	if err == nil && inputRequired(res) && !stateless {
 		res, err = u.fulfilForSession(ctx, method, params, res, func(p json.RawMessage) (json.RawMessage, error) {
 			return u.callLane(ctx, c, method, p)
 		})

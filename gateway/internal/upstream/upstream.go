@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
@@ -41,13 +41,60 @@ const (
 	StateClosed     = "closed"
 )
 
-// upstream supervises one configured server: it connects, initializes,
+// Host is what an upstream asks of the gateway that runs it, given at
+// construction: the upstream knows no more of the gateway than this.
+type Host interface {
+	// Request answers a request u's server sent (ping, roots/list,
+	// sampling, elicitation), relaying it to a client where it must.
+	Request(ctx context.Context, u *Upstream, method string, params json.RawMessage) (json.RawMessage, error)
+	// Notification takes a notification u's server sent, in the order
+	// sent; it must not block for long.
+	Notification(u *Upstream, method string, params json.RawMessage)
+	// Ready is called each time u is connected and its tools are
+	// loaded.
+	Ready(u *Upstream)
+	// ClientCapabilities is what u declares to its server as its
+	// client's capabilities now (see Options.FirstClient).
+	ClientCapabilities(u *Upstream) json.RawMessage
+}
+
+// Options configure an Upstream.
+type Options struct {
+	// Name is the server's name in config; Config its entry.
+	Name   string
+	Config config.ServerConfig
+	// Limits bound messages, buffers and server requests; defaults
+	// applied.
+	Limits config.Limits
+	// Log is the parent logger; the upstream logs under "upstream".
+	Log hclog.Logger
+	// Version is mcpx's clientInfo.version upstream.
+	Version string
+	// StartWait is the least a client waits for the upstream at start:
+	// past it, "still starting" is logged at warn.
+	StartWait time.Duration
+	// FirstClient, when not nil, is closed once the first client's
+	// capabilities are known: the upstream's initialize waits for it
+	// (unless Config declares its client capabilities itself).
+	FirstClient <-chan struct{}
+	// Host answers what the upstream asks of the gateway.
+	Host Host
+}
+
+// Upstream supervises one configured server: it connects, initializes,
 // caches the server's tool list, and restarts a stdio process that exits.
 type Upstream struct {
+	// Name and Config are the server's, from Options; Log is its logger.
 	Name   string
-	Config ServerConfig
-	g      *Gateway
+	Config config.ServerConfig
 	Log    hclog.Logger
+
+	host      Host
+	limits    config.Limits
+	version   string
+	startWait time.Duration
+	first     <-chan struct{}                 // Options.FirstClient
+	life      atomic.Pointer[context.Context] // Run's context
 
 	firstTry chan struct{} // closed after the first connection attempt
 	once     sync.Once
@@ -64,32 +111,63 @@ type Upstream struct {
 	nextRetry time.Time
 
 	callers  upstreamCallers // downstream requests with calls in flight here
-	declared declaredCaps    // what this connection was told in initialize (upstream_caps.go)
-	lane     conn            // the 2026-07-28 connection, if any (upstream_era.go)
-	stdLane  stdioLane       // a stdio upstream's, opened on demand (upstream_stdio_lane.go)
-	listen   upstreamListen  // a stateless-only upstream's subscriptions/listen (upstream_listen.go)
+	declared declaredCaps    // what this connection was told in initialize (declared.go)
+	lane     conn            // the 2026-07-28 connection, if any (era.go)
+	stdLane  stdioLane       // a stdio upstream's, opened on demand (stdio_lane.go)
+	listen   upstreamListen  // a stateless-only upstream's subscriptions/listen (listen.go)
 	// statelessOnly: the upstream speaks only 2026-07-28, remembered
-	// across reconnects (upstream_stateless_only.go)
+	// across reconnects (stateless_only.go)
 	statelessOnly atomic.Bool
 }
 
-func newUpstream(g *Gateway, name string, cfg ServerConfig) *Upstream {
+// New returns the supervisor of one server; Run connects it.
+func New(o Options) *Upstream {
 	return &Upstream{
-		Name:     name,
-		Config:   cfg,
-		g:        g,
-		Log:      g.log.Named("upstream").With("server", name),
-		firstTry: make(chan struct{}),
-		state:    StateStarting,
+		Name:      o.Name,
+		Config:    o.Config,
+		Log:       o.Log.Named("upstream").With("server", o.Name),
+		host:      o.Host,
+		limits:    o.Limits,
+		version:   o.Version,
+		startWait: o.StartWait,
+		first:     o.FirstClient,
+		firstTry:  make(chan struct{}),
+		state:     StateStarting,
 	}
 }
 
-// run connects and keeps the upstream connected until ctx ends.
-func (u *Upstream) Run(ctx context.Context) {
+// FirstTry is closed once the upstream made its first connection attempt.
+func (u *Upstream) FirstTry() <-chan struct{} { return u.firstTry }
+
+// StatelessOnly reports whether the upstream speaks only 2026-07-28
+// (stateless_only.go).
+func (u *Upstream) StatelessOnly() bool { return u.statelessOnly.Load() }
+
+// Instructions are the instructions of the server's initialize result.
+func (u *Upstream) Instructions() string {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return gjson.GetBytes(u.init, "instructions").String()
+}
+
+// lifetime is Run's context: what the upstream does in the background
+// (reopening subscriptions/listen) ends with it.
+func (u *Upstream) lifetime() context.Context {
+	if p := u.life.Load(); p != nil {
+		return *p
+	}
+	return context.Background()
+}
+
+// Run connects and keeps the upstream connected until ctx ends; while
+// a connection attempt lasts it says so in the log every logEvery
+// (startLogInterval when 0).
+func (u *Upstream) Run(ctx context.Context, logEvery time.Duration) {
+	u.life.Store(&ctx)
 	backoff := restartMin
 	for {
 		start := time.Now()
-		stopLog := u.logStarting(start)
+		stopLog := u.logStarting(start, logEvery)
 		c, err := u.connect(ctx)
 		stopLog()
 		u.once.Do(func() { close(u.firstTry) })
@@ -142,9 +220,8 @@ const startLogInterval = 5 * time.Second
 // func is called, that the upstream is still starting and for how long it
 // may: a first "go run" or "npx -y" takes minutes, and clients wait for
 // it meanwhile. Past StartWait it says so as a warning.
-func (u *Upstream) logStarting(start time.Time) (stop func()) {
+func (u *Upstream) logStarting(start time.Time, every time.Duration) (stop func()) {
 	done := make(chan struct{})
-	every := u.g.startLogEvery
 	if every <= 0 {
 		every = startLogInterval
 	}
@@ -159,7 +236,7 @@ func (u *Upstream) logStarting(start time.Time) (stop func()) {
 			case <-t.C:
 				so := time.Since(start).Round(time.Second)
 				msg := fmt.Sprintf("waiting for upstream %s to start (%d s so far, up to %d s)", u.Name, int(so.Seconds()), int(limit.Seconds()))
-				if so <= u.g.startWait {
+				if so <= u.startWait {
 					u.Log.Info(msg, "waited", so, "startup_timeout", limit)
 				} else { // past what a client's initialize waits at least: worth seeing at the default level
 					u.Log.Warn(msg, "waited", so, "startup_timeout", limit)
@@ -191,11 +268,11 @@ func (u *Upstream) down(err error) {
 // tool list.
 func (u *Upstream) connect(ctx context.Context) (conn, error) {
 	h := connHandlers{
-		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
+		notification: u.notification,
 		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return u.g.upstreamRequest(ctx, u, method, params)
+			return u.host.Request(ctx, u, method, params)
 		},
-		maxAnswering: u.g.limits.MaxServerRequestsPerUpstream + answerSpare,
+		maxAnswering: u.limits.MaxServerRequestsPerUpstream + AnswerSpare,
 	}
 	var (
 		c   conn
@@ -203,9 +280,9 @@ func (u *Upstream) connect(ctx context.Context) (conn, error) {
 	)
 	switch u.Config.Kind() {
 	case config.TypeStdio:
-		c, err = startStdio(u.Name, u.Config, u.g.limits, u.Log, h)
+		c, err = startStdio(u.Name, u.Config, u.limits, u.Log, h)
 	default:
-		c, err = startHTTP(ctx, u.Name, u.Config, u.g.limits, u.Log, h)
+		c, err = startHTTP(ctx, u.Name, u.Config, u.limits, u.Log, h)
 	}
 	if err != nil {
 		return nil, err
@@ -220,7 +297,7 @@ func (u *Upstream) connect(ctx context.Context) (conn, error) {
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": UpstreamProtocolVersion,
 		"capabilities":    caps,
-		"clientInfo":      map[string]any{"name": "mcpx", "version": u.g.version},
+		"clientInfo":      map[string]any{"name": "mcpx", "version": u.version},
 	})
 	if u.startsStateless() {
 		sc, _, err := u.connectStateless(ictx, c)
@@ -261,7 +338,7 @@ func (u *Upstream) connect(ctx context.Context) (conn, error) {
 	}
 	u.setLane(u.probeStateless(ictx))
 	u.Log.Info("upstream ready", "protocol", pv, "tools", len(u.ToolDefs()))
-	u.g.upstreamReady(u)
+	u.host.Ready(u)
 	return c, nil
 }
 
@@ -275,7 +352,7 @@ func (u *Upstream) LoadTools(ctx context.Context) error {
 	}
 	var all []json.RawMessage
 	cursor := ""
-	for page := 0; page < maxPages; page++ {
+	for page := 0; page < MaxPages; page++ {
 		params := json.RawMessage(nil)
 		if cursor != "" {
 			params, _ = json.Marshal(map[string]string{"cursor": cursor})
@@ -299,8 +376,8 @@ func (u *Upstream) LoadTools(ctx context.Context) error {
 	return nil
 }
 
-// maxPages bounds every pagination loop over an upstream.
-const maxPages = 1000
+// MaxPages bounds every pagination loop over an upstream.
+const MaxPages = 1000
 
 func (u *Upstream) ToolDefs() []json.RawMessage {
 	u.mu.RLock()
@@ -336,9 +413,16 @@ func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessa
 		}
 		return nil, fmt.Errorf("%s: %w", msg, jsonrpc.ErrUpstreamUnavailable)
 	}
-	cl := callerFrom(ctx)
-	var lane conn
-	if cl != nil && cl.stateless && !u.statelessOnly.Load() {
+	cl := CallerFrom(ctx)
+	var (
+		lane      conn
+		meta      json.RawMessage
+		stateless bool
+	)
+	if cl != nil {
+		meta, stateless = cl.StatelessMeta()
+	}
+	if stateless && !u.statelessOnly.Load() {
 		// Before the call counts as in flight: a stdio upstream's lane
 		// may start now, and what the upstream asks meanwhile (roots/list
 		// right after its initialize) is not this call's.
@@ -350,15 +434,15 @@ func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessa
 	if u.statelessOnly.Load() {
 		ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
 		defer cancel()
-		res, err := u.callStatelessOnly(ctx, c, cl, method, params) // upstream_stateless_only.go
+		res, err := u.callStatelessOnly(ctx, c, meta, stateless, method, params) // upstream_stateless_only.go
 		return res, timeoutErr(ctx, err)
 	}
 	if cl != nil {
-		if cl.stateless {
+		if stateless {
 			if lane != nil {
 				ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
 				defer cancel()
-				res, err := u.callLane(ctx, lane, method, withStatelessMeta(params, cl.meta))
+				res, err := u.callLane(ctx, lane, method, withStatelessMeta(params, meta))
 				return res, timeoutErr(ctx, err)
 			}
 			params = u.statelessParams(params)
@@ -410,4 +494,9 @@ func (u *Upstream) Status() Status {
 		s.Error = u.lastErr.Error()
 	}
 	return s
+}
+
+// notification hands what the server sent on its own to the host.
+func (u *Upstream) notification(method string, params json.RawMessage) {
+	u.host.Notification(u, method, params)
 }
