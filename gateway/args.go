@@ -26,7 +26,7 @@ import (
 // session's artifacts by id or file name, becomes a capability URL or the
 // inlined bytes; "username" is overwritten with the session's
 // authenticated identity when the tool's schema declares it.
-func (s *Session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
+func (s *session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
 	inject := r.username && s.User != ""
 	if r.args.Mode == config.ArgsOff && !inject {
 		return args, nil
@@ -73,7 +73,7 @@ func mentionsField(args json.RawMessage, fields []string) bool {
 }
 
 type argRewriter struct {
-	s   *Session
+	s   *session
 	ctx context.Context
 	o   ArgumentOptions
 }
@@ -166,7 +166,7 @@ func (rw argRewriter) resolve(id, as string) (any, error) {
 
 // findArtifact returns the id of this session's artifact whose id or file
 // name is name, or "".
-func (s *Session) findArtifact(ctx context.Context, name string) string {
+func (s *session) findArtifact(ctx context.Context, name string) string {
 	if name == "" || strings.ContainsAny(name, "\n") {
 		return ""
 	}

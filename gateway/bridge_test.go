@@ -105,7 +105,7 @@ func TestBridgeRequestStateAuthenticated(t *testing.T) {
 		"another principal":  {"tok-b", state},
 	} {
 		st, res := c.post(tc.token, "tools/call", retryParams(params, tc.state, answer), nil)
-		if st != http.StatusBadRequest || res.Get("error.code").Int() != jsonrpc.CodeInvalidParams || !strings.Contains(res.Get("error.message").String(), ErrBadRequestState.Error()) {
+		if st != http.StatusBadRequest || res.Get("error.code").Int() != jsonrpc.CodeInvalidParams || !strings.Contains(res.Get("error.message").String(), errBadRequestState.Error()) {
 			t.Errorf("%s: %d %s, want requestState rejected", name, st, res.Raw)
 		}
 	}

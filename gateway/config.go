@@ -16,4 +16,7 @@ type (
 	Root            = config.Root
 	Limits          = config.Limits
 	Duration        = config.Duration
+	// ArtifactToolsOptions configure the artifacts_query and
+	// artifacts_search tools (Options.ArtifactTools).
+	ArtifactToolsOptions = config.ArtifactToolsOptions
 )

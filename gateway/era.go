@@ -54,15 +54,15 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// StatelessProtocolVersions are the stateless protocol revisions the
+// statelessProtocolVersions are the stateless protocol revisions the
 // gateway serves, newest first.
-var StatelessProtocolVersions = []string{mcp.ProtocolVersion20260728}
+var statelessProtocolVersions = []string{mcp.ProtocolVersion20260728}
 
 // Error codes of the stateless revision.
 const (
-	CodeHeaderMismatch             = mcp.HEADER_MISMATCH
-	CodeMissingClientCapability    = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
-	CodeUnsupportedProtocolVersion = mcp.UNSUPPORTED_PROTOCOL_VERSION
+	codeHeaderMismatch             = mcp.HEADER_MISMATCH
+	codeMissingClientCapability    = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
+	codeUnsupportedProtocolVersion = mcp.UNSUPPORTED_PROTOCOL_VERSION
 )
 
 var (
@@ -81,7 +81,7 @@ func requestVersion(params json.RawMessage) string {
 var removedStateless = []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 
 // serve answers one request in its era.
-func (s *Session) serve(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+func (s *session) serve(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
 	if !s.stateless && requestVersion(m.Params) == "" {
 		return s.request(withCaller(ctx, s, related), m, related)
 	}
@@ -89,21 +89,21 @@ func (s *Session) serve(ctx context.Context, m *message, related func([]byte)) (
 }
 
 // serveStateless answers a 2026-07-28 request.
-func (s *Session) serveStateless(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+func (s *session) serveStateless(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
 	if !gjson.GetBytes(m.Params, "_meta").IsObject() {
-		return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta: a " + mcp.ProtocolVersion20260728 + " request carries " + mcp.MetaKeyProtocolVersion + " and " + mcp.MetaKeyClientCapabilities + " in params._meta"}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta: a " + mcp.ProtocolVersion20260728 + " request carries " + mcp.MetaKeyProtocolVersion + " and " + mcp.MetaKeyClientCapabilities + " in params._meta"}
 	}
 	v := requestVersion(m.Params)
 	if v == "" {
-		return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyProtocolVersion}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyProtocolVersion}
 	}
-	if !slices.Contains(StatelessProtocolVersions, v) {
-		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: append(slices.Clone(StatelessProtocolVersions), supportedDownstream...), Requested: v})
-		return nil, &RPCError{Code: CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data}
+	if !slices.Contains(statelessProtocolVersions, v) {
+		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: append(slices.Clone(statelessProtocolVersions), supportedDownstream...), Requested: v})
+		return nil, &rpcError{Code: codeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data}
 	}
 	caps := gjson.GetBytes(m.Params, pathMetaClientCaps)
 	if !caps.IsObject() {
-		return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyClientCapabilities}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyClientCapabilities}
 	}
 	if slices.Contains(removedStateless, m.Method) {
 		return nil, fmt.Errorf("%w: %s was removed in protocol version %s", jsonrpc.ErrMethodNotFound, m.Method, v)
@@ -118,7 +118,7 @@ func (s *Session) serveStateless(ctx context.Context, m *message, related func([
 		res, err = s.serveListen(ctx, m, related)
 	} else if m.Method == "server/discover" {
 		d := s.g.serverDescription(true)
-		d["supportedVersions"] = append(slices.Clone(StatelessProtocolVersions), supportedDownstream...)
+		d["supportedVersions"] = append(slices.Clone(statelessProtocolVersions), supportedDownstream...)
 		res, err = json.Marshal(d)
 	} else if slices.Contains(bridgedMethods, m.Method) {
 		res, err = s.serveBridged(ctx, m, related)
@@ -209,8 +209,8 @@ func (g *Gateway) offersPrompts() bool {
 
 // statelessSession is the Session of one stateless HTTP request: not
 // registered (it hears no broadcasts), no id, the request's principal.
-func (g *Gateway) statelessSession(user string) *Session {
-	return &Session{
+func (g *Gateway) statelessSession(user string) *session {
+	return &session{
 		User:      user,
 		g:         g,
 		out:       func([]byte) {},
@@ -222,7 +222,7 @@ func (g *Gateway) statelessSession(user string) *Session {
 }
 
 // artifactScope is the store filter of the artifacts a session lists.
-func (s *Session) artifactScope() store.Scope {
+func (s *session) artifactScope() store.Scope {
 	if s.User != "" || s.ID == "" || s.owner {
 		return store.Scope{UserID: s.User}
 	}
@@ -232,7 +232,7 @@ func (s *Session) artifactScope() store.Scope {
 // mayList reports whether a listed artifact belongs to what s may read
 // (see the top of this file): store filters match empty fields as "any",
 // which for a stateless caller is not enough.
-func (s *Session) mayList(r store.Ref) bool {
+func (s *session) mayList(r store.Ref) bool {
 	switch {
 	case s.User != "":
 		return r.Scope.UserID == s.User
@@ -245,7 +245,7 @@ func (s *Session) mayList(r store.Ref) bool {
 }
 
 // listArtifacts lists one page of the artifacts s may read.
-func (s *Session) listArtifacts(ctx context.Context, cursor string) ([]store.Ref, string, error) {
+func (s *session) listArtifacts(ctx context.Context, cursor string) ([]store.Ref, string, error) {
 	refs, next, err := s.g.st.List(ctx, s.artifactScope(), cursor)
 	if err != nil {
 		return nil, "", err
@@ -309,7 +309,7 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 
 // inScope reports whether stored artifact id is one s may read (see the
 // top of this file).
-func (s *Session) inScope(ctx context.Context, id string) bool {
+func (s *session) inScope(ctx context.Context, id string) bool {
 	var filter store.Scope
 	switch {
 	case s.User != "":

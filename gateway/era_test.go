@@ -129,10 +129,10 @@ func TestServeStatelessHTTPErrors(t *testing.T) {
 		status, code         int
 	}{
 		{"missing client capabilities", "tools/list", noCaps, nil, 400, jsonrpc.CodeInvalidParams},
-		{"unsupported version", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, map[string]string{"Mcp-Protocol-Version": "2099-01-01"}, 400, CodeUnsupportedProtocolVersion},
-		{"version header mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Protocol-Version": "2026-08-01"}, 400, CodeHeaderMismatch},
-		{"Mcp-Method mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Method": "prompts/list"}, 400, CodeHeaderMismatch},
-		{"Mcp-Name mismatch", "tools/call", statelessParams(`{"name":"echo"}`, ""), map[string]string{"Mcp-Name": "other"}, 400, CodeHeaderMismatch},
+		{"unsupported version", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, map[string]string{"Mcp-Protocol-Version": "2099-01-01"}, 400, codeUnsupportedProtocolVersion},
+		{"version header mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Protocol-Version": "2026-08-01"}, 400, codeHeaderMismatch},
+		{"Mcp-Method mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Method": "prompts/list"}, 400, codeHeaderMismatch},
+		{"Mcp-Name mismatch", "tools/call", statelessParams(`{"name":"echo"}`, ""), map[string]string{"Mcp-Name": "other"}, 400, codeHeaderMismatch},
 		{"removed method", "ping", statelessParams("", ""), nil, 404, jsonrpc.CodeMethodNotFound},
 		{"unknown method", "nope/nope", statelessParams("", ""), nil, 404, jsonrpc.CodeMethodNotFound},
 	}

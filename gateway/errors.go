@@ -21,9 +21,9 @@ import (
 // their text (an unknown tool, bad params, a timeout), and an upstream's
 // own JSON-RPC error keeps its code, message and data; in every message
 // the configured secrets are masked.
-func (g *Gateway) clientError(method, session string, err error) *RPCError {
+func (g *Gateway) clientError(method, session string, err error) *rpcError {
 	e := jsonrpc.ToRPCError(err)
-	var upstreamRPC *RPCError
+	var upstreamRPC *rpcError
 	generic := ""
 	switch {
 	case errors.As(err, &upstreamRPC):
@@ -42,7 +42,7 @@ func (g *Gateway) clientError(method, session string, err error) *RPCError {
 	}
 	id := newErrorID()
 	g.log.Warn("request failed", "method", method, "session", session, "error_id", id, "error", g.redact.String(err.Error()))
-	return &RPCError{Code: e.Code, Message: fmt.Sprintf("%s: %s (details in the mcpx log under error_id=%s)", method, generic, id)}
+	return &rpcError{Code: e.Code, Message: fmt.Sprintf("%s: %s (details in the mcpx log under error_id=%s)", method, generic, id)}
 }
 
 // maskData masks the secrets in an error's data (an upstream's, passed

@@ -6,7 +6,11 @@
 //
 // The gateway speaks JSON-RPC itself and keeps every upstream message raw:
 // tool schemas, _meta, structured content and annotations are forwarded
-// byte for byte. mcp-go provides the remote client transports.
+// byte for byte, with its own JSON-RPC framing and its own Streamable
+// HTTP and legacy SSE client transports (gateway/internal/upstreamhttp).
+// Upstream supervision lives in gateway/internal/upstream, the settings
+// in gateway/internal/config; this package wires them to the sessions
+// and the engine.
 //
 //	gw, _ := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}})
 //	gw.Start(ctx)
@@ -45,10 +49,10 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// DefaultStartWait is the least a client's initialize waits for an
+// defaultStartWait is the least a client's initialize waits for an
 // upstream that is still connecting; an upstream's start-up timeout
 // (ServerOptions.StartupTimeout) makes the wait longer.
-const DefaultStartWait = 15 * time.Second
+const defaultStartWait = 15 * time.Second
 
 // startWaitSlack is how long past an upstream's start-up timeout a client
 // waits: long enough for the attempt's own failure to land first.
@@ -59,8 +63,8 @@ type Options struct {
 	// Servers are the upstreams by name; disabled entries are skipped.
 	Servers map[string]ServerConfig
 	// Engine configures the engine every result passes through. Store is
-	// required; the gateway sets Reader to itself, so the resourcelink
-	// layer can read resources. Its Linker, when set, also makes the
+	// required; the gateway sets Reader to its upstreams, so the
+	// resourcelink layer can read their resources. Its Linker, when set, also makes the
 	// capability URLs of argument rewriting.
 	Engine engine.Options
 	// Logger is the parent logger; the gateway logs under "gateway".
@@ -71,8 +75,8 @@ type Options struct {
 	// StartWait is the least a client's initialize (and a first request
 	// without one) waits for an upstream's first connection attempt; it
 	// waits for each upstream up to the larger of StartWait and the
-	// upstream's start-up timeout, counted from Start. Defaults to
-	// DefaultStartWait.
+	// upstream's start-up timeout, counted from Start. Defaults to 15 s
+	// (defaultStartWait).
 	StartWait time.Duration
 	// Limits bound message sizes, buffers, sessions and logging; the zero
 	// value means every default (see Limits).
@@ -105,9 +109,12 @@ type Options struct {
 	// goroutine; keep it short. Defaults to nil.
 	OnSessionEnd func(sessionID string)
 	// Profiles are client profiles by the prefix of clientInfo.name they
-	// match (profiles.go); they add to and replace BuiltinProfiles. Each
-	// call's result is fitted to its client's profile: budget, images.
-	// Defaults to BuiltinProfiles only.
+	// match (profiles.go); they add to and replace the built-in ones
+	// (claude-code: 25,000 tokens and images; claude-ai: images; copilot
+	// and github-copilot: 10,000 characters; goose: 200,000 characters)
+	// and "default" applies to any other client. Each call's result is
+	// fitted to its client's profile: budget, images. Defaults to the
+	// built-in profiles only.
 	Profiles map[string]Profile
 	// ArtifactTools configure the artifacts_query and artifacts_search
 	// tools and resources/read of text artifacts (artifact_tools.go).
@@ -126,7 +133,7 @@ type Gateway struct {
 	startWait time.Duration
 	stdioOwns bool                 // Options.StdioReadsStore
 	onEnd     func(string)         // Options.OnSessionEnd
-	profiles  *profiles            // Options.Profiles over BuiltinProfiles
+	profiles  *profiles            // Options.Profiles over builtinProfiles
 	artTools  ArtifactToolsOptions // Options.ArtifactTools, defaults applied
 	limits    Limits               // defaults applied
 	large     *semaphore.Weighted  // bytes of large requests in flight
@@ -142,7 +149,7 @@ type Gateway struct {
 	toolList []json.RawMessage     // exposed definitions, in order
 
 	sessMu   sync.RWMutex
-	sessions map[string]*Session
+	sessions map[string]*session
 
 	subsMu sync.Mutex
 	subs   map[string]map[subscriber]struct{} // resource URI → subscribers
@@ -193,7 +200,7 @@ type toolRoute struct {
 }
 
 type progressRoute struct {
-	s       *Session
+	s       *session
 	token   json.RawMessage
 	related func([]byte)
 }
@@ -206,7 +213,7 @@ func New(o Options) (*Gateway, error) {
 		startWait:  o.StartWait,
 		ups:        map[string]*upstream.Upstream{},
 		routes:     map[string]*toolRoute{},
-		sessions:   map[string]*Session{},
+		sessions:   map[string]*session{},
 		subs:       map[string]map[subscriber]struct{}{},
 		listeners:  map[*listener]struct{}{},
 		progress:   map[string]progressRoute{},
@@ -228,7 +235,7 @@ func New(o Options) (*Gateway, error) {
 	if err := o.ArtifactTools.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g.artTools = o.ArtifactTools.withDefaults()
+	g.artTools = o.ArtifactTools.WithDefaults()
 	g.first.init(o.WaitForClientCapabilities)
 	g.large = semaphore.NewWeighted(g.limits.LargeRequestBytes)
 	if g.log == nil {
@@ -239,12 +246,12 @@ func New(o Options) (*Gateway, error) {
 		g.version = "dev"
 	}
 	if g.startWait <= 0 {
-		g.startWait = DefaultStartWait
+		g.startWait = defaultStartWait
 	}
 	g.stdioOwns = o.StdioReadsStore
 	g.onEnd = o.OnSessionEnd
 	eo := o.Engine
-	eo.Reader = g
+	eo.Reader = upstreamResources(g.ups)
 	// summaries point the model at the tools by the names it is offered
 	eo.QueryTools = engine.QueryTools{Query: g.artTools.QueryName, Search: g.artTools.SearchName}
 	if eo.Logger == nil {
@@ -454,7 +461,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	close(g.quit)
 	g.sessMu.Lock()
-	sessions := make([]*Session, 0, len(g.sessions))
+	sessions := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {
 		sessions = append(sessions, s)
 	}

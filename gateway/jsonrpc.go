@@ -8,9 +8,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// RPCError is a JSON-RPC error object. An upstream's error reaches the
+// rpcError is a JSON-RPC error object. An upstream's error reaches the
 // client with its code, message and data unchanged.
-type RPCError = jsonrpc.Error
+type rpcError = jsonrpc.Error
 
 // message is one JSON-RPC message, its parts kept raw.
 type message = jsonrpc.Message
@@ -30,16 +30,16 @@ func parseClientMessage(b []byte) (*message, []byte) {
 	m, err := parseMessage(b)
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrInvalidJSON) {
-			return nil, jsonrpc.EncodeError(nil, &RPCError{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()})
+			return nil, jsonrpc.EncodeError(nil, &rpcError{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()})
 		}
 		var id json.RawMessage
 		if m != nil && m.ID != nil && (m.IDType == gjson.Number || m.IDType == gjson.String) {
 			id = m.ID
 		}
-		return nil, jsonrpc.EncodeError(id, &RPCError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + err.Error()})
+		return nil, jsonrpc.EncodeError(id, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + err.Error()})
 	}
 	invalid := func(id json.RawMessage, msg string) (*message, []byte) {
-		return nil, jsonrpc.EncodeError(id, &RPCError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + msg})
+		return nil, jsonrpc.EncodeError(id, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + msg})
 	}
 	if m.HasID && m.IDType != gjson.Number && m.IDType != gjson.String {
 		return invalid(nil, "the id must be a string or a number")

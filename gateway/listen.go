@@ -191,7 +191,7 @@ func (g *Gateway) grantable(want mcp.SubscriptionFilter) mcp.SubscriptionFilter 
 
 // serveListen serves subscriptions/listen for as long as the client keeps
 // the request open.
-func (s *Session) serveListen(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+func (s *session) serveListen(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
 	g := s.g
 	var p struct {
 		Notifications *mcp.SubscriptionFilter `json:"notifications"`
@@ -231,7 +231,7 @@ func (s *Session) serveListen(ctx context.Context, m *message, related func([]by
 			return nil, fmt.Errorf("%s: %w: an empty resource URI", m.Method, jsonrpc.ErrBadParams)
 		}
 		if err := g.subscribe(ctx, l, uri); err != nil {
-			return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("subscribing to %q: %v", uri, err)}
+			return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("subscribing to %q: %v", uri, err)}
 		}
 		subscribed = append(subscribed, uri)
 	}

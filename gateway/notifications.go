@@ -94,7 +94,7 @@ func (g *Gateway) broadcast(method string, params json.RawMessage) {
 	// send outside the lock: a stdio client that does not read holds its
 	// sender up (back-pressure), and must not hold up new sessions too
 	g.sessMu.RLock()
-	to := make([]*Session, 0, len(g.sessions))
+	to := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {
 		if s.initialized.Load() {
 			to = append(to, s)

@@ -30,7 +30,7 @@ type promptRoute struct {
 
 // listPrompts merges every upstream's prompts (all pages) into one list,
 // namespaced like tools when there are several upstreams.
-func (s *Session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+func (s *session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
 	g := s.g
 	table := map[string]promptRoute{}
 	out := []byte(`{"prompts":[]}`)
@@ -73,7 +73,7 @@ func (s *Session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawM
 	return out, nil
 }
 
-func (g *Gateway) promptRoute(ctx context.Context, s *Session, name string) (promptRoute, bool) {
+func (g *Gateway) promptRoute(ctx context.Context, s *session, name string) (promptRoute, bool) {
 	t := &g.prompts
 	t.mu.RLock()
 	r, ok := t.m[name]
@@ -93,7 +93,7 @@ func (g *Gateway) promptRoute(ctx context.Context, s *Session, name string) (pro
 	return r, ok
 }
 
-func (s *Session) getPrompt(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (s *session) getPrompt(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	name := gjson.GetBytes(params, "name").String()
 	r, ok := s.g.promptRoute(ctx, s, name)
 	if !ok {
@@ -103,7 +103,7 @@ func (s *Session) getPrompt(ctx context.Context, params json.RawMessage) (json.R
 	return r.up.Call(ctx, "prompts/get", p)
 }
 
-func (s *Session) complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (s *session) complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	ref := gjson.GetBytes(params, "ref")
 	switch ref.Get("type").String() {
 	case "ref/prompt":

@@ -18,7 +18,7 @@ import (
 )
 
 // generated runs a generated resource tool for the model.
-func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
+func (s *session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
 	if r.up == nil {
 		return s.artifactTool(ctx, r, args)
 	}

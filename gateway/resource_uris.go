@@ -20,16 +20,16 @@ import (
 // warning in the log naming both servers. The prefixed form works for
 // every server and URI, listed or not, so a client can always say which
 // server it means.
-const UpstreamURIPrefix = "mcpx://upstream/"
+const upstreamURIPrefix = "mcpx://upstream/"
 
 // upstreamURI is server's uri in the gateway's namespaced form.
-func upstreamURI(server, uri string) string { return UpstreamURIPrefix + server + "/" + uri }
+func upstreamURI(server, uri string) string { return upstreamURIPrefix + server + "/" + uri }
 
 // resolveURI splits a namespaced URI into its upstream and the server's
 // own URI. For any other URI it returns (nil, uri, false); for a
 // namespaced one naming no configured server, (nil, uri, true).
 func (g *Gateway) resolveURI(uri string) (*upstream.Upstream, string, bool) {
-	rest, ok := strings.CutPrefix(uri, UpstreamURIPrefix)
+	rest, ok := strings.CutPrefix(uri, upstreamURIPrefix)
 	if !ok {
 		return nil, uri, false
 	}

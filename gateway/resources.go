@@ -59,7 +59,7 @@ func (g *Gateway) candidates(uri string) []*upstream.Upstream {
 func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawMessage) (*upstream.Upstream, json.RawMessage, error) {
 	if u, orig, ok := g.resolveURI(uri); ok {
 		if u == nil {
-			return nil, nil, fmt.Errorf("resources/read %s: no configured server by that name (want %s{server}/{uri}): %w", uri, UpstreamURIPrefix, jsonrpc.ErrUnknownResource)
+			return nil, nil, fmt.Errorf("resources/read %s: no configured server by that name (want %s{server}/{uri}): %w", uri, upstreamURIPrefix, jsonrpc.ErrUnknownResource)
 		}
 		res, err := u.Call(ctx, "resources/read", withURI(params, orig))
 		if err != nil {
@@ -88,10 +88,15 @@ func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawM
 	return nil, nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, errors.Join(errs...))
 }
 
-// ReadResource reads an upstream resource for the engine's resourcelink
-// layer (engine.ResourceReader). It returns the resources/read result.
-func (g *Gateway) ReadResource(ctx context.Context, server, uri string) (json.RawMessage, error) {
-	u, ok := g.ups[server]
+// upstreamResources reads upstream resources for the engine's
+// resourcelink layer (engine.ResourceReader): what a layer may reach of
+// the gateway in the middle of Transform is the upstreams by name, not
+// the gateway. It shares the gateway's map, which New fills.
+type upstreamResources map[string]*upstream.Upstream
+
+// ReadResource returns the resources/read result of uri on server.
+func (ups upstreamResources) ReadResource(ctx context.Context, server, uri string) (json.RawMessage, error) {
+	u, ok := ups[server]
 	if !ok {
 		return nil, fmt.Errorf("read %s: server %q: %w", uri, server, jsonrpc.ErrUnknownResource)
 	}
@@ -99,7 +104,7 @@ func (g *Gateway) ReadResource(ctx context.Context, server, uri string) (json.Ra
 	return u.Call(ctx, "resources/read", params)
 }
 
-var _ engine.ResourceReader = (*Gateway)(nil)
+var _ engine.ResourceReader = upstreamResources(nil)
 
 // pageCursor is the gateway's resources cursor: which source (an upstream
 // index, or len(upstreams) for this session's artifacts) and that
@@ -131,7 +136,7 @@ func decodeCursor(s string) (pageCursor, error) {
 
 // listResources serves resources/list and resources/templates/list: one
 // upstream's page at a time, then this session's artifacts.
-func (s *Session) listResources(ctx context.Context, params json.RawMessage, templates bool) (json.RawMessage, error) {
+func (s *session) listResources(ctx context.Context, params json.RawMessage, templates bool) (json.RawMessage, error) {
 	g := s.g
 	var srcs []*upstream.Upstream
 	for _, name := range g.order {
@@ -188,7 +193,7 @@ func (s *Session) listResources(ctx context.Context, params json.RawMessage, tem
 
 // readDirect serves a client's resources/read: blob contents are stored
 // as artifacts and come back with their bytes and the ref in _meta.
-func (s *Session) readDirect(ctx context.Context, uri string, params json.RawMessage) (json.RawMessage, error) {
+func (s *session) readDirect(ctx context.Context, uri string, params json.RawMessage) (json.RawMessage, error) {
 	if id, ok := artifactID(uri); ok {
 		return s.readArtifact(ctx, uri, id)
 	}
@@ -215,7 +220,7 @@ func (s *Session) readDirect(ctx context.Context, uri string, params json.RawMes
 		}
 		ids = append(ids, ref.ID)
 		refJSON, _ := json.Marshal(s.g.link(ref))
-		out, err = sjson.SetRawBytes(out, "contents."+idx.String()+"._meta."+strings.ReplaceAll(ArtifactMetaKey, "/", `\/`), refJSON)
+		out, err = sjson.SetRawBytes(out, "contents."+idx.String()+"._meta."+strings.ReplaceAll(artifactMetaKey, "/", `\/`), refJSON)
 		if err != nil {
 			perr = err
 			return false

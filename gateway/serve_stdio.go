@@ -25,7 +25,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		return jsonrpc.ErrClosed
 	}
 	w := jsonrpc.NewLineWriter(out, g.limits.WriteBufferBytes)
-	s := g.NewSession("", w.Send)
+	s := g.newSession("", w.Send)
 	s.owner = g.stdioOwns
 	defer s.Close()
 	ctx, cancel := context.WithCancel(ctx)
@@ -112,7 +112,7 @@ type stdioState struct {
 // at once). A request is returned as a task for the caller to run
 // concurrently with the reading of the next lines; a large one runs once
 // it has its share of limits.large_request_bytes.
-func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *jsonrpc.LineWriter, line []byte, st *stdioState) func() {
+func (g *Gateway) stdioMessage(ctx context.Context, s *session, w *jsonrpc.LineWriter, line []byte, st *stdioState) func() {
 	m, errResp := parseClientMessage(line)
 	if errResp != nil {
 		w.Send(errResp)
@@ -162,5 +162,5 @@ func tooLargeResponse(head []byte, limit int64) []byte {
 	if v := gjson.GetBytes(head, "id"); v.Type == gjson.Number || v.Type == gjson.String {
 		id = json.RawMessage(v.Raw)
 	}
-	return jsonrpc.EncodeError(id, &RPCError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonrpc.TooLargeError(limit, "limits.max_message_bytes").Error()})
+	return jsonrpc.EncodeError(id, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonrpc.TooLargeError(limit, "limits.max_message_bytes").Error()})
 }

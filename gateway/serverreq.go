@@ -53,18 +53,18 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// ErrAmbiguousCaller is the error an upstream gets for a server-to-client
+// errAmbiguousCaller is the error an upstream gets for a server-to-client
 // request that the gateway cannot tie to one downstream session.
-var ErrAmbiguousCaller = errors.New("mcpx cannot tell which client this request is for")
+var errAmbiguousCaller = errors.New("mcpx cannot tell which client this request is for")
 
-// ErrNoCaller is the error an upstream gets for a server-to-client request
+// errNoCaller is the error an upstream gets for a server-to-client request
 // while no downstream client could answer it.
-var ErrNoCaller = errors.New("no client is connected that could answer")
+var errNoCaller = errors.New("no client is connected that could answer")
 
 // caller is one downstream request in flight: the gateway's calls
 // upstream on its behalf carry it in their context.
 type caller struct {
-	s       *Session
+	s       *session
 	related func([]byte) // the request's own stream (HTTP), or nil
 	ctx     context.Context
 	seq     int64 // order of arrival, to pick the latest
@@ -82,7 +82,7 @@ type caller struct {
 
 var callerSeq atomic.Int64
 
-func withCaller(ctx context.Context, s *Session, related func([]byte)) context.Context {
+func withCaller(ctx context.Context, s *session, related func([]byte)) context.Context {
 	c := &caller{s: s, related: related, seq: callerSeq.Add(1)}
 	ctx = upstream.WithCaller(ctx, c)
 	c.ctx = ctx
@@ -112,11 +112,11 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, idleOK bo
 		return c, nil
 	}
 	if n > 1 {
-		return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", ErrAmbiguousCaller, n, u.Name)
+		return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", errAmbiguousCaller, n, u.Name)
 	}
 	if idleOK {
 		g.sessMu.RLock()
-		var only *Session
+		var only *session
 		count := 0
 		for _, s := range g.sessions {
 			if s.initialized.Load() && s.clientHas("roots") {
@@ -129,10 +129,10 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, idleOK bo
 			return &caller{s: only, ctx: g.ctx}, nil
 		}
 		if count > 1 {
-			return nil, fmt.Errorf("%w: %d sessions with roots are connected and none has a call in flight on upstream %s", ErrAmbiguousCaller, count, u.Name)
+			return nil, fmt.Errorf("%w: %d sessions with roots are connected and none has a call in flight on upstream %s", errAmbiguousCaller, count, u.Name)
 		}
 	}
-	return nil, ErrNoCaller
+	return nil, errNoCaller
 }
 
 // clientCapability names the capability a client must declare to be asked
@@ -197,7 +197,7 @@ type clientRequests struct {
 
 // ask sends the session's client a request, on related when it is not
 // nil, and waits for the answer, for ctx, or for the session to close.
-func (s *Session) ask(ctx context.Context, related func([]byte), method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *session) ask(ctx context.Context, related func([]byte), method string, params json.RawMessage) (json.RawMessage, error) {
 	cr := &s.toClient
 	ch := make(chan *message, 1)
 	cr.mu.Lock()
@@ -238,7 +238,7 @@ func (s *Session) ask(ctx context.Context, related func([]byte), method string, 
 }
 
 // answered delivers a client's response to the request it answers.
-func (s *Session) answered(m *message) {
+func (s *session) answered(m *message) {
 	cr := &s.toClient
 	cr.mu.Lock()
 	ch, ok := cr.pending[jsonrpc.IDKey(m.ID)]
@@ -252,7 +252,7 @@ func (s *Session) answered(m *message) {
 }
 
 // failRequests ends every request awaiting the client's answer.
-func (s *Session) failRequests() {
+func (s *session) failRequests() {
 	cr := &s.toClient
 	cr.mu.Lock()
 	cr.closed = true
@@ -266,7 +266,7 @@ func (s *Session) failRequests() {
 
 // clientHas reports whether the session's client declared capability name
 // in initialize.
-func (s *Session) clientHas(name string) bool {
+func (s *session) clientHas(name string) bool {
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
@@ -274,7 +274,7 @@ func (s *Session) clientHas(name string) bool {
 }
 
 // setClientCaps records the capabilities from the client's initialize.
-func (s *Session) setClientCaps(caps json.RawMessage) {
+func (s *session) setClientCaps(caps json.RawMessage) {
 	s.mu.Lock()
 	s.clientCaps = append(json.RawMessage(nil), caps...)
 	s.mu.Unlock()

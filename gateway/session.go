@@ -20,9 +20,9 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// Session is one downstream client connection: a stdio peer or a
+// session is one downstream client connection: a stdio peer or a
 // streamable-HTTP session. Its id scopes the artifacts its calls create.
-type Session struct {
+type session struct {
 	// ID is the session id (Mcp-Session-Id over HTTP).
 	ID string
 	// User is the authenticated identity (HTTP bearer token), "" over
@@ -48,8 +48,8 @@ type Session struct {
 
 // NewSession registers a session whose server-initiated messages
 // (notifications) are written by out. Close it when the client leaves.
-func (g *Gateway) NewSession(user string, out func(msg []byte)) *Session {
-	s := &Session{
+func (g *Gateway) newSession(user string, out func(msg []byte)) *session {
+	s := &session{
 		ID:        newID(),
 		User:      user,
 		g:         g,
@@ -64,7 +64,7 @@ func (g *Gateway) NewSession(user string, out func(msg []byte)) *Session {
 	return s
 }
 
-func (s *Session) send(msg []byte) {
+func (s *session) send(msg []byte) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -79,7 +79,7 @@ var errClientGone = errors.New("client disconnected")
 // Close cancels the session's calls in flight, drops its subscriptions
 // (unsubscribing upstream where it was the last subscriber) and forgets
 // it. It is idempotent.
-func (s *Session) Close() {
+func (s *session) Close() {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -114,7 +114,7 @@ func (s *Session) Close() {
 // the response; for a notification or response, nil. Notifications that
 // belong to the request (progress) go to related when it is not nil, else
 // to the session's own channel. Handle is safe to call concurrently.
-func (s *Session) Handle(ctx context.Context, raw []byte, related func([]byte)) []byte {
+func (s *session) Handle(ctx context.Context, raw []byte, related func([]byte)) []byte {
 	m, errResp := parseClientMessage(raw)
 	if errResp != nil {
 		return errResp
@@ -122,7 +122,7 @@ func (s *Session) Handle(ctx context.Context, raw []byte, related func([]byte)) 
 	return s.handle(ctx, m, related)
 }
 
-func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) []byte {
+func (s *session) handle(ctx context.Context, m *message, related func([]byte)) []byte {
 	switch {
 	case m.IsNotification():
 		s.notification(m)
@@ -157,7 +157,7 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 	return jsonrpc.EncodeResult(m.ID, res)
 }
 
-func (s *Session) notification(m *message) {
+func (s *session) notification(m *message) {
 	switch m.Method {
 	case "notifications/initialized":
 		s.initialized.Store(true)
@@ -181,11 +181,11 @@ func (s *Session) notification(m *message) {
 // get DownstreamProtocolVersion.
 var supportedDownstream = []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618, mcp.ProtocolVersion20250326, mcp.ProtocolVersion20241105}
 
-// DownstreamProtocolVersion is the version offered to clients that ask for
+// downstreamProtocolVersion is the version offered to clients that ask for
 // one mcpx does not speak.
-const DownstreamProtocolVersion = mcp.ProtocolVersion20251125
+const downstreamProtocolVersion = mcp.ProtocolVersion20251125
 
-func (s *Session) request(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+func (s *session) request(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
 	g := s.g
 	switch m.Method {
 	case "initialize":
@@ -257,7 +257,7 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 	return nil, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, m.Method)
 }
 
-func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	g := s.g
 	caps := json.RawMessage(gjson.GetBytes(params, "capabilities").Raw)
 	s.setClientCaps(caps)
@@ -268,7 +268,7 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 	g.awaitStart(ctx)
 	pv := gjson.GetBytes(params, "protocolVersion").String()
 	if !slices.Contains(supportedDownstream, pv) {
-		pv = DownstreamProtocolVersion
+		pv = downstreamProtocolVersion
 	}
 	res := g.serverDescription(false)
 	res["protocolVersion"] = pv
@@ -287,7 +287,7 @@ func joinLines(s []string) string {
 }
 
 // callTool forwards a tools/call and passes the result through the engine.
-func (s *Session) callTool(ctx context.Context, params json.RawMessage, related func([]byte)) (json.RawMessage, error) {
+func (s *session) callTool(ctx context.Context, params json.RawMessage, related func([]byte)) (json.RawMessage, error) {
 	g := s.g
 	name := gjson.GetBytes(params, "name").String()
 	r, ok := g.route(name)
@@ -348,7 +348,7 @@ func sameBytes(a, b []byte) bool {
 
 // transform runs the engine over a result and remembers the artifacts it
 // stored as this session's.
-func (s *Session) transform(ctx context.Context, c engine.Call, raw json.RawMessage) (json.RawMessage, error) {
+func (s *session) transform(ctx context.Context, c engine.Call, raw json.RawMessage) (json.RawMessage, error) {
 	start := time.Now()
 	res, err := s.g.eng.Transform(ctx, c, raw)
 	if err != nil {
@@ -370,7 +370,7 @@ func (s *Session) transform(ctx context.Context, c engine.Call, raw json.RawMess
 
 // mapProgress gives a client's progress token a gateway-unique upstream
 // token and returns it (as JSON).
-func (g *Gateway) mapProgress(s *Session, token json.RawMessage, related func([]byte)) string {
+func (g *Gateway) mapProgress(s *session, token json.RawMessage, related func([]byte)) string {
 	up := `"mcpx-` + fmt.Sprint(g.progSeq.Add(1)) + `"`
 	g.progMu.Lock()
 	g.progress[up] = progressRoute{s: s, token: token, related: related}
@@ -384,14 +384,14 @@ func (g *Gateway) unmapProgress(up string) {
 	g.progMu.Unlock()
 }
 
-func (s *Session) ownsArtifact(id string) bool {
+func (s *session) ownsArtifact(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.artifacts[id]
 	return ok
 }
 
-func (s *Session) addArtifact(id string) {
+func (s *session) addArtifact(id string) {
 	s.mu.Lock()
 	s.artifacts[id] = struct{}{}
 	s.mu.Unlock()

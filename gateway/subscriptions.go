@@ -27,13 +27,13 @@ type subscriber interface {
 }
 
 // notify sends a notification on the session's own channel.
-func (s *Session) notify(method string, params json.RawMessage) {
+func (s *session) notify(method string, params json.RawMessage) {
 	s.send(encodeRequest(nil, method, params))
 }
 
 // subscribeSession serves resources/subscribe: the session's subscription
 // lasts until resources/unsubscribe or the session's end.
-func (s *Session) subscribeSession(ctx context.Context, uri string) error {
+func (s *session) subscribeSession(ctx context.Context, uri string) error {
 	if err := s.g.subscribe(ctx, s, uri); err != nil {
 		return fmt.Errorf("resources/subscribe %s: %w", uri, err)
 	}
@@ -44,7 +44,7 @@ func (s *Session) subscribeSession(ctx context.Context, uri string) error {
 }
 
 // unsubscribeSession serves resources/unsubscribe.
-func (s *Session) unsubscribeSession(uri string) {
+func (s *session) unsubscribeSession(uri string) {
 	s.mu.Lock()
 	delete(s.subs, uri)
 	s.mu.Unlock()
@@ -137,9 +137,9 @@ func (g *Gateway) unsubscribe(sub subscriber, uri string) {
 	}
 }
 
-// Subscribers returns how many sessions and subscriptions/listen streams
+// subscribers returns how many sessions and subscriptions/listen streams
 // subscribe to uri.
-func (g *Gateway) Subscribers(uri string) int {
+func (g *Gateway) subscribers(uri string) int {
 	g.subsMu.Lock()
 	defer g.subsMu.Unlock()
 	return len(g.subs[uri])
