@@ -20,7 +20,8 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 )
 
-// rewriteArgs applies contract 004 section 4 to a call's arguments: every
+// rewriteArgs rewrites a call's arguments on the way in (docs/design.md,
+// "Arguments on the way in"): every
 // string that is an mcpx://artifacts/{id} URI, and each value of the
 // configured fields (filename, file_names) that names one of this
 // session's artifacts by id or file name, becomes a capability URL or the

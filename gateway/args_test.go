@@ -19,7 +19,8 @@ import (
 	"github.com/mcpx-dev/mcpx/web"
 )
 
-// TestArgumentRewriting checks contract 004 section 4 on the way in: an
+// TestArgumentRewriting checks the arguments on the way in (docs/design.md,
+// "Arguments on the way in"): an
 // mcpx://artifacts/{id} string anywhere in the arguments, and an artifact
 // named by id in the configured fields (filename, file_names), reach the
 // upstream as a signed URL that serves the exact bytes, or inlined as

@@ -10,7 +10,8 @@ package gateway
 // the 2025-11-25 session era, as before. Both run side by side on one
 // stdio connection or HTTP endpoint.
 //
-// Artifact scope without a session (DESIGN.md, "Scope without sessions"):
+// Artifact scope without a session (docs/design.md, "Protocol revisions",
+// "Scope without sessions"):
 // a stateless request's artifacts are scoped to its principal (the HTTP
 // bearer token's identity; "" when unauthenticated) and the trace id of
 // the W3C traceparent in its _meta. Who may read (resources/read, list,

@@ -44,7 +44,6 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/internal/mergepatch"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -257,11 +256,9 @@ func New(o Options) (*Gateway, error) {
 	if eo.Logger == nil {
 		eo.Logger = o.Logger
 	}
-	cfg, err := withServerLayers(eo.Config, o.Servers)
-	if err != nil {
+	if err := checkNoServerLayers(o.Servers); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	eo.Config = cfg
 	if eo.SchemaValidator == nil {
 		eo.SchemaValidator = &schemaValidator{log: g.log.Named("schema"), limits: g.limits}
 	}
@@ -298,81 +295,28 @@ func New(o Options) (*Gateway, error) {
 	return g, nil
 }
 
-// withServerLayers merges each server's mcpx.layers and per-tool layers
-// into the pipeline config, and its auto-read policy into the resourcelink
-// layer. Each is one more merge patch (RFC 7396) over the pipeline's own
-// options for that server or tool, as every other level is: a key the
-// pipeline sets and mcpx.layers does not stays.
-func withServerLayers(c engine.Config, servers map[string]ServerConfig) (engine.Config, error) {
-	out := c
-	out.Servers = maps.Clone(c.Servers)
-	if out.Servers == nil {
-		out.Servers = map[string]engine.ServerConfig{}
-	}
+// checkNoServerLayers refuses layer options in mcpServers.NAME.mcpx:
+// they live in the engine's pipeline (Options.Engine.Config.Servers),
+// their one home, where the engine merges every level once. mcpx moves
+// an old config's there when it loads it (for one release, with a
+// warning); a host that sets them here would otherwise see them ignored.
+func checkNoServerLayers(servers map[string]ServerConfig) error {
 	for _, name := range sortedKeys(servers) {
 		m := servers[name].Mcpx
-		if len(m.Layers) == 0 && len(m.Tools) == 0 && m.AutoReadIfSizeUnderBytes == 0 {
-			continue
-		}
 		at := "mcpServers." + name + ".mcpx"
-		sc := out.Servers[name]
-		patch := m.Layers
-		if m.AutoReadIfSizeUnderBytes > 0 {
-			patch = maps.Clone(patch)
-			if patch == nil {
-				patch = map[string]json.RawMessage{}
-			}
-			auto := json.RawMessage(`{"auto_read_if_size_under_bytes":` + strconv.FormatInt(m.AutoReadIfSizeUnderBytes, 10) + `}`)
-			rl, err := mergepatch.Compose(patch["resourcelink"], auto)
-			if err != nil {
-				return engine.Config{}, fmt.Errorf("%s.layers.resourcelink: %w", at, err)
-			}
-			patch["resourcelink"] = rl
+		if len(m.Layers) > 0 {
+			return fmt.Errorf("%s.layers: layer options live in the pipeline: set pipeline.servers.%s.layers (engine.Config.Servers)", at, name)
 		}
-		layers, err := composeLayers(sc.Layers, patch, at+".layers")
-		if err != nil {
-			return engine.Config{}, err
+		if m.AutoReadIfSizeUnderBytes != 0 {
+			return fmt.Errorf("%s.auto_read_if_size_under_bytes: layer options live in the pipeline: set pipeline.servers.%s.layers.resourcelink.auto_read_if_size_under_bytes (engine.Config.Servers)", at, name)
 		}
-		sc.Layers = layers
-		tools := maps.Clone(sc.Tools)
-		for _, tname := range sortedKeys(m.Tools) {
-			t := m.Tools[tname]
-			if len(t.Layers) == 0 {
-				continue
+		for _, tool := range sortedKeys(m.Tools) {
+			if len(m.Tools[tool].Layers) > 0 {
+				return fmt.Errorf("%s.tools.%s.layers: layer options live in the pipeline: set pipeline.servers.%s.tools.%s.layers (engine.Config.Servers)", at, tool, name, tool)
 			}
-			if tools == nil {
-				tools = map[string]engine.ToolConfig{}
-			}
-			tc := tools[tname]
-			if tc.Layers, err = composeLayers(tc.Layers, t.Layers, at+".tools."+tname+".layers"); err != nil {
-				return engine.Config{}, err
-			}
-			tools[tname] = tc
 		}
-		sc.Tools = tools
-		out.Servers[name] = sc
 	}
-	return out, nil
-}
-
-// composeLayers returns base's layer options with each of patch's composed
-// over them (mergepatch.Compose); at names patch in errors.
-func composeLayers(base, patch map[string]json.RawMessage, at string) (map[string]json.RawMessage, error) {
-	if len(patch) == 0 {
-		return base, nil
-	}
-	out := maps.Clone(base)
-	if out == nil {
-		out = map[string]json.RawMessage{}
-	}
-	for _, layer := range sortedKeys(patch) {
-		merged, err := mergepatch.Compose(out[layer], patch[layer])
-		if err != nil {
-			return nil, fmt.Errorf("%s.%s: %w", at, layer, err)
-		}
-		out[layer] = merged
-	}
-	return out, nil
+	return nil
 }
 
 // Engine returns the gateway's engine.

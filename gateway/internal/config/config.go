@@ -80,13 +80,18 @@ type ServerOptions struct {
 	// {server}_resources_read and {server}_resources_templates_list when the
 	// server has resources. Defaults to true.
 	ResourceTools *bool `json:"resource_tools,omitempty"`
-	// AutoReadIfSizeUnderBytes lets the resourcelink layer read a linked
-	// resource smaller than this through the gateway (RFC 4.2). Defaults to
-	// 0: links stay lazy. It sets the layer option of the same name for
-	// this server.
+	// AutoReadIfSizeUnderBytes is the resourcelink layer's option of the
+	// same name.
+	//
+	// Deprecated: layer options live in pipeline.servers.NAME.layers
+	// (docs/design.md, "The chain"); mcpx moves an old config's there
+	// when it loads it, with a warning, for one release, and New refuses
+	// it.
 	AutoReadIfSizeUnderBytes int64 `json:"auto_read_if_size_under_bytes,omitempty"`
-	// Layers overrides layer options for this server (as
-	// pipeline.servers.<name>.layers does).
+	// Layers are layer options for this server.
+	//
+	// Deprecated: set pipeline.servers.NAME.layers, their one home; see
+	// AutoReadIfSizeUnderBytes.
 	Layers map[string]json.RawMessage `json:"layers,omitempty"`
 	// Tools holds per-tool settings by tool name or glob.
 	Tools map[string]ToolOptions `json:"tools,omitempty"`
@@ -125,16 +130,20 @@ type ServerOptions struct {
 // ToolOptions are mcpx's settings for one tool.
 type ToolOptions struct {
 	// Arguments says how artifact references in the tool's arguments are
-	// rewritten before the call (contract 004, section 4).
+	// rewritten before the call (docs/design.md, "Arguments on the way
+	// in").
 	Arguments ArgumentOptions `json:"arguments,omitzero"`
-	// Layers overrides layer options for this tool.
+	// Layers are layer options for this tool.
+	//
+	// Deprecated: set pipeline.servers.NAME.tools.TOOL.layers, their one
+	// home; see ServerOptions.AutoReadIfSizeUnderBytes.
 	Layers map[string]json.RawMessage `json:"layers,omitempty"`
 }
 
 // Argument rewriting modes, the values of ArgumentOptions.Mode.
 const (
 	// ArgsURL rewrites an artifact reference to a signed download URL
-	// (the capability URL of contract 004); it needs an HTTP base URL and
+	// (a capability URL: whoever holds it may download); it needs an HTTP base URL and
 	// falls back to ArgsBase64 without one.
 	ArgsURL = "url"
 	// ArgsBase64 inlines the artifact's bytes as standard base64.
@@ -159,7 +168,7 @@ type ArgumentOptions struct {
 	MaxInlineBytes int64 `json:"max_inline_bytes,omitempty"`
 }
 
-// DefaultArgumentFields are the argument names contract 004 rewrites.
+// DefaultArgumentFields are the argument names rewritten by default.
 var DefaultArgumentFields = []string{"filename", "file_names"}
 
 // DefaultMaxInlineBytes caps an artifact inlined into arguments.
