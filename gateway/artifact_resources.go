@@ -4,8 +4,6 @@ package gateway
 // summarised for the session (or principal) that may read them.
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -21,6 +19,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 )

@@ -9,10 +9,6 @@ package gateway
 // is "not found".
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +22,8 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/query"
 	"github.com/mcpx-dev/mcpx/store"
 )

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
 	"bufio"
 	"bytes"
 	"errors"
@@ -23,6 +21,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 )
 
 // goEverything finds the go-sdk's example server, the Go upstream of the

@@ -24,8 +24,6 @@ package gateway
 // goes upstream unchanged.
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"bytes"
 	"context"
 	"crypto/hmac"
@@ -43,6 +41,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // errBadRequestState is the error a retry gets whose requestState the

@@ -41,8 +41,6 @@ package gateway
 // stores.
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,6 +50,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/store"
 )
 

@@ -1,13 +1,13 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // clientError is what a client is told of err, a request's failure.

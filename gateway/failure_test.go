@@ -1,10 +1,6 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +10,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 

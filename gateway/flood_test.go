@@ -6,12 +6,6 @@ package gateway
 // (this test binary re-executed) and an httptest server on 127.0.0.1.
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
 	"bufio"
 	"context"
 	"encoding/json"
@@ -30,6 +24,10 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // stubFlooder makes the stub an upstream whose tool "flood" sends the

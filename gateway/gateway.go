@@ -19,10 +19,6 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
-	"slices"
-
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -31,6 +27,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +41,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/store"
 )

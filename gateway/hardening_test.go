@@ -1,10 +1,6 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"bufio"
 	"context"
 	"encoding/json"
@@ -20,8 +16,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
 // rawCall sends line as it is and waits (bounded) for the response whose

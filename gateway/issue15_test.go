@@ -1,12 +1,6 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +16,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )

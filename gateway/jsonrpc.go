@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // rpcError is a JSON-RPC error object. An upstream's error reaches the

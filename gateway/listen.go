@@ -20,8 +20,6 @@ package gateway
 // Retry-After (listenRetryAfter), as a full max_sessions answers.
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +30,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // Notification methods of the stateless revision's subscriptions.

@@ -5,13 +5,13 @@ package gateway
 // subscriptions/listen streams that asked for the method (listen.go).
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
 	"context"
 	"encoding/json"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // upstreamNotification routes what an upstream announces, one handler

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -11,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 )
 
 // playwrightUpstream is a Streamable HTTP server that answers as

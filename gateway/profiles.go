@@ -7,17 +7,15 @@ package gateway
 // (engine.View).
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // Profile is what a client takes. In config ("profiles" in serve), keyed

@@ -3,10 +3,6 @@ package gateway
 // Prompts and completion: routed to the upstream that offers the prompt.
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +10,9 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // promptRoutes maps exposed prompt names to upstreams, rebuilt on every

@@ -1,13 +1,13 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
 	"encoding/json"
 	"strings"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // UpstreamURIPrefix starts the gateway's name for one server's resource:

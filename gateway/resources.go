@@ -4,10 +4,6 @@ package gateway
 // upstreams, and reads whose blobs become artifacts.
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -19,6 +15,8 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 func (g *Gateway) ownerOf(uri string) *upstream.Upstream {

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"bytes"
 	"context"
 	"crypto/subtle"
@@ -19,6 +17,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // HTTPOptions configure the streamable HTTP transport.

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"bufio"
 	"bytes"
 	"context"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and

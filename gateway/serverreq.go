@@ -36,10 +36,6 @@ package gateway
 // answered from ServerOptions.Roots when they are set.
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +47,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // errAmbiguousCaller is the error an upstream gets for a server-to-client

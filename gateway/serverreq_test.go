@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // stubAsker makes the stub an upstream that asks its client things: tool

@@ -28,12 +28,12 @@ package gateway
 // declared is refused the requests it cannot answer (upstreamRequest).
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
 	"encoding/json"
 	"sync"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // firstClient holds the first client's capabilities, which upstreams'

@@ -1,12 +1,6 @@
 package gateway
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
 	"bytes"
 	"compress/gzip"
 	"fmt"
@@ -17,6 +11,10 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // A remote upstream's answer is held to limits.max_upstream_message_bytes

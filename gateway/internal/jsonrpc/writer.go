@@ -1,10 +1,10 @@
 package jsonrpc
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
 	"io"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 )
 
 // maxSpareBuffer caps the buffer a lineWriter keeps between writes; a

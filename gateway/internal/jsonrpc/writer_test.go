@@ -1,13 +1,12 @@
 package jsonrpc
 
 import (
-	"time"
-
 	"bufio"
 	"fmt"
 	"io"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestLineWriterConcurrent writes from 16 goroutines at once to a reader

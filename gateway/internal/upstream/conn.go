@@ -1,10 +1,6 @@
 package upstream
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
 	"bufio"
 	"bytes"
 	"context"
@@ -23,8 +19,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
 )
 
 // conn is one live connection to an upstream server.

@@ -1,18 +1,15 @@
 package upstream
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
-	"fmt"
-
-	"context"
-
-	"sync/atomic"
-
-	"encoding/json"
-	"sync"
 )
 
 // declaredCaps is what an upstream's connection was told in initialize.

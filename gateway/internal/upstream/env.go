@@ -2,13 +2,11 @@ package upstream
 
 import (
 	"maps"
-
+	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
-	"runtime"
-	"strings"
 )
 
 // InheritedEnv are the variables a stdio upstream gets from mcpx's own

@@ -16,11 +16,6 @@ package upstream
 
 import (
 	"bytes"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,9 +24,12 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
 )
 
 // probeStateless opens the stateless lane of a streamable-HTTP upstream,

@@ -16,8 +16,6 @@ package upstream
 // every client.
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +26,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // upstreamListen is an upstream's subscriptions/listen stream.

@@ -14,8 +14,6 @@ package upstream
 // upstream reconnects. mcpx.protocol "2025-11-25" never starts it.
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
 	"context"
 	"encoding/json"
 	"slices"
@@ -24,6 +22,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 )
 
 // stdioLane is the probe state of a stdio upstream's stateless lane.

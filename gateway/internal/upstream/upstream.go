@@ -1,10 +1,6 @@
 package upstream
 
 import (
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +12,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // UpstreamProtocolVersion is the MCP version mcpx asks upstreams for. Many
