@@ -2,7 +2,7 @@ package upstream
 
 // Bridging the other way: a 2026-07-28 upstream's input_required result
 // for a 2025-11-25 (session) client. Only an upstream served statelessly
-// (upstream_stateless_only.go) answers so: an initialized one asks with
+// (stateless_only.go) answers so: an initialized one asks with
 // requests itself, so the session path never looks for input_required
 // (it would scan every tool result on the hot path). A session client knows no
 // input_required; it is asked with server-to-client requests instead. The

@@ -11,7 +11,7 @@ package upstream
 // someone downstream subscribes to (a session-era upstream gets those as
 // resources/subscribe on its session). When that set or the lane changes
 // the stream is reopened. What arrives on it goes through
-// upstreamNotification like a session-era server's notifications, so a
+// Host.Notification like a session-era server's notifications, so a
 // tool list changed by a stateless client's call on the lane reaches
 // every client.
 

@@ -8,7 +8,7 @@ package upstream
 // gateway sends it carries the stateless _meta (a stateless client's own;
 // the gateway's for session clients and its own requests), and a session
 // client's call that comes back input_required is bridged into
-// server-to-client requests (bridge_session.go). The outcome is
+// server-to-client requests (input_required.go). The outcome is
 // remembered for the upstream, so a reconnect goes to server/discover
 // first; mcpx.protocol "2026-07-28" starts there. initialize comes first
 // for an upstream not known to be stateless-only because a server of the

@@ -10,7 +10,7 @@ package upstream
 // command, started on the first stateless request and kept when it
 // answers server/discover with 2026-07-28. When it does not, the process
 // is stopped and stateless requests share the session pipe (bridged to
-// input_required, bridge.go); either outcome is remembered until the
+// input_required, the gateway's bridge.go); either outcome is remembered until the
 // upstream reconnects. mcpx.protocol "2025-11-25" never starts it.
 
 import (

@@ -1,3 +1,14 @@
+// Package upstream supervises the gateway's upstream MCP servers: it
+// starts a stdio server's process (with an allowlisted environment, in
+// its own process group) or connects to a remote one over Streamable
+// HTTP or SSE, runs the initialize handshake or, for a server that
+// speaks only 2026-07-28, server/discover, keeps the tool list, opens a
+// second, stateless connection (a lane) for 2026-07-28 clients where
+// the server speaks that revision, holds subscriptions/listen open on
+// it, and restarts what ends, with backoff. What it needs of the
+// gateway (answers to the server's requests, its notifications, the
+// clients' capabilities) it asks through Host, given at construction;
+// it imports nothing of the gateway.
 package upstream
 
 import (
@@ -17,10 +28,10 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
-// UpstreamProtocolVersion is the MCP version mcpx asks upstreams for. Many
+// ProtocolVersion is the MCP version mcpx asks upstreams for. Many
 // servers (server-everything among them) speak no newer one; servers that
 // answer with another version mcp-go knows are accepted.
-const UpstreamProtocolVersion = mcp.ProtocolVersion20251125
+const ProtocolVersion = mcp.ProtocolVersion20251125
 
 // Restart backoff of a crashed stdio upstream: the first retry waits
 // restartMin, each further one twice as long up to restartMax; a
@@ -294,7 +305,7 @@ func (u *Upstream) connect(ctx context.Context) (conn, error) {
 	ictx, cancel := context.WithTimeout(ctx, u.Config.StartupTimeout())
 	defer cancel()
 	params, _ := json.Marshal(map[string]any{
-		"protocolVersion": UpstreamProtocolVersion,
+		"protocolVersion": ProtocolVersion,
 		"capabilities":    caps,
 		"clientInfo":      map[string]any{"name": "mcpx", "version": u.version},
 	})
@@ -433,7 +444,7 @@ func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessa
 	if u.statelessOnly.Load() {
 		ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
 		defer cancel()
-		res, err := u.callStatelessOnly(ctx, c, meta, stateless, method, params) // upstream_stateless_only.go
+		res, err := u.callStatelessOnly(ctx, c, meta, stateless, method, params) // stateless_only.go
 		return res, timeoutErr(ctx, err)
 	}
 	if cl != nil {
