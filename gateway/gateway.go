@@ -4,13 +4,12 @@
 // and passes every tool result through the engine, so base64 blobs and
 // oversized text reach the model as artifact references.
 //
-// The gateway speaks JSON-RPC itself and keeps every upstream message raw:
-// tool schemas, _meta, structured content and annotations are forwarded
-// byte for byte, with its own JSON-RPC framing and its own Streamable
-// HTTP and legacy SSE client transports (gateway/internal/upstreamhttp).
-// Upstream supervision lives in gateway/internal/upstream, the settings
-// in gateway/internal/config; this package wires them to the sessions
-// and the engine.
+// The gateway speaks JSON-RPC itself, with its own Streamable HTTP and
+// legacy SSE client transports (gateway/internal/upstreamhttp), and keeps
+// every upstream message raw: tool schemas, _meta, structured content and
+// annotations are forwarded byte for byte. Upstream supervision lives in
+// gateway/internal/upstream and the settings in gateway/internal/config;
+// this package wires them to the sessions and the engine.
 //
 //	gw, _ := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}})
 //	gw.Start(ctx)
