@@ -11,18 +11,22 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 )
 
-// rewriteArgs applies contract 004 section 4 to a call's arguments: every
+// rewriteArgs rewrites a call's arguments on the way in (docs/design.md,
+// "Arguments on the way in"): every
 // string that is an mcpx://artifacts/{id} URI, and each value of the
 // configured fields (filename, file_names) that names one of this
 // session's artifacts by id or file name, becomes a capability URL or the
 // inlined bytes; "username" is overwritten with the session's
 // authenticated identity when the tool's schema declares it.
-func (s *Session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
+func (s *session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
 	inject := r.username && s.User != ""
-	if r.args.Mode == ArgsOff && !inject {
+	if r.args.Mode == config.ArgsOff && !inject {
 		return args, nil
 	}
 	if !inject && !bytes.Contains(args, []byte(engine.URIScheme)) && !mentionsField(args, r.args.Fields) {
@@ -34,9 +38,9 @@ func (s *Session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMe
 	if len(bytes.TrimSpace(args)) == 0 {
 		v = map[string]any{}
 	} else if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: arguments are not a JSON object: %v", errBadParams, err)
+		return nil, fmt.Errorf("%w: arguments are not a JSON object: %v", jsonrpc.ErrBadParams, err)
 	}
-	if r.args.Mode != ArgsOff {
+	if r.args.Mode != config.ArgsOff {
 		rw := argRewriter{s: s, ctx: ctx, o: r.args}
 		for k, val := range v {
 			field := slices.Contains(r.args.Fields, k)
@@ -67,7 +71,7 @@ func mentionsField(args json.RawMessage, fields []string) bool {
 }
 
 type argRewriter struct {
-	s   *Session
+	s   *session
 	ctx context.Context
 	o   ArgumentOptions
 }
@@ -116,13 +120,13 @@ func (rw argRewriter) str(sv string, field bool) (any, error) {
 // resolve renders artifact id per the tool's mode.
 func (rw argRewriter) resolve(id, as string) (any, error) {
 	if !rw.s.mayRead(rw.ctx, id) {
-		return nil, fmt.Errorf("%s: %w", as, ErrForbidden)
+		return nil, fmt.Errorf("%s: %w", as, jsonrpc.ErrForbidden)
 	}
 	st := rw.s.g.st
 	mode := rw.o.Mode
-	if mode == ArgsURL {
+	if mode == config.ArgsURL {
 		if rw.s.g.linker == nil {
-			mode = ArgsBase64 // no HTTP surface to fetch from: hand over the bytes
+			mode = config.ArgsBase64 // no HTTP surface to fetch from: hand over the bytes
 		} else {
 			ref, err := st.Stat(rw.ctx, id)
 			if err != nil {
@@ -148,7 +152,7 @@ func (rw argRewriter) resolve(id, as string) (any, error) {
 		return nil, fmt.Errorf("%s: %w", as, err)
 	}
 	enc := base64.StdEncoding.EncodeToString(buf.Bytes())
-	if mode == ArgsDataURI {
+	if mode == config.ArgsDataURI {
 		mime := ref.MIMEType
 		if mime == "" {
 			mime = "application/octet-stream"
@@ -160,7 +164,7 @@ func (rw argRewriter) resolve(id, as string) (any, error) {
 
 // findArtifact returns the id of this session's artifact whose id or file
 // name is name, or "".
-func (s *Session) findArtifact(ctx context.Context, name string) string {
+func (s *session) findArtifact(ctx context.Context, name string) string {
 	if name == "" || strings.ContainsAny(name, "\n") {
 		return ""
 	}
@@ -168,7 +172,7 @@ func (s *Session) findArtifact(ctx context.Context, name string) string {
 		return name
 	}
 	cursor := ""
-	for range maxPages {
+	for range upstream.MaxPages {
 		refs, next, err := s.listArtifacts(ctx, cursor)
 		if err != nil {
 			return ""

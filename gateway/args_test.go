@@ -11,11 +11,14 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 	"github.com/mcpx-dev/mcpx/web"
 )
 
-// TestArgumentRewriting checks contract 004 section 4 on the way in: an
+// TestArgumentRewriting checks the arguments on the way in (docs/design.md,
+// "Arguments on the way in"): an
 // mcpx://artifacts/{id} string anywhere in the arguments, and an artifact
 // named by id in the configured fields (filename, file_names), reach the
 // upstream as a signed URL that serves the exact bytes, or inlined as
@@ -35,7 +38,7 @@ func TestArgumentRewriting(t *testing.T) {
 	defer srv.Close()
 
 	stub := stubServer(t)
-	stub.Mcpx.Tools = map[string]ToolOptions{"who*": {Arguments: ArgumentOptions{Mode: ArgsBase64}}}
+	stub.Mcpx.Tools = map[string]ToolOptions{"who*": {Arguments: ArgumentOptions{Mode: config.ArgsBase64}}}
 	g := newTestGateway(t, map[string]ServerConfig{"stub": stub}, engine.Options{Store: st, Linker: signer})
 	c := connect(t, g)
 	uri := c.result("tools/call", toolCall("image", "")).Get(`content.#(type=="resource_link").uri`).String()
@@ -88,8 +91,8 @@ func TestArgumentRewriting(t *testing.T) {
 
 	other := connect(t, g)
 	r := other.call("tools/call", toolCall("echo", `{"v":"`+uri+`"}`))
-	if code := gjson.GetBytes(r, "error.code").Int(); code != CodeUnauthorized {
-		t.Errorf("another session's artifact in arguments: want code %d, got %s", CodeUnauthorized, r)
+	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUnauthorized {
+		t.Errorf("another session's artifact in arguments: want code %d, got %s", jsonrpc.CodeUnauthorized, r)
 	}
 }
 
@@ -97,7 +100,7 @@ func TestArgumentRewriting(t *testing.T) {
 // tool gets the bytes inline (data-uri mode adds the MIME type).
 func TestArgumentRewritingWithoutLinker(t *testing.T) {
 	stub := stubServer(t)
-	stub.Mcpx.Tools = map[string]ToolOptions{"whoami": {Arguments: ArgumentOptions{Mode: ArgsDataURI}}}
+	stub.Mcpx.Tools = map[string]ToolOptions{"whoami": {Arguments: ArgumentOptions{Mode: config.ArgsDataURI}}}
 	g := newTestGateway(t, map[string]ServerConfig{"stub": stub}, engine.Options{})
 	c := connect(t, g)
 	uri := c.result("tools/call", toolCall("image", "")).Get(`content.#(type=="resource_link").uri`).String()

@@ -19,17 +19,18 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// ArtifactMetaKey is the _meta key under which a resources/read content
+// artifactMetaKey is the _meta key under which a resources/read content
 // carries the ref of the artifact its blob was stored as.
-const ArtifactMetaKey = "mcpx/artifact"
+const artifactMetaKey = "mcpx/artifact"
 
 // artifactPage lists this session's artifacts as mcpx://artifacts/{id}
 // resources (or, for templates, the one artifact template).
-func (s *Session) artifactPage(ctx context.Context, out []byte, key string, templates bool, cursor string, src int) (json.RawMessage, error) {
+func (s *session) artifactPage(ctx context.Context, out []byte, key string, templates bool, cursor string, src int) (json.RawMessage, error) {
 	if templates {
 		if cursor != "" {
 			return out, nil
@@ -82,7 +83,7 @@ func artifactID(uri string) (string, bool) {
 
 // mayRead reports whether the session may read artifact id: it was made
 // in this session or under its principal (see the top of era.go).
-func (s *Session) mayRead(ctx context.Context, id string) bool {
+func (s *session) mayRead(ctx context.Context, id string) bool {
 	if s.ownsArtifact(id) {
 		return true
 	}
@@ -98,16 +99,16 @@ func (s *Session) mayRead(ctx context.Context, id string) bool {
 // ArtifactToolsOptions.MaxResourceTextBytes (past it the first bytes, cut
 // at a line end, and _meta "mcpx/cut" saying how to read the rest);
 // anything else as a base64 "blob".
-func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMessage, error) {
+func (s *session) readArtifact(ctx context.Context, uri, id string) (json.RawMessage, error) {
 	if !s.mayRead(ctx, id) {
 		// Another principal's artifact reads as unknown: whether an id
 		// exists is not for this client to learn.
-		return nil, fmt.Errorf("resources/read %s: %w", uri, ErrUnknownResource)
+		return nil, fmt.Errorf("resources/read %s: %w", uri, jsonrpc.ErrUnknownResource)
 	}
 	ref, err := s.g.st.Stat(ctx, id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, ErrUnknownResource, err)
+			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, err)
 		}
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}
@@ -120,7 +121,7 @@ func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 	rc, ref, err := s.g.st.Get(ctx, id, rng)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, ErrUnknownResource, err)
+			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, err)
 		}
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}
@@ -161,7 +162,7 @@ func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 		out = append(out, enc...)
 		out = append(out, '"')
 	}
-	out = append(out, `,"_meta":{"`+ArtifactMetaKey+`":`...)
+	out = append(out, `,"_meta":{"`+artifactMetaKey+`":`...)
 	out = append(out, refJSON...)
 	if cut != "" {
 		out = append(out, `,"mcpx/cut":`...)
@@ -173,7 +174,7 @@ func (s *Session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 
 // readArtifactBlob returns an artifact's bytes as a base64 blob, whatever
 // their type.
-func (s *Session) readArtifactBlob(ctx context.Context, uri, id string) (json.RawMessage, error) {
+func (s *session) readArtifactBlob(ctx context.Context, uri, id string) (json.RawMessage, error) {
 	rc, ref, err := s.g.st.Get(ctx, id, nil)
 	if err != nil {
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
@@ -186,7 +187,7 @@ func (s *Session) readArtifactBlob(ctx context.Context, uri, id string) (json.Ra
 	refJSON, _ := json.Marshal(s.g.link(engine.RefFromStore(ref)))
 	return json.Marshal(map[string]any{"contents": []any{map[string]any{
 		"uri": uri, "mimeType": ref.MIMEType, "blob": base64.StdEncoding.EncodeToString(buf.Bytes()),
-		"_meta": map[string]json.RawMessage{ArtifactMetaKey: refJSON},
+		"_meta": map[string]json.RawMessage{artifactMetaKey: refJSON},
 	}}})
 }
 
@@ -236,7 +237,7 @@ func (g *Gateway) link(r engine.ArtifactRef) engine.ArtifactRef {
 }
 
 // storeBlob decodes a base64 blob into the store under this session.
-func (s *Session) storeBlob(ctx context.Context, server string, c gjson.Result, b64 string) (engine.ArtifactRef, error) {
+func (s *session) storeBlob(ctx context.Context, server string, c gjson.Result, b64 string) (engine.ArtifactRef, error) {
 	uri := c.Get("uri").String()
 	r := base64.NewDecoder(base64.StdEncoding, strings.NewReader(b64))
 	name := path.Base(uri)
@@ -265,7 +266,7 @@ func (s *Session) storeBlob(ctx context.Context, server string, c gjson.Result, 
 
 // artifactSummary describes one of the session's artifacts to the model
 // without its bytes.
-func (s *Session) artifactSummary(ctx context.Context, uri, id string) (json.RawMessage, error) {
+func (s *session) artifactSummary(ctx context.Context, uri, id string) (json.RawMessage, error) {
 	if !s.mayRead(ctx, id) {
 		return toolError(fmt.Sprintf("%s is not an artifact this client may read", uri)), nil
 	}

@@ -22,115 +22,11 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/query"
 	"github.com/mcpx-dev/mcpx/store"
 )
-
-// Defaults of ArtifactToolsOptions.
-const (
-	DefaultQueryToolName        = engine.DefaultQueryTool
-	DefaultSearchToolName       = engine.DefaultSearchTool
-	DefaultArtifactAnswerChars  = 10000
-	DefaultArtifactQueryTimeout = 5 * time.Second
-	DefaultArtifactQueryMemory  = 256 << 20
-	DefaultSearchHits           = 10
-	DefaultMaxSearchHits        = 50
-	DefaultMaxResourceTextBytes = 1 << 20
-)
-
-// ArtifactToolsOptions configure the artifact tools and how resources/read
-// returns a text artifact (config: serve.artifact_tools). The zero value
-// means every default.
-type ArtifactToolsOptions struct {
-	// Disabled leaves artifacts_query and artifacts_search out of
-	// tools/list. Defaults to false: both are offered (search only when
-	// the store is a store.Searcher, as the fsstore and memstore are).
-	Disabled bool `json:"disabled,omitempty"`
-	// QueryName is the query tool's name. Defaults to
-	// DefaultQueryToolName ("artifacts_query").
-	QueryName string `json:"query_name,omitempty"`
-	// SearchName is the search tool's name. Defaults to
-	// DefaultSearchToolName ("artifacts_search").
-	SearchName string `json:"search_name,omitempty"`
-	// MaxChars caps the text of one answer of either tool (a call's
-	// max_chars may only lower it); what is cut is named with how to ask
-	// for the rest. It is also the tool definitions' _meta
-	// "anthropic/maxResultSizeChars". Defaults to
-	// DefaultArtifactAnswerChars (10,000).
-	MaxChars int `json:"max_chars,omitempty"`
-	// Timeout bounds one query (a jq program that loops stops here).
-	// Defaults to DefaultArtifactQueryTimeout (5 s).
-	Timeout Duration `json:"timeout,omitempty"`
-	// MaxMemory bounds what one query may allocate (jq). Defaults to
-	// DefaultArtifactQueryMemory (256 MiB).
-	MaxMemory int64 `json:"max_memory,omitempty"`
-	// MaxSearchHits caps a search's "limit". Defaults to
-	// DefaultMaxSearchHits (50); a search without one returns
-	// DefaultSearchHits (10).
-	MaxSearchHits int `json:"max_search_hits,omitempty"`
-	// MaxResourceTextBytes caps the text a resources/read of a text
-	// artifact returns (text/*, JSON, XML, YAML that is valid UTF-8: as
-	// "text", never a base64 "blob"). A larger one returns its first
-	// bytes (cut at a line end, else a character) and says in the
-	// content's _meta "mcpx/cut" how to read the rest. Defaults to
-	// DefaultMaxResourceTextBytes (1 MiB).
-	MaxResourceTextBytes int64 `json:"max_resource_text_bytes,omitempty"`
-}
-
-// withDefaults fills what is unset.
-func (o ArtifactToolsOptions) withDefaults() ArtifactToolsOptions {
-	if o.QueryName == "" {
-		o.QueryName = DefaultQueryToolName
-	}
-	if o.SearchName == "" {
-		o.SearchName = DefaultSearchToolName
-	}
-	if o.MaxChars <= 0 {
-		o.MaxChars = DefaultArtifactAnswerChars
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = Duration(DefaultArtifactQueryTimeout)
-	}
-	if o.MaxMemory <= 0 {
-		o.MaxMemory = DefaultArtifactQueryMemory
-	}
-	if o.MaxSearchHits <= 0 {
-		o.MaxSearchHits = DefaultMaxSearchHits
-	}
-	if o.MaxResourceTextBytes <= 0 {
-		o.MaxResourceTextBytes = DefaultMaxResourceTextBytes
-	}
-	return o
-}
-
-// Validate checks the options.
-func (o ArtifactToolsOptions) Validate() error {
-	for _, n := range []string{o.QueryName, o.SearchName} {
-		if n != "" && !validToolName(n) {
-			return fmt.Errorf("artifact_tools: tool name %q: want 1-64 of A-Z a-z 0-9 _ - .", n)
-		}
-	}
-	if o.QueryName != "" && o.QueryName == o.SearchName {
-		return fmt.Errorf("artifact_tools: query_name and search_name are both %q", o.QueryName)
-	}
-	if o.MaxChars < 0 || o.Timeout < 0 || o.MaxMemory < 0 || o.MaxSearchHits < 0 || o.MaxResourceTextBytes < 0 {
-		return errors.New("artifact_tools: limits must not be negative")
-	}
-	return nil
-}
-
-// validToolName reports whether n is a tool name MCP clients accept.
-func validToolName(n string) bool {
-	if n == "" || len(n) > 64 {
-		return false
-	}
-	for _, r := range n {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
-			return false
-		}
-	}
-	return true
-}
 
 // Artifact tool kinds (toolRoute.generated of a route with no upstream).
 const (
@@ -206,7 +102,7 @@ func compactJSON(s string) []byte {
 }
 
 // artifactTool runs an artifact tool for the model.
-func (s *Session) artifactTool(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
+func (s *session) artifactTool(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
 	if len(args) > 0 && !gjson.ValidBytes(args) || len(args) > 0 && !gjson.ParseBytes(args).IsObject() {
 		return toolError("arguments must be a JSON object"), nil
 	}
@@ -216,12 +112,12 @@ func (s *Session) artifactTool(ctx context.Context, r *toolRoute, args json.RawM
 	case genArtifactsSearch:
 		return s.searchArtifacts(ctx, args)
 	}
-	return nil, fmt.Errorf("%w: artifact tool %q", ErrUnknownTool, r.generated)
+	return nil, fmt.Errorf("%w: artifact tool %q", jsonrpc.ErrUnknownTool, r.generated)
 }
 
 // maxChars is the budget of one answer: the configured cap, or the call's
 // max_chars when lower.
-func (s *Session) maxChars(args json.RawMessage) int {
+func (s *session) maxChars(args json.RawMessage) int {
 	n := s.g.artTools.MaxChars
 	if m := gjson.GetBytes(args, "max_chars").Int(); m > 0 && int(m) < n {
 		n = int(m)
@@ -230,7 +126,7 @@ func (s *Session) maxChars(args json.RawMessage) int {
 }
 
 // queryArtifact answers artifacts_query.
-func (s *Session) queryArtifact(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	o := s.g.artTools
 	id := gjson.GetBytes(args, "id").String()
 	if u, ok := artifactID(id); ok {
@@ -391,14 +287,14 @@ func parseRange(v gjson.Result, lines bool) (query.Range, error) {
 }
 
 // searchArtifacts answers artifacts_search.
-func (s *Session) searchArtifacts(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+func (s *session) searchArtifacts(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	o := s.g.artTools
 	sr, ok := s.g.st.(store.Searcher)
 	if !ok {
 		return toolError("this store cannot search"), nil
 	}
 	q := gjson.GetBytes(args, "query").String()
-	limit := DefaultSearchHits
+	limit := config.DefaultSearchHits
 	if l := gjson.GetBytes(args, "limit"); l.Exists() {
 		if l.Type != gjson.Number || l.Int() < 1 {
 			return toolError("limit: want a number from 1"), nil

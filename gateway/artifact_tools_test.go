@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
@@ -94,14 +95,14 @@ func TestArtifactToolsPlaywrightSnapshot(t *testing.T) {
 	tools := c.result("tools/list", "{}").Get("tools")
 	for _, name := range []string{"artifacts_query", "artifacts_search"} {
 		def := tools.Get(`#(name=="` + name + `")`)
-		if !def.Exists() || def.Get(`_meta.anthropic/maxResultSizeChars`).Int() != DefaultArtifactAnswerChars || !def.Get("inputSchema.properties").IsObject() {
+		if !def.Exists() || def.Get(`_meta.anthropic/maxResultSizeChars`).Int() != config.DefaultArtifactAnswerChars || !def.Get("inputSchema.properties").IsObject() {
 			t.Fatalf("tools/list: %s = %s", name, def.Raw)
 		}
 	}
 
 	search := c.result("tools/call", toolCall("artifacts_search", `{"query":"\"Submit order\""}`))
 	text := search.Get("content.0.text").String()
-	if search.Get("isError").Bool() || !strings.Contains(text, wantLine) || !strings.Contains(text, fmt.Sprintf("%s line %d:", id, lineNo)) || len(text) > DefaultArtifactAnswerChars {
+	if search.Get("isError").Bool() || !strings.Contains(text, wantLine) || !strings.Contains(text, fmt.Sprintf("%s line %d:", id, lineNo)) || len(text) > config.DefaultArtifactAnswerChars {
 		t.Fatalf("artifacts_search: %s", search.Raw)
 	}
 	if h := search.Get("structuredContent.hits.0"); h.Get("id").String() != id || h.Get("place").String() != fmt.Sprintf("line %d", lineNo) {

@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -31,13 +32,13 @@ func reportLatency(b *testing.B, samples []time.Duration) {
 // BenchmarkStdioDirect calls the stub's echo tool over stdio directly: the
 // baseline of BenchmarkStdioGateway.
 func BenchmarkStdioDirect(b *testing.B) {
-	c, err := startStdio("stub", stubServer(b), Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
+	c, err := upstream.DialStdio("stub", stubServer(b), Limits{}.WithDefaults(), hclog.NewNullLogger())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.close()
+	defer c.Close()
 	ctx := context.Background()
-	if _, err := c.call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
+	if _, err := c.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
 		b.Fatal(err)
 	}
 	params := json.RawMessage(toolCall("echo", `{"v":"small"}`))
@@ -45,7 +46,7 @@ func BenchmarkStdioDirect(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		t0 := time.Now()
-		if _, err := c.call(ctx, "tools/call", params); err != nil {
+		if _, err := c.Call(ctx, "tools/call", params); err != nil {
 			b.Fatal(err)
 		}
 		samples = append(samples, time.Since(t0))
@@ -120,19 +121,19 @@ func inParallel(b *testing.B, n int, call func() error) {
 // concurrentDirect runs 16 callers sharing one direct stdio connection
 // to cfg's server, each with one call of tool in flight.
 func concurrentDirect(b *testing.B, cfg ServerConfig, tool, args string) {
-	c, err := startStdio("direct", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
+	c, err := upstream.DialStdio("direct", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.close()
+	defer c.Close()
 	ctx := context.Background()
-	if _, err := c.call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
+	if _, err := c.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
 		b.Fatal(err)
 	}
-	_ = c.notify(ctx, "notifications/initialized", nil)
+	_ = c.Notify(ctx, "notifications/initialized", nil)
 	params := json.RawMessage(toolCall(tool, args))
 	inParallel(b, benchCallers, func() error {
-		_, err := c.call(ctx, "tools/call", params)
+		_, err := c.Call(ctx, "tools/call", params)
 		return err
 	})
 }
@@ -184,19 +185,19 @@ func BenchmarkStdioConcurrentEverythingGateway(b *testing.B) {
 func BenchmarkStdioConcurrentWrap(b *testing.B) {
 	stub := stubServer(b)
 	cfg := ServerConfig{Command: buildMCPX(b), Args: append([]string{"wrap", "--store", b.TempDir(), "--", stub.Command}, stub.Args...), Env: stub.Env}
-	c, err := startStdio("wrap", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
+	c, err := upstream.DialStdio("wrap", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.close()
+	defer c.Close()
 	ctx := context.Background()
-	if _, err := c.call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
+	if _, err := c.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
 		b.Fatal(err)
 	}
-	_ = c.notify(ctx, "notifications/initialized", nil)
+	_ = c.Notify(ctx, "notifications/initialized", nil)
 	params := json.RawMessage(toolCall("echo", `{"v":"small"}`))
 	inParallel(b, benchCallers, func() error {
-		_, err := c.call(ctx, "tools/call", params)
+		_, err := c.Call(ctx, "tools/call", params)
 		return err
 	})
 }
@@ -233,18 +234,18 @@ func BenchmarkImage10MiB(b *testing.B) {
 	ctx := context.Background()
 	var raw json.RawMessage
 	b.Run("direct", func(b *testing.B) {
-		c, err := startStdio("stub", stubServer(b), Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
+		c, err := upstream.DialStdio("stub", stubServer(b), Limits{}.WithDefaults(), hclog.NewNullLogger())
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.close()
-		if _, err := c.call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
+		defer c.Close()
+		if _, err := c.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)); err != nil {
 			b.Fatal(err)
 		}
 		params := json.RawMessage(toolCall("big", args))
 		b.SetBytes(size)
 		for b.Loop() {
-			if raw, err = c.call(ctx, "tools/call", params); err != nil {
+			if raw, err = c.Call(ctx, "tools/call", params); err != nil {
 				b.Fatal(err)
 			}
 		}

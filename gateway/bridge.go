@@ -41,12 +41,14 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
-// ErrBadRequestState is the error a retry gets whose requestState the
+// errBadRequestState is the error a retry gets whose requestState the
 // gateway minted but cannot accept: tampered, expired, another
 // principal's, or used already.
-var ErrBadRequestState = errors.New("requestState rejected")
+var errBadRequestState = errors.New("requestState rejected")
 
 // bridgeTTL is how long a parked call waits for the client's retry.
 const bridgeTTL = 5 * time.Minute
@@ -153,11 +155,11 @@ func (b *inputBridge) attach(related func([]byte)) func() {
 
 // principalOf is what a requestState is bound to: the caller's identity
 // (and over stdio its session).
-func principalOf(s *Session) string { return s.User + "\x00" + s.ID }
+func principalOf(s *session) string { return s.User + "\x00" + s.ID }
 
 // serveBridged runs a stateless client's call that an old-era upstream may
 // interrupt with requests, or resumes a parked one.
-func (s *Session) serveBridged(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+func (s *session) serveBridged(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
 	bs := &s.g.bridges
 	bs.init()
 	state := gjson.GetBytes(m.Params, "requestState").String()
@@ -295,44 +297,44 @@ func (bs *inputBridges) verify(state, principal string) (string, error) {
 	enc := base64.RawURLEncoding
 	body, sig, ok := strings.Cut(strings.TrimPrefix(state, requestStatePrefix), ".")
 	if !ok {
-		return "", fmt.Errorf("%w: malformed", ErrBadRequestState)
+		return "", fmt.Errorf("%w: malformed", errBadRequestState)
 	}
 	p, err1 := enc.DecodeString(body)
 	mac, err2 := enc.DecodeString(sig)
 	if err1 != nil || err2 != nil || !hmac.Equal(mac, bs.sign(p)) {
-		return "", fmt.Errorf("%w: it does not verify (tampered, or minted by another gateway)", ErrBadRequestState)
+		return "", fmt.Errorf("%w: it does not verify (tampered, or minted by another gateway)", errBadRequestState)
 	}
 	var sp statePayload
 	if err := json.Unmarshal(p, &sp); err != nil {
-		return "", fmt.Errorf("%w: %w", ErrBadRequestState, err)
+		return "", fmt.Errorf("%w: %w", errBadRequestState, err)
 	}
 	if sp.Principal != principal {
-		return "", fmt.Errorf("%w: it was issued to another client", ErrBadRequestState)
+		return "", fmt.Errorf("%w: it was issued to another client", errBadRequestState)
 	}
 	if time.Now().Unix() > sp.Expires {
-		return "", fmt.Errorf("%w: it has expired", ErrBadRequestState)
+		return "", fmt.Errorf("%w: it has expired", errBadRequestState)
 	}
 	return sp.ID, nil
 }
 
 // resume verifies a retry's requestState and hands its inputResponses to
 // the parked call's upstream requests.
-func (bs *inputBridges) resume(s *Session, m *message, state string) (*inputBridge, error) {
+func (bs *inputBridges) resume(s *session, m *message, state string) (*inputBridge, error) {
 	id, err := bs.verify(state, principalOf(s))
 	if err != nil {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	bs.mu.Lock()
 	b := bs.live[id]
 	bs.mu.Unlock()
 	if b == nil || b.method != m.Method {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Errorf("%w: no call of %s is waiting for it (ended, expired or used)", ErrBadRequestState, m.Method).Error()}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: no call of %s is waiting for it (ended, expired or used)", errBadRequestState, m.Method).Error()}
 	}
 	responses := gjson.GetBytes(m.Params, "inputResponses")
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.pending) == 0 {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Errorf("%w: used already", ErrBadRequestState).Error()}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: used already", errBadRequestState).Error()}
 	}
 	var missing []string
 	for key := range b.pending {
@@ -342,7 +344,7 @@ func (bs *inputBridges) resume(s *Session, m *message, state string) (*inputBrid
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, &RPCError{Code: CodeInvalidParams, Message: "inputResponses lacks an answer to " + strings.Join(missing, ", ")}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses lacks an answer to " + strings.Join(missing, ", ")}
 	}
 	for key, a := range b.pending {
 		a.answer <- json.RawMessage(bytes.Clone([]byte(responses.Get(key).Raw)))

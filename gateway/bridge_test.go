@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // bridgeParams is a stateless tools/call of the asker stub's "ask" tool
@@ -72,7 +73,7 @@ func TestBridgeOldUpstreamToStatelessClient(t *testing.T) {
 			}
 			// the state is spent: a replay finds no parked call
 			st, res = c.post("", "tools/call", retryParams(params, state, map[string]string{key: tc.answer}), nil)
-			if st != http.StatusBadRequest || res.Get("error.code").Int() != CodeInvalidParams {
+			if st != http.StatusBadRequest || res.Get("error.code").Int() != jsonrpc.CodeInvalidParams {
 				t.Fatalf("replayed requestState: %d %s, want invalid params", st, res.Raw)
 			}
 		})
@@ -103,7 +104,7 @@ func TestBridgeRequestStateAuthenticated(t *testing.T) {
 		"another principal":  {"tok-b", state},
 	} {
 		st, res := c.post(tc.token, "tools/call", retryParams(params, tc.state, answer), nil)
-		if st != http.StatusBadRequest || res.Get("error.code").Int() != CodeInvalidParams || !strings.Contains(res.Get("error.message").String(), ErrBadRequestState.Error()) {
+		if st != http.StatusBadRequest || res.Get("error.code").Int() != jsonrpc.CodeInvalidParams || !strings.Contains(res.Get("error.message").String(), errBadRequestState.Error()) {
 			t.Errorf("%s: %d %s, want requestState rejected", name, st, res.Raw)
 		}
 	}

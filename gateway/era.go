@@ -10,7 +10,8 @@ package gateway
 // the 2025-11-25 session era, as before. Both run side by side on one
 // stdio connection or HTTP endpoint.
 //
-// Artifact scope without a session (DESIGN.md, "Scope without sessions"):
+// Artifact scope without a session (docs/design.md, "Protocol revisions",
+// "Scope without sessions"):
 // a stateless request's artifacts are scoped to its principal (the HTTP
 // bearer token's identity; "" when unauthenticated) and the trace id of
 // the W3C traceparent in its _meta. Who may read (resources/read, list,
@@ -40,37 +41,33 @@ package gateway
 // stores.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// StatelessProtocolVersions are the stateless protocol revisions the
+// statelessProtocolVersions are the stateless protocol revisions the
 // gateway serves, newest first.
-var StatelessProtocolVersions = []string{mcp.ProtocolVersion20260728}
+var statelessProtocolVersions = []string{mcp.ProtocolVersion20260728}
 
 // Error codes of the stateless revision.
 const (
-	CodeHeaderMismatch             = mcp.HEADER_MISMATCH
-	CodeMissingClientCapability    = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
-	CodeUnsupportedProtocolVersion = mcp.UNSUPPORTED_PROTOCOL_VERSION
+	codeHeaderMismatch             = mcp.HEADER_MISMATCH
+	codeMissingClientCapability    = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
+	codeUnsupportedProtocolVersion = mcp.UNSUPPORTED_PROTOCOL_VERSION
 )
 
-// metaPath is the gjson path of a _meta key of params (keys hold dots).
-func metaPath(key string) string { return "_meta." + strings.ReplaceAll(key, ".", `\.`) }
-
 var (
-	pathMetaVersion    = metaPath(mcp.MetaKeyProtocolVersion)
-	pathMetaClientCaps = metaPath(mcp.MetaKeyClientCapabilities)
+	pathMetaVersion    = jsonrpc.MetaPath(mcp.MetaKeyProtocolVersion)
+	pathMetaClientCaps = jsonrpc.MetaPath(mcp.MetaKeyClientCapabilities)
 )
 
 // requestVersion is the protocol version a request declares in _meta, or
@@ -84,7 +81,7 @@ func requestVersion(params json.RawMessage) string {
 var removedStateless = []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 
 // serve answers one request in its era.
-func (s *Session) serve(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+func (s *session) serve(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
 	if !s.stateless && requestVersion(m.Params) == "" {
 		return s.request(withCaller(ctx, s, related), m, related)
 	}
@@ -92,24 +89,24 @@ func (s *Session) serve(ctx context.Context, m *message, related func([]byte)) (
 }
 
 // serveStateless answers a 2026-07-28 request.
-func (s *Session) serveStateless(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+func (s *session) serveStateless(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
 	if !gjson.GetBytes(m.Params, "_meta").IsObject() {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: "missing _meta: a " + mcp.ProtocolVersion20260728 + " request carries " + mcp.MetaKeyProtocolVersion + " and " + mcp.MetaKeyClientCapabilities + " in params._meta"}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta: a " + mcp.ProtocolVersion20260728 + " request carries " + mcp.MetaKeyProtocolVersion + " and " + mcp.MetaKeyClientCapabilities + " in params._meta"}
 	}
 	v := requestVersion(m.Params)
 	if v == "" {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyProtocolVersion}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyProtocolVersion}
 	}
-	if !slices.Contains(StatelessProtocolVersions, v) {
-		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: append(slices.Clone(StatelessProtocolVersions), supportedDownstream...), Requested: v})
-		return nil, &RPCError{Code: CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data}
+	if !slices.Contains(statelessProtocolVersions, v) {
+		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: append(slices.Clone(statelessProtocolVersions), supportedDownstream...), Requested: v})
+		return nil, &rpcError{Code: codeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data}
 	}
 	caps := gjson.GetBytes(m.Params, pathMetaClientCaps)
 	if !caps.IsObject() {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyClientCapabilities}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyClientCapabilities}
 	}
 	if slices.Contains(removedStateless, m.Method) {
-		return nil, fmt.Errorf("%w: %s was removed in protocol version %s", errMethodNotFound, m.Method, v)
+		return nil, fmt.Errorf("%w: %s was removed in protocol version %s", jsonrpc.ErrMethodNotFound, m.Method, v)
 	}
 	s.g.clientArrived(json.RawMessage(caps.Raw)) // before waiting: the upstreams' initialize may wait for it
 	s.g.awaitStart(ctx)
@@ -121,7 +118,7 @@ func (s *Session) serveStateless(ctx context.Context, m *message, related func([
 		res, err = s.serveListen(ctx, m, related)
 	} else if m.Method == "server/discover" {
 		d := s.g.serverDescription(true)
-		d["supportedVersions"] = append(slices.Clone(StatelessProtocolVersions), supportedDownstream...)
+		d["supportedVersions"] = append(slices.Clone(statelessProtocolVersions), supportedDownstream...)
 		res, err = json.Marshal(d)
 	} else if slices.Contains(bridgedMethods, m.Method) {
 		res, err = s.serveBridged(ctx, m, related)
@@ -162,7 +159,7 @@ func (g *Gateway) decorate(method string, params, res json.RawMessage) json.RawM
 		out, _ = sjson.SetBytes(out, "resultType", rt)
 	}
 	{
-		p := metaPath(mcp.MetaKeyServerInfo)
+		p := jsonrpc.MetaPath(mcp.MetaKeyServerInfo)
 		// the gateway is the client's server, whatever answered upstream
 		out, _ = sjson.SetRawBytes(out, p, []byte(`{"name":"mcpx","version":`+quote(g.version)+`}`))
 	}
@@ -203,7 +200,7 @@ func statelessCapabilities(caps map[string]any) map[string]any {
 // offersPrompts reports whether an upstream offers prompts.
 func (g *Gateway) offersPrompts() bool {
 	for _, name := range g.order {
-		if g.ups[name].capability("prompts") {
+		if g.ups[name].Capability("prompts") {
 			return true
 		}
 	}
@@ -212,8 +209,8 @@ func (g *Gateway) offersPrompts() bool {
 
 // statelessSession is the Session of one stateless HTTP request: not
 // registered (it hears no broadcasts), no id, the request's principal.
-func (g *Gateway) statelessSession(user string) *Session {
-	return &Session{
+func (g *Gateway) statelessSession(user string) *session {
+	return &session{
 		User:      user,
 		g:         g,
 		out:       func([]byte) {},
@@ -225,7 +222,7 @@ func (g *Gateway) statelessSession(user string) *Session {
 }
 
 // artifactScope is the store filter of the artifacts a session lists.
-func (s *Session) artifactScope() store.Scope {
+func (s *session) artifactScope() store.Scope {
 	if s.User != "" || s.ID == "" || s.owner {
 		return store.Scope{UserID: s.User}
 	}
@@ -235,7 +232,7 @@ func (s *Session) artifactScope() store.Scope {
 // mayList reports whether a listed artifact belongs to what s may read
 // (see the top of this file): store filters match empty fields as "any",
 // which for a stateless caller is not enough.
-func (s *Session) mayList(r store.Ref) bool {
+func (s *session) mayList(r store.Ref) bool {
 	switch {
 	case s.User != "":
 		return r.Scope.UserID == s.User
@@ -248,7 +245,7 @@ func (s *Session) mayList(r store.Ref) bool {
 }
 
 // listArtifacts lists one page of the artifacts s may read.
-func (s *Session) listArtifacts(ctx context.Context, cursor string) ([]store.Ref, string, error) {
+func (s *session) listArtifacts(ctx context.Context, cursor string) ([]store.Ref, string, error) {
 	refs, next, err := s.g.st.List(ctx, s.artifactScope(), cursor)
 	if err != nil {
 		return nil, "", err
@@ -278,18 +275,16 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 	var instructions []string
 	for _, name := range g.order {
 		u := g.ups[name]
-		if u.capability("completions") {
+		if u.Capability("completions") {
 			caps["completions"] = map[string]any{}
 		}
-		u.mu.RLock()
-		if in := gjson.GetBytes(u.init, "instructions").String(); in != "" {
+		if in := u.Instructions(); in != "" {
 			if g.single {
 				instructions = append(instructions, in)
 			} else {
 				instructions = append(instructions, name+": "+in)
 			}
 		}
-		u.mu.RUnlock()
 	}
 	if stateless {
 		caps = statelessCapabilities(caps)
@@ -312,34 +307,9 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 	return res
 }
 
-// statelessMeta are the _meta keys of a stateless request that describe
-// the client's protocol, not the call.
-var statelessMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo, mcp.MetaKeyLogLevel}
-
-// statelessParams prepares a stateless request's params for u. A stdio
-// upstream gets them as they are: it decides the era per request too, so
-// one that speaks 2026-07-28 serves the request in it (its input_required
-// reaches the client unchanged) and an older one ignores the keys. A
-// remote upstream's connection carries its negotiated version in the
-// Mcp-Protocol-Version header, which must agree with _meta: there the
-// keys are dropped and the request is one of the session era.
-func (u *upstream) statelessParams(params json.RawMessage) json.RawMessage {
-	if u.cfg.kind() == TypeStdio || !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
-		return params
-	}
-	out := []byte(params)
-	for _, k := range statelessMeta {
-		out, _ = sjson.DeleteBytes(out, metaPath(k))
-	}
-	if m := gjson.GetBytes(out, "_meta"); m.IsObject() && len(m.Map()) == 0 {
-		out, _ = sjson.DeleteBytes(out, "_meta")
-	}
-	return out
-}
-
 // inScope reports whether stored artifact id is one s may read (see the
 // top of this file).
-func (s *Session) inScope(ctx context.Context, id string) bool {
+func (s *session) inScope(ctx context.Context, id string) bool {
 	var filter store.Scope
 	switch {
 	case s.User != "":

@@ -8,6 +8,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // isStatelessHTTP reports whether a POSTed message is of the stateless
@@ -25,29 +27,29 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 		w.WriteHeader(http.StatusAccepted) // a stateless notification concerns nothing here
 		return
 	}
-	fail := func(e *RPCError) {
-		writeJSON(w, statelessHTTPStatus(e.Code), encodeError(m.ID, e))
+	fail := func(e *rpcError) {
+		writeJSON(w, statelessHTTPStatus(e.Code), jsonrpc.EncodeError(m.ID, e))
 	}
 	header := r.Header.Get(mcp.HeaderProtocolVersion)
 	version := requestVersion(m.Params)
 	switch {
 	case r.Header.Get("Last-Event-ID") != "":
-		fail(&RPCError{Code: CodeHeaderMismatch, Message: "Last-Event-ID: streams are not resumable in " + mcp.ProtocolVersion20260728})
+		fail(&rpcError{Code: codeHeaderMismatch, Message: "Last-Event-ID: streams are not resumable in " + mcp.ProtocolVersion20260728})
 		return
 	case header == "" && version != "":
-		fail(&RPCError{Code: CodeHeaderMismatch, Message: mcp.HeaderProtocolVersion + " header is required with " + mcp.MetaKeyProtocolVersion})
+		fail(&rpcError{Code: codeHeaderMismatch, Message: mcp.HeaderProtocolVersion + " header is required with " + mcp.MetaKeyProtocolVersion})
 		return
 	case header != "" && version != "" && header != version:
-		fail(&RPCError{Code: CodeHeaderMismatch, Message: mcp.HeaderProtocolVersion + " header " + header + " does not match " + mcp.MetaKeyProtocolVersion + " " + version})
+		fail(&rpcError{Code: codeHeaderMismatch, Message: mcp.HeaderProtocolVersion + " header " + header + " does not match " + mcp.MetaKeyProtocolVersion + " " + version})
 		return
 	}
 	if version != "" && mcp.IsModernProtocol(version) {
 		if err := mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MCPMethod(m.Method), m.Params); err != nil {
-			fail(&RPCError{Code: CodeHeaderMismatch, Message: err.Error()})
+			fail(&rpcError{Code: codeHeaderMismatch, Message: err.Error()})
 			return
 		}
 		if err := srv.checkParamHeaders(r, m); err != nil {
-			fail(&RPCError{Code: CodeHeaderMismatch, Message: err.Error()})
+			fail(&rpcError{Code: codeHeaderMismatch, Message: err.Error()})
 			return
 		}
 	}
@@ -65,7 +67,7 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 		ls.mu.Unlock()
 		if !started {
 			status := statelessHTTPStatus(int(code.Int()))
-			if m.Method == methodSubscriptionsListen && code.Int() == CodeLimitExceeded {
+			if m.Method == methodSubscriptionsListen && code.Int() == jsonrpc.CodeLimitExceeded {
 				status = http.StatusServiceUnavailable // too many streams (listen.go)
 				w.Header().Set("Retry-After", listenRetryAfter)
 			}
@@ -79,9 +81,9 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 // statelessHTTPStatus is the HTTP status of a stateless error response.
 func statelessHTTPStatus(code int) int {
 	switch code {
-	case CodeMethodNotFound:
+	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
-	case CodeHeaderMismatch, CodeMissingClientCapability, CodeUnsupportedProtocolVersion, CodeInvalidRequest, CodeInvalidParams, CodeParseError:
+	case codeHeaderMismatch, codeMissingClientCapability, codeUnsupportedProtocolVersion, jsonrpc.CodeInvalidRequest, jsonrpc.CodeInvalidParams, jsonrpc.CodeParseError:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK

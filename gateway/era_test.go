@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // statelessParams adds the _meta of a 2026-07-28 request to params.
@@ -126,13 +127,13 @@ func TestServeStatelessHTTPErrors(t *testing.T) {
 		hdr                  map[string]string
 		status, code         int
 	}{
-		{"missing client capabilities", "tools/list", noCaps, nil, 400, CodeInvalidParams},
-		{"unsupported version", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, map[string]string{"Mcp-Protocol-Version": "2099-01-01"}, 400, CodeUnsupportedProtocolVersion},
-		{"version header mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Protocol-Version": "2026-08-01"}, 400, CodeHeaderMismatch},
-		{"Mcp-Method mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Method": "prompts/list"}, 400, CodeHeaderMismatch},
-		{"Mcp-Name mismatch", "tools/call", statelessParams(`{"name":"echo"}`, ""), map[string]string{"Mcp-Name": "other"}, 400, CodeHeaderMismatch},
-		{"removed method", "ping", statelessParams("", ""), nil, 404, CodeMethodNotFound},
-		{"unknown method", "nope/nope", statelessParams("", ""), nil, 404, CodeMethodNotFound},
+		{"missing client capabilities", "tools/list", noCaps, nil, 400, jsonrpc.CodeInvalidParams},
+		{"unsupported version", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, map[string]string{"Mcp-Protocol-Version": "2099-01-01"}, 400, codeUnsupportedProtocolVersion},
+		{"version header mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Protocol-Version": "2026-08-01"}, 400, codeHeaderMismatch},
+		{"Mcp-Method mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Method": "prompts/list"}, 400, codeHeaderMismatch},
+		{"Mcp-Name mismatch", "tools/call", statelessParams(`{"name":"echo"}`, ""), map[string]string{"Mcp-Name": "other"}, 400, codeHeaderMismatch},
+		{"removed method", "ping", statelessParams("", ""), nil, 404, jsonrpc.CodeMethodNotFound},
+		{"unknown method", "nope/nope", statelessParams("", ""), nil, 404, jsonrpc.CodeMethodNotFound},
 	}
 	for _, tc := range cases {
 		st, res := c.post("", tc.method, tc.params, tc.hdr)
@@ -174,7 +175,7 @@ func TestServeStatelessOnStdio(t *testing.T) {
 	if res.Get("resultType").Exists() || res.Get("structuredContent.v").String() != "old" {
 		t.Fatalf("session-era tools/call over stdio: %s", res.Raw)
 	}
-	if r := c.call("ping", statelessParams("", "")); gjson.GetBytes(r, "error.code").Int() != CodeMethodNotFound {
+	if r := c.call("ping", statelessParams("", "")); gjson.GetBytes(r, "error.code").Int() != jsonrpc.CodeMethodNotFound {
 		t.Fatalf("stateless ping: %s", r)
 	}
 	if r := c.result("ping", ""); r.Raw != "{}" {
@@ -264,53 +265,6 @@ func TestServeStatelessAnonymousScope(t *testing.T) {
 	}
 }
 
-// TestStatelessParamsUpstream: a remote upstream's session-era connection
-// gets a stateless request without the protocol keys of its _meta (its
-// Mcp-Protocol-Version header would contradict them); the call's own
-// _meta stays, and a stdio upstream gets the request as it is.
-func TestStatelessParamsUpstream(t *testing.T) {
-	in := json.RawMessage(statelessParams(`{"name":"echo"}`, `,"progressToken":"p1","io.modelcontextprotocol/logLevel":"info"`))
-	remote := &upstream{cfg: ServerConfig{URL: "http://127.0.0.1:1/mcp"}}
-	out := remote.statelessParams(in)
-	if strings.Contains(string(out), "io.modelcontextprotocol/") || gjson.GetBytes(out, "_meta.progressToken").String() != "p1" || gjson.GetBytes(out, "name").String() != "echo" {
-		t.Errorf("remote upstream gets %s", out)
-	}
-	bare := remote.statelessParams(json.RawMessage(statelessParams(`{"name":"echo"}`, "")))
-	if gjson.GetBytes(bare, "_meta").Exists() {
-		t.Errorf("an emptied _meta is kept: %s", bare)
-	}
-	local := &upstream{cfg: ServerConfig{Command: "x"}}
-	if got := local.statelessParams(in); string(got) != string(in) {
-		t.Errorf("stdio upstream gets %s, want the request as it is", got)
-	}
-}
-
-// TestWithStatelessMeta: a request the gateway builds for a stateless
-// client carries the client's protocol keys upstream; its own keys win,
-// and the client's bytes are not written.
-func TestWithStatelessMeta(t *testing.T) {
-	meta := json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"traceparent":"x"}`)
-	got := withStatelessMeta(json.RawMessage(`{"cursor":"c2"}`), meta)
-	if gjson.GetBytes(got, `_meta.io\.modelcontextprotocol/protocolVersion`).String() != "2026-07-28" || !gjson.GetBytes(got, `_meta.io\.modelcontextprotocol/clientCapabilities.sampling`).Exists() || gjson.GetBytes(got, "cursor").String() != "c2" {
-		t.Errorf("built request %s", got)
-	}
-	if gjson.GetBytes(got, "_meta.traceparent").Exists() {
-		t.Errorf("a non-protocol key was copied: %s", got)
-	}
-	if got := withStatelessMeta(nil, meta); !gjson.GetBytes(got, `_meta.io\.modelcontextprotocol/protocolVersion`).Exists() {
-		t.Errorf("no params: %s", got)
-	}
-	own := []byte(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
-	keep := string(own)
-	out := withStatelessMeta(own, meta)
-	if string(own) != keep || gjson.GetBytes(out, `_meta.io\.modelcontextprotocol/clientCapabilities.sampling`).Exists() {
-		t.Errorf("the request's own keys were changed: %s (input now %s)", out, own)
-	}
-	if err := (ServerConfig{URL: "http://x/mcp", Mcpx: ServerOptions{Protocol: "2099"}}).Validate("s"); err == nil || !strings.Contains(err.Error(), "mcpx.protocol") {
-		t.Errorf("Validate(protocol 2099) = %v", err)
-	}
-}
-
 // codeUnknownResource is the code of a refused artifact read: the same as
 // for an id that does not exist (issue 15).
-var codeUnknownResource = int64(toRPCError(ErrUnknownResource).Code)
+var codeUnknownResource = int64(jsonrpc.ToRPCError(jsonrpc.ErrUnknownResource).Code)

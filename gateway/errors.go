@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // clientError is what a client is told of err, a request's failure.
@@ -19,17 +21,17 @@ import (
 // their text (an unknown tool, bad params, a timeout), and an upstream's
 // own JSON-RPC error keeps its code, message and data; in every message
 // the configured secrets are masked.
-func (g *Gateway) clientError(method, session string, err error) *RPCError {
-	e := toRPCError(err)
-	var upstreamRPC *RPCError
+func (g *Gateway) clientError(method, session string, err error) *rpcError {
+	e := jsonrpc.ToRPCError(err)
+	var upstreamRPC *rpcError
 	generic := ""
 	switch {
 	case errors.As(err, &upstreamRPC):
-	case errors.Is(err, ErrUpstreamExited):
+	case errors.Is(err, jsonrpc.ErrUpstreamExited):
 		generic = "upstream exited"
-	case errors.Is(err, ErrUpstreamUnavailable):
+	case errors.Is(err, jsonrpc.ErrUpstreamUnavailable):
 		generic = "upstream unavailable"
-	case e.Code == CodeInternalError:
+	case e.Code == jsonrpc.CodeInternalError:
 		generic = "internal error"
 	}
 	if generic == "" {
@@ -40,7 +42,7 @@ func (g *Gateway) clientError(method, session string, err error) *RPCError {
 	}
 	id := newErrorID()
 	g.log.Warn("request failed", "method", method, "session", session, "error_id", id, "error", g.redact.String(err.Error()))
-	return &RPCError{Code: e.Code, Message: fmt.Sprintf("%s: %s (details in the mcpx log under error_id=%s)", method, generic, id)}
+	return &rpcError{Code: e.Code, Message: fmt.Sprintf("%s: %s (details in the mcpx log under error_id=%s)", method, generic, id)}
 }
 
 // maskData masks the secrets in an error's data (an upstream's, passed

@@ -19,6 +19,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // The real peers, installed by scripts/test.sh (npm ci in tools/npm).
@@ -90,25 +93,25 @@ func everythingHTTP(t *testing.T) ServerConfig {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return ServerConfig{Type: TypeStreamableHTTP, URL: "http://" + addr + "/mcp"}
+	return ServerConfig{Type: config.TypeStreamableHTTP, URL: "http://" + addr + "/mcp"}
 }
 
 // direct calls a tool on a fresh direct connection to server-everything
 // (stdio), for what the server itself sends.
 func direct(t *testing.T, tool, args string) gjson.Result {
 	cfg := everythingStdio(t)
-	c, err := startStdio("direct", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger(), connHandlers{})
+	c, err := upstream.DialStdio("direct", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close()
+	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := c.call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)); err != nil {
+	if _, err := c.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	_ = c.notify(ctx, "notifications/initialized", nil)
-	res, err := c.call(ctx, "tools/call", json.RawMessage(toolCall(tool, args)))
+	_ = c.Notify(ctx, "notifications/initialized", nil)
+	res, err := c.Call(ctx, "tools/call", json.RawMessage(toolCall(tool, args)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +257,7 @@ func testEverything(t *testing.T, g *Gateway) {
 		if len(seen)-artifacts < 5 || artifacts < 2 || len(made) < 2 {
 			t.Fatalf("listed %d upstream resources and %d artifacts of this session across pages (made %d)", len(seen)-artifacts, artifacts, len(made))
 		}
-		if code := gjson.GetBytes(c.call("resources/list", `{"cursor":"garbage!"}`), "error.code").Int(); code != CodeInvalidParams {
+		if code := gjson.GetBytes(c.call("resources/list", `{"cursor":"garbage!"}`), "error.code").Int(); code != jsonrpc.CodeInvalidParams {
 			t.Errorf("bad cursor: code %d", code)
 		}
 	})
@@ -286,7 +289,7 @@ func testEverything(t *testing.T, g *Gateway) {
 		other := connect(t, g)
 		uri := "demo://resource/static/document/architecture.md"
 		c.result("resources/subscribe", `{"uri":"`+uri+`"}`)
-		if n := g.Subscribers(uri); n != 1 {
+		if n := g.subscribers(uri); n != 1 {
 			t.Fatalf("subscribers: %d", n)
 		}
 		c.result("tools/call", toolCall("toggle-subscriber-updates", ""))
@@ -298,7 +301,7 @@ func testEverything(t *testing.T, g *Gateway) {
 			t.Errorf("a session without the subscription got the update")
 		}
 		c.result("resources/unsubscribe", `{"uri":"`+uri+`"}`)
-		if n := g.Subscribers(uri); n != 0 {
+		if n := g.subscribers(uri); n != 0 {
 			t.Errorf("subscribers after unsubscribe: %d", n)
 		}
 		c.result("tools/call", toolCall("toggle-subscriber-updates", ""))

@@ -10,6 +10,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
@@ -42,8 +44,8 @@ func TestCrashedUpstreamRestarts(t *testing.T) {
 	// stderr (issue 7: it may hold secrets); the log has both
 	msg := e.Get("message").String()
 	id := regexp.MustCompile(`error_id=([0-9a-f]+)`).FindStringSubmatch(msg)
-	if e.Get("code").Int() != CodeUpstreamUnavailable || strings.Contains(msg, "crashing on purpose") || id == nil {
-		t.Fatalf("crash: want code %d with an error id and no stderr, got %s", CodeUpstreamUnavailable, r)
+	if e.Get("code").Int() != jsonrpc.CodeUpstreamUnavailable || strings.Contains(msg, "crashing on purpose") || id == nil {
+		t.Fatalf("crash: want code %d with an error id and no stderr, got %s", jsonrpc.CodeUpstreamUnavailable, r)
 	}
 	logged := regexp.MustCompile(`(?m)^.*error_id=` + id[1] + `.*$`).FindString(log.String())
 	if !strings.Contains(logged, "[WARN]") || !strings.Contains(logged, "crashing on purpose") {
@@ -53,7 +55,7 @@ func TestCrashedUpstreamRestarts(t *testing.T) {
 	// so, then a call goes through
 	waitFor(t, "the upstream is ready again after a restart", func() bool {
 		st := g.Status()[0]
-		return st.Restarts >= 1 && st.State == StateReady
+		return st.Restarts >= 1 && st.State == upstream.StateReady
 	})
 	if r = c.call("tools/call", toolCall("echo", `{"v":"back"}`)); gjson.GetBytes(r, "result.structuredContent.v").String() != "back" {
 		t.Fatalf("after the restart: %s", r)
@@ -65,11 +67,11 @@ func TestHungUpstreamTimesOut(t *testing.T) {
 	s.Timeout = Duration(2 * time.Second) // also bounds the stub's start, slow under -race
 	g := newTestGateway(t, map[string]ServerConfig{"stub": s}, engine.Options{})
 	// a start slower than the timeout under load is retried: wait for it
-	waitFor(t, "the stub is ready", func() bool { return g.Status()[0].State == StateReady })
+	waitFor(t, "the stub is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("hang", ""))
-	if code := gjson.GetBytes(r, "error.code").Int(); code != CodeUpstreamTimeout {
-		t.Fatalf("hang: want code %d, got %s", CodeUpstreamTimeout, r)
+	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUpstreamTimeout {
+		t.Fatalf("hang: want code %d, got %s", jsonrpc.CodeUpstreamTimeout, r)
 	}
 	if v := c.result("tools/call", toolCall("echo", `{"v":"ok"}`)).Get("structuredContent.v").String(); v != "ok" {
 		t.Fatalf("after a timeout: %q", v)
@@ -80,8 +82,8 @@ func TestInvalidJSONFromUpstream(t *testing.T) {
 	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("badjson", ""))
-	if code := gjson.GetBytes(r, "error.code").Int(); code != CodeUpstreamInvalid {
-		t.Fatalf("badjson: want code %d, got %s", CodeUpstreamInvalid, r)
+	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUpstreamInvalid {
+		t.Fatalf("badjson: want code %d, got %s", jsonrpc.CodeUpstreamInvalid, r)
 	}
 	if v := c.result("tools/call", toolCall("echo", `{"v":"ok"}`)).Get("structuredContent.v").String(); v != "ok" {
 		t.Fatalf("after invalid JSON: %q", v)
@@ -123,10 +125,10 @@ func TestClientDisconnectMidCall(t *testing.T) {
 func TestUnknownToolAndMethod(t *testing.T) {
 	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
-	if code := gjson.GetBytes(c.call("tools/call", toolCall("nope", "")), "error.code").Int(); code != CodeInvalidParams {
+	if code := gjson.GetBytes(c.call("tools/call", toolCall("nope", "")), "error.code").Int(); code != jsonrpc.CodeInvalidParams {
 		t.Errorf("unknown tool: code %d", code)
 	}
-	if code := gjson.GetBytes(c.call("bogus/method", ""), "error.code").Int(); code != CodeMethodNotFound {
+	if code := gjson.GetBytes(c.call("bogus/method", ""), "error.code").Int(); code != jsonrpc.CodeMethodNotFound {
 		t.Errorf("unknown method: code %d", code)
 	}
 	c.send(`{"jsonrpc":"2.0","id":99,"method":`)
@@ -177,7 +179,7 @@ func TestImageBecomesArtifactReadableBack(t *testing.T) {
 	// another (unauthenticated) session may not read it, nor see it
 	// listed; it is told the artifact is unknown
 	other := connect(t, g)
-	if code := gjson.GetBytes(other.call("resources/read", `{"uri":"`+uri+`"}`), "error.code").Int(); code != int64(toRPCError(ErrUnknownResource).Code) {
+	if code := gjson.GetBytes(other.call("resources/read", `{"uri":"`+uri+`"}`), "error.code").Int(); code != int64(jsonrpc.ToRPCError(jsonrpc.ErrUnknownResource).Code) {
 		t.Errorf("other session read: code %d", code)
 	}
 	if strings.Contains(other.result("resources/list", "").Raw, uri) {
@@ -188,14 +190,5 @@ func TestImageBecomesArtifactReadableBack(t *testing.T) {
 // stderrTail returns the last stderr lines of the named stdio upstream's
 // current connection ("" before it has one).
 func stderrTail(g *Gateway, server string) string {
-	u := g.ups[server]
-	u.mu.RLock()
-	c, _ := u.c.(*stdioConn)
-	u.mu.RUnlock()
-	if c == nil {
-		return ""
-	}
-	c.tailMu.Lock()
-	defer c.tailMu.Unlock()
-	return strings.Join(c.tail, "\n")
+	return g.ups[server].StderrTail()
 }

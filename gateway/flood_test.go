@@ -24,6 +24,10 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // stubFlooder makes the stub an upstream whose tool "flood" sends the
@@ -64,7 +68,7 @@ func (f *floodTally) answered(m gjson.Result) {
 	if e := m.Get("error"); e.Exists() {
 		f.errors++
 		msg := e.Get("message").String()
-		if strings.Contains(msg, "too many outstanding server requests") && e.Get("code").Int() == CodeLimitExceeded {
+		if strings.Contains(msg, "too many outstanding server requests") && e.Get("code").Int() == jsonrpc.CodeLimitExceeded {
 			if f.refusal == nil {
 				f.refusal = map[string]int{}
 			}
@@ -272,8 +276,8 @@ func TestFloodServerRequestsStdio(t *testing.T) {
 				return c.result("tools/call", toolCall("tally", "")).Get("structuredContent")
 			}
 			// answer goroutines: the upstream cap's relayed ones and
-			// answerSpare more; the rest is the test's own
-			runFlood(t, g, fc, 5000, fc.limits.MaxServerRequestsPerUpstream+answerSpare+100, tally)
+			// upstream.AnswerSpare more; the rest is the test's own
+			runFlood(t, g, fc, 5000, fc.limits.MaxServerRequestsPerUpstream+upstream.AnswerSpare+100, tally)
 		})
 	}
 }
@@ -365,13 +369,13 @@ func TestFloodServerRequestsHTTP(t *testing.T) {
 			}
 			ts.Start()
 			t.Cleanup(ts.Close)
-			g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"flooder": {Type: TypeStreamableHTTP, URL: ts.URL}}, Limits: fc.limits})
+			g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"flooder": {Type: config.TypeStreamableHTTP, URL: ts.URL}}, Limits: fc.limits})
 			tally := func(c *client) gjson.Result {
 				return c.result("tools/call", toolCall("tally", "")).Get("structuredContent")
 			}
 			// answer goroutines: MaxAnswering's, each with a
 			// connection (a goroutine at each end, two in the client)
-			runFlood(t, g, fc, 2000, 4*(fc.limits.MaxServerRequestsPerUpstream+answerSpare)+100, tally)
+			runFlood(t, g, fc, 2000, 4*(fc.limits.MaxServerRequestsPerUpstream+upstream.AnswerSpare)+100, tally)
 			t.Logf("the gateway opened %d connections to the upstream", up.conns.Load())
 		})
 	}
@@ -422,8 +426,8 @@ func TestListenStreamCaps(t *testing.T) {
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 			t.Errorf("%s: status %d, Retry-After %q; want 503 with Retry-After", who, resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
-		if e.Get("code").Int() != CodeLimitExceeded || !strings.Contains(e.Get("message").String(), "too many subscriptions/listen streams") || !strings.Contains(e.Get("message").String(), limit) {
-			t.Errorf("%s: error %s, want code %d naming %s", who, e.Raw, CodeLimitExceeded, limit)
+		if e.Get("code").Int() != jsonrpc.CodeLimitExceeded || !strings.Contains(e.Get("message").String(), "too many subscriptions/listen streams") || !strings.Contains(e.Get("message").String(), limit) {
+			t.Errorf("%s: error %s, want code %d naming %s", who, e.Raw, jsonrpc.CodeLimitExceeded, limit)
 		}
 	}
 	actx, closeAlice := context.WithCancel(ctx)

@@ -4,9 +4,12 @@
 // and passes every tool result through the engine, so base64 blobs and
 // oversized text reach the model as artifact references.
 //
-// The gateway speaks JSON-RPC itself and keeps every upstream message raw:
-// tool schemas, _meta, structured content and annotations are forwarded
-// byte for byte. mcp-go provides the remote client transports.
+// The gateway speaks JSON-RPC itself, with its own Streamable HTTP and
+// legacy SSE client transports (gateway/internal/upstreamhttp), and keeps
+// every upstream message raw: tool schemas, _meta, structured content and
+// annotations are forwarded byte for byte. Upstream supervision lives in
+// gateway/internal/upstream and the settings in gateway/internal/config;
+// this package wires them to the sessions and the engine.
 //
 //	gw, _ := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}})
 //	gw.Start(ctx)
@@ -23,6 +26,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,15 +40,15 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/internal/mergepatch"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// DefaultStartWait is the least a client's initialize waits for an
+// defaultStartWait is the least a client's initialize waits for an
 // upstream that is still connecting; an upstream's start-up timeout
 // (ServerOptions.StartupTimeout) makes the wait longer.
-const DefaultStartWait = 15 * time.Second
+const defaultStartWait = 15 * time.Second
 
 // startWaitSlack is how long past an upstream's start-up timeout a client
 // waits: long enough for the attempt's own failure to land first.
@@ -55,8 +59,8 @@ type Options struct {
 	// Servers are the upstreams by name; disabled entries are skipped.
 	Servers map[string]ServerConfig
 	// Engine configures the engine every result passes through. Store is
-	// required; the gateway sets Reader to itself, so the resourcelink
-	// layer can read resources. Its Linker, when set, also makes the
+	// required; the gateway sets Reader to its upstreams, so the
+	// resourcelink layer can read their resources. Its Linker, when set, also makes the
 	// capability URLs of argument rewriting.
 	Engine engine.Options
 	// Logger is the parent logger; the gateway logs under "gateway".
@@ -67,8 +71,8 @@ type Options struct {
 	// StartWait is the least a client's initialize (and a first request
 	// without one) waits for an upstream's first connection attempt; it
 	// waits for each upstream up to the larger of StartWait and the
-	// upstream's start-up timeout, counted from Start. Defaults to
-	// DefaultStartWait.
+	// upstream's start-up timeout, counted from Start. Defaults to 15 s
+	// (defaultStartWait).
 	StartWait time.Duration
 	// Limits bound message sizes, buffers, sessions and logging; the zero
 	// value means every default (see Limits).
@@ -101,9 +105,12 @@ type Options struct {
 	// goroutine; keep it short. Defaults to nil.
 	OnSessionEnd func(sessionID string)
 	// Profiles are client profiles by the prefix of clientInfo.name they
-	// match (profiles.go); they add to and replace BuiltinProfiles. Each
-	// call's result is fitted to its client's profile: budget, images.
-	// Defaults to BuiltinProfiles only.
+	// match (profiles.go); they add to and replace the built-in ones
+	// (claude-code: 25,000 tokens and images; claude-ai: images; copilot
+	// and github-copilot: 10,000 characters; goose: 200,000 characters)
+	// and "default" applies to any other client. Each call's result is
+	// fitted to its client's profile: budget, images. Defaults to the
+	// built-in profiles only.
 	Profiles map[string]Profile
 	// ArtifactTools configure the artifacts_query and artifacts_search
 	// tools and resources/read of text artifacts (artifact_tools.go).
@@ -122,14 +129,14 @@ type Gateway struct {
 	startWait time.Duration
 	stdioOwns bool                 // Options.StdioReadsStore
 	onEnd     func(string)         // Options.OnSessionEnd
-	profiles  *profiles            // Options.Profiles over BuiltinProfiles
+	profiles  *profiles            // Options.Profiles over builtinProfiles
 	artTools  ArtifactToolsOptions // Options.ArtifactTools, defaults applied
 	limits    Limits               // defaults applied
 	large     *semaphore.Weighted  // bytes of large requests in flight
 	redact    *redact.Redactor
 	quit      chan struct{} // closed by Close
 
-	ups    map[string]*upstream
+	ups    map[string]*upstream.Upstream
 	order  []string // upstream names, sorted
 	single bool
 
@@ -138,7 +145,7 @@ type Gateway struct {
 	toolList []json.RawMessage     // exposed definitions, in order
 
 	sessMu   sync.RWMutex
-	sessions map[string]*Session
+	sessions map[string]*session
 
 	subsMu sync.Mutex
 	subs   map[string]map[subscriber]struct{} // resource URI → subscribers
@@ -153,8 +160,8 @@ type Gateway struct {
 	progSeq  atomic.Int64
 
 	ownerMu    sync.RWMutex
-	owner      map[string]*upstream // resource URI → the upstream that listed it first
-	collisions map[string]struct{}  // uri + "\x00" + server, logged once
+	owner      map[string]*upstream.Upstream // resource URI → the upstream that listed it first
+	collisions map[string]struct{}           // uri + "\x00" + server, logged once
 
 	cacheMu sync.Mutex
 	cache   map[cacheKey]cacheEntry
@@ -169,7 +176,7 @@ type Gateway struct {
 	cancel  context.CancelFunc
 	startAt time.Time // when Start was called
 	// startLogEvery is how often a starting upstream says it is still
-	// starting (startLogInterval; tests lower it)
+	// starting (0: the upstream's default; tests lower it)
 	startLogEvery time.Duration
 	wg            sync.WaitGroup
 	closed        atomic.Bool
@@ -179,7 +186,7 @@ type Gateway struct {
 
 // toolRoute says where an exposed tool goes.
 type toolRoute struct {
-	up        *upstream
+	up        *upstream.Upstream
 	tool      string          // the upstream's name, or the generated kind
 	generated string          // "", genList, genRead or genTemplates
 	def       json.RawMessage // the exposed definition
@@ -189,7 +196,7 @@ type toolRoute struct {
 }
 
 type progressRoute struct {
-	s       *Session
+	s       *session
 	token   json.RawMessage
 	related func([]byte)
 }
@@ -200,19 +207,17 @@ func New(o Options) (*Gateway, error) {
 		log:        o.Logger,
 		version:    o.Version,
 		startWait:  o.StartWait,
-		ups:        map[string]*upstream{},
+		ups:        map[string]*upstream.Upstream{},
 		routes:     map[string]*toolRoute{},
-		sessions:   map[string]*Session{},
+		sessions:   map[string]*session{},
 		subs:       map[string]map[subscriber]struct{}{},
 		listeners:  map[*listener]struct{}{},
 		progress:   map[string]progressRoute{},
-		owner:      map[string]*upstream{},
+		owner:      map[string]*upstream.Upstream{},
 		collisions: map[string]struct{}{},
 		cache:      map[cacheKey]cacheEntry{},
 		quit:       make(chan struct{}),
 		redact:     redact.New(o.Secrets),
-
-		startLogEvery: startLogInterval,
 	}
 	if err := o.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -226,7 +231,7 @@ func New(o Options) (*Gateway, error) {
 	if err := o.ArtifactTools.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g.artTools = o.ArtifactTools.withDefaults()
+	g.artTools = o.ArtifactTools.WithDefaults()
 	g.first.init(o.WaitForClientCapabilities)
 	g.large = semaphore.NewWeighted(g.limits.LargeRequestBytes)
 	if g.log == nil {
@@ -237,22 +242,20 @@ func New(o Options) (*Gateway, error) {
 		g.version = "dev"
 	}
 	if g.startWait <= 0 {
-		g.startWait = DefaultStartWait
+		g.startWait = defaultStartWait
 	}
 	g.stdioOwns = o.StdioReadsStore
 	g.onEnd = o.OnSessionEnd
 	eo := o.Engine
-	eo.Reader = g
+	eo.Reader = upstreamResources(g.ups)
 	// summaries point the model at the tools by the names it is offered
 	eo.QueryTools = engine.QueryTools{Query: g.artTools.QueryName, Search: g.artTools.SearchName}
 	if eo.Logger == nil {
 		eo.Logger = o.Logger
 	}
-	cfg, err := withServerLayers(eo.Config, o.Servers)
-	if err != nil {
+	if err := checkNoServerLayers(o.Servers); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	eo.Config = cfg
 	if eo.SchemaValidator == nil {
 		eo.SchemaValidator = &schemaValidator{log: g.log.Named("schema"), limits: g.limits}
 	}
@@ -269,7 +272,16 @@ func New(o Options) (*Gateway, error) {
 			g.log.Info("server disabled in config", "server", name)
 			continue
 		}
-		g.ups[name] = newUpstream(g, name, cfg)
+		g.ups[name] = upstream.New(upstream.Options{
+			Name:        name,
+			Config:      cfg,
+			Limits:      g.limits,
+			Log:         g.log,
+			Version:     g.version,
+			StartWait:   g.startWait,
+			FirstClient: g.first.channel(),
+			Host:        upstreamHost{g},
+		})
 		g.order = append(g.order, name)
 	}
 	if len(g.order) == 0 {
@@ -280,81 +292,28 @@ func New(o Options) (*Gateway, error) {
 	return g, nil
 }
 
-// withServerLayers merges each server's mcpx.layers and per-tool layers
-// into the pipeline config, and its auto-read policy into the resourcelink
-// layer. Each is one more merge patch (RFC 7396) over the pipeline's own
-// options for that server or tool, as every other level is: a key the
-// pipeline sets and mcpx.layers does not stays.
-func withServerLayers(c engine.Config, servers map[string]ServerConfig) (engine.Config, error) {
-	out := c
-	out.Servers = maps.Clone(c.Servers)
-	if out.Servers == nil {
-		out.Servers = map[string]engine.ServerConfig{}
-	}
+// checkNoServerLayers refuses layer options in mcpServers.NAME.mcpx:
+// they live in the engine's pipeline (Options.Engine.Config.Servers),
+// their one home, where the engine merges every level once. mcpx moves
+// an old config's there when it loads it (for one release, with a
+// warning); a host that sets them here would otherwise see them ignored.
+func checkNoServerLayers(servers map[string]ServerConfig) error {
 	for _, name := range sortedKeys(servers) {
 		m := servers[name].Mcpx
-		if len(m.Layers) == 0 && len(m.Tools) == 0 && m.AutoReadIfSizeUnderBytes == 0 {
-			continue
-		}
 		at := "mcpServers." + name + ".mcpx"
-		sc := out.Servers[name]
-		patch := m.Layers
-		if m.AutoReadIfSizeUnderBytes > 0 {
-			patch = maps.Clone(patch)
-			if patch == nil {
-				patch = map[string]json.RawMessage{}
-			}
-			auto := json.RawMessage(`{"auto_read_if_size_under_bytes":` + strconv.FormatInt(m.AutoReadIfSizeUnderBytes, 10) + `}`)
-			rl, err := mergepatch.Compose(patch["resourcelink"], auto)
-			if err != nil {
-				return engine.Config{}, fmt.Errorf("%s.layers.resourcelink: %w", at, err)
-			}
-			patch["resourcelink"] = rl
+		if len(m.Layers) > 0 {
+			return fmt.Errorf("%s.layers: layer options live in the pipeline: set pipeline.servers.%s.layers (engine.Config.Servers)", at, name)
 		}
-		layers, err := composeLayers(sc.Layers, patch, at+".layers")
-		if err != nil {
-			return engine.Config{}, err
+		if m.AutoReadIfSizeUnderBytes != 0 {
+			return fmt.Errorf("%s.auto_read_if_size_under_bytes: layer options live in the pipeline: set pipeline.servers.%s.layers.resourcelink.auto_read_if_size_under_bytes (engine.Config.Servers)", at, name)
 		}
-		sc.Layers = layers
-		tools := maps.Clone(sc.Tools)
-		for _, tname := range sortedKeys(m.Tools) {
-			t := m.Tools[tname]
-			if len(t.Layers) == 0 {
-				continue
+		for _, tool := range sortedKeys(m.Tools) {
+			if len(m.Tools[tool].Layers) > 0 {
+				return fmt.Errorf("%s.tools.%s.layers: layer options live in the pipeline: set pipeline.servers.%s.tools.%s.layers (engine.Config.Servers)", at, tool, name, tool)
 			}
-			if tools == nil {
-				tools = map[string]engine.ToolConfig{}
-			}
-			tc := tools[tname]
-			if tc.Layers, err = composeLayers(tc.Layers, t.Layers, at+".tools."+tname+".layers"); err != nil {
-				return engine.Config{}, err
-			}
-			tools[tname] = tc
 		}
-		sc.Tools = tools
-		out.Servers[name] = sc
 	}
-	return out, nil
-}
-
-// composeLayers returns base's layer options with each of patch's composed
-// over them (mergepatch.Compose); at names patch in errors.
-func composeLayers(base, patch map[string]json.RawMessage, at string) (map[string]json.RawMessage, error) {
-	if len(patch) == 0 {
-		return base, nil
-	}
-	out := maps.Clone(base)
-	if out == nil {
-		out = map[string]json.RawMessage{}
-	}
-	for _, layer := range sortedKeys(patch) {
-		merged, err := mergepatch.Compose(out[layer], patch[layer])
-		if err != nil {
-			return nil, fmt.Errorf("%s.%s: %w", at, layer, err)
-		}
-		out[layer] = merged
-	}
-	return out, nil
+	return nil
 }
 
 // Engine returns the gateway's engine.
@@ -370,7 +329,7 @@ func (g *Gateway) Start(ctx context.Context) {
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
-			u.run(g.ctx)
+			u.Run(g.ctx, g.startLogEvery)
 		}()
 	}
 }
@@ -380,7 +339,7 @@ func (g *Gateway) Start(ctx context.Context) {
 func (g *Gateway) WaitReady(ctx context.Context) {
 	for _, name := range g.order {
 		select {
-		case <-g.ups[name].firstTry:
+		case <-g.ups[name].FirstTry():
 		case <-ctx.Done():
 			return
 		}
@@ -400,13 +359,13 @@ func (g *Gateway) awaitStart(ctx context.Context) {
 	}
 	for _, name := range g.order {
 		u := g.ups[name]
-		wait := time.Until(g.startAt.Add(max(g.startWait, u.cfg.startupTimeout()) + startWaitSlack))
+		wait := time.Until(g.startAt.Add(max(g.startWait, u.Config.StartupTimeout()) + startWaitSlack))
 		if wait <= 0 {
 			continue
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-u.firstTry:
+		case <-u.FirstTry():
 		case <-t.C:
 		case <-ctx.Done():
 		}
@@ -417,7 +376,7 @@ func (g *Gateway) awaitStart(ctx context.Context) {
 	}
 	for _, name := range g.order {
 		select {
-		case <-g.ups[name].firstTry:
+		case <-g.ups[name].FirstTry():
 		default:
 			return
 		}
@@ -429,7 +388,7 @@ func (g *Gateway) awaitStart(ctx context.Context) {
 func (g *Gateway) Status() []Status {
 	out := make([]Status, 0, len(g.order))
 	for _, name := range g.order {
-		out = append(out, g.ups[name].status())
+		out = append(out, g.ups[name].Status())
 	}
 	return out
 }
@@ -443,7 +402,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	close(g.quit)
 	g.sessMu.Lock()
-	sessions := make([]*Session, 0, len(g.sessions))
+	sessions := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {
 		sessions = append(sessions, s)
 	}
@@ -469,13 +428,13 @@ func (g *Gateway) Close(ctx context.Context) error {
 // changed, and renews the upstream's subscriptions after a restart. A
 // client that listed before the upstream was up (it started late, or
 // restarted) learns of its tools, resources and prompts this way.
-func (g *Gateway) upstreamReady(u *upstream) {
+func (g *Gateway) upstreamReady(u *upstream.Upstream) {
 	g.rebuildRoutes()
 	g.broadcast(notificationToolsListChanged, nil)
-	if u.capability("resources") {
+	if u.Capability("resources") {
 		g.broadcast(notificationResourcesListChange, nil)
 	}
-	if u.capability("prompts") {
+	if u.Capability("prompts") {
 		g.broadcast(notificationPromptsListChanged, nil)
 	}
 	g.renewSubscriptions(u)
@@ -510,14 +469,14 @@ func (g *Gateway) rebuildRoutes() {
 	}
 	for _, name := range g.order {
 		u := g.ups[name]
-		for _, def := range u.toolDefs() {
+		for _, def := range u.ToolDefs() {
 			tool := gjson.GetBytes(def, "name").String()
 			if tool == "" {
 				continue
 			}
 			exposed := tool
 			if !g.single {
-				exposed = u.name + "_" + tool
+				exposed = u.Name + "_" + tool
 			}
 			add(exposed, &toolRoute{
 				up:       u,
@@ -525,12 +484,12 @@ func (g *Gateway) rebuildRoutes() {
 				def:      def,
 				username: gjson.GetBytes(def, "inputSchema.properties.username").Exists(),
 				output:   outputSchema(def),
-				args:     toolArgs(u.cfg, tool),
+				args:     toolArgs(u.Config, tool),
 			})
 		}
-		if u.cfg.resourceTools() && u.capability("resources") {
+		if u.Config.ResourceToolsOn() && u.Capability("resources") {
 			for _, kind := range []string{genList, genRead, genTemplates} {
-				add(u.name+"_"+kind, &toolRoute{up: u, tool: kind, generated: kind, def: generatedTool(u.name, kind)})
+				add(u.Name+"_"+kind, &toolRoute{up: u, tool: kind, generated: kind, def: generatedTool(u.Name, kind)})
 			}
 		}
 	}
@@ -558,7 +517,7 @@ func toolArgs(cfg ServerConfig, tool string) ArgumentOptions {
 	if t, ok := cfg.Mcpx.Tools[tool]; ok {
 		a = t.Arguments
 	}
-	return a.withDefaults()
+	return a.WithDefaults()
 }
 
 func generatedTool(server, kind string) json.RawMessage {
@@ -613,3 +572,6 @@ func traceID(meta gjson.Result) string {
 	}
 	return ""
 }
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

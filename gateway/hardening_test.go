@@ -16,8 +16,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
 // rawCall sends line as it is and waits (bounded) for the response whose
@@ -59,7 +62,7 @@ func TestUpstreamEnvAllowlist(t *testing.T) {
 	got := env("plain_env")
 	for _, kv := range got {
 		k, _, _ := strings.Cut(kv, "=")
-		if !inheritedEnv(k) && k != "OWN_KEY" && k != stubEnv {
+		if !upstream.Inherits(k) && k != "OWN_KEY" && k != stubEnv {
 			t.Errorf("upstream got %s, which is neither allowlisted nor its own", kv)
 		}
 	}
@@ -70,20 +73,6 @@ func TestUpstreamEnvAllowlist(t *testing.T) {
 	}
 	if !slices.Contains(env("inherit_env"), "MCPX_TEST_OTHER_SERVERS_KEY=sk-other-0123456789") {
 		t.Error("inherit_env: true did not pass the whole environment")
-	}
-}
-
-func TestUpstreamEnvRules(t *testing.T) {
-	environ := []string{"PATH=/bin", "HOME=/h", "AWS_SECRET_ACCESS_KEY=x", "LC_ALL=C", "TERM=() { :; }; echo pwned", "OWN=parent", "=weird"}
-	got := upstreamEnv(ServerConfig{Env: map[string]string{"OWN": "config"}}, environ)
-	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "OWN=config"}
-	if !slices.Equal(got, want) {
-		t.Errorf("allowlisted env: got %v, want %v", got, want)
-	}
-	got = upstreamEnv(ServerConfig{InheritEnv: true, Env: map[string]string{"OWN": "config"}}, environ)
-	want = []string{"PATH=/bin", "HOME=/h", "AWS_SECRET_ACCESS_KEY=x", "LC_ALL=C", "TERM=() { :; }; echo pwned", "OWN=config"}
-	if !slices.Equal(got, want) {
-		t.Errorf("inherit_env: got %v, want %v", got, want)
 	}
 }
 
@@ -124,9 +113,9 @@ func TestReadLineCapsMemory(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	head, over, err := readLine(br, 1<<20)
+	head, over, err := jsonrpc.ReadLine(br, 1<<20)
 	runtime.ReadMemStats(&after)
-	if !over || err != io.EOF || len(head) != lineHeadBytes {
+	if !over || err != io.EOF || len(head) != jsonrpc.LineHeadBytes {
 		t.Fatalf("300 MB line: over %v, err %v, head %d bytes", over, err, len(head))
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
@@ -135,7 +124,7 @@ func TestReadLineCapsMemory(t *testing.T) {
 	// lines under the limit come back whole, the last one without newline
 	br = bufio.NewReaderSize(strings.NewReader("{\"a\":1}\n"+strings.Repeat("y", 100<<10)+"\nlast"), 16)
 	for _, want := range []string{"{\"a\":1}\n", strings.Repeat("y", 100<<10) + "\n", "last"} {
-		line, over, _ := readLine(br, 1<<20)
+		line, over, _ := jsonrpc.ReadLine(br, 1<<20)
 		if over || string(line) != want {
 			t.Fatalf("line %q (over %v), want %d bytes", line[:min(len(line), 20)], over, len(want))
 		}
@@ -157,7 +146,7 @@ func TestUpstreamMessageTooLarge(t *testing.T) {
 	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Limits: Limits{MaxUpstreamMessageBytes: 1 << 20}})
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("huge", `{"bytes":8388608}`))
-	if code := gjson.GetBytes(r, "error.code").Int(); code != CodeUpstreamInvalid || !strings.Contains(gjson.GetBytes(r, "error.message").String(), "more than 1048576 bytes") {
+	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUpstreamInvalid || !strings.Contains(gjson.GetBytes(r, "error.message").String(), "more than 1048576 bytes") {
 		t.Fatalf("8 MiB answer under a 1 MiB limit: %s", r)
 	}
 	if v := c.result("tools/call", toolCall("echo", `{"v":"still up"}`)).Get("structuredContent.v").String(); v != "still up" {
@@ -204,17 +193,17 @@ func TestClientJSONRPCValidation(t *testing.T) {
 		name, line, key string
 		code            int64
 	}{
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, "null", CodeInvalidRequest},
-		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, "null", CodeInvalidRequest},
-		{"array id", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, "null", CodeInvalidRequest},
-		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, "null", CodeInvalidRequest},
-		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":501,"method":"ping"}`, "501", CodeInvalidRequest},
-		{"jsonrpc missing", `{"id":502,"method":"ping"}`, "502", CodeInvalidRequest},
-		{"method not a string", `{"jsonrpc":"2.0","id":503,"method":7}`, "503", CodeInvalidRequest},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, "null", jsonrpc.CodeInvalidRequest},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, "null", jsonrpc.CodeInvalidRequest},
+		{"array id", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, "null", jsonrpc.CodeInvalidRequest},
+		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, "null", jsonrpc.CodeInvalidRequest},
+		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":501,"method":"ping"}`, "501", jsonrpc.CodeInvalidRequest},
+		{"jsonrpc missing", `{"id":502,"method":"ping"}`, "502", jsonrpc.CodeInvalidRequest},
+		{"method not a string", `{"jsonrpc":"2.0","id":503,"method":7}`, "503", jsonrpc.CodeInvalidRequest},
 		// Issue 15: the id of broken JSON is a guess; JSON-RPC 2.0 wants null.
-		{"parse error", `{"jsonrpc":"2.0","id":504,"method":`, "null", CodeParseError},
-		{"parse error, id 7", `{"jsonrpc":"2.0","id":7,"method":`, "null", CodeParseError},
-		{"parse error without id", `{"jsonrpc":`, "null", CodeParseError},
+		{"parse error", `{"jsonrpc":"2.0","id":504,"method":`, "null", jsonrpc.CodeParseError},
+		{"parse error, id 7", `{"jsonrpc":"2.0","id":7,"method":`, "null", jsonrpc.CodeParseError},
+		{"parse error without id", `{"jsonrpc":`, "null", jsonrpc.CodeParseError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := c.rawCall(tc.line, tc.key)
@@ -257,7 +246,7 @@ func TestClientLineTooLarge(t *testing.T) {
 	c := connect(t, g)
 	line := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"v":"` + strings.Repeat("z", 4<<20) + `"}}}`
 	r := c.rawCall(line, "42")
-	if r.Get("error.code").Int() != CodeInvalidRequest || !strings.Contains(r.Get("error.message").String(), "more than 1048576 bytes") {
+	if r.Get("error.code").Int() != jsonrpc.CodeInvalidRequest || !strings.Contains(r.Get("error.message").String(), "more than 1048576 bytes") {
 		t.Fatalf("4 MiB line under a 1 MiB limit: %s", r.Raw[:min(len(r.Raw), 300)])
 	}
 	if c.result("ping", "").Raw != "{}" {
@@ -341,11 +330,11 @@ func TestHTTPInvalidAndTooLarge(t *testing.T) {
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	defer ts.Close()
 	resp, r := httpPost(t, ts.URL, "", `[`+initBody+`]`)
-	if resp.StatusCode != http.StatusBadRequest || r.Get("error.code").Int() != CodeInvalidRequest {
+	if resp.StatusCode != http.StatusBadRequest || r.Get("error.code").Int() != jsonrpc.CodeInvalidRequest {
 		t.Errorf("batch: %d %s", resp.StatusCode, r.Raw)
 	}
 	resp, r = httpPost(t, ts.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"`+strings.Repeat("q", 2<<20)+`"}}`)
-	if resp.StatusCode != http.StatusRequestEntityTooLarge || r.Get("error.code").Int() != CodeInvalidRequest || !strings.Contains(r.Get("error.message").String(), "max_message_bytes") {
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || r.Get("error.code").Int() != jsonrpc.CodeInvalidRequest || !strings.Contains(r.Get("error.message").String(), "max_message_bytes") {
 		t.Errorf("2 MiB body under a 1 MiB limit: %d %s", resp.StatusCode, r.Raw)
 	}
 }
@@ -418,7 +407,7 @@ func TestHTTPBusySessionsKept(t *testing.T) {
 		t.Errorf("initialize at the cap with the only session busy: %d %s", resp.StatusCode, r.Raw)
 	}
 	wg.Wait()
-	if hung.Get("error.code").Int() != CodeUpstreamTimeout {
+	if hung.Get("error.code").Int() != jsonrpc.CodeUpstreamTimeout {
 		t.Errorf("the busy session's call ended early: %s", hung.Raw)
 	}
 }

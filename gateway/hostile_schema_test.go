@@ -130,7 +130,7 @@ func TestHostileOutputSchemas(t *testing.T) {
 			t.Fatalf("after %s: %s", tool, pong.Raw)
 		}
 	}
-	for _, want := range []string{ErrSchemaCycle.Error(), "limits.max_schema_nodes", "not validated"} {
+	for _, want := range []string{errSchemaCycle.Error(), "limits.max_schema_nodes", "not validated"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%.3000s", want, log.String())
 		}

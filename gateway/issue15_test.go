@@ -16,6 +16,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
@@ -28,7 +31,7 @@ func TestHTTPParseErrorHasNullID(t *testing.T) {
 	defer ts.Close()
 	for _, body := range []string{`{"jsonrpc":"2.0","id":7,"method":`, `{"jsonrpc":"2.0","id":"seven","method":"ping","params":{`} {
 		resp, r := httpPost(t, ts.URL, "", body)
-		if resp.StatusCode != http.StatusBadRequest || r.Get("error.code").Int() != CodeParseError || r.Get("id").Raw != "null" {
+		if resp.StatusCode != http.StatusBadRequest || r.Get("error.code").Int() != jsonrpc.CodeParseError || r.Get("id").Raw != "null" {
 			t.Errorf("%s: %d %s, want 400 with -32700 and id null", body, resp.StatusCode, r.Raw)
 		}
 	}
@@ -93,7 +96,7 @@ func TestSecretFormsMasked(t *testing.T) {
 	defer ts.Close()
 	g := newGatewayWith(t, Options{
 		Servers: map[string]ServerConfig{
-			"leaky":  {Type: TypeStreamableHTTP, URL: ts.URL},
+			"leaky":  {Type: config.TypeStreamableHTTP, URL: ts.URL},
 			"remote": {URL: "http://127.0.0.1:1/mcp/" + url.PathEscape(secret) + "?key=" + url.QueryEscape(secret), Timeout: Duration(2 * time.Second)},
 		},
 		Logger:  hclog.New(&hclog.LoggerOptions{Output: redact.New(secrets).Writer(&log), Level: hclog.Debug}),
@@ -102,7 +105,7 @@ func TestSecretFormsMasked(t *testing.T) {
 	waitFor(t, "the leaky upstream is ready", func() bool {
 		for _, st := range g.Status() {
 			if st.Name == "leaky" {
-				return st.State == StateReady
+				return st.State == upstream.StateReady
 			}
 		}
 		return false

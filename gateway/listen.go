@@ -30,6 +30,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // Notification methods of the stateless revision's subscriptions.
@@ -42,7 +44,7 @@ const (
 )
 
 // pathMetaSubscriptionID is the subscription tag's gjson/sjson path.
-var pathMetaSubscriptionID = metaPath(mcp.MetaKeySubscriptionID)
+var pathMetaSubscriptionID = jsonrpc.MetaPath(mcp.MetaKeySubscriptionID)
 
 // listenQueue is how many notifications may wait for a stream's client.
 // Past it the stream ends (its client opens another and lists again):
@@ -52,10 +54,6 @@ const listenQueue = 256
 
 // errListenerTooSlow ends a stream whose client does not keep up.
 var errListenerTooSlow = errors.New("the client did not read its subscriptions/listen stream: more than 256 notifications waited")
-
-// ErrTooManyListenStreams refuses a subscriptions/listen stream over
-// Limits.MaxListenStreamsPerPrincipal or MaxListenStreams.
-var ErrTooManyListenStreams = errors.New("mcpx: too many subscriptions/listen streams")
 
 // listenRetryAfter is the Retry-After (seconds) of a refused stream over
 // HTTP: streams end when their clients go, so a short wait may do.
@@ -76,9 +74,9 @@ func (ls *listenSlots) take(principal string, lim Limits) (func(), error) {
 	defer ls.mu.Unlock()
 	switch {
 	case ls.by[principal] >= lim.MaxListenStreamsPerPrincipal:
-		return nil, fmt.Errorf("%w: this principal has %d open (limits.max_listen_streams_per_principal)", ErrTooManyListenStreams, lim.MaxListenStreamsPerPrincipal)
+		return nil, fmt.Errorf("%w: this principal has %d open (limits.max_listen_streams_per_principal)", jsonrpc.ErrTooManyListenStreams, lim.MaxListenStreamsPerPrincipal)
 	case ls.total >= lim.MaxListenStreams:
-		return nil, fmt.Errorf("%w: %d are open (limits.max_listen_streams)", ErrTooManyListenStreams, lim.MaxListenStreams)
+		return nil, fmt.Errorf("%w: %d are open (limits.max_listen_streams)", jsonrpc.ErrTooManyListenStreams, lim.MaxListenStreams)
 	}
 	if ls.by == nil {
 		ls.by = map[string]int{}
@@ -193,13 +191,13 @@ func (g *Gateway) grantable(want mcp.SubscriptionFilter) mcp.SubscriptionFilter 
 
 // serveListen serves subscriptions/listen for as long as the client keeps
 // the request open.
-func (s *Session) serveListen(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+func (s *session) serveListen(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
 	g := s.g
 	var p struct {
 		Notifications *mcp.SubscriptionFilter `json:"notifications"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.Notifications == nil {
-		return nil, fmt.Errorf("%s: %w: \"notifications\" (an object) is required", m.Method, errBadParams)
+		return nil, fmt.Errorf("%s: %w: \"notifications\" (an object) is required", m.Method, jsonrpc.ErrBadParams)
 	}
 	release, err := g.listenSlots.take(s.User, g.limits)
 	if err != nil {
@@ -230,10 +228,10 @@ func (s *Session) serveListen(ctx context.Context, m *message, related func([]by
 	}()
 	for _, uri := range l.filter.ResourceSubscriptions {
 		if uri == "" {
-			return nil, fmt.Errorf("%s: %w: an empty resource URI", m.Method, errBadParams)
+			return nil, fmt.Errorf("%s: %w: an empty resource URI", m.Method, jsonrpc.ErrBadParams)
 		}
 		if err := g.subscribe(ctx, l, uri); err != nil {
-			return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("subscribing to %q: %v", uri, err)}
+			return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("subscribing to %q: %v", uri, err)}
 		}
 		subscribed = append(subscribed, uri)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 const listenedURI = "file:///watched.txt"
@@ -66,7 +67,7 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 	if !granted.Get("toolsListChanged").Bool() || granted.Get("promptsListChanged").Bool() || granted.Get("resourceSubscriptions.0").String() != listenedURI {
 		t.Errorf("granted %s: want tools list changes and the resource, no prompts (the stub has none)", granted.Raw)
 	}
-	if n := g.Subscribers(listenedURI); n != 1 {
+	if n := g.subscribers(listenedURI); n != 1 {
 		t.Errorf("subscribers of %s: %d", listenedURI, n)
 	}
 
@@ -91,7 +92,7 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream did not end on notifications/cancelled")
 	}
-	if n := g.Subscribers(listenedURI); n != 0 {
+	if n := g.subscribers(listenedURI); n != 0 {
 		t.Errorf("subscribers of %s after the stream ended: %d", listenedURI, n)
 	}
 	c.result("tools/call", statelessParams(`{"name":"touch","arguments":{"uri":"`+listenedURI+`"}}`, ""))
@@ -110,7 +111,7 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 func TestSubscriptionsListenErrors(t *testing.T) {
 	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connectStateless(t, g)
-	if r := c.call("subscriptions/listen", statelessParams(`{}`, "")); gjson.GetBytes(r, "error.code").Int() != CodeInvalidParams {
+	if r := c.call("subscriptions/listen", statelessParams(`{}`, "")); gjson.GetBytes(r, "error.code").Int() != jsonrpc.CodeInvalidParams {
 		t.Errorf("listen without notifications: %s", r)
 	}
 	r := c.result("subscriptions/listen", statelessParams(`{"notifications":{}}`, ""))
@@ -121,10 +122,10 @@ func TestSubscriptionsListenErrors(t *testing.T) {
 		t.Errorf("empty filter: no ack: %s", n.Raw)
 	}
 	resp := c.call("subscriptions/listen", statelessParams(`{"notifications":{"resourceSubscriptions":["mcpx://upstream/nosuch/x"]}}`, ""))
-	if gjson.GetBytes(resp, "error.code").Int() != CodeInvalidParams || !strings.Contains(gjson.GetBytes(resp, "error.message").String(), "mcpx://upstream/nosuch/x") {
+	if gjson.GetBytes(resp, "error.code").Int() != jsonrpc.CodeInvalidParams || !strings.Contains(gjson.GetBytes(resp, "error.message").String(), "mcpx://upstream/nosuch/x") {
 		t.Errorf("a resource no upstream serves: %s", resp)
 	}
-	if r := c.call("subscriptions/listen", `{"notifications":{}}`); gjson.GetBytes(r, "error.code").Int() != CodeMethodNotFound {
+	if r := c.call("subscriptions/listen", `{"notifications":{}}`); gjson.GetBytes(r, "error.code").Int() != jsonrpc.CodeMethodNotFound {
 		t.Errorf("listen in the session era: %s", r)
 	}
 }
@@ -197,7 +198,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 	}
 	cancel()
 	deadline := time.Now().Add(30 * time.Second)
-	for g.Subscribers(listenedURI) != 0 {
+	for g.subscribers(listenedURI) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the subscription outlived the closed stream")
 		}

@@ -10,12 +10,14 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // upstreamNotification routes what an upstream announces, one handler
 // per method. The tag of the upstream's subscriptions/listen stream is
 // dropped: a client's own stream tags what reaches it.
-func (g *Gateway) upstreamNotification(u *upstream, method string, params json.RawMessage) {
+func (g *Gateway) upstreamNotification(u *upstream.Upstream, method string, params json.RawMessage) {
 	if method != notificationSubscriptionsAcked {
 		params = untagSubscription(params)
 	}
@@ -31,23 +33,23 @@ func (g *Gateway) upstreamNotification(u *upstream, method string, params json.R
 	case notificationResourcesListChange, notificationPromptsListChanged:
 		g.broadcast(method, params)
 	case notificationSubscriptionsAcked:
-		u.listenAcknowledged(params)
+		u.ListenAcknowledged(params)
 	case "notifications/cancelled":
 		// the upstream gave up on a request of ours: nothing is pending
 	default:
-		u.log.Debug("notification not forwarded", "method", method)
+		u.Log.Debug("notification not forwarded", "method", method)
 	}
 }
 
 // upstreamProgress relays progress to the client whose call it is about,
 // under the client's own token.
-func (g *Gateway) upstreamProgress(u *upstream, method string, params json.RawMessage) {
+func (g *Gateway) upstreamProgress(u *upstream.Upstream, method string, params json.RawMessage) {
 	tok := gjson.GetBytes(params, "progressToken")
 	g.progMu.Lock()
 	r, ok := g.progress[tok.Raw]
 	g.progMu.Unlock()
 	if !ok {
-		u.log.Debug("progress for a token no call holds", "token", tok.Raw)
+		u.Log.Debug("progress for a token no call holds", "token", tok.Raw)
 		return
 	}
 	p, err := sjson.SetRawBytes(append([]byte(nil), params...), "progressToken", r.token)
@@ -64,21 +66,21 @@ func (g *Gateway) upstreamProgress(u *upstream, method string, params json.RawMe
 
 // upstreamLog broadcasts a log message, naming the server as its logger
 // when it names none.
-func (g *Gateway) upstreamLog(u *upstream, method string, params json.RawMessage) {
+func (g *Gateway) upstreamLog(u *upstream.Upstream, method string, params json.RawMessage) {
 	if !gjson.GetBytes(params, "logger").Exists() {
-		params, _ = sjson.SetBytes(append([]byte(nil), params...), "logger", u.name)
+		params, _ = sjson.SetBytes(append([]byte(nil), params...), "logger", u.Name)
 	}
 	g.broadcast(method, params)
 }
 
 // upstreamToolsChanged reloads the upstream's tools, then tells clients:
 // a client that lists at once sees the new list.
-func (g *Gateway) upstreamToolsChanged(u *upstream, method string) {
+func (g *Gateway) upstreamToolsChanged(u *upstream.Upstream, method string) {
 	go func() {
-		ctx, cancel := context.WithTimeout(g.ctx, u.cfg.timeout())
+		ctx, cancel := context.WithTimeout(g.ctx, u.Config.RequestTimeout())
 		defer cancel()
-		if err := u.loadTools(ctx); err != nil {
-			u.log.Warn("reloading tools after list_changed", "error", err)
+		if err := u.LoadTools(ctx); err != nil {
+			u.Log.Warn("reloading tools after list_changed", "error", err)
 		}
 		g.rebuildRoutes()
 		g.broadcast(method, nil)
@@ -92,7 +94,7 @@ func (g *Gateway) broadcast(method string, params json.RawMessage) {
 	// send outside the lock: a stdio client that does not read holds its
 	// sender up (back-pressure), and must not hold up new sessions too
 	g.sessMu.RLock()
-	to := make([]*Session, 0, len(g.sessions))
+	to := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {
 		if s.initialized.Load() {
 			to = append(to, s)

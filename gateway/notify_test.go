@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -103,7 +104,7 @@ func TestTemplatesPaginationAcrossUpstreams(t *testing.T) {
 	if v := second.Get("resourceTemplates.0.uriTemplate").String(); v != "stub://a/t2/{x}" {
 		t.Errorf("second page starts with %q", v)
 	}
-	if code := gjson.GetBytes(c.call("resources/templates/list", `{"cursor":"eyJzIjotMX0"}`), "error.code").Int(); code != CodeInvalidParams {
+	if code := gjson.GetBytes(c.call("resources/templates/list", `{"cursor":"eyJzIjotMX0"}`), "error.code").Int(); code != jsonrpc.CodeInvalidParams {
 		t.Errorf("negative source in a cursor: code %d", code)
 	}
 }
@@ -124,7 +125,7 @@ func TestResourceURICollision(t *testing.T) {
 	c := connect(t, g)
 
 	const bare = "shared://readme"
-	alias := UpstreamURIPrefix + "b/" + bare
+	alias := upstreamURIPrefix + "b/" + bare
 	got := pages(t, c, "resources/list", "resources", "uri")
 	want := []string{"stub://a/r1", bare, "stub://a/r2", "stub://b/r1", alias, "stub://b/r2"}
 	if !slices.Equal(got, want) {
@@ -138,13 +139,13 @@ func TestResourceURICollision(t *testing.T) {
 		t.Errorf("collision logged %d times after a second listing", n)
 	}
 
-	for uri, text := range map[string]string{bare: "from a: " + bare, alias: "from b: " + bare, UpstreamURIPrefix + "a/stub://a/r2": "from a: stub://a/r2"} {
+	for uri, text := range map[string]string{bare: "from a: " + bare, alias: "from b: " + bare, upstreamURIPrefix + "a/stub://a/r2": "from a: stub://a/r2"} {
 		r := c.result("resources/read", `{"uri":"`+uri+`"}`)
 		if r.Get("contents.0.text").String() != text || r.Get("contents.0.uri").String() != uri {
 			t.Errorf("read %s: %s", uri, r.Raw)
 		}
 	}
-	if code := gjson.GetBytes(c.call("resources/read", `{"uri":"`+UpstreamURIPrefix+`nope/x://y"}`), "error.code").Int(); code != CodeResourceNotFound {
+	if code := gjson.GetBytes(c.call("resources/read", `{"uri":"`+upstreamURIPrefix+`nope/x://y"}`), "error.code").Int(); code != jsonrpc.CodeResourceNotFound {
 		t.Errorf("namespaced URI of no server: code %d", code)
 	}
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 )
 
 // playwrightUpstream is a Streamable HTTP server that answers as
@@ -52,5 +54,5 @@ func playwrightUpstream(t *testing.T, snapshot string) ServerConfig {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
 	}))
 	t.Cleanup(ts.Close)
-	return ServerConfig{URL: ts.URL, Type: TypeStreamableHTTP, Mcpx: ServerOptions{Protocol: "2025-11-25"}}
+	return ServerConfig{URL: ts.URL, Type: config.TypeStreamableHTTP, Mcpx: ServerOptions{Protocol: "2025-11-25"}}
 }

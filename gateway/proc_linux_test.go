@@ -40,13 +40,10 @@ func TestStopSendsSIGTERMBeforeSIGKILL(t *testing.T) {
 			defer cancel()
 			g.WaitReady(ctx)
 			u := g.ups["fam"]
-			u.mu.RLock()
-			sc, _ := u.c.(*stdioConn)
-			u.mu.RUnlock()
-			if sc == nil {
-				t.Fatalf("upstream not ready: %+v", u.status())
+			pgid := u.PID()
+			if pgid == 0 {
+				t.Fatalf("upstream not ready: %+v", u.Status())
 			}
-			pgid := sc.cmd.Process.Pid
 			child := waitChildPID(t, dir)
 			if got := members(pgid); len(got) != 2 {
 				t.Fatalf("process group %d holds %v, want the stub and its child", pgid, got)

@@ -11,11 +11,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // Profile is what a client takes. In config ("profiles" in serve), keyed
@@ -44,7 +44,7 @@ type Profile struct {
 // counts 2 tokens per 7 characters of text).
 const charsPerToken = 3.5
 
-// BuiltinProfiles are the profiles of the clients mcpx knows, by the
+// builtinProfiles are the profiles of the clients mcpx knows, by the
 // prefix of clientInfo.name they match:
 //
 //	claude-code  25,000 tokens (Claude Code's cap on a tool result; it
@@ -56,7 +56,7 @@ const charsPerToken = 3.5
 //	             default stays the ceiling)
 //
 // Budgets only lower the guardrail's configured budget, never raise it.
-var BuiltinProfiles = map[string]Profile{
+var builtinProfiles = map[string]Profile{
 	"claude-code":    {MaxTokens: 25000, Images: true},
 	"claude-ai":      {Images: true},
 	"copilot":        {MaxChars: 10000},
@@ -64,9 +64,9 @@ var BuiltinProfiles = map[string]Profile{
 	"goose":          {MaxChars: 200000},
 }
 
-// DefaultProfileName is the key of the profile that applies to a client no
+// defaultProfileName is the key of the profile that applies to a client no
 // other profile matches (and to one that sent no name).
-const DefaultProfileName = "default"
+const defaultProfileName = "default"
 
 // profiles matches client names to profiles.
 type profiles struct {
@@ -77,7 +77,7 @@ type profiles struct {
 // newProfiles merges the built-in profiles with the configured ones.
 func newProfiles(cfg map[string]Profile) (*profiles, error) {
 	p := &profiles{byKey: map[string]Profile{}}
-	for k, v := range BuiltinProfiles {
+	for k, v := range builtinProfiles {
 		p.byKey[k] = v
 	}
 	for k, v := range cfg {
@@ -104,10 +104,10 @@ func (p *profiles) view(client string) engine.View {
 		return engine.View{}
 	}
 	c := strings.ToLower(strings.TrimSpace(client))
-	name := DefaultProfileName
+	name := defaultProfileName
 	if c != "" {
 		for _, n := range p.names {
-			if n != DefaultProfileName && strings.HasPrefix(c, n) {
+			if n != defaultProfileName && strings.HasPrefix(c, n) {
 				name = n
 				break
 			}
@@ -125,11 +125,11 @@ func (p *profiles) view(client string) engine.View {
 }
 
 // pathMetaClientName is where a stateless request names its client.
-var pathMetaClientName = metaPath(mcp.MetaKeyClientInfo) + ".name"
+var pathMetaClientName = jsonrpc.MetaPath(mcp.MetaKeyClientInfo) + ".name"
 
 // clientName is the name the session's client gave: in initialize, or in
 // this request's _meta (a stateless request, which has no initialize).
-func (s *Session) clientName(params []byte) string {
+func (s *session) clientName(params []byte) string {
 	if n := gjson.GetBytes(params, pathMetaClientName); n.Type == gjson.String {
 		return n.String()
 	}

@@ -10,6 +10,9 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // promptRoutes maps exposed prompt names to upstreams, rebuilt on every
@@ -20,28 +23,28 @@ type promptRoutes struct {
 }
 
 type promptRoute struct {
-	up   *upstream
+	up   *upstream.Upstream
 	name string
 }
 
 // listPrompts merges every upstream's prompts (all pages) into one list,
 // namespaced like tools when there are several upstreams.
-func (s *Session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+func (s *session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
 	g := s.g
 	table := map[string]promptRoute{}
 	out := []byte(`{"prompts":[]}`)
 	for _, name := range g.order {
 		u := g.ups[name]
-		if !u.capability("prompts") {
+		if !u.Capability("prompts") {
 			continue
 		}
 		cursor := ""
-		for range maxPages {
+		for range upstream.MaxPages {
 			p := json.RawMessage(nil)
 			if cursor != "" {
 				p, _ = json.Marshal(map[string]string{"cursor": cursor})
 			}
-			res, err := u.call(ctx, "prompts/list", p)
+			res, err := u.Call(ctx, "prompts/list", p)
 			if err != nil {
 				g.log.Warn("prompts/list failed; skipping the server", "server", name, "error", err)
 				break
@@ -69,7 +72,7 @@ func (s *Session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawM
 	return out, nil
 }
 
-func (g *Gateway) promptRoute(ctx context.Context, s *Session, name string) (promptRoute, bool) {
+func (g *Gateway) promptRoute(ctx context.Context, s *session, name string) (promptRoute, bool) {
 	t := &g.prompts
 	t.mu.RLock()
 	r, ok := t.m[name]
@@ -89,34 +92,34 @@ func (g *Gateway) promptRoute(ctx context.Context, s *Session, name string) (pro
 	return r, ok
 }
 
-func (s *Session) getPrompt(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (s *session) getPrompt(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	name := gjson.GetBytes(params, "name").String()
 	r, ok := s.g.promptRoute(ctx, s, name)
 	if !ok {
-		return nil, fmt.Errorf("prompts/get %q: %w: unknown prompt", name, errBadParams)
+		return nil, fmt.Errorf("prompts/get %q: %w: unknown prompt", name, jsonrpc.ErrBadParams)
 	}
 	p, _ := sjson.SetBytes(append([]byte(nil), params...), "name", r.name)
-	return r.up.call(ctx, "prompts/get", p)
+	return r.up.Call(ctx, "prompts/get", p)
 }
 
-func (s *Session) complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (s *session) complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	ref := gjson.GetBytes(params, "ref")
 	switch ref.Get("type").String() {
 	case "ref/prompt":
 		r, ok := s.g.promptRoute(ctx, s, ref.Get("name").String())
 		if !ok {
-			return nil, fmt.Errorf("completion/complete: %w: unknown prompt", errBadParams)
+			return nil, fmt.Errorf("completion/complete: %w: unknown prompt", jsonrpc.ErrBadParams)
 		}
 		p, _ := sjson.SetBytes(append([]byte(nil), params...), "ref.name", r.name)
-		return r.up.call(ctx, "completion/complete", p)
+		return r.up.Call(ctx, "completion/complete", p)
 	case "ref/resource":
 		uri := ref.Get("uri").String()
 		if _, orig, ok := s.g.resolveURI(uri); ok {
 			params, _ = sjson.SetBytes(append([]byte(nil), params...), "ref.uri", orig)
 		}
 		for _, u := range s.g.candidates(uri) {
-			if u.capability("completions") {
-				return u.call(ctx, "completion/complete", params)
+			if u.Capability("completions") {
+				return u.Call(ctx, "completion/complete", params)
 			}
 		}
 	}

@@ -8,7 +8,8 @@ import (
 	"encoding/json"
 )
 
-// cacheKey and cacheEntry are the resource cache (RFC 7.3): reads are
+// cacheKey and cacheEntry are the resource cache (docs/design.md,
+// "Resources"): reads are
 // kept per session and URI until the upstream says the resource changed.
 type cacheKey struct {
 	session, uri, kind string

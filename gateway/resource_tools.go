@@ -12,16 +12,17 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
 // generated runs a generated resource tool for the model.
-func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
+func (s *session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
 	if r.up == nil {
 		return s.artifactTool(ctx, r, args)
 	}
 	u := r.up
-	call := engine.Call{Server: u.name, Tool: r.generated, Arguments: args, Scope: scope}
+	call := engine.Call{Server: u.Name, Tool: r.generated, Arguments: args, Scope: scope}
 	switch r.generated {
 	case genList, genTemplates:
 		method := "resources/list"
@@ -32,7 +33,7 @@ func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		if c := gjson.GetBytes(args, "cursor").String(); c != "" {
 			p, _ = json.Marshal(map[string]string{"cursor": c})
 		}
-		res, err := u.call(ctx, method, p)
+		res, err := u.Call(ctx, method, p)
 		if err != nil {
 			return toolError(fmt.Sprintf("%s failed: %v", method, err)), nil
 		}
@@ -56,7 +57,7 @@ func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		}
 		if nu, orig, ok := s.g.resolveURI(uri); ok {
 			if nu != u {
-				return toolError(fmt.Sprintf("%s is not a resource of the %s server", uri, u.name)), nil
+				return toolError(fmt.Sprintf("%s is not a resource of the %s server", uri, u.Name)), nil
 			}
 			uri = orig
 		}
@@ -65,7 +66,7 @@ func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 			return raw, nil
 		}
 		params, _ := json.Marshal(map[string]string{"uri": uri})
-		res, err := u.call(ctx, "resources/read", params)
+		res, err := u.Call(ctx, "resources/read", params)
 		if err != nil {
 			return toolError(fmt.Sprintf("resources/read %s failed: %v", uri, err)), nil
 		}
@@ -89,7 +90,7 @@ func (s *Session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		s.g.remember(k, tres.Raw, ids)
 		return tres.Raw, nil
 	}
-	return nil, fmt.Errorf("%w: generated tool %q", ErrUnknownTool, r.generated)
+	return nil, fmt.Errorf("%w: generated tool %q", jsonrpc.ErrUnknownTool, r.generated)
 }
 
 // toolError is a tool result that reports a failure to the model.

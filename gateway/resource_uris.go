@@ -6,6 +6,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // UpstreamURIPrefix starts the gateway's name for one server's resource:
@@ -18,16 +20,16 @@ import (
 // warning in the log naming both servers. The prefixed form works for
 // every server and URI, listed or not, so a client can always say which
 // server it means.
-const UpstreamURIPrefix = "mcpx://upstream/"
+const upstreamURIPrefix = "mcpx://upstream/"
 
 // upstreamURI is server's uri in the gateway's namespaced form.
-func upstreamURI(server, uri string) string { return UpstreamURIPrefix + server + "/" + uri }
+func upstreamURI(server, uri string) string { return upstreamURIPrefix + server + "/" + uri }
 
 // resolveURI splits a namespaced URI into its upstream and the server's
 // own URI. For any other URI it returns (nil, uri, false); for a
 // namespaced one naming no configured server, (nil, uri, true).
-func (g *Gateway) resolveURI(uri string) (*upstream, string, bool) {
-	rest, ok := strings.CutPrefix(uri, UpstreamURIPrefix)
+func (g *Gateway) resolveURI(uri string) (*upstream.Upstream, string, bool) {
+	rest, ok := strings.CutPrefix(uri, upstreamURIPrefix)
 	if !ok {
 		return nil, uri, false
 	}
@@ -42,7 +44,7 @@ func (g *Gateway) resolveURI(uri string) (*upstream, string, bool) {
 // claim records that u lists uri and returns the URI clients are given
 // for it: uri itself, unless another server listed it first; then u's
 // namespaced form, and the collision is logged once.
-func (g *Gateway) claim(u *upstream, uri string) string {
+func (g *Gateway) claim(u *upstream.Upstream, uri string) string {
 	if uri == "" {
 		return uri
 	}
@@ -53,7 +55,7 @@ func (g *Gateway) claim(u *upstream, uri string) string {
 	}
 	first := false
 	if cur != nil && cur != u {
-		k := uri + "\x00" + u.name
+		k := uri + "\x00" + u.Name
 		if _, seen := g.collisions[k]; !seen {
 			g.collisions[k] = struct{}{}
 			first = true
@@ -63,10 +65,10 @@ func (g *Gateway) claim(u *upstream, uri string) string {
 	if cur == nil || cur == u {
 		return uri
 	}
-	alias := upstreamURI(u.name, uri)
+	alias := upstreamURI(u.Name, uri)
 	if first {
 		g.log.Warn("resource URI collision: two servers list the same URI; the bare URI stays with the first, the other is listed under its server's name",
-			"uri", uri, "first", cur.name, "server", u.name, "listed_as", alias)
+			"uri", uri, "first", cur.Name, "server", u.Name, "listed_as", alias)
 	}
 	return alias
 }
@@ -74,7 +76,7 @@ func (g *Gateway) claim(u *upstream, uri string) string {
 // exposeItems claims every resource of a listed page for u and returns
 // the page's items with colliding URIs namespaced (raw itself when none
 // collide).
-func (g *Gateway) exposeItems(u *upstream, items gjson.Result) []byte {
+func (g *Gateway) exposeItems(u *upstream.Upstream, items gjson.Result) []byte {
 	var (
 		vals    []gjson.Result
 		exposed []string

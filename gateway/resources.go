@@ -15,9 +15,11 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
-func (g *Gateway) ownerOf(uri string) *upstream {
+func (g *Gateway) ownerOf(uri string) *upstream.Upstream {
 	g.ownerMu.RLock()
 	u := g.owner[uri]
 	g.ownerMu.RUnlock()
@@ -32,19 +34,19 @@ func (g *Gateway) ownerOf(uri string) *upstream {
 
 // candidates are the upstreams that may serve uri: its owner, else every
 // upstream with the resources capability.
-func (g *Gateway) candidates(uri string) []*upstream {
+func (g *Gateway) candidates(uri string) []*upstream.Upstream {
 	if u, _, ok := g.resolveURI(uri); ok {
 		if u == nil {
 			return nil
 		}
-		return []*upstream{u}
+		return []*upstream.Upstream{u}
 	}
 	if u := g.ownerOf(uri); u != nil {
-		return []*upstream{u}
+		return []*upstream.Upstream{u}
 	}
-	var out []*upstream
+	var out []*upstream.Upstream
 	for _, name := range g.order {
-		if u := g.ups[name]; u.capability("resources") {
+		if u := g.ups[name]; u.Capability("resources") {
 			out = append(out, u)
 		}
 	}
@@ -52,12 +54,12 @@ func (g *Gateway) candidates(uri string) []*upstream {
 }
 
 // readUpstream reads uri from the upstream that serves it.
-func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawMessage) (*upstream, json.RawMessage, error) {
+func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawMessage) (*upstream.Upstream, json.RawMessage, error) {
 	if u, orig, ok := g.resolveURI(uri); ok {
 		if u == nil {
-			return nil, nil, fmt.Errorf("resources/read %s: no configured server by that name (want %s{server}/{uri}): %w", uri, UpstreamURIPrefix, ErrUnknownResource)
+			return nil, nil, fmt.Errorf("resources/read %s: no configured server by that name (want %s{server}/{uri}): %w", uri, upstreamURIPrefix, jsonrpc.ErrUnknownResource)
 		}
-		res, err := u.call(ctx, "resources/read", withURI(params, orig))
+		res, err := u.Call(ctx, "resources/read", withURI(params, orig))
 		if err != nil {
 			return nil, nil, fmt.Errorf("resources/read %s: %w", uri, err)
 		}
@@ -68,7 +70,7 @@ func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawM
 	}
 	var errs []error
 	for _, u := range g.candidates(uri) {
-		res, err := u.call(ctx, "resources/read", params)
+		res, err := u.Call(ctx, "resources/read", params)
 		if err == nil {
 			g.claim(u, uri)
 			return u, res, nil
@@ -79,23 +81,28 @@ func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawM
 		return nil, nil, fmt.Errorf("resources/read %s: %w", uri, errs[0])
 	}
 	if len(errs) == 0 {
-		return nil, nil, fmt.Errorf("resources/read %s: no server offers resources: %w", uri, ErrUnknownResource)
+		return nil, nil, fmt.Errorf("resources/read %s: no server offers resources: %w", uri, jsonrpc.ErrUnknownResource)
 	}
-	return nil, nil, fmt.Errorf("resources/read %s: %w: %w", uri, ErrUnknownResource, errors.Join(errs...))
+	return nil, nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, errors.Join(errs...))
 }
 
-// ReadResource reads an upstream resource for the engine's resourcelink
-// layer (engine.ResourceReader). It returns the resources/read result.
-func (g *Gateway) ReadResource(ctx context.Context, server, uri string) (json.RawMessage, error) {
-	u, ok := g.ups[server]
+// upstreamResources reads upstream resources for the engine's
+// resourcelink layer (engine.ResourceReader): what a layer may reach of
+// the gateway in the middle of Transform is the upstreams by name, not
+// the gateway. It shares the gateway's map, which New fills.
+type upstreamResources map[string]*upstream.Upstream
+
+// ReadResource returns the resources/read result of uri on server.
+func (ups upstreamResources) ReadResource(ctx context.Context, server, uri string) (json.RawMessage, error) {
+	u, ok := ups[server]
 	if !ok {
-		return nil, fmt.Errorf("read %s: server %q: %w", uri, server, ErrUnknownResource)
+		return nil, fmt.Errorf("read %s: server %q: %w", uri, server, jsonrpc.ErrUnknownResource)
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})
-	return u.call(ctx, "resources/read", params)
+	return u.Call(ctx, "resources/read", params)
 }
 
-var _ engine.ResourceReader = (*Gateway)(nil)
+var _ engine.ResourceReader = upstreamResources(nil)
 
 // pageCursor is the gateway's resources cursor: which source (an upstream
 // index, or len(upstreams) for this session's artifacts) and that
@@ -120,18 +127,18 @@ func decodeCursor(s string) (pageCursor, error) {
 		err = json.Unmarshal(b, &c)
 	}
 	if err != nil || c.Source < 0 {
-		return c, fmt.Errorf("%w: cursor %q is not one mcpx gave", errBadParams, s)
+		return c, fmt.Errorf("%w: cursor %q is not one mcpx gave", jsonrpc.ErrBadParams, s)
 	}
 	return c, nil
 }
 
 // listResources serves resources/list and resources/templates/list: one
 // upstream's page at a time, then this session's artifacts.
-func (s *Session) listResources(ctx context.Context, params json.RawMessage, templates bool) (json.RawMessage, error) {
+func (s *session) listResources(ctx context.Context, params json.RawMessage, templates bool) (json.RawMessage, error) {
 	g := s.g
-	var srcs []*upstream
+	var srcs []*upstream.Upstream
 	for _, name := range g.order {
-		if u := g.ups[name]; u.capability("resources") {
+		if u := g.ups[name]; u.Capability("resources") {
 			srcs = append(srcs, u)
 		}
 	}
@@ -157,9 +164,9 @@ func (s *Session) listResources(ctx context.Context, params json.RawMessage, tem
 		if c != "" {
 			p, _ = json.Marshal(map[string]string{"cursor": c})
 		}
-		res, err := u.call(ctx, method, p)
+		res, err := u.Call(ctx, method, p)
 		if err != nil {
-			g.log.Warn("listing an upstream's resources failed; skipping it", "server", u.name, "method", method, "error", err)
+			g.log.Warn("listing an upstream's resources failed; skipping it", "server", u.Name, "method", method, "error", err)
 			continue
 		}
 		items := gjson.GetBytes(res, key)
@@ -184,7 +191,7 @@ func (s *Session) listResources(ctx context.Context, params json.RawMessage, tem
 
 // readDirect serves a client's resources/read: blob contents are stored
 // as artifacts and come back with their bytes and the ref in _meta.
-func (s *Session) readDirect(ctx context.Context, uri string, params json.RawMessage) (json.RawMessage, error) {
+func (s *session) readDirect(ctx context.Context, uri string, params json.RawMessage) (json.RawMessage, error) {
 	if id, ok := artifactID(uri); ok {
 		return s.readArtifact(ctx, uri, id)
 	}
@@ -204,14 +211,14 @@ func (s *Session) readDirect(ctx context.Context, uri string, params json.RawMes
 		if blob.Type != gjson.String {
 			return true
 		}
-		ref, err := s.storeBlob(ctx, u.name, c, blob.Str)
+		ref, err := s.storeBlob(ctx, u.Name, c, blob.Str)
 		if err != nil {
 			perr = err
 			return false
 		}
 		ids = append(ids, ref.ID)
 		refJSON, _ := json.Marshal(s.g.link(ref))
-		out, err = sjson.SetRawBytes(out, "contents."+idx.String()+"._meta."+strings.ReplaceAll(ArtifactMetaKey, "/", `\/`), refJSON)
+		out, err = sjson.SetRawBytes(out, "contents."+idx.String()+"._meta."+strings.ReplaceAll(artifactMetaKey, "/", `\/`), refJSON)
 		if err != nil {
 			perr = err
 			return false

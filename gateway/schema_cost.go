@@ -31,12 +31,12 @@ import (
 // Errors of the schema analysis; Validate wraps them in
 // engine.ErrSchemaNotChecked.
 var (
-	// ErrSchemaCycle is a $ref cycle that does not descend into the value:
+	// errSchemaCycle is a $ref cycle that does not descend into the value:
 	// validating with it never ends.
-	ErrSchemaCycle = errors.New("outputSchema has a $ref cycle that does not descend into the value")
-	// ErrSchemaTooCostly is a schema or a result past the validation
+	errSchemaCycle = errors.New("outputSchema has a $ref cycle that does not descend into the value")
+	// errSchemaTooCostly is a schema or a result past the validation
 	// limits (Limits.MaxSchemaNodes, MaxSchemaWork, MaxSchemaDepth).
-	ErrSchemaTooCostly = errors.New("validating against the outputSchema is over its limits")
+	errSchemaTooCostly = errors.New("validating against the outputSchema is over its limits")
 	// errSchemaRef is a reference the analysis cannot follow.
 	errSchemaRef = errors.New("outputSchema reference not understood")
 )
@@ -190,10 +190,10 @@ func analyseSchema(root *jsonschema.Schema, l Limits) (*schemaCost, error) {
 			return nil
 		}
 		if onPath[s] {
-			return fmt.Errorf("%w (through %s)", ErrSchemaCycle, schemaName(s))
+			return fmt.Errorf("%w (through %s)", errSchemaCycle, schemaName(s))
 		}
 		if depth > l.MaxSchemaDepth {
-			return fmt.Errorf("%w: more than %d nested subschemas on one value (limits.max_schema_depth)", ErrSchemaTooCostly, l.MaxSchemaDepth)
+			return fmt.Errorf("%w: more than %d nested subschemas on one value (limits.max_schema_depth)", errSchemaTooCostly, l.MaxSchemaDepth)
 		}
 		onPath[s] = true
 		n, enums, chain := int64(1), int64(len(s.Enum)), 0
@@ -214,7 +214,7 @@ func analyseSchema(root *jsonschema.Schema, l Limits) (*schemaCost, error) {
 			return nil, err
 		}
 		if c.nodes[s] > int64(l.MaxSchemaNodes) {
-			return nil, fmt.Errorf("%w: one value is checked against more than %d subschemas (limits.max_schema_nodes)", ErrSchemaTooCostly, l.MaxSchemaNodes)
+			return nil, fmt.Errorf("%w: one value is checked against more than %d subschemas (limits.max_schema_nodes)", errSchemaTooCostly, l.MaxSchemaNodes)
 		}
 	}
 	return c, nil
@@ -377,7 +377,7 @@ func (c *schemaCost) checkWork(instance gjson.Result) error {
 // checkDepth refuses depth nested validator calls past the limit.
 func (c *schemaCost) checkDepth(depth int) error {
 	if depth > c.limits.MaxSchemaDepth {
-		return fmt.Errorf("%w: more than %d nested checks (limits.max_schema_depth)", ErrSchemaTooCostly, c.limits.MaxSchemaDepth)
+		return fmt.Errorf("%w: more than %d nested checks (limits.max_schema_depth)", errSchemaTooCostly, c.limits.MaxSchemaDepth)
 	}
 	return nil
 }
@@ -392,7 +392,7 @@ func (w *schemaWalk) add(s *jsonschema.Schema, m int64, size int) error {
 	l := w.cost.limits
 	w.work += m * (w.cost.nodes[s]*(1+int64(size)/schemaWorkBytes) + w.cost.enums[s])
 	if w.work > l.MaxSchemaWork || w.work < 0 {
-		return fmt.Errorf("%w: more than %d units of work for one result (limits.max_schema_work)", ErrSchemaTooCostly, l.MaxSchemaWork)
+		return fmt.Errorf("%w: more than %d units of work for one result (limits.max_schema_work)", errSchemaTooCostly, l.MaxSchemaWork)
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func TestSchemaCycleRefused(t *testing.T) {
 	} {
 		v := &schemaValidator{log: hclog.NewNullLogger()}
 		err := validateWithin(t, v, schema, `{"p":{"q":1}}`)
-		if !errors.Is(err, ErrSchemaCycle) || !errors.Is(err, engine.ErrSchemaNotChecked) {
+		if !errors.Is(err, errSchemaCycle) || !errors.Is(err, engine.ErrSchemaNotChecked) {
 			t.Errorf("%s: Validate = %v, want ErrSchemaCycle wrapped in engine.ErrSchemaNotChecked", name, err)
 		}
 	}
@@ -87,7 +87,7 @@ func TestSchemaFanOutRefused(t *testing.T) {
 	v := &schemaValidator{log: hclog.NewNullLogger()}
 	for _, branches := range []int{5, 6} {
 		err := validateWithin(t, v, fanOutSchema(branches), `{}`)
-		if !errors.Is(err, ErrSchemaTooCostly) || !errors.Is(err, engine.ErrSchemaNotChecked) || !strings.Contains(err.Error(), "max_schema_nodes") {
+		if !errors.Is(err, errSchemaTooCostly) || !errors.Is(err, engine.ErrSchemaNotChecked) || !strings.Contains(err.Error(), "max_schema_nodes") {
 			t.Errorf("%d branches: Validate = %v, want ErrSchemaTooCostly (max_schema_nodes)", branches, err)
 		}
 	}
@@ -105,7 +105,7 @@ func TestSchemaFanOutRefused(t *testing.T) {
 		t.Errorf("nodes(root) = %d, want 1022", n)
 	}
 	small := &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaNodes: 1000}}
-	if err := validateWithin(t, small, fanOutSchema(2), `{}`); !errors.Is(err, ErrSchemaTooCostly) {
+	if err := validateWithin(t, small, fanOutSchema(2), `{}`); !errors.Is(err, errSchemaTooCostly) {
 		t.Errorf("two branches, max_schema_nodes 1000: Validate = %v, want ErrSchemaTooCostly", err)
 	}
 }
@@ -133,7 +133,7 @@ func TestSchemaWorkBudget(t *testing.T) {
 	doubling := `{"$defs":{"n":{"allOf":[{"properties":{"a":{"$ref":"#/$defs/n"}}},{"properties":{"a":{"$ref":"#/$defs/n"}}}]}},"$ref":"#/$defs/n"}`
 	deep := strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 40)
 	v := &schemaValidator{log: hclog.NewNullLogger()}
-	if err := validateWithin(t, v, doubling, deep); !errors.Is(err, ErrSchemaTooCostly) || !strings.Contains(err.Error(), "max_schema_work") {
+	if err := validateWithin(t, v, doubling, deep); !errors.Is(err, errSchemaTooCostly) || !strings.Contains(err.Error(), "max_schema_work") {
 		t.Errorf("doubling schema on 40 levels: Validate = %v, want ErrSchemaTooCostly (max_schema_work)", err)
 	}
 	if err := validateWithin(t, v, doubling, strings.Repeat(`{"a":`, 8)+`1`+strings.Repeat(`}`, 8)); err != nil {
@@ -145,7 +145,7 @@ func TestSchemaWorkBudget(t *testing.T) {
 		t.Errorf("2001 items: Validate = %v, want nil", err)
 	}
 	small := &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaWork: 5000}}
-	if err := validateWithin(t, small, items, many); !errors.Is(err, ErrSchemaTooCostly) {
+	if err := validateWithin(t, small, items, many); !errors.Is(err, errSchemaTooCostly) {
 		t.Errorf("2001 items, max_schema_work 5000: Validate = %v, want ErrSchemaTooCostly", err)
 	}
 	// A failing check formats the value into its error: large values
@@ -162,14 +162,14 @@ func TestSchemaWorkBudget(t *testing.T) {
 func TestSchemaDepthBudget(t *testing.T) {
 	nested := strings.Repeat(`{"kids":[`, 30) + strings.Repeat(`]}`, 30)
 	v := &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaDepth: 50}}
-	if err := validateWithin(t, v, treeSchema, nested); !errors.Is(err, ErrSchemaTooCostly) || !strings.Contains(err.Error(), "max_schema_depth") {
+	if err := validateWithin(t, v, treeSchema, nested); !errors.Is(err, errSchemaTooCostly) || !strings.Contains(err.Error(), "max_schema_depth") {
 		t.Errorf("60 levels under max_schema_depth 50: Validate = %v, want ErrSchemaTooCostly (max_schema_depth)", err)
 	}
 	chain := `{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/b"}]},"b":{"allOf":[{"$ref":"#/$defs/c"}]},"c":{"type":"object"}},"$ref":"#/$defs/a"}`
 	if c := compiledCost(t, chain, Limits{}); c.chain[c.root] != 6 {
 		t.Errorf("chain(root) = %d, want 6 (root, a, allOf/0, b, allOf/0, c)", c.chain[c.root])
 	}
-	if err := validateWithin(t, &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaDepth: 4}}, chain, `{}`); !errors.Is(err, ErrSchemaTooCostly) {
+	if err := validateWithin(t, &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaDepth: 4}}, chain, `{}`); !errors.Is(err, errSchemaTooCostly) {
 		t.Errorf("a chain of 6 under max_schema_depth 4: Validate = %v, want ErrSchemaTooCostly", err)
 	}
 	if err := validateWithin(t, &schemaValidator{log: hclog.NewNullLogger()}, treeSchema, nested); err != nil {
@@ -232,7 +232,7 @@ func TestSchemaWorkCountsEnums(t *testing.T) {
 		t.Errorf("work = %d, %v; want the root plus 2 items of 1000 enum values", w.work, err)
 	}
 	v := &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaWork: 100000}}
-	if err := validateWithin(t, v, enum, "["+strings.Repeat(`"y",`, 199)+`"y"]`); !errors.Is(err, ErrSchemaTooCostly) {
+	if err := validateWithin(t, v, enum, "["+strings.Repeat(`"y",`, 199)+`"y"]`); !errors.Is(err, errSchemaTooCostly) {
 		t.Errorf("200 items of a 1000-value enum under max_schema_work 100000: Validate = %v, want ErrSchemaTooCostly", err)
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // HTTPOptions configure the streamable HTTP transport.
@@ -89,7 +91,7 @@ type httpServer struct {
 // httpSession is a Session plus its event store: every SSE event gets an
 // id "{stream}-{seq}" and is kept (up to EventBuffer) for replay.
 type httpSession struct {
-	s *Session
+	s *session
 
 	mu      sync.Mutex
 	events  []sseEvent
@@ -327,10 +329,10 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 	var hs *httpSession
 	if m.Method == "initialize" {
 		hs = &httpSession{wake: make(chan struct{}), last: time.Now()}
-		hs.s = srv.g.NewSession(user, func(msg []byte) { hs.add(0, msg, srv.o.EventBuffer) })
+		hs.s = srv.g.newSession(user, func(msg []byte) { hs.add(0, msg, srv.o.EventBuffer) })
 		if !srv.addSession(hs) {
 			hs.s.Close()
-			writeJSON(w, http.StatusServiceUnavailable, encodeError(m.ID, &RPCError{Code: CodeInternalError, Message: fmt.Sprintf("too many sessions (limits.max_sessions %d), none idle: try again later", srv.o.MaxSessions)}))
+			writeJSON(w, http.StatusServiceUnavailable, jsonrpc.EncodeError(m.ID, &rpcError{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many sessions (limits.max_sessions %d), none idle: try again later", srv.o.MaxSessions)}))
 			return
 		}
 		w.Header().Set("Mcp-Session-Id", hs.s.ID)
@@ -377,7 +379,7 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string)
 func (srv *httpServer) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
 	g := srv.g
 	tooLarge := func() {
-		writeJSON(w, http.StatusRequestEntityTooLarge, encodeError(nil, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + tooLargeError(srv.o.MaxBody, "limits.max_message_bytes").Error()}))
+		writeJSON(w, http.StatusRequestEntityTooLarge, jsonrpc.EncodeError(nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonrpc.TooLargeError(srv.o.MaxBody, "limits.max_message_bytes").Error()}))
 	}
 	if r.ContentLength > srv.o.MaxBody {
 		tooLarge()
@@ -573,7 +575,7 @@ func isResponse(b []byte) bool {
 	return gjson.GetBytes(b, "id").Exists() && !gjson.GetBytes(b, "method").Exists()
 }
 
-func (s *Session) closedNow() bool {
+func (s *session) closedNow() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closed

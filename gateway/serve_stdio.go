@@ -12,6 +12,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and
@@ -20,10 +22,10 @@ import (
 // share a write (see lineWriter).
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	if g.closed.Load() {
-		return ErrClosed
+		return jsonrpc.ErrClosed
 	}
-	w := newLineWriter(out, g.limits.WriteBufferBytes)
-	s := g.NewSession("", w.send)
+	w := jsonrpc.NewLineWriter(out, g.limits.WriteBufferBytes)
+	s := g.newSession("", w.Send)
 	s.owner = g.stdioOwns
 	defer s.Close()
 	ctx, cancel := context.WithCancel(ctx)
@@ -52,10 +54,10 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	var readLoop func()
 	readLoop = func() {
 		for {
-			line, over, err := readLine(br, g.limits.MaxMessageBytes)
+			line, over, err := jsonrpc.ReadLine(br, g.limits.MaxMessageBytes)
 			var task func()
 			if over {
-				w.send(tooLargeResponse(line, g.limits.MaxMessageBytes))
+				w.Send(tooLargeResponse(line, g.limits.MaxMessageBytes))
 			} else if len(bytes.TrimSpace(line)) > 0 && ctx.Err() == nil {
 				task = g.stdioMessage(ctx, s, w, line, st)
 			}
@@ -110,15 +112,15 @@ type stdioState struct {
 // at once). A request is returned as a task for the caller to run
 // concurrently with the reading of the next lines; a large one runs once
 // it has its share of limits.large_request_bytes.
-func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, line []byte, st *stdioState) func() {
+func (g *Gateway) stdioMessage(ctx context.Context, s *session, w *jsonrpc.LineWriter, line []byte, st *stdioState) func() {
 	m, errResp := parseClientMessage(line)
 	if errResp != nil {
-		w.send(errResp)
+		w.Send(errResp)
 		return nil
 	}
 	if !m.IsRequest() || m.Method == "initialize" {
 		if resp := s.handle(ctx, m, nil); resp != nil {
-			w.send(resp)
+			w.Send(resp)
 		}
 		return nil
 	}
@@ -148,7 +150,7 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *Session, w *lineWriter, l
 			defer g.large.Release(weight)
 		}
 		if resp := s.handle(ctx, m, nil); resp != nil {
-			w.send(resp)
+			w.Send(resp)
 		}
 	}
 }
@@ -160,5 +162,5 @@ func tooLargeResponse(head []byte, limit int64) []byte {
 	if v := gjson.GetBytes(head, "id"); v.Type == gjson.Number || v.Type == gjson.String {
 		id = json.RawMessage(v.Raw)
 	}
-	return encodeError(id, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + tooLargeError(limit, "limits.max_message_bytes").Error()})
+	return jsonrpc.EncodeError(id, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonrpc.TooLargeError(limit, "limits.max_message_bytes").Error()})
 }

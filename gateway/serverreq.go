@@ -40,35 +40,30 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
-// ErrAmbiguousCaller is the error an upstream gets for a server-to-client
+// errAmbiguousCaller is the error an upstream gets for a server-to-client
 // request that the gateway cannot tie to one downstream session.
-var ErrAmbiguousCaller = errors.New("mcpx cannot tell which client this request is for")
+var errAmbiguousCaller = errors.New("mcpx cannot tell which client this request is for")
 
-// ErrTooManyServerRequests is the error an upstream gets for a
-// server-to-client request over Limits.MaxServerRequestsPerCall or
-// MaxServerRequestsPerUpstream; the request is not relayed.
-var ErrTooManyServerRequests = errors.New("mcpx: too many outstanding server requests")
-
-// ErrNoCaller is the error an upstream gets for a server-to-client request
+// errNoCaller is the error an upstream gets for a server-to-client request
 // while no downstream client could answer it.
-var ErrNoCaller = errors.New("no client is connected that could answer")
+var errNoCaller = errors.New("no client is connected that could answer")
 
 // caller is one downstream request in flight: the gateway's calls
 // upstream on its behalf carry it in their context.
 type caller struct {
-	s       *Session
+	s       *session
 	related func([]byte) // the request's own stream (HTTP), or nil
 	ctx     context.Context
 	seq     int64 // order of arrival, to pick the latest
@@ -84,126 +79,43 @@ type caller struct {
 	asking atomic.Int32
 }
 
-type callerKey struct{}
-
 var callerSeq atomic.Int64
 
-func withCaller(ctx context.Context, s *Session, related func([]byte)) context.Context {
+func withCaller(ctx context.Context, s *session, related func([]byte)) context.Context {
 	c := &caller{s: s, related: related, seq: callerSeq.Add(1)}
-	ctx = context.WithValue(ctx, callerKey{}, c)
+	ctx = upstream.WithCaller(ctx, c)
 	c.ctx = ctx
 	return ctx
 }
 
 func callerFrom(ctx context.Context) *caller {
-	c, _ := ctx.Value(callerKey{}).(*caller)
+	c, _ := upstream.CallerFrom(ctx).(*caller)
 	return c
 }
 
-// upstreamCallers counts an upstream's calls in flight by caller, and
-// the server requests it has relayed.
-type upstreamCallers struct {
-	mu sync.Mutex
-	n  map[*caller]int
-	// asking: the upstream's server requests relayed, unanswered
-	asking atomic.Int32
-	// warned: when a refusal was last logged at warn (unix seconds), so
-	// that a flood logs one line a second, not one a request
-	warned atomic.Int64
-}
-
-// takeSlot increments n unless it is at limit.
-func takeSlot(n *atomic.Int32, limit int) bool {
-	for {
-		v := n.Load()
-		if int(v) >= limit {
-			return false
-		}
-		if n.CompareAndSwap(v, v+1) {
-			return true
-		}
-	}
-}
-
-// admit counts a server request of u relayed for c, within lim's caps,
-// and returns its end; over a cap it returns ErrTooManyServerRequests.
-func (uc *upstreamCallers) admit(c *caller, lim Limits) (func(), error) {
-	if !takeSlot(&uc.asking, lim.MaxServerRequestsPerUpstream) {
-		return nil, fmt.Errorf("%w (limit %d per upstream)", ErrTooManyServerRequests, lim.MaxServerRequestsPerUpstream)
-	}
-	if !takeSlot(&c.asking, lim.MaxServerRequestsPerCall) {
-		uc.asking.Add(-1)
-		return nil, fmt.Errorf("%w (limit %d per call)", ErrTooManyServerRequests, lim.MaxServerRequestsPerCall)
-	}
-	return func() {
-		c.asking.Add(-1)
-		uc.asking.Add(-1)
-	}, nil
-}
-
-// refused logs a server request the caps turned away: at warn once a
-// second per upstream, at debug otherwise.
-func (u *upstream) refused(method string, err error) {
-	now := time.Now().Unix()
-	if last := u.callers.warned.Load(); now > last && u.callers.warned.CompareAndSwap(last, now) {
-		u.log.Warn("server-to-client request refused (more are logged at debug)", "method", method, "error", err)
-		return
-	}
-	u.log.Debug("server-to-client request refused", "method", method, "error", err)
-}
-
-// enter records a call of c in flight and returns its end.
-func (uc *upstreamCallers) enter(c *caller) func() {
-	uc.mu.Lock()
-	if uc.n == nil {
-		uc.n = map[*caller]int{}
-	}
-	uc.n[c]++
-	uc.mu.Unlock()
-	return func() {
-		uc.mu.Lock()
-		if uc.n[c]--; uc.n[c] <= 0 {
-			delete(uc.n, c)
-		}
-		uc.mu.Unlock()
-	}
-}
-
-// sole returns the latest caller when every call in flight belongs to one
-// session, and how many sessions have calls in flight.
-func (uc *upstreamCallers) sole() (*caller, int) {
-	uc.mu.Lock()
-	defer uc.mu.Unlock()
-	var latest *caller
-	sessions := map[*Session]struct{}{}
-	for c := range uc.n {
-		sessions[c.s] = struct{}{}
-		if latest == nil || c.seq > latest.seq {
-			latest = c
-		}
-	}
-	if len(sessions) != 1 {
-		return nil, len(sessions)
-	}
-	return latest, 1
+// Session, Seq and StatelessMeta make a caller an upstream.Caller.
+func (c *caller) Session() any { return c.s }
+func (c *caller) Seq() int64   { return c.seq }
+func (c *caller) StatelessMeta() (json.RawMessage, bool) {
+	return c.meta, c.stateless
 }
 
 // callerFor finds the downstream caller a server-to-client request of u
 // is for (see the top of this file).
-func (g *Gateway) callerFor(ctx context.Context, u *upstream, idleOK bool) (*caller, error) {
+func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, idleOK bool) (*caller, error) {
 	if c := callerFrom(ctx); c != nil {
 		return c, nil
 	}
-	c, n := u.callers.sole()
-	if c != nil {
+	sole, n := u.SoleCaller()
+	if c, ok := sole.(*caller); ok {
 		return c, nil
 	}
 	if n > 1 {
-		return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", ErrAmbiguousCaller, n, u.name)
+		return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", errAmbiguousCaller, n, u.Name)
 	}
 	if idleOK {
 		g.sessMu.RLock()
-		var only *Session
+		var only *session
 		count := 0
 		for _, s := range g.sessions {
 			if s.initialized.Load() && s.clientHas("roots") {
@@ -216,10 +128,10 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream, idleOK bool) (*cal
 			return &caller{s: only, ctx: g.ctx}, nil
 		}
 		if count > 1 {
-			return nil, fmt.Errorf("%w: %d sessions with roots are connected and none has a call in flight on upstream %s", ErrAmbiguousCaller, count, u.name)
+			return nil, fmt.Errorf("%w: %d sessions with roots are connected and none has a call in flight on upstream %s", errAmbiguousCaller, count, u.Name)
 		}
 	}
-	return nil, ErrNoCaller
+	return nil, errNoCaller
 }
 
 // clientCapability names the capability a client must declare to be asked
@@ -231,48 +143,46 @@ var clientCapability = map[string]string{
 }
 
 // upstreamRequest answers what upstream u asks the gateway.
-func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream, method string, params json.RawMessage) (json.RawMessage, error) {
+func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "ping" {
 		return json.RawMessage("{}"), nil
 	}
 	capName, ok := clientCapability[method]
 	if !ok {
-		return nil, fmt.Errorf("%w: mcpx does not forward %s to clients", errMethodNotFound, method)
+		return nil, fmt.Errorf("%w: mcpx does not forward %s to clients", jsonrpc.ErrMethodNotFound, method)
 	}
-	if method == "roots/list" && len(u.cfg.Mcpx.Roots) > 0 {
-		return json.Marshal(map[string]any{"roots": u.cfg.Mcpx.Roots})
+	if method == "roots/list" && len(u.Config.Mcpx.Roots) > 0 {
+		return json.Marshal(map[string]any{"roots": u.Config.Mcpx.Roots})
 	}
 	c, err := g.callerFor(ctx, u, method == "roots/list")
 	if err != nil {
-		u.log.Warn("server-to-client request not relayed", "method", method, "error", err)
+		u.Log.Warn("server-to-client request not relayed", "method", method, "error", err)
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	if c.stateless {
 		if c.bridge == nil {
-			return nil, fmt.Errorf("%w: the client's request (%s) is not one that may ask for input", errMethodNotFound, mcp.ProtocolVersion20260728)
+			return nil, fmt.Errorf("%w: the client's request (%s) is not one that may ask for input", jsonrpc.ErrMethodNotFound, mcp.ProtocolVersion20260728)
 		}
 		if !gjson.GetBytes(c.meta, strings.ReplaceAll(mcp.MetaKeyClientCapabilities, ".", `\.`)+"."+capName).Exists() {
-			return nil, fmt.Errorf("%w: the client declared no %s capability", errMethodNotFound, capName)
+			return nil, fmt.Errorf("%w: the client declared no %s capability", jsonrpc.ErrMethodNotFound, capName)
 		}
-		done, err := u.callers.admit(c, g.limits)
+		done, err := u.Admit(method, &c.asking)
 		if err != nil {
-			u.refused(method, err)
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
 		defer done()
-		u.log.Debug("bridging a server-to-client request to input_required", "method", method)
+		u.Log.Debug("bridging a server-to-client request to input_required", "method", method)
 		return c.bridge.ask(ctx, method, params)
 	}
 	if !c.s.clientHas(capName) {
-		return nil, fmt.Errorf("%w: the client declared no %s capability", errMethodNotFound, capName)
+		return nil, fmt.Errorf("%w: the client declared no %s capability", jsonrpc.ErrMethodNotFound, capName)
 	}
-	done, err := u.callers.admit(c, g.limits)
+	done, err := u.Admit(method, &c.asking)
 	if err != nil {
-		u.refused(method, err)
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	defer done()
-	u.log.Debug("relaying a server-to-client request", "method", method, "session", c.s.ID)
+	u.Log.Debug("relaying a server-to-client request", "method", method, "session", c.s.ID)
 	return c.s.ask(c.ctx, c.related, method, params)
 }
 
@@ -286,7 +196,7 @@ type clientRequests struct {
 
 // ask sends the session's client a request, on related when it is not
 // nil, and waits for the answer, for ctx, or for the session to close.
-func (s *Session) ask(ctx context.Context, related func([]byte), method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *session) ask(ctx context.Context, related func([]byte), method string, params json.RawMessage) (json.RawMessage, error) {
 	cr := &s.toClient
 	ch := make(chan *message, 1)
 	cr.mu.Lock()
@@ -299,7 +209,7 @@ func (s *Session) ask(ctx context.Context, related func([]byte), method string, 
 	}
 	cr.next++
 	id := json.RawMessage(strconv.Quote("mcpx-" + strconv.FormatInt(cr.next, 10)))
-	cr.pending[idKey(id)] = ch
+	cr.pending[jsonrpc.IDKey(id)] = ch
 	cr.mu.Unlock()
 	msg := encodeRequest(id, method, params)
 	if related != nil {
@@ -318,7 +228,7 @@ func (s *Session) ask(ctx context.Context, related func([]byte), method string, 
 		return m.Result, nil
 	case <-ctx.Done():
 		cr.mu.Lock()
-		delete(cr.pending, idKey(id))
+		delete(cr.pending, jsonrpc.IDKey(id))
 		cr.mu.Unlock()
 		p, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the request it served has ended"})
 		s.send(encodeRequest(nil, "notifications/cancelled", p))
@@ -327,11 +237,11 @@ func (s *Session) ask(ctx context.Context, related func([]byte), method string, 
 }
 
 // answered delivers a client's response to the request it answers.
-func (s *Session) answered(m *message) {
+func (s *session) answered(m *message) {
 	cr := &s.toClient
 	cr.mu.Lock()
-	ch, ok := cr.pending[idKey(m.ID)]
-	delete(cr.pending, idKey(m.ID))
+	ch, ok := cr.pending[jsonrpc.IDKey(m.ID)]
+	delete(cr.pending, jsonrpc.IDKey(m.ID))
 	cr.mu.Unlock()
 	if ok {
 		ch <- m
@@ -341,7 +251,7 @@ func (s *Session) answered(m *message) {
 }
 
 // failRequests ends every request awaiting the client's answer.
-func (s *Session) failRequests() {
+func (s *session) failRequests() {
 	cr := &s.toClient
 	cr.mu.Lock()
 	cr.closed = true
@@ -355,7 +265,7 @@ func (s *Session) failRequests() {
 
 // clientHas reports whether the session's client declared capability name
 // in initialize.
-func (s *Session) clientHas(name string) bool {
+func (s *session) clientHas(name string) bool {
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
@@ -363,53 +273,8 @@ func (s *Session) clientHas(name string) bool {
 }
 
 // setClientCaps records the capabilities from the client's initialize.
-func (s *Session) setClientCaps(caps json.RawMessage) {
+func (s *session) setClientCaps(caps json.RawMessage) {
 	s.mu.Lock()
 	s.clientCaps = append(json.RawMessage(nil), caps...)
 	s.mu.Unlock()
-}
-
-// Root is one root an upstream is given (ServerOptions.Roots). In config
-// it is an object ({"uri": "file:///srv/data", "name": "data"}) or a
-// string: a URI, or an absolute path that becomes a file:// URI.
-type Root struct {
-	URI  string `json:"uri"`
-	Name string `json:"name,omitempty"`
-}
-
-// UnmarshalJSON accepts a root object or a URI or path string.
-func (r *Root) UnmarshalJSON(b []byte) error {
-	var str string
-	if err := json.Unmarshal(b, &str); err == nil {
-		*r = Root{URI: rootURI(str)}
-		return nil
-	}
-	type plain Root
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return fmt.Errorf("root: %w", err)
-	}
-	p.URI = rootURI(p.URI)
-	*r = Root(p)
-	return nil
-}
-
-// rootURI turns an absolute path into a file:// URI and keeps URIs.
-func rootURI(s string) string {
-	if filepath.IsAbs(s) {
-		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(s)}).String()
-	}
-	return s
-}
-
-// checkRoots validates mcpServers.NAME.mcpx.roots: every root is a URI
-// with a scheme (file:// for folders).
-func checkRoots(name string, roots []Root) error {
-	for i, r := range roots {
-		u, err := url.Parse(r.URI)
-		if err != nil || u.Scheme == "" {
-			return fmt.Errorf("mcpServers.%s: mcpx.roots[%d] %q: want a URI (file:///path) or an absolute path", name, i, r.URI)
-		}
-	}
-	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // stubAsker makes the stub an upstream that asks its client things: tool
@@ -166,7 +167,7 @@ func TestServeServerRequestNeedsClientCapability(t *testing.T) {
 	c := connect(t, g)
 	res := c.result("tools/call", toolCall("ask", `{"method":"elicitation/create","params":{"message":"?"}}`))
 	text := res.Get("content.0.text").String()
-	if !res.Get("isError").Bool() || !strings.Contains(text, strconv.Itoa(CodeMethodNotFound)) || !strings.Contains(text, "no elicitation capability") {
+	if !res.Get("isError").Bool() || !strings.Contains(text, strconv.Itoa(jsonrpc.CodeMethodNotFound)) || !strings.Contains(text, "no elicitation capability") {
 		t.Fatalf("upstream got %s, want method not found for a client without elicitation", text)
 	}
 }
@@ -183,7 +184,7 @@ func TestServeServerRequestAmbiguous(t *testing.T) {
 	u := g.ups["asker"]
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if c, _ := u.callers.sole(); c != nil {
+		if c, _ := u.SoleCaller(); c != nil {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -15,12 +15,13 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// Session is one downstream client connection: a stdio peer or a
+// session is one downstream client connection: a stdio peer or a
 // streamable-HTTP session. Its id scopes the artifacts its calls create.
-type Session struct {
+type session struct {
 	// ID is the session id (Mcp-Session-Id over HTTP).
 	ID string
 	// User is the authenticated identity (HTTP bearer token), "" over
@@ -46,8 +47,8 @@ type Session struct {
 
 // NewSession registers a session whose server-initiated messages
 // (notifications) are written by out. Close it when the client leaves.
-func (g *Gateway) NewSession(user string, out func(msg []byte)) *Session {
-	s := &Session{
+func (g *Gateway) newSession(user string, out func(msg []byte)) *session {
+	s := &session{
 		ID:        newID(),
 		User:      user,
 		g:         g,
@@ -62,7 +63,7 @@ func (g *Gateway) NewSession(user string, out func(msg []byte)) *Session {
 	return s
 }
 
-func (s *Session) send(msg []byte) {
+func (s *session) send(msg []byte) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -77,7 +78,7 @@ var errClientGone = errors.New("client disconnected")
 // Close cancels the session's calls in flight, drops its subscriptions
 // (unsubscribing upstream where it was the last subscriber) and forgets
 // it. It is idempotent.
-func (s *Session) Close() {
+func (s *session) Close() {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -112,7 +113,7 @@ func (s *Session) Close() {
 // the response; for a notification or response, nil. Notifications that
 // belong to the request (progress) go to related when it is not nil, else
 // to the session's own channel. Handle is safe to call concurrently.
-func (s *Session) Handle(ctx context.Context, raw []byte, related func([]byte)) []byte {
+func (s *session) Handle(ctx context.Context, raw []byte, related func([]byte)) []byte {
 	m, errResp := parseClientMessage(raw)
 	if errResp != nil {
 		return errResp
@@ -120,7 +121,7 @@ func (s *Session) Handle(ctx context.Context, raw []byte, related func([]byte)) 
 	return s.handle(ctx, m, related)
 }
 
-func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) []byte {
+func (s *session) handle(ctx context.Context, m *message, related func([]byte)) []byte {
 	switch {
 	case m.IsNotification():
 		s.notification(m)
@@ -129,13 +130,13 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 		s.answered(m) // to a server-to-client request relayed to the client
 		return nil
 	}
-	key := idKey(m.ID)
+	key := jsonrpc.IDKey(m.ID)
 	ctx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		cancel(nil)
-		return encodeError(m.ID, fmt.Errorf("session closed: %w", ErrClosed))
+		return jsonrpc.EncodeError(m.ID, fmt.Errorf("session closed: %w", jsonrpc.ErrClosed))
 	}
 	s.inflight[key] = cancel
 	s.mu.Unlock()
@@ -147,15 +148,15 @@ func (s *Session) handle(ctx context.Context, m *message, related func([]byte)) 
 	}()
 	res, err := s.serve(ctx, m, related)
 	if err != nil {
-		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, ErrUpstreamTimeout) {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, jsonrpc.ErrUpstreamTimeout) {
 			err = fmt.Errorf("%s: %w", m.Method, cause)
 		}
-		return encodeError(m.ID, s.g.clientError(m.Method, s.ID, err))
+		return jsonrpc.EncodeError(m.ID, s.g.clientError(m.Method, s.ID, err))
 	}
-	return encodeResult(m.ID, res)
+	return jsonrpc.EncodeResult(m.ID, res)
 }
 
-func (s *Session) notification(m *message) {
+func (s *session) notification(m *message) {
 	switch m.Method {
 	case "notifications/initialized":
 		s.initialized.Store(true)
@@ -163,7 +164,7 @@ func (s *Session) notification(m *message) {
 			s.g.clientRootsChanged()
 		}
 	case "notifications/cancelled":
-		key := idKey(json.RawMessage(gjson.GetBytes(m.Params, "requestId").Raw))
+		key := jsonrpc.IDKey(json.RawMessage(gjson.GetBytes(m.Params, "requestId").Raw))
 		s.mu.Lock()
 		cancel := s.inflight[key]
 		s.mu.Unlock()
@@ -179,11 +180,11 @@ func (s *Session) notification(m *message) {
 // get DownstreamProtocolVersion.
 var supportedDownstream = []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618, mcp.ProtocolVersion20250326, mcp.ProtocolVersion20241105}
 
-// DownstreamProtocolVersion is the version offered to clients that ask for
+// downstreamProtocolVersion is the version offered to clients that ask for
 // one mcpx does not speak.
-const DownstreamProtocolVersion = mcp.ProtocolVersion20251125
+const downstreamProtocolVersion = mcp.ProtocolVersion20251125
 
-func (s *Session) request(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+func (s *session) request(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
 	g := s.g
 	switch m.Method {
 	case "initialize":
@@ -218,13 +219,13 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 	case "resources/read":
 		uri := gjson.GetBytes(m.Params, "uri").String()
 		if uri == "" {
-			return nil, fmt.Errorf("resources/read: %w: \"uri\" is required", errBadParams)
+			return nil, fmt.Errorf("resources/read: %w: \"uri\" is required", jsonrpc.ErrBadParams)
 		}
 		return s.readDirect(ctx, uri, m.Params)
 	case "resources/subscribe", "resources/unsubscribe":
 		uri := gjson.GetBytes(m.Params, "uri").String()
 		if uri == "" {
-			return nil, fmt.Errorf("%s: %w: \"uri\" is required", m.Method, errBadParams)
+			return nil, fmt.Errorf("%s: %w: \"uri\" is required", m.Method, jsonrpc.ErrBadParams)
 		}
 		if m.Method == "resources/subscribe" {
 			return json.RawMessage("{}"), s.subscribeSession(ctx, uri)
@@ -239,8 +240,8 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 		var errs []error
 		for _, name := range g.order {
 			u := g.ups[name]
-			if u.capability("logging") {
-				if _, err := u.call(ctx, m.Method, m.Params); err != nil {
+			if u.Capability("logging") {
+				if _, err := u.Call(ctx, m.Method, m.Params); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -252,10 +253,10 @@ func (s *Session) request(ctx context.Context, m *message, related func([]byte))
 	case "completion/complete":
 		return s.complete(ctx, m.Params)
 	}
-	return nil, fmt.Errorf("%w: %s", errMethodNotFound, m.Method)
+	return nil, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, m.Method)
 }
 
-func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	g := s.g
 	caps := json.RawMessage(gjson.GetBytes(params, "capabilities").Raw)
 	s.setClientCaps(caps)
@@ -266,7 +267,7 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 	g.awaitStart(ctx)
 	pv := gjson.GetBytes(params, "protocolVersion").String()
 	if !slices.Contains(supportedDownstream, pv) {
-		pv = DownstreamProtocolVersion
+		pv = downstreamProtocolVersion
 	}
 	res := g.serverDescription(false)
 	res["protocolVersion"] = pv
@@ -285,7 +286,7 @@ func joinLines(s []string) string {
 }
 
 // callTool forwards a tools/call and passes the result through the engine.
-func (s *Session) callTool(ctx context.Context, params json.RawMessage, related func([]byte)) (json.RawMessage, error) {
+func (s *session) callTool(ctx context.Context, params json.RawMessage, related func([]byte)) (json.RawMessage, error) {
 	g := s.g
 	name := gjson.GetBytes(params, "name").String()
 	r, ok := g.route(name)
@@ -294,7 +295,7 @@ func (s *Session) callTool(ctx context.Context, params json.RawMessage, related 
 		// make their first attempt, then look again
 		g.awaitStart(ctx)
 		if r, ok = g.route(name); !ok {
-			return nil, fmt.Errorf("tools/call %q: %w", name, ErrUnknownTool)
+			return nil, fmt.Errorf("tools/call %q: %w", name, jsonrpc.ErrUnknownTool)
 		}
 	}
 	meta := gjson.GetBytes(params, "_meta")
@@ -316,27 +317,27 @@ func (s *Session) callTool(ctx context.Context, params json.RawMessage, related 
 	up := []byte(params)
 	if r.tool != name {
 		if up, err = sjson.SetBytes(up, "name", r.tool); err != nil {
-			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
+			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
 	if len(args) > 0 && !sameBytes(args, orig) {
 		if up, err = sjson.SetRawBytes(up, "arguments", args); err != nil {
-			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
+			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
 	if tok := meta.Get("progressToken"); tok.Exists() {
 		upTok := g.mapProgress(s, json.RawMessage(tok.Raw), related)
 		defer g.unmapProgress(upTok)
 		if up, err = sjson.SetRawBytes(up, "_meta.progressToken", []byte(upTok)); err != nil {
-			return nil, fmt.Errorf("tools/call: %w: %v", errBadParams, err)
+			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
-	raw, err := r.up.call(ctx, "tools/call", up)
+	raw, err := r.up.Call(ctx, "tools/call", up)
 	if err != nil {
-		return nil, fmt.Errorf("tools/call %q on %s: %w", name, r.up.name, err)
+		return nil, fmt.Errorf("tools/call %q on %s: %w", name, r.up.Name, err)
 	}
 	view := g.profiles.view(s.clientName(params))
-	return s.transform(ctx, engine.Call{Server: r.up.name, Tool: r.tool, Arguments: args, Scope: scope, OutputSchema: r.output, View: view}, raw)
+	return s.transform(ctx, engine.Call{Server: r.up.Name, Tool: r.tool, Arguments: args, Scope: scope, OutputSchema: r.output, View: view}, raw)
 }
 
 // sameBytes reports whether a and b are the same slice of memory.
@@ -346,12 +347,12 @@ func sameBytes(a, b []byte) bool {
 
 // transform runs the engine over a result and remembers the artifacts it
 // stored as this session's.
-func (s *Session) transform(ctx context.Context, c engine.Call, raw json.RawMessage) (json.RawMessage, error) {
+func (s *session) transform(ctx context.Context, c engine.Call, raw json.RawMessage) (json.RawMessage, error) {
 	start := time.Now()
 	res, err := s.g.eng.Transform(ctx, c, raw)
 	if err != nil {
 		if errors.Is(err, engine.ErrBadJSON) {
-			return nil, fmt.Errorf("result of %s/%s: %w", c.Server, c.Tool, errors.Join(err, ErrUpstreamInvalidJSON))
+			return nil, fmt.Errorf("result of %s/%s: %w", c.Server, c.Tool, errors.Join(err, jsonrpc.ErrUpstreamInvalidJSON))
 		}
 		return nil, fmt.Errorf("transform result of %s/%s: %w", c.Server, c.Tool, err)
 	}
@@ -368,7 +369,7 @@ func (s *Session) transform(ctx context.Context, c engine.Call, raw json.RawMess
 
 // mapProgress gives a client's progress token a gateway-unique upstream
 // token and returns it (as JSON).
-func (g *Gateway) mapProgress(s *Session, token json.RawMessage, related func([]byte)) string {
+func (g *Gateway) mapProgress(s *session, token json.RawMessage, related func([]byte)) string {
 	up := `"mcpx-` + fmt.Sprint(g.progSeq.Add(1)) + `"`
 	g.progMu.Lock()
 	g.progress[up] = progressRoute{s: s, token: token, related: related}
@@ -382,14 +383,14 @@ func (g *Gateway) unmapProgress(up string) {
 	g.progMu.Unlock()
 }
 
-func (s *Session) ownsArtifact(id string) bool {
+func (s *session) ownsArtifact(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.artifacts[id]
 	return ok
 }
 
-func (s *Session) addArtifact(id string) {
+func (s *session) addArtifact(id string) {
 	s.mu.Lock()
 	s.artifacts[id] = struct{}{}
 	s.mu.Unlock()

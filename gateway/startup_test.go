@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -141,12 +142,12 @@ func TestStartupTimeoutDefaults(t *testing.T) {
 		cfg  ServerConfig
 		want time.Duration
 	}{
-		{"stdio", ServerConfig{Command: "x"}, DefaultStdioStartupTimeout},
+		{"stdio", ServerConfig{Command: "x"}, config.DefaultStdioStartupTimeout},
 		{"stdio with a longer timeout", ServerConfig{Command: "x", Timeout: Duration(5 * time.Minute)}, 5 * time.Minute},
-		{"remote", ServerConfig{URL: "http://127.0.0.1:1/mcp"}, DefaultTimeout},
+		{"remote", ServerConfig{URL: "http://127.0.0.1:1/mcp"}, config.DefaultTimeout},
 		{"set", ServerConfig{Command: "x", Mcpx: ServerOptions{StartupTimeout: Duration(10 * time.Second)}}, 10 * time.Second},
 	} {
-		if got := tc.cfg.startupTimeout(); got != tc.want {
+		if got := tc.cfg.StartupTimeout(); got != tc.want {
 			t.Errorf("%s: startup timeout %s, want %s", tc.name, got, tc.want)
 		}
 	}

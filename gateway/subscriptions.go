@@ -15,6 +15,9 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // subscriber hears of the notifications it subscribed to.
@@ -23,13 +26,13 @@ type subscriber interface {
 }
 
 // notify sends a notification on the session's own channel.
-func (s *Session) notify(method string, params json.RawMessage) {
+func (s *session) notify(method string, params json.RawMessage) {
 	s.send(encodeRequest(nil, method, params))
 }
 
 // subscribeSession serves resources/subscribe: the session's subscription
 // lasts until resources/unsubscribe or the session's end.
-func (s *Session) subscribeSession(ctx context.Context, uri string) error {
+func (s *session) subscribeSession(ctx context.Context, uri string) error {
 	if err := s.g.subscribe(ctx, s, uri); err != nil {
 		return fmt.Errorf("resources/subscribe %s: %w", uri, err)
 	}
@@ -40,7 +43,7 @@ func (s *Session) subscribeSession(ctx context.Context, uri string) error {
 }
 
 // unsubscribeSession serves resources/unsubscribe.
-func (s *Session) unsubscribeSession(uri string) {
+func (s *session) unsubscribeSession(uri string) {
 	s.mu.Lock()
 	delete(s.subs, uri)
 	s.mu.Unlock()
@@ -81,10 +84,10 @@ func (g *Gateway) subscribeUpstream(ctx context.Context, uri string) error {
 	var errs []error
 	for _, u := range g.candidates(uri) {
 		var err error
-		if u.statelessOnly.Load() {
-			err = u.listenFor(ctx, orig)
+		if u.StatelessOnly() {
+			err = u.ListenFor(ctx, orig)
 		} else {
-			_, err = u.call(ctx, "resources/subscribe", params)
+			_, err = u.Call(ctx, "resources/subscribe", params)
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -96,7 +99,7 @@ func (g *Gateway) subscribeUpstream(ctx context.Context, uri string) error {
 		return nil
 	}
 	if len(errs) == 0 {
-		return ErrUnknownResource
+		return jsonrpc.ErrUnknownResource
 	}
 	return errors.Join(errs...)
 }
@@ -123,19 +126,19 @@ func (g *Gateway) unsubscribe(sub subscriber, uri string) {
 	if u == nil || g.ctx == nil {
 		return
 	}
-	if u.statelessOnly.Load() {
-		u.unlisten(orig)
+	if u.StatelessOnly() {
+		u.Unlisten(orig)
 		return
 	}
 	params, _ := json.Marshal(map[string]string{"uri": orig})
-	if _, err := u.call(g.ctx, "resources/unsubscribe", params); err != nil {
-		u.log.Debug("resources/unsubscribe failed", "uri", uri, "error", err)
+	if _, err := u.Call(g.ctx, "resources/unsubscribe", params); err != nil {
+		u.Log.Debug("resources/unsubscribe failed", "uri", uri, "error", err)
 	}
 }
 
-// Subscribers returns how many sessions and subscriptions/listen streams
+// subscribers returns how many sessions and subscriptions/listen streams
 // subscribe to uri.
-func (g *Gateway) Subscribers(uri string) int {
+func (g *Gateway) subscribers(uri string) int {
 	g.subsMu.Lock()
 	defer g.subsMu.Unlock()
 	return len(g.subs[uri])
@@ -143,7 +146,7 @@ func (g *Gateway) Subscribers(uri string) int {
 
 // subscribedURIs are the URIs, in u's own form, that someone subscribes
 // to on u.
-func (g *Gateway) subscribedURIs(u *upstream) []string {
+func (g *Gateway) subscribedURIs(u *upstream.Upstream) []string {
 	g.subsMu.Lock()
 	defer g.subsMu.Unlock()
 	var uris []string
@@ -161,20 +164,20 @@ func (g *Gateway) subscribedURIs(u *upstream) []string {
 
 // renewSubscriptions subscribes again on a reconnected upstream (a
 // stateless-only one: opens its subscriptions/listen stream).
-func (g *Gateway) renewSubscriptions(u *upstream) {
-	if u.statelessOnly.Load() {
+func (g *Gateway) renewSubscriptions(u *upstream.Upstream) {
+	if u.StatelessOnly() {
 		// the connection's own start must not wait for the stream
 		go func() {
-			if err := u.relisten(g.ctx); err != nil {
-				u.log.Warn("opening subscriptions/listen", "error", err)
+			if err := u.Relisten(g.ctx); err != nil {
+				u.Log.Warn("opening subscriptions/listen", "error", err)
 			}
 		}()
 		return
 	}
 	for _, uri := range g.subscribedURIs(u) {
 		params, _ := json.Marshal(map[string]string{"uri": uri})
-		if _, err := u.call(g.ctx, "resources/subscribe", params); err != nil {
-			u.log.Warn("renewing a subscription after reconnect", "uri", uri, "error", err)
+		if _, err := u.Call(g.ctx, "resources/subscribe", params); err != nil {
+			u.Log.Warn("renewing a subscription after reconnect", "uri", uri, "error", err)
 		}
 	}
 }
@@ -183,9 +186,9 @@ func (g *Gateway) renewSubscriptions(u *upstream) {
 // subscribers of the bare URI hear of it when u owns it (see
 // UpstreamURIPrefix), subscribers of u's namespaced form always, under
 // that form. Cached reads of either form are dropped.
-func (g *Gateway) resourceUpdated(u *upstream, method string, params json.RawMessage) {
+func (g *Gateway) resourceUpdated(u *upstream.Upstream, method string, params json.RawMessage) {
 	uri := gjson.GetBytes(params, "uri").String()
-	alias := upstreamURI(u.name, uri)
+	alias := upstreamURI(u.Name, uri)
 	g.invalidate(uri)
 	g.invalidate(alias)
 	owner := g.ownerOf(uri)
@@ -209,5 +212,5 @@ func (g *Gateway) resourceUpdated(u *upstream, method string, params json.RawMes
 			s.notify(method, p)
 		}
 	}
-	u.log.Debug("resource updated", "uri", uri, "subscribers", len(bare)+len(named))
+	u.Log.Debug("resource updated", "uri", uri, "subscribers", len(bare)+len(named))
 }

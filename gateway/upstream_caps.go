@@ -28,13 +28,12 @@ package gateway
 // declared is refused the requests it cannot answer (upstreamRequest).
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // firstClient holds the first client's capabilities, which upstreams'
@@ -51,27 +50,6 @@ func (f *firstClient) init(wait bool) {
 	f.ready = make(chan struct{})
 }
 
-// declaredCaps is what an upstream's connection was told in initialize.
-type declaredCaps struct {
-	mu   sync.Mutex
-	caps json.RawMessage // nil before the first connection's initialize
-	// rootsLogged: a client with roots this upstream cannot learn of was
-	// logged
-	rootsLogged atomic.Bool
-}
-
-func (d *declaredCaps) get() json.RawMessage {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.caps
-}
-
-func (d *declaredCaps) set(caps json.RawMessage) {
-	d.mu.Lock()
-	d.caps = caps
-	d.mu.Unlock()
-}
-
 // clientArrived records a client's capabilities: the first client's open
 // the upstreams' initialize; a client with roots that an upstream was
 // not told of is logged once per upstream. It is called for every
@@ -86,50 +64,8 @@ func (g *Gateway) clientArrived(caps json.RawMessage) {
 		return
 	}
 	for _, name := range g.order {
-		u := g.ups[name]
-		if len(u.cfg.Mcpx.Roots) > 0 || u.declared.rootsLogged.Load() {
-			continue
-		}
-		d := u.declared.get()
-		if d == nil || gjson.GetBytes(d, "roots").Exists() {
-			continue // not initialized yet, or told of roots
-		}
-		if u.declared.rootsLogged.CompareAndSwap(false, true) {
-			u.log.Info("a client declared roots, but the upstream was initialized without roots and cannot learn of them without a restart, which mcpx does not do; to declare roots from the start set mcpServers." + u.name + ".mcpx.client_capabilities (e.g. {\"roots\":{\"listChanged\":true}})")
-		}
+		g.ups[name].ClientDeclaredRoots()
 	}
-}
-
-// declaration returns what u's new connection c declares in initialize,
-// waiting for the first client's capabilities when the gateway waits for
-// them; it fails when c ends or ctx is done first.
-func (u *upstream) declaration(ctx context.Context, c conn) (json.RawMessage, error) {
-	g := u.g
-	if g.first.wait && len(u.cfg.Mcpx.ClientCapabilities) == 0 {
-		select {
-		case <-g.first.ready:
-		default:
-			u.log.Info("started; initialize waits for the first client, to declare its capabilities (set mcpx.client_capabilities to initialize at once)")
-			select {
-			case <-g.first.ready:
-			case <-c.done():
-				return nil, fmt.Errorf("upstream[%s]: ended while waiting for the first client: %w", u.name, connEnded(c))
-			case <-ctx.Done():
-				return nil, fmt.Errorf("upstream[%s]: %w", u.name, ctx.Err())
-			}
-		}
-	}
-	caps := g.declare(u)
-	u.declared.set(caps)
-	return caps, nil
-}
-
-// connEnded is why c ended.
-func connEnded(c conn) error {
-	if err := c.cause(); err != nil {
-		return err
-	}
-	return ErrUpstreamExited
 }
 
 // relayedCapabilities are the client capabilities whose requests the
@@ -139,8 +75,8 @@ var relayedCapabilities = []string{"sampling", "elicitation"}
 
 // declare computes what u is told of its client's capabilities (see the
 // top of this file).
-func (g *Gateway) declare(u *upstream) json.RawMessage {
-	if cc := u.cfg.Mcpx.ClientCapabilities; len(cc) > 0 {
+func (g *Gateway) declare(u *upstream.Upstream) json.RawMessage {
+	if cc := u.Config.Mcpx.ClientCapabilities; len(cc) > 0 {
 		return cc
 	}
 	caps := map[string]json.RawMessage{}
@@ -160,21 +96,12 @@ func (g *Gateway) declare(u *upstream) json.RawMessage {
 			caps["roots"] = json.RawMessage(`{"listChanged":true}`)
 		}
 	}
-	if len(u.cfg.Mcpx.Roots) > 0 {
+	if len(u.Config.Mcpx.Roots) > 0 {
 		// answered from the config, which does not change
 		caps["roots"] = json.RawMessage(`{}`)
 	}
 	b, _ := json.Marshal(caps)
 	return b
-}
-
-// clientCapabilities are what u's connection declared, for the requests
-// that carry them again (a stateless upstream's _meta, server/discover).
-func (g *Gateway) clientCapabilities(u *upstream) json.RawMessage {
-	if d := u.declared.get(); d != nil {
-		return d
-	}
-	return g.declare(u)
 }
 
 // anyClientHasRoots reports whether an open session's client declared
@@ -196,14 +123,15 @@ func (g *Gateway) anyClientHasRoots() bool {
 // roots/list, which is answered by the connected clients (callerFor).
 func (g *Gateway) clientRootsChanged() {
 	for _, name := range g.order {
-		u := g.ups[name]
-		if len(u.cfg.Mcpx.Roots) > 0 || !gjson.GetBytes(u.declared.get(), "roots.listChanged").Bool() {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), u.cfg.timeout())
-		if err := u.notify(ctx, "notifications/roots/list_changed", nil); err != nil {
-			u.log.Debug("notifications/roots/list_changed not sent", "error", err)
-		}
-		cancel()
+		g.ups[name].ClientRootsChanged()
 	}
+}
+
+// channel is what upstreams' initialize waits on: nil when it does not
+// wait for the first client.
+func (f *firstClient) channel() <-chan struct{} {
+	if !f.wait {
+		return nil
+	}
+	return f.ready
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
@@ -164,7 +165,7 @@ func TestUpstreamClientCapabilitiesConfig(t *testing.T) {
 		WaitForClientCapabilities: true,
 		Logger:                    hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs}),
 	})
-	waitFor(t, "the upstream is ready with no client", func() bool { return g.Status()[0].State == StateReady })
+	waitFor(t, "the upstream is ready with no client", func() bool { return g.Status()[0].State == upstream.StateReady })
 	for range 2 {
 		c := connectWith(t, g, `{"roots":{}}`)
 		got := c.result("tools/call", toolCall("caps", "")).Get("content.0.text").String()

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // modernUpstream is an mcp-go server over streamable HTTP that speaks both
@@ -43,10 +44,7 @@ func TestServeStatelessUpstreamInputRequired(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.WaitReady(ctx)
-	g.ups["modern"].mu.RLock()
-	lane := g.ups["modern"].lane
-	g.ups["modern"].mu.RUnlock()
-	if lane == nil {
+	if !g.ups["modern"].HasLane() {
 		t.Fatal("the upstream speaks 2026-07-28 but no stateless lane was opened")
 	}
 	c := connect(t, g)
@@ -71,12 +69,10 @@ func TestUpstreamProtocolSessionOnly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.WaitReady(ctx)
-	if st := g.Status()[0]; st.State != StateReady {
+	if st := g.Status()[0]; st.State != upstream.StateReady {
 		t.Fatalf("not ready: %+v", st)
 	}
-	g.ups["modern"].mu.RLock()
-	defer g.ups["modern"].mu.RUnlock()
-	if g.ups["modern"].lane != nil {
+	if g.ups["modern"].HasLane() {
 		t.Fatal("a lane was opened although config says 2025-11-25")
 	}
 }

@@ -11,6 +11,10 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // A remote upstream's answer is held to limits.max_upstream_message_bytes
@@ -36,13 +40,13 @@ func TestHTTPUpstreamMessageTooLarge(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	g := newGatewayWith(t, Options{
-		Servers: map[string]ServerConfig{"remote": {Type: TypeStreamableHTTP, URL: ts.URL}},
+		Servers: map[string]ServerConfig{"remote": {Type: config.TypeStreamableHTTP, URL: ts.URL}},
 		Limits:  Limits{MaxUpstreamMessageBytes: limit},
 	})
-	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
+	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("echo", `{"huge":true}`))
-	if code := gjson.GetBytes(r, "error.code").Int(); code != CodeUpstreamInvalid || !strings.Contains(gjson.GetBytes(r, "error.message").String(), "more than 1048576 bytes") {
+	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUpstreamInvalid || !strings.Contains(gjson.GetBytes(r, "error.message").String(), "more than 1048576 bytes") {
 		t.Fatalf("an answer inflating to 8 MiB under a 1 MiB limit: %s", r)
 	}
 	if v := c.result("tools/call", toolCall("echo", `{"v":"still up"}`)).Get("structuredContent.v").String(); v != "still up" {

@@ -15,6 +15,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // sessionUpstream is a small Streamable HTTP MCP server with sessions and
@@ -88,20 +91,20 @@ func TestHTTPUpstreamSessionExpired(t *testing.T) {
 	up := &sessionUpstream{sessions: map[string]bool{}}
 	ts := httptest.NewServer(up)
 	t.Cleanup(ts.Close) // after the gateway's, so that its DELETE lands
-	g := newTestGateway(t, map[string]ServerConfig{"remote": {Type: TypeStreamableHTTP, URL: ts.URL}}, engine.Options{})
-	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
+	g := newTestGateway(t, map[string]ServerConfig{"remote": {Type: config.TypeStreamableHTTP, URL: ts.URL}}, engine.Options{})
+	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
 	if v := c.result("tools/call", toolCall("echo", `{"v":"one"}`)).Get("structuredContent.v").String(); v != "one" {
 		t.Fatalf("echo: %q", v)
 	}
 	up.forget()
 	r := c.call("tools/call", toolCall("echo", `{"v":"lost"}`))
-	if code := gjson.GetBytes(r, "error.code").Int(); code != CodeUpstreamUnavailable {
-		t.Fatalf("a call on the expired session: want code %d, got %s", CodeUpstreamUnavailable, r)
+	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUpstreamUnavailable {
+		t.Fatalf("a call on the expired session: want code %d, got %s", jsonrpc.CodeUpstreamUnavailable, r)
 	}
 	waitFor(t, "the upstream is ready on a new session", func() bool {
 		st := g.Status()[0]
-		return st.State == StateReady && st.Restarts >= 1
+		return st.State == upstream.StateReady && st.Restarts >= 1
 	})
 	if v := c.result("tools/call", toolCall("echo", `{"v":"two"}`)).Get("structuredContent.v").String(); v != "two" {
 		t.Fatalf("echo after the new session: %q", v)
@@ -121,8 +124,8 @@ func TestSSEUpstream(t *testing.T) {
 	})
 	ts := httptest.NewServer(server.NewSSEServer(s))
 	t.Cleanup(ts.Close)
-	g := newTestGateway(t, map[string]ServerConfig{"legacy": {Type: TypeSSE, URL: ts.URL + "/sse"}}, engine.Options{})
-	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
+	g := newTestGateway(t, map[string]ServerConfig{"legacy": {Type: config.TypeSSE, URL: ts.URL + "/sse"}}, engine.Options{})
+	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
 	if txt := c.result("tools/call", toolCall("echo", `{"v":"over sse"}`)).Get("content.0.text").String(); txt != "echo: over sse" {
 		t.Fatalf("echo: %q", txt)

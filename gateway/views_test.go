@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -50,7 +51,7 @@ var screenshotPNG = sync.OnceValue(func() []byte {
 func TestScreenshotFittedToClient(t *testing.T) {
 	st := memstore.New(memstore.Config{})
 	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": playwrightUpstream(t, "")}, Engine: engine.Options{Store: st}})
-	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == StateReady })
+	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	orig := screenshotPNG()
 	t.Logf("screenshot: 2560x1600, %d bytes", len(orig))
 

@@ -207,10 +207,14 @@ func (o *common) register(fs *flag.FlagSet) {
 // else of the file, else config.DefaultLogLevel.
 func (o *common) setup(stderr io.Writer) (config.File, hclog.Logger, error) {
 	cfg := config.Default()
+	var moved []string // layer options moved to their home (server_layers.go)
 	if o.configPath != "" {
 		var err error
 		if cfg, err = config.Load(o.configPath); err != nil {
 			return config.File{}, nil, err
+		}
+		if moved, err = cfg.MoveServerLayers(); err != nil {
+			return config.File{}, nil, fmt.Errorf("config %s: %w", o.configPath, err)
 		}
 	}
 	level := cfg.Log.Level
@@ -226,6 +230,9 @@ func (o *common) setup(stderr io.Writer) (config.File, hclog.Logger, error) {
 		Output:      stderr,
 		DisableTime: true,
 	})
+	for _, w := range moved {
+		log.Warn("config " + o.configPath + ": " + w)
+	}
 	return cfg, log, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -154,3 +155,7 @@ func EncodeRequest(id json.RawMessage, method string, params json.RawMessage) []
 	}
 	return append(b, '}')
 }
+
+// MetaPath is the gjson path of a _meta key of params (MCP's keys hold
+// dots, which gjson paths escape).
+func MetaPath(key string) string { return "_meta." + strings.ReplaceAll(key, ".", `\.`) }

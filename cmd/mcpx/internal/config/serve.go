@@ -65,7 +65,8 @@ type Serve struct {
 	// Profiles fit results to the client by the prefix of its
 	// clientInfo.name (case-insensitive, longest first): {"claude-code":
 	// {"max_tokens": 25000, "images": true}}. They add to and replace
-	// gateway.BuiltinProfiles; "default" applies to any other client.
+	// the built-in ones (see gateway.Options.Profiles); "default"
+	// applies to any other client.
 	// Defaults to the built-in profiles only.
 	Profiles map[string]gateway.Profile `json:"profiles,omitempty"`
 	// ArtifactTools configure the artifacts_query and artifacts_search

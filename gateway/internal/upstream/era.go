@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 // Both revisions upstream. Every upstream has its 2025-11-25 session
 // (initialize), which serves session clients and is the fallback. A
@@ -15,6 +15,7 @@ package gateway
 // it (see statelessParams).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,44 +24,44 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
-)
 
-// ProtocolAuto is ServerOptions.Protocol's default: probe for 2026-07-28.
-const ProtocolAuto = "auto"
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
+)
 
 // probeStateless opens the stateless lane of a streamable-HTTP upstream,
 // or returns nil when the upstream does not speak 2026-07-28 (or config
 // says not to ask).
-func (u *upstream) probeStateless(ctx context.Context) conn {
-	if u.cfg.kind() != TypeStreamableHTTP || u.cfg.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
+func (u *Upstream) probeStateless(ctx context.Context) conn {
+	if u.Config.Kind() != config.TypeStreamableHTTP || u.Config.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
 		return nil
 	}
-	tc := upstreamHTTPConfig(u.cfg, u.g.limits, u.log, connHandlers{
+	tc := upstreamHTTPConfig(u.Config, u.limits, u.Log, connHandlers{
 		// progress of a call on this lane
-		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
+		notification: u.notification,
 	})
 	sh, err := upstreamhttp.NewStreamable(tc)
 	if err != nil {
 		return nil
 	}
 	sh.SetProtocolVersion(mcp.ProtocolVersion20260728)
-	c := newHTTPConn(u.name, u.log, sh)
-	caps := u.g.clientCapabilities(u)
+	c := newHTTPConn(u.Name, u.Log, sh)
+	caps := u.clientCapabilities()
 	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
 		mcp.MetaKeyClientCapabilities: caps,
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.g.version},
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.version},
 	}})
 	res, err := c.callHeader(ctx, "server/discover", params, laneHeader(nil, "server/discover", params))
 	if err != nil || !slices.Contains(stringsOf(gjson.GetBytes(res, "supportedVersions")), mcp.ProtocolVersion20260728) {
-		u.log.Debug("upstream does not speak 2026-07-28; stateless requests go to its session", "error", err)
+		u.Log.Debug("upstream does not speak 2026-07-28; stateless requests go to its session", "error", err)
 		_ = c.close()
 		return nil
 	}
-	u.log.Info("upstream speaks 2026-07-28: stateless requests go to it statelessly")
+	u.Log.Info("upstream speaks 2026-07-28: stateless requests go to it statelessly")
 	return c
 }
 
@@ -92,7 +93,7 @@ func laneHeader(tool json.RawMessage, method string, params json.RawMessage) htt
 }
 
 // setLane replaces the upstream's stateless lane, closing the old one.
-func (u *upstream) setLane(c conn) {
+func (u *Upstream) setLane(c conn) {
 	u.mu.Lock()
 	old := u.lane
 	u.lane = c
@@ -109,19 +110,19 @@ func (u *upstream) setLane(c conn) {
 // callLane sends a stateless client's request down the stateless lane:
 // params as the client sent them but for the tool name, which is the
 // upstream's.
-func (u *upstream) callLane(ctx context.Context, lane conn, method string, params json.RawMessage) (json.RawMessage, error) {
+func (u *Upstream) callLane(ctx context.Context, lane conn, method string, params json.RawMessage) (json.RawMessage, error) {
 	hc, ok := lane.(*httpConn)
 	if !ok { // a stdio lane: _meta says it all
 		res, err := lane.call(ctx, method, params)
 		if err != nil {
-			return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.name, err)
+			return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.Name, err)
 		}
 		return res, nil
 	}
 	var tool json.RawMessage
 	if method == "tools/call" {
 		name := gjson.GetBytes(params, "name").String()
-		for _, def := range u.toolDefs() {
+		for _, def := range u.ToolDefs() {
 			if gjson.GetBytes(def, "name").String() == name {
 				tool = def
 				break
@@ -130,7 +131,7 @@ func (u *upstream) callLane(ctx context.Context, lane conn, method string, param
 	}
 	res, err := hc.callHeader(ctx, method, params, laneHeader(tool, method, params))
 	if err != nil {
-		return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.name, err)
+		return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.Name, err)
 	}
 	return res, nil
 }
@@ -148,7 +149,7 @@ func withStatelessMeta(params, meta json.RawMessage) json.RawMessage {
 	}
 	changed := false
 	for _, k := range statelessMeta {
-		p := metaPath(k)
+		p := jsonrpc.MetaPath(k)
 		if v := gjson.GetBytes(meta, strings.TrimPrefix(p, "_meta.")); v.Exists() && !gjson.GetBytes(out, p).Exists() {
 			if !changed {
 				out = append([]byte(nil), out...) // never write into the client's bytes
@@ -158,4 +159,37 @@ func withStatelessMeta(params, meta json.RawMessage) json.RawMessage {
 		}
 	}
 	return out
+}
+
+// statelessMeta are the _meta keys of a stateless request that describe
+// the client's protocol, not the call.
+var statelessMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo, mcp.MetaKeyLogLevel}
+
+// statelessParams prepares a stateless request's params for u. A stdio
+// upstream gets them as they are: it decides the era per request too, so
+// one that speaks 2026-07-28 serves the request in it (its input_required
+// reaches the client unchanged) and an older one ignores the keys. A
+// remote upstream's connection carries its negotiated version in the
+// Mcp-Protocol-Version header, which must agree with _meta: there the
+// keys are dropped and the request is one of the session era.
+func (u *Upstream) statelessParams(params json.RawMessage) json.RawMessage {
+	if u.Config.Kind() == config.TypeStdio || !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
+		return params
+	}
+	out := []byte(params)
+	for _, k := range statelessMeta {
+		out, _ = sjson.DeleteBytes(out, jsonrpc.MetaPath(k))
+	}
+	if m := gjson.GetBytes(out, "_meta"); m.IsObject() && len(m.Map()) == 0 {
+		out, _ = sjson.DeleteBytes(out, "_meta")
+	}
+	return out
+}
+
+// HasLane reports whether the upstream has a stateless (2026-07-28)
+// connection open.
+func (u *Upstream) HasLane() bool {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return u.lane != nil
 }

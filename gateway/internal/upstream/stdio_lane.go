@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 // A stdio upstream's stateless lane. A server decides a request's era by
 // its pipe: one that was initialized as 2025-11-25 serves even a request
@@ -10,7 +10,7 @@ package gateway
 // command, started on the first stateless request and kept when it
 // answers server/discover with 2026-07-28. When it does not, the process
 // is stopped and stateless requests share the session pipe (bridged to
-// input_required, bridge.go); either outcome is remembered until the
+// input_required, the gateway's bridge.go); either outcome is remembered until the
 // upstream reconnects. mcpx.protocol "2025-11-25" never starts it.
 
 import (
@@ -22,6 +22,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 )
 
 // stdioLane is the probe state of a stdio upstream's stateless lane.
@@ -35,20 +37,20 @@ func (l *stdioLane) reset() { l.probed.Store(false) }
 
 // statelessLane is the connection for a stateless client's request to u,
 // or nil for the session's.
-func (u *upstream) statelessLane(ctx context.Context) conn {
+func (u *Upstream) statelessLane(ctx context.Context) conn {
 	u.mu.RLock()
 	lane := u.lane
 	u.mu.RUnlock()
 	if lane != nil {
 		select {
 		case <-lane.done():
-			u.log.Info("the stateless lane ended; opening another on demand", "error", lane.cause())
+			u.Log.Info("the stateless lane ended; opening another on demand", "error", lane.cause())
 			u.setLane(nil)
 		default:
 			return lane
 		}
 	}
-	if u.cfg.kind() != TypeStdio || u.cfg.Mcpx.Protocol == mcp.ProtocolVersion20251125 || u.stdLane.probed.Load() {
+	if u.Config.Kind() != config.TypeStdio || u.Config.Mcpx.Protocol == mcp.ProtocolVersion20251125 || u.stdLane.probed.Load() {
 		return nil
 	}
 	u.stdLane.probe.Lock()
@@ -71,25 +73,25 @@ func (u *upstream) statelessLane(ctx context.Context) conn {
 
 // probeStdioLane starts a second process of u's command and asks it
 // server/discover; nil when it does not speak 2026-07-28.
-func (u *upstream) probeStdioLane(ctx context.Context) conn {
+func (u *Upstream) probeStdioLane(ctx context.Context) conn {
 	h := connHandlers{
-		notification: func(method string, params json.RawMessage) { u.g.upstreamNotification(u, method, params) },
+		notification: u.notification,
 		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return u.g.upstreamRequest(ctx, u, method, params)
+			return u.host.Request(ctx, u, method, params)
 		},
 	}
-	log := u.log.Named("stateless")
-	c, err := startStdio(u.name, u.cfg, u.g.limits, log, h)
+	log := u.Log.Named("stateless")
+	c, err := startStdio(u.Name, u.Config, u.limits, log, h)
 	if err != nil {
 		log.Warn("could not start the stateless lane", "error", err)
 		return nil
 	}
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), u.cfg.timeout())
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), u.Config.RequestTimeout())
 	defer cancel()
 	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-		mcp.MetaKeyClientCapabilities: u.g.clientCapabilities(u),
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.g.version},
+		mcp.MetaKeyClientCapabilities: u.clientCapabilities(),
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.version},
 	}})
 	res, err := c.call(pctx, "server/discover", params)
 	if err != nil || !slices.Contains(stringsOf(gjson.GetBytes(res, "supportedVersions")), mcp.ProtocolVersion20260728) {

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package gateway
+package upstream
 
 import "syscall"
 

@@ -1,7 +1,6 @@
-package gateway
+package config
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -149,9 +148,6 @@ const (
 	DefaultStopGrace      = 2 * time.Second
 	DefaultKillGrace      = 3 * time.Second
 )
-
-// ErrMessageTooLarge is returned for a message over its size limit.
-var ErrMessageTooLarge = errors.New("message too large")
 
 // WithDefaults returns l with every unset field at its default.
 func (l Limits) WithDefaults() Limits {

@@ -1,8 +1,12 @@
-package gateway
+package upstream
 
 import (
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 )
 
 // InheritedEnv are the variables a stdio upstream gets from mcpx's own
@@ -11,7 +15,7 @@ import (
 // time zone, temp folder), the POSIX and Windows sets that Claude Desktop
 // passes (the MCP TypeScript SDK's getDefaultEnvironment), and nothing
 // else: one server does not see another's keys or mcpx's own tokens.
-// LC_* variables are passed too (see inheritedEnv).
+// LC_* variables are passed too (see Inherits).
 var InheritedEnv = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR",
 	// Windows, as the TypeScript SDK passes them
@@ -22,7 +26,7 @@ var InheritedEnv = []string{
 // upstreamEnv is the environment of a stdio upstream: the allowlisted
 // part of environ (all of it with inherit_env) and then the entry's own
 // "env", which wins.
-func upstreamEnv(cfg ServerConfig, environ []string) []string {
+func upstreamEnv(cfg config.ServerConfig, environ []string) []string {
 	out := make([]string, 0, len(InheritedEnv)+len(cfg.Env))
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
@@ -32,7 +36,7 @@ func upstreamEnv(cfg ServerConfig, environ []string) []string {
 		if _, own := cfg.Env[k]; own {
 			continue
 		}
-		if cfg.InheritEnv || inheritedEnv(k) {
+		if cfg.InheritEnv || Inherits(k) {
 			// a value that starts with "()" is a shell function
 			// (Shellshock); the TypeScript SDK skips those too
 			if !cfg.InheritEnv && strings.HasPrefix(v, "()") {
@@ -41,15 +45,15 @@ func upstreamEnv(cfg ServerConfig, environ []string) []string {
 			out = append(out, kv)
 		}
 	}
-	for _, k := range sortedKeys(cfg.Env) {
+	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
 		out = append(out, k+"="+cfg.Env[k])
 	}
 	return out
 }
 
-// inheritedEnv reports whether variable k is on the allowlist. Names are
+// Inherits reports whether variable k is on the allowlist. Names are
 // compared without case on Windows, where the environment ignores it.
-func inheritedEnv(k string) bool {
+func Inherits(k string) bool {
 	if strings.HasPrefix(k, "LC_") {
 		return true
 	}

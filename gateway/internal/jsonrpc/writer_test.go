@@ -1,4 +1,4 @@
-package gateway
+package jsonrpc
 
 import (
 	"bufio"
@@ -6,13 +6,14 @@ import (
 	"io"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestLineWriterConcurrent writes from 16 goroutines at once to a reader
 // that takes its time: every message arrives whole, on its own line, once.
 func TestLineWriterConcurrent(t *testing.T) {
 	r, w := io.Pipe()
-	lw := newLineWriter(w, 0)
+	lw := NewLineWriter(w, 0)
 	const writers, each = 16, 200
 	seen := map[string]int{}
 	done := make(chan error, 1)
@@ -34,7 +35,7 @@ func TestLineWriterConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				if err := lw.write(fmt.Appendf(nil, `{"writer":%d,"n":%d,"pad":"%0100d"}`, g, i, i)); err != nil {
+				if err := lw.Write(fmt.Appendf(nil, `{"writer":%d,"n":%d,"pad":"%0100d"}`, g, i, i)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -54,7 +55,7 @@ func TestLineWriterConcurrent(t *testing.T) {
 	}
 	// after the reader is gone, writes fail with its error
 	r.Close()
-	if err := lw.write([]byte("x")); err == nil {
+	if err := lw.Write([]byte("x")); err == nil {
 		t.Error("a write to a closed pipe succeeded")
 	}
 }
@@ -64,7 +65,7 @@ func TestLineWriterConcurrent(t *testing.T) {
 func TestLineWriterBackPressure(t *testing.T) {
 	r, w := io.Pipe()
 	const limit = 256 << 10
-	lw := newLineWriter(w, limit)
+	lw := NewLineWriter(w, limit)
 	msg := make([]byte, 64<<10)
 	for i := range msg {
 		msg[i] = 'm'
@@ -75,7 +76,7 @@ func TestLineWriterBackPressure(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := lw.write(msg); err != nil {
+			if err := lw.Write(msg); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -87,7 +88,7 @@ func TestLineWriterBackPressure(t *testing.T) {
 		defer lw.mu.Unlock()
 		return lw.waiting > 0 && lw.waiting+len(lw.buf)/len(msg)+1 == writers
 	})
-	if n := lw.pending(); n > limit {
+	if n := lw.Pending(); n > limit {
 		t.Fatalf("%d bytes pending under a limit of %d", n, limit)
 	}
 	got := 0
@@ -105,5 +106,17 @@ func TestLineWriterBackPressure(t *testing.T) {
 	}
 	if got != writers {
 		t.Fatalf("%d of %d messages arrived", got, writers)
+	}
+}
+
+// waitFor polls cond until it holds, failing t after 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package jsonrpc
 
 import (
 	"bufio"
@@ -9,19 +9,19 @@ import (
 
 // lineHeadBytes is how much of an over-long line readLine keeps: enough
 // for the id of a message that starts {"jsonrpc":"2.0","id":...}.
-const lineHeadBytes = 4 << 10
+const LineHeadBytes = 4 << 10
 
 // readLine reads one line (with its '\n') into a new slice, as
 // bufio.Reader.ReadBytes does, but holds at most limit bytes: a longer
 // line is read to its end and dropped, and readLine returns its first
 // lineHeadBytes bytes with over set. err is the reader's (io.EOF after a
 // last line without newline).
-func readLine(br *bufio.Reader, limit int64) (line []byte, over bool, err error) {
+func ReadLine(br *bufio.Reader, limit int64) (line []byte, over bool, err error) {
 	frag, err := br.ReadSlice('\n')
 	if !errors.Is(err, bufio.ErrBufferFull) {
 		// the common case: the whole line was in the reader's buffer
 		if int64(len(frag)) > limit {
-			return bytes.Clone(frag[:min(len(frag), lineHeadBytes)]), true, err
+			return bytes.Clone(frag[:min(len(frag), LineHeadBytes)]), true, err
 		}
 		return bytes.Clone(frag), false, err
 	}
@@ -29,7 +29,7 @@ func readLine(br *bufio.Reader, limit int64) (line []byte, over bool, err error)
 	for {
 		frag, err = br.ReadSlice('\n')
 		if int64(len(full)+len(frag)) > limit {
-			head := bytes.Clone(full[:min(len(full), lineHeadBytes)])
+			head := bytes.Clone(full[:min(len(full), LineHeadBytes)])
 			full = nil
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
@@ -44,6 +44,6 @@ func readLine(br *bufio.Reader, limit int64) (line []byte, over bool, err error)
 }
 
 // tooLargeError describes a message over limit.
-func tooLargeError(limit int64, setting string) error {
+func TooLargeError(limit int64, setting string) error {
 	return fmt.Errorf("a message of more than %d bytes (%s): %w", limit, setting, ErrMessageTooLarge)
 }

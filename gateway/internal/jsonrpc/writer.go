@@ -1,8 +1,10 @@
-package gateway
+package jsonrpc
 
 import (
 	"io"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 )
 
 // maxSpareBuffer caps the buffer a lineWriter keeps between writes; a
@@ -22,7 +24,7 @@ const maxSpareBuffer = 1 << 20
 // flusher has taken them, so a peer that does not read holds writers
 // up instead of growing memory. A message larger than limit is still
 // queued when nothing else waits.
-type lineWriter struct {
+type LineWriter struct {
 	w     io.Writer
 	limit int
 
@@ -37,11 +39,11 @@ type lineWriter struct {
 
 // newLineWriter returns a lineWriter on w whose pending bytes are capped
 // at limit (DefaultWriteBufferBytes when limit <= 0).
-func newLineWriter(w io.Writer, limit int64) *lineWriter {
+func NewLineWriter(w io.Writer, limit int64) *LineWriter {
 	if limit <= 0 {
-		limit = DefaultWriteBufferBytes
+		limit = config.DefaultWriteBufferBytes
 	}
-	l := &lineWriter{w: w, limit: int(limit)}
+	l := &LineWriter{w: w, limit: int(limit)}
 	l.drained = sync.NewCond(&l.mu)
 	return l
 }
@@ -49,7 +51,7 @@ func newLineWriter(w io.Writer, limit int64) *lineWriter {
 // write queues msg and a newline and, unless another goroutine is
 // writing, writes everything queued. It returns the first write error
 // this writer has seen.
-func (l *lineWriter) write(msg []byte) error {
+func (l *LineWriter) Write(msg []byte) error {
 	l.mu.Lock()
 	for l.err == nil && l.flushing && len(l.buf) > 0 && len(l.buf)+len(msg) >= l.limit {
 		l.waiting++
@@ -76,7 +78,7 @@ func (l *lineWriter) write(msg []byte) error {
 
 // flushLocked writes the pending bytes until none are left, as the
 // flusher (flushing set), with mu held but released around each write.
-func (l *lineWriter) flushLocked() {
+func (l *LineWriter) flushLocked() {
 	for len(l.buf) > 0 && l.err == nil {
 		b := l.buf
 		l.buf = l.spare[:0]
@@ -105,7 +107,7 @@ func (l *lineWriter) flushLocked() {
 // becomes the flusher. It reports false, queuing nothing, when limit
 // bytes already wait. For a caller that must not block (a connection's
 // reader: the peer may write on before it reads) and may drop msg.
-func (l *lineWriter) offer(msg []byte) bool {
+func (l *LineWriter) Offer(msg []byte) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
@@ -128,7 +130,7 @@ func (l *lineWriter) offer(msg []byte) bool {
 }
 
 // pending returns how many bytes wait to be written (tests).
-func (l *lineWriter) pending() int {
+func (l *LineWriter) Pending() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.buf)
@@ -136,4 +138,4 @@ func (l *lineWriter) pending() int {
 
 // send writes msg and ignores the error: for writers whose failure shows
 // elsewhere (the peer is gone).
-func (l *lineWriter) send(msg []byte) { _ = l.write(msg) }
+func (l *LineWriter) Send(msg []byte) { _ = l.Write(msg) }

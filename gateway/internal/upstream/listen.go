@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 // subscriptions/listen upstream. A connection in 2026-07-28 carries no
 // notification outside a request: the server announces list changes and
@@ -11,7 +11,7 @@ package gateway
 // someone downstream subscribes to (a session-era upstream gets those as
 // resources/subscribe on its session). When that set or the lane changes
 // the stream is reopened. What arrives on it goes through
-// upstreamNotification like a session-era server's notifications, so a
+// Host.Notification like a session-era server's notifications, so a
 // tool list changed by a stateless client's call on the lane reaches
 // every client.
 
@@ -26,6 +26,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // upstreamListen is an upstream's subscriptions/listen stream.
@@ -47,7 +49,7 @@ var errListenRefused = errors.New("the server did not acknowledge the subscripti
 
 // listenFor adds uri to the upstream's stream and returns once the
 // upstream acknowledged it.
-func (u *upstream) listenFor(ctx context.Context, uri string) error {
+func (u *Upstream) ListenFor(ctx context.Context, uri string) error {
 	l := &u.listen
 	l.mu.Lock()
 	if l.uris == nil {
@@ -63,27 +65,27 @@ func (u *upstream) listenFor(ctx context.Context, uri string) error {
 		l.mu.Lock()
 		delete(l.uris, uri)
 		l.mu.Unlock()
-		return fmt.Errorf("upstream[%s]: subscriptions/listen for %s: %w", u.name, uri, err)
+		return fmt.Errorf("upstream[%s]: subscriptions/listen for %s: %w", u.Name, uri, err)
 	}
 	return nil
 }
 
 // unlisten drops uri from the upstream's stream, in the background:
 // nothing waits for a smaller filter.
-func (u *upstream) unlisten(uri string) {
+func (u *Upstream) Unlisten(uri string) {
 	l := &u.listen
 	l.mu.Lock()
 	delete(l.uris, uri)
 	l.mu.Unlock()
 	go func() {
-		if err := u.relisten(u.g.ctx); err != nil {
-			u.log.Debug("reopening subscriptions/listen without a resource", "uri", uri, "error", err)
+		if err := u.Relisten(u.lifetime()); err != nil {
+			u.Log.Debug("reopening subscriptions/listen without a resource", "uri", uri, "error", err)
 		}
 	}()
 }
 
 // listenFilter is what the stream should ask for now.
-func (u *upstream) listenFilter() mcp.SubscriptionFilter {
+func (u *Upstream) listenFilter() mcp.SubscriptionFilter {
 	f := mcp.SubscriptionFilter{
 		ToolsListChanged:     u.capabilityFlag("tools", "listChanged"),
 		PromptsListChanged:   u.capabilityFlag("prompts", "listChanged"),
@@ -100,14 +102,14 @@ func (u *upstream) listenFilter() mcp.SubscriptionFilter {
 }
 
 // relisten makes the open stream match listenFilter.
-func (u *upstream) relisten(ctx context.Context) error {
+func (u *Upstream) Relisten(ctx context.Context) error {
 	_, err := u.relistenAcked(ctx)
 	return err
 }
 
 // relistenAcked reopens the stream when its filter changed and returns
 // what the upstream acknowledged.
-func (u *upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, error) {
+func (u *Upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, error) {
 	l := &u.listen
 	l.open.Lock()
 	defer l.open.Unlock()
@@ -134,10 +136,10 @@ func (u *upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 		return want, nil
 	}
 	if lane == nil {
-		return mcp.SubscriptionFilter{}, fmt.Errorf("upstream[%s] has no 2026-07-28 connection: %w", u.name, ErrUpstreamUnavailable)
+		return mcp.SubscriptionFilter{}, fmt.Errorf("upstream[%s] has no 2026-07-28 connection: %w", u.Name, jsonrpc.ErrUpstreamUnavailable)
 	}
 	params, _ := json.Marshal(map[string]any{"notifications": want, "_meta": json.RawMessage(u.gatewayMeta())})
-	sctx, cancel := context.WithCancel(u.g.ctx)
+	sctx, cancel := context.WithCancel(u.lifetime())
 	ack := make(chan mcp.SubscriptionFilter, 1)
 	ended := make(chan error, 1)
 	l.mu.Lock()
@@ -148,7 +150,7 @@ func (u *upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 		ended <- err
 		u.listenEnded(sctx, lane, gen, err)
 	}()
-	wait := time.NewTimer(u.cfg.timeout())
+	wait := time.NewTimer(u.Config.RequestTimeout())
 	defer wait.Stop()
 	select {
 	case acked := <-ack:
@@ -157,7 +159,7 @@ func (u *upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 			l.filter, l.acked, l.lane = string(wantJSON), acked, lane
 		}
 		l.mu.Unlock()
-		u.log.Debug("subscriptions/listen open", "filter", string(wantJSON))
+		u.Log.Debug("subscriptions/listen open", "filter", string(wantJSON))
 		return acked, nil
 	case err := <-ended:
 		cancel()
@@ -167,7 +169,7 @@ func (u *upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 		return mcp.SubscriptionFilter{}, err
 	case <-wait.C:
 		cancel()
-		return mcp.SubscriptionFilter{}, fmt.Errorf("no acknowledgement within the timeout: %w", ErrUpstreamTimeout)
+		return mcp.SubscriptionFilter{}, fmt.Errorf("no acknowledgement within the timeout: %w", jsonrpc.ErrUpstreamTimeout)
 	case <-ctx.Done():
 		cancel()
 		return mcp.SubscriptionFilter{}, ctx.Err()
@@ -176,7 +178,7 @@ func (u *upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 
 // listenAcknowledged hands the upstream's notifications/subscriptions/acknowledged
 // to the stream being opened.
-func (u *upstream) listenAcknowledged(params json.RawMessage) {
+func (u *Upstream) ListenAcknowledged(params json.RawMessage) {
 	var acked mcp.SubscriptionFilter
 	if n := gjson.GetBytes(params, "notifications"); n.IsObject() {
 		_ = json.Unmarshal([]byte(n.Raw), &acked)
@@ -199,7 +201,7 @@ const listenRetry = time.Second
 // acknowledged and that the gateway did not cancel ended upstream (the
 // server closed it): it is reopened after a pause. One whose connection
 // failed is reopened by the next connection (renewSubscriptions).
-func (u *upstream) listenEnded(ctx context.Context, lane conn, gen int, err error) {
+func (u *Upstream) listenEnded(ctx context.Context, lane conn, gen int, err error) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -218,26 +220,26 @@ func (u *upstream) listenEnded(ctx context.Context, lane conn, gen int, err erro
 	if !current {
 		return
 	}
-	u.log.Warn("the upstream ended subscriptions/listen; reopening", "error", err, "in", listenRetry)
+	u.Log.Warn("the upstream ended subscriptions/listen; reopening", "error", err, "in", listenRetry)
 	time.AfterFunc(listenRetry, func() {
 		l.mu.Lock()
 		stale := l.gen != gen
 		l.mu.Unlock()
-		if stale || u.g.ctx.Err() != nil {
+		if stale || u.lifetime().Err() != nil {
 			return
 		}
-		if err := u.relisten(u.g.ctx); err != nil {
-			u.log.Warn("reopening subscriptions/listen", "error", err)
+		if err := u.Relisten(u.lifetime()); err != nil {
+			u.Log.Warn("reopening subscriptions/listen", "error", err)
 		}
 	})
 }
 
 // laneOpened opens the stream on a new stateless connection, in the
 // background: the request that opened the lane does not wait for it.
-func (u *upstream) laneOpened() {
+func (u *Upstream) laneOpened() {
 	go func() {
-		if err := u.relisten(u.g.ctx); err != nil {
-			u.log.Debug("opening subscriptions/listen on the stateless connection", "error", err)
+		if err := u.Relisten(u.lifetime()); err != nil {
+			u.Log.Debug("opening subscriptions/listen on the stateless connection", "error", err)
 		}
 	}()
 }

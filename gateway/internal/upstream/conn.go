@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"bufio"
@@ -19,8 +19,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
 )
 
 // conn is one live connection to an upstream server.
@@ -66,7 +69,7 @@ type stdioConn struct {
 	cmd  *exec.Cmd
 
 	stdin io.WriteCloser
-	lw    *lineWriter // on stdin
+	lw    *jsonrpc.LineWriter // on stdin
 
 	mu      sync.Mutex
 	pending map[int64]chan callResult
@@ -100,7 +103,7 @@ type callResult struct {
 // startStdio starts the process of cfg. It gets the allowlisted part of
 // mcpx's environment and cfg.Env (see upstreamEnv); lim must have its
 // defaults applied.
-func startStdio(name string, cfg ServerConfig, lim Limits, log hclog.Logger, h connHandlers) (*stdioConn, error) {
+func startStdio(name string, cfg config.ServerConfig, lim config.Limits, log hclog.Logger, h connHandlers) (*stdioConn, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
 	cmd.Env = upstreamEnv(cfg, os.Environ())
@@ -126,13 +129,13 @@ func startStdio(name string, cfg ServerConfig, lim Limits, log hclog.Logger, h c
 		h:       h,
 		cmd:     cmd,
 		stdin:   stdin,
-		lw:      newLineWriter(stdin, lim.WriteBufferBytes),
+		lw:      jsonrpc.NewLineWriter(stdin, lim.WriteBufferBytes),
 		pending: map[int64]chan callResult{},
 		doneCh:  make(chan struct{}),
 
 		maxLine:      lim.MaxUpstreamMessageBytes,
 		stderrPerSec: lim.StderrLinesPerSecond,
-		answering:    make(chan struct{}, lim.MaxServerRequestsPerUpstream+answerSpare),
+		answering:    make(chan struct{}, lim.MaxServerRequestsPerUpstream+AnswerSpare),
 		stopGrace:    time.Duration(lim.StopGrace),
 		killGrace:    time.Duration(lim.KillGrace),
 	}
@@ -154,13 +157,13 @@ func (c *stdioConn) finish(werr error) {
 	var err error
 	switch {
 	case c.closing.Load():
-		err = fmt.Errorf("upstream[%s]: connection closed: %w", c.name, ErrUpstreamExited)
+		err = fmt.Errorf("upstream[%s]: connection closed: %w", c.name, jsonrpc.ErrUpstreamExited)
 	default:
 		status := "exited"
 		if werr != nil {
 			status = werr.Error()
 		}
-		err = fmt.Errorf("upstream[%s]: process %s%s: %w", c.name, status, c.tailText(), ErrUpstreamExited)
+		err = fmt.Errorf("upstream[%s]: process %s%s: %w", c.name, status, c.tailText(), jsonrpc.ErrUpstreamExited)
 	}
 	c.mu.Lock()
 	c.exitErr = err
@@ -185,7 +188,7 @@ func (c *stdioConn) tailText() string {
 func (c *stdioConn) readStdout(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, over, err := readLine(br, c.maxLine)
+		line, over, err := jsonrpc.ReadLine(br, c.maxLine)
 		if over {
 			c.skipTooLarge(line)
 		} else if len(bytes.TrimSpace(line)) > 0 {
@@ -222,25 +225,25 @@ func (c *stdioConn) skipTooLarge(head []byte) {
 		return
 	}
 	if n, perr := strconv.ParseInt(id.Raw, 10, 64); perr == nil {
-		err := tooLargeError(c.maxLine, "limits.max_upstream_message_bytes")
-		c.deliver(n, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, ErrUpstreamInvalidJSON, err)})
+		err := jsonrpc.TooLargeError(c.maxLine, "limits.max_upstream_message_bytes")
+		c.deliver(n, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, jsonrpc.ErrUpstreamInvalidJSON, err)})
 	}
 }
 
 func (c *stdioConn) dispatch(line []byte) {
-	m, err := parseMessage(line)
+	m, err := jsonrpc.Parse(line)
 	if err != nil {
 		c.log.Warn("upstream wrote a line that is not a JSON-RPC message", "error", err)
 		if m != nil && m.ID != nil {
-			if id, perr := strconv.ParseInt(idKey(m.ID), 10, 64); perr == nil {
-				c.deliver(id, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, ErrUpstreamInvalidJSON, err)})
+			if id, perr := strconv.ParseInt(jsonrpc.IDKey(m.ID), 10, 64); perr == nil {
+				c.deliver(id, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, jsonrpc.ErrUpstreamInvalidJSON, err)})
 			}
 		}
 		return
 	}
 	switch {
 	case m.IsResponse():
-		id, perr := strconv.ParseInt(idKey(m.ID), 10, 64)
+		id, perr := strconv.ParseInt(jsonrpc.IDKey(m.ID), 10, 64)
 		if perr != nil {
 			c.log.Warn("response to an id the gateway never sent", "id", string(m.ID))
 			return
@@ -262,21 +265,21 @@ func (c *stdioConn) dispatch(line []byte) {
 				c.answer(m)
 			}()
 		default:
-			err := fmt.Errorf("%s: %w (%d answers in progress on this upstream)", m.Method, ErrTooManyServerRequests, cap(c.answering))
+			err := fmt.Errorf("%s: %w (%d answers in progress on this upstream)", m.Method, jsonrpc.ErrTooManyServerRequests, cap(c.answering))
 			// Queued without waiting: the reader must go on reading
 			// while an upstream that writes its requests before it
 			// reads does not read its stdin.
-			if !c.lw.offer(encodeError(m.ID, err)) && c.dropped.Add(1) == 1 {
+			if !c.lw.Offer(jsonrpc.EncodeError(m.ID, err)) && c.dropped.Add(1) == 1 {
 				c.log.Warn("the upstream floods requests and reads none of limits.write_buffer_bytes of answers: refusals dropped", "method", m.Method)
 			}
 		}
 	}
 }
 
-// answerSpare is how many answers beyond limits.max_server_requests_per_upstream
+// AnswerSpare is how many answers beyond limits.max_server_requests_per_upstream
 // relayed ones may be in progress at once: quick ones (ping, roots from
 // the config, refusals) while the relayed requests wait.
-const answerSpare = 16
+const AnswerSpare = 16
 
 func (c *stdioConn) deliver(id int64, r callResult) {
 	c.mu.Lock()
@@ -289,14 +292,14 @@ func (c *stdioConn) deliver(id int64, r callResult) {
 }
 
 // answer replies to a server-to-client request.
-func (c *stdioConn) answer(m *message) {
+func (c *stdioConn) answer(m *jsonrpc.Message) {
 	var out []byte
 	if c.h.request == nil {
-		out = encodeError(m.ID, fmt.Errorf("%w: %s", errMethodNotFound, m.Method))
+		out = jsonrpc.EncodeError(m.ID, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, m.Method))
 	} else if res, err := c.h.request(context.Background(), m.Method, m.Params); err != nil {
-		out = encodeError(m.ID, err)
+		out = jsonrpc.EncodeError(m.ID, err)
 	} else {
-		out = encodeResult(m.ID, res)
+		out = jsonrpc.EncodeResult(m.ID, res)
 	}
 	if err := c.write(out); err != nil {
 		c.log.Debug("answering a server request", "method", m.Method, "error", err)
@@ -377,8 +380,8 @@ func (c *stdioConn) drainStderr(r io.Reader) {
 
 // write sends one message and its newline; see lineWriter.
 func (c *stdioConn) write(b []byte) error {
-	if err := c.lw.write(b); err != nil {
-		return fmt.Errorf("upstream[%s]: write: %w", c.name, errors.Join(err, ErrUpstreamExited))
+	if err := c.lw.Write(b); err != nil {
+		return fmt.Errorf("upstream[%s]: write: %w", c.name, errors.Join(err, jsonrpc.ErrUpstreamExited))
 	}
 	return nil
 }
@@ -394,7 +397,7 @@ func (c *stdioConn) call(ctx context.Context, method string, params json.RawMess
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
-	if err := c.write(encodeRequest(intID(id), method, params)); err != nil {
+	if err := c.write(jsonrpc.EncodeRequest(jsonrpc.IntID(id), method, params)); err != nil {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
@@ -415,15 +418,15 @@ func (c *stdioConn) call(ctx context.Context, method string, params json.RawMess
 // cancelUpstream tells the upstream to stop working on request id.
 func (c *stdioConn) cancelUpstream(id int64, ctx context.Context) {
 	reason := "cancelled by the client"
-	if errors.Is(context.Cause(ctx), ErrUpstreamTimeout) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(context.Cause(ctx), jsonrpc.ErrUpstreamTimeout) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		reason = "timed out in mcpx"
 	}
 	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
-	_ = c.write(encodeRequest(nil, "notifications/cancelled", params))
+	_ = c.write(jsonrpc.EncodeRequest(nil, "notifications/cancelled", params))
 }
 
 func (c *stdioConn) notify(_ context.Context, method string, params json.RawMessage) error {
-	return c.write(encodeRequest(nil, method, params))
+	return c.write(jsonrpc.EncodeRequest(nil, method, params))
 }
 
 func (c *stdioConn) done() <-chan struct{} { return c.doneCh }
@@ -467,28 +470,28 @@ type httpConn struct {
 
 // upstreamHTTPConfig is the transport configuration of cfg's upstream
 // under lim: a message over the cap, a request past the timeout, fail.
-func upstreamHTTPConfig(cfg ServerConfig, lim Limits, log hclog.Logger, h connHandlers) upstreamhttp.Config {
+func upstreamHTTPConfig(cfg config.ServerConfig, lim config.Limits, log hclog.Logger, h connHandlers) upstreamhttp.Config {
 	c := upstreamhttp.Config{
 		URL:             cfg.URL,
 		Headers:         cfg.Headers,
 		MaxConnsPerHost: lim.MaxUpstreamConns,
 		MaxMessageBytes: lim.MaxUpstreamMessageBytes,
-		Timeout:         cfg.timeout(),
+		Timeout:         cfg.RequestTimeout(),
 		Logger:          slogTo(log),
 		Handlers:        upstreamhttp.Handlers{Notification: h.notification},
 	}
 	c.Handlers.MaxAnswering = h.maxAnswering
 	if c.Handlers.MaxAnswering <= 0 {
-		c.Handlers.MaxAnswering = DefaultMaxServerRequestsPerUpstream + answerSpare
+		c.Handlers.MaxAnswering = config.DefaultMaxServerRequestsPerUpstream + AnswerSpare
 	}
 	c.Handlers.Busy = func(method string) error {
-		return toRPCError(fmt.Errorf("%s: %w (%d answers in progress on this upstream)", method, ErrTooManyServerRequests, c.Handlers.MaxAnswering))
+		return jsonrpc.ToRPCError(fmt.Errorf("%s: %w (%d answers in progress on this upstream)", method, jsonrpc.ErrTooManyServerRequests, c.Handlers.MaxAnswering))
 	}
 	if h.request != nil {
 		c.Handlers.Request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			res, err := h.request(ctx, method, params)
 			if err != nil {
-				return nil, toRPCError(err) // its code, not the transport's internal error
+				return nil, jsonrpc.ToRPCError(err) // its code, not the transport's internal error
 			}
 			return res, nil
 		}
@@ -503,22 +506,22 @@ func newHTTPConn(name string, log hclog.Logger, t upstreamhttp.Transport) *httpC
 		<-t.Done()
 		err := t.Err()
 		if errors.Is(err, upstreamhttp.ErrClosed) {
-			c.end(fmt.Errorf("upstream[%s]: connection closed: %w", name, ErrUpstreamExited))
+			c.end(fmt.Errorf("upstream[%s]: connection closed: %w", name, jsonrpc.ErrUpstreamExited))
 			return
 		}
-		c.end(fmt.Errorf("upstream[%s]: %w", name, errors.Join(err, ErrUpstreamExited)))
+		c.end(fmt.Errorf("upstream[%s]: %w", name, errors.Join(err, jsonrpc.ErrUpstreamExited)))
 	}()
 	return c
 }
 
-func startHTTP(ctx context.Context, name string, cfg ServerConfig, lim Limits, log hclog.Logger, h connHandlers) (*httpConn, error) {
+func startHTTP(ctx context.Context, name string, cfg config.ServerConfig, lim config.Limits, log hclog.Logger, h connHandlers) (*httpConn, error) {
 	tc := upstreamHTTPConfig(cfg, lim, log, h)
 	var t upstreamhttp.Transport
-	switch cfg.kind() {
-	case TypeSSE:
+	switch cfg.Kind() {
+	case config.TypeSSE:
 		sse, err := upstreamhttp.DialLegacy(ctx, tc)
 		if err != nil {
-			return nil, fmt.Errorf("upstream[%s]: connect %s: %w", name, cfg.URL, errors.Join(err, ErrUpstreamUnavailable))
+			return nil, fmt.Errorf("upstream[%s]: connect %s: %w", name, cfg.URL, errors.Join(err, jsonrpc.ErrUpstreamUnavailable))
 		}
 		t = sse
 	default:
@@ -554,7 +557,7 @@ func (c *httpConn) callHeader(ctx context.Context, method string, params json.Ra
 	id := c.nextID.Add(1)
 	res, err := c.t.Call(ctx, id, method, params, header)
 	if err != nil {
-		var re *RPCError
+		var re *jsonrpc.Error
 		switch {
 		case errors.As(err, &re):
 			return nil, re
@@ -571,9 +574,9 @@ func (c *httpConn) callHeader(ctx context.Context, method string, params json.Ra
 			return nil, fmt.Errorf("upstream[%s]: %s: %w", c.name, method, err) // a context.DeadlineExceeded
 		case errors.Is(err, upstreamhttp.ErrMessageTooLarge):
 			// as a stdio upstream's answer over the cap fails its call
-			return nil, fmt.Errorf("upstream[%s]: %s: %w: %w (limits.max_upstream_message_bytes): %w", c.name, method, ErrUpstreamInvalidJSON, err, ErrMessageTooLarge)
+			return nil, fmt.Errorf("upstream[%s]: %s: %w: %w (limits.max_upstream_message_bytes): %w", c.name, method, jsonrpc.ErrUpstreamInvalidJSON, err, jsonrpc.ErrMessageTooLarge)
 		}
-		return nil, fmt.Errorf("upstream[%s]: %s: %w", c.name, method, errors.Join(err, ErrUpstreamUnavailable))
+		return nil, fmt.Errorf("upstream[%s]: %s: %w", c.name, method, errors.Join(err, jsonrpc.ErrUpstreamUnavailable))
 	}
 	return res, nil
 }
@@ -597,7 +600,7 @@ func (c *httpConn) cause() error {
 }
 
 func (c *httpConn) close() error {
-	c.end(fmt.Errorf("upstream[%s]: connection closed: %w", c.name, ErrUpstreamExited))
+	c.end(fmt.Errorf("upstream[%s]: connection closed: %w", c.name, jsonrpc.ErrUpstreamExited))
 	return c.t.Close()
 }
 
@@ -605,3 +608,60 @@ var (
 	_ conn = (*stdioConn)(nil)
 	_ conn = (*httpConn)(nil)
 )
+
+// Conn is a connection to a server made outside any Upstream, with no
+// handler for what the server asks: the direct baseline the gateway's
+// tests and benchmarks compare with.
+type Conn interface {
+	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	Notify(ctx context.Context, method string, params json.RawMessage) error
+	Close() error
+}
+
+// DialStdio starts cfg's process (see startStdio) and returns the
+// connection to it; lim must have its defaults applied.
+func DialStdio(name string, cfg config.ServerConfig, lim config.Limits, log hclog.Logger) (Conn, error) {
+	c, err := startStdio(name, cfg, lim, log, connHandlers{})
+	if err != nil {
+		return nil, err
+	}
+	return directConn{c}, nil
+}
+
+type directConn struct{ c *stdioConn }
+
+func (d directConn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return d.c.call(ctx, method, params)
+}
+
+func (d directConn) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	return d.c.notify(ctx, method, params)
+}
+
+func (d directConn) Close() error { return d.c.close() }
+
+// StderrTail is the last lines a stdio upstream's current process wrote
+// to stderr ("" before it has one), as exit errors quote them.
+func (u *Upstream) StderrTail() string {
+	u.mu.RLock()
+	c, _ := u.c.(*stdioConn)
+	u.mu.RUnlock()
+	if c == nil {
+		return ""
+	}
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	return strings.Join(c.tail, "\n")
+}
+
+// PID is the process id of a stdio upstream's current process (the
+// leader of its process group), 0 when it has none.
+func (u *Upstream) PID() int {
+	u.mu.RLock()
+	c, _ := u.c.(*stdioConn)
+	u.mu.RUnlock()
+	if c == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}

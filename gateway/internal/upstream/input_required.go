@@ -1,8 +1,8 @@
-package gateway
+package upstream
 
 // Bridging the other way: a 2026-07-28 upstream's input_required result
 // for a 2025-11-25 (session) client. Only an upstream served statelessly
-// (upstream_stateless_only.go) answers so: an initialized one asks with
+// (stateless_only.go) answers so: an initialized one asks with
 // requests itself, so the session path never looks for input_required
 // (it would scan every tool result on the hot path). A session client knows no
 // input_required; it is asked with server-to-client requests instead. The
@@ -31,10 +31,10 @@ func inputRequired(res json.RawMessage) bool {
 
 // fulfilForSession answers res's inputRequests through the session
 // caller in ctx and retries the request with again until it completes.
-func (u *upstream) fulfilForSession(ctx context.Context, method string, params, res json.RawMessage, again func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+func (u *Upstream) fulfilForSession(ctx context.Context, method string, params, res json.RawMessage, again func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
 	for round := 0; inputRequired(res); round++ {
 		if round == maxInputRounds {
-			return nil, fmt.Errorf("upstream[%s]: %s still asks for input after %d rounds", u.name, method, maxInputRounds)
+			return nil, fmt.Errorf("upstream[%s]: %s still asks for input after %d rounds", u.Name, method, maxInputRounds)
 		}
 		responses := []byte(`{}`)
 		var err error
@@ -44,7 +44,7 @@ func (u *upstream) fulfilForSession(ctx context.Context, method string, params, 
 				params = json.RawMessage(`{}`)
 			}
 			var answer json.RawMessage
-			answer, err = u.g.upstreamRequest(ctx, u, v.Get("method").String(), params)
+			answer, err = u.host.Request(ctx, u, v.Get("method").String(), params)
 			if err != nil {
 				err = fmt.Errorf("input request %q: %w", k.String(), err)
 				return false

@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 // Upstreams that speak only 2026-07-28: no initialize, no session. When an
 // upstream refuses initialize, the gateway asks server/discover on the
@@ -8,7 +8,7 @@ package gateway
 // gateway sends it carries the stateless _meta (a stateless client's own;
 // the gateway's for session clients and its own requests), and a session
 // client's call that comes back input_required is bridged into
-// server-to-client requests (bridge_session.go). The outcome is
+// server-to-client requests (input_required.go). The outcome is
 // remembered for the upstream, so a reconnect goes to server/discover
 // first; mcpx.protocol "2026-07-28" starts there. initialize comes first
 // for an upstream not known to be stateless-only because a server of the
@@ -31,17 +31,17 @@ var errNotStateless = errors.New("the server does not list " + mcp.ProtocolVersi
 
 // startsStateless reports whether u's next connection begins with
 // server/discover.
-func (u *upstream) startsStateless() bool {
-	return u.cfg.Mcpx.Protocol == mcp.ProtocolVersion20260728 || u.statelessOnly.Load()
+func (u *Upstream) startsStateless() bool {
+	return u.Config.Mcpx.Protocol == mcp.ProtocolVersion20260728 || u.statelessOnly.Load()
 }
 
 // gatewayMeta is the stateless _meta of the requests the gateway sends u
 // for itself and for session clients.
-func (u *upstream) gatewayMeta() json.RawMessage {
+func (u *Upstream) gatewayMeta() json.RawMessage {
 	b, _ := json.Marshal(map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-		mcp.MetaKeyClientCapabilities: u.g.clientCapabilities(u),
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.g.version},
+		mcp.MetaKeyClientCapabilities: u.clientCapabilities(),
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.version},
 	})
 	return b
 }
@@ -49,11 +49,11 @@ func (u *upstream) gatewayMeta() json.RawMessage {
 // connectStateless makes c (never initialized) u's stateless connection,
 // or, for a streamable-HTTP upstream, closes it and opens a sessionless
 // one. It returns the connection and the server/discover result.
-func (u *upstream) connectStateless(ctx context.Context, c conn) (conn, json.RawMessage, error) {
+func (u *Upstream) connectStateless(ctx context.Context, c conn) (conn, json.RawMessage, error) {
 	if _, ok := c.(*httpConn); ok {
 		_ = c.close()
 		if c = u.probeStateless(ctx); c == nil {
-			return nil, nil, fmt.Errorf("upstream[%s]: %w", u.name, errNotStateless)
+			return nil, nil, fmt.Errorf("upstream[%s]: %w", u.Name, errNotStateless)
 		}
 	}
 	params, _ := json.Marshal(map[string]any{"_meta": json.RawMessage(u.gatewayMeta())})
@@ -63,7 +63,7 @@ func (u *upstream) connectStateless(ctx context.Context, c conn) (conn, json.Raw
 	}
 	if err != nil {
 		_ = c.close()
-		return nil, nil, fmt.Errorf("upstream[%s]: server/discover: %w", u.name, err)
+		return nil, nil, fmt.Errorf("upstream[%s]: server/discover: %w", u.Name, err)
 	}
 	u.statelessOnly.Store(true)
 	u.mu.Lock()
@@ -76,25 +76,25 @@ func (u *upstream) connectStateless(ctx context.Context, c conn) (conn, json.Raw
 	u.lastErr = nil
 	u.mu.Unlock()
 	u.stdLane.probed.Store(true)
-	if err := u.loadTools(ctx); err != nil {
-		u.log.Warn("tools/list failed; the server's tools are not offered", "error", err)
+	if err := u.LoadTools(ctx); err != nil {
+		u.Log.Warn("tools/list failed; the server's tools are not offered", "error", err)
 	}
-	u.log.Info("upstream ready; it speaks only 2026-07-28 and is served statelessly", "tools", len(u.toolDefs()))
-	u.g.upstreamReady(u)
+	u.Log.Info("upstream ready; it speaks only 2026-07-28 and is served statelessly", "tools", len(u.ToolDefs()))
+	u.host.Ready(u)
 	return c, res, nil
 }
 
 // callStatelessOnly sends a request to a stateless-only upstream: with the
 // stateless client's _meta, or the gateway's, bridging an input_required
 // result for a session client.
-func (u *upstream) callStatelessOnly(ctx context.Context, c conn, cl *caller, method string, params json.RawMessage) (json.RawMessage, error) {
+func (u *Upstream) callStatelessOnly(ctx context.Context, c conn, callerMeta json.RawMessage, stateless bool, method string, params json.RawMessage) (json.RawMessage, error) {
 	meta := u.gatewayMeta()
-	if cl != nil && cl.stateless {
-		meta = cl.meta
+	if stateless {
+		meta = callerMeta
 	}
 	params = withStatelessMeta(params, meta)
 	res, err := u.callLane(ctx, c, method, params)
-	if err == nil && inputRequired(res) && (cl == nil || !cl.stateless) {
+	if err == nil && inputRequired(res) && !stateless {
 		res, err = u.fulfilForSession(ctx, method, params, res, func(p json.RawMessage) (json.RawMessage, error) {
 			return u.callLane(ctx, c, method, p)
 		})

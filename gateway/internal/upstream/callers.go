@@ -1,0 +1,137 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+)
+
+// Caller is the downstream request an upstream call is made for. The
+// gateway puts it in the call's context (WithCaller): a server-to-client
+// request that arrives while calls are in flight is tied to their
+// callers (SoleCaller), and a stateless caller's call goes to the
+// upstream's stateless lane with its own _meta.
+type Caller interface {
+	// Session identifies the caller's downstream session (comparable).
+	Session() any
+	// Seq orders callers by arrival; the latest is asked first.
+	Seq() int64
+	// StatelessMeta returns a 2026-07-28 request's _meta, and false for a
+	// request of the session era.
+	StatelessMeta() (meta json.RawMessage, stateless bool)
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c, for the calls made on c's behalf.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the Caller of ctx, or nil.
+func CallerFrom(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
+}
+
+// upstreamCallers counts an upstream's calls in flight by caller, and
+// the server requests it has relayed.
+type upstreamCallers struct {
+	mu sync.Mutex
+	n  map[Caller]int
+	// asking: the upstream's server requests relayed, unanswered
+	asking atomic.Int32
+	// warned: when a refusal was last logged at warn (unix seconds), so
+	// that a flood logs one line a second, not one a request
+	warned atomic.Int64
+}
+
+// takeSlot increments n unless it is at limit.
+func takeSlot(n *atomic.Int32, limit int) bool {
+	for {
+		v := n.Load()
+		if int(v) >= limit {
+			return false
+		}
+		if n.CompareAndSwap(v, v+1) {
+			return true
+		}
+	}
+}
+
+// Admit counts a server request of method that u relays for a caller
+// whose relayed, unanswered requests perCall counts, within
+// Limits.MaxServerRequestsPerUpstream and MaxServerRequestsPerCall, and
+// returns its end; over a cap it logs the refusal and returns
+// jsonrpc.ErrTooManyServerRequests.
+func (u *Upstream) Admit(method string, perCall *atomic.Int32) (func(), error) {
+	uc, lim := &u.callers, u.limits
+	if !takeSlot(&uc.asking, lim.MaxServerRequestsPerUpstream) {
+		err := fmt.Errorf("%w (limit %d per upstream)", jsonrpc.ErrTooManyServerRequests, lim.MaxServerRequestsPerUpstream)
+		u.refused(method, err)
+		return nil, err
+	}
+	if !takeSlot(perCall, lim.MaxServerRequestsPerCall) {
+		uc.asking.Add(-1)
+		err := fmt.Errorf("%w (limit %d per call)", jsonrpc.ErrTooManyServerRequests, lim.MaxServerRequestsPerCall)
+		u.refused(method, err)
+		return nil, err
+	}
+	return func() {
+		perCall.Add(-1)
+		uc.asking.Add(-1)
+	}, nil
+}
+
+// refused logs a server request the caps turned away: at warn once a
+// second per upstream, at debug otherwise.
+func (u *Upstream) refused(method string, err error) {
+	now := time.Now().Unix()
+	if last := u.callers.warned.Load(); now > last && u.callers.warned.CompareAndSwap(last, now) {
+		u.Log.Warn("server-to-client request refused (more are logged at debug)", "method", method, "error", err)
+		return
+	}
+	u.Log.Debug("server-to-client request refused", "method", method, "error", err)
+}
+
+// enter records a call of c in flight and returns its end.
+func (uc *upstreamCallers) enter(c Caller) func() {
+	uc.mu.Lock()
+	if uc.n == nil {
+		uc.n = map[Caller]int{}
+	}
+	uc.n[c]++
+	uc.mu.Unlock()
+	return func() {
+		uc.mu.Lock()
+		if uc.n[c]--; uc.n[c] <= 0 {
+			delete(uc.n, c)
+		}
+		uc.mu.Unlock()
+	}
+}
+
+// SoleCaller returns the latest caller when every call in flight to u
+// belongs to one session, and how many sessions have calls in flight.
+func (u *Upstream) SoleCaller() (Caller, int) {
+	uc := &u.callers
+	uc.mu.Lock()
+	defer uc.mu.Unlock()
+	var latest Caller
+	sessions := map[any]struct{}{}
+	for c := range uc.n {
+		sessions[c.Session()] = struct{}{}
+		if latest == nil || c.Seq() > latest.Seq() {
+			latest = c
+		}
+	}
+	if len(sessions) != 1 {
+		return nil, len(sessions)
+	}
+	return latest, 1
+}
