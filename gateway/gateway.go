@@ -133,6 +133,7 @@ type Gateway struct {
 	artTools  ArtifactToolsOptions // Options.ArtifactTools, defaults applied
 	limits    Limits               // defaults applied
 	large     *semaphore.Weighted  // bytes of large requests in flight
+	callerSeq atomic.Int64         // numbers the callers of server-to-client requests
 	redact    *redact.Redactor
 	quit      chan struct{} // closed by Close
 

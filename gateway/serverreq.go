@@ -79,10 +79,8 @@ type caller struct {
 	asking atomic.Int32
 }
 
-var callerSeq atomic.Int64
-
 func withCaller(ctx context.Context, s *session, related func([]byte)) context.Context {
-	c := &caller{s: s, related: related, seq: callerSeq.Add(1)}
+	c := &caller{s: s, related: related, seq: s.g.callerSeq.Add(1)}
 	ctx = upstream.WithCaller(ctx, c)
 	c.ctx = ctx
 	return ctx
