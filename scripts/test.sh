@@ -90,6 +90,15 @@ say "haproxy (scripts/haproxy-tools.sh)"
 MCPX_HAPROXY=$(./scripts/haproxy-tools.sh | tail -n 1)
 export MCPX_HAPROXY
 
+# Headless Chromium for the UI tests (cmd/mcpx TestUIBrowser*, web
+# TestUIBrowser*): Debian's chromium, installed when missing; the tests
+# drive it with chromedp and fail rather than skip under CI=true when it
+# is absent. Screenshots go to $MCPX_TEST_ARTIFACTS, else testdata/out.
+step="Chromium"
+say "Chromium (scripts/chromium-tools.sh)"
+MCPX_CHROMIUM=$(./scripts/chromium-tools.sh | tail -n 1)
+export MCPX_CHROMIUM
+
 step="gofmt"
 say "gofmt -l"
 unformatted=$(find . -name '*.go' \

@@ -11,6 +11,7 @@ package web
 //	GET /resources/{server}/read?uri= one resource
 //	POST /transform?server=&tool=     the engine as a service: raw result in, rewritten out
 //	GET /healthz, GET /readyz         liveness; upstreams connected and store writable
+//	GET /, GET /ui/{file}             the UI (ui.go): live artifacts, previews, resources
 //	GET /.well-known/oauth-protected-resource  RFC 9728 metadata
 //
 // Another principal's artifact answers 404 everywhere, as a missing one.
@@ -48,6 +49,9 @@ const (
 	// remembers, so an eviction (which the store reports by id only)
 	// reaches its owner.
 	DefaultTrackedOwners = 100_000
+	// DefaultPreviewBytes is how much of a text, JSON or HTML artifact the
+	// UI loads for its preview (a Range request); the download is whole.
+	DefaultPreviewBytes = 1 << 20
 )
 
 // Limits bound the API's memory and streams. Zero fields take defaults.
@@ -70,6 +74,9 @@ type Limits struct {
 	// TrackedOwners is how many artifacts' owners the event bus keeps for
 	// eviction events. Defaults to DefaultTrackedOwners (100,000).
 	TrackedOwners int `json:"tracked_owners,omitempty"`
+	// PreviewBytes is how much of a text, JSON or HTML artifact the UI at
+	// GET / loads to preview it. Defaults to DefaultPreviewBytes (1 MiB).
+	PreviewBytes int64 `json:"preview_bytes,omitempty"`
 }
 
 // WithDefaults returns l with every zero field set to its default.
@@ -88,6 +95,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxTransformBytes <= 0 {
 		l.MaxTransformBytes = DefaultMaxTransformBytes
+	}
+	if l.PreviewBytes <= 0 {
+		l.PreviewBytes = DefaultPreviewBytes
 	}
 	return l
 }
@@ -163,6 +173,9 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET /resources/{server}", authed(http.HandlerFunc(a.serveResources)))
 	mux.Handle("GET /resources/{server}/read", authed(http.HandlerFunc(a.serveResourceRead)))
 	mux.Handle("POST /transform", authed(http.HandlerFunc(a.serveTransform)))
+	mux.Handle("GET /{$}", guard(http.HandlerFunc(a.serveUI)))
+	mux.Handle("GET /ui/{file}", guard(http.HandlerFunc(serveUIAsset)))
+	mux.Handle("GET /resources", authed(http.HandlerFunc(a.serveResourceServers)))
 	mux.Handle("GET /healthz", http.HandlerFunc(serveHealth))
 	mux.Handle("GET /readyz", guard(http.HandlerFunc(a.serveReady)))
 	meta := a.o.Auth.MetadataHandler()

@@ -58,6 +58,11 @@ func (f *fakeResources) ListResources(_ context.Context, p auth.Principal, serve
 	return json.RawMessage(`{"resources":[{"uri":"file:///readme","name":"readme"}]}`), nil
 }
 
+// ResourceServers makes fakeResources a ResourceServerLister.
+func (f *fakeResources) ResourceServers(context.Context, auth.Principal) ([]string, error) {
+	return []string{"docs"}, nil
+}
+
 func (f *fakeResources) ReadResource(_ context.Context, p auth.Principal, server, uri string) (json.RawMessage, error) {
 	if server != "docs" {
 		return nil, ErrUnknownServer
@@ -367,6 +372,12 @@ func TestAPIEventsFilteredAndResumed(t *testing.T) {
 		t.Errorf("the event carries bytes or the scope: %s", ev.data)
 	}
 	artifactID := got.Artifact.ID
+	// then the call's result_rewritten: its artifacts, no bytes
+	ev = next(t, aliceCh)
+	var rw Event
+	if err := json.Unmarshal([]byte(ev.data), &rw); err != nil || ev.typ != EventResultRewritten || len(rw.Artifacts) != 1 || rw.Artifacts[0].ID != artifactID || rw.Tool != "get" {
+		t.Fatalf("alice's result_rewritten: %+v %v", ev, err)
+	}
 	// the artifact is alice's: bob cannot read it, alice can
 	if code, _, _ := f.do("GET", "/artifacts/"+artifactID, "tok-bob", nil); code != 404 {
 		t.Errorf("bob reads alice's transform artifact: %d", code)
@@ -401,8 +412,8 @@ func TestAPIEventsFilteredAndResumed(t *testing.T) {
 	if ev := next(t, ch); ev.typ != "gap" {
 		t.Errorf("resume past the buffer: %+v, want a gap", ev)
 	}
-	if ev := next(t, ch); ev.id != "7" {
-		t.Errorf("first event after the gap: id %s, want 7 (the oldest kept)", ev.id)
+	if ev := next(t, ch); ev.id != "8" {
+		t.Errorf("first event after the gap: id %s, want 8 (the oldest kept)", ev.id)
 	}
 }
 

@@ -1,10 +1,12 @@
 package web
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -15,6 +17,11 @@ const (
 	EventResourceUpdated    = "resource_updated"
 	EventObservationClamped = string(engine.EventObservationClamped)
 	EventLayerFailed        = string(engine.EventLayerFailed)
+	// EventResultRewritten: one call's result left the engine having
+	// stored something; it says what the rewrite kept out of the model's
+	// context, which artifacts the call made and the result's display
+	// hints (ResultRewritten).
+	EventResultRewritten = "result_rewritten"
 )
 
 // Event is one server-sent event: refs and sizes, never bytes. Scope says
@@ -42,6 +49,24 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 	// Why: artifact_evicted ("ttl", "max_session_bytes session=…").
 	Why string `json:"why,omitempty"`
+	// KeptOut: result_rewritten, what the call kept out of the context
+	// (the result's _meta["mcpx/kept_out"]); absent when the result did
+	// not say (not an MCP result, or it did not come out smaller).
+	KeptOut *KeptOut `json:"kept_out,omitempty"`
+	// Artifacts: result_rewritten, every artifact the call stored.
+	Artifacts []EventArtifact `json:"artifacts,omitempty"`
+	// Display: result_rewritten, the result's display hints
+	// (_meta["mcpx/display"], from the contract layer: open_canvas,
+	// primary_file, mode, viewer_hint), as the tool gave them.
+	Display json.RawMessage `json:"display,omitempty"`
+}
+
+// KeptOut is engine.MetaKeptOutKey's value: what one call's rewrite kept
+// out of the model's context.
+type KeptOut struct {
+	Bytes     int64 `json:"bytes"`
+	Tokens    int64 `json:"tokens"`
+	Artifacts int   `json:"artifacts"`
 }
 
 // EventArtifact is an event's artifact: what it is, never its bytes.
@@ -97,6 +122,59 @@ func (b *EventBus) OnEvent(ev engine.Event) {
 		return
 	}
 	b.Publish(e)
+}
+
+// ResultRewritten publishes result_rewritten for a call's rewritten
+// result that stored something: its kept_out numbers, its artifacts and
+// its display hints, read from the result's _meta (a CallToolResult's,
+// or a JSON-RPC response's result's). POST /transform calls it; a host
+// that runs the engine itself calls it with each result.
+func (b *EventBus) ResultRewritten(c engine.Call, res *engine.Result) {
+	if res == nil || len(res.Artifacts) == 0 {
+		return
+	}
+	e := Event{Type: EventResultRewritten, Scope: c.Scope, Server: c.Server, Tool: c.Tool,
+		Artifacts: make([]EventArtifact, 0, len(res.Artifacts))}
+	for _, r := range res.Artifacts {
+		if r.NotStored != nil || r.Truncated {
+			continue
+		}
+		e.Artifacts = append(e.Artifacts, EventArtifact{ID: r.ID, MIMEType: r.MIMEType, SizeBytes: r.SizeBytes, Filename: r.Filename, URI: r.URI})
+	}
+	if meta, ok := resultMeta(res.Raw); ok {
+		if sp, ok := jsonwalk.Member(res.Raw, meta.Off, engine.MetaKeptOutKey); ok && sp.Kind == jsonwalk.KindObject {
+			var k KeptOut
+			if json.Unmarshal(res.Raw[sp.Off:sp.End], &k) == nil {
+				e.KeptOut = &k
+			}
+		}
+		if sp, ok := jsonwalk.Member(res.Raw, meta.Off, metaDisplayKey); ok && sp.Kind == jsonwalk.KindObject {
+			e.Display = append(json.RawMessage(nil), res.Raw[sp.Off:sp.End]...)
+		}
+	}
+	b.Publish(e)
+}
+
+// metaDisplayKey is where the contract layer copies a tool's display
+// hints (layers.ContractOptions.KeepHints).
+const metaDisplayKey = "mcpx/display"
+
+// resultMeta finds the _meta object of a CallToolResult, or of a JSON-RPC
+// response's result.
+func resultMeta(raw []byte) (jsonwalk.Span, bool) {
+	root := 0
+	for root < len(raw) && (raw[root] == ' ' || raw[root] == '\t' || raw[root] == '\n' || raw[root] == '\r') {
+		root++
+	}
+	if sp, ok := jsonwalk.Member(raw, root, "_meta"); ok && sp.Kind == jsonwalk.KindObject {
+		return sp, true
+	}
+	if res, ok := jsonwalk.Member(raw, root, "result"); ok && res.Kind == jsonwalk.KindObject {
+		if sp, ok := jsonwalk.Member(raw, res.Off, "_meta"); ok && sp.Kind == jsonwalk.KindObject {
+			return sp, true
+		}
+	}
+	return jsonwalk.Span{}, false
 }
 
 // Evicted publishes artifact_evicted for a removal the retention

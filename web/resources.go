@@ -17,6 +17,13 @@ type ResourceBrowser interface {
 	ReadResource(ctx context.Context, p auth.Principal, server, uri string) (json.RawMessage, error)
 }
 
+// ResourceServerLister is implemented by a ResourceBrowser that can say
+// which servers a principal may browse; GET /resources answers
+// {"servers": [...]} from it (the UI's server list).
+type ResourceServerLister interface {
+	ResourceServers(ctx context.Context, p auth.Principal) ([]string, error)
+}
+
 // Errors a ResourceBrowser returns for a 404: no such server (or one the
 // principal may not see), no such resource.
 var (
@@ -31,6 +38,24 @@ func (a *API) serveResources(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := a.o.Resources.ListResources(r.Context(), principal(r), r.PathValue("server"), r.URL.Query().Get("cursor"))
 	a.answerResource(w, res, err)
+}
+
+func (a *API) serveResourceServers(w http.ResponseWriter, r *http.Request) {
+	sl, ok := a.o.Resources.(ResourceServerLister)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	names, err := sl.ResourceServers(r.Context(), principal(r))
+	if err != nil {
+		a.log.Warn("listing resource servers failed", "error", err)
+		http.Error(w, "upstream error", http.StatusBadGateway)
+		return
+	}
+	if names == nil {
+		names = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string][]string{"servers": names})
 }
 
 func (a *API) serveResourceRead(w http.ResponseWriter, r *http.Request) {

@@ -51,6 +51,7 @@ func (a *API) serveTransform(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
 		return
 	}
+	a.o.Events.ResultRewritten(engine.Call{Server: server, Tool: tool, Scope: scope}, res)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(res.Raw)

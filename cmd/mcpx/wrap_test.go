@@ -22,6 +22,13 @@ import (
 const wrapStubEnv = "MCPX_WRAP_TEST_STUB"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(uiUpstreamEnv) == "1" {
+		runUIUpstream()
+		os.Exit(0)
+	}
+	if os.Getenv(mcpxMainEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if os.Getenv(wrapStubEnv) == "1" {
 		runWrapStub()
 		os.Exit(0)

@@ -1,0 +1,106 @@
+// Package browsertest starts a headless Chromium for the UI tests
+// (chromedp): Debian's chromium, installed by scripts/chromium-tools.sh
+// and named by MCPX_CHROMIUM. Without one a test skips, or fails under
+// CI=true, where the browser tests must run.
+package browsertest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Env names the Chromium binary; scripts/test.sh sets it.
+const Env = "MCPX_CHROMIUM"
+
+// ArtifactsEnv names the folder screenshots are kept in for review;
+// without it they go to testdata/out in the test's package (git-ignored).
+const ArtifactsEnv = "MCPX_TEST_ARTIFACTS"
+
+// Path returns the Chromium binary: $MCPX_CHROMIUM, else chromium on
+// PATH; "" when there is none.
+func Path() string {
+	if p := os.Getenv(Env); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome-stable", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Start returns a chromedp context of a fresh headless Chromium, closed
+// when t ends, with a deadline of timeout. It skips t when no Chromium is
+// installed, and fails it under CI=true.
+func Start(t testing.TB, timeout time.Duration) context.Context {
+	t.Helper()
+	bin := Path()
+	if bin == "" {
+		msg := "no Chromium: run scripts/chromium-tools.sh (Debian's chromium) or set " + Env
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.WindowSize(1400, 900),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+	)
+	if os.Geteuid() == 0 {
+		// Chromium refuses to run as root with its sandbox (containers)
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelBrowser()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	return ctx
+}
+
+// OutDir returns the folder for t's screenshots, created:
+// $MCPX_TEST_ARTIFACTS/<test>, else testdata/out/<test>.
+func OutDir(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(ArtifactsEnv)
+	if base == "" {
+		base = filepath.Join("testdata", "out")
+	}
+	dir := filepath.Join(base, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Screenshot saves the page as OutDir(t)/name.png and logs where.
+func Screenshot(t testing.TB, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	path := filepath.Join(OutDir(t), name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	t.Logf("screenshot: %s", path)
+}

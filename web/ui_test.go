@@ -1,0 +1,143 @@
+package web
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcpx-dev/mcpx/auth"
+	"github.com/mcpx-dev/mcpx/internal/browsertest"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// The page and its assets: served with a CSP that allows this origin
+// only and no framing, behind the loopback guard, nothing else under /ui.
+func TestUIPageAndAssets(t *testing.T) {
+	f := newAPIFixture(t, testTokens, auth.Limits{})
+	code, b, h := f.do("GET", "/", "", nil)
+	if code != 200 || h.Get("Content-Security-Policy") != uiCSP || h.Get("X-Frame-Options") != "DENY" ||
+		!strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /: %d %v", code, h)
+	}
+	if !strings.Contains(string(b), `name="mcpx-preview-bytes" content="`+strconv.Itoa(DefaultPreviewBytes)+`"`) {
+		t.Errorf("the page does not carry preview_bytes: %.400s", b)
+	}
+	if code, b, h := f.do("GET", "/ui/app.js", "", nil); code != 200 || !strings.Contains(h.Get("Content-Type"), "javascript") || !strings.Contains(string(b), "Last-Event-ID") {
+		t.Errorf("app.js: %d %s", code, h.Get("Content-Type"))
+	}
+	for _, p := range []string{"/ui/index.html", "/ui/nothing.js", "/ui/..%2fui.go", "/ui/%2e%2e%2fweb.go"} {
+		if code, _, _ := f.do("GET", p, "", nil); code != 404 {
+			t.Errorf("GET %s: %d, want 404", p, code)
+		}
+	}
+	// DNS rebinding: the page is not served to another host name
+	if code, _, _ := f.do("GET", "/", "", nil, "Host", "evil.example:80"); code != 403 {
+		t.Errorf("GET / with a foreign Host: %d, want 403", code)
+	}
+	// GET /resources lists the servers, authenticated
+	if code, _, _ := f.do("GET", "/resources", "", nil); code != 401 {
+		t.Errorf("GET /resources without a token: %d, want 401", code)
+	}
+	if code, b, _ := f.do("GET", "/resources", "tok-alice", nil); code != 200 || strings.TrimSpace(string(b)) != `{"servers":["docs"]}` {
+		t.Errorf("GET /resources: %d %s", code, b)
+	}
+}
+
+// POST /transform publishes result_rewritten with what the call kept out
+// and the tool's display hints, to the caller only.
+func TestUIResultRewrittenEvent(t *testing.T) {
+	f := newAPIFixture(t, testTokens, auth.Limits{})
+	aliceCh, stopAlice := f.stream("tok-alice", "")
+	defer stopAlice()
+	time.Sleep(50 * time.Millisecond)
+	rows := strings.Repeat(`{"region": "north", "revenue": 12345}, `, 400)
+	payload := `{"artifacts": [{"name": "rows.json", "b64": "` + base64.StdEncoding.EncodeToString([]byte(`[`+rows+`{}]`)) +
+		`", "mime": "application/json"}], "display": {"open_canvas": true, "primary_file": "rows.json"}}`
+	result := `{"content": [{"type": "text", "text": "done"}], "structuredContent": ` + payload + `}`
+	code, out, _ := f.do("POST", "/transform?server=files&tool=export", "tok-alice", strings.NewReader(result))
+	if code != 200 {
+		t.Fatalf("transform: %d %s", code, out)
+	}
+	var res struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(out, &res)
+	var want KeptOut
+	if err := json.Unmarshal(res.Meta["mcpx/kept_out"], &want); err != nil || want.Bytes <= 0 {
+		t.Fatalf("the result has no kept_out: %s", out)
+	}
+	for {
+		ev := next(t, aliceCh)
+		if ev.typ != EventResultRewritten {
+			continue
+		}
+		var got Event
+		if err := json.Unmarshal([]byte(ev.data), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.KeptOut == nil || *got.KeptOut != want || got.Server != "files" || got.Tool != "export" ||
+			len(got.Artifacts) != 1 || got.Artifacts[0].Filename != "rows.json" ||
+			!jsonEqual(got.Display, `{"open_canvas": true, "primary_file": "rows.json"}`) {
+			t.Fatalf("result_rewritten: %s (want kept_out %+v)", ev.data, want)
+		}
+		return
+	}
+}
+
+// With tokens, the page asks for one, keeps it in sessionStorage (never
+// in the URL), and then shows the caller's artifacts only; the resource
+// browser lists and reads on demand.
+func TestUIBrowserTokenAndResources(t *testing.T) {
+	f := newAPIFixture(t, testTokens, auth.Limits{})
+	// after the fixture: cleanups run last first, so the browser (and its
+	// open event stream) goes before the server closes
+	ctx := browsertest.Start(t, 45*time.Second)
+	f.put(`{"mine": true}`, "application/json", "alice.json", store.Scope{TenantID: "acme", UserID: "alice"})
+	f.put("bob's", "text/plain", "bob.txt", store.Scope{TenantID: "acme", UserID: "bob"})
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			browsertest.Screenshot(t, ctx, "failed")
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	poll := func(what, js string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			browsertest.Screenshot(t, ctx, "failed")
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+	}
+	run("open", chromedp.Navigate(f.srv.URL+"/"))
+	poll("the token request", `!document.querySelector('#notice').hidden && document.querySelector('#notice').textContent.includes('token')`)
+	run("enter the token", chromedp.SendKeys(chromedp.CSS("#token"), "tok-alice"), chromedp.Click(chromedp.CSS(`#token-form button[type=submit]`)))
+	poll("the live stream", `document.querySelector('#live.on') !== null`)
+	poll("alice's artifact", `[...document.querySelectorAll('#artifacts li.card .name')].map(e => e.textContent).join(",") === "alice.json"`)
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`sessionStorage.getItem('mcpx-token') + "|" + location.href`)); err != nil || got != "tok-alice|"+f.srv.URL+"/" {
+		t.Fatalf("token kept as %q (%v), want in sessionStorage only", got, err)
+	}
+	// a live event for alice appears; bob's does not
+	f.do("POST", "/transform?server=files&tool=get", "tok-bob", strings.NewReader(fmt.Sprintf(`{"content":[{"type":"resource","resource":{"uri":"file:///b.pdf","mimeType":"application/pdf","blob":%q}}]}`,
+		base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n"+strings.Repeat("bob ", 3000))))))
+	f.do("POST", "/transform?server=files&tool=get", "tok-alice", strings.NewReader(fmt.Sprintf(`{"content":[{"type":"resource","resource":{"uri":"file:///a.pdf","mimeType":"application/pdf","blob":%q}}]}`,
+		base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n"+strings.Repeat("alice ", 3000))))))
+	poll("alice's live artifact", `document.querySelectorAll('#artifacts li.card').length === 2 && document.querySelector('#artifacts li.card[data-viewer=pdf]') !== null`)
+	// resources: the server list, a listing, a read
+	poll("the server list", `document.querySelector('#res-server').value === 'docs'`)
+	run("list resources", chromedp.Click(chromedp.CSS(`#res-form button`)))
+	poll("the listing", `document.querySelector('#resources li.resource button') !== null`)
+	run("read one", chromedp.Click(chromedp.CSS(`#resources li.resource button`)))
+	poll("the contents", `(document.querySelector('#resource-view pre') || {}).textContent === 'hello acme/alice'`)
+	browsertest.Screenshot(t, ctx, "token-and-resources")
+}
+
+func jsonEqual(a json.RawMessage, b string) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
+}
