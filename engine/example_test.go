@@ -32,5 +32,5 @@ func ExampleEngine_Transform() {
 	fmt.Println(len(result), "->", len(res.Raw), "bytes")
 	// Output:
 	// PDF 'Sales Dashboard.pdf' (2.0 kB) is not in this result: it is stored as artifact tableau_9212786b22d1 and can be referenced by that id or as mcpx://artifacts/tableau_9212786b22d1 — ask artifacts_query for page 1, artifacts_search for words
-	// 2734 -> 648 bytes
+	// 2734 -> 444 bytes
 }
