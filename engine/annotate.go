@@ -8,6 +8,7 @@ package engine
 // result too deep to transform.
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -32,15 +33,21 @@ const maxBlockRefsListed = 10
 // The keys the engine adds to a result's _meta.
 const (
 	// MetaArtifactsKey lists the full reference of every content block
-	// stored in block form, whose model-visible text is the summary only:
-	// [{"path": "content.1", "artifact": ArtifactRef, "view": {...}}]
-	// ("view" describes the downscaled image a client that takes images
-	// got). The schema fallback adds its placeholders' refs here too.
+	// stored in block form, whose model-visible text is the summary only,
+	// and of every value replaced in place by a compact ref (see
+	// modelRef): [{"path": "content.1", "artifact": ArtifactRef, "view":
+	// {...}}] ("view" describes the downscaled image a client that takes
+	// images got). A value inside a text block's JSON has "path":
+	// "content.N.text" and "json_path", its path in that JSON; a value in
+	// structuredContent has "path": "structuredContent.a.b". The schema
+	// fallback adds its placeholders' refs here too.
 	MetaArtifactsKey = "mcpx/artifacts"
 	// MetaKeptOutKey says what the rewrite kept out of the model's
 	// context: {"bytes": N, "tokens": M, "artifacts": K}. Bytes and
-	// tokens compare the result as it came with the result as it leaves
-	// (before this _meta); tokens are EstimateTokens' (base64 counted as
+	// tokens compare the result as it came with the result as it leaves,
+	// less what the engine adds to _meta for hosts (MetaStoredKey,
+	// MetaArtifactsKey and this member), which the model does not read;
+	// tokens are EstimateTokens' (base64 counted as
 	// text, as a client that passes it as text pays; an image block sent
 	// natively counts width×height/750). Set on MCP results that stored
 	// something.
@@ -54,12 +61,51 @@ type notes struct {
 	capped int
 }
 
-// blockRef is a content block stored in block form: its full reference,
-// for hosts, in _meta[MetaArtifactsKey].
+// blockRef is a content block stored in block form, or a value replaced
+// in place: its full reference, for hosts, in _meta[MetaArtifactsKey].
 type blockRef struct {
-	Path     string      `json:"path"`
+	Path string `json:"path"`
+	// JSONPath is the value's path in the JSON a text block holds.
+	JSONPath string      `json:"json_path,omitempty"`
 	Artifact ArtifactRef `json:"artifact"`
 	View     *shownImage `json:"view,omitempty"`
+	// payloadPath is an in-place value's path in its payload: the same
+	// value in another carrier is listed once.
+	payloadPath string
+}
+
+// inPlace lists the full ref of a value replaced in place, named by where
+// it is in the result; the model reads the compact ref (modelRef).
+func (x *executor) inPlace(t *target, ref ArtifactRef) {
+	br := blockRef{Path: t.path, Artifact: ref}
+	if b := x.bufs[t.buf]; b.carrier >= 0 {
+		br.payloadPath = t.path
+		switch c := x.d.Carriers()[b.carrier]; c.Kind {
+		case layer.CarrierStructured:
+			br.Path = joinPath(string(layer.CarrierStructured), t.path)
+		case layer.CarrierText:
+			br.Path, br.JSONPath = fmt.Sprintf("content.%d.text", c.Block), t.path
+		}
+	}
+	for i, v := range x.out.views {
+		if v.payloadPath != "" && v.payloadPath == br.payloadPath && v.Artifact.ID == ref.ID {
+			// The same value in another carrier: named once, in
+			// structuredContent when it is there too.
+			if br.JSONPath == "" {
+				x.out.views[i].Path, x.out.views[i].JSONPath = br.Path, ""
+			}
+			return
+		}
+	}
+	x.out.views = append(x.out.views, br)
+}
+
+// joinPath joins two gjson paths; either may be empty.
+func joinPath(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "." + b
 }
 
 // shownImage is the downscaled copy of an image sent natively.
@@ -75,9 +121,9 @@ type shownImage struct {
 }
 
 // annotate returns d's bytes with the references to stored originals, the
-// full references of stored blocks, what was kept out and the cap note
-// added. A non-MCP document that is not an object has no place for them:
-// its refs are in Result.Artifacts only.
+// full references of stored blocks and values replaced in place, and the
+// cap note added. A non-MCP document that is not an object has no place
+// for them: its refs are in Result.Artifacts only.
 func (e *Engine) annotate(d *layer.Doc, n notes) []byte {
 	if len(n.stored) == 0 && n.capped == 0 && len(n.views) == 0 {
 		return d.Raw
@@ -198,30 +244,56 @@ func (e *Engine) metaInsert(raw []byte, root int, members []member) []jsonwalk.E
 
 // addKeptOut adds _meta[MetaKeptOutKey] to an MCP result that stored
 // something and came out smaller: what the result as it came (in) costs
-// against what it costs as it leaves.
+// against what it costs as it leaves, less the refs in _meta for hosts.
 func (e *Engine) addKeptOut(d *layer.Doc, in []byte, tokensIn func() int, res *Result, views []blockRef) []byte {
 	out := res.Raw
-	if len(res.Artifacts) == 0 || len(out) >= len(in) || !d.IsMCP() {
+	if len(res.Artifacts) == 0 || !d.IsMCP() {
 		return out
 	}
 	root := skipWS(out, 0)
 	if root >= len(out) || out[root] != '{' {
 		return out
 	}
-	tokOut := EstimateTokens(out)
+	hostMeta := hostOnlyMeta(out, root)
+	if len(out)-hostMeta.bytes >= len(in) {
+		return out
+	}
+	tokOut := EstimateTokens(out) - hostMeta.tokens
 	for _, v := range views {
 		if v.View != nil {
 			// The native image is not read as text.
 			tokOut += imageTokens(v.View.Width, v.View.Height) - (v.View.b64Len*2+2)/3
 		}
 	}
-	val := fmt.Appendf(nil, `{"bytes":%d,"tokens":%d,"artifacts":%d}`, len(in)-len(out), max(tokensIn()-tokOut, 0), len(res.Artifacts))
+	val := fmt.Appendf(nil, `{"bytes":%d,"tokens":%d,"artifacts":%d}`, len(in)-len(out)+hostMeta.bytes, max(tokensIn()-tokOut, 0), len(res.Artifacts))
 	next, err := jsonwalk.Splice(out, e.metaInsert(out, root, []member{{MetaKeptOutKey, val}}))
 	if err != nil {
 		e.log.Warn("cannot note what the result kept out", "error", err)
 		return out
 	}
 	return next
+}
+
+// metaCost is what some of a result's bytes cost.
+type metaCost struct{ bytes, tokens int }
+
+// hostOnlyMeta is what the refs the engine lists in the _meta of the
+// object at out[root] for hosts cost (MetaStoredKey, MetaArtifactsKey,
+// under any suffix freeKey gave them): the model does not read them.
+func hostOnlyMeta(out []byte, root int) metaCost {
+	var c metaCost
+	meta, ok := jsonwalk.Member(out, root, "_meta")
+	if !ok || meta.Kind != jsonwalk.KindObject {
+		return c
+	}
+	for _, m := range children(out, meta.Off) {
+		mem := out[m.start:m.end]
+		if bytes.HasPrefix(mem, []byte(`"`+MetaArtifactsKey)) || bytes.HasPrefix(mem, []byte(`"`+MetaStoredKey)) {
+			c.bytes += len(mem) + 1 // and its comma
+			c.tokens += EstimateTokens(mem)
+		}
+	}
+	return c
 }
 
 // blockView is what replaces a content block stored in block form: for a
@@ -364,7 +436,11 @@ func (e *Engine) tooDeep(ctx context.Context, c Call, raw []byte, cause error) (
 	if isError {
 		out = append(out, `,"isError":true`...)
 	}
-	res.Raw = append(out, '}')
+	// The model reads the compact ref; hosts get the full one.
+	full, _ := json.Marshal([]blockRef{{Path: "content.0.text", Artifact: ref}})
+	out = append(out, `,"_meta":{"`+MetaArtifactsKey+`":`...)
+	out = append(out, full...)
+	res.Raw = append(out, "}}"...)
 	return res, nil
 }
 

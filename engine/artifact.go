@@ -43,6 +43,7 @@ func (x *executor) artifact(ctx context.Context, t *target) ([]byte, error) {
 	if ref.NotStored != nil && rep.Preview == "" && t.kind == jsonwalk.KindString && vars.Kind == "Text" {
 		rep.Preview = prefixRunes(val[1:len(val)-1], refusedPreviewRunes)
 	}
+	x.inPlace(t, ref)
 	if rw.Form == layer.FormText {
 		return jsonstr.Append(nil, rep.marshal()), nil
 	}

@@ -43,8 +43,8 @@ func TestBase64OriginalRecoverable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := memstore.New(memstore.Config{})
 			eng := newEngine(t, st, fixed{{Path: "v", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
-			in := []byte(`{"v":"` + tc.lit + `"}`)
-			orig := gjson.GetBytes(in, "v").String()
+			in := []byte(`{"content":[],"structuredContent":{"v":"` + tc.lit + `"}}`)
+			orig := gjson.GetBytes(in, "structuredContent.v").String()
 			res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, in)
 			if err != nil {
 				t.Fatal(err)
@@ -73,9 +73,13 @@ func TestBase64OriginalRecoverable(t *testing.T) {
 			if string(shape) != tc.shape {
 				t.Fatalf("encoding %s, want %s", shape, tc.shape)
 			}
-			// The ref in the result carries the same encoding.
-			if enc := gjson.GetBytes(res.Raw, "v.artifact.encoding").Raw; enc != tc.shape {
+			// The full ref in the result's _meta carries the same
+			// encoding; the model's compact ref does not.
+			if enc := gjson.GetBytes(res.Raw, `_meta.mcpx/artifacts.0.artifact.encoding`).Raw; enc != tc.shape {
 				t.Fatalf("result's encoding %s, want %s", enc, tc.shape)
+			}
+			if gjson.GetBytes(res.Raw, "structuredContent.v.artifact.encoding").Exists() {
+				t.Fatalf("the model reads the encoding: %s", res.Raw)
 			}
 		})
 	}

@@ -34,5 +34,5 @@ func ExampleEngine_Transform() {
 	fmt.Println(len(result), "->", len(res.Raw), "bytes")
 	// Output:
 	// Downloaded workbook 'Sales Dashboard' as PDF (2.0 kB). Artifact: tableau_9212786b22d1
-	// 2734 -> 487 bytes
+	// 2734 -> 286 bytes
 }

@@ -427,7 +427,10 @@ func TestRenderedFilenameIsSanitized(t *testing.T) {
 		`{"path":"a\nb"}`:                                  "a_b.txt",
 	} {
 		res, _ := run(t, in, args, layer.Rewrite{Path: "s", Action: layer.ActionArtifact, Filename: "{arg.path}"})
-		if got := gjson.GetBytes(res.Raw, "s.artifact.filename").String(); got != want {
+		if len(res.Artifacts) != 1 {
+			t.Fatalf("%s: artifacts %v", args, res.Artifacts)
+		}
+		if got := res.Artifacts[0].Filename; got != want {
 			t.Errorf("%s: filename %q, want %q", args, got, want)
 		}
 	}

@@ -84,18 +84,39 @@ type Linker interface {
 	ArtifactURL(ref ArtifactRef) string
 }
 
-// replacement is the JSON put in place of a value moved to the store.
+// replacement is a value moved to the store: its full ref, and the
+// sentence the model reads in its place.
 type replacement struct {
-	Artifact ArtifactRef `json:"artifact"`
-	Summary  string      `json:"summary"`
-	Preview  string      `json:"preview,omitempty"`
+	Artifact ArtifactRef
+	Summary  string
+	Preview  string
 }
 
+// modelRef is what the model reads of a ref in place of a value: what
+// names the artifact and what it is. The hash, source, scope, encoding
+// and content summary cost tokens the model has no use for (the summary
+// sentence says what is inside); hosts find the full ref in
+// _meta[MetaArtifactsKey]. URL, Truncated and NotStored stay: the model
+// hands the link on, and must know when no bytes were kept.
+type modelRef struct {
+	ID        string     `json:"id"`
+	URI       string     `json:"uri"`
+	MIMEType  string     `json:"mime_type,omitempty"`
+	SizeBytes int64      `json:"size_bytes"`
+	URL       string     `json:"url,omitempty"`
+	Truncated bool       `json:"truncated,omitempty"`
+	NotStored *NotStored `json:"not_stored,omitempty"`
+}
+
+// marshal is the JSON put in place of the value:
+// {"artifact": {"id", "uri", "mime_type", "size_bytes"}, "summary", "preview"}.
 func (r replacement) marshal() []byte {
-	// The model reads what the content says in the summary: the summary
-	// JSON again would cost tokens for nothing.
-	r.Artifact.Content = nil
-	b, err := json.Marshal(r)
+	a := r.Artifact
+	b, err := json.Marshal(struct {
+		Artifact modelRef `json:"artifact"`
+		Summary  string   `json:"summary"`
+		Preview  string   `json:"preview,omitempty"`
+	}{modelRef{a.ID, a.URI, a.MIMEType, a.SizeBytes, a.URL, a.Truncated, a.NotStored}, r.Summary, r.Preview})
 	if err != nil { // only strings and numbers: cannot fail
 		panic(err)
 	}

@@ -207,7 +207,49 @@ func (e *Engine) keepSchema(ctx context.Context, c Call, orig []byte, res *Resul
 		log.Error("schema pass: splicing failed; result sent as the chain left it", "error", err)
 		return res.Raw
 	}
-	return addMovedRefs(out, moved, log)
+	out = unlistGone(out, next, gjson.GetBytes(orig, "_meta").Exists())
+	return addMovedRefs(out, moved, res.Artifacts, log)
+}
+
+// unlistGone removes from _meta["mcpx/artifacts"] the refs of values in
+// structuredContent that the schema pass took out of sc, the new
+// structuredContent (the server's value kept in their place, or a
+// placeholder that addMovedRefs lists again), and the _meta it emptied
+// when the upstream sent none.
+func unlistGone(out, sc []byte, upstreamMeta bool) []byte {
+	list := gjson.GetBytes(out, `_meta.mcpx/artifacts`)
+	if !list.IsArray() {
+		return out
+	}
+	var gone []int
+	n := 0
+	list.ForEach(func(_, v gjson.Result) bool {
+		p := v.Get("path").String()
+		if (p == "structuredContent" || strings.HasPrefix(p, "structuredContent.")) && !bytes.Contains(sc, []byte(v.Get("artifact.id").String())) {
+			gone = append(gone, n)
+		}
+		n++
+		return true
+	})
+	if len(gone) == 0 {
+		return out
+	}
+	before := out
+	var err error
+	if len(gone) < n {
+		for i := len(gone) - 1; i >= 0 && err == nil; i-- {
+			out, err = sjson.DeleteBytes(out, `_meta.mcpx/artifacts.`+strconv.Itoa(gone[i]))
+		}
+	} else {
+		out, err = sjson.DeleteBytes(out, `_meta.mcpx/artifacts`)
+		if m := gjson.GetBytes(out, "_meta"); err == nil && !upstreamMeta && m.IsObject() && len(m.Map()) == 0 {
+			out, err = sjson.DeleteBytes(out, "_meta")
+		}
+	}
+	if err != nil { // paths that exist: cannot fail
+		return before
+	}
+	return out
 }
 
 func containsRep(rs []replaced, r replaced) bool {
@@ -229,26 +271,35 @@ func pathsOf(rs []replaced) []string {
 
 // addMovedRefs puts the reference of every value replaced by a placeholder
 // where the model and the host still find it: a text block in content and
-// an entry in _meta["mcpx/artifacts"].
-func addMovedRefs(out []byte, moved []replaced, log interface{ Warn(string, ...any) }) []byte {
+// an entry in _meta["mcpx/artifacts"] with the full ref (from full, the
+// result's artifacts), unless the in-place ref's entry is there already.
+func addMovedRefs(out []byte, moved []replaced, full []ArtifactRef, log interface{ Warn(string, ...any) }) []byte {
 	for _, r := range moved {
 		path := "structuredContent." + formatComps(r.comps)
 		summary := r.value.Get("summary").String()
 		block := []byte(`{"type":"text","text":`)
 		block = jsonstr.AppendString(block, path+": "+summary)
 		block = append(block, '}')
-		meta := []byte(`{"path":`)
-		meta = jsonstr.AppendString(meta, path)
-		meta = append(meta, `,"artifact":`...)
-		meta = append(meta, r.value.Get("artifact").Raw...)
-		meta = append(meta, '}')
+		id := r.value.Get("artifact.id").String()
 		var err error
 		if gjson.GetBytes(out, "content").IsArray() {
 			out, err = sjson.SetRawBytes(out, "content.-1", block)
 		} else {
 			out, err = sjson.SetRawBytes(out, "content", append(append([]byte{'['}, block...), ']'))
 		}
-		if err == nil {
+		if err == nil && !listedInMeta(out, path, id) {
+			art := []byte(r.value.Get("artifact").Raw)
+			for _, a := range full {
+				if a.ID == id {
+					art, _ = json.Marshal(a)
+					break
+				}
+			}
+			meta := []byte(`{"path":`)
+			meta = jsonstr.AppendString(meta, path)
+			meta = append(meta, `,"artifact":`...)
+			meta = append(meta, art...)
+			meta = append(meta, '}')
 			out, err = sjson.SetRawBytes(out, `_meta.mcpx/artifacts.-1`, meta)
 		}
 		if err != nil {
@@ -256,6 +307,17 @@ func addMovedRefs(out []byte, moved []replaced, log interface{ Warn(string, ...a
 		}
 	}
 	return out
+}
+
+// listedInMeta reports whether _meta["mcpx/artifacts"] names artifact id
+// at path.
+func listedInMeta(out []byte, path, id string) bool {
+	found := false
+	gjson.GetBytes(out, `_meta.mcpx/artifacts`).ForEach(func(_, v gjson.Result) bool {
+		found = v.Get("path").String() == path && v.Get("artifact.id").String() == id
+		return !found
+	})
+	return found
 }
 
 // findReplacements collects the artifact replacements under v (offsets

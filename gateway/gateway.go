@@ -290,6 +290,9 @@ func New(o Options) (*Gateway, error) {
 	}
 	sort.Strings(g.order)
 	g.single = len(g.order) == 1
+	// The artifact tools are listed before any upstream is ready, and
+	// when none ever is: the store answers without them.
+	g.rebuildRoutes()
 	return g, nil
 }
 

@@ -258,6 +258,30 @@ func (j *jsonShape) feed(data []byte) {
 			}
 			continue
 		}
+		if j.depth >= 2 && !j.collecting() {
+			// Inside an item or member whose keys the summary does not
+			// list: only strings and nesting matter, so commas, numbers
+			// and literals are skipped in the tight loop too.
+			for i < len(data) && !jsonNesting[data[i]] {
+				i++
+			}
+			if i == len(data) {
+				return
+			}
+			c := data[i]
+			i++
+			switch c {
+			case '"':
+				j.inStr, j.esc, j.capture, j.expect = true, false, false, false
+			case '{', '[':
+				j.depth++
+				j.expect = c == '{'
+			default: // '}', ']'
+				j.depth--
+				j.expect = false
+			}
+			continue
+		}
 		// Numbers, literals and white space between structural bytes.
 		for i < len(data) && !jsonStructural[data[i]] {
 			i++
@@ -310,6 +334,15 @@ func (j *jsonShape) feed(data []byte) {
 // number or literal is skipped in a tight loop.
 var jsonStructural = func() (t [256]bool) {
 	for _, c := range []byte(`"{}[],-0123456789tfn`) {
+		t[c] = true
+	}
+	return t
+}()
+
+// jsonNesting marks the bytes feed stops at below the levels it lists:
+// a string's start and the brackets.
+var jsonNesting = func() (t [256]bool) {
+	for _, c := range []byte(`"{}[]`) {
 		t[c] = true
 	}
 	return t

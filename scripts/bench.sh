@@ -39,6 +39,14 @@
 #     of its own go-sdk example server over stdio; 16 clients sending
 #     stateless 2026-07-28 tools/call requests, calls/s and p99, runs
 #     interleaved (internal/cmd/gatewaybench http -direct-stateless)
+#   BENCH=textproxy ./scripts/bench.sh  # a 600,000-character snapshot from
+#     a stdio server (gatewaybench snapshot-server -vary: new bytes each
+#     call), one call at a time over streamable HTTP, p50 of 15
+#     interleaved calls: direct over stdio, through `mcpx serve`, and
+#     through TBXark/mcp-proxy when MCP_PROXY names its binary (build it
+#     from a clone: git clone https://github.com/TBXark/mcp-proxy && cd
+#     mcp-proxy && go build -o mcp-proxy .); BENCH_BASELINE adds another
+#     mcpx binary
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -253,6 +261,41 @@ if [ "$what" = replicas ]; then
 	done
 	"$out/gatewaybench" http -direct-stateless -names one,two -clients 16 -n "${BENCH_HTTP_CALLS:-300}" -runs 5 \
 		-direct "http://127.0.0.1:$one/mcp" -via "http://127.0.0.1:$two/mcp" | tee "$out/replicas.txt"
+if [ "$what" = textproxy ]; then
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
+	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
+	go build -o "$out/benchdata" ./internal/cmd/benchdata
+	"$out/benchdata" snapshot 600000 "$out/snapshot.json"
+	server="$out/gatewaybench snapshot-server -vary $out/snapshot.json"
+	printf '{"mcpServers":{"snap":{"command":"%s","args":["snapshot-server","-vary","%s"]}}}' "$out/gatewaybench" "$out/snapshot.json" >"$out/textproxy-mcpx.json"
+	base=$((20000 + RANDOM % 10000))
+	pids=()
+	trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+	targets=()
+	bins=("$out/mcpx")
+	[ -n "${BENCH_BASELINE:-}" ] && bins+=("$BENCH_BASELINE")
+	for i in "${!bins[@]}"; do
+		port=$((base + i))
+		rm -rf "$out/textproxy-home$i"
+		MCPX_HOME=$out/textproxy-home$i "${bins[$i]}" serve --config "$out/textproxy-mcpx.json" --listen "127.0.0.1:$port" 2>"$out/textproxy-serve$i.log" &
+		pids+=($!)
+		targets+=(-http "mcpx$i=http://127.0.0.1:$port/mcp")
+	done
+	if [ -n "${MCP_PROXY:-}" ]; then
+		port=$((base + 9))
+		printf '{"mcpProxy":{"baseURL":"http://127.0.0.1:%d","addr":"127.0.0.1:%d","name":"p","version":"1","type":"streamable-http","options":{"logEnabled":false}},"mcpServers":{"snap":{"command":"%s","args":["snapshot-server","-vary","%s"]}}}' \
+			"$port" "$port" "$out/gatewaybench" "$out/snapshot.json" >"$out/textproxy-mcp-proxy.json"
+		"$MCP_PROXY" -config "$out/textproxy-mcp-proxy.json" 2>"$out/textproxy-mcp-proxy.log" &
+		pids+=($!)
+		targets=(-http "mcp-proxy=http://127.0.0.1:$port/snap/mcp" "${targets[@]}")
+	fi
+	for t in "${targets[@]}"; do
+		[[ $t == *=http* ]] || continue
+		port=${t##*127.0.0.1:}; port=${port%%/*}
+		for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+	done
+	echo "== 600,000-character snapshot, one call at a time: direct (stdio) vs HTTP proxies"
+	"$out/gatewaybench" text -runs 15 -stdio "$server" "${targets[@]}" | tee "$out/textproxy.txt"
 	kill "${pids[@]}" 2>/dev/null || true
 	trap - EXIT
 fi

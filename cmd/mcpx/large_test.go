@@ -73,7 +73,7 @@ func TestLargeResults(t *testing.T) {
 			t.Fatalf("%d MB: %v", mb, err)
 		}
 		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
-		ref := gjson.Get(gjson.GetBytes(out, "content.0.text").String(), "content.artifact")
+		ref := gjson.GetBytes(out, `_meta.mcpx/artifacts.0.artifact`) // the full ref
 		if ref.Get("sha256").String() != sum || len(out) > 4000 {
 			t.Fatalf("%d MB: output %d bytes, ref %s", mb, len(out), ref.Raw)
 		}

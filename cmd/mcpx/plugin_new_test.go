@@ -209,7 +209,7 @@ func TestConfigPathsFromTheConfigFolder(t *testing.T) {
 	t.Chdir("/")
 	for _, server := range []string{"bi", "crm"} {
 		r := runCLI(t, nil, "transform", "--config", cfg, "--server", server, "--tool", "download_workbook", in)
-		if r.code != exitOK || !strings.Contains(r.stdout, `\"layer\":\"custom\"`) {
+		if r.code != exitOK || !strings.Contains(r.stdout, `"layer":"custom"`) {
 			t.Fatalf("%s: exit %d: %s %s", server, r.code, r.stdout, r.stderr)
 		}
 		id := artifactOf(t, r.stdout)

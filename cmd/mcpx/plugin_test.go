@@ -75,7 +75,7 @@ func TestTransformPluginFlags(t *testing.T) {
 	in := writeFile(t, filepath.Join(dir, "in.json"), tableauResult(t, samplePDF()))
 	// The server is not called tableau: only --preset runs the preset.
 	r := runCLI(t, nil, "transform", "--server", "bi", "--tool", "download_workbook", "--preset", "tableau", in)
-	if r.code != exitOK || !strings.Contains(r.stdout, `\"layer\":\"presets\"`) || !strings.Contains(r.stdout, "Downloaded workbook") {
+	if r.code != exitOK || !strings.Contains(r.stdout, `"layer":"presets"`) || !strings.Contains(r.stdout, "Downloaded workbook") {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	if r := runCLI(t, nil, "transform", "--preset", "nope", in); r.code != exitUsage || !strings.Contains(r.stderr, "unknown preset") {
@@ -84,13 +84,13 @@ func TestTransformPluginFlags(t *testing.T) {
 	info, _ := plugins.Lookup("tableau")
 	wasmFile := writeFile(t, filepath.Join(dir, "t.wasm"), info.Wasm)
 	r = runCLI(t, nil, "transform", "--store", t.TempDir(), "--server", "bi", "--tool", "download_workbook", "--plugin", wasmFile, in)
-	if r.code != exitOK || !strings.Contains(r.stdout, `\"layer\":\"custom\"`) {
+	if r.code != exitOK || !strings.Contains(r.stdout, `"layer":"custom"`) {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	plugDir := t.TempDir()
 	writeFile(t, filepath.Join(plugDir, "bi.wasm"), info.Wasm)
 	r = runCLI(t, nil, "transform", "--store", t.TempDir(), "--server", "bi", "--tool", "download_workbook", "--plugins", plugDir, in)
-	if r.code != exitOK || !strings.Contains(r.stdout, `\"layer\":\"custom\"`) {
+	if r.code != exitOK || !strings.Contains(r.stdout, `"layer":"custom"`) {
 		t.Fatalf("--plugins: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/store/memstore"
@@ -402,8 +404,10 @@ func TestQuickstartExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := ref.Content.Artifact
-	if a.MIMEType != "application/pdf" || a.SizeBytes != int64(len(pdf)) || a.Filename != "Sales Dashboard.pdf" {
-		t.Errorf("ref %+v, want the %d-byte PDF 'Sales Dashboard.pdf'", a, len(pdf))
+	// The model reads a compact ref; the name is in the full ref in _meta.
+	name := gjson.Get(got.stdout, `_meta.mcpx/artifacts.0.artifact.filename`).String()
+	if a.MIMEType != "application/pdf" || a.SizeBytes != int64(len(pdf)) || name != "Sales Dashboard.pdf" {
+		t.Errorf("ref %+v named %q, want the %d-byte PDF 'Sales Dashboard.pdf'", a, name, len(pdf))
 	}
 	back := runCLI(t, nil, "artifacts", "get", a.ID)
 	if back.code != exitOK || back.stdout != string(pdf) {

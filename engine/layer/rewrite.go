@@ -8,7 +8,7 @@ type Action string
 // The actions of the rewrite language.
 const (
 	// ActionArtifact stores the value in the artifact store and puts
-	// {"artifact": <ArtifactRef>, "summary": "..."} in its place (see Form).
+	// {"artifact": <ref>, "summary": "..."} in its place (see Form).
 	ActionArtifact Action = "artifact"
 	// ActionTruncate stores the whole value and keeps a prefix of it in
 	// place: Keep characters of a string, Keep items of an array or Keep
@@ -58,7 +58,10 @@ type Form string
 
 const (
 	// FormValue (the default) replaces the value with
-	// {"artifact": <ArtifactRef>, "summary": "..."}.
+	// {"artifact": {"id", "uri", "mime_type", "size_bytes"}, "summary": "..."}:
+	// the model reads a compact ref, the full ArtifactRef is listed in
+	// the result's _meta[MetaArtifactsKey] (an MCP result) and in
+	// Result.Artifacts.
 	FormValue Form = "value"
 	// FormText replaces the value with a JSON string holding that object,
 	// for places where the MCP schema wants a string (a text block's text).

@@ -250,7 +250,15 @@ func newcomer(t *testing.T, lang string) {
 		if s := p.Get(at + ".summary").String(); !strings.HasPrefix(s, "Attachment '"+name+"' (") {
 			t.Errorf("%s summary = %q", at, s)
 		}
-		if f := p.Get(at + ".artifact.filename").String(); f != name {
+		// The model reads a compact ref; the file name is in the full
+		// ref in _meta.
+		f := ""
+		for _, m := range c.result.Get(`_meta.mcpx/artifacts`).Array() {
+			if m.Get("artifact.id").String() == p.Get(at+".artifact.id").String() {
+				f = m.Get("artifact.filename").String()
+			}
+		}
+		if f != name {
 			t.Errorf("%s filename = %q, want %q", at, f, name)
 		}
 	}
@@ -308,6 +316,8 @@ type client struct {
 	exited chan error // the process's exit, once stdout is drained
 	stderr *syncbuf.Buffer
 	nextID int
+	// result is the last get_ticket result: its _meta holds the full refs.
+	result gjson.Result
 }
 
 // startServe starts "mcpx serve --config cfg" from the root folder and
@@ -390,6 +400,7 @@ func (c *client) getTicket(t *testing.T) gjson.Result {
 	if r.Get("error").Exists() || r.Get("result.isError").Bool() {
 		t.Fatalf("get_ticket: %s\nmcpx stderr:\n%s", r.Raw, c.stderr.String())
 	}
+	c.result = r.Get("result")
 	return payload(t, r.Get("result").Raw)
 }
 

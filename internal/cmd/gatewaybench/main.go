@@ -30,7 +30,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gatewaybench stdio|http [flags]")
+		fmt.Fprintln(os.Stderr, "usage: gatewaybench stdio|http|text|relay|snapshot-server [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -41,6 +41,10 @@ func main() {
 		err = httpMain(os.Args[2:])
 	case "relay":
 		err = relayMain(os.Args[2:])
+	case "text":
+		err = textMain(os.Args[2:])
+	case "snapshot-server":
+		err = snapshotServerMain(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}
@@ -134,11 +138,12 @@ const (
 
 // stdioPeer is a server process spoken to over its stdin and stdout.
 type stdioPeer struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-	id  int
-	buf []byte
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	id   int
+	buf  []byte
+	long []byte
 }
 
 func startStdio(command string) (*stdioPeer, error) {
@@ -187,6 +192,15 @@ func (p *stdioPeer) call(method, params string) ([]byte, error) {
 	want2 := []byte(`"id":` + strconv.Itoa(p.id) + `}`)
 	for {
 		line, err := p.out.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer (a large result): gathered.
+			p.long = append(p.long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = p.out.ReadSlice('\n')
+				p.long = append(p.long, line...)
+			}
+			line = p.long
+		}
 		if err != nil {
 			return nil, err
 		}
