@@ -177,12 +177,15 @@ func TestWrapPreset(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"wrap", "--store", t.TempDir()}, tc.flags...), "--", bi)
 			p := startMCP(t, "mcpx wrap", exec.Command(mcpx, args...))
-			text := p.call("tools/call", `{"name":"download_workbook","arguments":{"workbook_id":"wb-7f3a"}}`).Get("content.0.text").String()
+			res := p.call("tools/call", `{"name":"download_workbook","arguments":{"workbook_id":"wb-7f3a"}}`)
+			text := res.Get("content.0.text").String()
 			art := gjson.Get(text, "content.artifact")
 			if !strings.HasPrefix(art.Get("id").String(), "bi-server_") || art.Get("mime_type").String() != "application/pdf" {
 				t.Fatalf("the PDF is not an artifact: %.400s", text)
 			}
-			byPreset := art.Get("source.layer").String() == "presets" && strings.Contains(gjson.Get(text, "content.summary").String(), "Downloaded workbook 'Sales Dashboard' as PDF")
+			// The model reads a compact ref; the full one, with its
+			// source, is in _meta for hosts.
+			byPreset := res.Get(`_meta.mcpx/artifacts.0.artifact.source.layer`).String() == "presets" && strings.Contains(gjson.Get(text, "content.summary").String(), "Downloaded workbook 'Sales Dashboard' as PDF")
 			if byPreset != tc.preset {
 				t.Errorf("stored by the preset: %v, want %v: %s", byPreset, tc.preset, text)
 			}
