@@ -12,7 +12,8 @@ import (
 
 // Annotate records the artifact's content summary in the index (returned
 // in Ref.Content by Stat, Get and List) and hands its text parts to the
-// search index, in one transaction: annotating again replaces both.
+// search index, written beside the caller (see indexer.go): annotating
+// again replaces both.
 func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage, parts []store.TextPart) error {
 	if s.readOnly {
 		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), ErrReadOnly)
@@ -24,13 +25,19 @@ func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage
 	if err != nil {
 		return err
 	}
-	if err := s.annotate(ctx, db, id, content, parts); err != nil {
+	if err := s.annotate(ctx, db, id, content); err != nil {
+		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+	}
+	if len(parts) == 0 || s.queueText(id, parts) {
+		return nil
+	}
+	if err := s.indexText(ctx, id, parts); err != nil {
 		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
 	return nil
 }
 
-func (s *Store) annotate(ctx context.Context, db *sql.DB, id string, content json.RawMessage, parts []store.TextPart) error {
+func (s *Store) annotate(ctx context.Context, db *sql.DB, id string, content json.RawMessage) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := db.BeginTx(ctx, nil)
@@ -52,9 +59,6 @@ func (s *Store) annotate(ctx context.Context, db *sql.DB, id string, content jso
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET content = ? WHERE seq = ?`, col, seq); err != nil {
 		return err
-	}
-	if err := s.indexParts(ctx, tx, id, parts); err != nil {
-		return fmt.Errorf("index text: %w", err)
 	}
 	if err := s.touchesIn(ctx, tx); err != nil {
 		s.log.Warn("could not record artifact reads", "error", err)

@@ -251,6 +251,13 @@ type Store struct {
 	// Reads waiting to be written as last_access_at (see touch): tmu
 	// guards touched and touchPending; fmu orders flushes (Close waits for
 	// the timer's).
+	// Text parts waiting for the search index (indexer.go): imu guards
+	// them; idone is open while the indexer runs.
+	imu           sync.Mutex
+	ipending      []pendingText
+	ipendingBytes int
+	idone         chan struct{}
+
 	tmu          sync.Mutex
 	touched      map[int64]int64
 	touchPending bool
@@ -1090,7 +1097,9 @@ func decodeCursor(cursor string, order store.Order) (int64, error) {
 // Close releases the store's index, files and locks. Readers returned by
 // Get stay readable. Close is idempotent and ignores ctx.
 func (s *Store) Close(context.Context) error {
-	// Reads not yet written go now, while the index is open.
+	// Text still to index and reads not yet written go now, while the
+	// index is open.
+	s.waitIndexed(context.Background())
 	s.flushTouches(context.Background(), false)
 	s.fmu.Lock()
 	defer s.fmu.Unlock()

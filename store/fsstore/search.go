@@ -157,6 +157,9 @@ func insertPartsSQL(n int) string {
 // negation: higher is better), each with a snippet() of its line. It ranks
 // the newest Config.SearchCandidates matching lines.
 func (s *Store) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+	if err := s.waitIndexed(ctx); err != nil {
+		return nil, fmt.Errorf("fsstore: search: %w", err)
+	}
 	hits, err := s.search(ctx, scope, query, limit)
 	if err != nil {
 		return nil, fmt.Errorf("fsstore: search: %w", err)
