@@ -10,6 +10,7 @@ package web
 //	GET /resources/{server}           an upstream's resources (ResourceBrowser)
 //	GET /resources/{server}/read?uri= one resource
 //	POST /transform?server=&tool=     the engine as a service: raw result in, rewritten out
+//	GET /metrics                      Prometheus text (APIOptions.Metrics)
 //	GET /healthz, GET /readyz         liveness; upstreams connected and store writable
 //	GET /.well-known/oauth-protected-resource  RFC 9728 metadata
 //
@@ -117,6 +118,10 @@ type APIOptions struct {
 	Transformer Transformer
 	// Ready is asked by /readyz besides the store; nil: no upstreams.
 	Ready Readiness
+	// Metrics serves GET /metrics (Prometheus text; promhttp over the
+	// host's registry), authenticated as the other endpoints; nil
+	// answers 404 there.
+	Metrics http.Handler
 	// Retention gives each artifact's expiry; the zero value keeps
 	// everything (no expiry reported).
 	Retention store.Retention
@@ -163,6 +168,9 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET /resources/{server}", authed(http.HandlerFunc(a.serveResources)))
 	mux.Handle("GET /resources/{server}/read", authed(http.HandlerFunc(a.serveResourceRead)))
 	mux.Handle("POST /transform", authed(http.HandlerFunc(a.serveTransform)))
+	if a.o.Metrics != nil {
+		mux.Handle("GET /metrics", authed(a.o.Metrics))
+	}
 	mux.Handle("GET /healthz", http.HandlerFunc(serveHealth))
 	mux.Handle("GET /readyz", guard(http.HandlerFunc(a.serveReady)))
 	meta := a.o.Auth.MetadataHandler()
