@@ -60,11 +60,15 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "initialize":
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"up","version":"1"}}}`, id)
 	case "tools/list":
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"pic","inputSchema":{"type":"object"}},{"name":"fail","inputSchema":{"type":"object"}}]}}`, id)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"pic","inputSchema":{"type":"object"}},{"name":"fail","inputSchema":{"type":"object"}},{"name":"small","inputSchema":{"type":"object"}}]}}`, id)
 	case "tools/call":
 		u.mu.Lock()
 		u.traceparents = append(u.traceparents, m.Get("params._meta.traceparent").String())
 		u.mu.Unlock()
+		if m.Get("params.name").String() == "small" {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"small"}]}}`, id)
+			return
+		}
 		if m.Get("params.name").String() == "fail" {
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"no"}],"isError":true}}`, id)
 			return
