@@ -265,7 +265,8 @@ func (e *Engine) addKeptOut(d *layer.Doc, in []byte, tokensIn func() int, res *R
 			tokOut += imageTokens(v.View.Width, v.View.Height) - (v.View.b64Len*2+2)/3
 		}
 	}
-	val := fmt.Appendf(nil, `{"bytes":%d,"tokens":%d,"artifacts":%d}`, len(in)-len(out)+hostMeta.bytes, max(tokensIn()-tokOut, 0), len(res.Artifacts))
+	res.KeptOutBytes, res.KeptOutTokens = len(in)-len(out)+hostMeta.bytes, max(tokensIn()-tokOut, 0)
+	val := fmt.Appendf(nil, `{"bytes":%d,"tokens":%d,"artifacts":%d}`, res.KeptOutBytes, res.KeptOutTokens, len(res.Artifacts))
 	next, err := jsonwalk.Splice(out, e.metaInsert(out, root, []member{{MetaKeptOutKey, val}}))
 	if err != nil {
 		e.log.Warn("cannot note what the result kept out", "error", err)

@@ -42,6 +42,9 @@ type Options struct {
 	Logger hclog.Logger
 	// Listener receives events; nil drops them.
 	Listener Listener
+	// Tracer observes each step of a call (a span per layer); nil, the
+	// default, traces nothing and costs nothing.
+	Tracer StepTracer
 	// Linker makes download URLs for refs; nil leaves ArtifactRef.URL empty.
 	Linker Linker
 	// Reader reads upstream resources for layers that may (resourcelink).
@@ -74,6 +77,7 @@ type Engine struct {
 	reg      *layer.Registry
 	log      hclog.Logger
 	listener Listener
+	tracer   StepTracer
 	linker   Linker
 	reader   ResourceReader
 	validate SchemaValidator
@@ -134,6 +138,7 @@ func New(o Options) (*Engine, error) {
 		reg:      o.Registry,
 		log:      o.Logger,
 		listener: o.Listener,
+		tracer:   o.Tracer,
 		linker:   o.Linker,
 		quota:    o.Quota,
 		reader:   o.Reader,
@@ -343,6 +348,10 @@ type Result struct {
 	Failures []error
 	// Clamped is set when the guardrail cut the observation.
 	Clamped bool
+	// KeptOutBytes and KeptOutTokens are what the result kept out of the
+	// model's context (_meta[MetaKeptOutKey]'s bytes and tokens); zero
+	// when it stored nothing or did not shrink.
+	KeptOutBytes, KeptOutTokens int
 }
 
 // Transform runs the chain for c over raw. It returns an error only for
@@ -377,13 +386,19 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
+		sctx, span := ctx, StepSpan(nil)
+		if e.tracer != nil {
+			sctx, span = e.tracer.StartStep(ctx, &c, st.name)
+		}
 		start := time.Now()
-		rws, err := plan(ctx, st.layer, d)
+		rws, err := plan(sctx, st.layer, d)
 		if err != nil {
 			e.layerFailed(d, st, res, []error{&LayerError{Step: st.name, Err: err}})
+			endStep(span, StepReport{Err: err})
 			continue
 		}
 		if len(rws) == 0 {
+			endStep(span, StepReport{})
 			continue
 		}
 		lim := stepLimits{artifacts: e.cfg.MaxArtifactsPerResult - len(res.Artifacts), minted: minted}
@@ -392,12 +407,14 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		} else if lim.artifacts < 0 {
 			lim.artifacts = 0
 		}
-		out, err := e.safeExecute(ctx, d, st.name, rws, lim)
+		out, err := e.safeExecute(sctx, d, st.name, rws, lim)
 		if err != nil {
 			e.layerFailed(d, st, res, []error{&LayerError{Step: st.name, Err: err}})
+			endStep(span, StepReport{Rewrites: len(rws), Err: err})
 			continue
 		}
 		e.layerFailed(d, st, res, out.errs)
+		endStep(span, StepReport{Rewrites: len(rws), Artifacts: len(out.artifacts), Changed: out.changed, Failures: len(out.errs)})
 		res.Artifacts = append(res.Artifacts, out.artifacts...)
 		for _, a := range out.artifacts {
 			minted[a.ID] = true
@@ -429,6 +446,13 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 	}
 	res.Raw = e.addKeptOut(d, raw, tokensIn, res, views)
 	return res, nil
+}
+
+// endStep ends a traced step's span; span is nil when nothing traces.
+func endStep(span StepSpan, r StepReport) {
+	if span != nil {
+		span.End(r)
+	}
 }
 
 // safeExecute runs a step's rewrites, turning a panic into an error: the

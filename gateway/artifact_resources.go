@@ -248,7 +248,7 @@ func (s *session) storeBlob(ctx context.Context, server string, c gjson.Result, 
 		Namespace: server,
 		MIMEType:  c.Get("mimeType").String(),
 		Filename:  name,
-		Scope:     store.Scope{SessionID: s.ID, UserID: s.User},
+		Scope:     store.Scope{TenantID: s.Tenant, SessionID: s.ID, UserID: s.User},
 		Source:    store.Source{Server: server, Tool: "resources/read", Path: uri},
 	}
 	ref, err := s.g.st.Put(ctx, r, o)

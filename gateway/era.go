@@ -209,9 +209,11 @@ func (g *Gateway) offersPrompts() bool {
 
 // statelessSession is the Session of one stateless HTTP request: not
 // registered (it hears no broadcasts), no id, the request's principal.
-func (g *Gateway) statelessSession(user string) *session {
+func (g *Gateway) statelessSession(who identity) *session {
 	return &session{
-		User:      user,
+		User:      who.user,
+		Tenant:    who.tenant,
+		limiter:   who.limiter,
 		g:         g,
 		out:       func([]byte) {},
 		stateless: true,
@@ -224,7 +226,7 @@ func (g *Gateway) statelessSession(user string) *session {
 // artifactScope is the store filter of the artifacts a session lists.
 func (s *session) artifactScope() store.Scope {
 	if s.User != "" || s.ID == "" || s.owner {
-		return store.Scope{UserID: s.User}
+		return store.Scope{TenantID: s.Tenant, UserID: s.User}
 	}
 	return store.Scope{SessionID: s.ID}
 }
@@ -235,7 +237,7 @@ func (s *session) artifactScope() store.Scope {
 func (s *session) mayList(r store.Ref) bool {
 	switch {
 	case s.User != "":
-		return r.Scope.UserID == s.User
+		return r.Scope.UserID == s.User && r.Scope.TenantID == s.Tenant
 	case s.owner:
 		return r.Scope.UserID == ""
 	case s.ID != "":
@@ -312,8 +314,16 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 func (s *session) inScope(ctx context.Context, id string) bool {
 	var filter store.Scope
 	switch {
-	case s.User != "":
+	case s.User != "" && s.Tenant == "":
+		// an empty tenant in a filter matches any: the ref (whose scope
+		// is the first the filter contains) must have none
+		ref, err := s.g.st.Stat(ctx, id)
+		if err != nil || ref.Scope.TenantID != "" {
+			return false
+		}
 		filter = store.Scope{UserID: s.User}
+	case s.User != "":
+		filter = store.Scope{TenantID: s.Tenant, UserID: s.User}
 	case s.owner:
 		ref, err := s.g.st.Stat(ctx, id)
 		return err == nil && ref.Scope.UserID == ""

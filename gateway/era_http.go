@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
@@ -22,7 +23,7 @@ func isStatelessHTTP(r *http.Request, m *message) bool {
 // headers checked against the body (Mcp-Protocol-Version, Mcp-Method,
 // Mcp-Name), errors with the HTTP status the revision gives them. The
 // response is JSON, or an SSE stream when progress comes first.
-func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, user string, m *message) {
+func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, user identity, m *message) {
 	if !m.IsRequest() {
 		w.WriteHeader(http.StatusAccepted) // a stateless notification concerns nothing here
 		return
@@ -83,6 +84,8 @@ func statelessHTTPStatus(code int) int {
 	switch code {
 	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
+	case auth.JSONRPCRateLimited:
+		return http.StatusTooManyRequests
 	case codeHeaderMismatch, codeMissingClientCapability, codeUnsupportedProtocolVersion, jsonrpc.CodeInvalidRequest, jsonrpc.CodeInvalidParams, jsonrpc.CodeParseError:
 		return http.StatusBadRequest
 	}

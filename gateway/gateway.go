@@ -39,6 +39,8 @@ import (
 	"github.com/tidwall/sjson"
 	"golang.org/x/sync/semaphore"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/redact"
@@ -116,6 +118,22 @@ type Options struct {
 	// tools and resources/read of text artifacts (artifact_tools.go).
 	// The zero value means every default.
 	ArtifactTools ArtifactToolsOptions
+	// Observer is told of every tools/call when it ends (metrics).
+	// Defaults to nil: nothing is timed.
+	Observer CallObserver
+	// TracerProvider, when set, traces each tools/call as a span with a
+	// child per engine step (unless Engine.Tracer is set), continuing
+	// the request's W3C trace context (_meta.traceparent, or the HTTP
+	// traceparent header) and sending the call's upstream in _meta.
+	// Defaults to nil: no spans; a request's trace context still goes
+	// upstream.
+	TracerProvider trace.TracerProvider
+	// OnResourceUpdated, when set, is told of every resource an upstream
+	// says was updated, once per principal subscribed to it (Scope's
+	// tenant and user; an empty Scope when nobody is). mcpx serve
+	// publishes it to the HTTP API's event bus. It runs on the
+	// upstream's reading goroutine: keep it quick. Defaults to nil.
+	OnResourceUpdated func(ResourceUpdate)
 }
 
 // Gateway is the MCP proxy. It is safe for concurrent use by any number of
@@ -135,7 +153,10 @@ type Gateway struct {
 	large     *semaphore.Weighted  // bytes of large requests in flight
 	callerSeq atomic.Int64         // numbers the callers of server-to-client requests
 	redact    *redact.Redactor
-	quit      chan struct{} // closed by Close
+	observer  CallObserver         // Options.Observer
+	tracer    trace.Tracer         // from Options.TracerProvider; nil: off
+	onUpdated func(ResourceUpdate) // Options.OnResourceUpdated
+	quit      chan struct{}        // closed by Close
 
 	ups    map[string]*upstream.Upstream
 	order  []string // upstream names, sorted
@@ -247,7 +268,14 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.stdioOwns = o.StdioReadsStore
 	g.onEnd = o.OnSessionEnd
+	g.observer, g.onUpdated = o.Observer, o.OnResourceUpdated
 	eo := o.Engine
+	if o.TracerProvider != nil {
+		g.tracer = o.TracerProvider.Tracer(tracerName)
+		if eo.Tracer == nil {
+			eo.Tracer = stepTracer{g.tracer}
+		}
+	}
 	eo.Reader = upstreamResources(g.ups)
 	// summaries point the model at the tools by the names it is offered
 	eo.QueryTools = engine.QueryTools{Query: g.artTools.QueryName, Search: g.artTools.SearchName}

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
@@ -27,8 +27,15 @@ type HTTPOptions struct {
 	// to call; a request without an Origin header (not from a browser) is
 	// always allowed. Defaults to loopback origins only.
 	AllowedOrigins []string
-	// Tokens maps bearer tokens to identities; when not empty every request
-	// needs "Authorization: Bearer TOKEN". Defaults to no authentication.
+	// Auth authenticates every request (static tokens with tenant and
+	// user, JWTs; see package auth), takes it from the principal's
+	// request rate limit (429 when spent), and gives tools/call the
+	// per-tool limit. The principal's tenant and user are recorded in
+	// the scope of the artifacts its calls store. Defaults to nil: Tokens.
+	Auth *auth.Authenticator
+	// Tokens maps bearer tokens to identities (users without a tenant);
+	// when not empty and Auth is nil every request needs
+	// "Authorization: Bearer TOKEN". Defaults to no authentication.
 	Tokens map[string]string
 	// MaxBody caps a POST body. Defaults to the gateway's
 	// Limits.MaxMessageBytes.
@@ -220,11 +227,12 @@ func (srv *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "origin not allowed", http.StatusForbidden)
 		return
 	}
-	user, ok := srv.authenticate(r)
+	user, ok := srv.authenticate(w, r)
 	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpx"`)
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
+	}
+	if r.Header.Get("traceparent") != "" {
+		r = r.WithContext(withHeaderTrace(r.Context(), r.Header))
 	}
 	if r.Method != http.MethodPost && rejectStatelessVerb(w, r) {
 		return
@@ -276,25 +284,9 @@ func (srv *httpServer) originAllowed(r *http.Request) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func (srv *httpServer) authenticate(r *http.Request) (string, bool) {
-	if len(srv.o.Tokens) == 0 {
-		return "", true
-	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return "", false
-	}
-	for t, user := range srv.o.Tokens {
-		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-			return user, true
-		}
-	}
-	return "", false
-}
-
 // lookup finds the request's session; a session belongs to the identity
 // that opened it.
-func (srv *httpServer) lookup(r *http.Request, user string) (*httpSession, int) {
+func (srv *httpServer) lookup(r *http.Request, user identity) (*httpSession, int) {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
 		return nil, http.StatusBadRequest
@@ -305,13 +297,13 @@ func (srv *httpServer) lookup(r *http.Request, user string) (*httpSession, int) 
 	if hs == nil {
 		return nil, http.StatusNotFound
 	}
-	if hs.s.User != user {
+	if !hs.s.identity().same(user) {
 		return nil, http.StatusForbidden
 	}
 	return hs, 0
 }
 
-func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user string) {
+func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user identity) {
 	body, release, ok := srv.readBody(w, r)
 	if !ok {
 		return
@@ -492,7 +484,7 @@ func writeEvent(w io.Writer, ev sseEvent) error {
 
 // get serves the session's standalone SSE stream, or resumes a stream
 // from Last-Event-ID.
-func (srv *httpServer) get(w http.ResponseWriter, r *http.Request, user string) {
+func (srv *httpServer) get(w http.ResponseWriter, r *http.Request, user identity) {
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
 		return

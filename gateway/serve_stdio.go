@@ -25,7 +25,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		return jsonrpc.ErrClosed
 	}
 	w := jsonrpc.NewLineWriter(out, g.limits.WriteBufferBytes)
-	s := g.newSession("", w.Send)
+	s := g.newSession(identity{}, w.Send)
 	s.owner = g.stdioOwns
 	defer s.Close()
 	ctx, cancel := context.WithCancel(ctx)

@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/store"
@@ -27,7 +28,11 @@ type session struct {
 	// User is the authenticated identity (HTTP bearer token), "" over
 	// stdio. It is injected as "username" and recorded in artifact scopes.
 	User string
+	// Tenant is the authenticated principal's tenant (auth), recorded
+	// with User in artifact scopes.
+	Tenant string
 
+	limiter     *auth.RateLimiter // the principal's per-tool limits; nil: none
 	g           *Gateway
 	out         func([]byte) // server-initiated messages
 	initialized atomic.Bool
@@ -47,10 +52,12 @@ type session struct {
 
 // NewSession registers a session whose server-initiated messages
 // (notifications) are written by out. Close it when the client leaves.
-func (g *Gateway) newSession(user string, out func(msg []byte)) *session {
+func (g *Gateway) newSession(who identity, out func(msg []byte)) *session {
 	s := &session{
 		ID:        newID(),
-		User:      user,
+		User:      who.user,
+		Tenant:    who.tenant,
+		limiter:   who.limiter,
 		g:         g,
 		out:       out,
 		inflight:  map[string]context.CancelCauseFunc{},
@@ -298,8 +305,22 @@ func (s *session) callTool(ctx context.Context, params json.RawMessage, related 
 			return nil, fmt.Errorf("tools/call %q: %w", name, jsonrpc.ErrUnknownTool)
 		}
 	}
+	if err := s.allowToolCall(r.serverName(), r.tool); err != nil {
+		return nil, fmt.Errorf("tools/call %q: %w", name, err)
+	}
 	meta := gjson.GetBytes(params, "_meta")
-	scope := store.Scope{SessionID: s.ID, UserID: s.User, TraceID: traceID(meta)}
+	if g.observer == nil && g.tracer == nil && !hasHeaderTrace(ctx) {
+		return s.forwardCall(ctx, r, name, params, meta, related, nil)
+	}
+	return s.observedCall(ctx, r, name, params, meta, related)
+}
+
+// forwardCall sends a routed tools/call upstream and transforms its
+// result; oc, when not nil, gets the engine's result and gives the
+// traceparent to send upstream.
+func (s *session) forwardCall(ctx context.Context, r *toolRoute, name string, params json.RawMessage, meta gjson.Result, related func([]byte), oc *callOutcome) (json.RawMessage, error) {
+	g := s.g
+	scope := store.Scope{TenantID: s.Tenant, SessionID: s.ID, UserID: s.User, TraceID: traceID(meta)}
 	args := json.RawMessage(nil)
 	if a := gjson.GetBytes(params, "arguments"); a.Exists() {
 		args = sub(params, a)
@@ -332,12 +353,24 @@ func (s *session) callTool(ctx context.Context, params json.RawMessage, related 
 			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
+	if oc != nil {
+		if up, err = oc.propagate(up); err != nil {
+			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
+		}
+	}
 	raw, err := r.up.Call(ctx, "tools/call", up)
 	if err != nil {
 		return nil, fmt.Errorf("tools/call %q on %s: %w", name, r.up.Name, err)
 	}
 	view := g.profiles.view(s.clientName(params))
-	return s.transform(ctx, engine.Call{Server: r.up.Name, Tool: r.tool, Arguments: args, Scope: scope, OutputSchema: r.output, View: view}, raw)
+	res, err := s.transformResult(ctx, engine.Call{Server: r.up.Name, Tool: r.tool, Arguments: args, Scope: scope, OutputSchema: r.output, View: view}, raw)
+	if err != nil {
+		return nil, err
+	}
+	if oc != nil {
+		oc.res = res
+	}
+	return res.Raw, nil
 }
 
 // sameBytes reports whether a and b are the same slice of memory.
@@ -348,6 +381,15 @@ func sameBytes(a, b []byte) bool {
 // transform runs the engine over a result and remembers the artifacts it
 // stored as this session's.
 func (s *session) transform(ctx context.Context, c engine.Call, raw json.RawMessage) (json.RawMessage, error) {
+	res, err := s.transformResult(ctx, c, raw)
+	if err != nil {
+		return nil, err
+	}
+	return res.Raw, nil
+}
+
+// transformResult is transform with the engine's whole result.
+func (s *session) transformResult(ctx context.Context, c engine.Call, raw json.RawMessage) (*engine.Result, error) {
 	start := time.Now()
 	res, err := s.g.eng.Transform(ctx, c, raw)
 	if err != nil {
@@ -364,7 +406,7 @@ func (s *session) transform(ctx context.Context, c engine.Call, raw json.RawMess
 		s.mu.Unlock()
 		s.g.log.Debug("result transformed", "server", c.Server, "tool", c.Tool, "artifacts", len(res.Artifacts), "bytes_in", len(raw), "bytes_out", len(res.Raw), "dur_ms", float64(time.Since(start).Microseconds())/1000)
 	}
-	return res.Raw, nil
+	return res, nil
 }
 
 // mapProgress gives a client's progress token a gateway-unique upstream

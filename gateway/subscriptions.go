@@ -212,5 +212,6 @@ func (g *Gateway) resourceUpdated(u *upstream.Upstream, method string, params js
 			s.notify(method, p)
 		}
 	}
+	g.publishUpdate(u.Name, uri, bare, named)
 	u.Log.Debug("resource updated", "uri", uri, "subscribers", len(bare)+len(named))
 }

@@ -10,6 +10,7 @@ package web
 //	GET /resources/{server}           an upstream's resources (ResourceBrowser)
 //	GET /resources/{server}/read?uri= one resource
 //	POST /transform?server=&tool=     the engine as a service: raw result in, rewritten out
+//	GET /metrics                      Prometheus text (APIOptions.Metrics)
 //	GET /healthz, GET /readyz         liveness; upstreams connected and store writable
 //	GET /, GET /ui/{file}             the UI (ui.go): live artifacts, previews, resources
 //	GET /.well-known/oauth-protected-resource  RFC 9728 metadata
@@ -127,6 +128,10 @@ type APIOptions struct {
 	Transformer Transformer
 	// Ready is asked by /readyz besides the store; nil: no upstreams.
 	Ready Readiness
+	// Metrics serves GET /metrics (Prometheus text; promhttp over the
+	// host's registry), authenticated as the other endpoints; nil
+	// answers 404 there.
+	Metrics http.Handler
 	// Retention gives each artifact's expiry; the zero value keeps
 	// everything (no expiry reported).
 	Retention store.Retention
@@ -176,6 +181,9 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET /{$}", guard(http.HandlerFunc(a.serveUI)))
 	mux.Handle("GET /ui/{file}", guard(http.HandlerFunc(serveUIAsset)))
 	mux.Handle("GET /resources", authed(http.HandlerFunc(a.serveResourceServers)))
+	if a.o.Metrics != nil {
+		mux.Handle("GET /metrics", authed(a.o.Metrics))
+	}
 	mux.Handle("GET /healthz", http.HandlerFunc(serveHealth))
 	mux.Handle("GET /readyz", guard(http.HandlerFunc(a.serveReady)))
 	meta := a.o.Auth.MetadataHandler()

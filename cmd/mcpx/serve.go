@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
@@ -226,11 +227,18 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 			return fail(stderr, c, err)
 		}
 		bus = web.NewEventBus(cfg.Serve.API)
-		eo.Linker, eo.Listener = signer, bus
+		eo.Linker = signer
 	}
+	obs, err := newObservability(ctx, cfg, bus, log)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	defer obs.shutdown()
+	eo.Listener = obs.listener()
 	// Clients will connect: each upstream is told what the first of them
 	// can do, so it offers what it would offer that client directly.
 	gwo := gateway.Options{Servers: cfg.MCPServers, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: true}
+	obs.configure(&gwo)
 	policy := gatewayRetention(cfg)
 	rlog := log.Named("retention")
 	applyRetention(policy, st, &eo, &gwo, rlog)
@@ -242,7 +250,7 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	gw.Start(ctx)
 	collectCtx, stopCollect := context.WithCancel(ctx)
 	collected := make(chan struct{})
-	go func() { defer close(collected); runCollector(collectCtx, st, policy, rlog, evicted(bus)) }()
+	go func() { defer close(collected); runCollector(collectCtx, st, policy, rlog, obs.evicted()) }()
 	defer func() { stopCollect(); <-collected }()
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -257,9 +265,14 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 		}
 		return exitOK
 	}
+	au, err := auth.New(ctx, auth.Options{Config: cfg.Serve.AuthConfig(), Loopback: isLoopback(ln), BaseURL: base, Logger: log})
+	if err != nil {
+		return fail(stderr, c, err)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", gw.HTTPHandler(gateway.HTTPOptions{AllowedOrigins: cfg.Serve.AllowedOrigins, Tokens: cfg.Serve.Tokens, Logger: log}))
-	api, err := newAPI(ctx, cfg, st, signer, bus, gw, isLoopback(ln), base, log)
+	mux.Handle("/mcp", gw.HTTPHandler(gateway.HTTPOptions{AllowedOrigins: cfg.Serve.AllowedOrigins, Auth: au, Logger: log}))
+	obs.watch(gw)
+	api, err := newAPI(cfg, st, signer, bus, au, gw, obs, log)
 	if err != nil {
 		return fail(stderr, c, err)
 	}
@@ -278,14 +291,6 @@ func serveGateway(c command, cfg config.File, o common, listen string, log hclog
 	defer cancel()
 	_ = srv.Shutdown(sctx)
 	return exitOK
-}
-
-// evicted hands the collector's removals to bus (nil: stdio, no API).
-func evicted(bus *web.EventBus) func(store.Removal) {
-	if bus == nil {
-		return nil
-	}
-	return bus.Evicted
 }
 
 // newHTTPServer is the server of --listen, with the limits' timeouts: a

@@ -6,6 +6,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"time"
@@ -125,14 +128,37 @@ func (e *upstreamsNotReady) Error() string {
 	return out
 }
 
-// newAPI builds the HTTP API over the gateway's engine and store.
-func newAPI(ctx context.Context, cfg config.File, st store.Store, signer *web.Signer, bus *web.EventBus, gw *gateway.Gateway, loopback bool, base string, log hclog.Logger) (*web.API, error) {
-	au, err := auth.New(ctx, auth.Options{Config: cfg.Serve.AuthConfig(), Loopback: loopback, BaseURL: base, Logger: log})
-	if err != nil {
-		return nil, err
-	}
+// newAPI builds the HTTP API over the gateway's engine, store and
+// upstream resources, with /metrics.
+func newAPI(cfg config.File, st store.Store, signer *web.Signer, bus *web.EventBus, au *auth.Authenticator, gw *gateway.Gateway, obs *observability, log hclog.Logger) (*web.API, error) {
 	return web.NewAPI(web.APIOptions{
-		Store: st, Signer: signer, Auth: au, Events: bus, Transformer: gw.Engine(),
-		Ready: upstreamReadiness{gw}, Retention: gatewayRetention(cfg), Limits: cfg.Serve.API, Logger: log,
+		Store: st, Signer: signer, Auth: au, Events: bus, Transformer: gw.Engine(), Resources: resourceBrowser{gw},
+		Ready: upstreamReadiness{gw}, Retention: gatewayRetention(cfg), Metrics: obs.handler(), Limits: cfg.Serve.API, Logger: log,
 	})
+}
+
+// resourceBrowser is web.ResourceBrowser over the gateway's upstreams:
+// every principal may browse every server's resources (they are the
+// servers', not any user's).
+type resourceBrowser struct{ gw *gateway.Gateway }
+
+func (b resourceBrowser) ListResources(ctx context.Context, _ auth.Principal, server, cursor string) (json.RawMessage, error) {
+	res, err := b.gw.ServerResources(ctx, server, cursor)
+	return res, browserError(err)
+}
+
+func (b resourceBrowser) ReadResource(ctx context.Context, _ auth.Principal, server, uri string) (json.RawMessage, error) {
+	res, err := b.gw.ReadServerResource(ctx, server, uri)
+	return res, browserError(err)
+}
+
+// browserError maps the gateway's not-found errors to web's (404).
+func browserError(err error) error {
+	switch {
+	case errors.Is(err, gateway.ErrUnknownServer):
+		return fmt.Errorf("%w: %w", web.ErrUnknownServer, err)
+	case errors.Is(err, gateway.ErrUnknownResource):
+		return fmt.Errorf("%w: %w", web.ErrUnknownResource, err)
+	}
+	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/internal/redact"
+	"github.com/mcpx-dev/mcpx/telemetry"
 	"github.com/mcpx-dev/mcpx/web"
 )
 
@@ -52,6 +53,10 @@ type Serve struct {
 	// identities of serve.tokens. Defaults to none: a loopback listener
 	// has one local user who sees everything; any other refuses the API.
 	Auth auth.Config `json:"auth,omitzero"`
+	// Telemetry says where OpenTelemetry traces of tools/call go (an
+	// OTLP/HTTP collector; see telemetry.TracingConfig). Defaults to
+	// none: off, unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
+	Telemetry telemetry.TracingConfig `json:"telemetry,omitzero"`
 	// API bounds the HTTP API's event buffer, streams and transform body
 	// (see web.Limits). Defaults to web.Limits' defaults.
 	API web.Limits `json:"api,omitzero"`
@@ -215,6 +220,16 @@ func (f *File) expandAndCheckWith(lookup func(string) (string, bool)) error {
 	}
 	if err := f.Serve.expandAuth(lookup); err != nil {
 		return err
+	}
+	if f.Serve.Telemetry.OTLPEndpoint, err = Expand(f.Serve.Telemetry.OTLPEndpoint, lookup); err != nil {
+		return fmt.Errorf("serve.telemetry.otlp_endpoint: %w", err)
+	}
+	f.Serve.Telemetry.Headers = expandMap(f.Serve.Telemetry.Headers, "serve.telemetry.headers", lookup, &err)
+	if err != nil {
+		return err
+	}
+	if err := f.Serve.Telemetry.Validate(); err != nil {
+		return fmt.Errorf("serve.telemetry: %w", err)
 	}
 	if f.Serve.BaseURL != "" {
 		u, err := url.Parse(f.Serve.BaseURL)

@@ -1,0 +1,113 @@
+package gateway
+
+// The upstreams' resources by server, for the HTTP API's resource
+// browser (GET /resources/{server}; web.ResourceBrowser over these), and
+// resource updates for its event bus.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+// Errors of ServerResources and ReadServerResource.
+var (
+	// ErrUnknownServer: no enabled upstream has that name, or it offers
+	// no resources.
+	ErrUnknownServer = errors.New("gateway: unknown server")
+	// ErrUnknownResource: the upstream answered resources/read with
+	// MCP's resource-not-found error.
+	ErrUnknownResource = errors.New("gateway: unknown resource")
+)
+
+// ResourceUpdate is an upstream resource that changed, for one principal
+// subscribed to it (Options.OnResourceUpdated).
+type ResourceUpdate struct {
+	Server, URI string
+	// Scope has the subscriber's tenant and user; empty when nobody
+	// authenticated is subscribed.
+	Scope store.Scope
+}
+
+// resourceServer returns the named upstream when it offers resources.
+func (g *Gateway) resourceServer(server string) (upstreamCaller, error) {
+	u, ok := g.ups[server]
+	if !ok || !u.Capability("resources") {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
+	}
+	return u, nil
+}
+
+// upstreamCaller is what the browser needs of an upstream.
+type upstreamCaller interface {
+	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// ServerResources returns one page of server's resources/list result as
+// the upstream sends it (URIs unchanged); cursor is the upstream's.
+func (g *Gateway) ServerResources(ctx context.Context, server, cursor string) (json.RawMessage, error) {
+	u, err := g.resourceServer(server)
+	if err != nil {
+		return nil, err
+	}
+	var p json.RawMessage
+	if cursor != "" {
+		p, _ = json.Marshal(map[string]string{"cursor": cursor})
+	}
+	res, err := u.Call(ctx, "resources/list", p)
+	if err != nil {
+		return nil, fmt.Errorf("resources/list on %s: %w", server, err)
+	}
+	return res, nil
+}
+
+// ReadServerResource returns server's resources/read result of uri as
+// the upstream sends it.
+func (g *Gateway) ReadServerResource(ctx context.Context, server, uri string) (json.RawMessage, error) {
+	u, err := g.resourceServer(server)
+	if err != nil {
+		return nil, err
+	}
+	p, _ := json.Marshal(map[string]string{"uri": uri})
+	res, err := u.Call(ctx, "resources/read", p)
+	var re *rpcError
+	if errors.As(err, &re) && re.Code == jsonrpc.CodeResourceNotFound {
+		return nil, fmt.Errorf("%w: %s on %s", ErrUnknownResource, uri, server)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resources/read on %s: %w", server, err)
+	}
+	if !gjson.GetBytes(res, "contents").IsArray() {
+		return nil, fmt.Errorf("resources/read on %s: %w: no contents", server, jsonrpc.ErrUpstreamInvalidJSON)
+	}
+	return res, nil
+}
+
+// publishUpdate tells Options.OnResourceUpdated of uri, once for each
+// principal among subs (once with an empty scope when none is one).
+func (g *Gateway) publishUpdate(server, uri string, subs ...[]subscriber) {
+	if g.onUpdated == nil {
+		return
+	}
+	seen := map[store.Scope]bool{}
+	for _, list := range subs {
+		for _, sub := range list {
+			if s, ok := sub.(*session); ok && s.User != "" {
+				seen[store.Scope{TenantID: s.Tenant, UserID: s.User}] = true
+			}
+		}
+	}
+	if len(seen) == 0 {
+		g.onUpdated(ResourceUpdate{Server: server, URI: uri})
+		return
+	}
+	for sc := range seen {
+		g.onUpdated(ResourceUpdate{Server: server, URI: uri, Scope: sc})
+	}
+}
