@@ -13,9 +13,9 @@ import (
 // Namespace prefixes every metric name.
 const Namespace = "mcpx"
 
-// DefaultLatencyBuckets are the call-latency histogram's buckets, in
-// seconds: 1 ms to about 33 s.
-var DefaultLatencyBuckets = prometheus.ExponentialBuckets(0.001, 2, 16)
+// DefaultLatencyBuckets returns the call-latency histogram's buckets, in
+// seconds: 1 ms to about 33 s (a new slice each call).
+func DefaultLatencyBuckets() []float64 { return prometheus.ExponentialBuckets(0.001, 2, 16) }
 
 // pluginLayers are the layers that run WASM plugins: their failures are
 // also plugin failures.
@@ -54,7 +54,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		errors:         counter("tool_call_errors_total", "tools/call that failed: kind=rpc (a JSON-RPC error) or tool (a result with isError).", "server", "tool", "kind"),
 		keptBytes:      counter("kept_out_bytes_total", "Bytes of tool results kept out of the model's context.", "server", "tool"),
 		keptTokens:     counter("kept_out_tokens_total", "Estimated tokens of tool results kept out of the model's context.", "server", "tool"),
-		latency:        prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "tool_call_duration_seconds", Help: "tools/call latency through the gateway (upstream and engine).", Buckets: DefaultLatencyBuckets}, []string{"server", "tool"}),
+		latency:        prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "tool_call_duration_seconds", Help: "tools/call latency through the gateway (upstream and engine).", Buckets: DefaultLatencyBuckets()}, []string{"server", "tool"}),
 		stored:         counter("artifacts_stored_total", "Values moved into the artifact store.", "server"),
 		storedBytes:    counter("artifact_bytes_stored_total", "Bytes moved into the artifact store.", "server"),
 		refused:        counter("artifacts_refused_total", "Values over a store limit, not stored.", "server"),
