@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -150,9 +151,9 @@ func TestServerResourcesBrowser(t *testing.T) {
 func TestResourceUpdatedPublished(t *testing.T) {
 	var (
 		mu  sync.Mutex
-		got []ResourceUpdate
+		got []observe.ResourceUpdate
 	)
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"a": resourceStub(t, "a")}, OnResourceUpdated: func(u ResourceUpdate) {
+	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"a": resourceStub(t, "a")}, OnResourceUpdated: func(u observe.ResourceUpdate) {
 		mu.Lock()
 		got = append(got, u)
 		mu.Unlock()
@@ -178,7 +179,7 @@ func TestResourceUpdatedPublished(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := ResourceUpdate{Server: "a", URI: "stub://a/r1", Scope: store.Scope{TenantID: "acme", UserID: "alice"}}
+	want := observe.ResourceUpdate{Server: "a", URI: "stub://a/r1", Scope: store.Scope{TenantID: "acme", UserID: "alice"}}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("updates %+v, want [%+v]", got, want)
 	}

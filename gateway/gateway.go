@@ -43,6 +43,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -120,7 +121,7 @@ type Options struct {
 	ArtifactTools ArtifactToolsOptions
 	// Observer is told of every tools/call when it ends (metrics).
 	// Defaults to nil: nothing is timed.
-	Observer CallObserver
+	Observer observe.Observer
 	// TracerProvider, when set, traces each tools/call as a span with a
 	// child per engine step (unless Engine.Tracer is set), continuing
 	// the request's W3C trace context (_meta.traceparent, or the HTTP
@@ -133,7 +134,7 @@ type Options struct {
 	// tenant and user; an empty Scope when nobody is). mcpx serve
 	// publishes it to the HTTP API's event bus. It runs on the
 	// upstream's reading goroutine: keep it quick. Defaults to nil.
-	OnResourceUpdated func(ResourceUpdate)
+	OnResourceUpdated func(observe.ResourceUpdate)
 }
 
 // Gateway is the MCP proxy. It is safe for concurrent use by any number of
@@ -153,10 +154,10 @@ type Gateway struct {
 	large     *semaphore.Weighted  // bytes of large requests in flight
 	callerSeq atomic.Int64         // numbers the callers of server-to-client requests
 	redact    *redact.Redactor
-	observer  CallObserver         // Options.Observer
-	tracer    trace.Tracer         // from Options.TracerProvider; nil: off
-	onUpdated func(ResourceUpdate) // Options.OnResourceUpdated
-	quit      chan struct{}        // closed by Close
+	observer  observe.Observer             // Options.Observer
+	tracer    trace.Tracer                 // from Options.TracerProvider; nil: off
+	onUpdated func(observe.ResourceUpdate) // Options.OnResourceUpdated
+	quit      chan struct{}                // closed by Close
 
 	ups    map[string]*upstream.Upstream
 	order  []string // upstream names, sorted

@@ -14,31 +14,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
+	"github.com/mcpx-dev/mcpx/store"
 )
-
-// CallObserver is told of every tools/call the gateway routes (after its
-// rate limit), when it ends. ObserveCall runs on the calling goroutine,
-// many at once: keep it quick and safe for concurrent use.
-type CallObserver interface {
-	ObserveCall(ObservedCall)
-}
-
-// ObservedCall is one finished tools/call.
-type ObservedCall struct {
-	// Server and Tool name the upstream's tool ("mcpx" for the
-	// gateway's own tools).
-	Server, Tool string
-	// Duration is from routing to the transformed result.
-	Duration time.Duration
-	// Result is the engine's result (artifacts, what was kept out);
-	// nil when the call failed before or in the engine, or when the tool
-	// is the gateway's own.
-	Result *engine.Result
-	// Err is the call's failure, nil when it answered.
-	Err error
-	// ToolError says the result is a tool error (isError: true).
-	ToolError bool
-}
 
 // ownServer names the gateway's own tools (artifacts_query, …) in
 // observations and spans.
@@ -56,6 +34,7 @@ func (r *toolRoute) serverName() string {
 type callOutcome struct {
 	traceparent, tracestate string
 	res                     *engine.Result
+	scope                   store.Scope
 }
 
 // propagate sets the upstream request's _meta.traceparent (and
@@ -90,7 +69,7 @@ func (s *session) observedCall(ctx context.Context, r *toolRoute, name string, p
 	d := time.Since(start)
 	toolErr := err == nil && gjson.GetBytes(out, "isError").Bool()
 	if g.observer != nil {
-		g.observer.ObserveCall(ObservedCall{Server: r.serverName(), Tool: r.tool, Duration: d, Result: oc.res, Err: err, ToolError: toolErr})
+		g.observer.ObserveCall(observe.Call{Server: r.serverName(), Tool: r.tool, Scope: oc.scope, Duration: d, Result: oc.res, Err: err, ToolError: toolErr})
 	}
 	if span != nil {
 		endCallSpan(span, oc.res, err, toolErr)

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -25,15 +26,6 @@ var (
 	// MCP's resource-not-found error.
 	ErrUnknownResource = errors.New("gateway: unknown resource")
 )
-
-// ResourceUpdate is an upstream resource that changed, for one principal
-// subscribed to it (Options.OnResourceUpdated).
-type ResourceUpdate struct {
-	Server, URI string
-	// Scope has the subscriber's tenant and user; empty when nobody
-	// authenticated is subscribed.
-	Scope store.Scope
-}
 
 // resourceServer returns the named upstream when it offers resources.
 func (g *Gateway) resourceServer(server string) (upstreamCaller, error) {
@@ -104,10 +96,10 @@ func (g *Gateway) publishUpdate(server, uri string, subs ...[]subscriber) {
 		}
 	}
 	if len(seen) == 0 {
-		g.onUpdated(ResourceUpdate{Server: server, URI: uri})
+		g.onUpdated(observe.ResourceUpdate{Server: server, URI: uri})
 		return
 	}
 	for sc := range seen {
-		g.onUpdated(ResourceUpdate{Server: server, URI: uri, Scope: sc})
+		g.onUpdated(observe.ResourceUpdate{Server: server, URI: uri, Scope: sc})
 	}
 }

@@ -368,7 +368,7 @@ func (s *session) forwardCall(ctx context.Context, r *toolRoute, name string, pa
 		return nil, err
 	}
 	if oc != nil {
-		oc.res = res
+		oc.res, oc.scope = res, scope
 	}
 	return res.Raw, nil
 }

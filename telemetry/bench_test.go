@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/telemetry"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkObserveCall(b *testing.B) {
 		if i%10 == 0 {
 			err = failed
 		}
-		m.ObserveCall(gateway.ObservedCall{Server: "up", Tool: "pic", Duration: time.Millisecond, Result: res, Err: err})
+		m.ObserveCall(observe.Call{Server: "up", Tool: "pic", Duration: time.Millisecond, Result: res, Err: err})
 		m.OnEvent(ev)
 		i++
 	}

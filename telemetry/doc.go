@@ -4,6 +4,6 @@
 // OpenTelemetry tracer provider that exports over OTLP/HTTP when
 // configured (NewTracerProvider). The gateway and the engine know
 // neither library's SDK: they call the small interfaces Metrics
-// implements (gateway.CallObserver, engine.Listener) and the
+// implements (observe.Observer, engine.Listener) and the
 // OpenTelemetry API.
 package telemetry

@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -21,7 +21,7 @@ func DefaultLatencyBuckets() []float64 { return prometheus.ExponentialBuckets(0.
 // also plugin failures.
 var pluginLayers = map[string]bool{"custom": true, "presets": true}
 
-// Metrics are mcpx's Prometheus metrics. It is a gateway.CallObserver
+// Metrics are mcpx's Prometheus metrics. It is a observe.Observer
 // (calls, errors, latency, what results kept out of the context) and an
 // engine.Listener (artifacts stored and refused, clamps, layer and
 // plugin failures); Evicted counts the retention collector's removals and
@@ -93,8 +93,8 @@ func (m *Metrics) forCall(server, tool string) *callMetrics {
 	return got.(*callMetrics)
 }
 
-// ObserveCall counts a finished tools/call (gateway.CallObserver).
-func (m *Metrics) ObserveCall(c gateway.ObservedCall) {
+// ObserveCall counts a finished tools/call (observe.Observer).
+func (m *Metrics) ObserveCall(c observe.Call) {
 	cm := m.forCall(c.Server, c.Tool)
 	cm.calls.Inc()
 	cm.latency.Observe(c.Duration.Seconds())
@@ -172,6 +172,6 @@ func (c *upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 var (
-	_ gateway.CallObserver = (*Metrics)(nil)
-	_ engine.Listener      = (*Metrics)(nil)
+	_ observe.Observer = (*Metrics)(nil)
+	_ engine.Listener  = (*Metrics)(nil)
 )

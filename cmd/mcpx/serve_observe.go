@@ -19,6 +19,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/telemetry"
 	"github.com/mcpx-dev/mcpx/web"
@@ -67,12 +68,17 @@ func (o *observability) listener() engine.Listener {
 // configure sets the gateway's observer, tracer and resource updates.
 func (o *observability) configure(gwo *gateway.Options) {
 	gwo.Observer = o.metrics
+	if o.bus != nil {
+		// The UI shows what each call kept out of the context.
+		bus := o.bus
+		gwo.Observer = callObservers{o.metrics, rewrittenOn{bus}}
+	}
 	if o.tp != nil {
 		gwo.TracerProvider = o.tp
 	}
 	if o.bus != nil {
 		bus := o.bus
-		gwo.OnResourceUpdated = func(u gateway.ResourceUpdate) {
+		gwo.OnResourceUpdated = func(u observe.ResourceUpdate) {
 			bus.Publish(web.Event{Type: web.EventResourceUpdated, Server: u.Server, URI: u.URI, Scope: u.Scope})
 		}
 	}
@@ -118,4 +124,21 @@ func (o *observability) shutdown() {
 	if err := o.tp.Shutdown(ctx); err != nil {
 		o.log.Warn("flushing traces", "error", err)
 	}
+}
+
+// callObservers tells each observer of a call in turn.
+type callObservers []observe.Observer
+
+func (os callObservers) ObserveCall(c observe.Call) {
+	for _, o := range os {
+		o.ObserveCall(c)
+	}
+}
+
+// rewrittenOn publishes each call's rewritten result on the API's event
+// bus (result_rewritten: what it kept out, its artifacts).
+type rewrittenOn struct{ bus *web.EventBus }
+
+func (r rewrittenOn) ObserveCall(c observe.Call) {
+	r.bus.ResultRewritten(engine.Call{Server: c.Server, Tool: c.Tool, Scope: c.Scope}, c.Result)
 }

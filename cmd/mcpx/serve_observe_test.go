@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/config"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/web"
 )
@@ -38,7 +39,7 @@ func TestServeObservabilityWiring(t *testing.T) {
 	}
 	obs.listener().OnEvent(engine.Event{Type: engine.EventArtifactStored, Server: "s", Artifact: &engine.ArtifactRef{ID: "a_1", SizeBytes: 10}})
 	obs.evicted()(store.Removal{ID: "a_1", Bytes: 10, Why: "ttl"})
-	gwo.OnResourceUpdated(gateway.ResourceUpdate{Server: "s", URI: "x://y"})
+	gwo.OnResourceUpdated(observe.ResourceUpdate{Server: "s", URI: "x://y"})
 	replay, _, _, cancel := bus.Subscribe(0, func(web.Event) bool { return true })
 	cancel()
 	var types []string

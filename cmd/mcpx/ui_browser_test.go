@@ -302,8 +302,9 @@ func TestUIBrowserLiveArtifacts(t *testing.T) {
 	}
 	// the image preview renders
 	poll("the image thumbnail", `(() => { const i = document.querySelector('li.card[data-viewer=image] img.thumb'); return i && i.complete && i.naturalWidth === 64 && i.naturalHeight === 48; })()`)
-	// the calls panel shows the call
-	poll("the call's entry", `[...document.querySelectorAll('#calls li.call')].some(li => li.textContent.includes('files') && li.textContent.includes('stored 4 artifacts'))`)
+	// the calls panel shows the call and what it kept out of the context
+	// (the gateway publishes result_rewritten for each tools/call)
+	poll("the call's entry", `[...document.querySelectorAll('#calls li.call')].some(li => li.textContent.includes('files') && li.textContent.includes('kept out') && li.textContent.includes('4 artifacts'))`)
 	browsertest.Screenshot(t, ctx, "1-live-artifacts")
 
 	// a download yields the exact bytes
