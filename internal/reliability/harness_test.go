@@ -164,6 +164,17 @@ type gateway struct {
 	addr   string
 	log    string
 	exited chan struct{}
+	// servers: how many upstreams the config names
+	servers int
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // URL is its MCP endpoint.
@@ -186,7 +197,7 @@ func startGateway(t *testing.T, config, addr string) *gateway {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	g := &gateway{cmd: cmd, addr: addr, log: logPath, exited: make(chan struct{})}
+	g := &gateway{cmd: cmd, addr: addr, log: logPath, exited: make(chan struct{}), servers: int(gjson.GetBytes(mustRead(t, config), "mcpServers.@keys.#").Int())}
 	go func() { _ = cmd.Wait(); logf.Close(); close(g.exited) }()
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
@@ -216,6 +227,33 @@ func startGateway(t *testing.T, config, addr string) *gateway {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("mcpx serve did not listen on %s", addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Ready once every server's tool is listed (a call before gets
+	// "unknown tool").
+	s, err := newSession(g.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	for {
+		res, err := s.rpc("tools/list", `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		res.Get("result.tools.#.name").ForEach(func(_, v gjson.Result) bool {
+			if strings.HasSuffix(v.String(), "_blob") {
+				n++
+			}
+			return true
+		})
+		if n == g.servers {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway lists %d of %d servers' tools", n, g.servers)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -123,6 +123,9 @@ func (u *Upstream) runSlot(ctx context.Context, slot int) {
 				backoff = restartMin
 			}
 		}
+		if ctx.Err() != nil {
+			return
+		}
 		log.Warn("pool process down; retrying", "error", err, "retry_in_ms", backoff.Milliseconds())
 		select {
 		case <-time.After(backoff):
