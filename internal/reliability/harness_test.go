@@ -212,7 +212,7 @@ func startGateway(t *testing.T, config, addr string) *gateway {
 			t.Logf("gateway log %s (tail):\n%s", logPath, tail(string(b), 3000))
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a loaded machine starts slowly
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
