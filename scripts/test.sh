@@ -124,6 +124,14 @@ step="go test (large results, no race detector)"
 say "go test -count=1 -run TestLargeResults ./cmd/mcpx"
 go test -count=1 -run TestLargeResults ./cmd/mcpx
 
+# The reliability suite (internal/reliability, build tag "reliability"):
+# the gateway killed with SIGKILL mid-run, a full disk (a tmpfs: skipped
+# without root), 64 sessions of 1-10 MB blobs through mcpx serve with
+# "shared" and "pool" instances. About a minute here; bounded at 10.
+step="reliability suite"
+say "go test -tags reliability -count=1 -timeout 10m ./internal/reliability/..."
+go test -tags reliability -count=1 -timeout 10m ./internal/reliability/...
+
 # Fuzz targets: every "func FuzzX(" in a _test.go file of this module (a
 # folder with its own go.mod is another module, tested on its own).
 step="fuzz discovery"
@@ -164,4 +172,4 @@ fi
 
 step="done"
 echo
-echo "test.sh: all checks passed: gofmt, go vet, go test -race, ${#targets[@]} fuzz targets (${fuzztime:-0s} each) in $(( SECONDS - start ))s"
+echo "test.sh: all checks passed: gofmt, go vet, go test -race, the reliability suite, ${#targets[@]} fuzz targets (${fuzztime:-0s} each) in $(( SECONDS - start ))s"

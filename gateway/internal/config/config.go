@@ -125,6 +125,69 @@ type ServerOptions struct {
 	// server and it should know of, e.g., roots from the start:
 	// {"roots": {"listChanged": true}}.
 	ClientCapabilities json.RawMessage `json:"client_capabilities,omitempty"`
+	// Instances says how many processes of a stdio server serve the
+	// gateway's sessions (instances.go):
+	//
+	//   - "shared" (the default): one process for every session. Right
+	//     for most servers; a server that answers one request at a time
+	//     serializes every client on it.
+	//   - "per_session": a process per downstream session, started on the
+	//     session's first call and stopped when the session ends. For
+	//     servers that keep per-user state (a browser, a shell, a REPL):
+	//     sessions never see each other's. At most
+	//     limits.max_session_processes at once per server.
+	//   - "pool": PoolSize processes; each call goes to the least busy.
+	//     For stateless servers that answer one request at a time (most
+	//     Python servers): concurrent clients no longer wait on each other.
+	//
+	// Lists (tools, resources, prompts) and subscriptions always go to
+	// the shared process, which runs in every mode; calls (tools/call,
+	// resources/read, prompts/get, completion/complete) go to the
+	// instances. A 2026-07-28 (stateless) request has no session: under
+	// per_session it is served by the shared process. Remote servers
+	// serve concurrent requests themselves: only "shared" applies to them.
+	Instances string `json:"instances,omitempty"`
+	// PoolSize is how many processes "pool" runs, the shared one
+	// included. Defaults to DefaultPoolSize; at most MaxPoolSize.
+	PoolSize int `json:"pool_size,omitempty"`
+}
+
+// Instance modes, the values of ServerOptions.Instances.
+const (
+	InstancesShared     = "shared"
+	InstancesPerSession = "per_session"
+	InstancesPool       = "pool"
+)
+
+// DefaultPoolSize is ServerOptions.PoolSize's default: four processes
+// take a 2-core machine's worth of one-request-at-a-time servers past
+// the point where the gateway, not the server, is the bottleneck,
+// without starting a process per client.
+const DefaultPoolSize = 4
+
+// MaxPoolSize bounds ServerOptions.PoolSize: each process is started and
+// kept for the gateway's life.
+const MaxPoolSize = 64
+
+// InstanceMode returns ServerOptions.Instances with its default applied.
+func (c ServerConfig) InstanceMode() string {
+	if c.Mcpx.Instances == "" || c.Kind() != TypeStdio {
+		return InstancesShared
+	}
+	return c.Mcpx.Instances
+}
+
+// PoolSize returns the processes of a "pool" server, its default
+// applied; 1 in the other modes.
+func (c ServerConfig) PoolSize() int {
+	switch {
+	case c.InstanceMode() != InstancesPool:
+		return 1
+	case c.Mcpx.PoolSize <= 0:
+		return DefaultPoolSize
+	default:
+		return c.Mcpx.PoolSize
+	}
 }
 
 // ToolOptions are mcpx's settings for one tool.
@@ -265,6 +328,18 @@ func (c ServerConfig) Validate(name string) error {
 	default:
 		return fmt.Errorf("mcpServers.%s: mcpx.protocol %q: want %q, %q or %q", name, c.Mcpx.Protocol, ProtocolAuto, mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728)
 	}
+	switch c.Mcpx.Instances {
+	case "", InstancesShared:
+	case InstancesPerSession, InstancesPool:
+		if c.Kind() != TypeStdio {
+			return fmt.Errorf("mcpServers.%s: mcpx.instances %q applies to stdio servers; a remote server serves concurrent requests itself", name, c.Mcpx.Instances)
+		}
+	default:
+		return fmt.Errorf("mcpServers.%s: mcpx.instances %q: want %q, %q or %q", name, c.Mcpx.Instances, InstancesShared, InstancesPerSession, InstancesPool)
+	}
+	if c.Mcpx.PoolSize < 0 || c.Mcpx.PoolSize > MaxPoolSize {
+		return fmt.Errorf("mcpServers.%s: mcpx.pool_size %d: want 1 to %d", name, c.Mcpx.PoolSize, MaxPoolSize)
+	}
 	if err := checkRoots(name, c.Mcpx.Roots); err != nil {
 		return err
 	}
@@ -329,6 +404,12 @@ func (c ServerConfig) Describe() string {
 		}
 	}
 	fmt.Fprintf(&b, "; timeout %s; startup timeout %s", c.RequestTimeout(), c.StartupTimeout())
+	switch c.InstanceMode() {
+	case InstancesPerSession:
+		b.WriteString("; a process per session")
+	case InstancesPool:
+		fmt.Fprintf(&b, "; a pool of %d processes", c.PoolSize())
+	}
 	if !c.ResourceToolsOn() {
 		b.WriteString("; no resource tools")
 	}

@@ -105,6 +105,12 @@ type Limits struct {
 	// KillGrace is how long a stdio upstream's process group has to exit
 	// after SIGTERM before it gets SIGKILL. Defaults to DefaultKillGrace.
 	KillGrace Duration `json:"kill_grace,omitempty"`
+	// MaxSessionProcesses caps the processes one "per_session" server
+	// (mcpServers.X.mcpx.instances) runs for sessions at once; a session
+	// past it gets error -32014 "mcpx: too many upstream processes" for
+	// its calls to that server until another session ends. Defaults to
+	// DefaultMaxSessionProcesses.
+	MaxSessionProcesses int `json:"max_session_processes,omitempty"`
 }
 
 // Defaults of Limits.
@@ -147,6 +153,9 @@ const (
 	DefaultMaxSchemaDepth = 20000
 	DefaultStopGrace      = 2 * time.Second
 	DefaultKillGrace      = 3 * time.Second
+	// Processes of one per_session server: a browser server's process
+	// tree takes 100-300 MB, so 32 of them fill a small machine.
+	DefaultMaxSessionProcesses = 32
 )
 
 // WithDefaults returns l with every unset field at its default.
@@ -181,6 +190,7 @@ func (l Limits) WithDefaults() Limits {
 	setInt(&l.MaxSchemaNodes, DefaultMaxSchemaNodes)
 	setInt64(&l.MaxSchemaWork, DefaultMaxSchemaWork)
 	setInt(&l.MaxSchemaDepth, DefaultMaxSchemaDepth)
+	setInt(&l.MaxSessionProcesses, DefaultMaxSessionProcesses)
 	setDur := func(v *Duration, d time.Duration) {
 		if *v <= 0 {
 			*v = Duration(d)
@@ -214,6 +224,7 @@ func (l Limits) Validate() error {
 		{"max_upstream_conns", int64(l.MaxUpstreamConns)},
 		{"max_schema_nodes", int64(l.MaxSchemaNodes)}, {"max_schema_work", l.MaxSchemaWork}, {"max_schema_depth", int64(l.MaxSchemaDepth)},
 		{"stop_grace", int64(l.StopGrace)}, {"kill_grace", int64(l.KillGrace)},
+		{"max_session_processes", int64(l.MaxSessionProcesses)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("limits.%s must not be negative", f.name)

@@ -68,6 +68,10 @@ var ErrTooManyListenStreams = errors.New("mcpx: too many subscriptions/listen st
 // MaxServerRequestsPerUpstream; the request is not relayed.
 var ErrTooManyServerRequests = errors.New("mcpx: too many outstanding server requests")
 
+// ErrTooManyInstances refuses a session a process of a "per_session"
+// upstream over Limits.MaxSessionProcesses.
+var ErrTooManyInstances = errors.New("mcpx: too many upstream processes")
+
 // EncodeResult renders a success response.
 func EncodeResult(id, result json.RawMessage) []byte {
 	b := make([]byte, 0, 40+len(id)+len(result))
@@ -123,7 +127,7 @@ func ToRPCError(err error) *Error {
 		code = CodeUnauthorized
 	case errors.Is(err, ErrMethodNotFound):
 		code = CodeMethodNotFound
-	case errors.Is(err, ErrTooManyServerRequests), errors.Is(err, ErrTooManyListenStreams):
+	case errors.Is(err, ErrTooManyServerRequests), errors.Is(err, ErrTooManyListenStreams), errors.Is(err, ErrTooManyInstances):
 		code = CodeLimitExceeded
 	}
 	return &Error{Code: code, Message: err.Error()}

@@ -67,7 +67,9 @@ var (
 func Parse(b []byte) (*Message, error) {
 	if !gjson.ValidBytes(b) {
 		m := &Message{}
-		if id := gjson.GetBytes(b, "id"); id.Exists() && (id.Type == gjson.Number || id.Type == gjson.String) {
+		// gjson reads what is not JSON leniently ("0000" as a number):
+		// an id the answer could not carry as JSON is no id.
+		if id := gjson.GetBytes(b, "id"); id.Exists() && (id.Type == gjson.Number || id.Type == gjson.String) && json.Valid([]byte(id.Raw)) {
 			m.ID, m.IDGuessed = json.RawMessage(id.Raw), true
 		}
 		return m, fmt.Errorf("%w: %q", ErrInvalidJSON, Head(b, 120))

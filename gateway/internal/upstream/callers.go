@@ -118,8 +118,11 @@ func (uc *upstreamCallers) enter(c Caller) func() {
 
 // SoleCaller returns the latest caller when every call in flight to u
 // belongs to one session, and how many sessions have calls in flight.
-func (u *Upstream) SoleCaller() (Caller, int) {
-	uc := &u.callers
+func (u *Upstream) SoleCaller() (Caller, int) { return u.callers.sole() }
+
+// sole returns the latest caller when every call in flight counted in uc
+// belongs to one session, and how many sessions have calls in flight.
+func (uc *upstreamCallers) sole() (Caller, int) {
 	uc.mu.Lock()
 	defer uc.mu.Unlock()
 	var latest Caller

@@ -125,6 +125,7 @@ type Upstream struct {
 	lane     conn            // the 2026-07-28 connection, if any (era.go)
 	stdLane  stdioLane       // a stdio upstream's, opened on demand (stdio_lane.go)
 	listen   upstreamListen  // a stateless-only upstream's subscriptions/listen (listen.go)
+	inst     instances       // pool and per_session processes (instances.go)
 	// statelessOnly: the upstream speaks only 2026-07-28, remembered
 	// across reconnects (stateless_only.go)
 	statelessOnly atomic.Bool
@@ -143,6 +144,7 @@ func New(o Options) *Upstream {
 		first:     o.FirstClient,
 		firstTry:  make(chan struct{}),
 		state:     StateStarting,
+		inst:      instances{up: make(chan struct{})},
 	}
 }
 
@@ -174,6 +176,11 @@ func (u *Upstream) lifetime() context.Context {
 // (startLogInterval when 0).
 func (u *Upstream) Run(ctx context.Context, logEvery time.Duration) {
 	u.life.Store(&ctx)
+	defer u.closeInstances()
+	if u.Config.PoolSize() > 1 {
+		u.inst.slots.Add(1)
+		go u.runPool(ctx)
+	}
 	backoff := restartMin
 	for {
 		start := time.Now()
@@ -348,6 +355,7 @@ func (u *Upstream) connect(ctx context.Context) (conn, error) {
 	}
 	u.setLane(u.probeStateless(ictx))
 	u.Log.Info("upstream ready", "protocol", pv, "tools", len(u.ToolDefs()))
+	u.primaryUp()
 	u.host.Ready(u)
 	return c, nil
 }
@@ -458,9 +466,16 @@ func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessa
 			params = u.statelessParams(params)
 		}
 	}
+	// A pool's least busy process, or the session's own (instances.go);
+	// a session's process may start now, before the request's timeout.
+	r, err := u.routeCall(ctx, c, cl, stateless, method)
+	if err != nil {
+		return nil, err
+	}
+	defer r.enter(cl)()
 	ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
 	defer cancel()
-	res, err := c.call(ctx, method, params)
+	res, err := r.c.call(ctx, method, params)
 	if err != nil {
 		return nil, timeoutErr(ctx, err)
 	}
@@ -493,13 +508,16 @@ type Status struct {
 	Protocol string `json:"protocol,omitempty"`
 	Tools    int    `json:"tools"`
 	Restarts int    `json:"restarts"`
-	Error    string `json:"error,omitempty"`
+	// Instances counts the extra processes running now (pool and
+	// per_session, mcpx.instances).
+	Instances int    `json:"instances,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 func (u *Upstream) Status() Status {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
-	s := Status{Name: u.Name, Type: u.Config.Kind(), State: u.state, Protocol: u.protocol, Tools: len(u.tools), Restarts: u.restarts}
+	s := Status{Name: u.Name, Type: u.Config.Kind(), State: u.state, Protocol: u.protocol, Tools: len(u.tools), Restarts: u.restarts, Instances: u.instanceCount()}
 	if u.lastErr != nil {
 		s.Error = u.lastErr.Error()
 	}

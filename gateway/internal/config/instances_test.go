@@ -1,0 +1,43 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestInstancesValidate: mcpx.instances takes shared, per_session or pool
+// on a stdio server only, and pool_size 1 to MaxPoolSize with
+// DefaultPoolSize unset.
+func TestInstancesValidate(t *testing.T) {
+	stdio := func(o ServerOptions) ServerConfig { return ServerConfig{Command: "srv", Mcpx: o} }
+	for _, tc := range []struct {
+		cfg  ServerConfig
+		want string // "" for valid
+	}{
+		{stdio(ServerOptions{}), ""},
+		{stdio(ServerOptions{Instances: InstancesShared}), ""},
+		{stdio(ServerOptions{Instances: InstancesPerSession}), ""},
+		{stdio(ServerOptions{Instances: InstancesPool, PoolSize: 8}), ""},
+		{stdio(ServerOptions{Instances: "each"}), `mcpx.instances "each": want`},
+		{stdio(ServerOptions{Instances: InstancesPool, PoolSize: MaxPoolSize + 1}), "mcpx.pool_size 65: want 1 to 64"},
+		{stdio(ServerOptions{Instances: InstancesPool, PoolSize: -1}), "mcpx.pool_size -1"},
+		{ServerConfig{URL: "http://127.0.0.1:1/mcp", Mcpx: ServerOptions{Instances: InstancesPool}}, "applies to stdio servers"},
+	} {
+		err := tc.cfg.Validate("x")
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v", tc.cfg.Mcpx, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: %v, want %q", tc.cfg.Mcpx, err, tc.want)
+		}
+	}
+	if n := stdio(ServerOptions{Instances: InstancesPool}).PoolSize(); n != DefaultPoolSize {
+		t.Errorf("default pool size %d, want %d", n, DefaultPoolSize)
+	}
+	if n := stdio(ServerOptions{Instances: InstancesPerSession, PoolSize: 9}).PoolSize(); n != 1 {
+		t.Errorf("pool size outside pool %d, want 1", n)
+	}
+	if got := (Limits{}).WithDefaults().MaxSessionProcesses; got != DefaultMaxSessionProcesses {
+		t.Errorf("max_session_processes default %d", got)
+	}
+}

@@ -1,0 +1,213 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+)
+
+// pidStubEnv makes the test binary a stdio MCP server with one tool,
+// "pid": it sleeps sleep_ms, then answers its process id. It answers one
+// request at a time, as most Python servers do.
+const pidStubEnv = "MCPX_UPSTREAM_TEST_PID_STUB"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(pidStubEnv) != "" {
+		runPIDStub()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runPIDStub() {
+	in := bufio.NewReader(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	answer := func(id json.RawMessage, result string) {
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
+		out.Flush()
+	}
+	for {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		id := json.RawMessage(gjson.GetBytes(line, "id").Raw)
+		switch gjson.GetBytes(line, "method").String() {
+		case "initialize":
+			answer(id, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"pid","version":"1"}}`)
+		case "tools/list":
+			answer(id, `{"tools":[{"name":"pid","inputSchema":{"type":"object"}}]}`)
+		case "tools/call":
+			time.Sleep(time.Duration(gjson.GetBytes(line, "params.arguments.sleep_ms").Int()) * time.Millisecond)
+			answer(id, fmt.Sprintf(`{"content":[{"type":"text","text":"%d"}]}`, os.Getpid()))
+		default:
+			if len(id) > 0 {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}`+"\n", id)
+				out.Flush()
+			}
+		}
+	}
+}
+
+type nopHost struct{}
+
+func (nopHost) Request(context.Context, *Upstream, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errors.New("no client")
+}
+func (nopHost) Notification(*Upstream, string, json.RawMessage) {}
+func (nopHost) Ready(*Upstream)                                 {}
+func (nopHost) ClientCapabilities(*Upstream) json.RawMessage    { return json.RawMessage(`{}`) }
+
+type testCaller struct{ session string }
+
+func (c *testCaller) Session() any                           { return c.session }
+func (c *testCaller) Seq() int64                             { return 0 }
+func (c *testCaller) StatelessMeta() (json.RawMessage, bool) { return nil, false }
+
+// startPIDUpstream runs the pid stub under opts and waits for it (and a
+// pool's processes) to be ready.
+func startPIDUpstream(t *testing.T, opts config.ServerOptions, lim config.Limits) *Upstream {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.ServerConfig{Command: exe, Env: map[string]string{pidStubEnv: "1"}, Mcpx: opts}
+	if err := cfg.Validate("pid"); err != nil {
+		t.Fatal(err)
+	}
+	u := New(Options{Name: "pid", Config: cfg, Limits: lim.WithDefaults(), Log: hclog.NewNullLogger(), Host: nopHost{}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); u.Run(ctx, time.Hour) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for u.Status().State != StateReady || len(u.InstancePIDs()) < cfg.PoolSize()-1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready: %+v, %d instances", u.Status(), len(u.InstancePIDs()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return u
+}
+
+// callPID calls the pid tool as session and returns the process that answered.
+func callPID(ctx context.Context, u *Upstream, session string, sleep time.Duration) (int, error) {
+	ctx = WithCaller(ctx, &testCaller{session: session})
+	res, err := u.Call(ctx, "tools/call", json.RawMessage(fmt.Sprintf(`{"name":"pid","arguments":{"sleep_ms":%d}}`, sleep.Milliseconds())))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(gjson.GetBytes(res, "content.0.text").String())
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// TestPerSessionInstances: under instances "per_session" two sessions are
+// answered by two processes (neither the shared one), a session keeps
+// its own, a third session past limits.max_session_processes gets
+// ErrTooManyInstances, and ending a session stops its process and frees
+// its place.
+func TestPerSessionInstances(t *testing.T) {
+	u := startPIDUpstream(t, config.ServerOptions{Instances: config.InstancesPerSession}, config.Limits{MaxSessionProcesses: 2})
+	ctx := context.Background()
+	shared := u.PID()
+	a, err := callPID(ctx, u, "A", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := callPID(ctx, u, "B", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b || a == shared || b == shared {
+		t.Fatalf("sessions A and B answered by pids %d and %d (shared %d): want two processes of their own", a, b, shared)
+	}
+	if again, err := callPID(ctx, u, "A", 0); err != nil || again != a {
+		t.Fatalf("session A's second call: pid %d, %v; want %d", again, err, a)
+	}
+	if got := u.Status().Instances; got != 2 {
+		t.Errorf("Status().Instances = %d, want 2", got)
+	}
+	_, err = callPID(ctx, u, "C", 0)
+	if !errors.Is(err, jsonrpc.ErrTooManyInstances) {
+		t.Fatalf("a third session past max_session_processes 2: %v, want ErrTooManyInstances", err)
+	}
+	if rpc := jsonrpc.ToRPCError(err); rpc.Code != jsonrpc.CodeLimitExceeded {
+		t.Errorf("its code %d, want %d", rpc.Code, jsonrpc.CodeLimitExceeded)
+	}
+	u.EndSession("A")
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(a) {
+		if time.Now().After(deadline) {
+			t.Fatalf("session A ended; its process %d still runs", a)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !alive(b) || !alive(shared) {
+		t.Fatal("ending session A stopped another process")
+	}
+	c, err := callPID(ctx, u, "C", 0)
+	if err != nil || c == a || c == b || c == shared {
+		t.Fatalf("session C after A ended: pid %d, %v; want a new process", c, err)
+	}
+}
+
+// TestPoolSpreadsCalls: under instances "pool" with pool_size 3,
+// concurrent calls to a server that answers one at a time are answered by
+// the three processes at once, not queued behind each other.
+func TestPoolSpreadsCalls(t *testing.T) {
+	u := startPIDUpstream(t, config.ServerOptions{Instances: config.InstancesPool, PoolSize: 3}, config.Limits{})
+	const calls, sleep = 6, 400 * time.Millisecond
+	var (
+		mu   sync.Mutex
+		pids = map[int]int{}
+		wg   sync.WaitGroup
+	)
+	start := time.Now()
+	for i := 0; i < calls; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pid, err := callPID(context.Background(), u, fmt.Sprint("s", i), sleep)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			pids[pid]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	if len(pids) != 3 {
+		t.Fatalf("calls answered by %v: want 3 processes", pids)
+	}
+	for pid, n := range pids {
+		if n != 2 {
+			t.Errorf("process %d answered %d of %d calls, want 2 (least busy first): %v", pid, n, calls, pids)
+		}
+	}
+	// one process would take calls*sleep = 2.4 s
+	if took > calls*sleep/2 {
+		t.Errorf("%d calls of %s took %s: not spread", calls, sleep, took)
+	}
+}

@@ -1,0 +1,103 @@
+//go:build reliability
+
+package reliability
+
+import (
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// loadSessions is how many client sessions call at once.
+const loadSessions = 64
+
+// maxGatewayRSS bounds the gateway's peak memory over the load test:
+// results pass through it one upstream line at a time (10 MB of blob is
+// a 13.4 MB line), and the pool's four processes answer four at a time.
+const maxGatewayRSS = 512 << 20
+
+// TestLoadBlobs: 64 concurrent sessions each call a tool that returns a
+// 1-10 MB binary, once through a "shared" server and once through a
+// "pool" one (pool_size 4), through a built `mcpx serve --listen`: no
+// call fails, every artifact reads back byte-exact by its signed URL,
+// the gateway's peak RSS stays under maxGatewayRSS; calls/s and p50/p99
+// are logged for each.
+func TestLoadBlobs(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	cfg := gatewayConfig(t, dir, addr, map[string]map[string]any{
+		"shared": nil,
+		"pool":   {"instances": "pool", "pool_size": 4},
+	}, map[string]any{"dir": filepath.Join(dir, "artifacts")})
+	g := startGateway(t, cfg, addr)
+	sessions := make([]*session, loadSessions)
+	for i := range sessions {
+		s, err := newSession(g.URL())
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		sessions[i] = s
+	}
+	for _, server := range []string{"shared", "pool"} {
+		// The first call waits for the server's start (and the pool's).
+		if _, err := sessions[0].callBlob(server, 0, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			mu    sync.Mutex
+			lat   []time.Duration
+			tolds []told
+			bytes int64
+			wg    sync.WaitGroup
+		)
+		start := time.Now()
+		for i, s := range sessions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				seed := int64(i + 1)
+				size := int64(1<<20) + seed*9<<20/loadSessions // 1-10 MB
+				t0 := time.Now()
+				r, err := s.callBlob(server, seed, size)
+				d := time.Since(t0)
+				if err != nil {
+					t.Errorf("%s: session %d: %v", server, i, err)
+					return
+				}
+				if r.NotStored != "" || r.Inline != nil {
+					t.Errorf("%s: session %d: not stored: %s", server, i, tail(r.NotStored, 300))
+					return
+				}
+				mu.Lock()
+				lat = append(lat, d)
+				tolds = append(tolds, r)
+				bytes += size
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		took := time.Since(start)
+		if t.Failed() {
+			t.FailNow()
+		}
+		slices.Sort(lat)
+		t.Logf("%s: %d calls of 1-10 MB from %d sessions in %s: %.1f calls/s, %.0f MB/s, p50 %s, p99 %s",
+			server, len(lat), loadSessions, took.Round(time.Millisecond), float64(len(lat))/took.Seconds(),
+			float64(bytes)/1e6/took.Seconds(), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond))
+		for _, r := range tolds {
+			if err := readBack(r); err != nil {
+				t.Errorf("%s: %v", server, err)
+			}
+		}
+	}
+	rss := g.peakRSS(t)
+	t.Logf("gateway peak RSS %.0f MB", float64(rss)/(1<<20))
+	if rss > maxGatewayRSS {
+		t.Errorf("gateway peak RSS %d MB, over %d MB", rss>>20, maxGatewayRSS>>20)
+	}
+	for _, s := range sessions {
+		s.close()
+	}
+}
