@@ -114,6 +114,9 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Enc
 		return ref, vars, nil
 	}
 	if err != nil {
+		if ctx.Err() == nil {
+			return ArtifactRef{}, vars, fmt.Errorf("storing %s: %w: %w", vars.Kind, ErrStoreWrite, err)
+		}
 		return ArtifactRef{}, vars, fmt.Errorf("storing %s: %w", vars.Kind, err)
 	}
 	ref := RefFromStore(asPut(sref, opts))

@@ -511,3 +511,28 @@ func TestRegistryChainIsTheDefaultChain(t *testing.T) {
 		}
 	}
 }
+
+// TestUnwritableStoreTellsTheModel: when the store cannot keep a value of
+// an MCP result (a full disk), the value stays where it was and a text
+// block at the end of content says why, so the model knows what it reads
+// is the server's own bytes, not a reference.
+func TestUnwritableStoreTellsTheModel(t *testing.T) {
+	block := `{"type":"image","mimeType":"image/png","data":"` + b64(pdf) + `"}`
+	in := `{"content":[` + block + `]}`
+	eng := newEngine(t, failingStore{memstore.New(memstore.Config{})}, fixed{{Target: layer.TargetResult, Path: "content.0", Form: layer.FormBlock, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "s"}, []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 1 || !errors.Is(res.Failures[0], engine.ErrStoreWrite) || !errors.Is(res.Failures[0], errDiskFull) {
+		t.Fatalf("failures %v", res.Failures)
+	}
+	blocks := gjson.GetBytes(res.Raw, "content").Array()
+	if len(blocks) != 2 || blocks[0].Raw != block {
+		t.Fatalf("the value did not stay whole in place: %.300s", res.Raw)
+	}
+	note := blocks[1].Get("text").String()
+	if blocks[1].Get("type").String() != "text" || !strings.Contains(note, "could not keep") || !strings.Contains(note, errDiskFull.Error()) {
+		t.Errorf("note %q", note)
+	}
+}

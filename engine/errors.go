@@ -17,6 +17,11 @@ var (
 	ErrTooDeep = jsonwalk.ErrTooDeep
 	// ErrClosed is returned by Transform after Close.
 	ErrClosed = errors.New("engine: closed")
+	// ErrStoreWrite is wrapped by a step's failure when the store could
+	// not keep a value (a full disk, an object store that is down): the
+	// value stays in the result and the model is told why (see
+	// storeFailureNote).
+	ErrStoreWrite = errors.New("engine: the artifact store could not keep a value")
 	// ErrSchemaMismatch is wrapped by the *RewriteError (step "schema")
 	// that Result.Failures carries for a rewritten value the tool's
 	// outputSchema does not accept.
