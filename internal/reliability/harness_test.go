@@ -393,7 +393,8 @@ type told struct {
 	ID, URL    string
 	NotStored  string
 	Text       string
-	// Inline: the result passed through unchanged, with the bytes
+	// Inline: the result passed through with the bytes (and a note
+	// that the store could not keep them)
 	Inline []byte
 }
 
@@ -416,8 +417,14 @@ func (s *session) callBlob(server string, seed, size int64) (told, error) {
 		// An unwritable store leaves the result as the server sent it
 		// (engine: TestUnwritableStorePassesThrough): the model has the
 		// bytes themselves.
+		// A text block at the end says why (engine:
+		// TestUnwritableStoreTellsTheModel).
 		b64 := res.Get("result.content.0.resource.blob").String()
+		note := res.Get("result.content.1.text").String()
 		if in, err := base64.StdEncoding.DecodeString(b64); err == nil && b64 != "" {
+			if !strings.Contains(note, "could not keep") {
+				return r, fmt.Errorf("%s_blob seed %d: the bytes passed through and no note says why: %s", server, seed, tail(raw, 400))
+			}
 			r.Inline = in
 			return r, nil
 		}
