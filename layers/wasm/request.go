@@ -81,7 +81,7 @@ func BuildRequest(d *layer.Doc, mode Mode, config json.RawMessage, longString in
 				}
 			}
 		}
-		payload = appendSkeleton(make([]byte, 0, len(c.Payload)/4+64), c.Payload, spans)
+		payload = appendSkeleton(make([]byte, 0, skeletonSize(len(c.Payload), spans)), c.Payload, spans)
 	}
 	if !d.IsMCP() {
 		result = []byte("null")
@@ -156,6 +156,16 @@ func appendRaw(b, raw []byte) []byte {
 
 // appendSkeleton appends buf with each span (sorted, disjoint) replaced by a
 // stub.
+// skeletonSize is about what appendSkeleton writes for a buffer of n
+// bytes: what the spans leave, and a stub for each (a 10 MiB string is
+// not worth a 2.5 MiB guess).
+func skeletonSize(n int, spans []span) int {
+	for _, s := range spans {
+		n -= s.end - s.off - 256
+	}
+	return max(n, 64)
+}
+
 func appendSkeleton(b, buf []byte, spans []span) []byte {
 	last := 0
 	for _, s := range spans {
