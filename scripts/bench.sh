@@ -261,6 +261,9 @@ if [ "$what" = replicas ]; then
 	done
 	"$out/gatewaybench" http -direct-stateless -names one,two -clients 16 -n "${BENCH_HTTP_CALLS:-300}" -runs 5 \
 		-direct "http://127.0.0.1:$one/mcp" -via "http://127.0.0.1:$two/mcp" | tee "$out/replicas.txt"
+	kill "${pids[@]}" 2>/dev/null || true
+	trap - EXIT
+fi
 if [ "$what" = textproxy ]; then
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
 	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
