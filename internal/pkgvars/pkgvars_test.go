@@ -51,6 +51,7 @@ var reviewed = map[string]string{
 	"store:buffers":                     "sync.Pool of buffers: holds no state between uses",
 	"gateway:bridgedMethods":            "table",
 	"gateway:traceContext":              "a W3C propagator value, no state",
+	"gateway:instanceMethods":           "table",
 	"inspect:jsonNesting":               "table",
 	"telemetry:pluginLayers":            "table",
 	"gateway:DefaultArgumentFields":     "table",
