@@ -148,7 +148,11 @@ func gatewayConfig(t *testing.T, dir, addr string, servers map[string]map[string
 	cfg := map[string]any{
 		"mcpServers": ms,
 		"store":      st,
-		"serve":      map[string]any{"base_url": "http://" + addr, "url_secret": urlSecret},
+		// The suite drives one principal (the local user) far past the
+		// default rate limits (50 requests/s, 10 calls/s a tool): it
+		// measures what the gateway carries, so the limits are off.
+		"serve": map[string]any{"base_url": "http://" + addr, "url_secret": urlSecret,
+			"auth": map[string]any{"limits": map[string]any{"requests_per_second": -1, "tool_calls_per_second": -1}}},
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	path := filepath.Join(dir, "mcpx.json")
@@ -191,7 +195,7 @@ func startGateway(t *testing.T, config, addr string) *gateway {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(mcpx(t), "serve", "--config", config, "--listen", addr)
-	cmd.Env = append(os.Environ(), "MCPX_HOME="+dir)
+	cmd.Env = append(os.Environ(), "MCPX_HOME="+dir, "MCPX_LOG_LEVEL=debug") // the log is read only when a test fails
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

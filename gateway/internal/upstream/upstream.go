@@ -350,14 +350,49 @@ func (u *Upstream) connect(ctx context.Context) (conn, error) {
 	u.state = StateReady
 	u.lastErr = nil
 	u.mu.Unlock()
-	if err := u.LoadTools(ictx); err != nil {
-		u.Log.Warn("tools/list failed; the server's tools are not offered", "error", err)
+	toolsErr := u.LoadTools(ictx)
+	if toolsErr != nil {
+		u.Log.Warn("tools/list failed; its tools are not offered until a retry succeeds", "error", toolsErr)
 	}
 	u.setLane(u.probeStateless(ictx))
 	u.Log.Info("upstream ready", "protocol", pv, "tools", len(u.ToolDefs()))
 	u.primaryUp()
 	u.host.Ready(u)
+	if toolsErr != nil {
+		go u.retryTools(c)
+	}
 	return c, nil
+}
+
+// retryTools lists the tools of connection c again (after 1, 2, 4, 8 and
+// 16 s) until it works, c is no longer the upstream's, or the retries run
+// out; then the gateway is told, as when the server starts (clients hear
+// list_changed). Without it a server whose first tools/list failed (a
+// slow start on a loaded machine) would offer no tools until it restarts
+// or says list_changed.
+func (u *Upstream) retryTools(c conn) {
+	for wait := time.Second; wait <= 16*time.Second; wait *= 2 {
+		select {
+		case <-time.After(wait):
+		case <-c.done():
+			return
+		}
+		u.mu.Lock()
+		current := u.c == c
+		u.mu.Unlock()
+		if !current {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), u.Config.StartupTimeout())
+		err := u.LoadTools(ctx)
+		cancel()
+		if err == nil {
+			u.Log.Info("tools/list worked on a retry", "tools", len(u.ToolDefs()))
+			u.host.Ready(u)
+			return
+		}
+		u.Log.Warn("tools/list failed again", "error", err)
+	}
 }
 
 // loadTools fetches every page of tools/list.
