@@ -47,6 +47,10 @@
 #     from a clone: git clone https://github.com/TBXark/mcp-proxy && cd
 #     mcp-proxy && go build -o mcp-proxy .); BENCH_BASELINE adds another
 #     mcpx binary
+#   BENCH=posttransform ./scripts/bench.sh  # issue 19: POST /transform of a
+#     10 MiB PDF result to `mcpx serve --listen` against `mcpx transform`
+#     of the same input, new bytes each round (8 bytes of the base64
+#     changed), p50 of 10 rounds
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -300,6 +304,37 @@ if [ "$what" = textproxy ]; then
 	echo "== 600,000-character snapshot, one call at a time: direct (stdio) vs HTTP proxies"
 	"$out/gatewaybench" text -runs 15 -stdio "$server" "${targets[@]}" | tee "$out/textproxy.txt"
 	kill "${pids[@]}" 2>/dev/null || true
+	trap - EXIT
+fi
+if [ "$what" = posttransform ]; then
+	need curl curl
+	echo "== POST /transform vs mcpx transform, 10 MiB PDF result"
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
+	go build -o "$out/benchdata" ./internal/cmd/benchdata
+	ev=$(./scripts/conformance-tools.sh | tail -n 1)/everything
+	printf '{"mcpServers":{"everything":{"command":"%s"}}}' "$ev" >"$out/post.json"
+	port=$((30000 + RANDOM % 5000))
+	"$out/mcpx" serve --config "$out/post.json" --listen "127.0.0.1:$port" --store "$out/post-store" 2>"$out/post-serve.log" &
+	post_pid=$!
+	trap 'kill $post_pid 2>/dev/null || true' EXIT
+	for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+	for i in $(seq 12); do
+		"$out/benchdata" 10 "$out/post-in.json"
+		python3 -c "import random,string,sys;p=sys.argv[1];b=bytearray(open(p,'rb').read());i=len(b)//2;b[i:i+8]=''.join(random.choice(string.ascii_letters) for _ in range(8)).encode();open(p,'wb').write(b)" "$out/post-in.json"
+		s=$(date +%s%N)
+		curl -s -o /dev/null -X POST --data-binary @"$out/post-in.json" "http://127.0.0.1:$port/transform?server=tableau&tool=download_workbook"
+		e=$(date +%s%N)
+		rm -rf "$out/post-cli"; mkdir -p "$out/post-cli"
+		s2=$(date +%s%N)
+		"$out/mcpx" transform --store "$out/post-cli" --server tableau --tool download_workbook "$out/post-in.json" >/dev/null
+		e2=$(date +%s%N)
+		echo "$(( (e - s) / 1000 )) $(( (e2 - s2) / 1000 ))"
+	done | tail -n 10 >"$out/post.txt"
+	p50() { sort -n | sed -n 5p; }
+	post=$(cut -d' ' -f1 "$out/post.txt" | p50)
+	cli=$(cut -d' ' -f2 "$out/post.txt" | p50)
+	echo "POST /transform p50 $((post / 1000)) ms, mcpx transform p50 $((cli / 1000)) ms, ratio $(echo "scale=2; $post / $cli" | bc)" | tee "$out/posttransform.txt"
+	kill $post_pid 2>/dev/null || true
 	trap - EXIT
 fi
 echo "raw output in $out"

@@ -4,10 +4,12 @@ package store
 // optional interface of stores that apply it, and what they report.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -281,4 +283,114 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// Held is an artifact as a collector weighs it against a Retention (for
+// stores that choose in Go rather than in SQL).
+type Held struct {
+	ID   string
+	Size int64
+	// Created and LastAccess are Unix nanoseconds; LastAccess is at least
+	// Created.
+	Created, LastAccess int64
+	// Order breaks ties between equal keys: the greater is the newer.
+	Order  int64
+	Scopes []Scope
+}
+
+// Choose returns the artifacts of held that r removes, each with why (a
+// CollectReport reason: "ttl", "max_artifact_bytes",
+// "max_artifacts_per_session session=ID", "max_session_bytes
+// session=ID", the same for traces, "max_bytes"). The limits keep the
+// newest artifacts, or the most recently read under lru; the first reason
+// found for an artifact is the one given.
+func (r Retention) Choose(held []Held, now time.Time) map[string]string {
+	key := func(h *Held) int64 {
+		if r.ByAccess() {
+			return h.LastAccess
+		}
+		return h.Created
+	}
+	order := make([]*Held, len(held))
+	for i := range held {
+		order[i] = &held[i]
+	}
+	slices.SortFunc(order, func(a, b *Held) int {
+		return cmp.Or(cmp.Compare(key(b), key(a)), cmp.Compare(b.Order, a.Order))
+	})
+	why := map[string]string{}
+	pick := func(id, reason string) {
+		if _, ok := why[id]; !ok {
+			why[id] = reason
+		}
+	}
+	for _, h := range order {
+		if r.TTL > 0 && key(h) < now.Add(-time.Duration(r.TTL)).UnixNano() {
+			pick(h.ID, "ttl")
+		}
+	}
+	for _, h := range order {
+		if r.MaxArtifactBytes > 0 && h.Size > r.MaxArtifactBytes {
+			pick(h.ID, "max_artifact_bytes")
+		}
+	}
+	if !r.Evicts() {
+		return why
+	}
+	for _, g := range []struct {
+		name               string
+		field              func(Scope) string
+		maxCount, maxBytes int64
+	}{
+		{"session", func(sc Scope) string { return sc.SessionID }, r.MaxArtifactsPerSession, r.MaxSessionBytes},
+		{"trace", func(sc Scope) string { return sc.TraceID }, r.MaxArtifactsPerTrace, r.MaxTraceBytes},
+	} {
+		if g.maxCount == 0 && g.maxBytes == 0 {
+			continue
+		}
+		type usage struct{ n, bytes int64 }
+		used := map[string]*usage{}
+		var picked [][2]string // id, why: applied after the pass, so one group's picks do not shift its own counts
+		for _, h := range order {
+			if _, gone := why[h.ID]; gone {
+				continue
+			}
+			seen := map[string]bool{}
+			for _, sc := range h.Scopes {
+				k := g.field(sc)
+				if k == "" || seen[k] {
+					continue
+				}
+				seen[k] = true
+				u := used[k]
+				if u == nil {
+					u = &usage{}
+					used[k] = u
+				}
+				u.n++
+				u.bytes += h.Size
+				switch {
+				case g.maxCount > 0 && u.n > g.maxCount:
+					picked = append(picked, [2]string{h.ID, "max_artifacts_per_" + g.name + " " + g.name + "=" + k})
+				case g.maxBytes > 0 && u.bytes > g.maxBytes:
+					picked = append(picked, [2]string{h.ID, "max_" + g.name + "_bytes " + g.name + "=" + k})
+				}
+			}
+		}
+		for _, p := range picked {
+			pick(p[0], p[1])
+		}
+	}
+	if r.MaxBytes > 0 {
+		var total int64
+		for _, h := range order {
+			if _, gone := why[h.ID]; gone {
+				continue
+			}
+			if total += h.Size; total > r.MaxBytes {
+				pick(h.ID, "max_bytes")
+			}
+		}
+	}
+	return why
 }

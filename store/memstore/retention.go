@@ -35,98 +35,11 @@ func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.Col
 		return rep, fmt.Errorf("memstore: collect: %w", store.ErrClosed)
 	}
 	entries := s.cat.Entries()
-	key := func(e *catalog.Entry) int64 {
-		if policy.ByAccess() {
-			return s.lastAccess(e)
-		}
-		return e.Ref.Created.UnixNano()
+	held := make([]store.Held, len(entries))
+	for i, e := range entries {
+		held[i] = store.Held{ID: e.Ref.ID, Size: e.Ref.SizeBytes, Created: e.Ref.Created.UnixNano(), LastAccess: s.lastAccess(e), Order: int64(e.Seq), Scopes: e.Scopes}
 	}
-	// Newest (or most recently read) first, as the limits keep those.
-	slices.SortFunc(entries, func(a, b *catalog.Entry) int {
-		return cmp.Or(cmp.Compare(key(b), key(a)), cmp.Compare(b.Seq, a.Seq))
-	})
-	why := map[string]string{}
-	choose := func(e *catalog.Entry, reason string) {
-		if _, ok := why[e.Ref.ID]; !ok {
-			why[e.Ref.ID] = reason
-		}
-	}
-	for _, e := range entries {
-		if policy.TTL > 0 && key(e) < now.Add(-time.Duration(policy.TTL)).UnixNano() {
-			choose(e, "ttl")
-		}
-	}
-	for _, e := range entries {
-		if policy.MaxArtifactBytes > 0 && e.Ref.SizeBytes > policy.MaxArtifactBytes {
-			choose(e, "max_artifact_bytes")
-		}
-	}
-	if policy.Evicts() {
-		for _, g := range []struct {
-			name               string
-			field              func(store.Scope) string
-			maxCount, maxBytes int64
-		}{
-			{"session", func(sc store.Scope) string { return sc.SessionID }, policy.MaxArtifactsPerSession, policy.MaxSessionBytes},
-			{"trace", func(sc store.Scope) string { return sc.TraceID }, policy.MaxArtifactsPerTrace, policy.MaxTraceBytes},
-		} {
-			if g.maxCount == 0 && g.maxBytes == 0 {
-				continue
-			}
-			type usage struct{ n, bytes int64 }
-			used := map[string]*usage{}
-			var picked []struct {
-				e   *catalog.Entry
-				why string
-			}
-			for _, e := range entries {
-				if _, gone := why[e.Ref.ID]; gone {
-					continue
-				}
-				seen := map[string]bool{}
-				for _, sc := range e.Scopes {
-					k := g.field(sc)
-					if k == "" || seen[k] {
-						continue
-					}
-					seen[k] = true
-					u := used[k]
-					if u == nil {
-						u = &usage{}
-						used[k] = u
-					}
-					u.n++
-					u.bytes += e.Ref.SizeBytes
-					switch {
-					case g.maxCount > 0 && u.n > g.maxCount:
-						picked = append(picked, struct {
-							e   *catalog.Entry
-							why string
-						}{e, "max_artifacts_per_" + g.name + " " + g.name + "=" + k})
-					case g.maxBytes > 0 && u.bytes > g.maxBytes:
-						picked = append(picked, struct {
-							e   *catalog.Entry
-							why string
-						}{e, "max_" + g.name + "_bytes " + g.name + "=" + k})
-					}
-				}
-			}
-			for _, p := range picked {
-				choose(p.e, p.why)
-			}
-		}
-		if policy.MaxBytes > 0 {
-			var total int64
-			for _, e := range entries {
-				if _, gone := why[e.Ref.ID]; gone {
-					continue
-				}
-				if total += e.Ref.SizeBytes; total > policy.MaxBytes {
-					choose(e, "max_bytes")
-				}
-			}
-		}
-	}
+	why := policy.Choose(held, now)
 	slices.SortFunc(entries, func(a, b *catalog.Entry) int { return cmp.Compare(a.Seq, b.Seq) })
 	for _, e := range entries {
 		reason, ok := why[e.Ref.ID]

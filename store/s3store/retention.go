@@ -109,96 +109,13 @@ func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.Col
 	return rep, nil
 }
 
-// choose returns the artifacts policy removes and why: memstore's rules.
+// choose returns the artifacts policy removes and why (store.Retention.Choose).
 func choose(entries []*artifactEntry, policy store.Retention, now time.Time) map[string]string {
-	key := func(e *artifactEntry) int64 {
-		if policy.ByAccess() {
-			return e.lastAccess
-		}
-		return e.order.created
+	held := make([]store.Held, len(entries))
+	for i, e := range entries {
+		held[i] = store.Held{ID: e.order.id, Size: e.order.size, Created: e.order.created, LastAccess: e.lastAccess, Order: e.order.created, Scopes: e.scopes}
 	}
-	entries = slices.Clone(entries)
-	// Newest (or most recently read) first, as the limits keep those.
-	slices.SortFunc(entries, func(a, b *artifactEntry) int {
-		return cmp.Or(cmp.Compare(key(b), key(a)), cmp.Compare(b.order.created, a.order.created))
-	})
-	why := map[string]string{}
-	pick := func(e *artifactEntry, reason string) {
-		if _, ok := why[e.order.id]; !ok {
-			why[e.order.id] = reason
-		}
-	}
-	for _, e := range entries {
-		if policy.TTL > 0 && key(e) < now.Add(-time.Duration(policy.TTL)).UnixNano() {
-			pick(e, "ttl")
-		}
-	}
-	for _, e := range entries {
-		if policy.MaxArtifactBytes > 0 && e.order.size > policy.MaxArtifactBytes {
-			pick(e, "max_artifact_bytes")
-		}
-	}
-	if !policy.Evicts() {
-		return why
-	}
-	for _, g := range []struct {
-		name               string
-		field              func(store.Scope) string
-		maxCount, maxBytes int64
-	}{
-		{"session", func(sc store.Scope) string { return sc.SessionID }, policy.MaxArtifactsPerSession, policy.MaxSessionBytes},
-		{"trace", func(sc store.Scope) string { return sc.TraceID }, policy.MaxArtifactsPerTrace, policy.MaxTraceBytes},
-	} {
-		if g.maxCount == 0 && g.maxBytes == 0 {
-			continue
-		}
-		type usage struct{ n, bytes int64 }
-		used := map[string]*usage{}
-		var picked [][2]string
-		for _, e := range entries {
-			if _, gone := why[e.order.id]; gone {
-				continue
-			}
-			seen := map[string]bool{}
-			for _, sc := range e.scopes {
-				k := g.field(sc)
-				if k == "" || seen[k] {
-					continue
-				}
-				seen[k] = true
-				u := used[k]
-				if u == nil {
-					u = &usage{}
-					used[k] = u
-				}
-				u.n++
-				u.bytes += e.order.size
-				switch {
-				case g.maxCount > 0 && u.n > g.maxCount:
-					picked = append(picked, [2]string{e.order.id, "max_artifacts_per_" + g.name + " " + g.name + "=" + k})
-				case g.maxBytes > 0 && u.bytes > g.maxBytes:
-					picked = append(picked, [2]string{e.order.id, "max_" + g.name + "_bytes " + g.name + "=" + k})
-				}
-			}
-		}
-		for _, p := range picked {
-			if _, ok := why[p[0]]; !ok {
-				why[p[0]] = p[1]
-			}
-		}
-	}
-	if policy.MaxBytes > 0 {
-		var total int64
-		for _, e := range entries {
-			if _, gone := why[e.order.id]; gone {
-				continue
-			}
-			if total += e.order.size; total > policy.MaxBytes {
-				pick(e, "max_bytes")
-			}
-		}
-	}
-	return why
+	return policy.Choose(held, now)
 }
 
 // DropScope removes scope from every artifact put under it, and the
