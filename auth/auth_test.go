@@ -245,6 +245,31 @@ func TestRateLimits(t *testing.T) {
 	if err := lim.AllowToolCall(p, "srv", "t2"); err != nil {
 		t.Errorf("another tool is limited too: %v", err)
 	}
+	// The local user is limited only by rates set explicitly.
+	local := Principal{Local: true}
+	byDefault := NewRateLimiter(Limits{})
+	for range 1000 {
+		if err := byDefault.AllowRequest(local); err != nil {
+			t.Fatalf("the local user is limited by the default request rate: %v", err)
+		}
+		if err := byDefault.AllowToolCall(local, "srv", "t"); err != nil {
+			t.Fatalf("the local user is limited by the default tool rate: %v", err)
+		}
+	}
+	if err := byDefault.AllowToolCall(p, "srv", "t"); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		_ = byDefault.AllowToolCall(p, "srv", "t")
+	}
+	if err := byDefault.AllowToolCall(p, "srv", "t"); !errors.Is(err, ErrRateLimited) {
+		t.Errorf("an authenticated principal is not limited by the defaults: %v", err)
+	}
+	explicit := NewRateLimiter(Limits{ToolCallsPerSecond: 0.001, ToolCallBurst: 1})
+	_ = explicit.AllowToolCall(local, "srv", "t")
+	if err := explicit.AllowToolCall(local, "srv", "t"); !errors.Is(err, ErrRateLimited) {
+		t.Errorf("a tool rate set explicitly does not limit the local user: %v", err)
+	}
 	off := NewRateLimiter(Limits{RequestsPerSecond: -1})
 	for range 1000 {
 		if err := off.AllowRequest(p); err != nil {

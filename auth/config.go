@@ -97,7 +97,9 @@ type JWTConfig struct {
 type Limits struct {
 	// RequestsPerSecond and RequestBurst limit each principal's requests
 	// to the HTTP surface. Default DefaultRequestsPerSecond (50) and
-	// DefaultRequestBurst (100).
+	// DefaultRequestBurst (100). The defaults of both rates apply to
+	// authenticated principals: the local user of an unauthenticated
+	// loopback listener is limited only by a rate set here.
 	RequestsPerSecond float64 `json:"requests_per_second,omitempty"`
 	RequestBurst      int     `json:"request_burst,omitempty"`
 	// ToolCallsPerSecond and ToolCallBurst limit each principal's calls

@@ -66,6 +66,11 @@ func (e *RateLimitError) WriteHTTP(w http.ResponseWriter) {
 // concurrent use.
 type RateLimiter struct {
 	l Limits
+	// set is the configured Limits before defaults: the local user (an
+	// unauthenticated loopback listener's one user) is limited only by
+	// rates set explicitly, so one person's agents on their own machine
+	// are not throttled by defaults meant to share a gateway.
+	set Limits
 
 	mu   sync.Mutex
 	byID map[string]*list.Element
@@ -79,12 +84,15 @@ type limiterEntry struct {
 
 // NewRateLimiter returns a limiter applying l (defaults filled in).
 func NewRateLimiter(l Limits) *RateLimiter {
-	return &RateLimiter{l: l.WithDefaults(), byID: map[string]*list.Element{}}
+	return &RateLimiter{l: l.WithDefaults(), set: l, byID: map[string]*list.Element{}}
 }
 
 // AllowRequest takes one request of p from its bucket; a
 // *RateLimitError when it is empty.
 func (r *RateLimiter) AllowRequest(p Principal) error {
+	if p.Local && r.set.RequestsPerSecond == 0 {
+		return nil
+	}
 	return r.take("r\x00"+p.Key(), r.l.RequestsPerSecond, r.l.RequestBurst, func(d time.Duration) error {
 		return &RateLimitError{Limit: "requests_per_second", Principal: p.Key(), RetryAfter: d}
 	})
@@ -93,6 +101,9 @@ func (r *RateLimiter) AllowRequest(p Principal) error {
 // AllowToolCall takes one call of server's tool by p; a *RateLimitError
 // when its bucket is empty.
 func (r *RateLimiter) AllowToolCall(p Principal, server, tool string) error {
+	if p.Local && r.set.ToolCallsPerSecond == 0 {
+		return nil
+	}
 	return r.take("t\x00"+p.Key()+"\x00"+server+"\x00"+tool, r.l.ToolCallsPerSecond, r.l.ToolCallBurst, func(d time.Duration) error {
 		return &RateLimitError{Limit: "tool_calls_per_second", Principal: p.Key(), Tool: server + "/" + tool, RetryAfter: d}
 	})

@@ -148,9 +148,9 @@ func gatewayConfig(t *testing.T, dir, addr string, servers map[string]map[string
 	cfg := map[string]any{
 		"mcpServers": ms,
 		"store":      st,
-		// The suite drives one principal (the local user) far past the
-		// default rate limits (50 requests/s, 10 calls/s a tool): it
-		// measures what the gateway carries, so the limits are off.
+		// The suite measures what the gateway carries: rate limits off
+		// (the local user has none by default; this keeps it so if the
+		// defaults change).
 		"serve": map[string]any{"base_url": "http://" + addr, "url_secret": urlSecret,
 			"auth": map[string]any{"limits": map[string]any{"requests_per_second": -1, "tool_calls_per_second": -1}}},
 	}
