@@ -30,6 +30,7 @@ var reviewed = map[string]string{
 	"inspect:mpegBitrates":              "table",
 	"inspect:jsonStructural":            "table",
 	"internal:class":                    "table",
+	"internal:built":                    "the one build of the mcpx binary a test binary runs (sync.OnceValues)",
 	"internal:readers":                  "sync.Pool of readers: holds no state between uses",
 	"internal:needsEscape":              "table",
 	"internal:simpleEscape":             "table",

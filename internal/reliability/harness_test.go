@@ -18,12 +18,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
 )
 
 // upstreamEnv makes the test binary the "blobs" stdio upstream of the
@@ -98,31 +99,8 @@ func serveBlobs(in io.Reader, out io.Writer) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	mcpxBin   string
-	buildErr  error
-)
-
-// mcpx builds the mcpx binary once per test binary.
-func mcpx(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpx-reliability-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		mcpxBin = filepath.Join(dir, "mcpx")
-		if out, err := exec.Command("go", "build", "-o", mcpxBin, "../../cmd/mcpx").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ../../cmd/mcpx: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return mcpxBin
-}
+// mcpx is the mcpx binary, built once per test binary.
+func mcpx(t *testing.T) string { return mcpxbin.Path(t) }
 
 // urlSecret signs the gateways' download URLs; a restarted gateway with
 // the same one honours the URLs of the one before.

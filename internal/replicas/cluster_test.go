@@ -3,17 +3,16 @@ package replicas
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"text/template"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
 	"github.com/mcpx-dev/mcpx/store/s3store/s3test"
 )
 
@@ -88,31 +87,8 @@ func need(t *testing.T, env, script string) string {
 	return bin
 }
 
-var (
-	buildOnce sync.Once
-	mcpxBin   string
-	buildErr  error
-)
-
-// mcpx builds the mcpx binary once per test binary.
-func mcpx(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpx-replicas-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		mcpxBin = filepath.Join(dir, "mcpx")
-		if out, err := exec.Command("go", "build", "-o", mcpxBin, "../../cmd/mcpx").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ../../cmd/mcpx: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return mcpxBin
-}
+// mcpx is the mcpx binary, built once per test binary.
+func mcpx(t *testing.T) string { return mcpxbin.Path(t) }
 
 // cluster is two replicas on one bucket behind haproxy.
 type cluster struct {

@@ -1,0 +1,37 @@
+// Package mcpxbin builds the mcpx binary for tests that run it as a
+// process (the reliability suite, the replicas behind haproxy): once per
+// test binary, into a temp folder.
+package mcpxbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// built is the one build of this test binary.
+var built = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "mcpx-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "mcpx")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpx-dev/mcpx/cmd/mcpx").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build cmd/mcpx: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// Path returns the built mcpx binary, building it on the first call; a
+// build failure fails t.
+func Path(t testing.TB) string {
+	t.Helper()
+	bin, err := built()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
