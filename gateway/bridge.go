@@ -294,7 +294,9 @@ func (bs *inputBridges) mint(b *inputBridge, exp time.Time) string {
 
 // verify checks a requestState the gateway minted.
 func (bs *inputBridges) verify(state, principal string) (string, error) {
-	enc := base64.RawURLEncoding
+	// Strict: a state whose unused trailing bits differ from what mint
+	// wrote is not the state the gateway minted.
+	enc := base64.RawURLEncoding.Strict()
 	body, sig, ok := strings.Cut(strings.TrimPrefix(state, requestStatePrefix), ".")
 	if !ok {
 		return "", fmt.Errorf("%w: malformed", errBadRequestState)

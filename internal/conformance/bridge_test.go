@@ -91,7 +91,14 @@ func TestBridgeOldServerNewClient(t *testing.T) {
 	}
 	state := first.Get("requestState").String()
 	retry, _ := sjson.SetRaw(call, "inputResponses."+key, `{"action":"accept","content":{"name":"Ada"}}`)
-	tampered, _ := sjson.Set(retry, "requestState", state[:len(state)-2]+"AA")
+	// Flip one character of the signature to another: replacing the tail
+	// with a fixed string is no change when the signature ends with it.
+	i := len(state) - 5
+	flip := byte('A')
+	if state[i] == 'A' {
+		flip = 'B'
+	}
+	tampered, _ := sjson.Set(retry, "requestState", state[:i]+string(flip)+state[i+1:])
 	var bad gjson.Result
 	post(t, url, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "test_input_required_result_elicitation"},
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":`+mustSetMeta(tampered)+`}`, func(m gjson.Result) { bad = m })

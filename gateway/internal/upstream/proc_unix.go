@@ -28,6 +28,9 @@ func killProcess(cmd *exec.Cmd) error {
 // group has emptied.
 const groupPoll = 25 * time.Millisecond
 
+// killSettle bounds the wait for a SIGKILLed group to be gone.
+const killSettle = time.Second
+
 // stopProcess ends an upstream whose stdin has been closed, as MCP clients
 // end a stdio server: it has stopGrace to exit on its own; then its
 // process group gets SIGTERM, which lets a server close what it started
@@ -65,6 +68,12 @@ func stopProcess(cmd *exec.Cmd, exited <-chan struct{}, stopGrace, killGrace tim
 			log.Warn("upstream did not exit after SIGTERM; sending SIGKILL", "pgid", pgid, "after", killGrace)
 			_ = killProcess(cmd)
 			<-exited
+			// SIGKILL lands asynchronously: wait, briefly, until the
+			// group's other members are gone too, so that a stop ends
+			// with nothing of the upstream running.
+			for end := time.Now().Add(killSettle); groupAlive(pgid) && time.Now().Before(end); {
+				time.Sleep(groupPoll)
+			}
 			return
 		case <-tick.C:
 		}
