@@ -349,10 +349,12 @@ func TestInspectorCLI(t *testing.T) {
 // buildMCPX builds the CLI once per test binary run.
 func buildMCPX(t testing.TB) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "mcpx")
-	cmd := exec.Command("go", "build", "-o", out, "../cmd/mcpx")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
+	dir := t.TempDir()
+	// mcpx hands serve and wrap to mcpx-server beside it.
+	for _, name := range []string{"mcpx", "mcpx-server"} {
+		if b, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), "../cmd/"+name).CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, b)
+		}
 	}
-	return out
+	return filepath.Join(dir, "mcpx")
 }

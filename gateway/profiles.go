@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"

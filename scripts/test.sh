@@ -90,7 +90,7 @@ say "haproxy (scripts/haproxy-tools.sh)"
 MCPX_HAPROXY=$(./scripts/haproxy-tools.sh | tail -n 1)
 export MCPX_HAPROXY
 
-# Headless Chromium for the UI tests (cmd/mcpx TestUIBrowser*, web
+# Headless Chromium for the UI tests (internal/cli TestUIBrowser*, web
 # TestUIBrowser*): Debian's chromium, installed when missing; the tests
 # drive it with chromedp and fail rather than skip under CI=true when it
 # is absent. Screenshots go to $MCPX_TEST_ARTIFACTS, else testdata/out.
@@ -121,8 +121,8 @@ go test -race -count=1 -timeout 30m ./...
 # Tests that the race detector's memory overhead would distort (results of
 # 50 and 100 MB, peak memory checked) carry a !race build tag: run them here.
 step="go test (large results, no race detector)"
-say "go test -count=1 -run TestLargeResults ./cmd/mcpx"
-go test -count=1 -run TestLargeResults ./cmd/mcpx
+say "go test -count=1 -run TestLargeResults ./internal/cli"
+go test -count=1 -run TestLargeResults ./internal/cli
 
 # The reliability suite (internal/reliability, build tag "reliability"):
 # the gateway killed with SIGKILL mid-run, a full disk (a tmpfs: skipped

@@ -129,10 +129,13 @@ func needTools(t *testing.T) tools {
 		}
 	}
 	tl.mcpx = filepath.Join(t.TempDir(), "mcpx")
-	build := exec.Command("go", "build", "-o", tl.mcpx, "./cmd/mcpx")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/mcpx: %v\n%s", err, out)
+	// mcpx hands serve to mcpx-server beside it, as an install of both does.
+	for _, name := range []string{"mcpx", "mcpx-server"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(tl.mcpx), name), "./cmd/"+name)
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
+		}
 	}
 	return tl
 }

@@ -18,11 +18,14 @@ var built = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "mcpx")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpx-dev/mcpx/cmd/mcpx").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build cmd/mcpx: %v\n%s", err, out)
+	// mcpx hands serve, wrap and S3 stores to mcpx-server beside it, as
+	// an install of both does.
+	for _, name := range []string{"mcpx", "mcpx-server"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), "github.com/mcpx-dev/mcpx/cmd/"+name).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build cmd/%s: %v\n%s", name, err, out)
+		}
 	}
-	return bin, nil
+	return filepath.Join(dir, "mcpx"), nil
 })
 
 // Path returns the built mcpx binary, building it on the first call; a

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// unlinked are packages (path prefixes) that must stay out of the mcpx
+// binary: every mcpx process pays for each package's initialisation, and
+// santhosh-tekuri/jsonschema's compiles metaschemas, ~10 ms per process
+// (issue 8, BENCHMARKS.md "Process start-up"). mcp-go's server links it,
+// and mcp-go's client packages link the server (client/transport's
+// inprocess.go); the gateway's upstreams use gateway/internal/upstreamhttp
+// instead. Tests may import them.
+var unlinked = []string{
+	"github.com/mark3labs/mcp-go/server",
+	"github.com/mark3labs/mcp-go/client",
+	"github.com/santhosh-tekuri/jsonschema",
+}
+
+// serverOnly are packages (path prefixes) only cmd/mcpx-server may link:
+// the S3 store's, the Prometheus client's and the OTLP exporter's
+// (internal/cli/parts says why), and the go-sdk's, which the gateway does
+// not need.
+var serverOnly = []string{
+	"github.com/minio/minio-go",
+	"github.com/prometheus/client_golang",
+	"go.opentelemetry.io/otel/exporters",
+	"google.golang.org/grpc",
+	"google.golang.org/protobuf",
+	"github.com/modelcontextprotocol/go-sdk",
+}
+
+func TestBinaryLinksNoServerLibraries(t *testing.T) {
+	for _, b := range []struct {
+		pkg string
+		bad []string
+	}{
+		{"../../cmd/mcpx", append(unlinked[:len(unlinked):len(unlinked)], serverOnly...)},
+		{"../../cmd/mcpx-server", unlinked},
+	} {
+		out, err := exec.Command("go", "list", "-deps", b.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", b.pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < 50 {
+			t.Fatalf("go list -deps %s listed only %d packages: %q", b.pkg, len(deps), deps)
+		}
+		for _, pkg := range deps {
+			for _, bad := range b.bad {
+				if pkg == bad || strings.HasPrefix(pkg, bad+"/") {
+					t.Errorf("%s links %s; see unlinked and serverOnly", b.pkg, pkg)
+				}
+			}
+		}
+	}
+}

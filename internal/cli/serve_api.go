@@ -1,0 +1,165 @@
+package cli
+
+// The HTTP API of "mcpx serve --listen" (issue 19): the signing key ring
+// kept with the store, the access control and the endpoints of package
+// web, mounted beside /mcp.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/auth"
+	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/internal/cli/config"
+	"github.com/mcpx-dev/mcpx/internal/cli/parts"
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/fsstore"
+	"github.com/mcpx-dev/mcpx/web"
+)
+
+// keyRotationCheck is how often serve checks whether the signing key is
+// due for rotation (serve.url_key_rotation).
+const keyRotationCheck = time.Hour
+
+// urlKeyKeeper is where the signing key ring is kept: serve.url_key_file,
+// else beside the store (a file in the fsstore folder, an object of the
+// S3 store); nil when neither (a random key per process).
+func urlKeyKeeper(cfg config.File, st store.Store) web.KeyKeeper {
+	if cfg.Serve.URLKeyFile != "" {
+		return web.KeyFile(cfg.Serve.URLKeyFile)
+	}
+	switch st := st.(type) {
+	case web.KeyKeeper:
+		return st
+	case *fsstore.Store:
+		return web.KeyFile(filepath.Join(st.Dir(), web.KeyFileName))
+	}
+	return nil
+}
+
+// newSigner makes the download URL signer of base: serve.url_secret as
+// the only key when set, else the kept ring (rotated when due, and
+// checked hourly until ctx ends).
+func newSigner(ctx context.Context, cfg config.File, st store.Store, base string, log hclog.Logger) (*web.Signer, error) {
+	sc := web.SignerConfig{BaseURL: base, TTL: cfg.Serve.TTL()}
+	keeper := urlKeyKeeper(cfg, st)
+	if cfg.Serve.URLSecret != "" || keeper == nil {
+		sc.Secret = []byte(cfg.Serve.URLSecret)
+		return web.NewSigner(sc)
+	}
+	keys, err := web.LoadKeys(ctx, keeper)
+	if err != nil {
+		return nil, err
+	}
+	every := time.Duration(cfg.Serve.URLKeyRotation)
+	if web.RotateDue(keys, every, time.Now()) {
+		if keys, err = web.RotateKeys(ctx, keeper, cfg.Serve.TTL(), time.Now()); err != nil {
+			return nil, err
+		}
+		log.Info("rotated the URL signing key", "kid", keys[0].ID)
+	}
+	sc.Keys, sc.Keeper = keys, keeper
+	s, err := web.NewSigner(sc)
+	if err != nil || every <= 0 {
+		return s, err
+	}
+	go func() {
+		t := time.NewTicker(keyRotationCheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			keys, err := web.LoadKeys(ctx, keeper)
+			if err == nil && web.RotateDue(keys, every, time.Now()) {
+				keys, err = web.RotateKeys(ctx, keeper, cfg.Serve.TTL(), time.Now())
+			}
+			if err != nil {
+				log.Warn("URL signing key rotation", "error", err)
+				continue
+			}
+			s.SetKeys(keys)
+		}
+	}()
+	return s, nil
+}
+
+// isLoopback reports whether ln listens on a loopback address only.
+func isLoopback(ln net.Listener) bool {
+	a, ok := ln.Addr().(*net.TCPAddr)
+	return ok && a.IP.IsLoopback()
+}
+
+// upstreamReadiness is /readyz's view of the gateway: ready when every
+// upstream is.
+type upstreamReadiness struct{ gw *gateway.Gateway }
+
+func (u upstreamReadiness) Ready(context.Context) error {
+	var notReady []string
+	for _, s := range u.gw.Status() {
+		if s.State != "ready" {
+			notReady = append(notReady, s.Name+" "+s.State)
+		}
+	}
+	if len(notReady) > 0 {
+		return &upstreamsNotReady{notReady}
+	}
+	return nil
+}
+
+type upstreamsNotReady struct{ names []string }
+
+func (e *upstreamsNotReady) Error() string {
+	out := ""
+	for i, n := range e.names {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out
+}
+
+// newAPI builds the HTTP API over the gateway's engine, store and
+// upstream resources, with /metrics.
+func newAPI(cfg config.File, st store.Store, signer *web.Signer, bus *web.EventBus, au *auth.Authenticator, gw *gateway.Gateway, obs parts.Observability, log hclog.Logger) (*web.API, error) {
+	return web.NewAPI(web.APIOptions{
+		Store: st, Signer: signer, Auth: au, Events: bus, Transformer: gw.Engine(), Resources: resourceBrowser{gw},
+		Ready: upstreamReadiness{gw}, Retention: gatewayRetention(cfg), Metrics: obs.Handler(), Limits: cfg.Serve.API, Logger: log,
+	})
+}
+
+// resourceBrowser is web.ResourceBrowser over the gateway's upstreams:
+// every principal may browse every server's resources (they are the
+// servers', not any user's).
+type resourceBrowser struct{ gw *gateway.Gateway }
+
+func (b resourceBrowser) ListResources(ctx context.Context, _ auth.Principal, server, cursor string) (json.RawMessage, error) {
+	res, err := b.gw.ServerResources(ctx, server, cursor)
+	return res, browserError(err)
+}
+
+func (b resourceBrowser) ReadResource(ctx context.Context, _ auth.Principal, server, uri string) (json.RawMessage, error) {
+	res, err := b.gw.ReadServerResource(ctx, server, uri)
+	return res, browserError(err)
+}
+
+// browserError maps the gateway's not-found errors to web's (404).
+func browserError(err error) error {
+	switch {
+	case errors.Is(err, gateway.ErrUnknownServer):
+		return fmt.Errorf("%w: %w", web.ErrUnknownServer, err)
+	case errors.Is(err, gateway.ErrUnknownResource):
+		return fmt.Errorf("%w: %w", web.ErrUnknownResource, err)
+	}
+	return err
+}

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
+)
+
+var transformCmd = command{
+	name:     "transform",
+	synopsis: "[--config FILE] [--store DIR] [--server NAME] [--tool NAME] [--stats] [--plugin FILE.wasm]... [--preset NAME]... [--plugins DIR] [FILE]",
+	about: `
+Transform reads one tool result from FILE (or stdin when FILE is absent or
+"-"), runs the layer chain over it, and writes the transformed JSON to
+stdout. The input is an MCP CallToolResult ({"content": [...],
+"structuredContent": ..., ...}) or any other JSON value.
+
+Base64 blobs (PDFs, images, archives, ...) and oversized text are moved into
+the artifact store; each is replaced in place by
+{"artifact": {"id": ..., "mime_type": ..., ...}, "summary": "..."}.
+Read the bytes back with "mcpx artifacts get ID".
+
+--server and --tool name the upstream server and tool the result came
+from: they select the per-server and per-tool options of the config file's
+"pipeline" section, and the server name prefixes artifact ids.
+
+A layer that fails is skipped with a warning on stderr; the output is still
+written and the exit code is 0. Input that is not JSON is an error: exit
+code 1, the byte offset on stderr, nothing on stdout.
+
+--plugin, --preset and --plugins add WASM custom transformers, built-in
+presets and a plugins folder for this run, besides those of the config.
+In a plugins folder NAME.wasm serves the server NAME, unless a NAME.json
+beside it names the servers and tools ({"servers": [...], "tools": [...],
+"config": {...}}). Plugins, folders, sidecars and their config keys
+(pipeline.layers.custom, .presets) are documented in README.md#wasm-plugins;
+"mcpx plugin new" writes a plugin project, "mcpx plugin test" runs one.`,
+	example: `
+mcpx transform --server tableau --tool download_workbook result.json > out.json
+mcpx transform --config mcpx.json --server tableau --stats < result.json | jq .
+mcpx transform --plugin my_plugin.wasm --server helpdesk --tool get_ticket result.json`,
+}
+
+// runTransform is "mcpx transform".
+func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := transformCmd
+	fs := newFlagSet(c)
+	var (
+		o            common
+		server, tool string
+		stats        bool
+	)
+	o.register(fs, p.parts)
+	fs.StringVar(&server, "server", "local", "the upstream server `NAME`: selects per-server options, prefixes artifact ids")
+	fs.StringVar(&tool, "tool", "", "the tool `NAME`: selects per-tool options")
+	fs.BoolVar(&stats, "stats", false, "print one line on stderr: bytes in and out, artifacts stored, time taken")
+	var wasmFlags pluginFlags
+	wasmFlags.register(fs)
+	pos, code := parse(c, fs, args, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) > 1 {
+		return usageError(stderr, c, fmt.Errorf("want at most one FILE, got %d arguments", len(pos)))
+	}
+	if server == "" {
+		return usageError(stderr, c, errors.New("--server must not be empty"))
+	}
+
+	cfg, log, err := o.setup(stderr)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	if code := wasmFlags.applyOr(c, &cfg.Pipeline, stderr); code >= 0 {
+		return code
+	}
+	in, err := readInput(pos, stdin)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	// One transform's garbage is small beside the input it holds: collect
+	// when the heap grows fivefold rather than twofold (a 10 MiB result
+	// otherwise pays for two idle GC cycles). Not off with a memory limit:
+	// a result whose live heap nears the limit then collects without end
+	// (100,000 artifacts spent most of their time in the GC).
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	ctx := context.Background()
+	st, err := o.openStore(ctx, cfg, log)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	defer closeStore(ctx, st, log)
+	host, err := newPluginHost(ctx, []string{server})
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	defer host.Close(ctx)
+	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Plugins: host}
+	engineRetention(cfg.Store.RetentionFor(false), &eo)
+	eng, err := engine.New(eo)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	defer eng.Close(ctx)
+	if len(in) >= warmInputBytes {
+		// the chain's errors, if any, come from Transform
+		_ = eng.Warm(ctx, server, tool)
+	}
+
+	start := time.Now()
+	res, err := eng.Transform(ctx, engine.Call{Server: server, Tool: tool}, in)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	took := time.Since(start)
+	// The engine logs each of res.Failures as a warning ("layer failed;
+	// result flows on"); the output is the safe pass-through.
+	if _, err := stdout.Write(res.Raw); err != nil {
+		return fail(stderr, c, fmt.Errorf("write output: %w", err))
+	}
+	if stats {
+		fmt.Fprintf(stderr, "mcpx transform: %d → %d bytes, %d %s stored, %d failed %s, %.1f ms\n",
+			len(in), len(res.Raw), len(res.Artifacts), plural(len(res.Artifacts), "artifact", "artifacts"),
+			len(res.Failures), plural(len(res.Failures), "step", "steps"), float64(took.Microseconds())/1000)
+	}
+	return exitOK
+}
+
+// warmInputBytes is the input size from which `mcpx transform` lets the
+// chain prepare in the background (a preset's compile) while the engine
+// indexes the input: a large input takes long enough for the two to
+// overlap, and a small one may hold no string a preset would look at, so
+// it would load the preset for nothing.
+const warmInputBytes = 64 << 10
+
+// readInput reads the file named by pos, or stdin when there is none or it
+// is "-".
+func readInput(pos []string, stdin io.Reader) ([]byte, error) {
+	if len(pos) == 0 || pos[0] == "-" {
+		b, err := readAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read stdin: %w", err)
+		}
+		return b, nil
+	}
+	f, err := os.Open(pos[0])
+	if err != nil {
+		return nil, err // *PathError names the file
+	}
+	defer f.Close()
+	b, err := readAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", pos[0], err)
+	}
+	return b, nil
+}
+
+// readAll reads r to the end. When r is a regular file (a FILE argument,
+// or stdin redirected from one) the buffer is sized from Stat up front, so
+// a 100 MB input costs one allocation and no copies; pipes grow the buffer
+// as they go.
+func readAll(r io.Reader) ([]byte, error) {
+	size := 512
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			left := fi.Size()
+			if pos, err := f.Seek(0, io.SeekCurrent); err == nil && pos <= left {
+				left -= pos
+			}
+			if left < math.MaxInt {
+				size = max(size, int(left)+1) // +1: the read that sees EOF needs no room
+			}
+		}
+	}
+	buf := make([]byte, 0, size)
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow
+		}
+	}
+}
+
+// plural picks the word for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
