@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 

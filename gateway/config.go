@@ -1,13 +1,13 @@
 package gateway
 
-import "github.com/mcpx-dev/mcpx/gateway/internal/config"
+import config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 
 // The configuration a host gives New, in the config file's shape: an
 // mcpServers entry (ServerConfig, with mcpx's own section ServerOptions,
 // per-tool ToolOptions and ArgumentOptions, and Roots), the gateway's
 // Limits, and Duration, which reads "30s" or seconds. Their fields and
-// defaults are documented in gateway/internal/config, which the upstream
-// supervisor reads too.
+// defaults are documented in internal/gatewayconfig, which the upstream
+// supervisor and the CLI's config read too.
 type (
 	ServerConfig    = config.ServerConfig
 	ServerOptions   = config.ServerOptions

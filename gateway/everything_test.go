@@ -19,9 +19,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // The real peers, installed by scripts/test.sh (npm ci in tools/npm).

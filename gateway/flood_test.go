@@ -25,9 +25,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // stubFlooder makes the stub an upstream whose tool "flood" sends the

@@ -8,7 +8,7 @@
 // legacy SSE client transports (gateway/internal/upstreamhttp), and keeps
 // every upstream message raw: tool schemas, _meta, structured content and
 // annotations are forwarded byte for byte. Upstream supervision lives in
-// gateway/internal/upstream and the settings in gateway/internal/config;
+// gateway/internal/upstream and the settings in internal/gatewayconfig;
 // this package wires them to the sessions and the engine.
 //
 //	gw, _ := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}})

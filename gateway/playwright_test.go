@@ -10,7 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // playwrightUpstream is a Streamable HTTP server that answers as

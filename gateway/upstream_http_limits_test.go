@@ -12,9 +12,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // A remote upstream's answer is held to limits.max_upstream_message_bytes

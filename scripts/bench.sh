@@ -77,7 +77,7 @@ if [ "$what" = all ] || [ "$what" = process ]; then
 	need /usr/bin/time time
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx # static, as README.md installs it
 	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
-	go build -o "$out/floor" ./internal/cmd/floor
+	CGO_ENABLED=0 go build -o "$out/floor" ./internal/cmd/floor # static, as mcpx is
 	go build -o "$out/benchdata" ./internal/cmd/benchdata
 	for n in 10 50 100; do "$out/benchdata" "$n" "$out/r$n.json"; done
 	mkdir -p "$out/floor-dir"
@@ -154,13 +154,13 @@ if [ "$what" = store ]; then
 		"$out/mcpx transform --store $out/empty0 --server s $out/onestored.json" \
 		"$out/mcpx transform --store $out/full0 --server s $out/onestored.json" | tee "$out/store-transform-put.txt"
 	echo "== the CLI's own cost: mcpx transform vs the smallest engine program (internal/cmd/smallest), small result"
-	go build -o "$out/smallest" ./internal/cmd/smallest
+	CGO_ENABLED=0 go build -o "$out/smallest" ./internal/cmd/smallest # static, as mcpx is
 	runs=("$out/mcpx transform --store $out/empty --server s $out/small.json" "$out/smallest $out/empty $out/small.json s")
 	# MCPX_OLD: a binary built from an earlier commit, for start-up side by side
 	if [ -n "${MCPX_OLD:-}" ]; then runs+=("$MCPX_OLD transform --store $out/empty-old --server s $out/small.json"); mkdir -p "$out/empty-old"; fi
 	hyperfine -N -w 5 -r 40 "${runs[@]}" | tee "$out/store-cli-cost.txt"
 	echo "== 10 MiB base64 PDF in an existing store: mcpx transform vs the floor program (internal/cmd/floor)"
-	go build -o "$out/floor" ./internal/cmd/floor
+	CGO_ENABLED=0 go build -o "$out/floor" ./internal/cmd/floor # static, as mcpx is
 	go build -o "$out/benchdata" ./internal/cmd/benchdata
 	"$out/benchdata" 10 "$out/r10.json"
 	hyperfine -N -w 3 -r 20 \

@@ -37,7 +37,7 @@ func needsServer(args []string, ps parts.Set) string {
 	}
 	switch args[0] {
 	case "serve", "wrap":
-		if ps.Observe == nil {
+		if ps.Serve == nil || ps.Check == nil {
 			return "the gateway's metrics and tracing"
 		}
 		if ps.OpenS3 != nil {

@@ -5,27 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/signal"
-	"runtime/debug"
 	"sort"
-	"syscall"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
+	"github.com/mcpx-dev/mcpx/internal/cli/parts"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
-	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/store/noopstore"
-	"github.com/mcpx-dev/mcpx/web"
 )
 
 var serveCmd = command{
@@ -118,195 +108,9 @@ func (p program) runServe(args []string, stdin io.Reader, stdout, stderr io.Writ
 		return fail(stderr, c, fmt.Errorf("%s: no \"mcpServers\" to serve", o.configPath))
 	}
 	if check {
-		return checkServe(c, cfg, listen, o, redact.New(cfg.Secrets()).Writer(stdout), stderr)
+		stdout = redact.New(cfg.Secrets()).Writer(stdout)
 	}
-	return serveGateway(c, cfg, o, listen, log, stdin, stdout, stderr)
-}
-
-// checkServe prints what serve would run, after building every layer of
-// every configured server and tool.
-func checkServe(c command, cfg config.File, listen string, o common, stdout, stderr io.Writer) int {
-	names := make([]string, 0, len(cfg.MCPServers))
-	for n := range cfg.MCPServers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	st, err := openCheckStore()
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	host, err := newPluginHost(context.Background(), names)
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	defer host.Close(context.Background())
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: engine.Options{Store: st, Config: cfg.Pipeline, Plugins: host}, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets()})
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	eng := gw.Engine()
-	for _, n := range names {
-		if err := eng.Validate(n, ""); err != nil {
-			return fail(stderr, c, fmt.Errorf("mcpServers.%s: %w", n, err))
-		}
-		for tool := range cfg.MCPServers[n].Mcpx.Tools {
-			if err := eng.Validate(n, tool); err != nil {
-				return fail(stderr, c, fmt.Errorf("mcpServers.%s.mcpx.tools.%s: %w", n, tool, err))
-			}
-		}
-	}
-	fmt.Fprintf(stdout, "config %s is valid\n", o.configPath)
-	dir := o.storeDir
-	if dir == "" {
-		dir = cfg.Store.Dir
-	}
-	if dir == "" {
-		dir = "(default folder)"
-	}
-	fmt.Fprintf(stdout, "store: %s\n", dir)
-	if listen != "" {
-		fmt.Fprintf(stdout, "downstream: streamable HTTP on http://%s/mcp, HTTP API at /artifacts, /events, /transform (docs/artifacts.md)\n", listen)
-	} else {
-		fmt.Fprintln(stdout, "downstream: stdio")
-	}
-	fmt.Fprintln(stdout, "upstreams:")
-	for _, n := range names {
-		fmt.Fprintf(stdout, "  %s: %s\n", n, cfg.MCPServers[n].Describe())
-	}
-	_ = gw.Close(context.Background())
-	return exitOK
-}
-
-// serveGateway runs the gateway until stdin ends (stdio) or a signal
-// arrives (HTTP).
-func serveGateway(c command, cfg config.File, o common, listen string, log hclog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if o.storeDir == "" && cfg.Store.Dir == "" && cfg.Store.S3 == nil {
-		// MCP clients often start servers with a minimal environment (no
-		// HOME): say where artifacts go and why, at a level the default
-		// log shows, since the client's log is the only place to see it.
-		dir, why, err := fsstore.DefaultDir()
-		if err != nil {
-			return fail(stderr, c, fmt.Errorf("default artifact store: %w", err))
-		}
-		if why != "" {
-			log.Warn("default artifact store: "+why, "dir", dir)
-		}
-		o.storeDir = dir
-	}
-	st, err := o.openStore(ctx, cfg, log)
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	defer closeStore(context.Background(), st, log)
-
-	host, err := newPluginHost(ctx, serverNames(cfg))
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	// Deferred before the gateway's Close, so it runs after: the engine's
-	// layers let go of their plugins first.
-	defer host.Close(context.Background())
-	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Plugins: host}
-	var (
-		signer *web.Signer
-		ln     net.Listener
-		bus    *web.EventBus
-		base   string
-	)
-	if listen != "" {
-		if ln, err = net.Listen("tcp", listen); err != nil {
-			return fail(stderr, c, fmt.Errorf("listen: %w", err))
-		}
-		base = cfg.Serve.BaseURL
-		if base == "" {
-			base = "http://" + ln.Addr().String()
-		}
-		if signer, err = newSigner(ctx, cfg, st, base, log); err != nil {
-			return fail(stderr, c, err)
-		}
-		bus = web.NewEventBus(cfg.Serve.API)
-		eo.Linker = signer
-	}
-	obs, err := o.parts.Observe(ctx, cfg, bus, log)
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	defer obs.Shutdown()
-	eo.Listener = obs.Listener()
-	// Clients will connect: each upstream is told what the first of them
-	// can do, so it offers what it would offer that client directly.
-	gwo := gateway.Options{Servers: cfg.MCPServers, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: true}
-	obs.Configure(&gwo)
-	policy := gatewayRetention(cfg)
-	rlog := log.Named("retention")
-	applyRetention(policy, st, &eo, &gwo, rlog)
-	gwo.Engine = eo
-	gw, err := gateway.New(gwo)
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	gw.Start(ctx)
-	collectCtx, stopCollect := context.WithCancel(ctx)
-	collected := make(chan struct{})
-	go func() { defer close(collected); runCollector(collectCtx, st, policy, rlog, obs.Evicted()) }()
-	defer func() { stopCollect(); <-collected }()
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := gw.Close(cctx); err != nil {
-			log.Warn("closing the gateway", "error", err)
-		}
-	}()
-	if ln == nil {
-		if err := gw.ServeStdio(ctx, stdin, stdout); err != nil {
-			return fail(stderr, c, err)
-		}
-		return exitOK
-	}
-	au, err := auth.New(ctx, auth.Options{Config: cfg.Serve.AuthConfig(), Loopback: isLoopback(ln), BaseURL: base, Logger: log})
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", gw.HTTPHandler(gateway.HTTPOptions{AllowedOrigins: cfg.Serve.AllowedOrigins, Auth: au, Logger: log}))
-	obs.Watch(gw)
-	api, err := newAPI(cfg, st, signer, bus, au, gw, obs, log)
-	if err != nil {
-		return fail(stderr, c, err)
-	}
-	api.Register(mux)
-	srv := newHTTPServer(mux, cfg.Serve.Limits)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("serving", "mcp", "http://"+ln.Addr().String()+"/mcp")
-	fmt.Fprintf(stderr, "mcpx serve: MCP at http://%s/mcp\n", ln.Addr())
-	select {
-	case err := <-errc:
-		return fail(stderr, c, err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(sctx)
-	return exitOK
-}
-
-// newHTTPServer is the server of --listen, with the limits' timeouts: a
-// slow-loris client (headers or body a byte at a time, or an idle
-// keep-alive connection) is cut off instead of holding a connection
-// forever. There is no write timeout: SSE streams stay open as long as
-// their session.
-func newHTTPServer(h http.Handler, l gateway.Limits) *http.Server {
-	l = l.WithDefaults()
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: time.Duration(l.ReadHeaderTimeout),
-		ReadTimeout:       time.Duration(l.ReadTimeout),
-		IdleTimeout:       time.Duration(l.IdleTimeout),
-		MaxHeaderBytes:    64 << 10,
-	}
+	return p.gateway(c, cfg, o, listen, check, log, stdin, stdout, stderr)
 }
 
 // maskSecrets makes log and the returned stderr mask the values the
@@ -324,17 +128,53 @@ func maskSecrets(cfg config.File, log hclog.Logger, stderr io.Writer) io.Writer 
 	return masked
 }
 
-// moduleVersion is the version reported to MCP clients.
-func moduleVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
+// gateway opens what the gateway runs on, the store (one that writes
+// nothing for --check) and the WASM host of the configured servers, and
+// runs the binary's gateway part on them.
+func (p program) gateway(c command, cfg config.File, o common, listen string, check bool, log hclog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx := context.Background()
+	r := parts.GatewayRun{Config: cfg, ConfigPath: o.configPath, StoreDir: o.storeDir, Listen: listen, Log: log, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	if check {
+		r.Engine.Store = noopstore.New(hclog.NewNullLogger())
+	} else {
+		if o.storeDir == "" && cfg.Store.Dir == "" && cfg.Store.S3 == nil {
+			// MCP clients often start servers with a minimal environment (no
+			// HOME): say where artifacts go and why, at a level the default
+			// log shows, since the client's log is the only place to see it.
+			dir, why, err := fsstore.DefaultDir()
+			if err != nil {
+				return fail(stderr, c, fmt.Errorf("default artifact store: %w", err))
+			}
+			if why != "" {
+				log.Warn("default artifact store: "+why, "dir", dir)
+			}
+			o.storeDir = dir
+		}
+		st, err := o.openStore(ctx, cfg, log)
+		if err != nil {
+			return fail(stderr, c, err)
+		}
+		defer closeStore(context.Background(), st, log)
+		r.Engine.Store = st
 	}
-	return "(devel)"
+	host, err := newPluginHost(ctx, serverNames(cfg))
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	// Closed after the part returns, so after the gateway's Close: the
+	// engine's layers let go of their plugins first.
+	defer host.Close(context.Background())
+	r.Engine = engine.Options{Store: r.Engine.Store, Config: cfg.Pipeline, Logger: log, Plugins: host}
+	engineRetention(cfg.Store.RetentionFor(true), &r.Engine)
+	run := p.parts.Serve
+	if check {
+		run = p.parts.Check
+	}
+	if err := run(ctx, r); err != nil {
+		return fail(stderr, c, err)
+	}
+	return exitOK
 }
-
-// openCheckStore is the store --check builds layers against: nothing is
-// written.
-func openCheckStore() (store.Store, error) { return noopstore.New(hclog.NewNullLogger()), nil }
 
 // serverNames lists the upstreams' names, for the WASM host.
 func serverNames(cfg config.File) []string {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 var wrapCmd = command{
@@ -83,7 +83,7 @@ func (p program) runWrap(args []string, stdin io.Reader, stdout, stderr io.Write
 	}
 	if name == "" {
 		name = wrapName(pos[0])
-	} else if err := (gateway.ServerConfig{Command: pos[0]}).Validate(name); err != nil {
+	} else if err := (gatewayconfig.ServerConfig{Command: pos[0]}).Validate(name); err != nil {
 		return usageError(stderr, c, fmt.Errorf("--name %q: %w", name, err))
 	}
 	cfg, log, err := o.setup(stderr)
@@ -98,25 +98,25 @@ func (p program) runWrap(args []string, stdin io.Reader, stdout, stderr io.Write
 	if !found && len(cfg.MCPServers) > 0 {
 		log.Warn("the config's mcpServers has no entry for the wrapped server; its entries are ignored", "name", name, "config", o.configPath)
 	}
-	cfg.MCPServers = map[string]gateway.ServerConfig{name: srv}
-	return serveGateway(c, cfg, o, "", log, stdin, stdout, stderr)
+	cfg.MCPServers = map[string]gatewayconfig.ServerConfig{name: srv}
+	return p.gateway(c, cfg, o, "", false, log, stdin, stdout, stderr)
 }
 
 // wrapServer is the server wrap runs: command (with its arguments) named
 // name, with what the entry of that name in entries sets besides how to
 // start it (env, cwd, timeout, the mcpx section), and timeout when it is
 // set. found says whether entries had one.
-func wrapServer(name string, command []string, entries map[string]gateway.ServerConfig, timeout time.Duration) (s gateway.ServerConfig, found bool) {
+func wrapServer(name string, command []string, entries map[string]gatewayconfig.ServerConfig, timeout time.Duration) (s gatewayconfig.ServerConfig, found bool) {
 	e, found := entries[name]
 	if found {
-		s = gateway.ServerConfig{Env: e.Env, Cwd: e.Cwd, Timeout: e.Timeout, Mcpx: e.Mcpx}
+		s = gatewayconfig.ServerConfig{Env: e.Env, Cwd: e.Cwd, Timeout: e.Timeout, Mcpx: e.Mcpx}
 	}
 	s.Command, s.Args = command[0], command[1:]
 	// The environment mcpx got was made for this one server (the
 	// client's "env" for its entry): pass it on whole.
 	s.InheritEnv = true
 	if timeout > 0 {
-		s.Timeout = gateway.Duration(timeout)
+		s.Timeout = gatewayconfig.Duration(timeout)
 	}
 	return s, found
 }
@@ -133,7 +133,7 @@ func (d *durationFlag) String() string {
 }
 
 func (d *durationFlag) Set(s string) error {
-	var v gateway.Duration
+	var v gatewayconfig.Duration
 	q := s
 	if _, err := strconv.ParseFloat(s, 64); err != nil {
 		q = strconv.Quote(s)

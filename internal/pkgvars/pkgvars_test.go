@@ -68,7 +68,7 @@ var reviewed = map[string]string{
 	"gateway:instanceMethods":           "table",
 	"inspect:jsonNesting":               "table",
 	"telemetry:pluginLayers":            "table",
-	"gateway:DefaultArgumentFields":     "table",
+	"internal:DefaultArgumentFields":    "table",
 	"gateway:InheritedEnv":              "table",
 	"gateway:statelessProtocolVersions": "table",
 	"gateway:pathMetaVersion":           "table",

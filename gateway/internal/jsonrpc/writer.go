@@ -4,7 +4,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // maxSpareBuffer caps the buffer a lineWriter keeps between writes; a

@@ -21,9 +21,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // conn is one live connection to an upstream server.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // InheritedEnv are the variables a stdio upstream gets from mcpx's own

@@ -27,9 +27,9 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // probeStateless opens the stateless lane of a streamable-HTTP upstream,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // statelessParams adds the _meta of a 2026-07-28 request to params.

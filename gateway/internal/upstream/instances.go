@@ -22,8 +22,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // instanceMethods are the requests an extra process serves.

@@ -16,8 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // pidStubEnv makes the test binary a stdio MCP server with one tool,

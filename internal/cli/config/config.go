@@ -28,7 +28,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -45,8 +45,8 @@ type File struct {
 	// MCPServers are the upstream MCP servers of "mcpx serve", in Claude
 	// Desktop's shape ("command"/"args"/"env"/"cwd", or "url"/"headers"/
 	// "type") plus "timeout", "disabled" and mcpx's own "mcpx" section.
-	// Strings may use ${VAR} and ${VAR:-default}. See gateway.ServerConfig.
-	MCPServers map[string]gateway.ServerConfig `json:"mcpServers,omitempty"`
+	// Strings may use ${VAR} and ${VAR:-default}. See gatewayconfig.ServerConfig.
+	MCPServers map[string]gatewayconfig.ServerConfig `json:"mcpServers,omitempty"`
 	// Serve configures the gateway's HTTP surface (mcpx serve --listen).
 	Serve Serve `json:"serve"`
 }

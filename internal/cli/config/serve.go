@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/auth"
-	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/telemetry/traceconfig"
 	"github.com/mcpx-dev/mcpx/web"
@@ -45,7 +45,7 @@ type Serve struct {
 	// URLKeyRotation makes a new signing key when the current one is this
 	// old ("720h"), checked at start and hourly; older keys verify until
 	// the URLs they signed expire. Defaults to 0: never rotate.
-	URLKeyRotation gateway.Duration `json:"url_key_rotation,omitempty"`
+	URLKeyRotation gatewayconfig.Duration `json:"url_key_rotation,omitempty"`
 	// Auth is the access control of the HTTP API (/artifacts, /events,
 	// /resources, /transform): static tokens with tenant and user, JWTs
 	// against a JWKS, the protected-resource metadata, Host/Origin
@@ -62,25 +62,25 @@ type Serve struct {
 	API web.Limits `json:"api,omitzero"`
 	// URLTTL is how long a download URL stays valid ("15m"). Defaults to
 	// DefaultURLTTL.
-	URLTTL gateway.Duration `json:"url_ttl,omitempty"`
+	URLTTL gatewayconfig.Duration `json:"url_ttl,omitempty"`
 	// Limits bound message sizes, buffers, sessions, stderr logging and
-	// the HTTP listener's timeouts (see gateway.Limits; "mcpx wrap" uses
-	// them too). Defaults to gateway.Limits' defaults.
-	Limits gateway.Limits `json:"limits,omitzero"`
+	// the HTTP listener's timeouts (see gatewayconfig.Limits; "mcpx wrap" uses
+	// them too). Defaults to gatewayconfig.Limits' defaults.
+	Limits gatewayconfig.Limits `json:"limits,omitzero"`
 	// Profiles fit results to the client by the prefix of its
 	// clientInfo.name (case-insensitive, longest first): {"claude-code":
 	// {"max_tokens": 25000, "images": true}}. They add to and replace
 	// the built-in ones (see gateway.Options.Profiles); "default"
 	// applies to any other client.
 	// Defaults to the built-in profiles only.
-	Profiles map[string]gateway.Profile `json:"profiles,omitempty"`
+	Profiles map[string]gatewayconfig.Profile `json:"profiles,omitempty"`
 	// ArtifactTools configure the artifacts_query and artifacts_search
 	// tools (names, answer budget, query time and memory caps, search
 	// hits) and the text limit of resources/read of a text artifact
-	// ("mcpx wrap" uses them too). See gateway.ArtifactToolsOptions.
+	// ("mcpx wrap" uses them too). See gatewayconfig.ArtifactToolsOptions.
 	// Defaults to its defaults: both tools offered, 10,000 characters an
 	// answer, 1 MiB of text a resources/read.
-	ArtifactTools gateway.ArtifactToolsOptions `json:"artifact_tools,omitzero"`
+	ArtifactTools gatewayconfig.ArtifactToolsOptions `json:"artifact_tools,omitzero"`
 
 	// secrets are the values ${VAR} substitution took from the
 	// environment, by variable name.

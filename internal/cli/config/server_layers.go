@@ -15,7 +15,7 @@ import (
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/internal/mergepatch"
 )
 
@@ -70,7 +70,7 @@ const resourceLinkLayer = "resourcelink"
 // layer. Each is one more merge patch (RFC 7396) over the pipeline's own
 // options for that server or tool, as every other level is: a key the
 // pipeline sets and mcpx.layers does not stays.
-func withServerLayers(c engine.Config, servers map[string]gateway.ServerConfig) (engine.Config, error) {
+func withServerLayers(c engine.Config, servers map[string]gatewayconfig.ServerConfig) (engine.Config, error) {
 	out := c
 	out.Servers = maps.Clone(c.Servers)
 	if out.Servers == nil {

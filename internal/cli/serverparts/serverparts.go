@@ -13,20 +13,14 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/internal/cli/parts"
 	"github.com/mcpx-dev/mcpx/store/s3store"
-	"github.com/mcpx-dev/mcpx/web"
 )
 
 // Set is every part.
 func Set() parts.Set {
 	return parts.Set{
 		OpenS3: openS3,
-		Observe: func(ctx context.Context, cfg config.File, bus *web.EventBus, log hclog.Logger) (parts.Observability, error) {
-			o, err := newObservability(ctx, cfg, bus, log)
-			if err != nil {
-				return nil, err
-			}
-			return o, nil
-		},
+		Serve:  serve,
+		Check:  check,
 	}
 }
 

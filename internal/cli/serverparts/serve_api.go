@@ -1,4 +1,4 @@
-package cli
+package serverparts
 
 // The HTTP API of "mcpx serve --listen" (issue 19): the signing key ring
 // kept with the store, the access control and the endpoints of package
@@ -18,7 +18,6 @@ import (
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
-	"github.com/mcpx-dev/mcpx/internal/cli/parts"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/web"
@@ -131,10 +130,10 @@ func (e *upstreamsNotReady) Error() string {
 
 // newAPI builds the HTTP API over the gateway's engine, store and
 // upstream resources, with /metrics.
-func newAPI(cfg config.File, st store.Store, signer *web.Signer, bus *web.EventBus, au *auth.Authenticator, gw *gateway.Gateway, obs parts.Observability, log hclog.Logger) (*web.API, error) {
+func newAPI(cfg config.File, st store.Store, signer *web.Signer, bus *web.EventBus, au *auth.Authenticator, gw *gateway.Gateway, obs *observability, log hclog.Logger) (*web.API, error) {
 	return web.NewAPI(web.APIOptions{
 		Store: st, Signer: signer, Auth: au, Events: bus, Transformer: gw.Engine(), Resources: resourceBrowser{gw},
-		Ready: upstreamReadiness{gw}, Retention: gatewayRetention(cfg), Metrics: obs.Handler(), Limits: cfg.Serve.API, Logger: log,
+		Ready: upstreamReadiness{gw}, Retention: cfg.Store.RetentionFor(true), Metrics: obs.Handler(), Limits: cfg.Serve.API, Logger: log,
 	})
 }
 

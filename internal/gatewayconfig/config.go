@@ -2,7 +2,7 @@
 // (ServerConfig and mcpx's own section, ServerOptions) and the Limits.
 // The gateway root re-exports them; the upstream supervisor and the
 // gateway both read them, so they live below both.
-package config
+package gatewayconfig
 
 import (
 	"encoding/json"
@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 )
 
@@ -29,6 +28,14 @@ const (
 
 // ProtocolAuto is ServerOptions.Protocol's default: probe for 2026-07-28.
 const ProtocolAuto = "auto"
+
+// The revisions ServerOptions.Protocol may name (mcp-go's
+// ProtocolVersion constants, spelled out: this package stays out of
+// mcp-go, so that the CLI's config links none of it).
+const (
+	protocol20251125 = "2025-11-25"
+	protocol20260728 = "2026-07-28"
+)
 
 // DefaultTimeout bounds one upstream request when ServerConfig.Timeout is
 // not set.
@@ -324,9 +331,9 @@ func (c ServerConfig) Validate(name string) error {
 		return fmt.Errorf("mcpServers.%s: mcpx.startup_timeout must not be negative", name)
 	}
 	switch c.Mcpx.Protocol {
-	case "", ProtocolAuto, mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728:
+	case "", ProtocolAuto, protocol20251125, protocol20260728:
 	default:
-		return fmt.Errorf("mcpServers.%s: mcpx.protocol %q: want %q, %q or %q", name, c.Mcpx.Protocol, ProtocolAuto, mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728)
+		return fmt.Errorf("mcpServers.%s: mcpx.protocol %q: want %q, %q or %q", name, c.Mcpx.Protocol, ProtocolAuto, protocol20251125, protocol20260728)
 	}
 	switch c.Mcpx.Instances {
 	case "", InstancesShared:
