@@ -25,6 +25,7 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/query"
+	"github.com/mcpx-dev/mcpx/query/jq"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -155,7 +156,7 @@ func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json
 	budget := s.maxChars(args)
 	qctx, cancel := context.WithTimeout(ctx, time.Duration(o.Timeout))
 	defer cancel()
-	ans, err := query.Run(qctx, s.g.st, ref, req, query.Budget{MaxChars: budget, Timeout: time.Duration(o.Timeout), MaxMemory: o.MaxMemory})
+	ans, err := query.Run(qctx, s.g.st, ref, req, query.Budget{MaxChars: budget, Timeout: time.Duration(o.Timeout), MaxMemory: o.MaxMemory, JQ: jq.Compile})
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return notFound, nil

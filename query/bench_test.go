@@ -68,7 +68,7 @@ func BenchmarkGrep100MB(b *testing.B) {
 		b.Run("mcpx/"+expr, func(b *testing.B) {
 			b.SetBytes(ref.SizeBytes)
 			for b.Loop() {
-				a, err := Run(context.Background(), st, ref, Request{Grep: expr}, Budget{Timeout: 60e9})
+				a, err := runWithJQ(context.Background(), st, ref, Request{Grep: expr}, Budget{Timeout: 60e9})
 				if err != nil || a.Total == 0 {
 					b.Fatal(a.Total, err)
 				}
@@ -113,7 +113,7 @@ func BenchmarkJQ10MB(b *testing.B) {
 	b.Run("mcpx", func(b *testing.B) {
 		b.SetBytes(ref.SizeBytes)
 		for b.Loop() {
-			a, err := Run(context.Background(), st, ref, Request{JQ: program}, Budget{Timeout: 60e9})
+			a, err := runWithJQ(context.Background(), st, ref, Request{JQ: program}, Budget{Timeout: 60e9})
 			if err != nil || a.Text == "" {
 				b.Fatal(err)
 			}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/itchyny/gojq"
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/store"
@@ -90,11 +89,10 @@ func cutString(s string, n int) string {
 // it at the deadline, once its output passes the budget, or once the heap
 // grew by b.MaxMemory while it ran.
 func runJQ(ctx context.Context, st store.Store, ref store.Ref, program string, b Budget) (Answer, error) {
-	q, err := gojq.Parse(program)
-	if err != nil {
-		return Answer{}, fmt.Errorf("%w: %w", ErrBadProgram, err)
+	if b.JQ == nil {
+		return Answer{}, fmt.Errorf("%w: this binary runs no jq programs (mcpx-server does)", ErrBadRequest)
 	}
-	code, err := gojq.Compile(q)
+	run, err := b.JQ(program)
 	if err != nil {
 		return Answer{}, fmt.Errorf("%w: %w", ErrBadProgram, err)
 	}
@@ -122,36 +120,27 @@ func runJQ(ctx context.Context, st store.Store, ref store.Ref, program string, b
 			}
 			return Answer{}, fmt.Errorf("%w: %s is not JSON (%v); ask for lines or grep", ErrBadRequest, ref.ID, err)
 		}
-		iter := code.RunWithContext(ctx, v)
-		for {
-			r, ok := iter.Next()
-			if !ok {
-				break
-			}
-			if err, isErr := r.(error); isErr {
-				if cause := context.Cause(ctx); cause != nil {
-					if errors.Is(cause, ErrBudget) {
-						return Answer{}, cause
-					}
-					return Answer{}, fmt.Errorf("%w: the jq program ran past %v", ErrBudget, b.Timeout)
-				}
-				var halt *gojq.HaltError
-				if errors.As(err, &halt) && halt.Value() == nil {
-					break
-				}
-				return Answer{}, fmt.Errorf("%w: %w", ErrBadProgram, err)
-			}
-			enc, _ := gojq.Marshal(r)
+		err := run(ctx, v, func(enc []byte) bool {
 			results++
 			if out.Len()+len(enc)+1 > limit {
 				if out.Len() == 0 {
 					out.Write(cutUTF8(enc, limit))
 				}
 				full = true
-				break
+				return false
 			}
 			out.Write(enc)
 			out.WriteByte('\n')
+			return true
+		})
+		if err != nil {
+			if cause := context.Cause(ctx); cause != nil {
+				if errors.Is(cause, ErrBudget) {
+					return Answer{}, cause
+				}
+				return Answer{}, fmt.Errorf("%w: the jq program ran past %v", ErrBudget, b.Timeout)
+			}
+			return Answer{}, fmt.Errorf("%w: %w", ErrBadProgram, err)
 		}
 	}
 	a := Answer{Text: strings.TrimSuffix(out.String(), "\n")}

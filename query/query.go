@@ -81,7 +81,16 @@ type Budget struct {
 	MaxChars  int
 	Timeout   time.Duration
 	MaxMemory int64
+	// JQ compiles the JQ mode's programs (query/jq's Compile); without
+	// it the mode is refused.
+	JQ JQ
 }
+
+// JQ compiles a jq program; the function it returns runs it over one
+// JSON value, handing each output's JSON encoding to each until each
+// returns false, and returns the program's error. query/jq's Compile is
+// one, on gojq, kept apart so that a binary that runs no jq links none.
+type JQ func(program string) (func(ctx context.Context, v any, each func([]byte) bool) error, error)
 
 // Answer is what Run found.
 type Answer struct {

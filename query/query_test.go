@@ -72,7 +72,7 @@ func TestRunGolden(t *testing.T) {
 		{"jq over budget", js, Request{JQ: "repeat(.total)"}, Budget{MaxChars: 10}, Answer{Text: strings.Repeat("2\n", 99) + "2", Cut: "output cut at result 101, over the 400-character budget; narrow the program (first, limit(n; …), .[a:b])"}},
 	}
 	for _, c := range cases {
-		a, err := Run(ctx, st, c.ref, c.req, c.b)
+		a, err := runWithJQ(ctx, st, c.ref, c.req, c.b)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -92,12 +92,12 @@ func TestRunLinesEdges(t *testing.T) {
 		rg   Range
 		want string
 	}{{Range{1, 0}, "a\n\nc"}, {Range{2, 2}, ""}, {Range{3, 3}, "c"}, {Range{2, 9}, "\nc"}} {
-		a, err := Run(context.Background(), st, ref, Request{Lines: &c.rg}, Budget{})
+		a, err := runWithJQ(context.Background(), st, ref, Request{Lines: &c.rg}, Budget{})
 		if err != nil || a.Text != c.want || a.Total != 3 || a.Cut != "" {
 			t.Errorf("lines %v: %+v %v", c.rg, a, err)
 		}
 	}
-	if _, err := Run(context.Background(), st, ref, Request{Lines: &Range{4, 4}}, Budget{}); !errors.Is(err, ErrOutOfRange) {
+	if _, err := runWithJQ(context.Background(), st, ref, Request{Lines: &Range{4, 4}}, Budget{}); !errors.Is(err, ErrOutOfRange) {
 		t.Errorf("line 4: %v", err)
 	}
 }
@@ -134,7 +134,7 @@ func TestRunBadInput(t *testing.T) {
 		{"entry not archive", text, Request{Entry: "a"}, ErrBadRequest, "not an archive"},
 	}
 	for _, c := range cases {
-		_, err := Run(ctx, st, c.ref, c.req, Budget{})
+		_, err := runWithJQ(ctx, st, c.ref, c.req, Budget{})
 		if !errors.Is(err, c.want) || !strings.Contains(fmt.Sprint(err), c.msg) {
 			t.Errorf("%s: got %v, want %v with %q", c.name, err, c.want, c.msg)
 		}
@@ -157,7 +157,7 @@ func TestRunJQRunaway(t *testing.T) {
 		{"last(range(1e12))", Budget{Timeout: 300 * time.Millisecond}, "ran past"},
 	} {
 		start := time.Now()
-		_, err := Run(context.Background(), st, js, Request{JQ: c.program}, c.b)
+		_, err := runWithJQ(context.Background(), st, js, Request{JQ: c.program}, c.b)
 		took := time.Since(start)
 		if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.program, err)
@@ -168,7 +168,7 @@ func TestRunJQRunaway(t *testing.T) {
 		t.Logf("%s: %v in %v", c.program, err, took)
 	}
 	// repeat(.) as a stream is cut by the output budget.
-	a, err := Run(context.Background(), st, js, Request{JQ: "repeat(.)"}, Budget{MaxChars: 100})
+	a, err := runWithJQ(context.Background(), st, js, Request{JQ: "repeat(.)"}, Budget{MaxChars: 100})
 	if err != nil || a.Cut == "" {
 		t.Errorf("repeat(.): %+v %v", a, err)
 	}
@@ -186,11 +186,11 @@ func TestRunEntryAndPage(t *testing.T) {
 	zw.Close()
 	arc := put(t, st, "application/zip", zb.Bytes())
 
-	a, err := Run(ctx, st, arc, Request{Entry: "docs/a.txt"}, Budget{})
+	a, err := runWithJQ(ctx, st, arc, Request{Entry: "docs/a.txt"}, Budget{})
 	if err != nil || a.Text != "alpha\nbeta\n" || a.Stored != nil {
 		t.Errorf("text entry: %+v %v", a, err)
 	}
-	a, err = Run(ctx, st, arc, Request{Entry: "img/c.png"}, Budget{})
+	a, err = runWithJQ(ctx, st, arc, Request{Entry: "img/c.png"}, Budget{})
 	if err != nil || a.Stored == nil || a.Stored.MIMEType != "image/png" || !strings.Contains(a.Text, a.Stored.ID) || a.Stored.Filename != "c.png" {
 		t.Fatalf("binary entry: %+v %v", a, err)
 	}
@@ -199,24 +199,24 @@ func TestRunEntryAndPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc.Close()
-	a, err = Run(ctx, st, arc, Request{Entry: "big.txt"}, Budget{MaxChars: 100})
+	a, err = runWithJQ(ctx, st, arc, Request{Entry: "big.txt"}, Budget{MaxChars: 100})
 	if err != nil || a.Stored == nil || !strings.HasPrefix(a.Text, "word word") || !strings.Contains(a.Cut, a.Stored.ID) {
 		t.Errorf("long text entry: %+v %v", a, err)
 	}
 	checkBudget(t, a, MinMaxChars)
-	if _, err := Run(ctx, st, arc, Request{Entry: "nope"}, Budget{}); !errors.Is(err, ErrOutOfRange) || !strings.Contains(err.Error(), "docs/a.txt") {
+	if _, err := runWithJQ(ctx, st, arc, Request{Entry: "nope"}, Budget{}); !errors.Is(err, ErrOutOfRange) || !strings.Contains(err.Error(), "docs/a.txt") {
 		t.Errorf("missing entry: %v", err)
 	}
 
 	pdf := put(t, st, "application/pdf", buildPDF([][]string{{"First page text."}, {"Second page."}}))
-	a, err = Run(ctx, st, pdf, Request{Page: 1}, Budget{})
+	a, err = runWithJQ(ctx, st, pdf, Request{Page: 1}, Budget{})
 	if err != nil || a.Text != "First page text." || a.Total != 2 || a.Cut != "page 1 of 2 shown; ask for page 2" {
 		t.Errorf("page 1: %+v %v", a, err)
 	}
-	if _, err := Run(ctx, st, pdf, Request{Page: 3}, Budget{}); !errors.Is(err, ErrOutOfRange) || !strings.Contains(err.Error(), "has 2 pages") {
+	if _, err := runWithJQ(ctx, st, pdf, Request{Page: 3}, Budget{}); !errors.Is(err, ErrOutOfRange) || !strings.Contains(err.Error(), "has 2 pages") {
 		t.Errorf("page 3: %v", err)
 	}
-	if _, err := Run(ctx, st, pdf, Request{Grep: "x"}, Budget{}); !errors.Is(err, ErrNotText) || !strings.Contains(err.Error(), "page N") {
+	if _, err := runWithJQ(ctx, st, pdf, Request{Grep: "x"}, Budget{}); !errors.Is(err, ErrNotText) || !strings.Contains(err.Error(), "page N") {
 		t.Errorf("grep pdf: %v", err)
 	}
 }
@@ -226,11 +226,11 @@ func TestRunEntryAndPage(t *testing.T) {
 func TestRunLongLine(t *testing.T) {
 	st := memstore.New(memstore.Config{})
 	long := put(t, st, "text/plain", []byte("short\n"+strings.Repeat("x", 5000)+"\nend\n"))
-	a, err := Run(context.Background(), st, long, Request{Lines: &Range{2, 2}}, Budget{MaxChars: 1000})
+	a, err := runWithJQ(context.Background(), st, long, Request{Lines: &Range{2, 2}}, Budget{MaxChars: 1000})
 	if err != nil || len(a.Text) != 700 || a.Cut != "line 2 is longer than the budget: its first 700 bytes shown; ask for bytes 706-1406" || a.Total != 3 {
 		t.Errorf("%+v %v", a, err)
 	}
-	a, err = Run(context.Background(), st, long, Request{Grep: "end"}, Budget{})
+	a, err = runWithJQ(context.Background(), st, long, Request{Grep: "end"}, Budget{})
 	if err != nil || a.Text != "3:end" {
 		t.Errorf("grep after a long line: %+v %v", a, err)
 	}

@@ -105,7 +105,7 @@ func (p program) runArtifactsQuery(args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, c, describe(err, id, st))
 	}
-	ans, err := query.Run(ctx, st, ref, req, query.Budget{MaxChars: maxChars})
+	ans, err := query.Run(ctx, st, ref, req, query.Budget{MaxChars: maxChars, JQ: p.parts.JQ})
 	if err != nil {
 		return fail(stderr, c, fmt.Errorf("artifact %s: %w", id, err))
 	}

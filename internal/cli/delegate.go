@@ -27,7 +27,7 @@ const envServerBinary = "MCPX_SERVER_BINARY"
 var errNoS3 = errors.New("this binary has no S3 store (store.s3 is served by " + ServerBinary + ")")
 
 // needsServer says why args need a part ps lacks, or "" when they do not:
-// serve and wrap need the metrics and traces; a store command whose
+// serve and wrap need the gateway; "artifacts query --jq" needs jq; a store command whose
 // config names store.s3 (and no --store) needs the S3 store. The config
 // file is only looked at, not validated: the binary that runs the
 // command does that.
@@ -38,12 +38,15 @@ func needsServer(args []string, ps parts.Set) string {
 	switch args[0] {
 	case "serve", "wrap":
 		if ps.Serve == nil || ps.Check == nil {
-			return "the gateway's metrics and tracing"
+			return "the gateway"
 		}
 		if ps.OpenS3 != nil {
 			return ""
 		}
 	case "transform", "artifacts":
+		if ps.JQ == nil && len(args) > 1 && args[1] == "query" && hasFlag(args[2:], "jq") {
+			return "jq"
+		}
 		if ps.OpenS3 != nil {
 			return ""
 		}
@@ -59,6 +62,20 @@ func needsServer(args []string, ps parts.Set) string {
 		return ""
 	}
 	return "the S3 store of " + configPath
+}
+
+// hasFlag reports whether args set flag name (-name, --name, --name=V),
+// before "--".
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // storeFlags finds --config's value and whether --store is given in a

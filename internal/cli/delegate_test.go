@@ -21,8 +21,11 @@ func TestNeedsServer(t *testing.T) {
 		ps   parts.Set
 		want string // a part of the reason; "" for none
 	}{
-		{[]string{"serve", "--config", fscfg}, parts.Set{}, "metrics"},
-		{[]string{"wrap", "--", "server"}, parts.Set{}, "metrics"},
+		{[]string{"serve", "--config", fscfg}, parts.Set{}, "gateway"},
+		{[]string{"wrap", "--", "server"}, parts.Set{}, "gateway"},
+		{[]string{"artifacts", "query", "--jq", ".a", "ID"}, parts.Set{}, "jq"},
+		{[]string{"artifacts", "query", "--grep", "x", "ID"}, parts.Set{}, ""},
+		{[]string{"artifacts", "query", "--", "--jq"}, parts.Set{}, ""},
 		{[]string{"transform", "--config", s3cfg}, parts.Set{}, "S3 store of " + s3cfg},
 		{[]string{"artifacts", "ls", "--config=" + s3cfg}, parts.Set{}, "S3 store"},
 		{[]string{"artifacts", "ls", "-config", s3cfg}, parts.Set{}, "S3 store"},

@@ -1,9 +1,9 @@
 // Package parts names what a binary built on internal/cli links beyond the
-// CLI itself: the S3 store, and the gateway of "mcpx serve" and "mcpx
+// CLI itself: the S3 store, jq, and the gateway of "mcpx serve" and "mcpx
 // wrap" with its HTTP API, metrics and traces.
 //
-// They live apart because their dependencies (minio-go, the gateway's
-// mcp-go, JSON Schema and jq packages, the Prometheus client, the OTLP
+// They live apart because their dependencies (minio-go, gojq, the
+// gateway's mcp-go and JSON Schema packages, the Prometheus client, the OTLP
 // exporter and its gRPC and protobuf packages) run package initializers
 // in every process that links them: about 5 ms before main, on each "mcpx
 // transform" a host runs per result. cmd/mcpx leaves them out and hands
@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
+	"github.com/mcpx-dev/mcpx/query"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -26,6 +27,8 @@ import (
 type Set struct {
 	// OpenS3 opens the S3 store of the config's store.s3.
 	OpenS3 func(ctx context.Context, c config.S3, log hclog.Logger) (Store, error)
+	// JQ runs the jq programs of "mcpx artifacts query --jq" (query/jq).
+	JQ query.JQ
 	// Serve runs the gateway until its stdin ends (stdio) or ctx ends or
 	// a signal arrives (HTTP).
 	Serve func(ctx context.Context, r GatewayRun) error
@@ -35,7 +38,9 @@ type Set struct {
 }
 
 // Complete reports whether s has every part.
-func (s Set) Complete() bool { return s.OpenS3 != nil && s.Serve != nil && s.Check != nil }
+func (s Set) Complete() bool {
+	return s.OpenS3 != nil && s.JQ != nil && s.Serve != nil && s.Check != nil
+}
 
 // GatewayRun is what "mcpx serve" and "mcpx wrap" prepared for the
 // gateway.

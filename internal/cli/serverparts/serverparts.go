@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/internal/cli/parts"
+	"github.com/mcpx-dev/mcpx/query/jq"
 	"github.com/mcpx-dev/mcpx/store/s3store"
 )
 
@@ -19,6 +20,7 @@ import (
 func Set() parts.Set {
 	return parts.Set{
 		OpenS3: openS3,
+		JQ:     jq.Compile,
 		Serve:  serve,
 		Check:  check,
 	}
