@@ -244,19 +244,21 @@ type Store struct {
 	// version 1, which has no content column (see refColumns).
 	legacyIndex atomic.Bool
 	// wmu lets one write transaction of this process at a time ask
-	// SQLite for the write lock: goroutines queue here instead of in
-	// SQLite's sleeping busy handler.
-	wmu sync.Mutex
+	// SQLite for the write lock, the search indexer's after the others
+	// (see writeLock).
+	wmu writeLock
 
 	// Reads waiting to be written as last_access_at (see touch): tmu
 	// guards touched and touchPending; fmu orders flushes (Close waits for
 	// the timer's).
 	// Text parts waiting for the search index (indexer.go): imu guards
-	// them; idone is open while the indexer runs.
+	// them; idone is open while the indexer runs; iwaiters counts the
+	// Search and Close calls waiting for it.
 	imu           sync.Mutex
 	ipending      []pendingText
 	ipendingBytes int
 	idone         chan struct{}
+	iwaiters      int
 
 	tmu          sync.Mutex
 	touched      map[int64]int64
@@ -543,6 +545,8 @@ func tempName(prefix string) string {
 // source when o sets them (the index keeps the latest).
 func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
 	ns := store.SanitizeNamespace(o.Namespace)
+	s.wmu.enter()
+	defer s.wmu.leave()
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
