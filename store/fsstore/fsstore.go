@@ -702,11 +702,10 @@ func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64,
 // link durable. It reports false when the blob was there already.
 func (s *Store) placeBlob(tmpName, sum string) (bool, error) {
 	shard := sum[:2]
+	created := false
 	switch err := s.blobs.Mkdir(shard, 0o700); {
 	case err == nil:
-		if err := s.blobsDir.Sync(); err != nil {
-			return false, err
-		}
+		created = true
 	case !errors.Is(err, fs.ErrExist):
 		return false, err
 	}
@@ -722,14 +721,29 @@ func (s *Store) placeBlob(tmpName, sum string) (bool, error) {
 		return false, err
 	}
 	defer d.Close()
+	// A new shard's entry in blobs/ is synced after the link, not before:
+	// both are durable before the put commits either way, and where the
+	// file system has one journal (ext4, xfs) the shard's sync commits
+	// the folder's creation too, so this one finds nothing left to write.
+	syncShard := func() error {
+		if !created {
+			return nil
+		}
+		return s.blobsDir.Sync()
+	}
 	err = linkAt(s.tmpDir, tmpName, d, sum)
 	if errors.Is(err, fs.ErrExist) {
-		return false, nil
+		// Another process linked the same bytes into the shard this put
+		// made: the shard is still this put's to sync.
+		return false, syncShard()
 	}
 	if err != nil {
 		return false, fmt.Errorf("link blob %s: %w", sum, err)
 	}
-	return true, d.Sync()
+	if err := d.Sync(); err != nil {
+		return false, err
+	}
+	return true, syncShard()
 }
 
 // dropUnheldBlob removes the blob sum that a failed put linked, unless an

@@ -70,20 +70,18 @@ func (s *Store) queueText(id string, parts []store.TextPart) bool {
 	return true
 }
 
-// indexQueued writes the queued text until the queue is empty, then
-// checkpoints what it wrote and closes done.
+// indexQueued writes the queued text until the queue is empty, and
+// checkpoints after each artifact; then it closes done.
 func (s *Store) indexQueued(done chan struct{}) {
 	ctx := context.Background()
 	dirty := false // the indexer committed since its last checkpoint
 	for {
+		if dirty {
+			s.checkpointQuiet(ctx)
+			dirty = false
+		}
 		s.imu.Lock()
 		if len(s.ipending) == 0 {
-			if dirty {
-				s.imu.Unlock()
-				s.checkpointQuiet(ctx)
-				dirty = false
-				continue // more may have come meanwhile
-			}
 			s.idone = nil
 			s.imu.Unlock()
 			close(done)
@@ -146,8 +144,8 @@ func (s *Store) indexText(ctx context.Context, id string, parts []store.TextPart
 
 // indexTextBehind is indexText for the indexer: transactions of at most
 // indexTxRows lines, each started in a gap between calls and ended early
-// when a call starts storing (see the file comment). Before each one it
-// checkpoints what the last ones wrote (dirty says there is some).
+// when a call starts storing (see the file comment). It sets dirty when
+// it commits.
 func (s *Store) indexTextBehind(ctx context.Context, id string, parts []store.TextPart, dirty *bool) error {
 	db, err := s.index(ctx)
 	if err != nil {
@@ -156,10 +154,6 @@ func (s *Store) indexTextBehind(ctx context.Context, id string, parts []store.Te
 	rows := searchRows(parts)
 	var seq int64
 	for done := 0; ; {
-		if *dirty {
-			s.checkpointQuiet(ctx)
-			*dirty = false
-		}
 		n, committed, err := s.indexRowsBehind(ctx, db, id, &seq, done == 0, rows[done:min(done+indexTxRows, len(rows))])
 		if err != nil {
 			return fmt.Errorf("index text: %w", err)
