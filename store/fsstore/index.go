@@ -162,8 +162,9 @@ func indexDSN(path string, busy time.Duration, readOnly, immutable bool) string 
 // the WAL into index.db itself (SQLite's default is 1000). The search
 // indexer checkpoints in the gaps between calls (see indexer.go), so a
 // call's commit does not pay for copying the pages the indexer wrote;
-// this is the backstop for a WAL that grows without it. A checkpoint
-// copies each page once, however many times the WAL holds it.
+// this is the backstop for a WAL that grows without it (about 40 MB of
+// 4 KiB pages). A checkpoint copies each page once, however many times
+// the WAL holds it.
 const walAutoCheckpoint = 10000
 
 // errIndexDamaged marks an index file that is not a whole SQLite database.

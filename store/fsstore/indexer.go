@@ -10,13 +10,14 @@ package fsstore
 // The indexer works in the gaps between calls (see writeLock): it starts
 // a transaction only once no put or annotation has been under way for
 // indexQuiet, commits at least every indexTxRows lines, and commits early
-// when a call starts storing (unless Search or Close waits for it), so that a call never waits for more than
+// when a call starts storing, so that a call never waits for more than
 // one INSERT of the indexer nor shares the disk with its writes. It also
-// checkpoints the WAL itself in those gaps (walAutoCheckpoint is the
-// backstop), so that a call's commit does not copy the index's pages into
-// index.db. While the queue holds more than half of MaxPendingIndexBytes
-// the indexer stops waiting for gaps and yields only to a write that
-// waits for the lock, so that steady traffic cannot starve it.
+// checkpoints the WAL itself in those gaps, once an artifact
+// (walAutoCheckpoint is the backstop), so that a call's commit does not
+// copy the index's pages into index.db. While Search or Close waits for
+// it, or the queue holds more than half of MaxPendingIndexBytes, the
+// indexer stops waiting for gaps and yields only to a write that waits
+// for the lock: steady traffic cannot starve it.
 //
 // Another process searching the same folder sees the text as it is
 // written (an artifact's lines can be partly there for a moment); a crash

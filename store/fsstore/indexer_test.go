@@ -17,16 +17,17 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-func never() bool  { return false }
-func always() bool { return true }
+// notUrgent and urgent are the indexer's urgency, fixed.
+func notUrgent() bool { return false }
+func urgent() bool    { return true }
 
 // A call's write goes before the indexer: the indexer is told to yield
 // while the call waits, and does not take the lock back before the call
 // had it.
 func TestWriteLockCallsFirst(t *testing.T) {
 	var l writeLock
-	l.lockBackground(never)
-	if l.yield(never) {
+	l.lockBackground(notUrgent)
+	if l.yield(notUrgent) {
 		t.Fatal("yield with nobody waiting")
 	}
 	got := make(chan string, 2)
@@ -36,14 +37,14 @@ func TestWriteLockCallsFirst(t *testing.T) {
 		l.Unlock()
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for !l.yield(never) {
+	for !l.yield(notUrgent) {
 		if time.Now().After(deadline) {
 			t.Fatal("a waiting call does not make the indexer yield")
 		}
 		time.Sleep(time.Millisecond)
 	}
 	go func() {
-		l.lockBackground(never)
+		l.lockBackground(notUrgent)
 		got <- "indexer"
 		l.Unlock()
 	}()
@@ -61,7 +62,7 @@ func TestWriteLockWaitsForGap(t *testing.T) {
 	l.enter()
 	took := make(chan struct{})
 	go func() {
-		l.lockBackground(never)
+		l.lockBackground(notUrgent)
 		close(took)
 	}()
 	select {
@@ -69,7 +70,7 @@ func TestWriteLockWaitsForGap(t *testing.T) {
 		t.Fatal("the indexer took the lock while a put was under way")
 	case <-time.After(30 * time.Millisecond):
 	}
-	if !l.yield(never) || l.yield(always) {
+	if !l.yield(notUrgent) || l.yield(urgent) {
 		t.Error("yield during a put: want true, and false when urgent")
 	}
 	left := time.Now()
@@ -85,7 +86,7 @@ func TestWriteLockWaitsForGap(t *testing.T) {
 	select {
 	case <-func() chan struct{} {
 		c := make(chan struct{})
-		go func() { l.lockBackground(always); close(c) }()
+		go func() { l.lockBackground(urgent); close(c) }()
 		return c
 	}():
 		l.Unlock()
