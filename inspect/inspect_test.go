@@ -178,6 +178,23 @@ func TestJSONShapeChunks(t *testing.T) {
 			t.Fatalf("chunks of %d: keys %q depth %d, want %q", size, j.keys, j.depth, want)
 		}
 	}
+	// An array root: the strings of items after the first, which feed
+	// skips whole when they end in the chunk, hold escaped quotes,
+	// backslashes and brackets.
+	arr := []byte(`[{"k":"v"},{"s":"\\\"],[{","t":["\\"]},"]\"[",{"u":{"w":"\"}\\"}}, 3]`)
+	var items []json.RawMessage
+	if err := json.Unmarshal(arr, &items); err != nil || len(items) != 5 {
+		t.Fatalf("the array is not 5 items of JSON: %d, %v", len(items), err)
+	}
+	for size := 1; size <= len(arr); size++ {
+		var j jsonShape
+		for off := 0; off < len(arr); off += size {
+			j.feed(arr[off:min(off+size, len(arr))])
+		}
+		if j.length() != 5 || !reflect.DeepEqual(j.itemKeys, []string{"k"}) || j.depth != 0 {
+			t.Fatalf("array in chunks of %d: length %d, item keys %q, depth %d; want 5, [k], 0", size, j.length(), j.itemKeys, j.depth)
+		}
+	}
 }
 
 func TestInspectCSV(t *testing.T) {

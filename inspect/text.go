@@ -33,6 +33,7 @@ const (
 func inspectText(r io.ReaderAt, size int64, kind, format string, lim Limits) (Summary, []TextPart, error) {
 	s := Summary{Kind: kind, Format: format}
 	p := textPass{parts: partCutter{max: lim.MaxTextBytes, line: 1}}
+	p.parts.grow(size)
 	var js *jsonShape
 	var cs *csvCounter
 	var csvHead []byte // the first chunk, where the header is
@@ -119,20 +120,29 @@ func firstChars(b []byte, n int) string {
 }
 
 // partCutter splits text into parts of about partSize bytes that start at
-// a line, each placed "line N", up to max bytes in all.
+// a line, each placed "line N", up to max bytes in all. The kept text is
+// copied once, into one string the parts are slices of.
 type partCutter struct {
 	max   int64
-	kept  int64
 	line  int64 // the line the current part starts at
-	cur   []byte
-	parts []TextPart
+	text  strings.Builder
+	start int   // where the current part starts in text
+	lines int64 // newlines in the current part
+	ends  []int // where each part ends in text
+	first []int64
+}
+
+// grow makes room for the n bytes that the parts will keep at most.
+func (c *partCutter) grow(n int64) {
+	c.text.Grow(int(min(n, c.max)))
 }
 
 func (c *partCutter) add(data []byte) {
-	for len(data) > 0 && c.kept+int64(len(c.cur)) < c.max {
-		room := min(partSize-len(c.cur), int(c.max-c.kept-int64(len(c.cur))))
+	for len(data) > 0 && int64(c.text.Len()) < c.max {
+		cur := c.text.Len() - c.start
+		room := min(partSize-cur, int(c.max-int64(c.text.Len())))
 		if len(data) <= room {
-			c.cur = append(c.cur, data...)
+			c.keep(data)
 			return
 		}
 		take := data[:room]
@@ -147,30 +157,43 @@ func (c *partCutter) add(data []byte) {
 				cut = room
 			}
 		}
-		c.cur = append(c.cur, data[:cut]...)
+		c.keep(data[:cut])
 		data = data[cut:]
 		c.emit()
 	}
 }
 
+// keep adds b to the current part.
+func (c *partCutter) keep(b []byte) {
+	c.text.Write(b)
+	c.lines += int64(bytes.Count(b, []byte{'\n'}))
+}
+
 // emit ends the current part.
 func (c *partCutter) emit() {
-	if len(c.cur) == 0 {
+	if c.text.Len() == c.start {
 		return
 	}
-	text := string(c.cur)
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
-	c.parts = append(c.parts, TextPart{Place: "line " + strconv.FormatInt(c.line, 10), Text: text})
-	c.kept += int64(len(c.cur))
-	c.line += int64(bytes.Count(c.cur, []byte{'\n'}))
-	c.cur = c.cur[:0]
+	c.ends = append(c.ends, c.text.Len())
+	c.first = append(c.first, c.line)
+	c.line += c.lines
+	c.start, c.lines = c.text.Len(), 0
 }
 
 func (c *partCutter) finish() []TextPart {
 	c.emit()
-	return c.parts
+	all := c.text.String()
+	parts := make([]TextPart, len(c.ends))
+	from := 0
+	for i, end := range c.ends {
+		text := all[from:end]
+		if !utf8.ValidString(text) {
+			text = strings.ToValidUTF8(text, "\uFFFD")
+		}
+		parts[i] = TextPart{Place: "line " + strconv.FormatInt(c.first[i], 10), Text: text}
+		from = end
+	}
+	return parts
 }
 
 // jsonShape follows a JSON text's structure over chunks: the root's kind,
@@ -272,6 +295,13 @@ func (j *jsonShape) feed(data []byte) {
 			i++
 			switch c {
 			case '"':
+				// A string that ends in this chunk is skipped here;
+				// one that goes on is left to the string loop above.
+				if end, ok := stringEnd(data, i); ok {
+					i = end + 1
+					j.expect = false
+					continue
+				}
 				j.inStr, j.esc, j.capture, j.expect = true, false, false, false
 			case '{', '[':
 				j.depth++
@@ -325,6 +355,27 @@ func (j *jsonShape) feed(data []byte) {
 		if item {
 			j.anyItem = true
 		}
+	}
+}
+
+// stringEnd returns the index of the quote that ends the string whose
+// contents start at data[from], and false when it does not end in data.
+func stringEnd(data []byte, from int) (int, bool) {
+	for i := from; ; {
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
+			return 0, false
+		}
+		end := i + q
+		// The quote is escaped when an odd run of backslashes precedes it.
+		n := 0
+		for end-1-n >= from && data[end-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return end, true
+		}
+		i = end + 1
 	}
 }
 

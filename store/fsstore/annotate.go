@@ -21,6 +21,8 @@ func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage
 	if len(content) > 0 && !json.Valid(content) {
 		return fmt.Errorf("fsstore: artifact[%s]: content is not JSON", store.QuoteID(id))
 	}
+	s.wmu.enter()
+	defer s.wmu.leave()
 	db, err := s.readIndex(ctx, id)
 	if err != nil {
 		return err

@@ -86,6 +86,8 @@ func helperMain(mode, dir string) error {
 		}
 	case "gc":
 		return gcHelper(ctx, s)
+	case "index":
+		return indexHelper(ctx, s)
 	case "writer":
 		n, _ := strconv.Atoi(os.Getenv("FSSTORE_N"))
 		tag := os.Getenv("FSSTORE_TAG")

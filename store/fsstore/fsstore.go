@@ -244,19 +244,21 @@ type Store struct {
 	// version 1, which has no content column (see refColumns).
 	legacyIndex atomic.Bool
 	// wmu lets one write transaction of this process at a time ask
-	// SQLite for the write lock: goroutines queue here instead of in
-	// SQLite's sleeping busy handler.
-	wmu sync.Mutex
+	// SQLite for the write lock, the search indexer's after the others
+	// (see writeLock).
+	wmu writeLock
 
 	// Reads waiting to be written as last_access_at (see touch): tmu
 	// guards touched and touchPending; fmu orders flushes (Close waits for
 	// the timer's).
 	// Text parts waiting for the search index (indexer.go): imu guards
-	// them; idone is open while the indexer runs.
+	// them; idone is open while the indexer runs; iwaiters counts the
+	// Search and Close calls waiting for it.
 	imu           sync.Mutex
 	ipending      []pendingText
 	ipendingBytes int
 	idone         chan struct{}
+	iwaiters      int
 
 	tmu          sync.Mutex
 	touched      map[int64]int64
@@ -543,6 +545,8 @@ func tempName(prefix string) string {
 // source when o sets them (the index keeps the latest).
 func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
 	ns := store.SanitizeNamespace(o.Namespace)
+	s.wmu.enter()
+	defer s.wmu.leave()
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -698,11 +702,10 @@ func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64,
 // link durable. It reports false when the blob was there already.
 func (s *Store) placeBlob(tmpName, sum string) (bool, error) {
 	shard := sum[:2]
+	created := false
 	switch err := s.blobs.Mkdir(shard, 0o700); {
 	case err == nil:
-		if err := s.blobsDir.Sync(); err != nil {
-			return false, err
-		}
+		created = true
 	case !errors.Is(err, fs.ErrExist):
 		return false, err
 	}
@@ -718,14 +721,29 @@ func (s *Store) placeBlob(tmpName, sum string) (bool, error) {
 		return false, err
 	}
 	defer d.Close()
+	// A new shard's entry in blobs/ is synced after the link, not before:
+	// both are durable before the put commits either way, and where the
+	// file system has one journal (ext4, xfs) the shard's sync commits
+	// the folder's creation too, so this one finds nothing left to write.
+	syncShard := func() error {
+		if !created {
+			return nil
+		}
+		return s.blobsDir.Sync()
+	}
 	err = linkAt(s.tmpDir, tmpName, d, sum)
 	if errors.Is(err, fs.ErrExist) {
-		return false, nil
+		// Another process linked the same bytes into the shard this put
+		// made: the shard is still this put's to sync.
+		return false, syncShard()
 	}
 	if err != nil {
 		return false, fmt.Errorf("link blob %s: %w", sum, err)
 	}
-	return true, d.Sync()
+	if err := d.Sync(); err != nil {
+		return false, err
+	}
+	return true, syncShard()
 }
 
 // dropUnheldBlob removes the blob sum that a failed put linked, unless an

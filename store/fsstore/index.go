@@ -152,10 +152,20 @@ func indexDSN(path string, busy time.Duration, readOnly, immutable bool) string 
 	default:
 		q.Add("_pragma", "journal_mode(wal)")
 		q.Add("_pragma", "synchronous(full)")
+		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walAutoCheckpoint))
 		q.Set("_txlock", "immediate")
 	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
+
+// walAutoCheckpoint is the WAL size, in pages, at which a commit copies
+// the WAL into index.db itself (SQLite's default is 1000). The search
+// indexer checkpoints in the gaps between calls (see indexer.go), so a
+// call's commit does not pay for copying the pages the indexer wrote;
+// this is the backstop for a WAL that grows without it (about 40 MB of
+// 4 KiB pages). A checkpoint copies each page once, however many times
+// the WAL holds it.
+const walAutoCheckpoint = 10000
 
 // errIndexDamaged marks an index file that is not a whole SQLite database.
 var errIndexDamaged = errors.New("index is damaged")

@@ -82,17 +82,47 @@ func (s *Store) ensureSearchSchema(ctx context.Context, db *sql.DB) error {
 // indexParts replaces the search rows of artifact id with parts, one row
 // per line that holds a word. The caller holds s.wmu and commits tx.
 func (s *Store) indexParts(ctx context.Context, tx *sql.Tx, id string, parts []store.TextPart) error {
-	var seq int64
-	err := tx.QueryRowContext(ctx, `SELECT seq FROM artifacts WHERE id = ?`, id).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("artifact[%s]: %w", id, store.ErrNotFound)
-	}
+	seq, err := artifactSeq(ctx, tx, id)
 	if err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM search_parts WHERE seq = ?`, seq); err != nil {
 		return err
 	}
+	_, err = insertSearchRows(ctx, tx, seq, searchRows(parts), nil)
+	return err
+}
+
+// artifactSeq returns the seq of artifact id.
+func artifactSeq(ctx context.Context, tx *sql.Tx, id string) (int64, error) {
+	var seq int64
+	err := tx.QueryRowContext(ctx, `SELECT seq FROM artifacts WHERE id = ?`, id).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("artifact[%s]: %w", id, store.ErrNotFound)
+	}
+	return seq, err
+}
+
+// searchRow is one line of text as the search index holds it.
+type searchRow struct{ place, line string }
+
+// searchRows returns the rows of parts (see store.EachLine).
+func searchRows(parts []store.TextPart) []searchRow {
+	var rows []searchRow
+	for _, p := range parts {
+		store.EachLine(p, func(place, line string) bool {
+			rows = append(rows, searchRow{place, line})
+			return true
+		})
+	}
+	return rows
+}
+
+// insertSearchRows adds rows to the search index of artifact seq, in
+// statements of indexRowsPerInsert rows. Before each statement after the
+// first it asks yield, when not nil, and stops when it says so; it
+// returns how many rows it added.
+func insertSearchRows(ctx context.Context, tx *sql.Tx, seq int64, rows []searchRow, yield func() bool) (int, error) {
 	// Many rows per INSERT: each statement opens a savepoint (the insert
 	// trigger needs a statement journal) at which FTS5 flushes its
 	// pending terms, so a row per statement cost ~250 µs: 5 s for the
@@ -104,38 +134,33 @@ func (s *Store) indexParts(ctx context.Context, tx *sql.Tx, id string, parts []s
 		}
 	}()
 	args := make([]any, 0, 3*indexRowsPerInsert)
-	flush := func() error {
-		rows := len(args) / 3
-		if rows == 0 {
-			return nil
+	done := 0
+	for done < len(rows) {
+		if done > 0 && yield != nil && yield() {
+			break
+		}
+		batch := rows[done:min(done+indexRowsPerInsert, len(rows))]
+		args = args[:0]
+		for _, r := range batch {
+			args = append(args, seq, r.place, r.line)
 		}
 		var err error
-		if rows == indexRowsPerInsert {
+		if len(batch) == indexRowsPerInsert {
 			if full == nil {
-				if full, err = tx.PrepareContext(ctx, insertPartsSQL(rows)); err != nil {
-					return err
+				if full, err = tx.PrepareContext(ctx, insertPartsSQL(len(batch))); err != nil {
+					return done, err
 				}
 			}
 			_, err = full.ExecContext(ctx, args...)
 		} else {
-			_, err = tx.ExecContext(ctx, insertPartsSQL(rows), args...)
+			_, err = tx.ExecContext(ctx, insertPartsSQL(len(batch)), args...)
 		}
-		args = args[:0]
-		return err
-	}
-	for _, p := range parts {
-		var ierr error
-		store.EachLine(p, func(place, line string) bool {
-			if args = append(args, seq, place, line); len(args) == cap(args) {
-				ierr = flush()
-			}
-			return ierr == nil
-		})
-		if ierr != nil {
-			return ierr
+		if err != nil {
+			return done, err
 		}
+		done += len(batch)
 	}
-	return flush()
+	return done, nil
 }
 
 // indexRowsPerInsert is how many search rows one INSERT adds (3 bound

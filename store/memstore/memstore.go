@@ -56,7 +56,7 @@ type Store struct {
 	// an id missing here was last used when created.
 	access map[string]int64
 	// lines holds, per id, the lines Annotate indexed for Search.
-	lines map[string][]line
+	lines map[string]*indexed
 	// content is each annotated artifact's summary (Ref.Content).
 	content map[string]json.RawMessage
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/store"
@@ -33,24 +34,42 @@ type line struct {
 	tokens []string
 }
 
-// indexParts indexes parts for Search, one entry per line that holds a
-// word (places as the fsstore gives them). The caller holds s.mu.
+// indexed is an artifact's search text, split into lines and tokenized
+// by the first Search that reads it rather than by Annotate: the 20,000
+// lines of a 1 MB JSON result take milliseconds, which the call that
+// stored it would wait for (the fsstore indexes beside the call too).
+type indexed struct {
+	once  sync.Once
+	parts []store.TextPart // until lines are made
+	lines []line
+}
+
+// get returns the lines, making them on first use.
+func (x *indexed) get() []line {
+	x.once.Do(func() {
+		for _, p := range x.parts {
+			store.EachLine(p, func(place, text string) bool {
+				x.lines = append(x.lines, line{place: place, text: text, tokens: searchq.Tokens(text)})
+				return true
+			})
+		}
+		x.parts = nil
+	})
+	return x.lines
+}
+
+// indexParts keeps parts for Search, which indexes them one entry per
+// line that holds a word (places as the fsstore gives them). The caller
+// holds s.mu.
 func (s *Store) indexParts(id string, parts []store.TextPart) {
-	var lines []line
-	for _, p := range parts {
-		store.EachLine(p, func(place, text string) bool {
-			lines = append(lines, line{place: place, text: text, tokens: searchq.Tokens(text)})
-			return true
-		})
-	}
 	if s.lines == nil {
-		s.lines = map[string][]line{}
+		s.lines = map[string]*indexed{}
 	}
-	if len(lines) == 0 {
+	if len(parts) == 0 {
 		delete(s.lines, id)
 		return
 	}
-	s.lines[id] = lines
+	s.lines[id] = &indexed{parts: parts}
 }
 
 // Search returns the best limit lines that hold every term of query, among
@@ -74,14 +93,15 @@ func (s *Store) Search(ctx context.Context, scope store.Scope, query string, lim
 	}
 	var hits []store.Hit
 	for _, e := range s.cat.Entries() {
-		lines := s.lines[e.Ref.ID]
-		if len(lines) == 0 {
+		x := s.lines[e.Ref.ID]
+		if x == nil {
 			continue
 		}
 		i := slices.IndexFunc(e.Scopes, scope.Contains)
 		if i < 0 {
 			continue
 		}
+		lines := x.get()
 		ref := e.Ref
 		ref.Scope = e.Scopes[i]
 		ref = s.named(ref)
