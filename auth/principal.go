@@ -52,12 +52,6 @@ func (p Principal) Key() string {
 	return p.Tenant + "/" + p.User
 }
 
-// Identity is what a static token stands for.
-type Identity struct {
-	Tenant string `json:"tenant,omitempty"`
-	User   string `json:"user"`
-}
-
 type principalKey struct{}
 
 // WithPrincipal returns ctx carrying p.

@@ -20,15 +20,17 @@ var unlinked = []string{
 }
 
 // serverOnly are packages (path prefixes) only cmd/mcpx-server may link:
-// the S3 store's, jq's, the gateway's, the Prometheus client's and the
-// OTLP exporter's (internal/cli/parts says why), and the go-sdk's, which
-// the gateway does not need.
+// the S3 store's, jq's, the gateway's and its HTTP surface's, the
+// Prometheus client's and the OTLP exporter's (internal/cli/parts says
+// why), and the go-sdk's, which the gateway does not need.
 var serverOnly = []string{
 	"github.com/minio/minio-go",
 	"github.com/itchyny/gojq",
 	"github.com/mcpx-dev/mcpx/gateway",
 	"github.com/mark3labs/mcp-go",
 	"github.com/google/jsonschema-go",
+	"github.com/golang-jwt/jwt",
+	"net/http",
 	"github.com/prometheus/client_golang",
 	"go.opentelemetry.io/otel/exporters",
 	"google.golang.org/grpc",

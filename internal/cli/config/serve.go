@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/auth"
+	"github.com/mcpx-dev/mcpx/auth/authconfig"
 	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/telemetry/traceconfig"
-	"github.com/mcpx-dev/mcpx/web"
+	"github.com/mcpx-dev/mcpx/web/apilimits"
 )
 
 // Serve configures "mcpx serve" over HTTP.
@@ -49,17 +49,17 @@ type Serve struct {
 	// Auth is the access control of the HTTP API (/artifacts, /events,
 	// /resources, /transform): static tokens with tenant and user, JWTs
 	// against a JWKS, the protected-resource metadata, Host/Origin
-	// checks and rate limits (see auth.Config). Tokens also accepts the
+	// checks and rate limits (see authconfig.Config). Tokens also accepts the
 	// identities of serve.tokens. Defaults to none: a loopback listener
 	// has one local user who sees everything; any other refuses the API.
-	Auth auth.Config `json:"auth,omitzero"`
+	Auth authconfig.Config `json:"auth,omitzero"`
 	// Telemetry says where OpenTelemetry traces of tools/call go (an
 	// OTLP/HTTP collector; see traceconfig.Config). Defaults to
 	// none: off, unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
 	Telemetry traceconfig.Config `json:"telemetry,omitzero"`
 	// API bounds the HTTP API's event buffer, streams and transform body
-	// (see web.Limits). Defaults to web.Limits' defaults.
-	API web.Limits `json:"api,omitzero"`
+	// (see apilimits.Limits). Defaults to apilimits.Limits' defaults.
+	API apilimits.Limits `json:"api,omitzero"`
 	// URLTTL is how long a download URL stays valid ("15m"). Defaults to
 	// DefaultURLTTL.
 	URLTTL gatewayconfig.Duration `json:"url_ttl,omitempty"`
@@ -275,7 +275,7 @@ func sortedNames[V any](m map[string]V) []string {
 // JWT settings, and checks the section.
 func (s *Serve) expandAuth(lookup func(string) (string, bool)) error {
 	if len(s.Auth.Tokens) > 0 {
-		toks := make(map[string]auth.Identity, len(s.Auth.Tokens))
+		toks := make(map[string]authconfig.Identity, len(s.Auth.Tokens))
 		for tok, id := range s.Auth.Tokens {
 			t, err := Expand(tok, lookup)
 			if err != nil {
@@ -305,12 +305,12 @@ func (s *Serve) expandAuth(lookup func(string) (string, bool)) error {
 
 // AuthConfig is serve.auth with serve.tokens' identities added (a user,
 // no tenant).
-func (s Serve) AuthConfig() auth.Config {
+func (s Serve) AuthConfig() authconfig.Config {
 	c := s.Auth
 	if len(s.Tokens) > 0 {
-		toks := make(map[string]auth.Identity, len(c.Tokens)+len(s.Tokens))
+		toks := make(map[string]authconfig.Identity, len(c.Tokens)+len(s.Tokens))
 		for t, user := range s.Tokens {
-			toks[t] = auth.Identity{User: user}
+			toks[t] = authconfig.Identity{User: user}
 		}
 		for t, id := range c.Tokens {
 			toks[t] = id
