@@ -41,8 +41,8 @@ Commands:
   artifacts rm    delete artifacts
   serve           run the MCP gateway in front of the config's mcpServers
   wrap            serve one stdio MCP server through mcpx: wrap -- COMMAND
-                  (serve, wrap and commands on an S3 store run in
-                  mcpx-server, found beside mcpx or on PATH)
+                  (serve, wrap, artifacts query --jq and commands on an
+                  S3 store run in mcpx-server, found beside mcpx or on PATH)
   plugin test     run one WASM plugin on a result and print its rewrites
   plugin new      write a new WASM plugin project (Go or Rust)
   version         print the version
