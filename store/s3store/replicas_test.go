@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,8 +164,9 @@ func countKeys(t *testing.T, srv *s3test.Server, bucket, prefix string) int {
 	return n
 }
 
-// What a put killed half way leaves (bytes, a record, no order key) is
-// removed by Collect once older than OrphanGrace, and not before.
+// What a put killed half way leaves (bytes, a record, the content's
+// hash key, no order key; an open multipart upload) is removed by
+// Collect once older than OrphanGrace, and not before.
 func TestCollectSweepsOrphans(t *testing.T) {
 	ctx := context.Background()
 	a, _, srv, bucket := pair(t, s3store.Config{OrphanGrace: 300 * time.Millisecond})
@@ -172,10 +174,25 @@ func TestCollectSweepsOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"shared/blobs/0123456789abcdef0123456789abcdef", "shared/meta/srv_0123456789ab", "shared/scope/srv_0123456789ab/00000000000000000001.e30"} {
+	for _, k := range []string{"shared/blobs/0123456789abcdef0123456789abcdef", "shared/meta/srv_0123456789ab", "shared/scope/srv_0123456789ab/00000000000000000001.e30",
+		"shared/hash/srv/0123456789ab" + strings.Repeat("0", 52)} {
 		if _, err := srv.Client().PutObject(ctx, bucket, k, strings.NewReader("{}"), 2, minio.PutObjectOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	core := minio.Core{Client: srv.Client()}
+	if _, err := core.NewMultipartUpload(ctx, bucket, "shared/blobs/fedcba9876543210fedcba9876543210", minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	uploads := func() int {
+		n := 0
+		for u := range srv.Client().ListIncompleteUploads(ctx, bucket, "shared/", true) {
+			if u.Err != nil {
+				t.Fatal(u.Err)
+			}
+			n++
+		}
+		return n
 	}
 	if _, err := a.Collect(ctx, store.Retention{}, store.CollectOptions{}); err != nil {
 		t.Fatal(err)
@@ -183,18 +200,74 @@ func TestCollectSweepsOrphans(t *testing.T) {
 	if n := countKeys(t, srv, bucket, "shared/blobs/"); n != 2 {
 		t.Fatalf("young orphan swept: %d blobs, want 2", n)
 	}
+	if n := uploads(); n != 1 {
+		t.Fatalf("young multipart upload aborted: %d open, want 1", n)
+	}
 	time.Sleep(1500 * time.Millisecond) // S3 times have one-second resolution
 	if _, err := a.Collect(ctx, store.Retention{}, store.CollectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for prefix, want := range map[string]int{"shared/blobs/": 1, "shared/meta/": 1, "shared/scope/": 1} {
+	for prefix, want := range map[string]int{"shared/blobs/": 1, "shared/meta/": 1, "shared/scope/": 1, "shared/hash/": 1} {
 		if n := countKeys(t, srv, bucket, prefix); n != want {
 			t.Errorf("%s holds %d objects after the sweep, want %d", prefix, n, want)
 		}
 	}
+	if n := uploads(); n != 0 {
+		t.Errorf("%d multipart uploads open after the sweep, want 0", n)
+	}
 	if got, _ := storetest.ReadAll(t, a, kept.ID, nil); string(got) != "kept" {
 		t.Errorf("the live artifact reads %q", got)
 	}
+}
+
+// A put the object store does not take within PutTimeout (its PUT of
+// the bytes stalls) fails with ErrPutTimeout soon after, and leaves
+// nothing listed or in the bucket.
+func TestPutTimeout(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	stall := &stallingPuts{next: http.DefaultTransport.(*http.Transport).Clone()}
+	stall.on.Store(true)
+	st, err := s3store.Open(context.Background(), s3store.Config{Endpoint: srv.Endpoint, Bucket: bucket, PathStyle: true, Prefix: "p",
+		AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey, PutTimeout: 500 * time.Millisecond, Transport: stall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	ctx := context.Background()
+	sc := store.Scope{SessionID: "s"}
+	for _, size := range []int{1 << 10, 20 << 20} { // one PUT, multipart
+		start := time.Now()
+		_, err = st.Put(ctx, bytes.NewReader(storetest.RandomBytes(uint64(size), size)), store.PutOptions{Namespace: "t", Scope: sc})
+		if !errors.Is(err, s3store.ErrPutTimeout) || !strings.Contains(err.Error(), "500ms") {
+			t.Fatalf("%d bytes: put through a stalled store: %v, want ErrPutTimeout naming the timeout", size, err)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("%d bytes: the put took %s for a 500ms timeout", size, took)
+		}
+	}
+	stall.on.Store(false)
+	if refs, _ := storetest.ListAll(t, st, sc); len(refs) != 0 {
+		t.Errorf("cut puts listed: %+v", refs)
+	}
+	if n := countKeys(t, srv, bucket, "p/"); n != 0 {
+		t.Errorf("cut puts left %d objects", n)
+	}
+}
+
+// stallingPuts holds every PUT of an artifact's bytes until its request
+// is canceled, while on.
+type stallingPuts struct {
+	next http.RoundTripper
+	on   atomic.Bool
+}
+
+func (s *stallingPuts) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.on.Load() && r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/") {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
+	return s.next.RoundTrip(r)
 }
 
 // A presigned URL serves the bytes, with the artifact's type and name.

@@ -206,7 +206,8 @@ func (s *Store) checkQuota(ctx context.Context, q store.Quota, sc store.Scope, i
 }
 
 // sweep removes objects older than OrphanGrace that no listed artifact
-// names: what a put or delete killed half way left.
+// names, and aborts multipart uploads begun before then: what a put or
+// delete killed half way left.
 func (s *Store) sweep(ctx context.Context, entries []*artifactEntry) error {
 	ids, blobs, orders := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, e := range entries {
@@ -214,7 +215,7 @@ func (s *Store) sweep(ctx context.Context, entries []*artifactEntry) error {
 		orders[fmt.Sprintf("%s.%d.%s", e.order.id, e.order.size, e.order.blob)] = true
 	}
 	cutoff := time.Now().Add(-s.orphanGrace)
-	for _, part := range []string{"blobs/", "meta/", "text/", "scope/", "access/", "rorder/", "gone/"} {
+	for _, part := range []string{"blobs/", "meta/", "text/", "scope/", "access/", "rorder/", "gone/", "hash/"} {
 		for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key(part, ""), Recursive: true}) {
 			if obj.Err != nil {
 				return obj.Err
@@ -233,6 +234,8 @@ func (s *Store) sweep(ctx context.Context, entries []*artifactEntry) error {
 			case "rorder/":
 				_, rest, _ := strings.Cut(name, ".")
 				known = orders[rest]
+			case "hash/":
+				known = hashKnown(ids, name)
 			default:
 				id, _, _ := strings.Cut(name, "/")
 				known = ids[id]
@@ -245,5 +248,35 @@ func (s *Store) sweep(ctx context.Context, entries []*artifactEntry) error {
 			}
 		}
 	}
+	// A put killed during a multipart upload leaves the upload open: its
+	// parts take space but are no object. The lifecycle rule the package
+	// doc recommends aborts them too; this serves buckets without one.
+	for up := range s.client.ListIncompleteUploads(ctx, s.bucket, s.key("blobs/", ""), true) {
+		if up.Err != nil {
+			return up.Err
+		}
+		if up.Initiated.Add(time.Second).After(cutoff) {
+			continue
+		}
+		s.log.Info("aborting an unfinished multipart upload", "key", up.Key, "initiated", up.Initiated)
+		if err := s.core.AbortMultipartUpload(ctx, s.bucket, up.Key, up.UploadID); err != nil && !isNotFound(err) {
+			return err
+		}
+	}
 	return nil
+}
+
+// hashKnown reports whether hash/<ns>/<sha256> (name) may name a listed
+// artifact: one of ids is ns and a prefix of the sha256.
+func hashKnown(ids map[string]bool, name string) bool {
+	ns, sum, ok := strings.Cut(name, "/")
+	if !ok {
+		return false
+	}
+	for k := 1; k <= len(sum); k++ {
+		if ids[ns+"_"+sum[:k]] {
+			return true
+		}
+	}
+	return false
 }

@@ -40,9 +40,16 @@
 // on several replicas may run at once: each reports what it removed
 // itself. A crash between the steps above leaves objects no order key
 // names; Collect removes those older than Config.OrphanGrace (in-flight
-// puts are younger). Abort incomplete multipart uploads with a bucket
-// lifecycle rule (AbortIncompleteMultipartUpload) as S3 recommends; a
-// killed put may leave one.
+// puts are younger: Config.PutTimeout bounds them), and aborts the
+// multipart uploads a killed put left open once as old. A bucket
+// lifecycle rule (AbortIncompleteMultipartUpload), as S3 recommends,
+// does the latter without a collector.
+//
+// # Slow stores
+//
+// Config.PutTimeout bounds a whole Put: an object store that slows to a
+// trickle fails the put with ErrPutTimeout (what it wrote is removed, a
+// multipart upload aborted) rather than hold the call that stores.
 //
 // # Costs
 //
@@ -99,6 +106,11 @@ const (
 	DefaultSearchCandidates = 5000
 	// DefaultPresignExpiry is how long a presigned URL stays valid.
 	DefaultPresignExpiry = 15 * time.Minute
+	// DefaultPutTimeout bounds one Put, the upload and the records that
+	// name it: a 1 GiB artifact at 10 MB/s fits. A store slower than
+	// that (throttled, a link that trickles) fails the put with
+	// ErrPutTimeout instead of holding the call.
+	DefaultPutTimeout = 2 * time.Minute
 	// DefaultEndpoint is AWS S3's global endpoint.
 	DefaultEndpoint = "https://s3.amazonaws.com"
 )
@@ -113,6 +125,10 @@ var (
 	ErrNoBucket = errors.New("s3store: bucket not found")
 	// ErrConfig is returned by Open for a configuration it cannot use.
 	ErrConfig = errors.New("s3store: bad configuration")
+	// ErrPutTimeout is returned by a Put that Config.PutTimeout cut: the
+	// object store did not take the bytes in time. Nothing of the put is
+	// listed; what it had written is removed.
+	ErrPutTimeout = errors.New("the object store did not take the bytes within the put timeout")
 )
 
 // Config configures a Store. Bucket is required; every other zero field
@@ -162,6 +178,9 @@ type Config struct {
 	// OrphanGrace is how old an unreferenced object must be before
 	// Collect removes it. Defaults to DefaultOrphanGrace.
 	OrphanGrace time.Duration `json:"-"`
+	// PutTimeout bounds one Put, upload and records together; the
+	// caller's context may end it sooner. Defaults to DefaultPutTimeout.
+	PutTimeout time.Duration `json:"-"`
 	// SearchCandidates bounds the matching lines Search ranks. Defaults
 	// to DefaultSearchCandidates.
 	SearchCandidates int `json:"-"`
@@ -182,10 +201,10 @@ type Store struct {
 	prefix string
 	where  string
 
-	pageSize, idPrefixLen, candidates int
-	partSize, singlePut               int64
-	accessRes, orphanGrace            time.Duration
-	log                               hclog.Logger
+	pageSize, idPrefixLen, candidates  int
+	partSize, singlePut                int64
+	accessRes, orphanGrace, putTimeout time.Duration
+	log                                hclog.Logger
 
 	cleanups sync.WaitGroup // touch's removals of earlier access keys
 	heads    sync.Pool      // *[]byte of singlePut bytes: upload's read-ahead
@@ -246,7 +265,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		client: client, core: minio.Core{Client: client}, bucket: cfg.Bucket,
 		prefix: cfg.Prefix, pageSize: cfg.PageSize, idPrefixLen: cfg.IDPrefixLen,
 		candidates: cfg.SearchCandidates, partSize: cfg.PartSize, singlePut: cfg.SinglePutBytes,
-		accessRes: cfg.AccessResolution, orphanGrace: cfg.OrphanGrace, log: cfg.Logger,
+		accessRes: cfg.AccessResolution, orphanGrace: cfg.OrphanGrace, putTimeout: cfg.PutTimeout, log: cfg.Logger,
 		touched:  map[string]time.Time{},
 		cleaning: map[string]bool{},
 	}
@@ -261,6 +280,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.singlePut = orDefault(s.singlePut, DefaultSinglePutBytes)
 	s.accessRes = orDefault(s.accessRes, DefaultAccessResolution)
 	s.orphanGrace = orDefault(s.orphanGrace, DefaultOrphanGrace)
+	s.putTimeout = orDefault(s.putTimeout, DefaultPutTimeout)
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
 	}
@@ -312,19 +332,31 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 	if err := s.usable(ctx); err != nil {
 		return store.Ref{}, fmt.Errorf("s3store: put[%s]: %w", ns, err)
 	}
+	pctx, cancel := context.WithTimeout(ctx, s.putTimeout)
+	defer cancel()
 	blob := newBlobName()
-	n, sum, err := s.upload(ctx, blob, r, o.MaxBytes)
+	n, sum, err := s.upload(pctx, blob, r, o.MaxBytes)
 	if err != nil {
-		return store.Ref{}, fmt.Errorf("s3store: put[%s]: %w", ns, err)
+		return store.Ref{}, s.putError(ctx, pctx, ns, err)
 	}
-	ref, kept, err := s.record(ctx, ns, blob, n, sum, o)
+	ref, kept, err := s.record(pctx, ns, blob, n, sum, o)
 	if !kept {
-		s.remove(context.WithoutCancel(ctx), s.key("blobs/", blob))
+		s.remove(ctx, s.key("blobs/", blob))
 	}
 	if err != nil {
-		return store.Ref{}, fmt.Errorf("s3store: put[%s]: %w", ns, err)
+		return store.Ref{}, s.putError(ctx, pctx, ns, err)
 	}
 	return ref, nil
+}
+
+// putError wraps a failed put's err; one that the put timeout (pctx's
+// deadline, not the caller's ctx) cut is ErrPutTimeout, in words the
+// model can read (the engine quotes the last part of the message).
+func (s *Store) putError(ctx, pctx context.Context, ns string, err error) error {
+	if ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("s3store: put[%s]: %w of %s", ns, ErrPutTimeout, s.putTimeout)
+	}
+	return fmt.Errorf("s3store: put[%s]: %w", ns, err)
 }
 
 // record names the uploaded blob: the existing artifact of this content
@@ -400,7 +432,11 @@ func (s *Store) record(ctx context.Context, ns, blob string, n int64, sum string
 			err = s.putOrder(ctx, id, rec)
 		}
 		if err != nil {
-			s.deleteArtifact(context.WithoutCancel(ctx), id, rec)
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			if derr := s.deleteArtifact(cctx, id, rec); derr != nil {
+				s.log.Warn("removing a put cut half way (Collect sweeps what is left)", "id", id, "error", derr)
+			}
+			cancel()
 			return store.Ref{}, true, err
 		}
 		return ref, true, nil
@@ -874,8 +910,16 @@ func (s *Store) putBytes(ctx context.Context, key string, b []byte) error {
 	return err
 }
 
-// remove deletes key, logging a failure (a later Collect sweeps it).
+// cleanupTimeout bounds a cleanup after a failed or cut put (the
+// caller's context may be over by then): an object store that does not
+// answer leaves the object to a later Collect.
+const cleanupTimeout = time.Minute
+
+// remove deletes key, logging a failure (a later Collect sweeps it). It
+// runs whether or not ctx has ended, for up to cleanupTimeout.
 func (s *Store) remove(ctx context.Context, key string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
 	if err := s.removeErr(ctx, key); err != nil {
 		s.log.Warn("removing an object", "key", key, "error", err)
 	}

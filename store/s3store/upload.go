@@ -44,11 +44,11 @@ func (s *Store) upload(ctx context.Context, blob string, r io.Reader, maxBytes i
 		_, err = s.client.PutObject(ctx, s.bucket, key, io.MultiReader(bytes.NewReader(head), hr), -1, opts)
 	}
 	if hr.err != nil { // what made minio-go fail
-		s.remove(context.WithoutCancel(ctx), key)
+		s.remove(ctx, key)
 		return 0, "", hr.err
 	}
 	if err != nil {
-		s.remove(context.WithoutCancel(ctx), key)
+		s.remove(ctx, key)
 		if cerr := ctx.Err(); cerr != nil {
 			return 0, "", cerr
 		}

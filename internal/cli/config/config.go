@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
@@ -103,7 +104,29 @@ type S3 struct {
 	// SecretKey signs requests. Defaults to $AWS_SECRET_ACCESS_KEY (with
 	// $AWS_SESSION_TOKEN when set).
 	SecretKey string `json:"secret_key,omitempty"`
+	// PutTimeout bounds storing one artifact, upload and records ("2m"):
+	// a slower object store fails the put, and the model gets the value
+	// as the server sent it with a note saying it was not stored.
+	// Defaults to s3store.DefaultPutTimeout (2m).
+	PutTimeout gatewayconfig.Duration `json:"put_timeout,omitempty"`
+	// OrphanGrace is how old an object no artifact names (what a killed
+	// put left) must be before a collection removes it, and an
+	// unfinished multipart upload before it is aborted. It must exceed
+	// any put in progress on any replica (PutTimeout, at least).
+	// Defaults to s3store.DefaultOrphanGrace (1h).
+	OrphanGrace gatewayconfig.Duration `json:"orphan_grace,omitempty"`
+	// PresignURLs makes the "url" of an artifact ref a presigned GET of
+	// the object itself, valid for serve.url_ttl (at most 7 days), so
+	// downloads go straight to the object store rather than through mcpx;
+	// the endpoint must then be reachable by whoever follows the links.
+	// A URL that cannot be presigned falls back to the gateway's. Defaults
+	// to false (the gateway's signed /artifacts URL).
+	PresignURLs bool `json:"presign_urls,omitempty"`
 }
+
+// MaxPresignExpiry is the longest a presigned URL may stay valid (S3's
+// limit for signature version 4).
+const MaxPresignExpiry = 7 * 24 * time.Hour
 
 // RetentionFor returns the retention policy in force: the configured one,
 // else the default policy for the gateway (mcpx serve, wrap), else none
@@ -220,6 +243,12 @@ func Decode(data []byte) (File, error) {
 			return File{}, errors.New("store.s3.bucket: required")
 		case f.Store.Dir != "":
 			return File{}, errors.New("store: give dir or s3, not both")
+		case f.Store.S3.PutTimeout < 0:
+			return File{}, errors.New("store.s3.put_timeout: must not be negative")
+		case f.Store.S3.OrphanGrace < 0:
+			return File{}, errors.New("store.s3.orphan_grace: must not be negative")
+		case f.Store.S3.PresignURLs && f.Serve.TTL() > MaxPresignExpiry:
+			return File{}, fmt.Errorf("serve.url_ttl %s: a presigned URL (store.s3.presign_urls) is valid for at most %s", f.Serve.TTL(), MaxPresignExpiry)
 		}
 	}
 	if err := f.expandAndCheck(os.LookupEnv); err != nil {

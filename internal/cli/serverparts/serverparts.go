@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -56,6 +57,7 @@ func storeConfig(s config.S3, getenv func(string) string) s3store.Config {
 		Region:   or(s.Region, "AWS_REGION", "AWS_DEFAULT_REGION"),
 		Prefix:   s.Prefix, PathStyle: s.PathStyle,
 		AccessKey: s.AccessKey, SecretKey: s.SecretKey,
+		PutTimeout: time.Duration(s.PutTimeout), OrphanGrace: time.Duration(s.OrphanGrace),
 	}
 	if c.AccessKey == "" && c.SecretKey == "" {
 		c.AccessKey, c.SecretKey = getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
