@@ -104,8 +104,8 @@ func TestS3SlowedMidPut(t *testing.T) {
 // checkBucket checks what the store holds after a fault: every artifact
 // `mcpx artifacts ls` lists reads back whole (its sha256), and each of
 // tolds is among them; the bucket holds one blob per listed artifact and
-// no open multipart upload.
-func checkBucket(t *testing.T, cfg string, srv *s3test.Server, bucket string, tolds []told) {
+// no open multipart upload. It returns how many are listed.
+func checkBucket(t *testing.T, cfg string, srv *s3test.Server, bucket string, tolds []told) int {
 	t.Helper()
 	bin := mcpx(t)
 	out, err := exec.Command(bin, "artifacts", "ls", "--json", "--config", cfg).Output()
@@ -151,4 +151,5 @@ func checkBucket(t *testing.T, cfg string, srv *s3test.Server, bucket string, to
 		}
 		t.Errorf("multipart upload of %s begun %s is still open", up.Key, up.Initiated)
 	}
+	return len(listed)
 }
