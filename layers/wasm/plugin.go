@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -383,7 +384,7 @@ func (p *Plugin) instantiate(ctx context.Context) (*instance, error) {
 		WithStartFunctions("_initialize").
 		WithSysNanotime().
 		WithStderr(tail)
-	mod, err := p.rt.InstantiateModule(ctx, p.mod, cfg)
+	mod, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, guestMemory), p.mod, cfg)
 	if err != nil {
 		return nil, p.classify(ctx, nil, tail, fmt.Errorf("instantiate: %w", err))
 	}
