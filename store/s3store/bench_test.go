@@ -131,8 +131,10 @@ func BenchmarkFloorGet(b *testing.B) {
 	}
 }
 
-// BenchmarkPresign: PresignGet (finding the artifact's bytes, then
-// signing) and the signing alone.
+// BenchmarkPresign: PresignGet (a stat, then signing); PresignURL, what
+// an artifact ref's url costs with store.s3.presign_urls, on the replica
+// that put the artifact (signing only) and on another (the record, then
+// signing); and the signing alone.
 func BenchmarkPresign(b *testing.B) {
 	st, srv, bucket := benchStore(b)
 	ctx := context.Background()
@@ -140,6 +142,29 @@ func BenchmarkPresign(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	other, err := s3store.Open(ctx, s3store.Config{Endpoint: srv.Endpoint, Bucket: bucket, PathStyle: true,
+		AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey, Prefix: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer other.Close(ctx)
+	b.Run("PresignURL/putter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := st.PresignURL(ctx, ref.ID, ref.MIMEType, "a.txt", time.Minute); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("PresignURL/other", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s3store.ForgetRecent(other)
+			if _, err := other.PresignURL(ctx, ref.ID, ref.MIMEType, "a.txt", time.Minute); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("PresignGet", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

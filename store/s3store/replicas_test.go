@@ -299,3 +299,60 @@ func TestPresignGet(t *testing.T) {
 		t.Errorf("PresignGet(missing) = %v", err)
 	}
 }
+
+// PresignURL, the engine's path: the URL made on the replica that put
+// the artifact (no request) and on the other (one) downloads the exact
+// bytes with plain net/http, typed and named as asked; once expired the
+// object store refuses it.
+func TestPresignURL(t *testing.T) {
+	ctx := context.Background()
+	a, b, _, _ := pair(t, s3store.Config{})
+	data := storetest.RandomBytes(5, 3<<20)
+	ref, err := a.Put(ctx, bytes.NewReader(data), store.PutOptions{Namespace: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(u string) (*http.Response, []byte) {
+		t.Helper()
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+	for name, st := range map[string]*s3store.Store{"putter": a, "other": b} {
+		u, err := st.PresignURL(ctx, ref.ID, "image/png", "plot.png", time.Minute)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		resp, body := get(u.String())
+		if resp.StatusCode != http.StatusOK || !bytes.Equal(body, data) {
+			t.Errorf("%s: GET %s: HTTP %d, %d bytes, want the %d put", name, u.Redacted(), resp.StatusCode, len(body), len(data))
+		}
+		if ct, cd := resp.Header.Get("Content-Type"), resp.Header.Get("Content-Disposition"); ct != "image/png" || !strings.Contains(cd, "plot.png") {
+			t.Errorf("%s: Content-Type %q, Content-Disposition %q", name, ct, cd)
+		}
+	}
+	short, err := a.PresignURL(ctx, ref.ID, "", "", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	if resp, body := get(short.String()); resp.StatusCode != http.StatusForbidden || bytes.Contains(body, data[:64]) {
+		t.Errorf("an expired URL: HTTP %d, want 403: %.200s", resp.StatusCode, body)
+	}
+	if _, err := b.PresignURL(ctx, "p_000000000000", "", "", time.Minute); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PresignURL(missing) = %v, want ErrNotFound", err)
+	}
+	if err := a.Delete(ctx, ref.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PresignURL(ctx, ref.ID, "", "", time.Minute); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PresignURL after Delete = %v, want ErrNotFound", err)
+	}
+}

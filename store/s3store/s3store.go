@@ -206,6 +206,7 @@ type Store struct {
 	accessRes, orphanGrace, putTimeout time.Duration
 	log                                hclog.Logger
 
+	recent   recentBlobs    // the blobs of artifacts put or read lately (PresignURL)
 	cleanups sync.WaitGroup // touch's removals of earlier access keys
 	heads    sync.Pool      // *[]byte of singlePut bytes: upload's read-ahead
 
@@ -439,6 +440,7 @@ func (s *Store) record(ctx context.Context, ns, blob string, n int64, sum string
 			cancel()
 			return store.Ref{}, true, err
 		}
+		s.recent.add(id, blob)
 		return ref, true, nil
 	}
 	return store.Ref{}, false, fmt.Errorf("content %s: the artifact kept changing under this put", sum[:12])
@@ -513,6 +515,7 @@ func (s *Store) addScope(ctx context.Context, id string, rec record, o store.Put
 		}
 		return store.Ref{}, false, err
 	}
+	s.recent.add(id, rec.Blob)
 	ref = rec.ref(id, o.Scope)
 	ref.Filename = o.Filename
 	if ref.Filename == "" {
@@ -608,6 +611,7 @@ func (s *Store) stat(ctx context.Context, id string) (store.Ref, record, error) 
 	if !ok {
 		return store.Ref{}, record{}, store.ErrNotFound // being deleted
 	}
+	s.recent.add(id, rec.Blob)
 	return ref, rec, nil
 }
 
@@ -742,6 +746,7 @@ func (s *Store) deleteArtifact(ctx context.Context, id string, rec record) error
 	s.mu.Lock()
 	delete(s.touched, id)
 	s.mu.Unlock()
+	s.recent.forget(id)
 	return nil
 }
 

@@ -115,12 +115,14 @@ type S3 struct {
 	// any put in progress on any replica (PutTimeout, at least).
 	// Defaults to s3store.DefaultOrphanGrace (1h).
 	OrphanGrace gatewayconfig.Duration `json:"orphan_grace,omitempty"`
-	// PresignURLs makes the "url" of an artifact ref a presigned GET of
-	// the object itself, valid for serve.url_ttl (at most 7 days), so
-	// downloads go straight to the object store rather than through mcpx;
+	// PresignURLs makes the "url" of the artifact refs in results (and
+	// resources) a presigned GET of the object itself, valid for
+	// serve.url_ttl (at most 7 days), so downloads go straight to the
+	// object store rather than through mcpx, with or without --listen;
 	// the endpoint must then be reachable by whoever follows the links.
-	// A URL that cannot be presigned falls back to the gateway's. Defaults
-	// to false (the gateway's signed /artifacts URL).
+	// A URL that cannot be presigned falls back to the gateway's; the
+	// HTTP API's own refs (GET /artifacts/{id}/meta, the UI) keep the
+	// gateway's. Defaults to false (the gateway's signed /artifacts URL).
 	PresignURLs bool `json:"presign_urls,omitempty"`
 }
 

@@ -55,6 +55,20 @@ func TestDecode(t *testing.T) {
 		{name: "wrong type, object", in: `{"store": []}`, wantErr: []string{"line 1, column 11 (offset 10)", "store"}},
 		{name: "trailing data", in: "{}\n{}", wantErr: []string{"line 2, column 1 (offset 3)", "data after the top-level object"}},
 		{name: "bad level", in: `{"log": {"level": "loud"}}`, wantErr: []string{"log.level", `"loud" is not a log level`, "trace, debug, info, warn, error, off"}},
+		{name: "s3 timeouts and presigned URLs", in: `{"store": {"s3": {"bucket": "b", "put_timeout": "30s", "orphan_grace": 7200, "presign_urls": true}}, "serve": {"url_ttl": "1h"}}`,
+			check: func(t *testing.T, f File) {
+				if c := f.Store.S3; time.Duration(c.PutTimeout) != 30*time.Second || time.Duration(c.OrphanGrace) != 2*time.Hour || !c.PresignURLs {
+					t.Errorf("store.s3 %+v", c)
+				}
+			}},
+		{name: "s3 defaults", in: `{"store": {"s3": {"bucket": "b"}}}`, check: func(t *testing.T, f File) {
+			if c := f.Store.S3; c.PutTimeout != 0 || c.OrphanGrace != 0 || c.PresignURLs {
+				t.Errorf("store.s3 %+v: want the store's defaults (zero)", c)
+			}
+		}},
+		{name: "negative put timeout", in: `{"store": {"s3": {"bucket": "b", "put_timeout": "-1s"}}}`, wantErr: []string{"store.s3.put_timeout"}},
+		{name: "presigned URLs past S3's limit", in: `{"store": {"s3": {"bucket": "b", "presign_urls": true}}, "serve": {"url_ttl": "200h"}}`,
+			wantErr: []string{"serve.url_ttl", "store.s3.presign_urls", "168h"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

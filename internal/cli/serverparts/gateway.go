@@ -99,6 +99,9 @@ func serve(ctx context.Context, r parts.GatewayRun) error {
 		bus = web.NewEventBus(cfg.Serve.API)
 		eo.Linker = signer
 	}
+	if l := presignedLinker(cfg, st, signer, log); l != nil {
+		eo.Linker = l
+	}
 	obs, err := newObservability(ctx, cfg, bus, log)
 	if err != nil {
 		return err

@@ -16,10 +16,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/auth"
+	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
+	"github.com/mcpx-dev/mcpx/store/s3store"
 	"github.com/mcpx-dev/mcpx/web"
 )
 
@@ -90,6 +92,51 @@ func newSigner(ctx context.Context, cfg config.File, st store.Store, base string
 		}
 	}()
 	return s, nil
+}
+
+// presignTimeout bounds finding an artifact's bytes to presign its URL
+// (one small request at most); past it the ref gets the gateway's URL.
+const presignTimeout = 5 * time.Second
+
+// presignedLinker is the engine's Linker with store.s3.presign_urls: an
+// artifact ref's url is a presigned GET of the object, valid for
+// serve.url_ttl, so downloads go to the object store rather than through
+// mcpx (with or without --listen). A URL that cannot be presigned falls
+// back to signer's (nil: none). The HTTP API's own refs keep the
+// gateway's URLs: the UI reads them on its own origin. Nil when presigning
+// is off.
+func presignedLinker(cfg config.File, st store.Store, signer *web.Signer, log hclog.Logger) engine.Linker {
+	s3, ok := st.(*s3store.Store)
+	if !ok || cfg.Store.S3 == nil || !cfg.Store.S3.PresignURLs {
+		return nil
+	}
+	l := presignLinker{st: s3, ttl: cfg.Serve.TTL(), log: log.Named("presign")}
+	if signer != nil {
+		l.fallback = signer
+	}
+	return l
+}
+
+type presignLinker struct {
+	st       *s3store.Store
+	ttl      time.Duration
+	fallback engine.Linker
+	log      hclog.Logger
+}
+
+func (l presignLinker) ArtifactURL(ref engine.ArtifactRef) string {
+	ctx, cancel := context.WithTimeout(context.Background(), presignTimeout)
+	defer cancel()
+	u, err := l.st.PresignURL(ctx, ref.ID, ref.MIMEType, ref.Filename, l.ttl)
+	if err == nil {
+		return u.String()
+	}
+	if l.fallback == nil {
+		l.log.Warn("cannot presign an artifact URL; the ref goes without one", "id", ref.ID, "error", err)
+		return ""
+	}
+	l.log.Warn("cannot presign an artifact URL; the gateway's goes instead", "id", ref.ID, "error", err)
+	return l.fallback.ArtifactURL(ref)
 }
 
 // isLoopback reports whether ln listens on a loopback address only.
