@@ -31,8 +31,10 @@
 #     BENCH_BASELINE to another mcpx binary to measure it side by side.
 #   BENCH=s3 ./scripts/bench.sh       # only the S3 store (issue 20): put and
 #     get of 10 and 100 MiB through store/s3store against minio-go's own
-#     PutObject/GetObject of the same bytes (the floor), B/op, and the cost
-#     of a presigned URL, on versitygw over loopback (scripts/s3-tools.sh)
+#     PutObject/GetObject of the same bytes (the floor; PutObject also with
+#     the payload unsigned, as over HTTPS), B/op, and the cost of a
+#     presigned URL, on versitygw over loopback with keep-alive
+#     (scripts/s3-tools.sh)
 #   BENCH=replicas ./scripts/bench.sh # only replicas (issue 20): two `mcpx
 #     serve` replicas on one versitygw bucket behind haproxy (round robin)
 #     against one replica behind the same haproxy, each replica in front
@@ -232,7 +234,7 @@ if [ "$what" = replicas ]; then
 	base=$((20000 + RANDOM % 10000))
 	s3=$base r1=$((base + 1)) r2=$((base + 2)) one=$((base + 3)) two=$((base + 4))
 	rm -rf "$out/s3data"; mkdir -p "$out/s3data/mcpx-bench"
-	ROOT_ACCESS_KEY=bench-access ROOT_SECRET_KEY=bench-secret-key "$MCPX_VERSITYGW" --port "127.0.0.1:$s3" posix "$out/s3data" >"$out/versitygw.log" 2>&1 &
+	ROOT_ACCESS_KEY=bench-access ROOT_SECRET_KEY=bench-secret-key "$MCPX_VERSITYGW" --port "127.0.0.1:$s3" --keep-alive posix "$out/s3data" >"$out/versitygw.log" 2>&1 &
 	pids=($!)
 	trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 	printf '{"mcpServers":{"everything":{"command":"%s"}},"store":{"s3":{"endpoint":"http://127.0.0.1:%d","bucket":"mcpx-bench","path_style":true,"access_key":"bench-access","secret_key":"bench-secret-key"}},"serve":{"url_secret":"bench-url-secret-0123456789abcdef"}}' \

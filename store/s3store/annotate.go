@@ -1,7 +1,6 @@
 package s3store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,7 +40,7 @@ func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage
 		}
 		opts := minio.PutObjectOptions{ContentType: "application/json"}
 		opts.SetMatchETag(etag)
-		if _, err = s.client.PutObject(ctx, s.bucket, s.key("meta/", id), bytes.NewReader(b), int64(len(b)), opts); isPreconditionFailed(err) {
+		if err = s.putSmall(ctx, s.key("meta/", id), b, opts); isPreconditionFailed(err) {
 			continue
 		} else if err != nil {
 			return fmt.Errorf("s3store: artifact[%s]: %w", id, err)

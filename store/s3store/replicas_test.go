@@ -165,8 +165,9 @@ func countKeys(t *testing.T, srv *s3test.Server, bucket, prefix string) int {
 }
 
 // What a put killed half way leaves (bytes, a record, the content's
-// hash key, no order key; an open multipart upload) is removed by
-// Collect once older than OrphanGrace, and not before.
+// hash key, no order key; an open multipart upload; an artifact listed
+// with no scope) is removed by Collect once older than OrphanGrace, and
+// not before.
 func TestCollectSweepsOrphans(t *testing.T) {
 	ctx := context.Background()
 	a, _, srv, bucket := pair(t, s3store.Config{OrphanGrace: 300 * time.Millisecond})
@@ -177,6 +178,16 @@ func TestCollectSweepsOrphans(t *testing.T) {
 	for _, k := range []string{"shared/blobs/0123456789abcdef0123456789abcdef", "shared/meta/srv_0123456789ab", "shared/scope/srv_0123456789ab/00000000000000000001.e30",
 		"shared/hash/srv/0123456789ab" + strings.Repeat("0", 52)} {
 		if _, err := srv.Client().PutObject(ctx, bucket, k, strings.NewReader("{}"), 2, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A put killed after its order key and before its scope key.
+	unscoped, err := a.Put(ctx, strings.NewReader("unscoped"), store.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for obj := range srv.Client().ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: "shared/scope/" + unscoped.ID + "/", Recursive: true}) {
+		if err := srv.Client().RemoveObject(ctx, bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -197,17 +208,20 @@ func TestCollectSweepsOrphans(t *testing.T) {
 	if _, err := a.Collect(ctx, store.Retention{}, store.CollectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := countKeys(t, srv, bucket, "shared/blobs/"); n != 2 {
-		t.Fatalf("young orphan swept: %d blobs, want 2", n)
+	if n := countKeys(t, srv, bucket, "shared/blobs/"); n != 3 {
+		t.Fatalf("young orphan swept: %d blobs, want 3", n)
 	}
 	if n := uploads(); n != 1 {
 		t.Fatalf("young multipart upload aborted: %d open, want 1", n)
+	}
+	if n := countKeys(t, srv, bucket, "shared/order/"); n != 2 {
+		t.Fatalf("young artifact without a scope removed: %d order keys, want 2", n)
 	}
 	time.Sleep(1500 * time.Millisecond) // S3 times have one-second resolution
 	if _, err := a.Collect(ctx, store.Retention{}, store.CollectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for prefix, want := range map[string]int{"shared/blobs/": 1, "shared/meta/": 1, "shared/scope/": 1, "shared/hash/": 1} {
+	for prefix, want := range map[string]int{"shared/blobs/": 1, "shared/meta/": 1, "shared/scope/": 1, "shared/hash/": 1, "shared/order/": 1, "shared/rorder/": 1} {
 		if n := countKeys(t, srv, bucket, prefix); n != want {
 			t.Errorf("%s holds %d objects after the sweep, want %d", prefix, n, want)
 		}

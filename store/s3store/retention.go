@@ -102,6 +102,9 @@ func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.Col
 		rep.Add(store.Removal{ID: e.order.id, Bytes: e.order.size, Why: reason}, o.Each)
 	}
 	if !o.DryRun {
+		if err := s.dropUnscoped(ctx, entries, why); err != nil {
+			return rep, fmt.Errorf("s3store: collect: %w", err)
+		}
 		if err := s.sweep(ctx, entries); err != nil {
 			return rep, fmt.Errorf("s3store: collect: sweep: %w", err)
 		}
@@ -203,6 +206,27 @@ func (s *Store) checkQuota(ctx context.Context, q store.Quota, sc store.Scope, i
 	return q.CheckQuota(size,
 		usage(func(o store.Scope) string { return o.SessionID }),
 		usage(func(o store.Scope) string { return o.TraceID }))
+}
+
+// dropUnscoped deletes the artifacts, older than OrphanGrace, that have
+// an order key but no scope: what a put killed after its order key and
+// before its scope key left (Put writes them at once). Nobody can list or
+// read them. Those the policy removed (why) are gone already.
+func (s *Store) dropUnscoped(ctx context.Context, entries []*artifactEntry, why map[string]string) error {
+	cutoff := time.Now().Add(-s.orphanGrace).UnixNano()
+	for _, e := range entries {
+		if len(e.scopes) > 0 || e.order.created > cutoff {
+			continue
+		}
+		if _, gone := why[e.order.id]; gone {
+			continue
+		}
+		s.log.Info("removing an artifact no scope holds", "id", e.order.id)
+		if err := s.Delete(ctx, e.order.id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // sweep removes objects older than OrphanGrace that no listed artifact

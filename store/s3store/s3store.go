@@ -23,15 +23,19 @@
 //
 // # Writes
 //
-// Put streams the reader to blobs/<random>, hashing as it goes: content up
-// to Config.SinglePutBytes goes in one PUT, larger content as a multipart
-// upload of Config.PartSize parts, so memory is bounded by one part
-// whatever the artifact's size. Then, named by its sha256, the artifact is
-// recorded: meta/<id> is created with If-None-Match (two replicas putting
-// the same bytes at once agree on one record; the loser removes its
-// upload), then hash/, scope/ and the two order keys. An artifact is
-// listed only once its order key exists, and by then everything it needs
-// does. Delete takes the order keys first (unlisted), then hash/, scope/,
+// Put streams the reader to blobs/<random>: content up to
+// Config.SinglePutBytes goes in one PUT while it is hashed beside, and the
+// content's record is looked up once the hash is known, before the PUT
+// ends; larger content goes as a multipart upload of Config.PartSize
+// parts, hashed as it goes, so memory is bounded by one part whatever the
+// artifact's size. Then, named by its sha256, the artifact is recorded:
+// meta/<id> is created with If-None-Match (two replicas putting the same
+// bytes at once agree on one record; the loser removes its upload), then
+// hash/, scope/ and the two order keys at once. An artifact is listed
+// under a scope only once it has that scope's key and its order key, so
+// nobody lists it before both exist; one with an order key and no scope
+// (a put killed between them) is removed by Collect like any orphan.
+// Delete takes the order keys first (unlisted), then hash/, scope/,
 // meta/, and last the bytes.
 //
 // # Several replicas, several collectors
@@ -65,6 +69,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -336,11 +341,22 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 	pctx, cancel := context.WithTimeout(ctx, s.putTimeout)
 	defer cancel()
 	blob := newBlobName()
-	n, sum, err := s.upload(pctx, blob, r, o.MaxBytes)
+	// Content that fits one PUT is hashed while it goes: the record's
+	// first lookups then run during the upload. early is set before
+	// upload returns (onSum runs before the hash reaches it).
+	var early chan *lookup
+	n, sum, err := s.upload(pctx, blob, r, o.MaxBytes, func(sum string) {
+		early = make(chan *lookup, 1)
+		go func() { early <- s.lookUp(pctx, ns, sum) }()
+	})
 	if err != nil {
 		return store.Ref{}, s.putError(ctx, pctx, ns, err)
 	}
-	ref, kept, err := s.record(pctx, ns, blob, n, sum, o)
+	var pre *lookup
+	if early != nil {
+		pre = <-early
+	}
+	ref, kept, err := s.record(pctx, ns, blob, n, sum, o, pre)
 	if !kept {
 		s.remove(ctx, s.key("blobs/", blob))
 	}
@@ -360,28 +376,44 @@ func (s *Store) putError(ctx, pctx context.Context, ns string, err error) error 
 	return fmt.Errorf("s3store: put[%s]: %w", ns, err)
 }
 
+// lookup is what recording a content first asks of the bucket: the
+// artifact that holds it in the namespace, and the record of the first id
+// it would get (looked up beside, so that a new artifact, the common put,
+// costs one round trip less).
+type lookup struct {
+	first    string
+	firstRec record
+	firstOK  bool
+	firstErr error
+	id       string
+	rec      record
+	found    bool
+	err      error
+}
+
+// lookUp asks both at once.
+func (s *Store) lookUp(ctx context.Context, ns, sum string) *lookup {
+	l := &lookup{first: store.NewID(ns, sum, s.idPrefixLen)}
+	var wg sync.WaitGroup
+	wg.Go(func() { l.firstRec, _, l.firstOK, l.firstErr = s.getRecord(ctx, l.first) })
+	l.id, l.rec, l.found, l.err = s.byContent(ctx, ns, sum)
+	wg.Wait()
+	return l
+}
+
 // record names the uploaded blob: the existing artifact of this content
-// in ns gains o's scope, or a new one is made. kept reports whether the
-// blob is now the artifact's bytes (else the caller removes it).
-func (s *Store) record(ctx context.Context, ns, blob string, n int64, sum string, o store.PutOptions) (ref store.Ref, kept bool, err error) {
+// in ns gains o's scope, or a new one is made. pre, when set, is the
+// content's lookup made during the upload. kept reports whether the blob
+// is now the artifact's bytes (else the caller removes it).
+func (s *Store) record(ctx context.Context, ns, blob string, n int64, sum string, o store.PutOptions, pre *lookup) (ref store.Ref, kept bool, err error) {
 	for range 5 {
-		// The first id this content would get is looked up beside the
-		// content's own lookup: a new artifact (the common put) then
-		// costs one round trip less.
-		first := store.NewID(ns, sum, s.idPrefixLen)
-		var (
-			firstRec record
-			firstOK  bool
-			firstErr error
-			id       string
-			rec      record
-			found    bool
-		)
-		var wg sync.WaitGroup
-		wg.Go(func() { firstRec, _, firstOK, firstErr = s.getRecord(ctx, first) })
-		id, rec, found, err = s.byContent(ctx, ns, sum)
-		wg.Wait()
-		if err != nil {
+		l := pre
+		if l == nil {
+			l = s.lookUp(ctx, ns, sum)
+		}
+		pre = nil // a second round looks again
+		first, id, rec, found := l.first, l.id, l.rec, l.found
+		if err = l.err; err != nil {
 			return store.Ref{}, false, err
 		}
 		if found {
@@ -393,10 +425,10 @@ func (s *Store) record(ctx context.Context, ns, blob string, n int64, sum string
 		}
 		id, err = store.AllocateID(ns, sum, s.idPrefixLen, func(id string) (string, bool) {
 			if id == first {
-				if firstErr != nil {
-					err = firstErr
+				if l.firstErr != nil {
+					err = l.firstErr
 				}
-				return firstRec.SHA256, firstOK
+				return l.firstRec.SHA256, l.firstOK
 			}
 			rec, _, ok, gerr := s.getRecord(ctx, id)
 			if gerr != nil {
@@ -421,17 +453,17 @@ func (s *Store) record(ctx context.Context, ns, blob string, n int64, sum string
 		if !created {
 			continue // another put made it first: join it
 		}
-		// The order keys last: the artifact is listed once all is there.
+		// The rest at once, one round trip: the artifact is listed under
+		// a scope only once that scope's key is there, so until then
+		// nobody lists it (see the package doc).
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return s.putBytes(gctx, s.key("hash/", ns+"/"+sum), []byte(id)) })
 		g.Go(func() error {
 			_, err := s.putJSON(gctx, s.scopeKey(id, ref.Created, o.Scope), s.namingOf(o, ""), false)
 			return err
 		})
+		g.Go(func() error { return s.putOrder(gctx, id, rec) })
 		err = g.Wait()
-		if err == nil {
-			err = s.putOrder(ctx, id, rec)
-		}
 		if err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			if derr := s.deleteArtifact(cctx, id, rec); derr != nil {
@@ -903,7 +935,7 @@ func (s *Store) putJSON(ctx context.Context, key string, v any, create bool) (cr
 	if create {
 		opts.SetMatchETagExcept("*")
 	}
-	_, err = s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(b), int64(len(b)), opts)
+	err = s.putSmall(ctx, key, b, opts)
 	if create && isPreconditionFailed(err) {
 		return false, nil
 	}
@@ -911,7 +943,18 @@ func (s *Store) putJSON(ctx context.Context, key string, v any, create bool) (cr
 }
 
 func (s *Store) putBytes(ctx context.Context, key string, b []byte) error {
-	_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{})
+	return s.putSmall(ctx, key, b, minio.PutObjectOptions{})
+}
+
+// putSmall writes b, held whole, to key in one PUT signed with its
+// sha256: the server checks the bytes against it. minio-go's PutObject
+// would sign in 64 KiB chunks over plain HTTP (aws-chunked encoding, a
+// second pass of hashing on each side), and send the bytes unverified
+// over HTTPS.
+func (s *Store) putSmall(ctx context.Context, key string, b []byte, opts minio.PutObjectOptions) error {
+	sum := sha256.Sum256(b)
+	opts.DisableContentSha256 = true // sign with sum rather than stream-sign
+	_, err := s.core.PutObject(ctx, s.bucket, key, bytes.NewReader(b), int64(len(b)), "", hex.EncodeToString(sum[:]), opts)
 	return err
 }
 

@@ -59,7 +59,10 @@ func Start(t testing.TB) *Server {
 	var lastErr error
 	for range 3 { // a free port may be taken between probe and use
 		addr := freePort(t)
-		cmd := exec.Command(bin, "--port", addr, "posix", data)
+		// Keep-alive, as S3 servers keep connections: versitygw closes
+		// each one after its answer by default, and every request of a
+		// put would dial anew (8 dials for a put's 8 requests).
+		cmd := exec.Command(bin, "--port", addr, "--keep-alive", "posix", data)
 		cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+AccessKey, "ROOT_SECRET_KEY="+SecretKey)
 		logf, err := os.Create(filepath.Join(dir, "versitygw.log"))
 		if err != nil {
