@@ -166,6 +166,12 @@ type Gateway struct {
 	routesMu sync.RWMutex
 	routes   map[string]*toolRoute // exposed tool name → route
 	toolList []json.RawMessage     // exposed definitions, in order
+	// rebuildMu makes rebuildRoutes one at a time: two upstreams ready
+	// at once each rebuilt, and the rebuild that had seen only the first
+	// could store its list last, leaving the second's tools unlisted
+	// until some later change (the reliability suite's two-replica test
+	// waited two minutes for them, in about one start of six).
+	rebuildMu sync.Mutex
 
 	sessMu   sync.RWMutex
 	sessions map[string]*session
@@ -484,6 +490,8 @@ const (
 // names are kept; with several each becomes "{server}_{tool}", made unique
 // with a numeric suffix if two would collide.
 func (g *Gateway) rebuildRoutes() {
+	g.rebuildMu.Lock()
+	defer g.rebuildMu.Unlock()
 	routes := map[string]*toolRoute{}
 	var list []json.RawMessage
 	add := func(name string, r *toolRoute) {
