@@ -126,8 +126,11 @@ go test -count=1 -run TestLargeResults ./internal/cli
 
 # The reliability suite (internal/reliability, build tag "reliability"):
 # the gateway killed with SIGKILL mid-run, a full disk (a tmpfs: skipped
-# without root), 64 sessions of 1-10 MB blobs through mcpx serve with
-# "shared" and "pool" instances. About a minute here; bounded at 10.
+# without root), the object store stopped or slowed to a trickle mid-put,
+# one of two replicas on a bucket killed mid-upload, 64 sessions of 1-10
+# MB blobs through mcpx serve with "shared" and "pool" instances and
+# beside hostile WASM plugins. About a minute and a half here; bounded
+# at 10.
 step="reliability suite"
 say "go test -tags reliability -count=1 -timeout 10m ./internal/reliability/..."
 go test -tags reliability -count=1 -timeout 10m ./internal/reliability/...

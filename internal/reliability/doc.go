@@ -1,10 +1,12 @@
 // Package reliability holds the reliability suite, behind the build tag
 // "reliability" (go test -tags reliability ./internal/reliability/):
 // faults (the gateway killed with SIGKILL mid-run, a full disk, the
-// object store stopped mid-put) and load (64 concurrent sessions calling
-// tools that return 1-10 MB binaries through a built `mcpx serve
-// --listen`, with "shared" and "pool" instances). Each test checks what
-// issue 20 asks to hold: every artifact a model was told about reads back
-// byte-exact, or the model was told it was not stored. scripts/test.sh
-// runs the suite in one bounded step.
+// object store stopped mid-put or slowed to a trickle, one of two
+// replicas on a bucket killed mid-upload) and load (64 concurrent
+// sessions calling tools that return 1-10 MB binaries through a built
+// `mcpx serve --listen`, with "shared" and "pool" instances, and beside
+// WASM plugins that loop, allocate without bound or answer garbage). Each
+// test checks what issue 20 asks to hold: every artifact a model was told
+// about reads back byte-exact, or the model was told it was not stored.
+// scripts/test.sh runs the suite in one bounded step.
 package reliability
