@@ -361,13 +361,17 @@ func (d *Doc) textCarriers(texts []textLit) [][]StringRef {
 		if !ok || b.Type != "text" || !looksLikeJSONContainer(d.Raw[t.Off+1:t.End-1]) {
 			continue
 		}
-		payload, err := jsonstr.Unescape(nil, d.Raw[t.Off+1:t.End-1])
+		// The walk of Raw validated the literal, so the runs the unescape
+		// copied verbatim hold no quote, backslash or control character:
+		// the payload's walk skips them rather than scan a long value
+		// (a base64 file) a second time.
+		payload, runs, err := jsonstr.UnescapeRuns(nil, d.Raw[t.Off+1:t.End-1], verbatimRunMin)
 		if err != nil {
 			continue
 		}
 		c := Carrier{Kind: CarrierText, Block: b.Index, Payload: payload, Off: t.Off, End: t.End}
 		var found []StringRef
-		err = jsonwalk.WalkFiltered(payload, 1, IndexMinString, d.depthLimit(), func(v *jsonwalk.Visit) jsonwalk.Step {
+		err = jsonwalk.WalkFilteredClean(payload, runs, 1, IndexMinString, d.depthLimit(), func(v *jsonwalk.Visit) jsonwalk.Step {
 			if len(v.Path) == 1 && !v.Path[0].IsIndex() {
 				if v.Leave {
 					leaveMember(c.members, v.End)
@@ -388,6 +392,11 @@ func (d *Doc) textCarriers(texts []textLit) [][]StringRef {
 	}
 	return inner
 }
+
+// verbatimRunMin is the shortest verbatim run of a JSON-in-text payload
+// whose scan its walk skips: shorter runs cost little to scan, and the
+// list of runs stays under 2% of the payload's size.
+const verbatimRunMin = 1 << 10
 
 // insertStructured puts the structuredContent carrier among the text
 // carriers in document order and returns its index, -1 when there is none.
