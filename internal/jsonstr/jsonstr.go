@@ -79,6 +79,48 @@ func unescape(dst, src []byte, minRun int) ([]byte, []Run, error) {
 	return dst, runs, nil
 }
 
+// LongestVerbatim returns the longest run of src, the body of a string
+// literal, that holds no escape: src[off:end] is also what Unescape makes
+// of it, byte for byte. It is empty when src is escapes only. The search
+// stops at a bad escape, which Unescape reports.
+func LongestVerbatim(src []byte) (off, end int) {
+	for i := 0; ; {
+		k := bytes.IndexByte(src[i:], '\\')
+		if k < 0 {
+			k = len(src) - i
+		}
+		if k > end-off {
+			off, end = i, i+k
+		}
+		i += k
+		if i >= len(src) {
+			return off, end
+		}
+		n := escapeLen(src[i:])
+		if n == 0 {
+			return off, end
+		}
+		i += n
+	}
+}
+
+// escapeLen is the length of the valid escape at the start of b, 0 when it
+// is not one (a \uXXXX escape is 6 bytes: a surrogate pair is two).
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if _, ok := Hex4(b[2:]); ok {
+			return 6
+		}
+	}
+	return 0
+}
+
 // unescapeOne decodes the escape at the start of src and reports how many
 // source bytes it used.
 func unescapeOne(dst, src []byte) ([]byte, int, error) {

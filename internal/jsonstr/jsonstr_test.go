@@ -1,6 +1,7 @@
 package jsonstr
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -154,6 +155,9 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("reader: %q, %v", streamed, err)
 		}
 		checkRuns(t, lit[1:len(lit)-1], back)
+		if off, end := LongestVerbatim(lit[1 : len(lit)-1]); bytes.IndexByte(lit[1+off:1+end], '\\') >= 0 || !bytes.Contains(back, lit[1+off:1+end]) {
+			t.Fatalf("LongestVerbatim(%s) = %q: not a verbatim run", lit, lit[1+off:1+end])
+		}
 	})
 }
 
@@ -263,6 +267,25 @@ func TestIndexBackslash(t *testing.T) {
 			if got := indexBackslash(c); got != at {
 				t.Fatalf("len %d, backslash at %d: %d", n, at, got)
 			}
+		}
+	}
+}
+
+func TestLongestVerbatim(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{``, ``},
+		{`plain`, `plain`},
+		{`{\"content\":\"QUJDRA==\",\"n\":1}`, `QUJDRA==`},
+		{`ab\u00e9abc\ud83d\ude00x`, `abc`},
+		{`\n\t\"`, ``},
+		{`abc\qdefghij`, `abc`},
+	} {
+		off, end := LongestVerbatim([]byte(tc.in))
+		if got := tc.in[off:end]; got != tc.want {
+			t.Errorf("LongestVerbatim(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
