@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/memfdbuf"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
 )
 
@@ -86,6 +87,8 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return fail(stderr, c, err)
 	}
+	// Deferred first, run last: the store and the engine may read the
+	// input's pages until they are closed.
 	defer src.Close()
 	// A large file is read beside the store's opening and the chain's
 	// preparation (a preset's compile), which need none of it: each takes
@@ -162,14 +165,18 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 const warmInputBytes = 64 << 10
 
 // readInput reads the file named by pos, or stdin when there is none or it
-// is "-".
+// is "-", onto the heap.
 func readInput(pos []string, stdin io.Reader) ([]byte, error) {
 	src, err := openInput(pos, stdin)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	return src.readAsync(false)()
+	b, err := readAllSized(src.r, src.size)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", src.name, err)
+	}
+	return b, nil
 }
 
 // input is the result a command reads: the file named by its argument, or
@@ -181,6 +188,10 @@ type input struct {
 	// size is what is left to read of a regular file (a FILE argument, or
 	// stdin redirected from one), -1 when unknown (a pipe).
 	size int64
+	// shared is the input read into a memfd (memfdbuf), released by Close.
+	shared []byte
+	// pending is closed when a read on another goroutine is done.
+	pending chan struct{}
 }
 
 // openInput opens the file named by pos, or stdin when there is none or it
@@ -198,17 +209,31 @@ func openInput(pos []string, stdin io.Reader) (*input, error) {
 	return in, nil
 }
 
-// Close closes the file the input opened (not stdin).
+// Close releases the input's memfd and closes the file the input opened
+// (not stdin). The bytes read are not to be used after.
 func (in *input) Close() {
+	if in.pending != nil {
+		<-in.pending
+	}
+	if in.shared != nil {
+		memfdbuf.Release(in.shared)
+	}
 	if in.f != nil {
 		in.f.Close()
 	}
 }
 
 // readAsync reads the input to the end, on another goroutine when async is
-// set; the returned function waits for the bytes.
+// set; the returned function waits for the bytes (and may be called again).
 func (in *input) readAsync(async bool) func() ([]byte, error) {
 	read := func() ([]byte, error) {
+		if f, ok := in.r.(*os.File); ok && in.size >= sharedReadMin {
+			if b, err := memfdbuf.ReadFile(f, in.size); err == nil {
+				in.shared = b
+				return b, nil
+			}
+			// not here, or the file changed since its Stat: read it
+		}
 		b, err := readAllSized(in.r, in.size)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", in.name, err)
@@ -218,20 +243,28 @@ func (in *input) readAsync(async bool) func() ([]byte, error) {
 	if !async {
 		return read
 	}
-	type result struct {
-		b   []byte
-		err error
-	}
-	done := make(chan result, 1)
+	var (
+		b    []byte
+		err  error
+		done = make(chan struct{})
+	)
 	go func() {
-		b, err := read()
-		done <- result{b, err}
+		defer close(done)
+		b, err = read()
 	}()
+	in.pending = done
 	return func() ([]byte, error) {
-		r := <-done
-		return r.b, r.err
+		<-done
+		return b, err
 	}
 }
+
+// sharedReadMin is the input file size from which mcpx transform reads it
+// into a memfd (internal/memfdbuf) rather than the heap: a JSON-in-text
+// payload then shares the pages of a long run (a base64 file) with the
+// input instead of copying it, and the read itself is a copy inside the
+// kernel. Smaller inputs gain little against a mapping's cost.
+const sharedReadMin = 1 << 20
 
 // regularSize is what is left to read of r when it is a regular file, -1
 // otherwise.
