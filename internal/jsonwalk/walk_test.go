@@ -184,6 +184,13 @@ func FuzzScanString(f *testing.F) {
 	for _, s := range []string{`"plain"`, `"a\"b"`, `"\\"`, `"\u00e9\uZZZZ"`, "\"ctl\x01\"", `"unterminated`, `"` + strings.Repeat("QUJD", 20) + `\n"`, "\"\xff\xfe\x7f\x80\""} {
 		f.Add([]byte(s))
 	}
+	// Long enough for the blocks of printable ASCII: clean, then a quote,
+	// a control character, a byte above ASCII or an escape past a block.
+	long := strings.Repeat("QUJD", 3000)
+	for _, tail := range []string{`"`, "\x01\"", "é\"", `\"x"`, `\u00e9"`, ""} {
+		f.Add([]byte(`"` + long + tail))
+		f.Add([]byte(`"` + long[:4500] + tail + long))
+	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if len(raw) == 0 || raw[0] != '"' {
 			raw = append([]byte{'"'}, raw...)
