@@ -28,12 +28,12 @@ var buffers = sync.Pool{New: func() any { b := make([]byte, BufferSize); return 
 //
 // It writes whole buffers (BufferSize, the last one short): a reader that
 // returns a few bytes per Read still costs one write per buffer, not one
-// system call per Read. A stream longer than one buffer is hashed on
-// another goroutine, a buffer behind the reads and writes: SHA-256 is the
-// slowest stage of a large put (about 1.3 GB/s with SHA-NI, where a 10 MiB
-// base64 value decodes at several GB/s and a write to the page cache
-// copies at several more), so on two cores the copy takes about the
-// hash's time rather than the sum of the three.
+// system call per Read. Past pipeAfter buffers the rest of a stream is
+// hashed on another goroutine, a buffer behind the reads and writes:
+// SHA-256 is the slowest stage of a large put (about 1.3 GB/s with SHA-NI,
+// where a 10 MiB base64 value decodes at several GB/s and a write to the
+// page cache copies at several more), so on two cores the copy takes
+// about the hash's time rather than the sum of the three.
 func Copy(ctx context.Context, w io.Writer, r io.Reader, maxBytes int64) (n int64, sha256hex string, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, "", err
@@ -46,6 +46,7 @@ func Copy(ctx context.Context, w io.Writer, r io.Reader, maxBytes int64) (n int6
 		}
 	}()
 	bp := buffers.Get().(*[]byte)
+	filled := 0 // buffers read so far
 	for {
 		fill, eof, err := fillBuffer(ctx, *bp, r, maxBytes, &n)
 		if err != nil {
@@ -53,7 +54,7 @@ func Copy(ctx context.Context, w io.Writer, r io.Reader, maxBytes int64) (n int6
 			return n, "", err
 		}
 		if fill > 0 {
-			if pipe == nil && !eof {
+			if filled++; pipe == nil && !eof && filled > pipeAfter {
 				pipe = startHashPipe(h)
 			}
 			if pipe == nil {
@@ -130,6 +131,11 @@ type hashJob struct {
 	buf  *[]byte
 	fill int
 }
+
+// pipeAfter is how many buffers Copy hashes itself before it hashes on
+// another goroutine: a put of a megabyte or less (most text, most images)
+// is done before a second goroutine would pay for its start and wake-ups.
+const pipeAfter = 4
 
 // pipeBuffers is how many buffers a pipe cycles through: one being filled
 // and written, one being hashed, one ready.

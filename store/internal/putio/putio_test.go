@@ -100,17 +100,17 @@ func TestCopyWritesWholeBuffers(t *testing.T) {
 	}
 }
 
-// TestCopyHashesBeside: streams of one buffer and more (hashed on another
-// goroutine) give the bytes and their sha256 at every length around the
-// buffer's; a writer or reader that fails, or a context cancelled, part
-// way through a long stream stops the copy with its error and leaves no
-// goroutine behind.
+// TestCopyHashesBeside: streams of one buffer and more (past pipeAfter
+// hashed on another goroutine) give the bytes and their sha256 at every
+// length around the buffer's; a writer or reader that fails, or a context
+// cancelled, part way through a long stream stops the copy with its error
+// and leaves no goroutine behind.
 func TestCopyHashesBeside(t *testing.T) {
-	data := make([]byte, 5*BufferSize+7)
+	data := make([]byte, (pipeAfter+4)*BufferSize+7)
 	for i := range data {
 		data[i] = byte(i*31 + i>>11)
 	}
-	for _, size := range []int{0, 1, BufferSize - 1, BufferSize, BufferSize + 1, 2 * BufferSize, 3*BufferSize + 5, len(data)} {
+	for _, size := range []int{0, 1, BufferSize - 1, BufferSize, BufferSize + 1, 2 * BufferSize, pipeAfter * BufferSize, pipeAfter*BufferSize + 1, (pipeAfter+1)*BufferSize + 5, len(data)} {
 		var out bytes.Buffer
 		n, sum, err := Copy(context.Background(), &out, iotest.HalfReader(bytes.NewReader(data[:size])), 0)
 		h := sha256.Sum256(data[:size])
@@ -120,24 +120,26 @@ func TestCopyHashesBeside(t *testing.T) {
 	}
 	before := runtime.NumGoroutine()
 	errW := errors.New("disk full")
-	for after := range 4 {
+	for after := range pipeAfter + 4 {
 		w := &failAfter{left: after, err: errW}
 		if _, _, err := Copy(context.Background(), w, bytes.NewReader(data), 0); !errors.Is(err, errW) {
 			t.Errorf("writer failing after %d buffers: %v", after, err)
 		}
 	}
 	errR := errors.New("upstream gone")
-	r := io.MultiReader(bytes.NewReader(data[:3*BufferSize+1]), iotest.ErrReader(errR))
-	if _, _, err := Copy(context.Background(), io.Discard, r, 0); !errors.Is(err, errR) {
-		t.Errorf("reader failing after 3 buffers: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cw := &failAfter{left: 2, onFail: cancel}
-	if _, _, err := Copy(ctx, cw, bytes.NewReader(data), 0); !errors.Is(err, context.Canceled) {
-		t.Errorf("context cancelled after 2 buffers: %v", err)
-	}
-	if _, _, err := Copy(context.Background(), io.Discard, bytes.NewReader(data), 2*BufferSize); !errors.Is(err, store.ErrTooLarge) {
-		t.Errorf("over the limit after 2 buffers: %v", err)
+	for _, after := range []int{1, pipeAfter + 2} {
+		r := io.MultiReader(bytes.NewReader(data[:after*BufferSize+1]), iotest.ErrReader(errR))
+		if _, _, err := Copy(context.Background(), io.Discard, r, 0); !errors.Is(err, errR) {
+			t.Errorf("reader failing after %d buffers: %v", after, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cw := &failAfter{left: after, onFail: cancel}
+		if _, _, err := Copy(ctx, cw, bytes.NewReader(data), 0); !errors.Is(err, context.Canceled) {
+			t.Errorf("context cancelled after %d buffers: %v", after, err)
+		}
+		if _, _, err := Copy(context.Background(), io.Discard, bytes.NewReader(data), int64(after*BufferSize)); !errors.Is(err, store.ErrTooLarge) {
+			t.Errorf("over the limit after %d buffers: %v", after, err)
+		}
 	}
 	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
