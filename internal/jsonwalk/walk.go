@@ -399,8 +399,8 @@ func (w *walker) stringEnd(off int) (int, error) {
 // of many megabytes (a base64 PDF): it returns the offset just past the
 // string whose opening quote is at raw[off] (0 when it is unterminated)
 // and the offset of the first byte that makes its body invalid (a control
-// character or a bad escape), -1 when none. Eight bytes at a time it looks
-// for a quote, a backslash or a control character at once.
+// character or a bad escape), -1 when none. scanSpecial finds the bytes
+// that matter, a quote, a backslash or a control character, all at once.
 func scanString(raw []byte, off int) (end, bad int) {
 	return scanStringSkipping(raw, off, nil, nil)
 }
