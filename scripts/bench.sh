@@ -21,7 +21,8 @@
 #     ls` on an empty vs a 100,000-artifact store (time and max RSS), one
 #     put on each, the CLI against internal/cmd/smallest (and MCPX_OLD, a
 #     binary of an earlier commit, side by side), and the 10 MiB PDF in an
-#     existing store against internal/cmd/floor
+#     existing store against internal/cmd/floor (hyperfine, then runs
+#     interleaved round by round: internal/cmd/interleave; MCPX_OLD too)
 #   BENCH=text ./scripts/bench.sh     # only the text path (issue 17): a
 #     600,000-character accessibility snapshot (as @playwright/mcp's
 #     browser_snapshot answers; an escape every dozen bytes) and 600,000
@@ -169,6 +170,14 @@ if [ "$what" = store ]; then
 		--prepare "sh -c 'rm -rf $out/pdf-store $out/floor-dir; cp -a $out/empty0 $out/pdf-store; mkdir -p $out/floor-dir'" \
 		"$out/mcpx transform --store $out/pdf-store --server tableau --tool download_workbook $out/r10.json" \
 		"$out/floor $out/r10.json $out/floor-dir" | tee "$out/store-pdf.txt"
+	echo "== the same, interleaved (internal/cmd/interleave: mcpx, then the floor, round after round; medians)"
+	go build -o "$out/interleave" ./internal/cmd/interleave
+	pdfruns=("$out/mcpx transform --store $out/pdf-store --server tableau --tool download_workbook $out/r10.json")
+	# MCPX_OLD: a binary built from an earlier commit, side by side
+	[ -n "${MCPX_OLD:-}" ] && pdfruns+=("$MCPX_OLD transform --store $out/pdf-store --server tableau --tool download_workbook $out/r10.json")
+	"$out/interleave" -n 30 -warmup 3 \
+		-prepare "rm -rf $out/pdf-store $out/floor-dir; cp -a $out/empty0 $out/pdf-store; mkdir -p $out/floor-dir" \
+		"${pdfruns[@]}" "$out/floor $out/r10.json $out/floor-dir" | tee "$out/store-pdf-interleaved.txt"
 	echo "== max RSS (KiB)"
 	for d in empty full; do
 		t=$( { /usr/bin/time -f '%M' "$out/mcpx" transform --store "$out/$d" --server s "$out/small.json" >/dev/null; } 2>&1 | tail -1)

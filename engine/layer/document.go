@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
+	"github.com/mcpx-dev/mcpx/internal/memfdbuf"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -361,13 +362,17 @@ func (d *Doc) textCarriers(texts []textLit) [][]StringRef {
 		if !ok || b.Type != "text" || !looksLikeJSONContainer(d.Raw[t.Off+1:t.End-1]) {
 			continue
 		}
-		payload, err := jsonstr.Unescape(nil, d.Raw[t.Off+1:t.End-1])
+		// The walk of Raw validated the literal, so the runs the unescape
+		// copied verbatim hold no quote, backslash or control character:
+		// the payload's walk skips them rather than scan a long value
+		// (a base64 file) a second time.
+		payload, runs, err := unescapePayload(d.Raw, t.Off+1, t.End-1)
 		if err != nil {
 			continue
 		}
 		c := Carrier{Kind: CarrierText, Block: b.Index, Payload: payload, Off: t.Off, End: t.End}
 		var found []StringRef
-		err = jsonwalk.WalkFiltered(payload, 1, IndexMinString, d.depthLimit(), func(v *jsonwalk.Visit) jsonwalk.Step {
+		err = jsonwalk.WalkFilteredClean(payload, runs, 1, IndexMinString, d.depthLimit(), func(v *jsonwalk.Visit) jsonwalk.Step {
 			if len(v.Path) == 1 && !v.Path[0].IsIndex() {
 				if v.Leave {
 					leaveMember(c.members, v.End)
@@ -388,6 +393,53 @@ func (d *Doc) textCarriers(texts []textLit) [][]StringRef {
 	}
 	return inner
 }
+
+// unescapePayload returns the unescaped text of the literal body
+// raw[off:end] and the runs of it copied verbatim (jsonstr.UnescapeRuns).
+// When the body's longest verbatim run is long and raw was read by
+// memfdbuf (mcpx transform's input file), the run is not copied: the
+// payload is a view that shares its pages with raw, the unescaped text
+// before and after it written around it.
+func unescapePayload(raw []byte, off, end int) ([]byte, []jsonstr.Run, error) {
+	body := raw[off:end]
+	if len(body) < sharedRunMin {
+		return jsonstr.UnescapeRuns(nil, body, verbatimRunMin)
+	}
+	p, q := jsonstr.LongestVerbatim(body)
+	if q-p < sharedRunMin {
+		return jsonstr.UnescapeRuns(nil, body, verbatimRunMin)
+	}
+	head, headRuns, err := jsonstr.UnescapeRuns(nil, body[:p], verbatimRunMin)
+	if err != nil {
+		return nil, nil, err
+	}
+	tail, tailRuns, err := jsonstr.UnescapeRuns(nil, body[q:], verbatimRunMin)
+	if err != nil {
+		return nil, nil, err
+	}
+	payload, ok := memfdbuf.View(raw, off+p, off+q, len(head), len(tail))
+	if !ok {
+		return jsonstr.UnescapeRuns(nil, body, verbatimRunMin)
+	}
+	copy(payload, head)
+	at := len(head) + q - p
+	copy(payload[at:], tail)
+	runs := append(headRuns, jsonstr.Run{Off: len(head), End: at})
+	for _, r := range tailRuns {
+		runs = append(runs, jsonstr.Run{Off: at + r.Off, End: at + r.End})
+	}
+	return payload, runs, nil
+}
+
+// sharedRunMin is the shortest verbatim run unescapePayload shares with
+// the input rather than copy: a view costs a mapping (tens of
+// microseconds), a copy of 256 KiB about as much.
+const sharedRunMin = 256 << 10
+
+// verbatimRunMin is the shortest verbatim run of a JSON-in-text payload
+// whose scan its walk skips: shorter runs cost little to scan, and the
+// list of runs stays under 2% of the payload's size.
+const verbatimRunMin = 1 << 10
 
 // insertStructured puts the structuredContent carrier among the text
 // carriers in document order and returns its index, -1 when there is none.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/memfdbuf"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
 )
 
@@ -82,16 +83,24 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 	if code := wasmFlags.applyOr(c, &cfg.Pipeline, stderr); code >= 0 {
 		return code
 	}
-	in, err := readInput(pos, stdin)
+	src, err := openInput(pos, stdin)
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	// One transform's garbage is small beside the input it holds: collect
-	// when the heap grows fivefold rather than twofold (a 10 MiB result
-	// otherwise pays for two idle GC cycles). Not off with a memory limit:
-	// a result whose live heap nears the limit then collects without end
-	// (100,000 artifacts spent most of their time in the GC).
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// Deferred first, run last: the store and the engine may read the
+	// input's pages until they are closed.
+	defer src.Close()
+	// A large file is read beside the store's opening and the chain's
+	// preparation (a preset's compile), which need none of it: each takes
+	// milliseconds. Input of unknown size (a pipe) is read first.
+	async := src.size >= warmInputBytes
+	read := src.readAsync(async)
+	var in []byte
+	if !async {
+		if in, err = read(); err != nil {
+			return fail(stderr, c, err)
+		}
+	}
 	ctx := context.Background()
 	st, err := o.openStore(ctx, cfg, log)
 	if err != nil {
@@ -110,10 +119,24 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 		return fail(stderr, c, err)
 	}
 	defer eng.Close(ctx)
-	if len(in) >= warmInputBytes {
+	if async || len(in) >= warmInputBytes {
 		// the chain's errors, if any, come from Transform
 		_ = eng.Warm(ctx, server, tool)
 	}
+	if async {
+		if in, err = read(); err != nil {
+			return fail(stderr, c, err)
+		}
+	}
+	// One transform's garbage is small beside the input it holds: collect
+	// when the heap grows fivefold rather than twofold (a 10 MiB result
+	// otherwise pays for two idle GC cycles). Not off with a memory limit:
+	// a result whose live heap nears the limit then collects without end
+	// (100,000 artifacts spent most of their time in the GC). Set once the
+	// input is read: its allocation starts the one cycle a large input
+	// needs while the heap holds little else; a first cycle postponed to
+	// the payload's allocation stalls that for the whole mark phase.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 
 	start := time.Now()
 	res, err := eng.Transform(ctx, engine.Call{Server: server, Tool: tool}, in)
@@ -135,52 +158,145 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // warmInputBytes is the input size from which `mcpx transform` lets the
-// chain prepare in the background (a preset's compile) while the engine
-// indexes the input: a large input takes long enough for the two to
-// overlap, and a small one may hold no string a preset would look at, so
-// it would load the preset for nothing.
+// chain prepare in the background (a preset's compile) while it reads the
+// input (a file of known size) and the engine indexes it: a large input
+// takes long enough for them to overlap, and a small one may hold no
+// string a preset would look at, so it would load the preset for nothing.
 const warmInputBytes = 64 << 10
 
 // readInput reads the file named by pos, or stdin when there is none or it
-// is "-".
+// is "-", onto the heap.
 func readInput(pos []string, stdin io.Reader) ([]byte, error) {
-	if len(pos) == 0 || pos[0] == "-" {
-		b, err := readAll(stdin)
+	src, err := openInput(pos, stdin)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	b, err := readAllSized(src.r, src.size)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", src.name, err)
+	}
+	return b, nil
+}
+
+// input is the result a command reads: the file named by its argument, or
+// stdin.
+type input struct {
+	r    io.Reader
+	name string // for errors: the file's name, or "stdin"
+	f    *os.File
+	// size is what is left to read of a regular file (a FILE argument, or
+	// stdin redirected from one), -1 when unknown (a pipe).
+	size int64
+	// shared is the input read into a memfd (memfdbuf), released by Close.
+	shared []byte
+	// pending is closed when a read on another goroutine is done.
+	pending chan struct{}
+}
+
+// openInput opens the file named by pos, or stdin when there is none or it
+// is "-". A missing or unreadable file fails here, before anything else.
+func openInput(pos []string, stdin io.Reader) (*input, error) {
+	in := &input{r: stdin, name: "stdin", size: -1}
+	if len(pos) > 0 && pos[0] != "-" {
+		f, err := os.Open(pos[0])
 		if err != nil {
-			return nil, fmt.Errorf("read stdin: %w", err)
+			return nil, err // *PathError names the file
+		}
+		in.r, in.name, in.f = f, pos[0], f
+	}
+	in.size = regularSize(in.r)
+	return in, nil
+}
+
+// Close releases the input's memfd and closes the file the input opened
+// (not stdin). The bytes read are not to be used after.
+func (in *input) Close() {
+	if in.pending != nil {
+		<-in.pending
+	}
+	if in.shared != nil {
+		memfdbuf.Release(in.shared)
+	}
+	if in.f != nil {
+		in.f.Close()
+	}
+}
+
+// readAsync reads the input to the end, on another goroutine when async is
+// set; the returned function waits for the bytes (and may be called again).
+func (in *input) readAsync(async bool) func() ([]byte, error) {
+	read := func() ([]byte, error) {
+		if f, ok := in.r.(*os.File); ok && in.size >= sharedReadMin {
+			if b, err := memfdbuf.ReadFile(f, in.size); err == nil {
+				in.shared = b
+				return b, nil
+			}
+			// not here, or the file changed since its Stat: read it
+		}
+		b, err := readAllSized(in.r, in.size)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", in.name, err)
 		}
 		return b, nil
 	}
-	f, err := os.Open(pos[0])
-	if err != nil {
-		return nil, err // *PathError names the file
+	if !async {
+		return read
 	}
-	defer f.Close()
-	b, err := readAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", pos[0], err)
+	var (
+		b    []byte
+		err  error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		b, err = read()
+	}()
+	in.pending = done
+	return func() ([]byte, error) {
+		<-done
+		return b, err
 	}
-	return b, nil
+}
+
+// sharedReadMin is the input file size from which mcpx transform reads it
+// into a memfd (internal/memfdbuf) rather than the heap: a JSON-in-text
+// payload then shares the pages of a long run (a base64 file) with the
+// input instead of copying it, and the read itself is a copy inside the
+// kernel. Smaller inputs gain little against a mapping's cost.
+const sharedReadMin = 1 << 20
+
+// regularSize is what is left to read of r when it is a regular file, -1
+// otherwise.
+func regularSize(r io.Reader) int64 {
+	f, ok := r.(*os.File)
+	if !ok {
+		return -1
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	left := fi.Size()
+	if pos, err := f.Seek(0, io.SeekCurrent); err == nil && pos <= left {
+		left -= pos
+	}
+	return left
 }
 
 // readAll reads r to the end. When r is a regular file (a FILE argument,
 // or stdin redirected from one) the buffer is sized from Stat up front, so
 // a 100 MB input costs one allocation and no copies; pipes grow the buffer
 // as they go.
-func readAll(r io.Reader) ([]byte, error) {
-	size := 512
-	if f, ok := r.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			left := fi.Size()
-			if pos, err := f.Seek(0, io.SeekCurrent); err == nil && pos <= left {
-				left -= pos
-			}
-			if left < math.MaxInt {
-				size = max(size, int(left)+1) // +1: the read that sees EOF needs no room
-			}
-		}
+func readAll(r io.Reader) ([]byte, error) { return readAllSized(r, regularSize(r)) }
+
+// readAllSized is readAll of an r of size bytes left (-1 when unknown).
+func readAllSized(r io.Reader, size int64) ([]byte, error) {
+	n := 512
+	if size >= 0 && size < math.MaxInt {
+		n = max(n, int(size)+1) // +1: the read that sees EOF needs no room
 	}
-	buf := make([]byte, 0, size)
+	buf := make([]byte, 0, n)
 	for {
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

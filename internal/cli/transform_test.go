@@ -512,3 +512,55 @@ func TestTransformRetention(t *testing.T) {
 		t.Errorf("an artifact over max_artifact_bytes was stored: %s", ls.stdout)
 	}
 }
+
+// TestTransformSharedInput: a result of more than sharedReadMin bytes, read
+// from a file (argument or stdin) into a memfd whose pages its JSON-in-text
+// payload shares, transforms as the same bytes from a pipe do, and stores
+// the file byte-exact.
+func TestTransformSharedInput(t *testing.T) {
+	isolate(t)
+	pdf := bytes.Repeat(samplePDF(), sharedReadMin/1000)
+	raw := tableauResult(t, pdf)
+	if len(raw) <= sharedReadMin {
+		t.Fatalf("result of %d bytes, want over %d", len(raw), sharedReadMin)
+	}
+	file := filepath.Join(t.TempDir(), "result.json")
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	for _, tc := range []struct {
+		name string
+		in   func(t *testing.T) io.Reader
+		args []string
+	}{
+		{"pipe", func(*testing.T) io.Reader { return bytes.NewReader(raw) }, nil},
+		{"file argument", func(*testing.T) io.Reader { return nil }, []string{file}},
+		{"stdin redirected from a file", func(t *testing.T) io.Reader {
+			f, err := os.Open(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			return f
+		}, nil},
+	} {
+		storeDir := t.TempDir()
+		args := append([]string{"transform", "--store", storeDir, "--server", "tableau", "--tool", "download_workbook"}, tc.args...)
+		got := runCLI(t, tc.in(t), args...)
+		if got.code != exitOK || got.stderr != "" {
+			t.Fatalf("%s: exit code %d; stderr:\n%s", tc.name, got.code, got.stderr)
+		}
+		id := artifactOf(t, got.stdout)
+		back := runCLI(t, nil, "artifacts", "get", "--store", storeDir, id)
+		if back.code != exitOK || !bytes.Equal([]byte(back.stdout), pdf) {
+			t.Fatalf("%s: artifacts get %s: exit %d, %d bytes, want the %d original bytes", tc.name, id, back.code, len(back.stdout), len(pdf))
+		}
+		outs = append(outs, got.stdout)
+	}
+	for i, o := range outs[1:] {
+		if o != outs[0] {
+			t.Errorf("output %d differs from the pipe's:\n%s\n%s", i+1, o, outs[0])
+		}
+	}
+}

@@ -23,32 +23,102 @@ var ErrSyntax = errors.New("jsonstr: invalid string literal")
 // Unescape appends the decoded content of a JSON string literal body (the
 // bytes between the quotes) to dst.
 func Unescape(dst, src []byte) ([]byte, error) {
+	out, _, err := unescape(dst, src, 0)
+	return out, err
+}
+
+// Run is a span of an unescaped body, [Off, End) in the destination.
+type Run struct{ Off, End int }
+
+// UnescapeRuns is Unescape that also returns the runs of at least minRun
+// bytes it copied verbatim from src (offsets in the returned slice, in
+// order). When src is the body of a valid string literal (no raw quote or
+// control character: a validating walk checked it) a verbatim run holds no
+// quote, backslash or control character, since the decoded text has those
+// only where src has an escape: a scan of the decoded text for them may
+// skip the runs. A minRun below 1 is 1.
+func UnescapeRuns(dst, src []byte, minRun int) ([]byte, []Run, error) {
+	return unescape(dst, src, max(minRun, 1))
+}
+
+// unescape decodes src onto dst in one pass: runs between escapes are
+// copied in bulk into room reserved up front (a decoded escape is never
+// longer than its source). It records the verbatim runs of at least
+// minRun bytes when minRun > 0.
+func unescape(dst, src []byte, minRun int) ([]byte, []Run, error) {
+	var runs []Run
+	verbatim := func(n int) {
+		dst = append(dst, src[:n]...)
+		if minRun > 0 && n >= minRun {
+			runs = append(runs, Run{len(dst) - n, len(dst)})
+		}
+		src = src[n:]
+	}
 	i := bytes.IndexByte(src, '\\')
 	if i < 0 {
-		return append(dst, src...), nil
+		verbatim(len(src))
+		return dst, runs, nil
 	}
-	// Copy src whole, then decode in place: a decoded escape is never
-	// longer than its source, so the write position never passes the read
-	// position. A fresh buffer comes from append, which (unlike make) does
-	// not zero the bytes it copies over: on a payload of many megabytes
-	// that is a pass over memory saved.
-	base := len(dst)
-	buf := append(dst, src...)
-	w, r := base+i, base+i
-	for r < len(buf) {
-		out, n, err := unescapeOne(buf[:w], buf[r:])
+	if cap(dst)-len(dst) < len(src) {
+		// make, not append: a large buffer fresh from the OS is not
+		// zeroed again, and this one is written once, run by run.
+		grown := make([]byte, len(dst), len(dst)+len(src))
+		copy(grown, dst)
+		dst = grown
+	}
+	for i >= 0 {
+		verbatim(i)
+		out, n, err := unescapeOne(dst, src)
 		if err != nil {
-			return buf[:w], err
+			return out, runs, err
 		}
-		w, r = len(out), r+n
-		k := bytes.IndexByte(buf[r:], '\\')
-		if k < 0 {
-			k = len(buf) - r
-		}
-		w += copy(buf[w:], buf[r:r+k])
-		r += k
+		dst, src = out, src[n:]
+		i = bytes.IndexByte(src, '\\')
 	}
-	return buf[:w], nil
+	verbatim(len(src))
+	return dst, runs, nil
+}
+
+// LongestVerbatim returns the longest run of src, the body of a string
+// literal, that holds no escape: src[off:end] is also what Unescape makes
+// of it, byte for byte. It is empty when src is escapes only. The search
+// stops at a bad escape, which Unescape reports.
+func LongestVerbatim(src []byte) (off, end int) {
+	for i := 0; ; {
+		k := bytes.IndexByte(src[i:], '\\')
+		if k < 0 {
+			k = len(src) - i
+		}
+		if k > end-off {
+			off, end = i, i+k
+		}
+		i += k
+		if i >= len(src) {
+			return off, end
+		}
+		n := escapeLen(src[i:])
+		if n == 0 {
+			return off, end
+		}
+		i += n
+	}
+}
+
+// escapeLen is the length of the valid escape at the start of b, 0 when it
+// is not one (a \uXXXX escape is 6 bytes: a surrogate pair is two).
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if _, ok := Hex4(b[2:]); ok {
+			return 6
+		}
+	}
+	return 0
 }
 
 // unescapeOne decodes the escape at the start of src and reports how many

@@ -1,6 +1,7 @@
 package jsonstr
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -153,7 +154,51 @@ func FuzzRoundTrip(f *testing.F) {
 		if err != nil || string(streamed) != string(s) {
 			t.Fatalf("reader: %q, %v", streamed, err)
 		}
+		checkRuns(t, lit[1:len(lit)-1], back)
+		if off, end := LongestVerbatim(lit[1 : len(lit)-1]); bytes.IndexByte(lit[1+off:1+end], '\\') >= 0 || !bytes.Contains(back, lit[1+off:1+end]) {
+			t.Fatalf("LongestVerbatim(%s) = %q: not a verbatim run", lit, lit[1+off:1+end])
+		}
 	})
+}
+
+// checkRuns: UnescapeRuns decodes body as Unescape does (want), and its
+// runs are in order, at least minRun long, and hold no quote, backslash or
+// control character (body is a valid literal's).
+func checkRuns(t *testing.T, body, want []byte) {
+	t.Helper()
+	for _, minRun := range []int{1, 4} {
+		got, runs, err := UnescapeRuns([]byte("pre"), body, minRun)
+		if err != nil || string(got) != "pre"+string(want) {
+			t.Fatalf("UnescapeRuns(%q) = %q, %v; want %q", body, got, err, want)
+		}
+		last := 0
+		for _, r := range runs {
+			if r.Off < last || r.End-r.Off < minRun || r.End > len(got) {
+				t.Fatalf("UnescapeRuns(%q, %d): run %+v after %d in %d bytes", body, minRun, r, last, len(got))
+			}
+			for _, c := range got[r.Off:r.End] {
+				if c == '"' || c == '\\' || c < 0x20 {
+					t.Fatalf("UnescapeRuns(%q, %d): run %+v holds %q", body, minRun, r, c)
+				}
+			}
+			last = r.End
+		}
+	}
+}
+
+func TestUnescapeRuns(t *testing.T) {
+	body := []byte(`{\"content\":\"` + strings.Repeat("QUJD", 300) + `\",\"n\":1}`)
+	got, runs, err := UnescapeRuns(nil, body, 1000)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("UnescapeRuns: %v, runs %+v", err, runs)
+	}
+	if r := runs[0]; string(got[r.Off:r.End]) != strings.Repeat("QUJD", 300) {
+		t.Errorf("run %+v is %q", r, got[r.Off:r.End])
+	}
+	if _, runs, _ := UnescapeRuns(nil, []byte("no escape at all"), 1); len(runs) != 1 || runs[0] != (Run{0, 16}) {
+		t.Errorf("a body without escapes: runs %+v, want one of all of it", runs)
+	}
+	checkRuns(t, body, got)
 }
 
 func TestHasLoneSurrogate(t *testing.T) {
@@ -222,6 +267,25 @@ func TestIndexBackslash(t *testing.T) {
 			if got := indexBackslash(c); got != at {
 				t.Fatalf("len %d, backslash at %d: %d", n, at, got)
 			}
+		}
+	}
+}
+
+func TestLongestVerbatim(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{``, ``},
+		{`plain`, `plain`},
+		{`{\"content\":\"QUJDRA==\",\"n\":1}`, `QUJDRA==`},
+		{`ab\u00e9abc\ud83d\ude00x`, `abc`},
+		{`\n\t\"`, ``},
+		{`abc\qdefghij`, `abc`},
+	} {
+		off, end := LongestVerbatim([]byte(tc.in))
+		if got := tc.in[off:end]; got != tc.want {
+			t.Errorf("LongestVerbatim(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -2,10 +2,13 @@ package jsonwalk
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
 func TestWalkPathsAndSpans(t *testing.T) {
@@ -181,6 +184,13 @@ func FuzzScanString(f *testing.F) {
 	for _, s := range []string{`"plain"`, `"a\"b"`, `"\\"`, `"\u00e9\uZZZZ"`, "\"ctl\x01\"", `"unterminated`, `"` + strings.Repeat("QUJD", 20) + `\n"`, "\"\xff\xfe\x7f\x80\""} {
 		f.Add([]byte(s))
 	}
+	// Long enough for the blocks of printable ASCII: clean, then a quote,
+	// a control character, a byte above ASCII or an escape past a block.
+	long := strings.Repeat("QUJD", 3000)
+	for _, tail := range []string{`"`, "\x01\"", "é\"", `\"x"`, `\u00e9"`, ""} {
+		f.Add([]byte(`"` + long + tail))
+		f.Add([]byte(`"` + long[:4500] + tail + long))
+	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if len(raw) == 0 || raw[0] != '"' {
 			raw = append([]byte{'"'}, raw...)
@@ -192,6 +202,41 @@ func FuzzScanString(f *testing.F) {
 		}
 		if e, ok := StringEnd(raw, 0); ok != (end > 0) || ok && e != end {
 			t.Fatalf("StringEnd(%q) = %d, %v; scanString %d", raw, e, ok, end)
+		}
+	})
+}
+
+// FuzzWalkFilteredClean: over a JSON-in-text payload, a walk that skips
+// the verbatim runs UnescapeRuns reports visits what a scanning walk
+// visits and fails where it fails.
+func FuzzWalkFilteredClean(f *testing.F) {
+	for _, s := range []string{
+		`{"content":"` + strings.Repeat("QUJD", 100) + `","name":"x"}`,
+		`["a\"b", "` + strings.Repeat("é", 40) + `\u0001", {"k": "` + strings.Repeat("z", 70) + "\x01" + `"}]`,
+		`{"bad":"` + strings.Repeat("x", 64) + `\q"}`,
+		`{"open":"` + strings.Repeat("x", 64),
+	} {
+		f.Add([]byte(s), uint8(1))
+		f.Add([]byte(s), uint8(16))
+	}
+	f.Fuzz(func(t *testing.T, text []byte, minRun uint8) {
+		lit := jsonstr.Append(nil, text)
+		payload, runs, err := jsonstr.UnescapeRuns(nil, lit[1:len(lit)-1], int(minRun))
+		if err != nil || string(payload) != string(text) {
+			t.Fatalf("round trip of %q: %q, %v", text, payload, err)
+		}
+		visits := func(clean []jsonstr.Run) (string, error) {
+			var b strings.Builder
+			err := WalkFilteredClean(payload, clean, 2, 8, 0, func(v *Visit) Step {
+				fmt.Fprintf(&b, "%s %d %d %d %v|", v.PathString(), v.Kind, v.Off, v.End, v.Leave)
+				return Descend
+			})
+			return b.String(), err
+		}
+		want, wantErr := visits(nil)
+		got, gotErr := visits(runs)
+		if got != want || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("payload %q, runs %+v:\nskipping %s, %v\nscanning %s, %v", payload, runs, got, gotErr, want, wantErr)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package fsstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,10 +40,22 @@ func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage
 	return nil
 }
 
+// annotate writes the content summary in a transaction that commits
+// without an fsync of its own (synchronous=NORMAL on its connection): a
+// summary is derived from the blob and computed again when missing, so it
+// need not survive a power loss as the put it follows does, and a CLI run
+// that stores one artifact pays one fsync of the index, not two. A process
+// that dies after the commit keeps it (the OS has the WAL's pages); the
+// next commit or checkpoint of any connection makes it durable.
 func (s *Store) annotate(ctx context.Context, db *sql.DB, id string, content json.RawMessage) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := db.BeginTx(ctx, nil)
+	conn, err := unsyncedConn(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -66,4 +79,39 @@ func (s *Store) annotate(ctx context.Context, db *sql.DB, id string, content jso
 		s.log.Warn("could not record artifact reads", "error", err)
 	}
 	return tx.Commit()
+}
+
+// unsyncedConn returns a connection of db whose commits do not fsync the
+// WAL (synchronous=NORMAL). Closing it sets synchronous back to FULL
+// before the pool may hand it to a put; a connection that cannot be set
+// back is discarded instead.
+func unsyncedConn(ctx context.Context, db *sql.DB) (*syncedOnClose, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous=NORMAL`); err != nil {
+		discard(conn)
+		return nil, err
+	}
+	return &syncedOnClose{conn}, nil
+}
+
+// syncedOnClose is a connection with synchronous=NORMAL; Close restores
+// FULL.
+type syncedOnClose struct{ *sql.Conn }
+
+func (c *syncedOnClose) Close() error {
+	if _, err := c.ExecContext(context.Background(), `PRAGMA synchronous=FULL`); err != nil {
+		discard(c.Conn)
+		return err
+	}
+	return c.Conn.Close()
+}
+
+// discard closes conn and drops its driver connection rather than return
+// it to the pool.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
 }

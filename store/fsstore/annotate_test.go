@@ -67,3 +67,47 @@ func TestIndexMigratesToContent(t *testing.T) {
 		t.Errorf("Stat after reopening = %s, %v; want %s", got.Content, err, content)
 	}
 }
+
+// TestAnnotateLeavesPutsSynced: Annotate commits on a connection without
+// fsync (synchronous=NORMAL) and hands it back to the pool set to FULL
+// again, so every connection a put may take still syncs its commit; the
+// summary is kept across a reopen.
+func TestAnnotateLeavesPutsSynced(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openT(t, dir, Config{})
+	ref := putT(t, s, []byte("a summary is written unsynced"), store.PutOptions{Namespace: "a", MIMEType: "text/plain"})
+	content := json.RawMessage(`{"kind":"text","lines":1}`)
+	for range 3 {
+		if err := s.Annotate(ctx, ref.ID, content, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := s.index(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every connection of the pool at once: the one Annotate used among them.
+	var conns []*sql.Conn
+	for range maxIndexConns {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		var level int
+		if err := c.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&level); err != nil || level != 2 {
+			t.Errorf("connection %d: synchronous = %d, %v; want 2 (FULL)", len(conns), level, err)
+		}
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	putT(t, s, []byte("a put after the summary"), store.PutOptions{Namespace: "a"})
+	s.Close(ctx)
+	s = openT(t, dir, Config{})
+	defer s.Close(ctx)
+	if got, err := s.Stat(ctx, ref.ID); err != nil || string(got.Content) != string(content) {
+		t.Errorf("after a reopen: content %s, %v; want %s", got.Content, err, content)
+	}
+}
