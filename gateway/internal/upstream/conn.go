@@ -116,11 +116,14 @@ func startStdio(name string, cfg config.ServerConfig, lim config.Limits, log hcl
 	if err != nil {
 		return nil, fmt.Errorf("upstream[%s]: stdout pipe: %w", name, err)
 	}
-	stderr, err := cmd.StderrPipe()
+	stderr, closeChildStderr, err := stderrPipe(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("upstream[%s]: stderr pipe: %w", name, err)
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	closeChildStderr() // the child has its copy
+	if err != nil {
+		_ = stderr.Close()
 		return nil, fmt.Errorf("upstream[%s]: start %q: %w", name, cfg.Command, err)
 	}
 	c := &stdioConn{
@@ -143,7 +146,11 @@ func startStdio(name string, cfg config.ServerConfig, lim config.Limits, log hcl
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); c.readStdout(stdout) }()
-	go func() { defer readers.Done(); c.drainStderr(stderr) }()
+	go func() {
+		defer readers.Done()
+		c.drainStderr(stderr)
+		_ = stderr.Close()
+	}()
 	go func() {
 		readers.Wait()
 		werr := cmd.Wait()
