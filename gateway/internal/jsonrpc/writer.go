@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"io"
 	"sync"
+	"syscall"
 
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
@@ -27,6 +28,10 @@ const maxSpareBuffer = 1 << 20
 type LineWriter struct {
 	w     io.Writer
 	limit int
+	// raw is w's descriptor when it is non-blocking (a pipe in the
+	// runtime's poller): TryWrite writes through it what the peer takes
+	// at once. nil: TryWrite leaves all writing to a goroutine.
+	raw syscall.RawConn
 
 	mu       sync.Mutex
 	drained  *sync.Cond // signalled when the flusher takes the pending bytes
@@ -43,7 +48,7 @@ func NewLineWriter(w io.Writer, limit int64) *LineWriter {
 	if limit <= 0 {
 		limit = config.DefaultWriteBufferBytes
 	}
-	l := &LineWriter{w: w, limit: int(limit)}
+	l := &LineWriter{w: w, limit: int(limit), raw: nonBlocking(w)}
 	l.drained = sync.NewCond(&l.mu)
 	return l
 }
@@ -127,6 +132,72 @@ func (l *LineWriter) Offer(msg []byte) bool {
 		}()
 	}
 	return true
+}
+
+// TryWrite queues msg like Write but never waits for the peer, for a
+// caller that must go on at once (the reader of a client's requests):
+// with no write in progress it writes on the caller's goroutine what the
+// peer takes without waiting (raw), and leaves the rest, if any, to a
+// goroutine of its own that becomes the flusher. It reports false,
+// queuing nothing, when limit bytes already wait (the caller then writes
+// with Write elsewhere); err is the first write error this writer has
+// seen (the peer is gone).
+func (l *LineWriter) TryWrite(msg []byte) (ok bool, err error) {
+	l.mu.Lock()
+	if l.err != nil {
+		err = l.err
+		l.mu.Unlock()
+		return false, err
+	}
+	if len(l.buf) > 0 && len(l.buf)+len(msg) >= l.limit {
+		l.mu.Unlock()
+		return false, nil
+	}
+	l.buf = append(l.buf, msg...)
+	l.buf = append(l.buf, '\n')
+	if l.flushing {
+		l.mu.Unlock()
+		return true, nil
+	}
+	l.flushing = true
+	for l.raw != nil && len(l.buf) > 0 && l.err == nil {
+		b := l.buf
+		l.buf = l.spare[:0]
+		l.spare = nil
+		if l.waiting > 0 {
+			l.drained.Broadcast()
+		}
+		l.mu.Unlock()
+		n, werr := writeNow(l.raw, b)
+		l.mu.Lock()
+		if werr != nil {
+			l.err = werr
+			break
+		}
+		if n < len(b) {
+			// the peer takes no more now: the rest goes first
+			l.buf = append(b[n:], l.buf...)
+			break
+		}
+		if cap(b) <= maxSpareBuffer {
+			l.spare = b
+		}
+	}
+	if len(l.buf) > 0 && l.err == nil {
+		go func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.flushLocked()
+		}()
+	} else {
+		l.flushing = false
+		if l.waiting > 0 {
+			l.drained.Broadcast()
+		}
+	}
+	err = l.err
+	l.mu.Unlock()
+	return err == nil, err
 }
 
 // pending returns how many bytes wait to be written (tests).
