@@ -72,7 +72,7 @@ type stdioConn struct {
 	lw    *jsonrpc.LineWriter // on stdin
 
 	mu      sync.Mutex
-	pending map[int64]chan callResult
+	pending map[int64]waiter
 	nextID  atomic.Int64
 
 	tailMu sync.Mutex
@@ -100,6 +100,27 @@ type callResult struct {
 	err error
 }
 
+// waiter is what waits for the answer to one request: a goroutine in
+// call (ch), or start's callback (fn), which the goroutine that has the
+// answer runs.
+type waiter struct {
+	ch   chan callResult
+	fn   func(json.RawMessage, error)
+	stop func() bool // fn's: unregisters its context's AfterFunc
+}
+
+// complete hands r to w.
+func (w waiter) complete(r callResult) {
+	if w.fn == nil {
+		w.ch <- r
+		return
+	}
+	if w.stop != nil {
+		w.stop()
+	}
+	w.fn(r.raw, r.err)
+}
+
 // startStdio starts the process of cfg. It gets the allowlisted part of
 // mcpx's environment and cfg.Env (see upstreamEnv); lim must have its
 // defaults applied.
@@ -108,22 +129,29 @@ func startStdio(name string, cfg config.ServerConfig, lim config.Limits, log hcl
 	cmd.Dir = cfg.Cwd
 	cmd.Env = upstreamEnv(cfg, os.Environ())
 	configureCmd(cmd)
-	stdin, err := cmd.StdinPipe()
+	// os.Pipe rather than cmd.StdinPipe: its write end is the *os.File
+	// itself, non-blocking in the runtime's poller, so that a request can
+	// be written without waiting for the server to read (LineWriter.TryWrite)
+	childIn, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("upstream[%s]: stdin pipe: %w", name, err)
 	}
+	cmd.Stdin = childIn
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		_, _ = childIn.Close(), stdin.Close()
 		return nil, fmt.Errorf("upstream[%s]: stdout pipe: %w", name, err)
 	}
 	stderr, closeChildStderr, err := stderrPipe(cmd)
 	if err != nil {
+		_, _ = childIn.Close(), stdin.Close()
 		return nil, fmt.Errorf("upstream[%s]: stderr pipe: %w", name, err)
 	}
 	err = cmd.Start()
-	closeChildStderr() // the child has its copy
+	closeChildStderr() // the child has its copies
+	_ = childIn.Close()
 	if err != nil {
-		_ = stderr.Close()
+		_, _ = stderr.Close(), stdin.Close()
 		return nil, fmt.Errorf("upstream[%s]: start %q: %w", name, cfg.Command, err)
 	}
 	c := &stdioConn{
@@ -133,7 +161,7 @@ func startStdio(name string, cfg config.ServerConfig, lim config.Limits, log hcl
 		cmd:     cmd,
 		stdin:   stdin,
 		lw:      jsonrpc.NewLineWriter(stdin, lim.WriteBufferBytes),
-		pending: map[int64]chan callResult{},
+		pending: map[int64]waiter{},
 		doneCh:  make(chan struct{}),
 
 		maxLine:      lim.MaxUpstreamMessageBytes,
@@ -175,10 +203,10 @@ func (c *stdioConn) finish(werr error) {
 	c.mu.Lock()
 	c.exitErr = err
 	pending := c.pending
-	c.pending = map[int64]chan callResult{}
+	c.pending = map[int64]waiter{}
 	c.mu.Unlock()
-	for _, ch := range pending {
-		ch <- callResult{err: err}
+	for _, w := range pending {
+		w.complete(callResult{err: err})
 	}
 	close(c.doneCh)
 }
@@ -194,19 +222,22 @@ func (c *stdioConn) tailText() string {
 
 func (c *stdioConn) readStdout(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
+	woke := false // a goroutine waiting in call has its answer
 	for {
 		line, over, err := jsonrpc.ReadLine(br, c.maxLine)
 		if over {
 			c.skipTooLarge(line)
 		} else if len(bytes.TrimSpace(line)) > 0 {
-			c.dispatch(line)
+			woke = c.dispatch(line) || woke
 		}
-		if err == nil && br.Buffered() == 0 {
+		if woke && err == nil && br.Buffered() == 0 {
 			// The call just answered is ready to run on this thread,
 			// while the next read would find nothing and park this
 			// goroutine first: let the answer go on now and read
 			// after it (issue 9: one call at a time, this moves a
-			// failed read and a park off the response's path).
+			// failed read and a park off the response's path). An
+			// answer to start has run already, on this goroutine.
+			woke = false
 			runtime.Gosched()
 		}
 		if err != nil {
@@ -237,29 +268,30 @@ func (c *stdioConn) skipTooLarge(head []byte) {
 	}
 }
 
-func (c *stdioConn) dispatch(line []byte) {
+// dispatch handles one message of the upstream; it reports whether it
+// woke a goroutine waiting in call.
+func (c *stdioConn) dispatch(line []byte) (woke bool) {
 	m, err := jsonrpc.Parse(line)
 	if err != nil {
 		c.log.Warn("upstream wrote a line that is not a JSON-RPC message", "error", err)
 		if m != nil && m.ID != nil {
 			if id, perr := strconv.ParseInt(jsonrpc.IDKey(m.ID), 10, 64); perr == nil {
-				c.deliver(id, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, jsonrpc.ErrUpstreamInvalidJSON, err)})
+				return c.deliver(id, callResult{err: fmt.Errorf("upstream[%s]: %w: %w", c.name, jsonrpc.ErrUpstreamInvalidJSON, err)})
 			}
 		}
-		return
+		return false
 	}
 	switch {
 	case m.IsResponse():
 		id, perr := strconv.ParseInt(jsonrpc.IDKey(m.ID), 10, 64)
 		if perr != nil {
 			c.log.Warn("response to an id the gateway never sent", "id", string(m.ID))
-			return
+			return false
 		}
 		if m.Error != nil {
-			c.deliver(id, callResult{err: m.Error})
-			return
+			return c.deliver(id, callResult{err: m.Error})
 		}
-		c.deliver(id, callResult{raw: m.Result})
+		return c.deliver(id, callResult{raw: m.Result})
 	case m.IsNotification():
 		if c.h.notification != nil {
 			c.h.notification(m.Method, m.Params)
@@ -281,6 +313,7 @@ func (c *stdioConn) dispatch(line []byte) {
 			}
 		}
 	}
+	return false
 }
 
 // AnswerSpare is how many answers beyond limits.max_server_requests_per_upstream
@@ -288,14 +321,25 @@ func (c *stdioConn) dispatch(line []byte) {
 // the config, refusals) while the relayed requests wait.
 const AnswerSpare = 16
 
-func (c *stdioConn) deliver(id int64, r callResult) {
+// deliver hands r to the waiter of request id, if any; it reports
+// whether that woke a goroutine waiting in call (a callback of start
+// runs here, on the caller's goroutine).
+func (c *stdioConn) deliver(id int64, r callResult) (woke bool) {
+	w, ok := c.take(id)
+	if ok {
+		w.complete(r)
+	}
+	return ok && w.fn == nil
+}
+
+// take removes and returns the waiter of request id: whoever takes it
+// completes it, once.
+func (c *stdioConn) take(id int64) (waiter, bool) {
 	c.mu.Lock()
-	ch, ok := c.pending[id]
+	w, ok := c.pending[id]
 	delete(c.pending, id)
 	c.mu.Unlock()
-	if ok {
-		ch <- r
-	}
+	return w, ok
 }
 
 // answer replies to a server-to-client request.
@@ -402,23 +446,70 @@ func (c *stdioConn) call(ctx context.Context, method string, params json.RawMess
 		c.mu.Unlock()
 		return nil, err
 	}
-	c.pending[id] = ch
+	c.pending[id] = waiter{ch: ch}
 	c.mu.Unlock()
 	if err := c.write(jsonrpc.EncodeRequest(jsonrpc.IntID(id), method, params)); err != nil {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
+		c.take(id)
 		return nil, err
 	}
 	select {
 	case r := <-ch:
 		return r.raw, r.err
 	case <-ctx.Done():
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
+		c.take(id)
 		c.cancelUpstream(id, ctx)
 		return nil, ctx.Err()
+	}
+}
+
+// start is call without a goroutine waiting for the answer: done gets
+// what call would return, once, on the goroutine that has it (the
+// connection's reader for the answer, the one that notices the end of
+// ctx or of the process otherwise). start itself never waits for the
+// server: a request the server does not read yet is left to a goroutine
+// to write (LineWriter.TryWrite).
+func (c *stdioConn) start(ctx context.Context, method string, params json.RawMessage, done func(json.RawMessage, error)) {
+	if err := ctx.Err(); err != nil {
+		done(nil, err) // as call would answer, with nothing sent
+		return
+	}
+	id := c.nextID.Add(1)
+	req := jsonrpc.EncodeRequest(jsonrpc.IntID(id), method, params)
+	c.mu.Lock()
+	if c.exitErr != nil {
+		err := c.exitErr
+		c.mu.Unlock()
+		done(nil, err)
+		return
+	}
+	// The answer finds the stop of ctx's function. mu is not held while
+	// the request is written: the server may answer before this thread
+	// runs again, and its reader must not wait for mu then.
+	c.pending[id] = waiter{fn: done, stop: context.AfterFunc(ctx, func() {
+		if _, ok := c.take(id); ok {
+			c.cancelUpstream(id, ctx)
+			done(nil, ctx.Err())
+		}
+	})}
+	c.mu.Unlock()
+	switch ok, err := c.lw.TryWrite(req); {
+	case err != nil:
+		c.fail(id, fmt.Errorf("upstream[%s]: write: %w", c.name, errors.Join(err, jsonrpc.ErrUpstreamExited)))
+	case !ok:
+		// limits.write_buffer_bytes wait already: this request waits for
+		// room on a goroutine of its own, as a caller of call would
+		go func() {
+			if err := c.write(req); err != nil {
+				c.fail(id, err)
+			}
+		}()
+	}
+}
+
+// fail completes request id with err, unless it is complete already.
+func (c *stdioConn) fail(id int64, err error) {
+	if w, ok := c.take(id); ok {
+		w.complete(callResult{err: err})
 	}
 }
 

@@ -82,11 +82,18 @@ func (c *testCaller) StatelessMeta() (json.RawMessage, bool) { return nil, false
 // pool's processes) to be ready.
 func startPIDUpstream(t *testing.T, opts config.ServerOptions, lim config.Limits) *Upstream {
 	t.Helper()
+	return startPIDUpstreamWith(t, config.ServerConfig{Mcpx: opts}, lim)
+}
+
+// startPIDUpstreamWith is startPIDUpstream with cfg's settings (its
+// command is the stub's).
+func startPIDUpstreamWith(t *testing.T, cfg config.ServerConfig, lim config.Limits) *Upstream {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.ServerConfig{Command: exe, Env: map[string]string{pidStubEnv: "1"}, Mcpx: opts}
+	cfg.Command, cfg.Env = exe, map[string]string{pidStubEnv: "1"}
 	if err := cfg.Validate("pid"); err != nil {
 		t.Fatal(err)
 	}

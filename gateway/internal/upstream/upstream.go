@@ -517,6 +517,62 @@ func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessa
 	return res, nil
 }
 
+// Starts reports whether Start sends method to u without a goroutine of
+// its own waiting for the answer: u is a stdio server served in the
+// session era, and the call does not start a process (a per_session
+// instance). Start is right either way; this tells a caller whether
+// preparing for it on a goroutine that must not wait is worth it.
+func (u *Upstream) Starts(method string) bool {
+	return u.Config.Kind() == config.TypeStdio && !u.statelessOnly.Load() &&
+		(!instanceMethods[method] || u.Config.InstanceMode() != config.InstancesPerSession)
+}
+
+// Start is Call without waiting for the answer: done gets what Call
+// would return, once. Where Starts holds, the request goes out before
+// Start returns and done runs on the goroutine that has the answer (the
+// connection's reader: done must not wait long), with no goroutine
+// waiting in between; otherwise Call runs on a goroutine of its own.
+func (u *Upstream) Start(ctx context.Context, method string, params json.RawMessage, done func(json.RawMessage, error)) {
+	u.mu.RLock()
+	c := u.c
+	u.mu.RUnlock()
+	cl := CallerFrom(ctx)
+	stateless := false
+	if cl != nil {
+		_, stateless = cl.StatelessMeta()
+	}
+	if _, ok := c.(*stdioConn); !ok || stateless || !u.Starts(method) {
+		go func() { done(u.Call(ctx, method, params)) }()
+		return
+	}
+	// As Call does, in the same order, with no wait on the way.
+	leave := func() {}
+	if cl != nil {
+		leave = u.callers.enter(cl)
+	}
+	r, err := u.routeCall(ctx, c, cl, false, method)
+	sc, ok := r.c.(*stdioConn)
+	if err != nil || !ok { // neither happens where Starts holds
+		if err == nil {
+			r.busy.Add(-1)
+		}
+		leave()
+		go func() { done(u.Call(ctx, method, params)) }()
+		return
+	}
+	exit := r.enter(cl)
+	ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
+	sc.start(ctx, method, params, func(res json.RawMessage, err error) {
+		if err != nil {
+			res, err = nil, timeoutErr(ctx, err)
+		}
+		cancel()
+		exit()
+		leave()
+		done(res, err)
+	})
+}
+
 // timeoutErr names the timeout when ctx's deadline caused err.
 func timeoutErr(ctx context.Context, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(context.Cause(ctx), jsonrpc.ErrUpstreamTimeout) && ctx.Err() != nil {
