@@ -25,13 +25,10 @@ import (
 // inlined bytes; "username" is overwritten with the session's
 // authenticated identity when the tool's schema declares it.
 func (s *session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
-	inject := r.username && s.User != ""
-	if r.args.Mode == config.ArgsOff && !inject {
-		return args, nil
-	}
-	if !inject && !bytes.Contains(args, []byte(engine.URIScheme)) && !mentionsField(args, r.args.Fields) {
+	if !s.rewritesArgs(r, args) {
 		return args, nil // nothing to do: the common case stays allocation-free
 	}
+	inject := r.username && s.User != ""
 	var v map[string]any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -59,6 +56,16 @@ func (s *session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMe
 		return nil, fmt.Errorf("re-encode arguments: %w", err)
 	}
 	return out, nil
+}
+
+// rewritesArgs reports whether rewriteArgs has work to do on args: it
+// then decodes them, and may read the artifacts they name.
+func (s *session) rewritesArgs(r *toolRoute, args json.RawMessage) bool {
+	inject := r.username && s.User != ""
+	if r.args.Mode == config.ArgsOff && !inject {
+		return false
+	}
+	return inject || bytes.Contains(args, []byte(engine.URIScheme)) || mentionsField(args, r.args.Fields)
 }
 
 func mentionsField(args json.RawMessage, fields []string) bool {

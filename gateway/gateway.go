@@ -153,6 +153,7 @@ type Gateway struct {
 	limits    Limits               // defaults applied
 	large     *semaphore.Weighted  // bytes of large requests in flight
 	callerSeq atomic.Int64         // numbers the callers of server-to-client requests
+	inlined   inlineGate           // where small results of started calls are transformed (call_start.go)
 	redact    *redact.Redactor
 	observer  observe.Observer             // Options.Observer
 	tracer    trace.Tracer                 // from Options.TracerProvider; nil: off

@@ -54,27 +54,47 @@ func (oc *callOutcome) propagate(up []byte) ([]byte, error) {
 // span (a child of the request's traceparent) whose context goes
 // upstream.
 func (s *session) observedCall(ctx context.Context, r *toolRoute, name string, params json.RawMessage, meta gjson.Result, related func([]byte)) (json.RawMessage, error) {
+	ctx, ob := s.observe(ctx, r, meta)
+	out, err := s.forwardCall(ctx, r, name, params, meta, related, ob.oc)
+	ob.end(out, err)
+	return out, err
+}
+
+// observation is an observed tools/call in flight.
+type observation struct {
+	s     *session
+	r     *toolRoute
+	oc    *callOutcome
+	span  trace.Span // nil: not tracing
+	start time.Time
+}
+
+// observe starts timing (and tracing) a call to r.
+func (s *session) observe(ctx context.Context, r *toolRoute, meta gjson.Result) (context.Context, *observation) {
 	g := s.g
-	oc := &callOutcome{}
-	var span trace.Span
+	ob := &observation{s: s, r: r, oc: &callOutcome{}}
 	if g.tracer != nil {
-		ctx, span = g.startCallSpan(ctx, r, meta)
-		oc.traceparent, oc.tracestate = traceHeaders(span.SpanContext())
+		ctx, ob.span = g.startCallSpan(ctx, r, meta)
+		ob.oc.traceparent, ob.oc.tracestate = traceHeaders(ob.span.SpanContext())
 	} else if !meta.Get("traceparent").Exists() {
 		// not tracing: the HTTP header's trace context goes on as is
-		oc.traceparent, oc.tracestate = traceHeaders(trace.SpanContextFromContext(ctx))
+		ob.oc.traceparent, ob.oc.tracestate = traceHeaders(trace.SpanContextFromContext(ctx))
 	}
-	start := time.Now()
-	out, err := s.forwardCall(ctx, r, name, params, meta, related, oc)
-	d := time.Since(start)
+	ob.start = time.Now()
+	return ctx, ob
+}
+
+// end tells the observer (and the span) how the call ended.
+func (ob *observation) end(out json.RawMessage, err error) {
+	g, oc := ob.s.g, ob.oc
+	d := time.Since(ob.start)
 	toolErr := err == nil && gjson.GetBytes(out, "isError").Bool()
 	if g.observer != nil {
-		g.observer.ObserveCall(observe.Call{Server: r.serverName(), Tool: r.tool, Scope: oc.scope, Duration: d, Result: oc.res, Err: err, ToolError: toolErr})
+		g.observer.ObserveCall(observe.Call{Server: ob.r.serverName(), Tool: ob.r.tool, Scope: oc.scope, Duration: d, Result: oc.res, Err: err, ToolError: toolErr})
 	}
-	if span != nil {
-		endCallSpan(span, oc.res, err, toolErr)
+	if ob.span != nil {
+		endCallSpan(ob.span, oc.res, err, toolErr)
 	}
-	return out, err
 }
 
 func endCallSpan(span trace.Span, res *engine.Result, err error, toolErr bool) {

@@ -124,6 +124,24 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *session, w *jsonrpc.LineW
 		}
 		return nil
 	}
+	if int64(len(line)) < g.limits.LargeMessageBytes {
+		// A tools/call of a stdio server goes out from here, and its
+		// answer comes back without a goroutine waiting (call_start.go).
+		st.spawnMu.Lock()
+		if *st.ended {
+			st.spawnMu.Unlock()
+			return nil
+		}
+		st.wg.Add(1)
+		st.spawnMu.Unlock()
+		if s.startCall(ctx, m, st.pool.run, func(resp []byte) {
+			w.Send(resp)
+			st.wg.Done()
+		}) {
+			return nil
+		}
+		st.wg.Done()
+	}
 	weight := int64(0)
 	if n := int64(len(line)); n >= g.limits.LargeMessageBytes {
 		if err := st.queue.Acquire(ctx, n); err != nil {

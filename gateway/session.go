@@ -140,23 +140,41 @@ func (s *session) handle(ctx context.Context, m *message, related func([]byte)) 
 		s.answered(m) // to a server-to-client request relayed to the client
 		return nil
 	}
+	ctx, end, closed := s.begin(ctx, m)
+	if closed != nil {
+		return closed
+	}
+	defer end()
+	res, err := s.serve(ctx, m, related)
+	return s.respond(ctx, m, res, err)
+}
+
+// begin records request m in flight: its context ends when the client
+// cancels it (notifications/cancelled) or the session closes; end, once
+// it is answered, forgets it. On a closed session it returns the error
+// response instead.
+func (s *session) begin(ctx context.Context, m *message) (_ context.Context, end func(), closed []byte) {
 	key := jsonrpc.IDKey(m.ID)
 	ctx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		cancel(nil)
-		return jsonrpc.EncodeError(m.ID, fmt.Errorf("session closed: %w", jsonrpc.ErrClosed))
+		return nil, nil, jsonrpc.EncodeError(m.ID, fmt.Errorf("session closed: %w", jsonrpc.ErrClosed))
 	}
 	s.inflight[key] = cancel
 	s.mu.Unlock()
-	defer func() {
+	return ctx, func() {
 		s.mu.Lock()
 		delete(s.inflight, key)
 		s.mu.Unlock()
 		cancel(nil)
-	}()
-	res, err := s.serve(ctx, m, related)
+	}, nil
+}
+
+// respond is the response to request m begun with ctx: res, or err as
+// the client is told it.
+func (s *session) respond(ctx context.Context, m *message, res json.RawMessage, err error) []byte {
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, jsonrpc.ErrUpstreamTimeout) {
 			err = fmt.Errorf("%s: %w", m.Method, cause)
@@ -298,18 +316,9 @@ func joinLines(s []string) string {
 // callTool forwards a tools/call and passes the result through the engine.
 func (s *session) callTool(ctx context.Context, params json.RawMessage, related func([]byte)) (json.RawMessage, error) {
 	g := s.g
-	name := gjson.GetBytes(params, "name").String()
-	r, ok := g.route(name)
-	if !ok {
-		// a client that did not wait for initialize: let the upstreams
-		// make their first attempt, then look again
-		g.awaitStart(ctx)
-		if r, ok = g.route(name); !ok {
-			return nil, fmt.Errorf("tools/call %q: %w", name, jsonrpc.ErrUnknownTool)
-		}
-	}
-	if err := s.allowToolCall(r.serverName(), r.tool); err != nil {
-		return nil, fmt.Errorf("tools/call %q: %w", name, err)
+	r, name, err := s.toolRoute(ctx, params)
+	if err != nil {
+		return nil, err
 	}
 	meta := gjson.GetBytes(params, "_meta")
 	if g.observer == nil && g.tracer == nil && !hasHeaderTrace(ctx) {
@@ -318,60 +327,124 @@ func (s *session) callTool(ctx context.Context, params json.RawMessage, related 
 	return s.observedCall(ctx, r, name, params, meta, related)
 }
 
+// toolRoute finds where a tools/call goes, and checks that the caller
+// may call it now.
+func (s *session) toolRoute(ctx context.Context, params json.RawMessage) (r *toolRoute, name string, err error) {
+	g := s.g
+	name = gjson.GetBytes(params, "name").String()
+	r, ok := g.route(name)
+	if !ok {
+		// a client that did not wait for initialize: let the upstreams
+		// make their first attempt, then look again
+		g.awaitStart(ctx)
+		if r, ok = g.route(name); !ok {
+			return nil, name, fmt.Errorf("tools/call %q: %w", name, jsonrpc.ErrUnknownTool)
+		}
+	}
+	if err := s.allowToolCall(r.serverName(), r.tool); err != nil {
+		return nil, name, fmt.Errorf("tools/call %q: %w", name, err)
+	}
+	return r, name, nil
+}
+
 // forwardCall sends a routed tools/call upstream and transforms its
 // result; oc, when not nil, gets the engine's result and gives the
 // traceparent to send upstream.
 func (s *session) forwardCall(ctx context.Context, r *toolRoute, name string, params json.RawMessage, meta gjson.Result, related func([]byte), oc *callOutcome) (json.RawMessage, error) {
-	g := s.g
-	scope := store.Scope{TenantID: s.Tenant, SessionID: s.ID, UserID: s.User, TraceID: traceID(meta)}
-	args := json.RawMessage(nil)
-	if a := gjson.GetBytes(params, "arguments"); a.Exists() {
-		args = sub(params, a)
-	}
+	f := s.forwarding(r, name, params, meta, oc)
 	if r.generated != "" {
-		return s.generated(ctx, r, args, scope)
+		return s.generated(ctx, r, f.args, f.scope)
 	}
-	orig := args
+	if err := f.prepare(ctx, meta, related); err != nil {
+		return nil, err
+	}
+	defer f.release()
+	raw, err := r.up.Call(ctx, "tools/call", f.up)
+	return f.finish(ctx, raw, err)
+}
+
+// forwarded is a tools/call of an upstream's tool on its way: what goes
+// upstream, and what its answer is transformed with.
+type forwarded struct {
+	s      *session
+	r      *toolRoute
+	name   string          // as the client called it
+	params json.RawMessage // the client's
+	args   json.RawMessage // the arguments, as they go upstream once prepared
+	scope  store.Scope
+	oc     *callOutcome // nil: the call is not observed
+	up     []byte       // the upstream request's params, once prepared
+	token  string       // the upstream progress token; "" when none
+}
+
+func (s *session) forwarding(r *toolRoute, name string, params json.RawMessage, meta gjson.Result, oc *callOutcome) *forwarded {
+	f := &forwarded{s: s, r: r, name: name, params: params, oc: oc}
+	f.scope = store.Scope{TenantID: s.Tenant, SessionID: s.ID, UserID: s.User, TraceID: traceID(meta)}
+	if a := gjson.GetBytes(params, "arguments"); a.Exists() {
+		f.args = sub(params, a)
+	}
+	return f
+}
+
+// prepare makes the upstream request's params; release undoes what it
+// registered once the call is over.
+func (f *forwarded) prepare(ctx context.Context, meta gjson.Result, related func([]byte)) error {
+	s, r, name := f.s, f.r, f.name
+	orig := f.args
 	var err error
-	if args, err = s.rewriteArgs(ctx, r, args); err != nil {
-		return nil, fmt.Errorf("tools/call %q: arguments: %w", name, err)
+	if f.args, err = s.rewriteArgs(ctx, r, f.args); err != nil {
+		return fmt.Errorf("tools/call %q: arguments: %w", name, err)
 	}
 	// The client's params go upstream as they are unless something in
 	// them changes: the common call is neither copied nor re-encoded.
-	up := []byte(params)
+	up := []byte(f.params)
 	if r.tool != name {
 		if up, err = sjson.SetBytes(up, "name", r.tool); err != nil {
-			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
+			return fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
-	if len(args) > 0 && !sameBytes(args, orig) {
-		if up, err = sjson.SetRawBytes(up, "arguments", args); err != nil {
-			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
+	if len(f.args) > 0 && !sameBytes(f.args, orig) {
+		if up, err = sjson.SetRawBytes(up, "arguments", f.args); err != nil {
+			return fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
 	if tok := meta.Get("progressToken"); tok.Exists() {
-		upTok := g.mapProgress(s, json.RawMessage(tok.Raw), related)
-		defer g.unmapProgress(upTok)
-		if up, err = sjson.SetRawBytes(up, "_meta.progressToken", []byte(upTok)); err != nil {
-			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
+		f.token = s.g.mapProgress(s, json.RawMessage(tok.Raw), related)
+		if up, err = sjson.SetRawBytes(up, "_meta.progressToken", []byte(f.token)); err != nil {
+			f.release()
+			return fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
-	if oc != nil {
-		if up, err = oc.propagate(up); err != nil {
-			return nil, fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
+	if f.oc != nil {
+		if up, err = f.oc.propagate(up); err != nil {
+			f.release()
+			return fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
-	raw, err := r.up.Call(ctx, "tools/call", up)
+	f.up = up
+	return nil
+}
+
+func (f *forwarded) release() {
+	if f.token != "" {
+		f.s.g.unmapProgress(f.token)
+		f.token = ""
+	}
+}
+
+// finish transforms the upstream's answer raw (or names err).
+func (f *forwarded) finish(ctx context.Context, raw json.RawMessage, err error) (json.RawMessage, error) {
+	s, r := f.s, f.r
 	if err != nil {
-		return nil, fmt.Errorf("tools/call %q on %s: %w", name, r.up.Name, err)
+		return nil, fmt.Errorf("tools/call %q on %s: %w", f.name, r.up.Name, err)
 	}
-	view := g.profiles.view(s.clientName(params))
-	res, err := s.transformResult(ctx, engine.Call{Server: r.up.Name, Tool: r.tool, Arguments: args, Scope: scope, OutputSchema: r.output, View: view}, raw)
+	view := s.g.profiles.view(s.clientName(f.params))
+	res, err := s.transformResult(ctx, engine.Call{Server: r.up.Name, Tool: r.tool, Arguments: f.args, Scope: f.scope, OutputSchema: r.output, View: view}, raw)
 	if err != nil {
 		return nil, err
 	}
-	if oc != nil {
-		oc.res, oc.scope = res, scope
+	if f.oc != nil {
+		f.oc.res, f.oc.scope = res, f.scope
 	}
 	return res.Raw, nil
 }

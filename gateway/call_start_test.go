@@ -1,0 +1,79 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/engine"
+)
+
+// TestStartedCallCancelled: a tools/call sent by the stdio reader itself
+// (call_start.go) ends at once when the client cancels it, as one served
+// on a goroutine of its own does, and the session goes on.
+func TestStartedCallCancelled(t *testing.T) {
+	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	c := connect(t, g)
+	id, hang := c.start("tools/call", toolCall("hang", ""))
+	waitFor(t, "the hang call reaches the upstream", func() bool {
+		return strings.Contains(stderrTail(g, "stub"), "stub: hanging")
+	})
+	c.notify("notifications/cancelled", `{"requestId":`+id+`,"reason":"changed my mind"}`)
+	select {
+	case r := <-hang:
+		if !gjson.GetBytes(r, "error").Exists() {
+			t.Fatalf("the cancelled call: %s", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call was not answered")
+	}
+	if v := c.result("tools/call", toolCall("echo", `{"v":"next"}`)).Get("structuredContent.v").String(); v != "next" {
+		t.Fatalf("after the cancel: %q", v)
+	}
+}
+
+// TestStdioReaderGoesOnWhileUpstreamReadsNothing: while the upstream
+// reads nothing (the stub sleeps between two progress steps), calls
+// queued for it beyond what its stdin pipe holds do not hold up the
+// reader of the client's messages: a ping is answered meanwhile, and
+// every call is answered, each with its own result, once the upstream
+// reads again.
+func TestStdioReaderGoesOnWhileUpstreamReadsNothing(t *testing.T) {
+	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	c := connect(t, g)
+	const sleep = 2 * time.Second
+	_, slow := c.start("tools/call", fmt.Sprintf(`{"name":"progress","arguments":{"steps":1,"delay_ms":%d},"_meta":{"progressToken":"p"}}`, sleep.Milliseconds()))
+	select { // the stub sleeps from its first step on
+	case <-c.notes:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress notification")
+	}
+	pad := strings.Repeat("p", 16<<10)
+	echoes := make([]chan []byte, 64) // 1 MiB in all
+	for i := range echoes {
+		_, ch := c.start("tools/call", toolCall("echo", fmt.Sprintf(`{"v":"%d","pad":"%s"}`, i, pad)))
+		echoes[i] = make(chan []byte, 1)
+		go func() { echoes[i] <- <-ch }()
+	}
+	began := time.Now()
+	c.result("ping", "")
+	if took := time.Since(began); took > sleep/2 {
+		t.Fatalf("a ping took %s while the upstream read nothing: the reader waited for it", took)
+	}
+	for i, ch := range echoes {
+		select {
+		case r := <-ch:
+			if v := gjson.GetBytes(r, "result.structuredContent.v").String(); v != fmt.Sprint(i) {
+				t.Fatalf("echo %d: %.200s", i, r)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("echo %d was not answered", i)
+		}
+	}
+	if r := <-slow; !gjson.GetBytes(r, "result").Exists() {
+		t.Fatalf("the slow call: %.200s", r)
+	}
+}
