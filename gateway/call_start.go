@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -26,35 +25,30 @@ import (
 // on with the upstream's other messages meanwhile.
 const inlineResultBytes = 4 << 10
 
-// inlineTransformBudget is how long the transform of a small result may
-// take on an upstream's reader. One that takes longer (a slow plugin, a
-// store that is slow to write a small artifact) sends the small results
-// of the next inlineBackoff to workers too, so that the reader is not
-// held up behind them.
+// A tool whose small results keep the upstream's reader busy is no
+// longer transformed there: one whose result stored an artifact (the
+// store's write: a file, an S3 request), or that took longer than
+// inlineTransformBudget (a slow plugin) inlineSlowLimit times. A limit
+// rather than the first time: on a loaded machine the thread of a
+// transform of microseconds may be preempted for a while.
 const (
-	inlineTransformBudget = 200 * time.Microsecond
-	inlineBackoff         = time.Second
+	inlineTransformBudget = time.Millisecond
+	inlineSlowLimit       = 3
 )
 
-// inlineGate decides where small results are transformed.
-type inlineGate struct {
-	offloadUntil atomic.Int64 // unix nanoseconds
+// inline reports whether a result of n bytes of r's tool is transformed
+// where it was read.
+func (r *toolRoute) inline(n int) bool {
+	return n <= inlineResultBytes && r.slow.Load() < inlineSlowLimit
 }
 
-// inline reports whether a result of n bytes is transformed where it was
-// read.
-func (ig *inlineGate) inline(n int) bool {
-	if n > inlineResultBytes {
-		return false
-	}
-	until := ig.offloadUntil.Load()
-	return until == 0 || time.Now().UnixNano() >= until
-}
-
-// took records how long an inline transform took.
-func (ig *inlineGate) took(d time.Duration) {
-	if d > inlineTransformBudget {
-		ig.offloadUntil.Store(time.Now().Add(inlineBackoff).UnixNano())
+// transformed records how an inline transform of r's tool went.
+func (r *toolRoute) transformed(took time.Duration, stored bool) {
+	switch {
+	case stored:
+		r.slow.Store(inlineSlowLimit)
+	case took > inlineTransformBudget:
+		r.slow.Add(1)
 	}
 }
 
@@ -121,13 +115,13 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 		}
 		out, err := f.finish(ctx, raw, err)
 		if timed {
-			g.inlined.took(time.Since(start))
+			r.transformed(time.Since(start), f.stored)
 		}
 		f.release()
 		finish(out, err)
 	}
 	r.up.Start(ctx, "tools/call", f.up, func(raw json.RawMessage, err error) {
-		if err == nil && !g.inlined.inline(len(raw)) {
+		if err == nil && !r.inline(len(raw)) {
 			offload(func() { complete(raw, nil, false) })
 			return
 		}

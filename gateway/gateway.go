@@ -153,7 +153,6 @@ type Gateway struct {
 	limits    Limits               // defaults applied
 	large     *semaphore.Weighted  // bytes of large requests in flight
 	callerSeq atomic.Int64         // numbers the callers of server-to-client requests
-	inlined   inlineGate           // where small results of started calls are transformed (call_start.go)
 	redact    *redact.Redactor
 	observer  observe.Observer             // Options.Observer
 	tracer    trace.Tracer                 // from Options.TracerProvider; nil: off
@@ -223,6 +222,7 @@ type toolRoute struct {
 	output    json.RawMessage // the tool's outputSchema, nil when it has none
 	username  bool            // the input schema declares "username"
 	args      ArgumentOptions
+	slow      atomic.Int32 // small results that kept an upstream's reader busy (call_start.go)
 }
 
 type progressRoute struct {

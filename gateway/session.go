@@ -375,6 +375,7 @@ type forwarded struct {
 	oc     *callOutcome // nil: the call is not observed
 	up     []byte       // the upstream request's params, once prepared
 	token  string       // the upstream progress token; "" when none
+	stored bool         // finish stored an artifact
 }
 
 func (s *session) forwarding(r *toolRoute, name string, params json.RawMessage, meta gjson.Result, oc *callOutcome) *forwarded {
@@ -443,6 +444,7 @@ func (f *forwarded) finish(ctx context.Context, raw json.RawMessage, err error) 
 	if err != nil {
 		return nil, err
 	}
+	f.stored = len(res.Artifacts) > 0
 	if f.oc != nil {
 		f.oc.res, f.oc.scope = res, f.scope
 	}
