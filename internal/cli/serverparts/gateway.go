@@ -133,7 +133,13 @@ func serve(ctx context.Context, r parts.GatewayRun) error {
 		}
 	}()
 	if ln == nil {
-		return gw.ServeStdio(ctx, r.Stdin, r.Stdout)
+		in := r.Stdin
+		if f, ok := in.(*os.File); ok {
+			pin, restore := pollableStdin(f)
+			defer restore()
+			in = pin
+		}
+		return gw.ServeStdio(ctx, in, r.Stdout)
 	}
 	au, err := auth.New(ctx, auth.Options{Config: cfg.Serve.AuthConfig(), Loopback: isLoopback(ln), BaseURL: base, Logger: log})
 	if err != nil {
