@@ -394,7 +394,10 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		if e.tracer != nil {
 			sctx, span = e.tracer.StartStep(ctx, &c, st.name)
 		}
-		start := time.Now()
+		var start time.Time // read only for the debug line: a clock read per step is not free
+		if st.log.IsDebug() {
+			start = time.Now()
+		}
 		rws, err := plan(sctx, st.layer, d)
 		if err != nil {
 			e.layerFailed(d, st, res, []error{&LayerError{Step: st.name, Err: err}})

@@ -468,7 +468,10 @@ func (s *session) transform(ctx context.Context, c engine.Call, raw json.RawMess
 
 // transformResult is transform with the engine's whole result.
 func (s *session) transformResult(ctx context.Context, c engine.Call, raw json.RawMessage) (*engine.Result, error) {
-	start := time.Now()
+	var start time.Time // for the debug line only
+	if s.g.log.IsDebug() {
+		start = time.Now()
+	}
 	res, err := s.g.eng.Transform(ctx, c, raw)
 	if err != nil {
 		if errors.Is(err, engine.ErrBadJSON) {
@@ -482,7 +485,9 @@ func (s *session) transformResult(ctx context.Context, c engine.Call, raw json.R
 			s.artifacts[a.ID] = struct{}{}
 		}
 		s.mu.Unlock()
-		s.g.log.Debug("result transformed", "server", c.Server, "tool", c.Tool, "artifacts", len(res.Artifacts), "bytes_in", len(raw), "bytes_out", len(res.Raw), "dur_ms", float64(time.Since(start).Microseconds())/1000)
+		if s.g.log.IsDebug() {
+			s.g.log.Debug("result transformed", "server", c.Server, "tool", c.Tool, "artifacts", len(res.Artifacts), "bytes_in", len(raw), "bytes_out", len(res.Raw), "dur_ms", float64(time.Since(start).Microseconds())/1000)
+		}
 	}
 	return res, nil
 }

@@ -74,6 +74,7 @@ type stdioConn struct {
 	mu      sync.Mutex
 	pending map[int64]waiter
 	nextID  atomic.Int64
+	due     deadlines // of started calls, under mu
 
 	tailMu sync.Mutex
 	tail   []string
@@ -204,6 +205,7 @@ func (c *stdioConn) finish(werr error) {
 	c.exitErr = err
 	pending := c.pending
 	c.pending = map[int64]waiter{}
+	c.due.stop()
 	c.mu.Unlock()
 	for _, w := range pending {
 		w.complete(callResult{err: err})
@@ -338,6 +340,7 @@ func (c *stdioConn) take(id int64) (waiter, bool) {
 	c.mu.Lock()
 	w, ok := c.pending[id]
 	delete(c.pending, id)
+	c.due.drop(c.pending)
 	c.mu.Unlock()
 	return w, ok
 }
@@ -457,7 +460,7 @@ func (c *stdioConn) call(ctx context.Context, method string, params json.RawMess
 		return r.raw, r.err
 	case <-ctx.Done():
 		c.take(id)
-		c.cancelUpstream(id, ctx)
+		c.cancelUpstream(id, cancelReason(ctx))
 		return nil, ctx.Err()
 	}
 }
@@ -465,10 +468,12 @@ func (c *stdioConn) call(ctx context.Context, method string, params json.RawMess
 // start is call without a goroutine waiting for the answer: done gets
 // what call would return, once, on the goroutine that has it (the
 // connection's reader for the answer, the one that notices the end of
-// ctx or of the process otherwise). start itself never waits for the
-// server: a request the server does not read yet is left to a goroutine
-// to write (LineWriter.TryWrite).
-func (c *stdioConn) start(ctx context.Context, method string, params json.RawMessage, done func(json.RawMessage, error)) {
+// ctx, of timeout or of the process otherwise). timeout bounds the call
+// as a deadline on ctx would, without a timer of its own: the calls of
+// one connection share one (deadlines). start itself never waits for
+// the server: a request the server does not read yet is left to a
+// goroutine to write (LineWriter.TryWrite).
+func (c *stdioConn) start(ctx context.Context, timeout time.Duration, method string, params json.RawMessage, done func(json.RawMessage, error)) {
 	if err := ctx.Err(); err != nil {
 		done(nil, err) // as call would answer, with nothing sent
 		return
@@ -487,10 +492,13 @@ func (c *stdioConn) start(ctx context.Context, method string, params json.RawMes
 	// runs again, and its reader must not wait for mu then.
 	c.pending[id] = waiter{fn: done, stop: context.AfterFunc(ctx, func() {
 		if _, ok := c.take(id); ok {
-			c.cancelUpstream(id, ctx)
+			c.cancelUpstream(id, cancelReason(ctx))
 			done(nil, ctx.Err())
 		}
 	})}
+	if timeout > 0 {
+		c.due.add(id, timeout, c.pending, c.expire)
+	}
 	c.mu.Unlock()
 	switch ok, err := c.lw.TryWrite(req); {
 	case err != nil:
@@ -506,6 +514,21 @@ func (c *stdioConn) start(ctx context.Context, method string, params json.RawMes
 	}
 }
 
+// expire fails the started calls past their deadline, as a deadline on
+// their context would: context.DeadlineExceeded, and a cancellation
+// upstream.
+func (c *stdioConn) expire() {
+	c.mu.Lock()
+	ids := c.due.expired(time.Now(), c.pending, c.expire)
+	c.mu.Unlock()
+	for _, id := range ids {
+		if w, ok := c.take(id); ok {
+			c.cancelUpstream(id, "timed out in mcpx")
+			w.complete(callResult{err: context.DeadlineExceeded})
+		}
+	}
+}
+
 // fail completes request id with err, unless it is complete already.
 func (c *stdioConn) fail(id int64, err error) {
 	if w, ok := c.take(id); ok {
@@ -513,12 +536,17 @@ func (c *stdioConn) fail(id int64, err error) {
 	}
 }
 
-// cancelUpstream tells the upstream to stop working on request id.
-func (c *stdioConn) cancelUpstream(id int64, ctx context.Context) {
-	reason := "cancelled by the client"
+// cancelReason is why a call gives up on a request when ctx ends, as
+// the upstream is told it.
+func cancelReason(ctx context.Context) string {
 	if errors.Is(context.Cause(ctx), jsonrpc.ErrUpstreamTimeout) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		reason = "timed out in mcpx"
+		return "timed out in mcpx"
 	}
+	return "cancelled by the client"
+}
+
+// cancelUpstream tells the upstream to stop working on request id.
+func (c *stdioConn) cancelUpstream(id int64, reason string) {
 	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
 	_ = c.write(jsonrpc.EncodeRequest(nil, "notifications/cancelled", params))
 }

@@ -561,12 +561,10 @@ func (u *Upstream) Start(ctx context.Context, method string, params json.RawMess
 		return
 	}
 	exit := r.enter(cl)
-	ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
-	sc.start(ctx, method, params, func(res json.RawMessage, err error) {
+	sc.start(ctx, u.Config.RequestTimeout(), method, params, func(res json.RawMessage, err error) {
 		if err != nil {
 			res, err = nil, timeoutErr(ctx, err)
 		}
-		cancel()
 		exit()
 		leave()
 		done(res, err)
