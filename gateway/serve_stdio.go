@@ -50,7 +50,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	// first, so there is no hop between reading a request and handling
 	// it, and the next read (which finds nothing yet and parks) happens
 	// off the request's path rather than before it (issue 9).
-	br := bufio.NewReaderSize(in, 64<<10)
+	br := bufio.NewReaderSize(jsonrpc.NewPipeReader(in), 64<<10)
 	var readLoop func()
 	readLoop = func() {
 		for {

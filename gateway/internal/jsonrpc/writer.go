@@ -92,7 +92,12 @@ func (l *LineWriter) flushLocked() {
 			l.drained.Broadcast()
 		}
 		l.mu.Unlock()
-		_, err := l.w.Write(b)
+		var err error
+		if l.raw != nil {
+			err = writeAll(l.raw, b)
+		} else {
+			_, err = l.w.Write(b)
+		}
 		l.mu.Lock()
 		if err != nil {
 			l.err = err

@@ -3,16 +3,15 @@
 package jsonrpc
 
 import (
-	"errors"
 	"io"
 	"syscall"
 )
 
-// nonBlocking returns w's descriptor when w has one in non-blocking mode
+// nonBlocking returns f's descriptor when f has one in non-blocking mode
 // (os.Pipe's ends, in the runtime's poller), else nil: a write through a
 // blocking descriptor could wait.
-func nonBlocking(w io.Writer) syscall.RawConn {
-	sc, ok := w.(syscall.Conn)
+func nonBlocking(f any) syscall.RawConn {
+	sc, ok := f.(syscall.Conn)
 	if !ok {
 		return nil
 	}
@@ -34,22 +33,99 @@ func nonBlocking(w io.Writer) syscall.RawConn {
 // writeNow writes what the peer takes of b without waiting: n < len(b)
 // with a nil error when the pipe is full.
 func writeNow(rc syscall.RawConn, b []byte) (n int, err error) {
+	var errno syscall.Errno
 	cerr := rc.Write(func(fd uintptr) bool {
 		for {
-			n, err = syscall.Write(int(fd), b)
-			if !errors.Is(err, syscall.EINTR) {
+			if n, errno = rawWrite(fd, b); errno != syscall.EINTR {
 				return true // one attempt: never wait for the peer
 			}
 		}
 	})
-	if n < 0 {
-		n = 0
+	switch {
+	case cerr != nil:
+		return 0, cerr
+	case errno == syscall.EAGAIN:
+		return 0, nil
+	case errno != 0:
+		return 0, errno
 	}
-	if errors.Is(err, syscall.EAGAIN) {
-		err = nil
+	return n, nil
+}
+
+// writeAll writes b, waiting in the poller while the peer takes no more.
+func writeAll(rc syscall.RawConn, b []byte) error {
+	var err error
+	cerr := rc.Write(func(fd uintptr) bool {
+		for len(b) > 0 {
+			n, errno := rawWrite(fd, b)
+			switch errno {
+			case 0:
+				b = b[n:]
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false // wait until it can write
+			default:
+				err = errno
+				return true
+			}
+		}
+		return true
+	})
+	if cerr != nil {
+		return cerr
 	}
-	if err == nil {
-		err = cerr
+	return err
+}
+
+// pipeReader reads a non-blocking descriptor: raw reads, and waits in
+// the poller while there is nothing to read.
+type pipeReader struct {
+	rc   syscall.RawConn
+	read func(fd uintptr) bool // made once: a closure per Read would allocate
+	p    []byte
+	n    int
+	err  error
+}
+
+// NewPipeReader returns a reader of r that reads with raw system calls
+// and waits in the runtime's poller, where r is a non-blocking descriptor
+// (os.Pipe's ends, a piped stdin made non-blocking); r itself otherwise.
+func NewPipeReader(r io.Reader) io.Reader {
+	rc := nonBlocking(r)
+	if rc == nil {
+		return r
 	}
-	return n, err
+	pr := &pipeReader{rc: rc}
+	pr.read = func(fd uintptr) bool {
+		for {
+			n, errno := rawRead(fd, pr.p)
+			switch {
+			case errno == syscall.EINTR:
+				continue
+			case errno == syscall.EAGAIN:
+				return false // wait until there is something to read
+			case errno != 0:
+				pr.n, pr.err = 0, errno
+			case n == 0:
+				pr.n, pr.err = 0, io.EOF
+			default:
+				pr.n, pr.err = n, nil
+			}
+			return true
+		}
+	}
+	return pr
+}
+
+func (r *pipeReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	r.p = p
+	if err := r.rc.Read(r.read); err != nil {
+		r.p = nil
+		return 0, err
+	}
+	r.p = nil
+	return r.n, r.err
 }

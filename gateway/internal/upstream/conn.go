@@ -223,7 +223,7 @@ func (c *stdioConn) tailText() string {
 }
 
 func (c *stdioConn) readStdout(r io.Reader) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(jsonrpc.NewPipeReader(r), 64<<10)
 	woke := false // a goroutine waiting in call has its answer
 	for {
 		line, over, err := jsonrpc.ReadLine(br, c.maxLine)
