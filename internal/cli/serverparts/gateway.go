@@ -133,13 +133,18 @@ func serve(ctx context.Context, r parts.GatewayRun) error {
 		}
 	}()
 	if ln == nil {
-		in := r.Stdin
+		in, out := r.Stdin, r.Stdout
 		if f, ok := in.(*os.File); ok {
-			pin, restore := pollableStdin(f)
+			pf, restore := pollable(f, -1)
 			defer restore()
-			in = pin
+			in = pf
 		}
-		return gw.ServeStdio(ctx, in, r.Stdout)
+		if f, ok := out.(*os.File); ok {
+			pf, restore := pollable(f, int(os.Stderr.Fd()))
+			defer restore()
+			out = pf
+		}
+		return gw.ServeStdio(ctx, in, out)
 	}
 	au, err := auth.New(ctx, auth.Options{Config: cfg.Serve.AuthConfig(), Loopback: isLoopback(ln), BaseURL: base, Logger: log})
 	if err != nil {

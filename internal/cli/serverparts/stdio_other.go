@@ -2,10 +2,7 @@
 
 package serverparts
 
-import (
-	"io"
-	"os"
-)
+import "os"
 
-// pollableStdin reads f as it is here (see stdin_unix.go).
-func pollableStdin(f *os.File) (io.Reader, func()) { return f, func() {} }
+// pollable returns f as it is here (see stdio_unix.go).
+func pollable(f *os.File, shared int) (*os.File, func()) { return f, func() {} }

@@ -3,20 +3,23 @@
 package serverparts
 
 import (
-	"io"
 	"os"
 	"syscall"
 )
 
-// pollableStdin returns a reader of f that waits for input in the
-// runtime's poller, where f is a pipe or a socket (an MCP client's end of
-// the stdio transport), and restore, which puts f back in blocking mode.
-// A blocking read parks a thread in the kernel with its processor held:
-// the scheduler's monitor then takes the processor back, and each
-// request of the stdio hop costs thread wake-ups that a read through the
-// poller, on the thread that also reads the upstream, does not (issue
-// 18). Terminals and files are read as they are.
-func pollableStdin(f *os.File) (in io.Reader, restore func()) {
+// pollable returns a file of f's open file that the runtime's poller
+// waits on, where f is a pipe or a socket (an MCP client's end of the
+// stdio transport), and restore, which puts f back in blocking mode and
+// closes that file; f itself otherwise (a terminal, a file). A blocking
+// read parks a thread in the kernel with its processor held, which the
+// scheduler's monitor then takes back; a blocking write enters the
+// system-call state, which wakes the monitor where every processor is
+// idle. Through the poller, reading, the upstream's answer and writing
+// run on one thread, without those wake-ups (issue 18). shared is
+// another descriptor of the process that must not turn non-blocking
+// with f (stderr, when stdout is the same pipe: its writes would fail
+// instead of waiting); -1 for none.
+func pollable(f *os.File, shared int) (*os.File, func()) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
 		return f, func() {}
@@ -24,8 +27,14 @@ func pollableStdin(f *os.File) (in io.Reader, restore func()) {
 	if kind := st.Mode & syscall.S_IFMT; kind != syscall.S_IFIFO && kind != syscall.S_IFSOCK {
 		return f, func() {}
 	}
+	if shared >= 0 {
+		var other syscall.Stat_t
+		if err := syscall.Fstat(shared, &other); err != nil || (other.Dev == st.Dev && other.Ino == st.Ino) {
+			return f, func() {}
+		}
+	}
 	// A descriptor of its own (the flag is the open file's, which f
-	// shares), for the poller to own and this function to close.
+	// shares), for the poller to own and restore to close.
 	fd, err := syscall.Dup(int(f.Fd()))
 	if err != nil {
 		return f, func() {}
