@@ -32,6 +32,12 @@ type LineWriter struct {
 	// runtime's poller): TryWrite writes through it what the peer takes
 	// at once. nil: TryWrite leaves all writing to a goroutine.
 	raw syscall.RawConn
+	// the raw writes' state (writer_unix.go), the flusher's only
+	rawFn   func(fd uintptr) bool
+	rawBuf  []byte
+	rawN    int
+	rawErr  error
+	rawWait bool
 
 	mu       sync.Mutex
 	drained  *sync.Cond // signalled when the flusher takes the pending bytes
@@ -94,7 +100,7 @@ func (l *LineWriter) flushLocked() {
 		l.mu.Unlock()
 		var err error
 		if l.raw != nil {
-			err = writeAll(l.raw, b)
+			err = l.writeAll(b)
 		} else {
 			_, err = l.w.Write(b)
 		}
@@ -173,7 +179,7 @@ func (l *LineWriter) TryWrite(msg []byte) (ok bool, err error) {
 			l.drained.Broadcast()
 		}
 		l.mu.Unlock()
-		n, werr := writeNow(l.raw, b)
+		n, werr := l.writeNow(b)
 		l.mu.Lock()
 		if werr != nil {
 			l.err = werr

@@ -11,9 +11,9 @@ import (
 // writing to a goroutine.
 func nonBlocking(any) syscall.RawConn { return nil }
 
-func writeNow(syscall.RawConn, []byte) (int, error) { return 0, nil }
+func (l *LineWriter) writeNow([]byte) (int, error) { return 0, nil }
 
-func writeAll(syscall.RawConn, []byte) error { return nil }
+func (l *LineWriter) writeAll([]byte) error { return nil }
 
 // NewPipeReader returns r (see writer_unix.go).
 func NewPipeReader(r io.Reader) io.Reader { return r }

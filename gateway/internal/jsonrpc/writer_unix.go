@@ -31,48 +31,40 @@ func nonBlocking(f any) syscall.RawConn {
 }
 
 // writeNow writes what the peer takes of b without waiting: n < len(b)
-// with a nil error when the pipe is full.
-func writeNow(rc syscall.RawConn, b []byte) (n int, err error) {
-	var errno syscall.Errno
-	cerr := rc.Write(func(fd uintptr) bool {
-		for {
-			if n, errno = rawWrite(fd, b); errno != syscall.EINTR {
-				return true // one attempt: never wait for the peer
-			}
-		}
-	})
-	switch {
-	case cerr != nil:
-		return 0, cerr
-	case errno == syscall.EAGAIN:
-		return 0, nil
-	case errno != 0:
-		return 0, errno
-	}
-	return n, nil
+// with a nil error when the pipe is full. writeAll writes all of b,
+// waiting in the poller while the peer takes no more. Only the flusher
+// calls them.
+func (l *LineWriter) writeNow(b []byte) (n int, err error) {
+	err = l.rawWrite(b, false)
+	return l.rawN, err
 }
 
-// writeAll writes b, waiting in the poller while the peer takes no more.
-func writeAll(rc syscall.RawConn, b []byte) error {
-	var err error
-	cerr := rc.Write(func(fd uintptr) bool {
-		for len(b) > 0 {
-			n, errno := rawWrite(fd, b)
-			switch errno {
-			case 0:
-				b = b[n:]
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false // wait until it can write
-			default:
-				err = errno
-				return true
+func (l *LineWriter) writeAll(b []byte) error { return l.rawWrite(b, true) }
+
+func (l *LineWriter) rawWrite(b []byte, wait bool) error {
+	if l.rawFn == nil { // made once: a closure per write would allocate
+		l.rawFn = func(fd uintptr) bool {
+			for l.rawN < len(l.rawBuf) {
+				n, errno := rawWrite(fd, l.rawBuf[l.rawN:])
+				switch errno {
+				case 0:
+					l.rawN += n
+				case syscall.EINTR:
+				case syscall.EAGAIN:
+					return !l.rawWait // false: wait until it can write
+				default:
+					l.rawErr = errno
+					return true
+				}
 			}
+			return true
 		}
-		return true
-	})
-	if cerr != nil {
-		return cerr
+	}
+	l.rawBuf, l.rawN, l.rawErr, l.rawWait = b, 0, nil, wait
+	err := l.raw.Write(l.rawFn)
+	l.rawBuf = nil
+	if err == nil {
+		err = l.rawErr
 	}
 	return err
 }
