@@ -255,9 +255,11 @@ func stdioMain(args []string) error {
 		peers[i] = p
 	}
 	all := make([][]run, len(peers))
+	costs := make([][]costPerCall, len(peers))
 	lat := make([]time.Duration, *n)
 	for r := 0; r < *runs; r++ {
 		for i, p := range peers {
+			before := readProcCost(p.cmd.Process.Pid)
 			start := time.Now()
 			for k := range lat {
 				t := time.Now()
@@ -267,10 +269,14 @@ func stdioMain(args []string) error {
 				lat[k] = time.Since(t)
 			}
 			all[i] = append(all[i], summarize(lat, time.Since(start)))
+			if c, ok := perCall(before, readProcCost(p.cmd.Process.Pid), *n); ok {
+				costs[i] = append(costs[i], c)
+			}
 		}
 	}
 	fmt.Printf("stdio, one call at a time, %d calls x %d interleaved runs\n", *n, *runs)
 	report(names, all)
+	reportCosts(names, costs)
 	return nil
 }
 
