@@ -16,7 +16,7 @@ import (
 )
 
 // ServerBinary is the binary with every part (cmd/mcpx-server), which
-// cmd/mcpx hands serve, wrap and S3-store commands to.
+// cmd/mcpx hands serve, wrap, jq and S3-store commands to.
 const ServerBinary = "mcpx-server"
 
 // envServerBinary names the server binary's path, overriding the search
