@@ -73,7 +73,9 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Enc
 		return ArtifactRef{}, vars, err
 	}
 	if src.instead != "" {
-		return x.put(ctx, t, val, src.instead, "", filenameTmpl)
+		ref, vars, err := x.put(ctx, t, val, src.instead, "", filenameTmpl)
+		vars.Declared = mimeType
+		return ref, vars, err
 	}
 	vars.Kind = src.kind
 	if vars.Kind == "" {

@@ -26,6 +26,10 @@ type templateVars struct {
 	Content *inspect.Summary
 	// Tools names the tools a default summary tells the model to ask.
 	Tools QueryTools
+	// Declared is the MIME type a value declared when it was stored as
+	// text instead (its data is not base64 that decodes back to the same
+	// string): the default summary keeps it in sight.
+	Declared string
 }
 
 // render fills a template. A placeholder is {name}; {a|b|c} takes the first
@@ -135,6 +139,9 @@ func defaultSummary(v templateVars) string {
 	if v.Ref.Truncated {
 		fmt.Fprintf(&b, " was removed from this result and NOT stored (no artifact store is configured). Artifact: %s", v.Ref.ID)
 		return b.String()
+	}
+	if v.Declared != "" {
+		fmt.Fprintf(&b, " (declared %s, but not base64 that decodes back to this string: the string itself is stored)", v.Declared)
 	}
 	fmt.Fprintf(&b, " is not in this result: it is stored as artifact %s and can be referenced by that id or as %s", v.Ref.ID, v.Ref.URI)
 	if v.Ref.URL != "" {
