@@ -63,28 +63,17 @@ func BenchmarkPut(b *testing.B) {
 }
 
 // BenchmarkFloorPut is minio-go's PutObject of the same bytes, size known.
-func BenchmarkFloorPut(b *testing.B) {
-	_, srv, bucket := benchStore(b)
-	ctx := context.Background()
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("%dMiB", n>>20), func(b *testing.B) {
-			data := storetest.RandomBytes(1, n)
-			b.SetBytes(int64(n))
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				copy(data, fmt.Sprintf("%016d", i))
-				if _, err := srv.Client().PutObject(ctx, bucket, "floor", bytes.NewReader(data), int64(n), minio.PutObjectOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+func BenchmarkFloorPut(b *testing.B) { benchFloorPut(b, minio.PutObjectOptions{}) }
 
 // BenchmarkFloorPutUnsigned is minio-go's PutObject with the payload
 // unsigned, as minio-go sends it over HTTPS and mcpx sends artifacts: the
 // floor without minio-go's chunk signing over plain HTTP.
 func BenchmarkFloorPutUnsigned(b *testing.B) {
+	benchFloorPut(b, minio.PutObjectOptions{DisableContentSha256: true})
+}
+
+// benchFloorPut puts new bytes of each size with minio-go's PutObject.
+func benchFloorPut(b *testing.B, opts minio.PutObjectOptions) {
 	_, srv, bucket := benchStore(b)
 	ctx := context.Background()
 	for _, n := range benchSizes {
@@ -94,7 +83,7 @@ func BenchmarkFloorPutUnsigned(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				copy(data, fmt.Sprintf("%016d", i))
-				if _, err := srv.Client().PutObject(ctx, bucket, "floor", bytes.NewReader(data), int64(n), minio.PutObjectOptions{DisableContentSha256: true}); err != nil {
+				if _, err := srv.Client().PutObject(ctx, bucket, "floor", bytes.NewReader(data), int64(n), opts); err != nil {
 					b.Fatal(err)
 				}
 			}
