@@ -118,6 +118,12 @@ func report(names []string, runs [][]run) {
 	for i := 1; i < len(med); i++ {
 		fmt.Printf("%s - %s: p50 %+.1f µs, p99 %+.1f µs; calls/s %s/%s %.2fx\n", names[i], names[0], us(med[i].p50-med[0].p50), us(med[i].p99-med[0].p99), names[i], names[0], med[i].perSec/med[0].perSec)
 	}
+	// the gateways against the relay, the floor of any proxy (issue 18)
+	if len(names) > 2 && names[1] == "relay" {
+		for i := 2; i < len(med); i++ {
+			fmt.Printf("%s - relay: p50 %+.1f µs; calls/s %s/relay %.2fx\n", names[i], us(med[i].p50-med[1].p50), names[i], med[i].perSec/med[1].perSec)
+		}
+	}
 }
 
 func median(rs []run, f func(run) float64) time.Duration {
@@ -226,6 +232,7 @@ func stdioMain(args []string) error {
 	direct := fs.String("direct", "", "the server's command line")
 	via := fs.String("via", "", "the command line of the gateway in front of it")
 	relay := fs.String("relay", "", "optional: the command line of a bare byte relay in front of it (gatewaybench relay SERVER)")
+	base := fs.String("base", "", "optional: another gateway's command line measured beside -via (an earlier build, say)")
 	_ = fs.Parse(args)
 	if *direct == "" || *via == "" {
 		return errors.New("-direct and -via are required")
@@ -233,6 +240,9 @@ func stdioMain(args []string) error {
 	names, cmds := []string{"direct"}, []string{*direct}
 	if *relay != "" {
 		names, cmds = append(names, "relay"), append(cmds, *relay)
+	}
+	if *base != "" {
+		names, cmds = append(names, "base"), append(cmds, *base)
 	}
 	names, cmds = append(names, "via"), append(cmds, *via)
 	peers := make([]*stdioPeer, len(cmds))
