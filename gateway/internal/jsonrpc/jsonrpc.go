@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -74,7 +75,7 @@ func Parse(b []byte) (*Message, error) {
 		}
 		return m, fmt.Errorf("%w: %q", ErrInvalidJSON, Head(b, 120))
 	}
-	r := gjson.ParseBytes(b)
+	r := ParseView(b)
 	if !r.IsObject() {
 		if r.IsArray() {
 			return nil, ErrBatch
@@ -92,13 +93,13 @@ func Parse(b []byte) (*Message, error) {
 				m.ID = raw
 			}
 		case "jsonrpc":
-			m.JSONRPC = v.Str
+			m.JSONRPC = strings.Clone(v.Str) // not b's bytes, which a transform may reuse
 		case "method":
 			if v.Type != gjson.String {
 				err = errors.New("json-rpc method is not a string")
 				return false
 			}
-			m.Method = v.Str
+			m.Method = strings.Clone(v.Str)
 		case "params":
 			m.Params = raw
 		case "result":
@@ -120,6 +121,16 @@ func Parse(b []byte) (*Message, error) {
 		return m, ErrNoMethodNorID
 	}
 	return m, nil
+}
+
+// ParseView is gjson.ParseBytes without its copy of b (a message of
+// megabytes is copied whole there): the Result's strings may alias b,
+// which must not change while they are in use.
+func ParseView(b []byte) gjson.Result {
+	if len(b) == 0 {
+		return gjson.Result{}
+	}
+	return gjson.Parse(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // Sub returns v's raw bytes as a sub-slice of b when gjson knows its
