@@ -384,7 +384,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		stored []storedOriginal
 		views  []blockRef
 		capped int
-		minted = map[string]bool{}
+		minted map[string]bool // made by the first artifact
 	)
 	for _, st := range ch.steps {
 		if err := ctx.Err(); err != nil {
@@ -392,7 +392,8 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		}
 		sctx, span := ctx, StepSpan(nil)
 		if e.tracer != nil {
-			sctx, span = e.tracer.StartStep(ctx, &c, st.name)
+			traced := c // c itself stays on the stack: a pointer to it would move it to the heap on every call
+			sctx, span = e.tracer.StartStep(ctx, &traced, st.name)
 		}
 		var start time.Time // read only for the debug line: a clock read per step is not free
 		if st.log.IsDebug() {
@@ -424,6 +425,9 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		endStep(span, StepReport{Rewrites: len(rws), Artifacts: len(out.artifacts), Changed: out.changed, Failures: len(out.errs)})
 		res.Artifacts = append(res.Artifacts, out.artifacts...)
 		for _, a := range out.artifacts {
+			if minted == nil {
+				minted = map[string]bool{}
+			}
 			minted[a.ID] = true
 		}
 		stored = append(stored, out.stored...)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/segmentio/asm/ascii"
 	"github.com/tidwall/gjson"
@@ -121,8 +122,7 @@ type frame struct {
 // Walk visits every value of the JSON document raw in document order, in a
 // single pass and without recursion, so 10,000 nesting levels cost no stack.
 func Walk(raw []byte, fn WalkFunc) error {
-	w := walker{raw: raw, fn: fn}
-	return w.run()
+	return walk(walker{raw: raw, fn: fn})
 }
 
 type walker struct {
@@ -150,6 +150,9 @@ type walker struct {
 	// is the first of them not yet behind the walk.
 	clean []jsonstr.Run
 	next  int
+	// the first levels of stack and path: most documents nest a few
+	stackBuf [8]frame
+	pathBuf  [8]PathElem
 }
 
 // WalkValidated is Walk for JSON that a Walk has already validated, such as
@@ -157,16 +160,14 @@ type walker struct {
 // the check of string bodies, which costs a scan of every string. On invalid
 // JSON it may report values a validating Walk would refuse.
 func WalkValidated(raw []byte, fn WalkFunc) error {
-	w := walker{raw: raw, fn: fn, trusted: true}
-	return w.run()
+	return walk(walker{raw: raw, fn: fn, trusted: true})
 }
 
 // WalkFiltered is Walk that calls fn only for values at depth <= maxDepth
 // and for strings of at least minString bytes (quotes included).
 // A positive depthLimit fails the walk with ErrTooDeep past that nesting.
 func WalkFiltered(raw []byte, maxDepth, minString, depthLimit int, fn WalkFunc) error {
-	w := walker{raw: raw, fn: fn, maxDepth: maxDepth, minString: minString, depthLimit: depthLimit}
-	return w.run()
+	return walk(walker{raw: raw, fn: fn, maxDepth: maxDepth, minString: minString, depthLimit: depthLimit})
 }
 
 // WalkFilteredClean is WalkFiltered over raw whose spans clean (in order,
@@ -176,8 +177,27 @@ func WalkFiltered(raw []byte, maxDepth, minString, depthLimit int, fn WalkFunc) 
 // base64 value in a JSON-in-text payload costs no second scan). A span
 // that breaks that promise makes the walk misread raw.
 func WalkFilteredClean(raw []byte, clean []jsonstr.Run, maxDepth, minString, depthLimit int, fn WalkFunc) error {
-	w := walker{raw: raw, fn: fn, maxDepth: maxDepth, minString: minString, depthLimit: depthLimit, clean: clean}
-	return w.run()
+	return walk(walker{raw: raw, fn: fn, maxDepth: maxDepth, minString: minString, depthLimit: depthLimit, clean: clean})
+}
+
+// walkers keeps walkers between walks: a walker escapes to the heap
+// (fn gets pointers into it), and the engine walks every tool result
+// at least once, so each walk would cost an allocation of its state and
+// of its first levels of stack and path.
+var walkers = sync.Pool{New: func() any { return new(walker) }}
+
+// walk runs a walker set up as cfg, from the pool.
+func walk(cfg walker) error {
+	w := walkers.Get().(*walker)
+	stack, path := w.stackBuf, w.pathBuf
+	*w = cfg
+	w.stackBuf, w.pathBuf = stack, path
+	err := w.run()
+	clear(w.pathBuf[:]) // no key of this document kept alive
+	w.raw, w.fn, w.clean, w.visit = nil, nil, nil, Visit{}
+	w.stack, w.path = nil, nil
+	walkers.Put(w)
+	return err
 }
 
 func (w *walker) errf(format string, a ...any) error {
@@ -212,11 +232,7 @@ func (w *walker) call(kind Kind, off, end int, leave bool) Step {
 }
 
 func (w *walker) run() error {
-	// Most documents nest a few levels: one allocation each up front
-	// instead of a growth per level.
-	var stack [8]frame
-	var path [8]PathElem
-	w.stack, w.path = stack[:0], path[:0]
+	w.stack, w.path = w.stackBuf[:0], w.pathBuf[:0]
 	w.ws()
 	if err := w.value(); err != nil {
 		return err
