@@ -30,7 +30,7 @@ const traceFlushTimeout = 5 * time.Second
 
 // observability is what serve measures and traces, and where it goes.
 type observability struct {
-	reg     *prometheus.Registry
+	reg     *prometheus.Registry // nil, as metrics: stdio only, no /metrics to read them
 	metrics *telemetry.Metrics
 	tp      *sdktrace.TracerProvider // nil: tracing off
 	bus     *web.EventBus            // nil: stdio, no HTTP API
@@ -39,13 +39,19 @@ type observability struct {
 
 // newObservability is parts.Set's Observe.
 func newObservability(ctx context.Context, cfg config.File, bus *web.EventBus, log hclog.Logger) (*observability, error) {
-	o := &observability{reg: prometheus.NewRegistry(), bus: bus, log: log}
-	o.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := telemetry.NewMetrics(o.reg)
-	if err != nil {
-		return nil, err
+	o := &observability{bus: bus, log: log}
+	// Metrics are read at GET /metrics, which only a listener serves:
+	// without one (mcpx wrap, serve on stdio) no call pays for them.
+	if bus != nil {
+		o.reg = prometheus.NewRegistry()
+		o.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m, err := telemetry.NewMetrics(o.reg)
+		if err != nil {
+			return nil, err
+		}
+		o.metrics = m
 	}
-	o.metrics = m
+	var err error
 	if o.tp, err = telemetry.NewTracerProvider(ctx, cfg.Serve.Telemetry); err != nil {
 		return nil, err
 	}
@@ -58,7 +64,7 @@ func newObservability(ctx context.Context, cfg config.File, bus *web.EventBus, l
 // Listener is the engine's: the metrics, and the API's event bus.
 func (o *observability) Listener() engine.Listener {
 	if o.bus == nil {
-		return o.metrics
+		return nil
 	}
 	return engine.ListenerFunc(func(ev engine.Event) {
 		o.metrics.OnEvent(ev)
@@ -68,7 +74,6 @@ func (o *observability) Listener() engine.Listener {
 
 // Configure sets the gateway's observer, tracer and resource updates.
 func (o *observability) Configure(gwo *gateway.Options) {
-	gwo.Observer = o.metrics
 	if o.bus != nil {
 		// The UI shows what each call kept out of the context.
 		bus := o.bus
@@ -87,6 +92,9 @@ func (o *observability) Configure(gwo *gateway.Options) {
 
 // Watch reports gw's upstreams at each scrape.
 func (o *observability) Watch(gw *gateway.Gateway) {
+	if o.reg == nil {
+		return
+	}
 	err := telemetry.WatchUpstreams(o.reg, func() []telemetry.UpstreamState {
 		st := gw.Status()
 		out := make([]telemetry.UpstreamState, len(st))
@@ -103,8 +111,8 @@ func (o *observability) Watch(gw *gateway.Gateway) {
 // Evicted counts the collector's removals and publishes them.
 func (o *observability) Evicted() func(store.Removal) {
 	return func(r store.Removal) {
-		o.metrics.Evicted(r)
 		if o.bus != nil {
+			o.metrics.Evicted(r)
 			o.bus.Evicted(r)
 		}
 	}
