@@ -8,14 +8,26 @@ package gateway
 // stdio server now goes out from the reader itself (Upstream.Start), and
 // the upstream's reader, which has the answer, transforms it and writes
 // the response: the goroutines of a byte relay, with the engine between.
+//
+// What the gateway keeps of a call besides (its observation, its entry
+// among the calls a client may cancel) is done while the server works:
+// after the request is written, and after the response is. A call has no
+// context of its own unless something asks for one (a server request
+// relayed on its behalf, a transform on a worker): the session's does,
+// and the client's cancellation reaches the call through Start's cancel.
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // inlineResultBytes is the largest result transformed on the goroutine
@@ -57,75 +69,199 @@ func (r *toolRoute) transformed(took time.Duration, stored bool) {
 // tool is prepared on the caller's goroutine (which must not wait: it
 // is the reader of the client's requests), sent with Upstream.Start,
 // and finished on the goroutine that has the answer, or handed to
-// offload when the result is large. done gets the response, as handle
-// would return it. startCall reports false, doing nothing, for any
-// other request; handle serves those.
-func (s *session) startCall(ctx context.Context, m *message, offload func(func()), done func([]byte)) bool {
+// offload when the result is large. send gets the response, as handle
+// would return it, and then finished runs, once the call's bookkeeping
+// is done. startCall reports false, doing nothing, for any other
+// request; handle serves those.
+func (s *session) startCall(ctx context.Context, m *message, offload func(func()), send func([]byte), finished func()) bool {
 	g := s.g
-	if m.Method != "tools/call" || s.stateless || g.tracer != nil || hasHeaderTrace(ctx) || requestVersion(m.Params) != "" {
+	if m.Method != "tools/call" || s.stateless || g.tracer != nil || hasHeaderTrace(ctx) {
 		return false
 	}
-	name := gjson.GetBytes(m.Params, "name").String()
-	r, ok := g.route(name)
+	var name, args, meta gjson.Result
+	jsonrpc.ParseView(m.Params).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "name":
+			name = v
+		case "arguments":
+			args = v
+		case "_meta":
+			meta = v
+		}
+		return true
+	})
+	if meta.Get(keyMetaVersion).Exists() || trace.SpanContextFromContext(ctx).IsValid() {
+		return false // a stateless request (era.go); a trace to carry upstream (observe)
+	}
+	r, ok := g.route(name.String())
 	if !ok || r.generated != "" || !r.up.Starts("tools/call") {
 		return false // awaitStart, the gateway's own tools and the rest wait
 	}
-	meta := gjson.GetBytes(m.Params, "_meta")
-	f := s.forwarding(r, name, m.Params, meta, nil)
+	f := s.forwarding(r, name.String(), m.Params, args, meta, nil)
 	if s.rewritesArgs(r, f.args) {
 		return false // it may read artifacts
 	}
 	// From here on as handle, serve, request and callTool do, in order.
-	ctx, end, closed := s.begin(ctx, m)
-	if closed != nil {
-		done(closed)
+	c := &startedCall{s: s, m: m, r: r, f: f, key: jsonrpc.IDKey(m.ID), send: send, finished: finished, offload: offload}
+	c.steps.Store(2)
+	c.parent = withCaller(ctx, s, nil)
+	callerFrom(c.parent).call = c
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		send(jsonrpc.EncodeError(m.ID, fmt.Errorf("session closed: %w", jsonrpc.ErrClosed)))
+		finished()
 		return true
 	}
-	reply := func(res json.RawMessage, err error) {
-		resp := s.respond(ctx, m, res, err)
-		end()
-		done(resp)
-	}
-	ctx = withCaller(ctx, s, nil)
+	s.inflight[c.key] = c.cancel
+	s.mu.Unlock()
 	g.clientArrived(nil)
-	if err := s.allowToolCall(r.serverName(), r.tool); err != nil {
-		reply(nil, fmt.Errorf("tools/call %q: %w", name, err))
-		return true
-	}
-	var ob *observation
+	var start time.Time
 	if g.observer != nil {
-		ctx, ob = s.observe(ctx, r, meta)
-		f.oc = ob.oc
+		start = time.Now()
 	}
-	finish := func(out json.RawMessage, err error) {
-		if ob != nil {
-			ob.end(out, err)
-		}
-		reply(out, err)
+	if err := s.allowToolCall(r.serverName(), r.tool); err != nil {
+		c.answered(nil, fmt.Errorf("tools/call %q: %w", f.name, err))
+	} else if err := f.prepare(c.parent, meta, nil); err != nil {
+		c.answered(nil, err)
+	} else {
+		c.setCancel(r.up.Start(c.parent, "tools/call", f.up, c.answered))
 	}
-	if err := f.prepare(ctx, meta, nil); err != nil {
-		finish(nil, err)
-		return true
+	// The request is out: what follows no longer delays the server.
+	if g.observer != nil {
+		_, c.ob = s.observe(c.parent, r, meta)
+		c.ob.start = start
+		f.oc = c.ob.oc
 	}
-	// timed: on the upstream's reader, where the time it takes counts
-	complete := func(raw json.RawMessage, err error, timed bool) {
-		var start time.Time
-		if timed {
-			start = time.Now()
-		}
-		out, err := f.finish(ctx, raw, err)
-		if timed {
-			r.transformed(time.Since(start), f.stored)
-		}
-		f.release()
-		finish(out, err)
-	}
-	r.up.Start(ctx, "tools/call", f.up, func(raw json.RawMessage, err error) {
-		if err == nil && !r.inline(len(raw)) {
-			offload(func() { complete(raw, nil, false) })
-			return
-		}
-		complete(raw, err, err == nil)
-	})
+	c.arrive()
 	return true
+}
+
+// startedCall is a tools/call that startCall sent.
+type startedCall struct {
+	s        *session
+	m        *message
+	r        *toolRoute
+	f        *forwarded
+	ob       *observation // nil: not observed
+	key      string       // m's id, among the session's calls in flight
+	parent   context.Context
+	send     func([]byte)
+	finished func()
+	offload  func(func())
+
+	// steps counts down the two things complete waits for: the answer,
+	// and startCall's work after the request went out. Whichever is
+	// last runs complete.
+	steps atomic.Int32
+	raw   json.RawMessage
+	err   error
+
+	mu       sync.Mutex
+	cause    error           // why the client cancelled the call; nil: it did not
+	stop     func()          // Start's cancel; nil until it returned
+	ctx      context.Context // made by context, nil until asked for
+	ctxEnd   context.CancelCauseFunc
+	complete bool // the response is decided: context gives a done one
+}
+
+// answered is Start's done.
+func (c *startedCall) answered(raw json.RawMessage, err error) {
+	c.raw, c.err = raw, err
+	c.arrive()
+}
+
+// arrive counts one of complete's two steps down.
+func (c *startedCall) arrive() {
+	if c.steps.Add(-1) != 0 {
+		return
+	}
+	if c.err == nil && !c.r.inline(len(c.raw)) {
+		c.offload(func() { c.finish(false) })
+		return
+	}
+	c.finish(c.err == nil)
+}
+
+// cancel ends the call at the client's request, or its session's end.
+func (c *startedCall) cancel(cause error) {
+	c.mu.Lock()
+	if c.cause != nil || c.complete {
+		c.mu.Unlock()
+		return
+	}
+	c.cause = cause
+	stop, end := c.stop, c.ctxEnd
+	c.mu.Unlock()
+	if end != nil {
+		end(cause)
+	}
+	if stop != nil {
+		stop()
+	}
+}
+
+// setCancel keeps Start's cancel, and uses it at once when the call was
+// cancelled while Start ran.
+func (c *startedCall) setCancel(stop func()) {
+	c.mu.Lock()
+	c.stop = stop
+	cancelled := c.cause != nil
+	c.mu.Unlock()
+	if cancelled {
+		stop()
+	}
+}
+
+// context is the call's own context, made when first asked for: it
+// ends when the call does or is cancelled, with the cause.
+func (c *startedCall) context() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		c.ctx, c.ctxEnd = context.WithCancelCause(c.parent)
+		switch {
+		case c.cause != nil:
+			c.ctxEnd(c.cause)
+		case c.complete:
+			c.ctxEnd(nil)
+		}
+	}
+	return c.ctx
+}
+
+// finish transforms the answer, sends the response, then does the
+// call's bookkeeping; timed: on the upstream's reader, where the time it
+// takes counts.
+func (c *startedCall) finish(timed bool) {
+	s, f := c.s, c.f
+	ctx := c.parent
+	if !timed {
+		ctx = c.context() // a transform on a worker ends when the call is cancelled
+	}
+	var start time.Time
+	if timed {
+		start = time.Now()
+	}
+	out, err := f.finish(ctx, c.raw, c.err)
+	if timed {
+		c.r.transformed(time.Since(start), f.stored)
+	}
+	c.mu.Lock()
+	c.complete = true
+	cause, end := c.cause, c.ctxEnd
+	c.mu.Unlock()
+	s.mu.Lock()
+	delete(s.inflight, c.key)
+	s.mu.Unlock()
+	c.send(s.respondCause(c.m, out, err, cause))
+	// The response is out: the rest no longer delays the client.
+	if end != nil {
+		end(nil)
+	}
+	f.release()
+	if c.ob != nil {
+		c.ob.end(out, err)
+	}
+	c.finished()
 }

@@ -45,6 +45,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
@@ -68,6 +69,8 @@ const (
 var (
 	pathMetaVersion    = jsonrpc.MetaPath(mcp.MetaKeyProtocolVersion)
 	pathMetaClientCaps = jsonrpc.MetaPath(mcp.MetaKeyClientCapabilities)
+	// keyMetaVersion is pathMetaVersion within _meta
+	keyMetaVersion = strings.TrimPrefix(pathMetaVersion, "_meta.")
 )
 
 // requestVersion is the protocol version a request declares in _meta, or

@@ -134,10 +134,7 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *session, w *jsonrpc.LineW
 		}
 		st.wg.Add(1)
 		st.spawnMu.Unlock()
-		if s.startCall(ctx, m, st.pool.run, func(resp []byte) {
-			w.Send(resp)
-			st.wg.Done()
-		}) {
+		if s.startCall(ctx, m, st.pool.run, w.Send, st.wg.Done) {
 			return nil
 		}
 		st.wg.Done()

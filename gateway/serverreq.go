@@ -77,6 +77,17 @@ type caller struct {
 	bridge *inputBridge
 	// asking: the server requests relayed for this request, unanswered
 	asking atomic.Int32
+	// call: a started tools/call (call_start.go), whose context ctx is
+	// not: it is made when a request relayed for it needs one
+	call *startedCall
+}
+
+// context ends when the request does.
+func (c *caller) context() context.Context {
+	if c.call != nil {
+		return c.call.context()
+	}
+	return c.ctx
 }
 
 func withCaller(ctx context.Context, s *session, related func([]byte)) context.Context {
@@ -181,7 +192,7 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, met
 	}
 	defer done()
 	u.Log.Debug("relaying a server-to-client request", "method", method, "session", c.s.ID)
-	return c.s.ask(c.ctx, c.related, method, params)
+	return c.s.ask(c.context(), c.related, method, params)
 }
 
 // clientRequests are a session's requests to its client awaiting answers.

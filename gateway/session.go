@@ -92,14 +92,20 @@ func (s *session) Close() {
 		return
 	}
 	s.closed = true
+	// cancelled once mu is free: a started call (call_start.go) may
+	// answer at once, and forget itself under mu
+	cancels := make([]context.CancelCauseFunc, 0, len(s.inflight))
 	for _, cancel := range s.inflight {
-		cancel(errClientGone)
+		cancels = append(cancels, cancel)
 	}
 	subs := make([]string, 0, len(s.subs))
 	for uri := range s.subs {
 		subs = append(subs, uri)
 	}
 	s.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel(errClientGone)
+	}
 	s.failRequests()
 	for _, uri := range subs {
 		s.g.unsubscribe(s, uri)
@@ -175,8 +181,18 @@ func (s *session) begin(ctx context.Context, m *message) (_ context.Context, end
 // respond is the response to request m begun with ctx: res, or err as
 // the client is told it.
 func (s *session) respond(ctx context.Context, m *message, res json.RawMessage, err error) []byte {
+	var cause error
+	if ctx.Err() != nil {
+		cause = context.Cause(ctx)
+	}
+	return s.respondCause(m, res, err, cause)
+}
+
+// respondCause is respond for a request cancelled for cause (nil: not
+// cancelled): an error names the cause rather than the cancellation.
+func (s *session) respondCause(m *message, res json.RawMessage, err, cause error) []byte {
 	if err != nil {
-		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, jsonrpc.ErrUpstreamTimeout) {
+		if cause != nil && !errors.Is(err, jsonrpc.ErrUpstreamTimeout) {
 			err = fmt.Errorf("%s: %w", m.Method, cause)
 		}
 		return jsonrpc.EncodeError(m.ID, s.g.clientError(m.Method, s.ID, err))
@@ -351,7 +367,7 @@ func (s *session) toolRoute(ctx context.Context, params json.RawMessage) (r *too
 // result; oc, when not nil, gets the engine's result and gives the
 // traceparent to send upstream.
 func (s *session) forwardCall(ctx context.Context, r *toolRoute, name string, params json.RawMessage, meta gjson.Result, related func([]byte), oc *callOutcome) (json.RawMessage, error) {
-	f := s.forwarding(r, name, params, meta, oc)
+	f := s.forwarding(r, name, params, gjson.GetBytes(params, "arguments"), meta, oc)
 	if r.generated != "" {
 		return s.generated(ctx, r, f.args, f.scope)
 	}
@@ -378,11 +394,13 @@ type forwarded struct {
 	stored bool         // finish stored an artifact
 }
 
-func (s *session) forwarding(r *toolRoute, name string, params json.RawMessage, meta gjson.Result, oc *callOutcome) *forwarded {
+// forwarding is the call of r's tool named name with params, whose
+// arguments and _meta are args and meta.
+func (s *session) forwarding(r *toolRoute, name string, params json.RawMessage, args, meta gjson.Result, oc *callOutcome) *forwarded {
 	f := &forwarded{s: s, r: r, name: name, params: params, oc: oc}
 	f.scope = store.Scope{TenantID: s.Tenant, SessionID: s.ID, UserID: s.User, TraceID: traceID(meta)}
-	if a := gjson.GetBytes(params, "arguments"); a.Exists() {
-		f.args = sub(params, a)
+	if args.Exists() {
+		f.args = sub(params, args)
 	}
 	return f
 }

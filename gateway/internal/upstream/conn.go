@@ -472,11 +472,14 @@ func (c *stdioConn) call(ctx context.Context, method string, params json.RawMess
 // as a deadline on ctx would, without a timer of its own: the calls of
 // one connection share one (deadlines). start itself never waits for
 // the server: a request the server does not read yet is left to a
-// goroutine to write (LineWriter.TryWrite).
-func (c *stdioConn) start(ctx context.Context, timeout time.Duration, method string, params json.RawMessage, done func(json.RawMessage, error)) {
+// goroutine to write (LineWriter.TryWrite). cancel ends the call as the
+// end of ctx would, without a context of its own per call: the caller
+// that can cancel one call (a client's notifications/cancelled) need not
+// make one (call_start.go in the gateway).
+func (c *stdioConn) start(ctx context.Context, timeout time.Duration, method string, params json.RawMessage, done func(json.RawMessage, error)) (cancel func()) {
 	if err := ctx.Err(); err != nil {
 		done(nil, err) // as call would answer, with nothing sent
-		return
+		return func() {}
 	}
 	id := c.nextID.Add(1)
 	req := jsonrpc.EncodeRequest(jsonrpc.IntID(id), method, params)
@@ -485,7 +488,7 @@ func (c *stdioConn) start(ctx context.Context, timeout time.Duration, method str
 		err := c.exitErr
 		c.mu.Unlock()
 		done(nil, err)
-		return
+		return func() {}
 	}
 	// The answer finds the stop of ctx's function. mu is not held while
 	// the request is written: the server may answer before this thread
@@ -511,6 +514,12 @@ func (c *stdioConn) start(ctx context.Context, timeout time.Duration, method str
 				c.fail(id, err)
 			}
 		}()
+	}
+	return func() {
+		if w, ok := c.take(id); ok {
+			c.cancelUpstream(id, "cancelled by the client")
+			w.complete(callResult{err: context.Canceled})
+		}
 	}
 }
 

@@ -532,7 +532,10 @@ func (u *Upstream) Starts(method string) bool {
 // Start returns and done runs on the goroutine that has the answer (the
 // connection's reader: done must not wait long), with no goroutine
 // waiting in between; otherwise Call runs on a goroutine of its own.
-func (u *Upstream) Start(ctx context.Context, method string, params json.RawMessage, done func(json.RawMessage, error)) {
+// cancel ends the call as the end of ctx would (done gets
+// context.Canceled, the server notifications/cancelled), without the
+// caller making a context per call to cancel.
+func (u *Upstream) Start(ctx context.Context, method string, params json.RawMessage, done func(json.RawMessage, error)) (cancel func()) {
 	u.mu.RLock()
 	c := u.c
 	u.mu.RUnlock()
@@ -542,8 +545,7 @@ func (u *Upstream) Start(ctx context.Context, method string, params json.RawMess
 		_, stateless = cl.StatelessMeta()
 	}
 	if _, ok := c.(*stdioConn); !ok || stateless || !u.Starts(method) {
-		go func() { done(u.Call(ctx, method, params)) }()
-		return
+		return u.callOnGoroutine(ctx, method, params, done)
 	}
 	// As Call does, in the same order, with no wait on the way.
 	leave := func() {}
@@ -557,11 +559,10 @@ func (u *Upstream) Start(ctx context.Context, method string, params json.RawMess
 			r.busy.Add(-1)
 		}
 		leave()
-		go func() { done(u.Call(ctx, method, params)) }()
-		return
+		return u.callOnGoroutine(ctx, method, params, done)
 	}
 	exit := r.enter(cl)
-	sc.start(ctx, u.Config.RequestTimeout(), method, params, func(res json.RawMessage, err error) {
+	return sc.start(ctx, u.Config.RequestTimeout(), method, params, func(res json.RawMessage, err error) {
 		if err != nil {
 			res, err = nil, timeoutErr(ctx, err)
 		}
@@ -569,6 +570,17 @@ func (u *Upstream) Start(ctx context.Context, method string, params json.RawMess
 		leave()
 		done(res, err)
 	})
+}
+
+// callOnGoroutine is Start where the call cannot be started: Call on a
+// goroutine of its own, under a context that cancel ends.
+func (u *Upstream) callOnGoroutine(ctx context.Context, method string, params json.RawMessage, done func(json.RawMessage, error)) (cancel func()) {
+	ctx, stop := context.WithCancel(ctx)
+	go func() {
+		defer stop()
+		done(u.Call(ctx, method, params))
+	}()
+	return stop
 }
 
 // timeoutErr names the timeout when ctx's deadline caused err.
