@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
-	"github.com/mcpx-dev/mcpx/internal/memfdbuf"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -29,6 +28,14 @@ type Call struct {
 	// View is what the call's client takes (its budget, native images);
 	// the zero value is the configured behaviour.
 	View View
+	// Pages, when set, holds the result's bytes in memory whose pages a
+	// JSON-in-text payload unescaped from them may share rather than copy
+	// (mcpx transform reads a large input file so: internal/memfdbuf).
+	// View reports false for bytes it does not hold. nil: payloads are
+	// copies.
+	Pages interface {
+		View(b []byte, off, end, before, after int) ([]byte, bool)
+	} `json:"-"`
 }
 
 // CarrierKind says where a payload sits in a result.
@@ -366,7 +373,7 @@ func (d *Doc) textCarriers(texts []textLit) [][]StringRef {
 		// copied verbatim hold no quote, backslash or control character:
 		// the payload's walk skips them rather than scan a long value
 		// (a base64 file) a second time.
-		payload, runs, err := unescapePayload(d.Raw, t.Off+1, t.End-1)
+		payload, runs, err := unescapePayload(d.Call.Pages, d.Raw, t.Off+1, t.End-1)
 		if err != nil {
 			continue
 		}
@@ -396,13 +403,15 @@ func (d *Doc) textCarriers(texts []textLit) [][]StringRef {
 
 // unescapePayload returns the unescaped text of the literal body
 // raw[off:end] and the runs of it copied verbatim (jsonstr.UnescapeRuns).
-// When the body's longest verbatim run is long and raw was read by
-// memfdbuf (mcpx transform's input file), the run is not copied: the
-// payload is a view that shares its pages with raw, the unescaped text
-// before and after it written around it.
-func unescapePayload(raw []byte, off, end int) ([]byte, []jsonstr.Run, error) {
+// When the body's longest verbatim run is long and pages hold raw (mcpx
+// transform's input file), the run is not copied: the payload is a view
+// that shares its pages with raw, the unescaped text before and after it
+// written around it.
+func unescapePayload(pages interface {
+	View([]byte, int, int, int, int) ([]byte, bool)
+}, raw []byte, off, end int) ([]byte, []jsonstr.Run, error) {
 	body := raw[off:end]
-	if len(body) < sharedRunMin {
+	if pages == nil || len(body) < sharedRunMin {
 		return jsonstr.UnescapeRuns(nil, body, verbatimRunMin)
 	}
 	p, q := jsonstr.LongestVerbatim(body)
@@ -417,7 +426,7 @@ func unescapePayload(raw []byte, off, end int) ([]byte, []jsonstr.Run, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	payload, ok := memfdbuf.View(raw, off+p, off+q, len(head), len(tail))
+	payload, ok := pages.View(raw, off+p, off+q, len(head), len(tail))
 	if !ok {
 		return jsonstr.UnescapeRuns(nil, body, verbatimRunMin)
 	}

@@ -50,9 +50,11 @@ func TestDocSharedPayload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer memfdbuf.Release(shared)
+	defer shared.Release()
 	c := layer.Call{Server: "tableau", Tool: "download_workbook"}
-	got, want := describe(t, layer.NewDoc(c, shared)), describe(t, layer.NewDoc(c, raw))
+	onPages := c
+	onPages.Pages = shared
+	got, want := describe(t, layer.NewDoc(onPages, shared.Bytes())), describe(t, layer.NewDoc(c, raw))
 	if got != want {
 		t.Fatalf("over the shared input:\n%.2000s\nover the heap:\n%.2000s", got, want)
 	}

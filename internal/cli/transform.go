@@ -139,7 +139,11 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 
 	start := time.Now()
-	res, err := eng.Transform(ctx, engine.Call{Server: server, Tool: tool}, in)
+	call := engine.Call{Server: server, Tool: tool}
+	if src.shared != nil {
+		call.Pages = src.shared // payloads share the input's pages
+	}
+	res, err := eng.Transform(ctx, call, in)
 	if err != nil {
 		return fail(stderr, c, err)
 	}
@@ -189,7 +193,7 @@ type input struct {
 	// stdin redirected from one), -1 when unknown (a pipe).
 	size int64
 	// shared is the input read into a memfd (memfdbuf), released by Close.
-	shared []byte
+	shared *memfdbuf.Buffer
 	// pending is closed when a read on another goroutine is done.
 	pending chan struct{}
 }
@@ -216,7 +220,7 @@ func (in *input) Close() {
 		<-in.pending
 	}
 	if in.shared != nil {
-		memfdbuf.Release(in.shared)
+		in.shared.Release()
 	}
 	if in.f != nil {
 		in.f.Close()
@@ -230,7 +234,7 @@ func (in *input) readAsync(async bool) func() ([]byte, error) {
 		if f, ok := in.r.(*os.File); ok && in.size >= sharedReadMin {
 			if b, err := memfdbuf.ReadFile(f, in.size); err == nil {
 				in.shared = b
-				return b, nil
+				return b.Bytes(), nil
 			}
 			// not here, or the file changed since its Stat: read it
 		}

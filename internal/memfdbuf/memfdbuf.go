@@ -11,8 +11,9 @@
 //
 // Where memfds are missing (not Linux, or a kernel or sandbox without
 // memfd_create or sendfile) ReadFile returns ErrUnsupported and View
-// reports false: callers read and copy as before. A buffer and its views
-// live until Release.
+// reports false: callers read and copy as before. A Buffer and its views
+// live until its Release; whoever reads a file so hands the Buffer to
+// whatever views it (engine.Call's Pages).
 package memfdbuf
 
 import "errors"

@@ -13,18 +13,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapping is a file read into a memfd and mapped whole.
-type mapping struct {
-	fd    int
-	buf   []byte // the whole mapping, read-only
-	base  uintptr
-	views [][]byte // mapped by View, unmapped with the mapping
-}
+// Buffer is a file read into a memfd and mapped whole.
+type Buffer struct {
+	fd   int
+	buf  []byte // the whole mapping, read-only
+	base uintptr
 
-var (
-	mu       sync.Mutex
-	mappings []*mapping
-)
+	mu    sync.Mutex
+	views [][]byte // mapped by View, unmapped with the buffer
+}
 
 // ReadFile reads the size bytes left in f (a regular file, read from its
 // current offset) into a new memfd and returns them mapped read-only. It
@@ -32,7 +29,7 @@ var (
 // not hold exactly size bytes from its offset (it changed since the Stat
 // that gave size); f's offset is then where it was, for the caller to read
 // it. On success f's offset is past what was read.
-func ReadFile(f *os.File, size int64) ([]byte, error) {
+func ReadFile(f *os.File, size int64) (*Buffer, error) {
 	if size <= 0 || size != int64(int(size)) {
 		return nil, fmt.Errorf("%w: size %d", ErrUnsupported, size)
 	}
@@ -73,11 +70,11 @@ func ReadFile(f *os.File, size int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	keep = true
-	mu.Lock()
-	mappings = append(mappings, &mapping{fd: fd, buf: buf, base: uintptr(unsafe.Pointer(unsafe.SliceData(buf)))})
-	mu.Unlock()
-	return buf, nil
+	return &Buffer{fd: fd, buf: buf, base: uintptr(unsafe.Pointer(unsafe.SliceData(buf)))}, nil
 }
+
+// Bytes are the file's bytes, read-only, until Release.
+func (m *Buffer) Bytes() []byte { return m.buf }
 
 // sendAll copies size bytes of in from offset start to the memfd out.
 // A file that ends before size bytes, or goes on after them, is
@@ -106,26 +103,17 @@ func sendAll(out, in int, start, size int64) error {
 // [before, before+end-off), holds b[off:end] without a copy: the same
 // pages, mapped copy-on-write, so that writing the buffer's head and tail
 // (the caller's to fill) changes nothing of b. It reports false when
-// b[off:end] is not inside a buffer ReadFile returned, or when the head
-// would start before that buffer's first byte. The buffer must not be
-// written inside its middle: the pages wholly inside it are read-only.
-// It lives as long as b's buffer: Release unmaps both.
-func View(b []byte, off, end, before, after int) ([]byte, bool) {
-	if off < 0 || end > len(b) || off >= end || before < 0 || after < 0 {
+// b[off:end] is not inside m's bytes (m nil included), or when the head
+// would start before their first byte. The buffer must not be written
+// inside its middle: the pages wholly inside it are read-only. It lives
+// as long as m: Release unmaps both.
+func (m *Buffer) View(b []byte, off, end, before, after int) ([]byte, bool) {
+	if m == nil || off < 0 || end > len(b) || off >= end || before < 0 || after < 0 {
 		return nil, false
 	}
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(b))) + uintptr(off)
 	n := uintptr(end - off)
-	mu.Lock()
-	var m *mapping
-	for _, c := range mappings {
-		if addr >= c.base && addr+n <= c.base+uintptr(len(c.buf)) {
-			m = c
-			break
-		}
-	}
-	mu.Unlock()
-	if m == nil {
+	if addr < m.base || addr+n > m.base+uintptr(len(m.buf)) {
 		return nil, false
 	}
 	runAt := int64(addr - m.base) // the run's offset in the memfd
@@ -152,30 +140,22 @@ func View(b []byte, off, end, before, after int) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	mu.Lock()
+	m.mu.Lock()
 	m.views = append(m.views, w)
-	mu.Unlock()
+	m.mu.Unlock()
 	return w[at : at+before+int(n)+after : at+before+int(n)+after], true
 }
 
-// Release unmaps buf, a buffer ReadFile returned, and every view of it,
-// and closes its memfd; none of them may be used after. A buffer ReadFile
-// did not return is left alone.
-func Release(buf []byte) error {
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
-	mu.Lock()
-	defer mu.Unlock()
-	for i, m := range mappings {
-		if m.base != base || len(buf) == 0 {
-			continue
-		}
-		mappings = append(mappings[:i], mappings[i+1:]...)
-		var errs []error
-		for _, v := range m.views {
-			errs = append(errs, unix.Munmap(v))
-		}
-		errs = append(errs, unix.Munmap(m.buf), unix.Close(m.fd))
-		return errors.Join(errs...)
+// Release unmaps m's bytes and every view of them, and closes its
+// memfd; none of them may be used after.
+func (m *Buffer) Release() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	for _, v := range m.views {
+		errs = append(errs, unix.Munmap(v))
 	}
-	return nil
+	m.views = nil
+	errs = append(errs, unix.Munmap(m.buf), unix.Close(m.fd))
+	return errors.Join(errs...)
 }

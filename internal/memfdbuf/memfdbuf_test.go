@@ -44,15 +44,16 @@ func TestReadFileAndView(t *testing.T) {
 	if _, err := f.Seek(7, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
-	buf, err := ReadFile(f, int64(len(data)-7))
+	mb, err := ReadFile(f, int64(len(data)-7))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := Release(buf); err != nil {
+		if err := mb.Release(); err != nil {
 			t.Error(err)
 		}
 	}()
+	buf := mb.Bytes()
 	if !bytes.Equal(buf, data[7:]) {
 		t.Fatal("ReadFile returned other bytes")
 	}
@@ -66,7 +67,7 @@ func TestReadFileAndView(t *testing.T) {
 		{5000, len(buf) - 1, 700, 1},
 		{1, 2, 1, 0},
 	} {
-		v, ok := View(buf, tc.off, tc.end, tc.before, tc.after)
+		v, ok := mb.View(buf, tc.off, tc.end, tc.before, tc.after)
 		if !ok {
 			t.Fatalf("View%+v: false", tc)
 		}
@@ -91,15 +92,15 @@ func TestReadFileAndView(t *testing.T) {
 		{20, 10, 0, 0},       // empty run
 		{-1, 10, 0, 0},       // out of range
 	} {
-		if _, ok := View(buf, tc.off, tc.end, tc.before, tc.after); ok {
+		if _, ok := mb.View(buf, tc.off, tc.end, tc.before, tc.after); ok {
 			t.Errorf("View%+v: true, want false", tc)
 		}
 	}
-	if _, ok := View(bytes.Clone(buf), 0, 10, 0, 0); ok {
+	if _, ok := mb.View(bytes.Clone(buf), 0, 10, 0, 0); ok {
 		t.Error("View of a heap copy: true, want false")
 	}
 	// The pages wholly inside a view's middle are read-only.
-	v, ok := View(buf, 100, len(buf)-100, 3, 3)
+	v, ok := mb.View(buf, 100, len(buf)-100, 3, 3)
 	if !ok {
 		t.Fatal("View: false")
 	}
@@ -109,8 +110,9 @@ func TestReadFileAndView(t *testing.T) {
 	if faults(func() { v[0], v[len(v)-1] = '{', '}' }) {
 		t.Error("a write to the head and tail of a view faulted")
 	}
-	if err := Release(bytes.Clone(buf)); err != nil {
-		t.Errorf("Release of a heap copy: %v", err)
+	var none *Buffer
+	if _, ok := none.View(buf, 0, 10, 0, 0); ok {
+		t.Error("View of no buffer: true, want false")
 	}
 }
 
