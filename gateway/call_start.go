@@ -120,15 +120,17 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 	if g.observer != nil {
 		start = time.Now()
 	}
-	if err := s.allowToolCall(r.serverName(), r.tool); err != nil {
-		c.answered(nil, fmt.Errorf("tools/call %q: %w", f.name, err))
+	refused := s.allowToolCall(r.serverName(), r.tool)
+	if refused != nil {
+		c.answered(nil, fmt.Errorf("tools/call %q: %w", f.name, refused))
 	} else if err := f.prepare(c.parent, meta, nil); err != nil {
 		c.answered(nil, err)
 	} else {
 		c.setCancel(r.up.Start(c.parent, "tools/call", f.up, c.answered))
 	}
-	// The request is out: what follows no longer delays the server.
-	if g.observer != nil {
+	// The request is out: what follows no longer delays the server. A
+	// call the rate limit refused is not observed, as handle does.
+	if g.observer != nil && refused == nil {
 		_, c.ob = s.observe(c.parent, r, meta)
 		c.ob.start = start
 		f.oc = c.ob.oc

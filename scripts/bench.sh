@@ -14,7 +14,8 @@
 #
 #   ./scripts/bench.sh            # everything
 #   BENCH=engine ./scripts/bench.sh   # only step 1
-#   BENCH=gateway ./scripts/bench.sh  # only step 4
+#   BENCH=gateway ./scripts/bench.sh  # only step 4 (BENCH_CALLS calls per
+#     run, BENCH_RUNS runs; BENCH_BASELINE: another mcpx binary beside it)
 #   BENCH=store ./scripts/bench.sh    # only the store (issue 16): its Go
 #     benchmarks at 0/10k/100k artifacts, puts from 16 goroutines and 4
 #     processes, and `mcpx transform` of a small result and `mcpx artifacts
@@ -105,8 +106,10 @@ if [ "$what" = all ] || [ "$what" = gateway ]; then
 	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
 	export MCPX_HOME=$out/gateway-home
 	echo "== stdio, one call at a time: direct vs bare relay vs mcpx wrap"
-	"$out/gatewaybench" stdio -n "${BENCH_CALLS:-2000}" -runs 5 -direct "$ev" \
-		-relay "$out/gatewaybench relay $ev" -via "$out/mcpx wrap -- $ev" | tee "$out/gateway-stdio.txt"
+	base=()
+	if [ -n "${BENCH_BASELINE:-}" ]; then base=(-base "$BENCH_BASELINE wrap -- $ev"); fi
+	"$out/gatewaybench" stdio -n "${BENCH_CALLS:-2000}" -runs "${BENCH_RUNS:-5}" -direct "$ev" \
+		-relay "$out/gatewaybench relay $ev" "${base[@]}" -via "$out/mcpx wrap -- $ev" | tee "$out/gateway-stdio.txt"
 	echo "== streamable HTTP, 16 clients: direct (sessions) vs mcpx serve (stateless 2026-07-28)"
 	up=$((20000 + RANDOM % 10000)); gw=$((up + 1))
 	"$ev" -http "127.0.0.1:$up" 2>/dev/null &
