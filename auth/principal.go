@@ -1,8 +1,9 @@
 // Package auth is the access control of mcpx's HTTP surface (README.md,
-// "The HTTP API, access and signed links"): who a request is (a Principal, from a static bearer token or a JWT
-// verified against a JWKS), what it may see (the artifacts of its tenant
-// and user; another's answer 404), how often it may ask (per-principal
-// and per-tool rate limits), and the guards of a loopback listener
+// "The HTTP API, access and signed links"): who a request is (a
+// Principal, from a static bearer token or a JWT verified against a
+// JWKS), what it may see (the artifacts of its tenant and user;
+// another's answer 404), how often it may ask (per-principal and
+// per-tool rate limits), and the guards of a loopback listener
 // (Host/Origin checks against DNS rebinding). It also serves the MCP
 // authorization spec's protected-resource metadata (RFC 9728), so OAuth
 // clients find the authorization server from a 401.
