@@ -77,3 +77,39 @@ func TestStdioReaderGoesOnWhileUpstreamReadsNothing(t *testing.T) {
 		t.Fatalf("the slow call: %.200s", r)
 	}
 }
+
+// TestStartedCallCancelledEndsItsServerRequest: a started call has no
+// context of its own until a server request relayed for it needs one;
+// cancelling the call then ends that request too: the client is told
+// that the elicitation it was asked for has ended, and the call is
+// answered with an error.
+func TestStartedCallCancelledEndsItsServerRequest(t *testing.T) {
+	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	c := connectWith(t, g, `{"elicitation":{}}`)
+	callID, call := c.start("tools/call", toolCall("ask", `{"method":"elicitation/create","params":{"message":"Your name?"}}`))
+	askID, _ := c.waitRequest("elicitation/create", 30*time.Second)
+	c.notify("notifications/cancelled", `{"requestId":`+callID+`,"reason":"changed my mind"}`)
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case n := <-c.notes:
+			if gjson.GetBytes(n, "method").String() != "notifications/cancelled" {
+				continue
+			}
+			if got := gjson.GetBytes(n, "params.requestId").Raw; got != askID {
+				t.Fatalf("cancelled %s, want the elicitation %s", got, askID)
+			}
+			select {
+			case r := <-call:
+				if !gjson.GetBytes(r, "error").Exists() {
+					t.Fatalf("the cancelled call: %s", r)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the cancelled call was not answered")
+			}
+			return
+		case <-deadline:
+			t.Fatal("the client was not told that the elicitation ended")
+		}
+	}
+}
