@@ -96,7 +96,7 @@ func LongestVerbatim(src []byte) (off, end int) {
 		if i >= len(src) {
 			return off, end
 		}
-		n := escapeLen(src[i:])
+		n := EscapeLen(src[i:])
 		if n == 0 {
 			return off, end
 		}
@@ -104,9 +104,9 @@ func LongestVerbatim(src []byte) (off, end int) {
 	}
 }
 
-// escapeLen is the length of the valid escape at the start of b, 0 when it
+// EscapeLen is the length of the valid escape at the start of b, 0 when it
 // is not one (a \uXXXX escape is 6 bytes: a surrogate pair is two).
-func escapeLen(b []byte) int {
+func EscapeLen(b []byte) int {
 	if len(b) < 2 {
 		return 0
 	}

@@ -435,7 +435,7 @@ func scanStringSkipping(raw []byte, off int, clean []jsonstr.Run, next *int) (en
 		case raw[i] == '"':
 			return i + 1, -1
 		case raw[i] == '\\':
-			if n := escapeLen(raw[i:]); n > 0 {
+			if n := jsonstr.EscapeLen(raw[i:]); n > 0 {
 				i += n
 				continue
 			}
@@ -526,29 +526,6 @@ func special(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	q, b := w^(ones*'"'), w^(ones*'\\')
 	return ((q-ones)&^q | (b-ones)&^b | (w-ones*0x20)&^w) & highs
-}
-
-// escapeLen is the length of the valid escape at the start of b, 0 when
-// it is not one.
-func escapeLen(b []byte) int {
-	if len(b) < 2 {
-		return 0
-	}
-	switch b[1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 2
-	case 'u':
-		if len(b) < 6 {
-			return 0
-		}
-		for _, c := range b[2:6] {
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return 0
-			}
-		}
-		return 6
-	}
-	return 0
 }
 
 // numberEnd scans a number by JSON's grammar:

@@ -167,7 +167,7 @@ func scanStringByBytes(raw []byte, off int) (end, bad int) {
 		case c == '"':
 			return i + 1, bad
 		case c == '\\':
-			if bad < 0 && escapeLen(raw[i:]) == 0 {
+			if bad < 0 && jsonstr.EscapeLen(raw[i:]) == 0 {
 				bad = i
 			}
 			i++ // the escaped byte, whatever it is
