@@ -160,49 +160,38 @@ const (
 
 // WithDefaults returns l with every unset field at its default.
 func (l Limits) WithDefaults() Limits {
-	setInt64 := func(v *int64, d int64) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	setInt64(&l.MaxMessageBytes, DefaultMaxMessageBytes)
-	setInt64(&l.MaxUpstreamMessageBytes, DefaultMaxUpstreamMessageBytes)
-	setInt64(&l.LargeMessageBytes, DefaultLargeMessageBytes)
-	setInt64(&l.LargeRequestBytes, DefaultLargeRequestBytes)
-	setInt64(&l.WriteBufferBytes, DefaultWriteBufferBytes)
+	orDefault(&l.MaxMessageBytes, DefaultMaxMessageBytes)
+	orDefault(&l.MaxUpstreamMessageBytes, DefaultMaxUpstreamMessageBytes)
+	orDefault(&l.LargeMessageBytes, DefaultLargeMessageBytes)
+	orDefault(&l.LargeRequestBytes, DefaultLargeRequestBytes)
+	orDefault(&l.WriteBufferBytes, DefaultWriteBufferBytes)
 	l.LargeRequestBytes = max(l.LargeRequestBytes, l.MaxMessageBytes)
-	if l.MaxSessions <= 0 {
-		l.MaxSessions = DefaultMaxSessions
-	}
-	if l.StderrLinesPerSecond <= 0 {
-		l.StderrLinesPerSecond = DefaultStderrLinesPerSecond
-	}
-	setInt := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	setInt(&l.MaxServerRequestsPerCall, DefaultMaxServerRequestsPerCall)
-	setInt(&l.MaxServerRequestsPerUpstream, DefaultMaxServerRequestsPerUpstream)
-	setInt(&l.MaxListenStreamsPerPrincipal, DefaultMaxListenStreamsPerPrincipal)
-	setInt(&l.MaxListenStreams, DefaultMaxListenStreams)
-	setInt(&l.MaxUpstreamConns, DefaultMaxUpstreamConns)
-	setInt(&l.MaxSchemaNodes, DefaultMaxSchemaNodes)
-	setInt64(&l.MaxSchemaWork, DefaultMaxSchemaWork)
-	setInt(&l.MaxSchemaDepth, DefaultMaxSchemaDepth)
-	setInt(&l.MaxSessionProcesses, DefaultMaxSessionProcesses)
-	setDur := func(v *Duration, d time.Duration) {
-		if *v <= 0 {
-			*v = Duration(d)
-		}
-	}
-	setDur(&l.SessionIdleTimeout, DefaultSessionIdleTimeout)
-	setDur(&l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	setDur(&l.ReadTimeout, DefaultReadTimeout)
-	setDur(&l.IdleTimeout, DefaultIdleTimeout)
-	setDur(&l.StopGrace, DefaultStopGrace)
-	setDur(&l.KillGrace, DefaultKillGrace)
+	orDefault(&l.MaxSessions, DefaultMaxSessions)
+	orDefault(&l.StderrLinesPerSecond, DefaultStderrLinesPerSecond)
+	orDefault(&l.MaxServerRequestsPerCall, DefaultMaxServerRequestsPerCall)
+	orDefault(&l.MaxServerRequestsPerUpstream, DefaultMaxServerRequestsPerUpstream)
+	orDefault(&l.MaxListenStreamsPerPrincipal, DefaultMaxListenStreamsPerPrincipal)
+	orDefault(&l.MaxListenStreams, DefaultMaxListenStreams)
+	orDefault(&l.MaxUpstreamConns, DefaultMaxUpstreamConns)
+	orDefault(&l.MaxSchemaNodes, DefaultMaxSchemaNodes)
+	orDefault(&l.MaxSchemaWork, DefaultMaxSchemaWork)
+	orDefault(&l.MaxSchemaDepth, DefaultMaxSchemaDepth)
+	orDefault(&l.MaxSessionProcesses, DefaultMaxSessionProcesses)
+	orDefault(&l.SessionIdleTimeout, Duration(DefaultSessionIdleTimeout))
+	orDefault(&l.ReadHeaderTimeout, Duration(DefaultReadHeaderTimeout))
+	orDefault(&l.ReadTimeout, Duration(DefaultReadTimeout))
+	orDefault(&l.IdleTimeout, Duration(DefaultIdleTimeout))
+	orDefault(&l.StopGrace, Duration(DefaultStopGrace))
+	orDefault(&l.KillGrace, Duration(DefaultKillGrace))
 	return l
+}
+
+// orDefault sets *v to d when it is unset (zero, or negative: Validate
+// refuses those where a config is read).
+func orDefault[T ~int | ~int64](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // Validate rejects negative values (zero means the default).
