@@ -87,16 +87,23 @@ func (l *LineWriter) Write(msg []byte) error {
 	return err
 }
 
+// takeLocked takes the pending bytes for a write, leaving the spare
+// buffer to append to meanwhile, and wakes the senders waiting for room.
+func (l *LineWriter) takeLocked() []byte {
+	b := l.buf
+	l.buf = l.spare[:0]
+	l.spare = nil
+	if l.waiting > 0 {
+		l.drained.Broadcast()
+	}
+	return b
+}
+
 // flushLocked writes the pending bytes until none are left, as the
 // flusher (flushing set), with mu held but released around each write.
 func (l *LineWriter) flushLocked() {
 	for len(l.buf) > 0 && l.err == nil {
-		b := l.buf
-		l.buf = l.spare[:0]
-		l.spare = nil
-		if l.waiting > 0 {
-			l.drained.Broadcast()
-		}
+		b := l.takeLocked()
 		l.mu.Unlock()
 		var err error
 		if l.raw != nil {
@@ -172,12 +179,7 @@ func (l *LineWriter) TryWrite(msg []byte) (ok bool, err error) {
 	}
 	l.flushing = true
 	for l.raw != nil && len(l.buf) > 0 && l.err == nil {
-		b := l.buf
-		l.buf = l.spare[:0]
-		l.spare = nil
-		if l.waiting > 0 {
-			l.drained.Broadcast()
-		}
+		b := l.takeLocked()
 		l.mu.Unlock()
 		n, werr := l.writeNow(b)
 		l.mu.Lock()
