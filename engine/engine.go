@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcpx-dev/mcpx/engine/layer"
+	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -72,6 +73,13 @@ type Options struct {
 	// engine. Nil: those layers make one host for this engine on first
 	// need, which Close closes.
 	Plugins layer.PluginHost
+	// Memory is the process's memory budget: images decoded for a
+	// client's view and files inspected for their summaries reserve what
+	// they may hold from it before they allocate, so that concurrent
+	// results cannot together exhaust the machine. Share one with every
+	// other user of the process's memory (the gateway's queries). Nil:
+	// the engine makes its own of membudget.Default().
+	Memory *membudget.Budget
 }
 
 // Engine transforms tool results. It is safe for concurrent use.
@@ -88,6 +96,7 @@ type Engine struct {
 	quota    store.Quota
 	tools    QueryTools
 	plugins  layer.PluginHost
+	mem      *membudget.Budget
 
 	// mu guards chains only: a chain is built outside it, once per server
 	// and tool (building), so a slow build (a WASM compile) holds up the
@@ -149,11 +158,15 @@ func New(o Options) (*Engine, error) {
 		validate: o.SchemaValidator,
 		tools:    o.QueryTools,
 		plugins:  o.Plugins,
+		mem:      o.Memory,
 		chains:   map[[2]string]*chain{},
 		shared:   map[string]*sharedValue{},
 	}
 	if e.reg == nil {
 		e.reg = layer.DefaultRegistry()
+	}
+	if e.mem == nil {
+		e.mem = membudget.New(0)
 	}
 	if e.log == nil {
 		e.log = hclog.NewNullLogger()

@@ -45,6 +45,7 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/internal/redact"
+	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -152,6 +153,7 @@ type Gateway struct {
 	artTools  ArtifactToolsOptions // Options.ArtifactTools, defaults applied
 	limits    Limits               // defaults applied
 	large     *semaphore.Weighted  // bytes of large requests in flight
+	mem       *membudget.Budget    // the process's work memory (limits.max_work_bytes)
 	callerSeq atomic.Int64         // numbers the callers of server-to-client requests
 	redact    *redact.Redactor
 	observer  observe.Observer             // Options.Observer
@@ -264,6 +266,10 @@ func New(o Options) (*Gateway, error) {
 	g.artTools = o.ArtifactTools.WithDefaults()
 	g.first.init(o.WaitForClientCapabilities)
 	g.large = semaphore.NewWeighted(g.limits.LargeRequestBytes)
+	g.mem = o.Engine.Memory
+	if g.mem == nil {
+		g.mem = membudget.New(g.limits.MaxWorkBytes)
+	}
 	if g.log == nil {
 		g.log = hclog.NewNullLogger()
 	}
@@ -285,6 +291,7 @@ func New(o Options) (*Gateway, error) {
 		}
 	}
 	eo.Reader = upstreamResources(g.ups)
+	eo.Memory = g.mem
 	// summaries point the model at the tools by the names it is offered
 	eo.QueryTools = engine.QueryTools{Query: g.artTools.QueryName, Search: g.artTools.SearchName}
 	if eo.Logger == nil {

@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -84,6 +85,11 @@ type Budget struct {
 	// JQ compiles the JQ mode's programs (query/jq's Compile); without
 	// it the mode is refused.
 	JQ JQ
+	// Memory is the process's memory budget, shared with every other
+	// query, image and inspection: a Run reserves what it may hold from
+	// it before it allocates, and waits (until its deadline) while other
+	// work holds it. Nil: no shared budget, MaxMemory alone bounds a Run.
+	Memory *membudget.Budget
 }
 
 // JQ compiles a jq program; the function it returns runs it over one

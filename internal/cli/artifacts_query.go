@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/query"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -105,7 +106,7 @@ func (p program) runArtifactsQuery(args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, c, describe(err, id, st))
 	}
-	ans, err := query.Run(ctx, st, ref, req, query.Budget{MaxChars: maxChars, JQ: p.parts.JQ})
+	ans, err := query.Run(ctx, st, ref, req, query.Budget{MaxChars: maxChars, JQ: p.parts.JQ, Memory: membudget.New(0)})
 	if err != nil {
 		return fail(stderr, c, fmt.Errorf("artifact %s: %w", id, err))
 	}

@@ -3,6 +3,8 @@ package gatewayconfig
 import (
 	"fmt"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/membudget"
 )
 
 // Limits bound what one client or upstream can make the gateway hold.
@@ -111,6 +113,17 @@ type Limits struct {
 	// its calls to that server until another session ends. Defaults to
 	// DefaultMaxSessionProcesses.
 	MaxSessionProcesses int `json:"max_session_processes,omitempty"`
+	// MaxWorkBytes is the memory the whole process may hold at once for
+	// work whose size an input chooses: artifacts_query (JSON paths, jq,
+	// grep), images decoded for a client's view, files inspected for
+	// their summaries. Each reserves what it may hold before it
+	// allocates; work that does not fit waits for its turn until its
+	// deadline and then fails with a tool error that says so, and work
+	// larger than the whole budget is refused at once. Concurrency can no
+	// longer multiply a per-call cap past what the machine has. Defaults
+	// to a quarter of the memory the process may use (the cgroup's limit,
+	// else the machine's), at least 256 MiB (membudget.Default).
+	MaxWorkBytes int64 `json:"max_work_bytes,omitempty"`
 }
 
 // Defaults of Limits.
@@ -177,6 +190,9 @@ func (l Limits) WithDefaults() Limits {
 	orDefault(&l.MaxSchemaWork, DefaultMaxSchemaWork)
 	orDefault(&l.MaxSchemaDepth, DefaultMaxSchemaDepth)
 	orDefault(&l.MaxSessionProcesses, DefaultMaxSessionProcesses)
+	if l.MaxWorkBytes <= 0 {
+		l.MaxWorkBytes = membudget.Default()
+	}
 	orDefault(&l.SessionIdleTimeout, Duration(DefaultSessionIdleTimeout))
 	orDefault(&l.ReadHeaderTimeout, Duration(DefaultReadHeaderTimeout))
 	orDefault(&l.ReadTimeout, Duration(DefaultReadTimeout))
@@ -214,6 +230,7 @@ func (l Limits) Validate() error {
 		{"max_schema_nodes", int64(l.MaxSchemaNodes)}, {"max_schema_work", l.MaxSchemaWork}, {"max_schema_depth", int64(l.MaxSchemaDepth)},
 		{"stop_grace", int64(l.StopGrace)}, {"kill_grace", int64(l.KillGrace)},
 		{"max_session_processes", int64(l.MaxSessionProcesses)},
+		{"max_work_bytes", l.MaxWorkBytes},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("limits.%s must not be negative", f.name)
