@@ -89,6 +89,17 @@ func (s *hostileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", mediaJSON)
 		w.Header().Set("Content-Encoding", "gzip")
 		writeMembers(w, 1024)
+	case "/gzip-400m": // a JSON body inflating to 400 MiB
+		w.Header().Set("Content-Type", mediaJSON)
+		w.Header().Set("Content-Encoding", "gzip")
+		writeMembers(w, 400)
+	case "/gzip-400m-sse": // an SSE stream whose one line inflates to 400 MiB
+		w.Header().Set("Content-Type", mediaStream)
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		_, _ = zw.Write([]byte("data: "))
+		_ = zw.Close()
+		writeMembers(w, 400)
 	case "/gzip-bomb-sse": // an SSE stream whose one line inflates to 1 GiB
 		w.Header().Set("Content-Type", mediaStream)
 		w.Header().Set("Content-Encoding", "gzip")
