@@ -13,31 +13,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
-
-// lockedBuffer is a log output the JWKS refresh goroutine and the test
-// share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // countingReads counts the body bytes an HTTP client reads.
 type countingReads struct {
@@ -101,7 +83,7 @@ func TestJWKSBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	var read atomic.Int64
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a, err := New(ctx, Options{
