@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
@@ -116,7 +118,13 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 		return fail(stderr, c, err)
 	}
 	defer host.Close(ctx)
-	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Plugins: host}
+	var notStored atomic.Int64 // values the store failed to keep
+	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Plugins: host,
+		Listener: engine.ListenerFunc(func(ev engine.Event) {
+			if ev.Type == engine.EventArtifactRefused && ev.Artifact.NotStored.Limit == "" {
+				notStored.Add(1)
+			}
+		})}
 	engineRetention(cfg.Store.RetentionFor(false), &eo)
 	eng, err := engine.New(eo)
 	if err != nil {
@@ -157,7 +165,7 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 	if _, err := stdout.Write(res.Raw); err != nil {
 		return fail(stderr, c, fmt.Errorf("write output: %w", err))
 	}
-	warnNotStored(stderr, res.Failures)
+	warnNotStored(stderr, notStored.Load(), res.Failures)
 	if stats {
 		fmt.Fprintf(stderr, "mcpx transform: %d → %d bytes, %d %s stored, %d failed %s, %.1f ms\n",
 			len(in), len(res.Raw), len(res.Artifacts), plural(len(res.Artifacts), "artifact", "artifacts"),
@@ -166,25 +174,19 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 	return exitOK
 }
 
-// warnNotStored says on stderr, in one line that names the first
-// failure, how many values the store failed to keep: the output is valid
-// and within its budget (each such value is a preview and a not_stored
-// note), so the exit code stays 0, but whoever runs transform must learn
-// that the store is broken (a full disk) even with the log turned down.
-func warnNotStored(stderr io.Writer, failures []error) {
-	var first error
-	n := 0
-	for _, f := range failures {
-		if errors.Is(f, engine.ErrStoreWrite) {
-			if n++; first == nil {
-				first = f
-			}
-		}
+// warnNotStored says on stderr, in one line, that the store failed to
+// keep n values, naming the first failure: the output is valid and within
+// its budget (each such value is a preview and a not_stored note), so the
+// exit code stays 0, but whoever runs transform must learn that the store
+// is broken (a full disk) even with the log turned down. n comes from the
+// artifact_refused events: failures lists at most a few of a step's.
+func warnNotStored(stderr io.Writer, n int64, failures []error) {
+	i := slices.IndexFunc(failures, func(f error) bool { return errors.Is(f, engine.ErrStoreWrite) })
+	if n == 0 || i < 0 {
+		return
 	}
-	if n > 0 {
-		fmt.Fprintf(stderr, "mcpx transform: warning: %d %s not stored, the artifact store failed: %v; the output holds a preview and a not_stored note in place of each\n",
-			n, plural(n, "value", "values"), first)
-	}
+	fmt.Fprintf(stderr, "mcpx transform: warning: %d %s not stored, the artifact store failed: %v; the output holds a preview and a not_stored note in place of each\n",
+		n, plural(int(n), "value", "values"), failures[i])
 }
 
 // warmInputBytes is the input size from which `mcpx transform` lets the

@@ -40,7 +40,7 @@ func (s fullDiskStore) Put(context.Context, io.Reader, store.PutOptions) (store.
 // anything (ENOSPC) exits 0 with a valid result clamped to
 // max_observation_chars, in which each value it could not store is a
 // preview and a not_stored note, and says so on stderr in one warning
-// that names the failure.
+// that counts them and names the failure.
 func TestTransformStoreFailure(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
@@ -64,10 +64,15 @@ func TestTransformStoreFailure(t *testing.T) {
 		rows[i] = fmt.Sprintf("row %05d of a listing that is long only in number", i)
 	}
 	listing, _ := json.Marshal(map[string]any{"rows": rows})
-	in, _ := json.Marshal(map[string]any{"content": []any{
-		map[string]string{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(png)},
-		map[string]string{"type": "text", "text": string(listing)},
-	}})
+	// One large image, eleven smaller ones (a step lists only its first
+	// few failures; the warning counts them all) and a listing the
+	// guardrail cuts.
+	content := []any{map[string]string{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(png)}}
+	for i := range 11 {
+		content = append(content, map[string]string{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(png[:(i+1)<<12])})
+	}
+	content = append(content, map[string]string{"type": "text", "text": string(listing)})
+	in, _ := json.Marshal(map[string]any{"content": content})
 	var stdout, stderr bytes.Buffer
 	code := Run([]string{"transform", "--config", cfg, "--server", "shots"}, bytes.NewReader(in), &stdout, &stderr, ps)
 	if code != exitOK {
@@ -77,8 +82,8 @@ func TestTransformStoreFailure(t *testing.T) {
 	if meta := len(gjson.GetBytes(out, "_meta").Raw); !json.Valid(out) || len(out)-meta > 50000 {
 		t.Fatalf("%d bytes in, %d out (_meta %d): not clamped to max_observation_chars 50000", len(in), len(out), meta)
 	}
-	if n := strings.Count(string(out), "NOT stored: the artifact store failed (no space left on device)"); n < 2 {
-		t.Errorf("%d notes that the store failed, want one for the image and one for the cut listing: %.600s", n, out)
+	if n := strings.Count(string(out), "NOT stored: the artifact store failed (no space left on device)"); n != 13 {
+		t.Errorf("%d notes that the store failed, want one for each image and one for the cut listing: %.600s", n, out)
 	}
 	if bytes.Contains(out, []byte(base64.StdEncoding.EncodeToString(png[:300]))) {
 		t.Error("the image's bytes are in the output")
@@ -90,7 +95,7 @@ func TestTransformStoreFailure(t *testing.T) {
 			warning = l
 		}
 	}
-	if !strings.HasPrefix(warning, "mcpx transform: warning: 2 values not stored, the artifact store failed: layer[") || !strings.HasSuffix(warning, want) {
+	if !strings.HasPrefix(warning, "mcpx transform: warning: 13 values not stored, the artifact store failed: layer[") || !strings.HasSuffix(warning, want) {
 		t.Errorf("stderr %s\nwant a warning that counts the values not stored and names the failure", stderr.String())
 	}
 }

@@ -55,8 +55,8 @@ const bodyGrowBound = 64 << 10
 // Content-Encoding is undone (Go's client inflates gzip itself) against
 // the message cap: a declared length over it is refused before reading,
 // and a body that grows past it is read no further. The body is read in
-// place into one buffer grown by jsonrpc.GrowCapped, so a body that inflates past
-// the cap holds at most 1.5 times the cap at once.
+// place into one buffer grown by jsonrpc.GrowCapped, so a body that
+// inflates past the cap holds at most 1.5 times the cap at once.
 func (l limits) readBody(resp *http.Response) ([]byte, error) {
 	if resp.ContentLength > l.maxMessage {
 		return nil, l.tooLarge(fmt.Sprintf("a body declared (Content-Length %d)", resp.ContentLength))

@@ -157,7 +157,8 @@ func (r *eventReader) field(line []byte) (event, bool, error) {
 			// Capped, so that appending never writes into the line.
 			r.data = value[:len(value):len(value)]
 		} else {
-			r.data = jsonrpc.AppendCapped(jsonrpc.AppendCapped(r.data, []byte{'\n'}, r.lim.maxMessage), value, r.lim.maxMessage)
+			r.data = jsonrpc.GrowCapped(r.data, len(r.data)+1+len(value), r.lim.maxMessage)
+			r.data = append(append(r.data, '\n'), value...)
 		}
 		r.lines++
 	case "id":
