@@ -310,9 +310,14 @@ func TestConfigValidate(t *testing.T) {
 		"hs algorithm":   {JWT: &JWTConfig{JWKSURL: "https://x/jwks", Issuer: "i", Audience: "a", Algorithms: []string{"HS256"}}},
 		"bad resource":   {Resource: "/relative"},
 		"negative burst": {Limits: Limits{RequestBurst: -1}},
+		"negative jwks":  {JWT: &JWTConfig{JWKSURL: "https://x/jwks", Issuer: "i", Audience: "a", MaxJWKSBytes: -1}},
 	} {
 		if err := c.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	j := (JWTConfig{}).WithDefaults()
+	if j.MaxJWKSBytes != 1<<20 || time.Duration(j.Refresh) != time.Hour || time.Duration(j.Leeway) != 30*time.Second || j.UserClaim != "sub" || len(j.Algorithms) != 10 {
+		t.Errorf("JWTConfig defaults %+v", j)
 	}
 }

@@ -32,7 +32,8 @@ type Options struct {
 	// BaseURL is where the HTTP surface is reachable; the metadata's
 	// resource defaults to it. Required for the metadata.
 	BaseURL string
-	// HTTPClient fetches the JWKS. Defaults to http.DefaultClient.
+	// HTTPClient fetches the JWKS, each response read up to
+	// JWTConfig.MaxJWKSBytes. Defaults to http.DefaultClient.
 	HTTPClient *http.Client
 	// Logger defaults to a null logger.
 	Logger hclog.Logger

@@ -17,6 +17,8 @@ const (
 	DefaultUserClaim          = authconfig.DefaultUserClaim
 	DefaultLeeway             = authconfig.DefaultLeeway
 	DefaultJWKSRefresh        = authconfig.DefaultJWKSRefresh
+	DefaultMaxJWKSBytes       = authconfig.DefaultMaxJWKSBytes
+	JWKSUnknownKIDInterval    = authconfig.JWKSUnknownKIDInterval
 	DefaultRequestsPerSecond  = authconfig.DefaultRequestsPerSecond
 	DefaultRequestBurst       = authconfig.DefaultRequestBurst
 	DefaultToolCallsPerSecond = authconfig.DefaultToolCallsPerSecond

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/time/rate"
 )
 
 // jwtVerifier checks bearer JWTs against a JWKS that keyfunc keeps
@@ -27,46 +29,66 @@ type jwtVerifier struct {
 const jwksUnknownKIDWait = 2 * time.Second
 
 func newJWTVerifier(ctx context.Context, c JWTConfig, audience string, client *http.Client, log hclog.Logger) (*jwtVerifier, error) {
-	refresh := time.Duration(c.Refresh)
-	if refresh <= 0 {
-		refresh = DefaultJWKSRefresh
-	}
+	c = c.WithDefaults()
 	noErrFirst := true // an IdP down at start is logged; tokens fail until it answers
 	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{c.JWKSURL}, keyfunc.Override{
-		Client:                    client,
+		Client:                    jwksClient(client, c.MaxJWKSBytes),
 		HTTPTimeout:               10 * time.Second,
-		RefreshInterval:           refresh,
+		RefreshInterval:           time.Duration(c.Refresh),
+		RefreshUnknownKID:         rate.NewLimiter(rate.Every(JWKSUnknownKIDInterval), 1),
 		RateLimitWaitMax:          jwksUnknownKIDWait,
 		NoErrorReturnFirstHTTPReq: &noErrFirst,
 		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
-			return func(_ context.Context, err error) { log.Warn("fetching the JWKS failed", "url", u, "error", err) }
+			return func(_ context.Context, err error) {
+				if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+					log.Warn("fetching the JWKS failed: the response is larger than jwt.max_jwks_bytes (raise it if the key set is that large); the keys fetched before stay in use", "url", u, "max_jwks_bytes", tooLarge.Limit)
+					return
+				}
+				log.Warn("fetching the JWKS failed; the keys fetched before stay in use", "url", u, "error", err)
+			}
 		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: jwt.jwks_url: %w", ErrConfig, err)
 	}
-	algs := c.Algorithms
-	if len(algs) == 0 {
-		algs = DefaultAlgorithms()
-	}
-	leeway := time.Duration(c.Leeway)
-	if leeway <= 0 {
-		leeway = DefaultLeeway
-	}
-	if c.Audience != "" {
-		audience = c.Audience
-	}
-	user := c.UserClaim
-	if user == "" {
-		user = DefaultUserClaim
-	}
+	audience = cmp.Or(c.Audience, audience)
 	return &jwtVerifier{
 		keys: kf,
-		parser: jwt.NewParser(jwt.WithValidMethods(algs), jwt.WithIssuer(c.Issuer), jwt.WithAudience(audience),
-			jwt.WithLeeway(leeway), jwt.WithExpirationRequired(), jwt.WithIssuedAt()),
-		user:   user,
+		parser: jwt.NewParser(jwt.WithValidMethods(c.Algorithms), jwt.WithIssuer(c.Issuer), jwt.WithAudience(audience),
+			jwt.WithLeeway(time.Duration(c.Leeway)), jwt.WithExpirationRequired(), jwt.WithIssuedAt()),
+		user:   c.UserClaim,
 		tenant: c.TenantClaim,
 	}, nil
+}
+
+// jwksClient is client with every response body capped at max bytes: the
+// JWKS is fetched on an unauthenticated request's unknown "kid", so its
+// size is the identity provider's (or whoever answers for it) to choose.
+// Reading past the cap fails with *http.MaxBytesError; jwkset then keeps
+// the keys it has.
+func jwksClient(client *http.Client, max int64) *http.Client {
+	c := *client
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c.Transport = cappedTransport{next: next, max: max}
+	return &c
+}
+
+type cappedTransport struct {
+	next http.RoundTripper
+	max  int64
+}
+
+func (t cappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	// A nil ResponseWriter: no server to tell, only the read to stop.
+	resp.Body = http.MaxBytesReader(nil, resp.Body, t.max)
+	return resp, nil
 }
 
 // verify returns the principal a JWT names, or an error that says why it

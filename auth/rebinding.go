@@ -45,18 +45,30 @@ func isLoopbackName(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// CheckHost answers 403 and returns false for a request to a loopback
+// listener whose Host is not a loopback name or an allowed host (DNS
+// rebinding); on other listeners it passes everything, tokens protecting
+// those. Guard runs it for the HTTP API and the UI, and the gateway for
+// /mcp, whose Origin rule is its own (serve.allowed_origins).
+func (a *Authenticator) CheckHost(w http.ResponseWriter, r *http.Request) bool {
+	if !a.loopback || a.hostAllowed(r.Host) {
+		return true
+	}
+	a.log.Info("refused: Host is not loopback", "host", r.Host)
+	http.Error(w, "forbidden: Host is not a loopback name (DNS rebinding?)", http.StatusForbidden)
+	return false
+}
+
 // Guard refuses (403) requests to a loopback listener whose Host is not a
-// loopback name or an allowed host, or whose Origin is a page of another
-// site: DNS rebinding. On other listeners it passes everything; tokens
-// protect those.
+// loopback name or an allowed host (CheckHost), or whose Origin is a page
+// of another site: DNS rebinding. On other listeners it passes
+// everything; tokens protect those.
 func (a *Authenticator) Guard(next http.Handler) http.Handler {
 	if !a.loopback {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.hostAllowed(r.Host) {
-			a.log.Info("refused: Host is not loopback", "host", r.Host)
-			http.Error(w, "forbidden: Host is not a loopback name (DNS rebinding?)", http.StatusForbidden)
+		if !a.CheckHost(w, r) {
 			return
 		}
 		if !a.originAllowed(r.Header.Get("Origin")) {

@@ -106,19 +106,23 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Enc
 			return ArtifactRef{}, vars, perr
 		}
 	}
-	if err != nil && ctx.Err() == nil && (errors.Is(err, store.ErrTooLarge) || errors.Is(err, store.ErrQuotaExceeded)) {
+	if err != nil && ctx.Err() == nil {
+		// A limit refused the value, or the store failed (a full disk, an
+		// object store that is down): either way the result keeps a
+		// preview and a note, never the value whole, so a broken store
+		// cannot blow the budget the result was to be held to.
 		ref, rerr := x.refused(t, val, enc, mimeType, opts, err)
 		if rerr != nil {
 			return ArtifactRef{}, vars, rerr
+		}
+		if ref.NotStored.Limit == "" {
+			x.fail(t.path, fmt.Errorf("storing %s: %w: %w", vars.Kind, ErrStoreWrite, err))
 		}
 		vars.Ref = ref
 		x.done[key] = stored{ref: ref, val: val}
 		return ref, vars, nil
 	}
 	if err != nil {
-		if ctx.Err() == nil {
-			return ArtifactRef{}, vars, fmt.Errorf("storing %s: %w: %w", vars.Kind, ErrStoreWrite, err)
-		}
 		return ArtifactRef{}, vars, fmt.Errorf("storing %s: %w", vars.Kind, err)
 	}
 	ref := RefFromStore(asPut(sref, opts))
@@ -137,9 +141,12 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Enc
 	return ref, vars, nil
 }
 
-// refused returns the ref of a value a store limit refused (err): the
-// fallback's truncated ref (docs/design.md, "The store's promises"), named by the hash of the bytes that would have been
-// stored, with a note naming the limit; and emits EventArtifactRefused.
+// refused returns the ref of a value the store did not keep (err): the
+// fallback's truncated ref (docs/design.md, "The store's promises"),
+// named by the hash of the bytes that would have been stored, with a note
+// naming the limit that refused it, or the store's failure (then Limit is
+// empty and the caller reports the failure); and emits
+// EventArtifactRefused.
 func (x *executor) refused(t *target, val []byte, enc layer.Encoding, mimeType string, opts store.PutOptions, err error) (ArtifactRef, error) {
 	src, serr := x.source(t, val, enc, mimeType)
 	if serr != nil {
@@ -154,7 +161,28 @@ func (x *executor) refused(t *target, val []byte, enc layer.Encoding, mimeType s
 	sref := store.NewRef(store.NewID("truncated", sum, store.DefaultIDPrefixLen), sum, n, opts)
 	sref.Truncated = true
 	ref := RefFromStore(sref)
-	ns := &NotStored{Limit: "max_artifact_bytes", Max: opts.MaxBytes}
+	ns := notStoredFor(err, opts.MaxBytes)
+	ref.NotStored = ns
+	if ns.Limit != "" {
+		x.e.log.Warn("value not stored: over a store limit", "server", x.d.Call.Server, "tool", x.d.Call.Tool, "path", t.path, "size", n, "limit", ns.Limit, "max", ns.Max)
+	}
+	x.e.emit(Event{Type: EventArtifactRefused, Server: x.d.Call.Server, Tool: x.d.Call.Tool, Scope: x.d.Call.Scope, Layer: x.step, Path: t.path, Artifact: &ref, Meta: x.rws[t.rw].Meta})
+	return ref, nil
+}
+
+// notStoredFor is the note of a put that failed with err: the store limit
+// that refused it (maxBytes is the put's own), or the store's failure in
+// its own last words ("no space left on device"), which name no path of
+// the store's for the model to read.
+func notStoredFor(err error, maxBytes int64) *NotStored {
+	if !errors.Is(err, store.ErrTooLarge) && !errors.Is(err, store.ErrQuotaExceeded) {
+		why := err.Error()
+		if i := strings.LastIndex(why, ": "); i >= 0 {
+			why = why[i+2:]
+		}
+		return &NotStored{Reason: "the artifact store failed (" + why + ")"}
+	}
+	ns := &NotStored{Limit: "max_artifact_bytes", Max: maxBytes}
 	if le := (*store.LimitError)(nil); errors.As(err, &le) {
 		ns.Limit, ns.Max = le.Limit, le.Max
 	}
@@ -162,10 +190,7 @@ func (x *executor) refused(t *target, val []byte, enc layer.Encoding, mimeType s
 	if !strings.HasSuffix(ns.Limit, "_bytes") {
 		ns.Reason = fmt.Sprintf("the store's limit %s (%d) is reached", ns.Limit, ns.Max)
 	}
-	ref.NotStored = ns
-	x.e.log.Warn("value not stored: over a store limit", "server", x.d.Call.Server, "tool", x.d.Call.Tool, "path", t.path, "size", n, "limit", ns.Limit, "max", ns.Max)
-	x.e.emit(Event{Type: EventArtifactRefused, Server: x.d.Call.Server, Tool: x.d.Call.Tool, Scope: x.d.Call.Scope, Layer: x.step, Path: t.path, Artifact: &ref, Meta: x.rws[t.rw].Meta})
-	return ref, nil
+	return ns
 }
 
 // refusedPreviewRunes is how much of a refused text value the result
@@ -592,6 +617,8 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 		switch {
 		case rw.Summary != "":
 			marker = render(rw.Summary, vars)
+		case ref.NotStored != nil:
+			marker = fmt.Sprintf("[truncated: showing %d of %d %s; the rest was NOT stored: %s]", keep+last, len(spans), what, ref.NotStored.Reason)
 		case last > 0:
 			marker = fmt.Sprintf("[truncated: showing the first %d and the last %d of %d %s; all of it (%s) is artifact %s at %s ]", keep, last, len(spans), what, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)
 		default:

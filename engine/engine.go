@@ -2,18 +2,14 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcpx-dev/mcpx/engine/layer"
@@ -360,7 +356,9 @@ type Result struct {
 	// Artifacts lists what was stored, in order.
 	Artifacts []ArtifactRef
 	// Failures lists the layers and rewrites that failed; each was skipped
-	// and the result flowed on. Match with errors.As(*LayerError) or
+	// and the result flowed on, except a value the store failed to keep
+	// (ErrStoreWrite), which the result holds as a preview and a
+	// not_stored note. Match with errors.As(*LayerError) or
 	// (*RewriteError).
 	Failures []error
 	// Clamped is set when the guardrail cut the observation.
@@ -469,39 +467,7 @@ func (e *Engine) Transform(ctx context.Context, c Call, raw []byte) (*Result, er
 		res.Raw = e.keepSchema(ctx, c, raw, res)
 	}
 	res.Raw = e.addKeptOut(d, raw, tokensIn, res, views)
-	res.Raw = e.storeFailureNote(res)
 	return res, nil
-}
-
-// storeFailureNote tells the model, in a text block at the end of an MCP
-// result's content, that the store could not keep some of it (a full
-// disk, an object store that is down), so that what it reads is as the
-// server sent it rather than a reference. Nothing is lost: the value
-// stayed in the result. Hosts see the same in Failures and the
-// layer_failed event.
-func (e *Engine) storeFailureNote(res *Result) []byte {
-	var cause error
-	for _, f := range res.Failures {
-		if errors.Is(f, ErrStoreWrite) {
-			cause = f
-			break
-		}
-	}
-	if cause == nil || !gjson.GetBytes(res.Raw, "content").IsArray() {
-		return res.Raw
-	}
-	why := cause.Error()
-	if i := strings.LastIndex(why, ": "); i >= 0 {
-		why = why[i+2:] // the store's own words (no space left on device, …)
-	}
-	text := "mcpx: the artifact store could not keep part of this result (" + why + "), so it is passed on as the server sent it, not as an artifact reference."
-	block, _ := json.Marshal(map[string]string{"type": "text", "text": text})
-	out, err := sjson.SetRawBytes(res.Raw, "content.-1", block)
-	if err != nil {
-		e.log.Warn("cannot add the store-failure note", "error", err)
-		return res.Raw
-	}
-	return out
 }
 
 // endStep ends a traced step's span; span is nil when nothing traces.

@@ -6,9 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -328,33 +331,103 @@ func TestInvalidJSON(t *testing.T) {
 	}
 }
 
-// failingStore refuses every put, as a full or read-only disk would.
+// failingStore refuses every put, as a full disk would.
 type failingStore struct{ store.Store }
 
-var errDiskFull = errors.New("no space left on device")
+// errDiskFull is what the folder store returns on a full disk.
+var errDiskFull = fmt.Errorf("fsstore: %w", &fs.PathError{Op: "write", Path: "/srv/mcpx/artifacts/tmp/put-1", Err: syscall.ENOSPC})
 
 func (failingStore) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
 	return store.Ref{}, errDiskFull
 }
 
-func TestUnwritableStorePassesThrough(t *testing.T) {
+// TestUnwritableStoreLeavesANote: a value the store cannot keep (a full
+// disk) is not passed on whole: the result keeps a preview and a
+// not_stored note in its place, as for a value over a store limit, naming
+// the store's failure in its own words (not its paths); Failures and a
+// layer_failed event carry the whole error for the host, and an
+// artifact_refused event the note.
+func TestUnwritableStoreLeavesANote(t *testing.T) {
 	var mu sync.Mutex
 	var events []engine.Event
 	listener := engine.ListenerFunc(func(ev engine.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() })
-	in := `{"pdf":"` + b64(pdf) + `"}`
-	eng := newEngine(t, failingStore{memstore.New(memstore.Config{})}, fixed{{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, listener)
+	text := "BEGIN " + strings.Repeat("a long log line\n", 200)
+	rows := make([]int, 50)
+	for i := range rows {
+		rows[i] = i
+	}
+	in, _ := json.Marshal(map[string]any{"pdf": b64(pdf), "log": text, "rows": rows})
+	eng := newEngine(t, failingStore{memstore.New(memstore.Config{})}, fixed{
+		{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64},
+		{Path: "log", Action: layer.ActionArtifact, Encoding: layer.EncodingText},
+		{Path: "rows", Action: layer.ActionTruncate, Keep: 2},
+	}, listener)
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "s"}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const reason = "the artifact store failed (no space left on device)"
+	out := gjson.ParseBytes(res.Raw)
+	for _, v := range []struct {
+		path, mime string
+		size       int
+	}{{"pdf", "application/pdf", len(pdf)}, {"log", "text/plain; charset=utf-8", len(text)}} {
+		ref := out.Get(v.path + ".artifact")
+		if !ref.Get("truncated").Bool() || ref.Get("not_stored").Raw != `{"reason":"`+reason+`"}` || ref.Get("size_bytes").Int() != int64(v.size) || ref.Get("mime_type").String() != v.mime || !strings.HasPrefix(ref.Get("id").String(), "truncated_") {
+			t.Errorf("%s: ref %s", v.path, ref.Raw)
+		}
+		if sum := out.Get(v.path + ".summary").String(); !strings.HasSuffix(sum, " was removed from this result and NOT stored: "+reason+". Artifact: "+ref.Get("id").String()) {
+			t.Errorf("%s: summary %q", v.path, sum)
+		}
+	}
+	if p := out.Get("log.preview").String(); !strings.HasPrefix(p, "BEGIN a long log line") || len([]rune(p)) != 500 {
+		t.Errorf("preview %d runes: %.40q", len([]rune(p)), p)
+	}
+	if got, want := out.Get("rows").Raw, `[0,1,"[truncated: showing 2 of 50 items; the rest was NOT stored: `+reason+`]"]`; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
+	if strings.Contains(string(res.Raw), "/srv/mcpx") || strings.Contains(string(res.Raw), b64(pdf)[:100]) {
+		t.Errorf("the result holds the store's path or the value: %.400s", res.Raw)
+	}
+	if len(res.Failures) != 3 || len(res.Artifacts) != 0 {
+		t.Fatalf("failures %v, artifacts %v", res.Failures, res.Artifacts)
+	}
+	for _, f := range res.Failures {
+		if !errors.Is(f, engine.ErrStoreWrite) || !errors.Is(f, syscall.ENOSPC) {
+			t.Errorf("failure %v: want ErrStoreWrite and ENOSPC", f)
+		}
+	}
+	kinds := map[engine.EventType]int{}
+	for _, ev := range events {
+		kinds[ev.Type]++
+		if ev.Type == engine.EventArtifactRefused && ev.Artifact.NotStored.Reason != reason {
+			t.Errorf("artifact_refused note %+v", ev.Artifact.NotStored)
+		}
+	}
+	if kinds[engine.EventLayerFailed] != 3 || kinds[engine.EventArtifactRefused] != 3 || len(events) != 6 {
+		t.Errorf("events %v", kinds)
+	}
+}
+
+// TestUnwritableStoreBlock: an image block the store cannot keep becomes
+// the text block of a value not stored; its bytes do not stay.
+func TestUnwritableStoreBlock(t *testing.T) {
+	block := `{"type":"image","mimeType":"image/png","data":"` + b64(pdf) + `"}`
+	in := `{"content":[` + block + `]}`
+	eng := newEngine(t, failingStore{memstore.New(memstore.Config{})}, fixed{{Target: layer.TargetResult, Path: "content.0", Form: layer.FormBlock, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "s"}, []byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(res.Raw) != in {
-		t.Error("result changed although nothing could be stored")
-	}
-	if len(res.Failures) != 1 || !errors.Is(res.Failures[0], errDiskFull) {
+	if len(res.Failures) != 1 || !errors.Is(res.Failures[0], engine.ErrStoreWrite) || !errors.Is(res.Failures[0], errDiskFull) {
 		t.Fatalf("failures %v", res.Failures)
 	}
-	if len(events) != 1 || events[0].Type != engine.EventLayerFailed || !strings.Contains(events[0].Error, "no space left") {
-		t.Fatalf("events %+v", events)
+	blocks := gjson.GetBytes(res.Raw, "content").Array()
+	if len(blocks) == 0 || strings.Contains(string(res.Raw), b64(pdf)[:100]) {
+		t.Fatalf("the value stayed in the result: %.300s", res.Raw)
+	}
+	if note := blocks[0].Get("text").String(); blocks[0].Get("type").String() != "text" || !strings.Contains(note, "NOT stored: the artifact store failed (no space left on device)") {
+		t.Errorf("note %q", note)
 	}
 }
 
@@ -509,30 +582,5 @@ func TestRegistryChainIsTheDefaultChain(t *testing.T) {
 		if _, err := engine.New(engine.Options{Store: st, Registry: reg, Config: cfg}); err == nil || !strings.Contains(err.Error(), `unknown layer "nope"`) {
 			t.Fatalf("config %+v: err = %v, want unknown layer", cfg, err)
 		}
-	}
-}
-
-// TestUnwritableStoreTellsTheModel: when the store cannot keep a value of
-// an MCP result (a full disk), the value stays where it was and a text
-// block at the end of content says why, so the model knows what it reads
-// is the server's own bytes, not a reference.
-func TestUnwritableStoreTellsTheModel(t *testing.T) {
-	block := `{"type":"image","mimeType":"image/png","data":"` + b64(pdf) + `"}`
-	in := `{"content":[` + block + `]}`
-	eng := newEngine(t, failingStore{memstore.New(memstore.Config{})}, fixed{{Target: layer.TargetResult, Path: "content.0", Form: layer.FormBlock, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
-	res, err := eng.Transform(context.Background(), engine.Call{Server: "s"}, []byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Failures) != 1 || !errors.Is(res.Failures[0], engine.ErrStoreWrite) || !errors.Is(res.Failures[0], errDiskFull) {
-		t.Fatalf("failures %v", res.Failures)
-	}
-	blocks := gjson.GetBytes(res.Raw, "content").Array()
-	if len(blocks) != 2 || blocks[0].Raw != block {
-		t.Fatalf("the value did not stay whole in place: %.300s", res.Raw)
-	}
-	note := blocks[1].Get("text").String()
-	if blocks[1].Get("type").String() != "text" || !strings.Contains(note, "could not keep") || !strings.Contains(note, errDiskFull.Error()) {
-		t.Errorf("note %q", note)
 	}
 }

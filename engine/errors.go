@@ -19,8 +19,9 @@ var (
 	ErrClosed = errors.New("engine: closed")
 	// ErrStoreWrite is wrapped by a step's failure when the store could
 	// not keep a value (a full disk, an object store that is down): the
-	// value stays in the result and the model is told why (see
-	// storeFailureNote).
+	// result holds a preview and a not_stored note in its place, as for a
+	// value over a store limit, so that the result is still held to its
+	// budget, and the model is told why.
 	ErrStoreWrite = errors.New("engine: the artifact store could not keep a value")
 	// ErrSchemaMismatch is wrapped by the *RewriteError (step "schema")
 	// that Result.Failures carries for a rewritten value the tool's

@@ -34,8 +34,9 @@ type ArtifactRef struct {
 	URL string `json:"url,omitempty"`
 	// Truncated is set when the store kept no bytes (no store configured).
 	Truncated bool `json:"truncated,omitempty"`
-	// NotStored is set when a store limit refused the value: it was not
-	// kept (Truncated is set too) and the result holds a preview only.
+	// NotStored is set when a store limit refused the value, or the store
+	// failed to keep it: it was not kept (Truncated is set too) and the
+	// result holds a preview only.
 	NotStored *NotStored `json:"not_stored,omitempty"`
 	// Encoding is how the base64 original was written, when the stored
 	// bytes are decoded from anything but plain standard base64:
@@ -47,15 +48,19 @@ type ArtifactRef struct {
 	Content json.RawMessage `json:"content,omitempty"`
 }
 
-// NotStored says which store limit refused a value (the structured
-// warning of a store that exists but would not take it).
+// NotStored says which store limit refused a value, or how the store
+// failed (the structured warning of a store that exists but did not take
+// it).
 type NotStored struct {
 	// Reason is a sentence for the model.
 	Reason string `json:"reason"`
-	// Limit is the limit's configuration name ("max_artifact_bytes").
-	Limit string `json:"limit"`
-	// Max is the limit's value.
-	Max int64 `json:"max"`
+	// Limit is the limit's configuration name ("max_artifact_bytes");
+	// empty when the store failed (a full disk, an object store that is
+	// down): Reason then says how, and the result's Failures carry the
+	// store's error (ErrStoreWrite).
+	Limit string `json:"limit,omitempty"`
+	// Max is the limit's value; zero when the store failed.
+	Max int64 `json:"max,omitempty"`
 }
 
 // RefFromStore builds the model-facing ref of a stored artifact.

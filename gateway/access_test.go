@@ -184,3 +184,55 @@ func TestResourceUpdatedPublished(t *testing.T) {
 		t.Fatalf("updates %+v, want [%+v]", got, want)
 	}
 }
+
+// TestMCPHostOnLoopback: on a loopback listener /mcp refuses a Host that
+// is not a loopback name or an allowed host (a DNS-rebinding page reaches
+// 127.0.0.1 under its own name) with the 403 the API answers, before it
+// reads the body; a listener that is not loopback checks no Host.
+func TestMCPHostOnLoopback(t *testing.T) {
+	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}})
+	loop := httptest.NewServer(g.HTTPHandler(HTTPOptions{Auth: newAuth(t, auth.Config{AllowedHosts: []string{"mcpx.internal:8080"}})}))
+	defer loop.Close()
+	post := func(url, host string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(b))
+	}
+	for _, tc := range []struct {
+		host string
+		code int
+	}{
+		{"evil.com:18080", http.StatusForbidden},
+		{"attacker.test", http.StatusForbidden},
+		{"localhost.evil.com", http.StatusForbidden},
+		{strings.TrimPrefix(loop.URL, "http://"), http.StatusOK},
+		{"localhost:18080", http.StatusOK},
+		{"[::1]:18080", http.StatusOK},
+		{"mcpx.internal:8080", http.StatusOK},
+	} {
+		code, body := post(loop.URL, tc.host)
+		if code != tc.code {
+			t.Errorf("Host %s: status %d (%.80s), want %d", tc.host, code, body, tc.code)
+		}
+		if code == http.StatusForbidden && body != "forbidden: Host is not a loopback name (DNS rebinding?)" {
+			t.Errorf("Host %s: body %q, want the API's refusal", tc.host, body)
+		}
+	}
+	a, err := auth.New(context.Background(), auth.Options{Config: auth.Config{Tokens: map[string]auth.Identity{"tok": {User: "u"}}}, BaseURL: "http://mcpx.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	public := httptest.NewServer(g.HTTPHandler(HTTPOptions{Auth: a}))
+	defer public.Close()
+	if resp, _ := authPost(t, public.URL, "tok", "", initBody); resp.StatusCode != http.StatusOK {
+		t.Errorf("a listener that is not loopback, with a token: %d, want 200", resp.StatusCode)
+	}
+}

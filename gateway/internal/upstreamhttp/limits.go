@@ -1,13 +1,14 @@
 package upstreamhttp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // Defaults of Config's limits.
@@ -53,21 +54,40 @@ const bodyGrowBound = 64 << 10
 // readBody reads a response body whole, counting the bytes after any
 // Content-Encoding is undone (Go's client inflates gzip itself) against
 // the message cap: a declared length over it is refused before reading,
-// and a body that grows past it is read no further.
+// and a body that grows past it is read no further. The body is read in
+// place into one buffer grown by jsonrpc.GrowCapped, so a body that
+// inflates past the cap holds at most 1.5 times the cap at once.
 func (l limits) readBody(resp *http.Response) ([]byte, error) {
 	if resp.ContentLength > l.maxMessage {
 		return nil, l.tooLarge(fmt.Sprintf("a body declared (Content-Length %d)", resp.ContentLength))
 	}
-	var buf bytes.Buffer
+	var buf []byte
 	if n := resp.ContentLength; n > 0 {
-		buf.Grow(int(min(n, bodyGrowBound)) + bytes.MinRead)
+		buf = make([]byte, 0, min(n, bodyGrowBound))
 	}
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, l.maxMessage+1))
-	if err != nil {
-		return nil, err
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) == l.maxMessage {
+				// Full at the cap: one byte more is one too many.
+				var probe [1]byte
+				n, err := io.ReadFull(resp.Body, probe[:])
+				if n > 0 {
+					return nil, l.tooLarge("a body")
+				}
+				if errors.Is(err, io.EOF) {
+					return buf, nil
+				}
+				return nil, err
+			}
+			buf = jsonrpc.GrowCapped(buf, len(buf)+1, l.maxMessage)
+		}
+		n, err := resp.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	if n > l.maxMessage {
-		return nil, l.tooLarge("a body")
-	}
-	return buf.Bytes(), nil
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // event is one dispatched server-sent event.
@@ -96,7 +98,8 @@ const lineSlack = 64
 
 // readLine reads up to and including the next "\n" into memory of its own,
 // or fails with ErrMessageTooLarge past the message cap, having read no
-// further.
+// further. A line read in one piece gets memory of its size; a longer one
+// grows as readBody's body does (jsonrpc.GrowCapped).
 func (r *eventReader) readLine() ([]byte, error) {
 	var line []byte
 	for {
@@ -104,7 +107,11 @@ func (r *eventReader) readLine() ([]byte, error) {
 		if int64(len(line))+int64(len(frag)) > r.lim.maxMessage+lineSlack {
 			return nil, r.lim.tooLarge("an SSE line")
 		}
-		line = append(line, frag...)
+		if line == nil {
+			line = append(line, frag...)
+		} else {
+			line = jsonrpc.AppendCapped(line, frag, r.lim.maxMessage+lineSlack)
+		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return line, err
 		}
@@ -150,6 +157,7 @@ func (r *eventReader) field(line []byte) (event, bool, error) {
 			// Capped, so that appending never writes into the line.
 			r.data = value[:len(value):len(value)]
 		} else {
+			r.data = jsonrpc.GrowCapped(r.data, len(r.data)+1+len(value), r.lim.maxMessage)
 			r.data = append(append(r.data, '\n'), value...)
 		}
 		r.lines++
