@@ -477,12 +477,12 @@ func (g *Gateway) Close(ctx context.Context) error {
 // restarted) learns of its tools, resources and prompts this way.
 func (g *Gateway) upstreamReady(u *upstream.Upstream) {
 	g.rebuildRoutes()
-	g.broadcast(notificationToolsListChanged, nil)
+	g.broadcast(upstream.Owner{}, notificationToolsListChanged, nil)
 	if u.Capability("resources") {
-		g.broadcast(notificationResourcesListChange, nil)
+		g.broadcast(upstream.Owner{}, notificationResourcesListChange, nil)
 	}
 	if u.Capability("prompts") {
-		g.broadcast(notificationPromptsListChanged, nil)
+		g.broadcast(upstream.Owner{}, notificationPromptsListChanged, nil)
 	}
 	g.renewSubscriptions(u)
 }

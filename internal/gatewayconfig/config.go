@@ -133,25 +133,33 @@ type ServerOptions struct {
 	// {"roots": {"listChanged": true}}.
 	ClientCapabilities json.RawMessage `json:"client_capabilities,omitempty"`
 	// Instances says how many processes of a stdio server serve the
-	// gateway's sessions (instances.go):
+	// gateway's clients (gateway/internal/upstream/instances.go):
 	//
-	//   - "shared" (the default): one process for every session. Right
-	//     for most servers; a server that answers one request at a time
-	//     serializes every client on it.
+	//   - "shared": one process for every session and user. Right for
+	//     servers that hold nothing of their user's; a server that
+	//     answers one request at a time serializes every client on it.
+	//   - "per_user": a process per principal (tenant and user), started
+	//     on the principal's first call, shared by its sessions and its
+	//     2026-07-28 requests, and stopped once it has had no call for
+	//     limits.user_process_idle_timeout. For servers that hold their
+	//     user's state (a browser's pages, cookies and logins; roots;
+	//     credentials): no user drives another's. At most
+	//     limits.max_user_processes at once per server.
 	//   - "per_session": a process per downstream session, started on the
 	//     session's first call and stopped when the session ends. For
-	//     servers that keep per-user state (a browser, a shell, a REPL):
-	//     sessions never see each other's. At most
+	//     servers whose state should not outlive a conversation (a shell,
+	//     a REPL): sessions never see each other's. At most
 	//     limits.max_session_processes at once per server.
 	//   - "pool": PoolSize processes; each call goes to the least busy.
 	//     For stateless servers that answer one request at a time (most
 	//     Python servers): concurrent clients no longer wait on each other.
 	//
-	// Lists (tools, resources, prompts) and subscriptions always go to
-	// the shared process, which runs in every mode; calls (tools/call,
-	// resources/read, prompts/get, completion/complete) go to the
-	// instances. A 2026-07-28 (stateless) request has no session: under
-	// per_session it is served by the shared process. Remote servers
+	// Defaults to "shared". Lists (tools, resources, prompts) and
+	// subscriptions always go to the shared process, which runs in every
+	// mode; calls (tools/call, resources/read, prompts/get,
+	// completion/complete) go to the instances. A 2026-07-28 (stateless)
+	// request has no session: under per_session it is served by the
+	// shared process, under per_user by its principal's. Remote servers
 	// serve concurrent requests themselves: only "shared" applies to them.
 	Instances string `json:"instances,omitempty"`
 	// PoolSize is how many processes "pool" runs, the shared one
@@ -162,6 +170,7 @@ type ServerOptions struct {
 // Instance modes, the values of ServerOptions.Instances.
 const (
 	InstancesShared     = "shared"
+	InstancesPerUser    = "per_user"
 	InstancesPerSession = "per_session"
 	InstancesPool       = "pool"
 )
@@ -337,12 +346,12 @@ func (c ServerConfig) Validate(name string) error {
 	}
 	switch c.Mcpx.Instances {
 	case "", InstancesShared:
-	case InstancesPerSession, InstancesPool:
+	case InstancesPerUser, InstancesPerSession, InstancesPool:
 		if c.Kind() != TypeStdio {
 			return fmt.Errorf("mcpServers.%s: mcpx.instances %q applies to stdio servers; a remote server serves concurrent requests itself", name, c.Mcpx.Instances)
 		}
 	default:
-		return fmt.Errorf("mcpServers.%s: mcpx.instances %q: want %q, %q or %q", name, c.Mcpx.Instances, InstancesShared, InstancesPerSession, InstancesPool)
+		return fmt.Errorf("mcpServers.%s: mcpx.instances %q: want %q, %q, %q or %q", name, c.Mcpx.Instances, InstancesShared, InstancesPerUser, InstancesPerSession, InstancesPool)
 	}
 	if c.Mcpx.PoolSize < 0 || c.Mcpx.PoolSize > MaxPoolSize {
 		return fmt.Errorf("mcpServers.%s: mcpx.pool_size %d: want 1 to %d", name, c.Mcpx.PoolSize, MaxPoolSize)
@@ -412,6 +421,8 @@ func (c ServerConfig) Describe() string {
 	}
 	fmt.Fprintf(&b, "; timeout %s; startup timeout %s", c.RequestTimeout(), c.StartupTimeout())
 	switch c.InstanceMode() {
+	case InstancesPerUser:
+		b.WriteString("; a process per user")
 	case InstancesPerSession:
 		b.WriteString("; a process per session")
 	case InstancesPool:
