@@ -137,15 +137,16 @@ func nextNote(t *testing.T, who string, ch <-chan gjson.Result) gjson.Result {
 	}
 }
 
-// TestUsersDoNotShareAProcess: under instances "per_user" a stdio
-// server runs a process per principal: what alice keeps in hers, bob
-// never recalls, in a session or statelessly; alice's sessions and her
-// 2026-07-28 requests share hers; her process's log messages and
-// resource updates reach her sessions, not bob's, though bob subscribes
-// to the same URI; resources/read goes to her process. A principal past
+// TestUsersDoNotShareAProcess: behind a gateway that several principals
+// may call (Options.Users), a stdio server without mcpx.instances runs a
+// process per principal: what alice keeps in hers, bob never recalls,
+// in a session or statelessly; alice's sessions and her 2026-07-28
+// requests share hers; her process's log messages and resource updates
+// reach her sessions, not bob's, though bob subscribes to the same URI;
+// resources/read goes to her process. A principal past
 // limits.max_user_processes gets -32014 naming the limit.
 func TestUsersDoNotShareAProcess(t *testing.T) {
-	_, url := memoUsers(t, Options{Limits: Limits{MaxUserProcesses: 2}}, "per_user")
+	_, url := memoUsers(t, Options{Users: Users{Identities: 3}, Limits: Limits{MaxUserProcesses: 2}}, "")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	aliceNotes, bobNotes := notes(alice), notes(bob)
 	for _, c := range []*httpClient{alice, bob} {
@@ -207,8 +208,9 @@ func TestUsersDoNotShareAProcess(t *testing.T) {
 // place under limits.max_user_processes is free for another principal.
 func TestUserProcessStopsWhenIdle(t *testing.T) {
 	g, url := memoUsers(t, Options{
+		Users:  Users{JWT: true},
 		Limits: Limits{MaxUserProcesses: 1, UserProcessIdleTimeout: Duration(300 * time.Millisecond)},
-	}, "per_user")
+	}, "")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	alice.result("tools/call", toolCall("remember", `{"v":"alice's cookie"}`))
 	stopped := func() bool { return len(g.ups["memo"].InstancePIDs()) == 0 }
@@ -222,13 +224,52 @@ func TestUserProcessStopsWhenIdle(t *testing.T) {
 	}
 }
 
+// TestUsersShareWhenTheConfigSaysSo: "instances": "shared" keeps one
+// process for every user even where several principals may call.
+func TestUsersShareWhenTheConfigSaysSo(t *testing.T) {
+	g, url := memoUsers(t, Options{Users: Users{Identities: 3}}, "shared")
+	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
+	alice.result("tools/call", toolCall("remember", `{"v":"team notes"}`))
+	if memo, pid := recalled(bob); memo != "team notes" || pid != int64(g.ups["memo"].PID()) {
+		t.Errorf("bob recalls %q from pid %d; want alice's memo from the shared process %d", memo, pid, g.ups["memo"].PID())
+	}
+}
+
+// TestServeUsersDoNotShareAProcess: two users behind one `mcpx serve
+// --listen` with tokens, in front of a stdio server that keeps its
+// user's state (as Playwright keeps pages, cookies and logins), drove
+// the same process: bob recalled what alice's process kept. Now each
+// drives a process of its own, in a session and statelessly.
+func TestServeUsersDoNotShareAProcess(t *testing.T) {
+	memo := memoServer(t)
+	cfg, _ := json.Marshal(map[string]any{
+		"mcpServers": map[string]any{"memo": map[string]any{"command": memo.Command, "args": memo.Args, "env": memo.Env}},
+		"serve":      map[string]any{"tokens": map[string]string{"ta": "alice", "tb": "bob"}},
+	})
+	p := startServe(t, string(cfg))
+	alice, bob := p.client(t, "ta"), p.client(t, "tb")
+	alice.initialize()
+	bob.initialize()
+	alice.result("tools/call", toolCall("remember", `{"v":"alice's cookie"}`))
+	if memo, _ := recalled(alice); memo != "alice's cookie" {
+		t.Fatalf("alice recalls %q", memo)
+	}
+	if memo, _ := recalled(bob); memo != "" {
+		t.Errorf("bob recalls %q in his session: users share a process", memo)
+	}
+	st := statelessHTTP{t: t, url: p.url}
+	if _, r := st.post("tb", "tools/call", statelessParams(toolCall("recall", ""), ""), nil); r.Get("result.structuredContent.memo").String() != "" {
+		t.Errorf("bob recalls statelessly: %s", r.Raw)
+	}
+}
+
 // TestUserProcessAsksItsOwnerOnly: a request a user's process sends
 // outside any call (roots/list as it starts) is relayed to that user's
 // session, never to another user's, and refused while the user has
 // several sessions that could answer; the shared process of a per_user
 // server, which serves no user's call, asks no client at all.
 func TestUserProcessAsksItsOwnerOnly(t *testing.T) {
-	g, url := memoUsers(t, Options{}, "per_user")
+	g, url := memoUsers(t, Options{Users: Users{Identities: 2}}, "")
 	open := func(token string) {
 		c := &httpClient{t: t, url: url, token: token, hc: &http.Client{Timeout: 60 * time.Second}}
 		c.result("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"test","version":"1"}}`)
@@ -261,8 +302,7 @@ func TestUserProcessAsksItsOwnerOnly(t *testing.T) {
 func TestStatelessOnlyUsersDoNotShareAProcess(t *testing.T) {
 	modern := stubServer(t)
 	modern.Env = map[string]string{stubEnv: stubModern}
-	modern.Mcpx.Instances = "per_user"
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"modern": modern}})
+	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"modern": modern}, Users: Users{Identities: 2}})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: map[string]string{"ta": "alice", "tb": "bob"}}))
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

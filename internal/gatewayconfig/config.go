@@ -154,7 +154,11 @@ type ServerOptions struct {
 	//     For stateless servers that answer one request at a time (most
 	//     Python servers): concurrent clients no longer wait on each other.
 	//
-	// Defaults to "shared". Lists (tools, resources, prompts) and
+	// Defaults to "per_user" on a gateway that more than one principal
+	// may call (several token identities, or a JWT issuer: Users), so
+	// that users do not share a process unless the config says so, and
+	// to "shared" otherwise (stdio, no token or one: one user);
+	// InstanceModeFor decides. Lists (tools, resources, prompts) and
 	// subscriptions always go to the shared process, which runs in every
 	// mode; calls (tools/call, resources/read, prompts/get,
 	// completion/complete) go to the instances. A 2026-07-28 (stateless)
@@ -185,12 +189,60 @@ const DefaultPoolSize = 4
 // kept for the gateway's life.
 const MaxPoolSize = 64
 
-// InstanceMode returns ServerOptions.Instances with its default applied.
+// InstanceMode returns ServerOptions.Instances, "shared" when unset:
+// the gateway sets it from InstanceModeFor before it starts a server.
 func (c ServerConfig) InstanceMode() string {
 	if c.Mcpx.Instances == "" || c.Kind() != TypeStdio {
 		return InstancesShared
 	}
 	return c.Mcpx.Instances
+}
+
+// Users says who may call a gateway: the principals its listener admits.
+// The zero value is one user (a stdio client, or a listener without
+// tokens or with one).
+type Users struct {
+	// Identities counts the distinct identities (tenant and user) that
+	// the listener's static tokens name.
+	Identities int
+	// JWT says the listener accepts JWTs, which admit any number of users.
+	JWT bool
+}
+
+// Many reports whether more than one principal may call the gateway.
+func (u Users) Many() bool { return u.JWT || u.Identities > 1 }
+
+// String says who u admits, for `mcpx serve --check`.
+func (u Users) String() string {
+	switch {
+	case u.JWT:
+		return "JWTs admit any number of users"
+	case u.Identities > 1:
+		return fmt.Sprintf("%d principals are configured", u.Identities)
+	case u.Identities == 1:
+		return "one principal is configured"
+	default:
+		return "one user"
+	}
+}
+
+// InstanceModeFor returns the instance mode c gets on a gateway that u
+// may call, and why: the configured mcpx.instances ("explicit"), or its
+// default, "per_user" for a stdio server that more than one principal
+// may call (one user's browser, roots or credentials are never
+// another's) and "shared" otherwise. It is the one place that default is
+// decided.
+func (c ServerConfig) InstanceModeFor(u Users) (mode, why string) {
+	switch {
+	case c.Kind() != TypeStdio:
+		return InstancesShared, "a remote server"
+	case c.Mcpx.Instances != "":
+		return c.Mcpx.Instances, "explicit"
+	case u.Many():
+		return InstancesPerUser, "default: " + u.String()
+	default:
+		return InstancesShared, "default: " + u.String()
+	}
 }
 
 // PoolSize returns the processes of a "pool" server, its default
@@ -390,8 +442,9 @@ func checkServerName(name string) error {
 }
 
 // Describe renders the entry as one line for `mcpx serve --check`,
-// without header or env values (they may hold secrets).
-func (c ServerConfig) Describe() string {
+// without header or env values (they may hold secrets), with the
+// instance mode it gets on a gateway that u may call and why.
+func (c ServerConfig) Describe(u Users) string {
 	var b strings.Builder
 	if c.Disabled {
 		b.WriteString("(disabled) ")
@@ -420,13 +473,20 @@ func (c ServerConfig) Describe() string {
 		}
 	}
 	fmt.Fprintf(&b, "; timeout %s; startup timeout %s", c.RequestTimeout(), c.StartupTimeout())
-	switch c.InstanceMode() {
+	mode, why := c.InstanceModeFor(u)
+	switch mode {
 	case InstancesPerUser:
-		b.WriteString("; a process per user")
+		fmt.Fprintf(&b, "; instances per_user: a process per user (%s)", why)
 	case InstancesPerSession:
-		b.WriteString("; a process per session")
+		fmt.Fprintf(&b, "; instances per_session: a process per session (%s)", why)
 	case InstancesPool:
-		fmt.Fprintf(&b, "; a pool of %d processes", c.PoolSize())
+		fmt.Fprintf(&b, "; instances pool: %d processes (%s)", c.PoolSize(), why)
+	case InstancesShared:
+		if c.Kind() == TypeStdio {
+			fmt.Fprintf(&b, "; instances shared: one process for every user (%s)", why)
+		} else {
+			fmt.Fprintf(&b, "; instances shared (%s)", why)
+		}
 	}
 	if !c.ResourceToolsOn() {
 		b.WriteString("; no resource tools")

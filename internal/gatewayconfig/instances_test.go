@@ -50,3 +50,29 @@ func TestInstancesValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestInstanceModeFor: a stdio server without mcpx.instances runs
+// per_user when more than one principal may call the gateway (distinct
+// token identities, or JWTs), shared otherwise; an explicit mode is
+// kept, and a remote server is shared.
+func TestInstanceModeFor(t *testing.T) {
+	stdio := ServerConfig{Command: "srv"}
+	shared := ServerConfig{Command: "srv", Mcpx: ServerOptions{Instances: InstancesShared}}
+	remote := ServerConfig{URL: "http://127.0.0.1:1/mcp"}
+	for _, tc := range []struct {
+		cfg               ServerConfig
+		users             Users
+		wantMode, wantWhy string
+	}{
+		{stdio, Users{}, InstancesShared, "default: one user"},
+		{stdio, Users{Identities: 1}, InstancesShared, "default: one principal is configured"},
+		{stdio, Users{Identities: 2}, InstancesPerUser, "default: 2 principals are configured"},
+		{stdio, Users{JWT: true}, InstancesPerUser, "default: JWTs admit any number of users"},
+		{shared, Users{JWT: true}, InstancesShared, "explicit"},
+		{remote, Users{Identities: 5}, InstancesShared, "a remote server"},
+	} {
+		if mode, why := tc.cfg.InstanceModeFor(tc.users); mode != tc.wantMode || why != tc.wantWhy {
+			t.Errorf("%+v for %+v: %s (%s), want %s (%s)", tc.cfg, tc.users, mode, why, tc.wantMode, tc.wantWhy)
+		}
+	}
+}
