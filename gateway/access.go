@@ -94,3 +94,7 @@ func (s *session) allowToolCall(server, tool string) error {
 func (s *session) identity() identity {
 	return identity{tenant: s.Tenant, user: s.User, limiter: s.limiter}
 }
+
+// principalKey names the session's principal as auth does
+// (auth.Principal.Key): a per_user server's process is that principal's.
+func (s *session) principalKey() string { return s.identity().principal().Key() }

@@ -19,4 +19,6 @@ type (
 	// ArtifactToolsOptions configure the artifacts_query and
 	// artifacts_search tools (Options.ArtifactTools).
 	ArtifactToolsOptions = config.ArtifactToolsOptions
+	// Users says who may call the gateway (Options.Users).
+	Users = config.Users
 )

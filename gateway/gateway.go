@@ -62,6 +62,13 @@ const startWaitSlack = time.Second
 type Options struct {
 	// Servers are the upstreams by name; disabled entries are skipped.
 	Servers map[string]ServerConfig
+	// Users is who may call the gateway: the principals its HTTP
+	// listener admits. A stdio server without mcpx.instances runs a
+	// process per principal ("per_user") when more than one may, so no
+	// user drives another's browser or sees its roots, and one shared
+	// process otherwise (ServerConfig.InstanceModeFor). Defaults to one
+	// user.
+	Users Users
 	// Engine configures the engine every result passes through. Store is
 	// required; the gateway sets Reader to its upstreams, so the
 	// resourcelink layer can read their resources. Its Linker, when set, also makes the
@@ -316,6 +323,11 @@ func New(o Options) (*Gateway, error) {
 			g.log.Info("server disabled in config", "server", name)
 			continue
 		}
+		mode, why := cfg.InstanceModeFor(o.Users)
+		if mode != cfg.InstanceMode() {
+			g.log.Info("instances: "+mode, "server", name, "why", why)
+		}
+		cfg.Mcpx.Instances = mode
 		g.ups[name] = upstream.New(upstream.Options{
 			Name:        name,
 			Config:      cfg,
@@ -477,12 +489,12 @@ func (g *Gateway) Close(ctx context.Context) error {
 // restarted) learns of its tools, resources and prompts this way.
 func (g *Gateway) upstreamReady(u *upstream.Upstream) {
 	g.rebuildRoutes()
-	g.broadcast(notificationToolsListChanged, nil)
+	g.broadcast(upstream.Owner{}, notificationToolsListChanged, nil)
 	if u.Capability("resources") {
-		g.broadcast(notificationResourcesListChange, nil)
+		g.broadcast(upstream.Owner{}, notificationResourcesListChange, nil)
 	}
 	if u.Capability("prompts") {
-		g.broadcast(notificationPromptsListChanged, nil)
+		g.broadcast(upstream.Owner{}, notificationPromptsListChanged, nil)
 	}
 	g.renewSubscriptions(u)
 }

@@ -44,6 +44,10 @@ func TestMain(m *testing.M) {
 		runModernStub()
 		os.Exit(0)
 	}
+	if os.Getenv(stubEnv) == stubMemo {
+		runMemoStub()
+		os.Exit(0)
+	}
 	if os.Getenv(stubEnv) != "" {
 		runStub()
 		os.Exit(0)
@@ -416,4 +420,40 @@ func toolCall(name, args string) string {
 		args = "{}"
 	}
 	return fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, args)
+}
+
+// stubRequest is one message a test stub read, with the means to answer.
+type stubRequest struct {
+	line  []byte
+	id    string       // the request's id; "" for a notification
+	write func(string) // writes one line to the gateway
+}
+
+func (r stubRequest) method() string { return gjson.GetBytes(r.line, "method").String() }
+
+// result answers the request with res.
+func (r stubRequest) result(res string) {
+	r.write(`{"jsonrpc":"2.0","id":` + r.id + `,"result":` + res + `}`)
+}
+
+// notFound answers a request with -32601; a notification gets nothing.
+func (r stubRequest) notFound() {
+	if r.id != "" {
+		r.write(`{"jsonrpc":"2.0","id":` + r.id + `,"error":{"code":-32601,"message":"method not found"}}`)
+	}
+}
+
+// serveStub hands handle each line of stdin until it ends: the loop of a
+// stdio test stub.
+func serveStub(handle func(r stubRequest)) {
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	write := func(s string) { out.WriteString(s + "\n"); out.Flush() }
+	for {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		handle(stubRequest{line: line, id: gjson.GetBytes(line, "id").Raw, write: write})
+	}
 }

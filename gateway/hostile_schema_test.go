@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -58,39 +57,28 @@ var hostileSchemas = map[string]string{
 }
 
 func runHostileSchemaStub() {
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriterSize(os.Stdout, 1<<20)
-	write := func(s string) { out.WriteString(s + "\n"); out.Flush() }
 	image := bigImageB64(256 << 10)
-	for {
-		line, err := in.ReadBytes('\n')
-		if err != nil {
-			return
-		}
-		id := gjson.GetBytes(line, "id").Raw
-		result := func(res string) { write(`{"jsonrpc":"2.0","id":` + id + `,"result":` + res + `}`) }
-		switch gjson.GetBytes(line, "method").String() {
+	serveStub(func(r stubRequest) {
+		switch r.method() {
 		case "initialize":
-			result(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hostile-schema","version":"1"}}`)
+			r.result(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hostile-schema","version":"1"}}`)
 		case "tools/list":
 			var tools []string
 			for name, schema := range hostileSchemas {
 				tools = append(tools, `{"name":"`+name+`","inputSchema":{"type":"object"},"outputSchema":`+schema+`}`)
 			}
 			tools = append(tools, `{"name":"ping","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}`)
-			result(`{"tools":[` + strings.Join(tools, ",") + `]}`)
+			r.result(`{"tools":[` + strings.Join(tools, ",") + `]}`)
 		case "tools/call":
-			if gjson.GetBytes(line, "params.name").String() == "ping" {
-				result(`{"content":[{"type":"text","text":"pong"}],"structuredContent":{"pong":true}}`)
-				continue
+			if gjson.GetBytes(r.line, "params.name").String() == "ping" {
+				r.result(`{"content":[{"type":"text","text":"pong"}],"structuredContent":{"pong":true}}`)
+				return
 			}
-			result(`{"content":[{"type":"text","text":"a screenshot"}],"structuredContent":{"image":"` + image + `"}}`)
+			r.result(`{"content":[{"type":"text","text":"a screenshot"}],"structuredContent":{"image":"` + image + `"}}`)
 		default:
-			if id != "" {
-				write(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32601,"message":"method not found"}}`)
-			}
+			r.notFound()
 		}
-	}
+	})
 }
 
 // Issue 15: a self-referential outputSchema killed the gateway with a

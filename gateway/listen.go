@@ -32,6 +32,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
 // Notification methods of the stateless revision's subscriptions.
@@ -97,6 +98,7 @@ func (ls *listenSlots) take(principal string, lim Limits) (func(), error) {
 // queue for a writer of its own, so that whoever sends one (an
 // upstream's reader) never waits for this client.
 type listener struct {
+	s      *session        // whose stream it is
 	id     json.RawMessage // the request's id, the stream's tag
 	filter mcp.SubscriptionFilter
 	queue  chan []byte
@@ -137,6 +139,10 @@ func (l *listener) write(emit func([]byte), stop <-chan struct{}, written chan<-
 		}
 	}
 }
+
+// hears reports whether the stream may hear what a process of from
+// sends: its session's rule.
+func (l *listener) hears(from upstream.Owner) bool { return l.s.hears(from) }
 
 // wants reports whether the stream asked for a broadcast notification.
 func (l *listener) wants(method string) bool {
@@ -211,7 +217,7 @@ func (s *session) serveListen(ctx context.Context, m *message, related func([]by
 	}
 	ctx, end := context.WithCancelCause(ctx)
 	defer end(nil)
-	l := &listener{id: m.ID, filter: g.grantable(*p.Notifications), queue: make(chan []byte, listenQueue), full: func() { end(errListenerTooSlow) }}
+	l := &listener{s: s, id: m.ID, filter: g.grantable(*p.Notifications), queue: make(chan []byte, listenQueue), full: func() { end(errListenerTooSlow) }}
 	// The writer stops after the stream is unregistered (deferred
 	// first, run last), so the result follows every notification.
 	stop, written := make(chan struct{}), make(chan struct{})
@@ -263,12 +269,13 @@ func (s *session) serveListen(ctx context.Context, m *message, related func([]by
 	return tagSubscription(nil, m.ID), nil
 }
 
-// notifyListeners sends a list change to every stream that asked for it.
-func (g *Gateway) notifyListeners(method string, params json.RawMessage) {
+// notifyListeners sends a list change to every stream that asked for it
+// and hears from.
+func (g *Gateway) notifyListeners(from upstream.Owner, method string, params json.RawMessage) {
 	g.listenMu.Lock()
 	var to []*listener
 	for l := range g.listeners {
-		if l.wants(method) {
+		if l.wants(method) && l.hears(from) {
 			to = append(to, l)
 		}
 	}

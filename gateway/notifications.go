@@ -3,6 +3,9 @@ package gateway
 // Notifications an upstream sends on its own, one handler per method, and
 // the fan-out to clients: every initialized session, and the
 // subscriptions/listen streams that asked for the method (listen.go).
+// What a process of one session or principal sends (mcpx.instances
+// per_session, per_user) reaches that owner's alone: its log messages and
+// updates are of that user's state (upstream/instances.go).
 
 import (
 	"context"
@@ -14,10 +17,10 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
-// upstreamNotification routes what an upstream announces, one handler
-// per method. The tag of the upstream's subscriptions/listen stream is
-// dropped: a client's own stream tags what reaches it.
-func (g *Gateway) upstreamNotification(u *upstream.Upstream, method string, params json.RawMessage) {
+// upstreamNotification routes what a process of u (of from) announces,
+// one handler per method. The tag of the upstream's subscriptions/listen
+// stream is dropped: a client's own stream tags what reaches it.
+func (g *Gateway) upstreamNotification(u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) {
 	if method != notificationSubscriptionsAcked {
 		params = untagSubscription(params)
 	}
@@ -25,13 +28,13 @@ func (g *Gateway) upstreamNotification(u *upstream.Upstream, method string, para
 	case "notifications/progress":
 		g.upstreamProgress(u, method, params)
 	case "notifications/message":
-		g.upstreamLog(u, method, params)
+		g.upstreamLog(u, from, method, params)
 	case notificationToolsListChanged:
-		g.upstreamToolsChanged(u, method)
+		g.upstreamToolsChanged(u, from, method)
 	case "notifications/resources/updated":
-		g.resourceUpdated(u, method, params)
+		g.resourceUpdated(u, from, method, params)
 	case notificationResourcesListChange, notificationPromptsListChanged:
-		g.broadcast(method, params)
+		g.broadcast(from, method, params)
 	case notificationSubscriptionsAcked:
 		u.ListenAcknowledged(params)
 	case "notifications/cancelled":
@@ -64,18 +67,18 @@ func (g *Gateway) upstreamProgress(u *upstream.Upstream, method string, params j
 	}
 }
 
-// upstreamLog broadcasts a log message, naming the server as its logger
-// when it names none.
-func (g *Gateway) upstreamLog(u *upstream.Upstream, method string, params json.RawMessage) {
+// upstreamLog broadcasts a log message to those who hear from, naming
+// the server as its logger when it names none.
+func (g *Gateway) upstreamLog(u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) {
 	if !gjson.GetBytes(params, "logger").Exists() {
 		params, _ = sjson.SetBytes(append([]byte(nil), params...), "logger", u.Name)
 	}
-	g.broadcast(method, params)
+	g.broadcast(from, method, params)
 }
 
-// upstreamToolsChanged reloads the upstream's tools, then tells clients:
-// a client that lists at once sees the new list.
-func (g *Gateway) upstreamToolsChanged(u *upstream.Upstream, method string) {
+// upstreamToolsChanged reloads the upstream's tools, then tells those who
+// hear from: a client that lists at once sees the new list.
+func (g *Gateway) upstreamToolsChanged(u *upstream.Upstream, from upstream.Owner, method string) {
 	go func() {
 		ctx, cancel := context.WithTimeout(g.ctx, u.Config.RequestTimeout())
 		defer cancel()
@@ -83,20 +86,21 @@ func (g *Gateway) upstreamToolsChanged(u *upstream.Upstream, method string) {
 			u.Log.Warn("reloading tools after list_changed", "error", err)
 		}
 		g.rebuildRoutes()
-		g.broadcast(method, nil)
+		g.broadcast(from, method, nil)
 	}()
 }
 
-// broadcast sends a notification to every initialized session and to the
-// subscriptions/listen streams that asked for it.
-func (g *Gateway) broadcast(method string, params json.RawMessage) {
+// broadcast sends a notification to every initialized session that
+// hears from, and to the subscriptions/listen streams of those that
+// asked for it; the zero Owner is everyone.
+func (g *Gateway) broadcast(from upstream.Owner, method string, params json.RawMessage) {
 	msg := encodeRequest(nil, method, params)
 	// send outside the lock: a stdio client that does not read holds its
 	// sender up (back-pressure), and must not hold up new sessions too
 	g.sessMu.RLock()
 	to := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {
-		if s.initialized.Load() {
+		if s.initialized.Load() && s.hears(from) {
 			to = append(to, s)
 		}
 	}
@@ -104,5 +108,17 @@ func (g *Gateway) broadcast(method string, params json.RawMessage) {
 	for _, s := range to {
 		s.send(msg)
 	}
-	g.notifyListeners(method, params)
+	g.notifyListeners(from, method, params)
+}
+
+// hears reports whether s may hear what a process of from sends on its
+// own: a process of one session or principal speaks to its owner only.
+func (s *session) hears(from upstream.Owner) bool {
+	switch {
+	case from.Session != nil:
+		return from.Session == any(s)
+	case from.Principal != "":
+		return s.principalKey() == from.Principal
+	}
+	return true
 }

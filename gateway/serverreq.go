@@ -23,6 +23,12 @@ package gateway
 // is refused with ErrAmbiguousCaller rather than guessed: an elicitation
 // must never reach a user it was not meant for.
 //
+// A process of one session or principal (mcpx.instances per_session,
+// per_user) asks only its owner: 2 and 3 look at the owner's sessions
+// alone. The shared process of a per_user server serves no principal's
+// call, so it asks no client at all: one user's roots or answers would
+// become state that every user's lists are served from.
+//
 // A relayed request waits for a person or a model, so an upstream could
 // pile up any number of them: each client request may have
 // Limits.MaxServerRequestsPerCall relayed and unanswered, each upstream
@@ -50,6 +56,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // errAmbiguousCaller is the error an upstream gets for a server-to-client
@@ -102,32 +109,47 @@ func callerFrom(ctx context.Context) *caller {
 	return c
 }
 
-// Session, Seq and StatelessMeta make a caller an upstream.Caller.
-func (c *caller) Session() any { return c.s }
-func (c *caller) Seq() int64   { return c.seq }
+// Session, Principal, Seq and StatelessMeta make a caller an
+// upstream.Caller.
+func (c *caller) Session() any      { return c.s }
+func (c *caller) Principal() string { return c.s.principalKey() }
+func (c *caller) Seq() int64        { return c.seq }
 func (c *caller) StatelessMeta() (json.RawMessage, bool) {
 	return c.meta, c.stateless
 }
 
-// callerFor finds the downstream caller a server-to-client request of u
-// is for (see the top of this file).
-func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, idleOK bool) (*caller, error) {
+// errSharedAsksNobody is the error the shared process of a per_user
+// server gets for a request outside any call (see the top of this file).
+var errSharedAsksNobody = errors.New("the shared process of a per_user server (mcpx.instances) serves no user's call, so it asks no client")
+
+// callerFor finds the downstream caller a server-to-client request of u's
+// process of from is for (see the top of this file).
+func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, from upstream.Owner, idleOK bool) (*caller, error) {
 	if c := callerFrom(ctx); c != nil {
 		return c, nil
 	}
-	sole, n := u.SoleCaller()
-	if c, ok := sole.(*caller); ok {
-		return c, nil
+	everyone := from == (upstream.Owner{})
+	if everyone && u.Config.InstanceMode() == config.InstancesPerUser {
+		return nil, errSharedAsksNobody
 	}
-	if n > 1 {
-		return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", errAmbiguousCaller, n, u.Name)
+	if everyone {
+		// An owned process's request came with the caller of its own
+		// calls in flight, when they were one session's: a call of
+		// another owner on another process is no evidence for it.
+		sole, n := u.SoleCaller()
+		if c, ok := sole.(*caller); ok {
+			return c, nil
+		}
+		if n > 1 {
+			return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", errAmbiguousCaller, n, u.Name)
+		}
 	}
 	if idleOK {
 		g.sessMu.RLock()
 		var only *session
 		count := 0
 		for _, s := range g.sessions {
-			if s.initialized.Load() && s.clientHas("roots") {
+			if s.initialized.Load() && s.clientHas("roots") && s.hears(from) {
 				only = s
 				count++
 			}
@@ -152,7 +174,7 @@ var clientCapability = map[string]string{
 }
 
 // upstreamRequest answers what upstream u asks the gateway.
-func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, method string, params json.RawMessage) (json.RawMessage, error) {
+func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "ping" {
 		return json.RawMessage("{}"), nil
 	}
@@ -163,7 +185,7 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, met
 	if method == "roots/list" && len(u.Config.Mcpx.Roots) > 0 {
 		return json.Marshal(map[string]any{"roots": u.Config.Mcpx.Roots})
 	}
-	c, err := g.callerFor(ctx, u, method == "roots/list")
+	c, err := g.callerFor(ctx, u, from, method == "roots/list")
 	if err != nil {
 		u.Log.Warn("server-to-client request not relayed", "method", method, "error", err)
 		return nil, fmt.Errorf("%s: %w", method, err)

@@ -20,9 +20,11 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
-// subscriber hears of the notifications it subscribed to.
+// subscriber hears of the notifications it subscribed to, from the
+// processes it hears (session.hears).
 type subscriber interface {
 	notify(method string, params json.RawMessage)
+	hears(from upstream.Owner) bool
 }
 
 // notify sends a notification on the session's own channel.
@@ -182,11 +184,11 @@ func (g *Gateway) renewSubscriptions(u *upstream.Upstream) {
 	}
 }
 
-// resourceUpdated fans an upstream's notifications/resources/updated out:
-// subscribers of the bare URI hear of it when u owns it (see
-// UpstreamURIPrefix), subscribers of u's namespaced form always, under
+// resourceUpdated fans an upstream's notifications/resources/updated out
+// to the subscribers who hear from: those of the bare URI when u owns it
+// (see UpstreamURIPrefix), those of u's namespaced form always, under
 // that form. Cached reads of either form are dropped.
-func (g *Gateway) resourceUpdated(u *upstream.Upstream, method string, params json.RawMessage) {
+func (g *Gateway) resourceUpdated(u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) {
 	uri := gjson.GetBytes(params, "uri").String()
 	alias := upstreamURI(u.Name, uri)
 	g.invalidate(uri)
@@ -196,11 +198,15 @@ func (g *Gateway) resourceUpdated(u *upstream.Upstream, method string, params js
 	var bare, named []subscriber
 	if owner == nil || owner == u {
 		for s := range g.subs[uri] {
-			bare = append(bare, s)
+			if s.hears(from) {
+				bare = append(bare, s)
+			}
 		}
 	}
 	for s := range g.subs[alias] {
-		named = append(named, s)
+		if s.hears(from) {
+			named = append(named, s)
+		}
 	}
 	g.subsMu.Unlock()
 	for _, s := range bare {

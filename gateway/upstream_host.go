@@ -17,12 +17,12 @@ type Status = upstream.Status
 // and what they declare of the clients' capabilities.
 type upstreamHost struct{ g *Gateway }
 
-func (h upstreamHost) Request(ctx context.Context, u *upstream.Upstream, method string, params json.RawMessage) (json.RawMessage, error) {
-	return h.g.upstreamRequest(ctx, u, method, params)
+func (h upstreamHost) Request(ctx context.Context, u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) (json.RawMessage, error) {
+	return h.g.upstreamRequest(ctx, u, from, method, params)
 }
 
-func (h upstreamHost) Notification(u *upstream.Upstream, method string, params json.RawMessage) {
-	h.g.upstreamNotification(u, method, params)
+func (h upstreamHost) Notification(u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) {
+	h.g.upstreamNotification(u, from, method, params)
 }
 
 func (h upstreamHost) Ready(u *upstream.Upstream) { h.g.upstreamReady(u) }

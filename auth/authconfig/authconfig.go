@@ -217,3 +217,13 @@ type Identity struct {
 	Tenant string `json:"tenant,omitempty"`
 	User   string `json:"user"`
 }
+
+// Identities counts the distinct identities c's tokens stand for:
+// several tokens of one tenant and user are one principal.
+func (c Config) Identities() int {
+	seen := make(map[Identity]struct{}, len(c.Tokens))
+	for _, id := range c.Tokens {
+		seen[id] = struct{}{}
+	}
+	return len(seen)
+}

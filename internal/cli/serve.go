@@ -43,7 +43,9 @@ their NAME.json sidecars are documented in README.md#wasm-plugins (and
 "mcpx plugin --help").
 
 --check validates the config (strings may use ${VAR} and ${VAR:-default}),
-builds every configured layer, prints what it would run, and exits. Values
+builds every configured layer, prints what it would run (with each
+server's instance mode and why: a stdio server runs a process per user
+when the listener admits several principals), and exits. Values
 taken from the environment through ${VAR} are masked wherever mcpx prints
 them (logs, errors, --check).
 

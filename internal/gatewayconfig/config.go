@@ -133,25 +133,37 @@ type ServerOptions struct {
 	// {"roots": {"listChanged": true}}.
 	ClientCapabilities json.RawMessage `json:"client_capabilities,omitempty"`
 	// Instances says how many processes of a stdio server serve the
-	// gateway's sessions (instances.go):
+	// gateway's clients (gateway/internal/upstream/instances.go):
 	//
-	//   - "shared" (the default): one process for every session. Right
-	//     for most servers; a server that answers one request at a time
-	//     serializes every client on it.
+	//   - "shared": one process for every session and user. Right for
+	//     servers that hold nothing of their user's; a server that
+	//     answers one request at a time serializes every client on it.
+	//   - "per_user": a process per principal (tenant and user), started
+	//     on the principal's first call, shared by its sessions and its
+	//     2026-07-28 requests, and stopped once it has had no call for
+	//     limits.user_process_idle_timeout. For servers that hold their
+	//     user's state (a browser's pages, cookies and logins; roots;
+	//     credentials): no user drives another's. At most
+	//     limits.max_user_processes at once per server.
 	//   - "per_session": a process per downstream session, started on the
 	//     session's first call and stopped when the session ends. For
-	//     servers that keep per-user state (a browser, a shell, a REPL):
-	//     sessions never see each other's. At most
+	//     servers whose state should not outlive a conversation (a shell,
+	//     a REPL): sessions never see each other's. At most
 	//     limits.max_session_processes at once per server.
 	//   - "pool": PoolSize processes; each call goes to the least busy.
 	//     For stateless servers that answer one request at a time (most
 	//     Python servers): concurrent clients no longer wait on each other.
 	//
-	// Lists (tools, resources, prompts) and subscriptions always go to
-	// the shared process, which runs in every mode; calls (tools/call,
-	// resources/read, prompts/get, completion/complete) go to the
-	// instances. A 2026-07-28 (stateless) request has no session: under
-	// per_session it is served by the shared process. Remote servers
+	// Defaults to "per_user" on a gateway that more than one principal
+	// may call (several token identities, or a JWT issuer: Users), so
+	// that users do not share a process unless the config says so, and
+	// to "shared" otherwise (stdio, no token or one: one user);
+	// InstanceModeFor decides. Lists (tools, resources, prompts) and
+	// subscriptions always go to the shared process, which runs in every
+	// mode; calls (tools/call, resources/read, prompts/get,
+	// completion/complete) go to the instances. A 2026-07-28 (stateless)
+	// request has no session: under per_session it is served by the
+	// shared process, under per_user by its principal's. Remote servers
 	// serve concurrent requests themselves: only "shared" applies to them.
 	Instances string `json:"instances,omitempty"`
 	// PoolSize is how many processes "pool" runs, the shared one
@@ -162,6 +174,7 @@ type ServerOptions struct {
 // Instance modes, the values of ServerOptions.Instances.
 const (
 	InstancesShared     = "shared"
+	InstancesPerUser    = "per_user"
 	InstancesPerSession = "per_session"
 	InstancesPool       = "pool"
 )
@@ -176,12 +189,60 @@ const DefaultPoolSize = 4
 // kept for the gateway's life.
 const MaxPoolSize = 64
 
-// InstanceMode returns ServerOptions.Instances with its default applied.
+// InstanceMode returns ServerOptions.Instances, "shared" when unset:
+// the gateway sets it from InstanceModeFor before it starts a server.
 func (c ServerConfig) InstanceMode() string {
 	if c.Mcpx.Instances == "" || c.Kind() != TypeStdio {
 		return InstancesShared
 	}
 	return c.Mcpx.Instances
+}
+
+// Users says who may call a gateway: the principals its listener admits.
+// The zero value is one user (a stdio client, or a listener without
+// tokens or with one).
+type Users struct {
+	// Identities counts the distinct identities (tenant and user) that
+	// the listener's static tokens name.
+	Identities int
+	// JWT says the listener accepts JWTs, which admit any number of users.
+	JWT bool
+}
+
+// Many reports whether more than one principal may call the gateway.
+func (u Users) Many() bool { return u.JWT || u.Identities > 1 }
+
+// String says who u admits, for `mcpx serve --check`.
+func (u Users) String() string {
+	switch {
+	case u.JWT:
+		return "JWTs admit any number of users"
+	case u.Identities > 1:
+		return fmt.Sprintf("%d principals are configured", u.Identities)
+	case u.Identities == 1:
+		return "one principal is configured"
+	default:
+		return "one user"
+	}
+}
+
+// InstanceModeFor returns the instance mode c gets on a gateway that u
+// may call, and why: the configured mcpx.instances ("explicit"), or its
+// default, "per_user" for a stdio server that more than one principal
+// may call (one user's browser, roots or credentials are never
+// another's) and "shared" otherwise. It is the one place that default is
+// decided.
+func (c ServerConfig) InstanceModeFor(u Users) (mode, why string) {
+	switch {
+	case c.Kind() != TypeStdio:
+		return InstancesShared, "a remote server"
+	case c.Mcpx.Instances != "":
+		return c.Mcpx.Instances, "explicit"
+	case u.Many():
+		return InstancesPerUser, "default: " + u.String()
+	default:
+		return InstancesShared, "default: " + u.String()
+	}
 }
 
 // PoolSize returns the processes of a "pool" server, its default
@@ -337,12 +398,12 @@ func (c ServerConfig) Validate(name string) error {
 	}
 	switch c.Mcpx.Instances {
 	case "", InstancesShared:
-	case InstancesPerSession, InstancesPool:
+	case InstancesPerUser, InstancesPerSession, InstancesPool:
 		if c.Kind() != TypeStdio {
 			return fmt.Errorf("mcpServers.%s: mcpx.instances %q applies to stdio servers; a remote server serves concurrent requests itself", name, c.Mcpx.Instances)
 		}
 	default:
-		return fmt.Errorf("mcpServers.%s: mcpx.instances %q: want %q, %q or %q", name, c.Mcpx.Instances, InstancesShared, InstancesPerSession, InstancesPool)
+		return fmt.Errorf("mcpServers.%s: mcpx.instances %q: want %q, %q, %q or %q", name, c.Mcpx.Instances, InstancesShared, InstancesPerUser, InstancesPerSession, InstancesPool)
 	}
 	if c.Mcpx.PoolSize < 0 || c.Mcpx.PoolSize > MaxPoolSize {
 		return fmt.Errorf("mcpServers.%s: mcpx.pool_size %d: want 1 to %d", name, c.Mcpx.PoolSize, MaxPoolSize)
@@ -381,8 +442,9 @@ func checkServerName(name string) error {
 }
 
 // Describe renders the entry as one line for `mcpx serve --check`,
-// without header or env values (they may hold secrets).
-func (c ServerConfig) Describe() string {
+// without header or env values (they may hold secrets), with the
+// instance mode it gets on a gateway that u may call and why.
+func (c ServerConfig) Describe(u Users) string {
 	var b strings.Builder
 	if c.Disabled {
 		b.WriteString("(disabled) ")
@@ -411,11 +473,20 @@ func (c ServerConfig) Describe() string {
 		}
 	}
 	fmt.Fprintf(&b, "; timeout %s; startup timeout %s", c.RequestTimeout(), c.StartupTimeout())
-	switch c.InstanceMode() {
+	mode, why := c.InstanceModeFor(u)
+	switch mode {
+	case InstancesPerUser:
+		fmt.Fprintf(&b, "; instances per_user: a process per user (%s)", why)
 	case InstancesPerSession:
-		b.WriteString("; a process per session")
+		fmt.Fprintf(&b, "; instances per_session: a process per session (%s)", why)
 	case InstancesPool:
-		fmt.Fprintf(&b, "; a pool of %d processes", c.PoolSize())
+		fmt.Fprintf(&b, "; instances pool: %d processes (%s)", c.PoolSize(), why)
+	case InstancesShared:
+		if c.Kind() == TypeStdio {
+			fmt.Fprintf(&b, "; instances shared: one process for every user (%s)", why)
+		} else {
+			fmt.Fprintf(&b, "; instances shared (%s)", why)
+		}
 	}
 	if !c.ResourceToolsOn() {
 		b.WriteString("; no resource tools")

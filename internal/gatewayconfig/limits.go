@@ -113,6 +113,17 @@ type Limits struct {
 	// its calls to that server until another session ends. Defaults to
 	// DefaultMaxSessionProcesses.
 	MaxSessionProcesses int `json:"max_session_processes,omitempty"`
+	// MaxUserProcesses caps the processes one "per_user" server runs for
+	// principals at once; a principal past it gets error -32014 "mcpx:
+	// too many upstream processes" for its calls to that server until
+	// another principal's process stops (idle for
+	// UserProcessIdleTimeout). Defaults to DefaultMaxUserProcesses.
+	MaxUserProcesses int `json:"max_user_processes,omitempty"`
+	// UserProcessIdleTimeout stops a "per_user" server's process for a
+	// principal once it has had no call for this long (its state, a
+	// browser's pages and logins, goes with it); the principal's next
+	// call starts another. Defaults to DefaultUserProcessIdleTimeout.
+	UserProcessIdleTimeout Duration `json:"user_process_idle_timeout,omitempty"`
 	// MaxWorkBytes is the memory the whole process may hold at once for
 	// work whose size an input chooses: artifacts_query (JSON paths, jq,
 	// grep), images decoded for a client's view, files inspected for
@@ -169,6 +180,14 @@ const (
 	// Processes of one per_session server: a browser server's process
 	// tree takes 100-300 MB, so 32 of them fill a small machine.
 	DefaultMaxSessionProcesses = 32
+	// Processes of one per_user server: as many as per_session's, for
+	// the same reason.
+	DefaultMaxUserProcesses = 32
+	// Longer than a person takes between an agent's turns, so a user's
+	// browser and logins survive a pause; short enough that the
+	// processes of users who left do not hold max_user_processes' places
+	// (and their memory) for long.
+	DefaultUserProcessIdleTimeout = 10 * time.Minute
 )
 
 // WithDefaults returns l with every unset field at its default.
@@ -190,6 +209,7 @@ func (l Limits) WithDefaults() Limits {
 	orDefault(&l.MaxSchemaWork, DefaultMaxSchemaWork)
 	orDefault(&l.MaxSchemaDepth, DefaultMaxSchemaDepth)
 	orDefault(&l.MaxSessionProcesses, DefaultMaxSessionProcesses)
+	orDefault(&l.MaxUserProcesses, DefaultMaxUserProcesses)
 	if l.MaxWorkBytes <= 0 {
 		l.MaxWorkBytes = membudget.Default()
 	}
@@ -199,6 +219,7 @@ func (l Limits) WithDefaults() Limits {
 	orDefault(&l.IdleTimeout, Duration(DefaultIdleTimeout))
 	orDefault(&l.StopGrace, Duration(DefaultStopGrace))
 	orDefault(&l.KillGrace, Duration(DefaultKillGrace))
+	orDefault(&l.UserProcessIdleTimeout, Duration(DefaultUserProcessIdleTimeout))
 	return l
 }
 
@@ -230,6 +251,8 @@ func (l Limits) Validate() error {
 		{"max_schema_nodes", int64(l.MaxSchemaNodes)}, {"max_schema_work", l.MaxSchemaWork}, {"max_schema_depth", int64(l.MaxSchemaDepth)},
 		{"stop_grace", int64(l.StopGrace)}, {"kill_grace", int64(l.KillGrace)},
 		{"max_session_processes", int64(l.MaxSessionProcesses)},
+		{"max_user_processes", int64(l.MaxUserProcesses)},
+		{"user_process_idle_timeout", int64(l.UserProcessIdleTimeout)},
 		{"max_work_bytes", l.MaxWorkBytes},
 	} {
 		if f.v < 0 {

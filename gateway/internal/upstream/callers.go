@@ -19,6 +19,11 @@ import (
 type Caller interface {
 	// Session identifies the caller's downstream session (comparable).
 	Session() any
+	// Principal names the principal the request is made for, never
+	// empty (auth.Principal.Key: "tenant/user", "local" for the one
+	// user of an unauthenticated gateway): a per_user server's calls go
+	// to that principal's process.
+	Principal() string
 	// Seq orders callers by arrival; the latest is asked first.
 	Seq() int64
 	// StatelessMeta returns a 2026-07-28 request's _meta, and false for a

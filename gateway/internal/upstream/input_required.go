@@ -44,7 +44,7 @@ func (u *Upstream) fulfilForSession(ctx context.Context, method string, params, 
 				params = json.RawMessage(`{}`)
 			}
 			var answer json.RawMessage
-			answer, err = u.host.Request(ctx, u, v.Get("method").String(), params)
+			answer, err = u.host.Request(ctx, u, Owner{}, v.Get("method").String(), params)
 			if err != nil {
 				err = fmt.Errorf("input request %q: %w", k.String(), err)
 				return false

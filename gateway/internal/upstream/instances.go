@@ -5,11 +5,35 @@ package upstream
 // it answers initialize for the gateway, the lists, subscriptions and
 // notifications. Under "pool", PoolSize-1 more processes start once the
 // shared one is ready, each kept up with the same backoff; a call goes
-// to the least busy of them all. Under "per_session", a session's first
-// call starts a process for that session alone, stopped when the gateway
-// says the session ended (EndSession). Only calls (instanceMethods) go to
-// the instances: the lists of every process of one command are the
-// shared one's.
+// to the least busy of them all. Under "per_session" and "per_user" a
+// process has an Owner and serves nobody else: a session's first call
+// starts one for that session, stopped when the gateway says the
+// session ended (EndSession); a principal's first call, in any of its
+// sessions or stateless, starts one for that principal, stopped once it
+// has had no call for limits.user_process_idle_timeout. Only calls
+// (instanceMethods) go to the instances: the lists of every process of
+// one command are the shared one's.
+//
+// Under per_user no user's state reaches another user:
+//
+//   - every call a principal makes (tools/call, resources/read,
+//     prompts/get, completion/complete) goes to its own process,
+//     stateless ones too: they skip the shared stateless lane;
+//   - the shared process serves only lists, subscriptions and the
+//     gateway's own requests, never a principal's call, so it holds no
+//     user's state, and what it announces (list changes,
+//     resources/updated, log messages) holds none either: those reach
+//     everyone, as under "shared";
+//   - what an owned process sends on its own (notifications, and
+//     requests outside any call, such as roots/list as it starts) names
+//     its Owner (Host), and the gateway delivers it to that owner's
+//     sessions and streams only, never to "the one session with a call
+//     in flight" of another owner.
+//
+// Subscriptions stay the shared process's (as for per_session): a
+// resource that only a user's process changes is announced to that
+// user when the process says so on its own, and the gateway's cached
+// reads are per session, so none crosses users either.
 
 import (
 	"context"
@@ -41,21 +65,47 @@ type instance struct {
 	callers upstreamCallers // their callers, to tie its server requests
 }
 
-// sessionInstance is a per_session process, or its start in progress.
-type sessionInstance struct {
+// Owner is whom an extra process serves alone: one downstream session
+// (per_session: a Caller's Session) or one principal (per_user: a
+// Caller's Principal). The zero Owner is everyone: the shared process,
+// its stateless lane and a pool's processes.
+type Owner struct {
+	Session   any
+	Principal string
+}
+
+// ownedProcess is a per_session or per_user process, or its start in
+// progress.
+type ownedProcess struct {
+	owner Owner
 	ready chan struct{} // closed once inst or err is set
 	inst  *instance
 	err   error
-	ended bool // the session ended while its process started; under instances.mu
+	// Under instances.mu:
+	ended bool // stopped while it started: startOwned closes it
+	holds int  // calls that chose it and have not ended
+	// idleSince and idle are per_user's idle clock: since when no call
+	// holds it, and the timer that stops it after
+	// limits.user_process_idle_timeout.
+	idleSince time.Time
+	idle      *time.Timer
+}
+
+// role names p's kind in logs.
+func (p *ownedProcess) role() string {
+	if p.owner.Principal != "" {
+		return "user"
+	}
+	return "session"
 }
 
 // instances are an upstream's extra processes.
 type instances struct {
-	mu       sync.Mutex
-	pool     []*instance // ready pool processes besides the shared one
-	next     int         // rotates ties among the least busy
-	sessions map[any]*sessionInstance
-	closed   bool
+	mu     sync.Mutex
+	pool   []*instance // ready pool processes besides the shared one
+	next   int         // rotates ties among the least busy
+	owned  map[Owner]*ownedProcess
+	closed bool
 
 	primaryBusy atomic.Int32  // calls in flight on the shared process
 	up          chan struct{} // closed when the shared process is first ready
@@ -97,7 +147,7 @@ func (u *Upstream) runSlot(ctx context.Context, slot int) {
 	backoff := restartMin
 	for ctx.Err() == nil {
 		start := time.Now()
-		inst, err := u.startInstance(ctx, "pool")
+		inst, err := u.startInstance(ctx, "pool", Owner{})
 		if err == nil {
 			u.inst.mu.Lock()
 			u.inst.pool = append(u.inst.pool, inst)
@@ -136,12 +186,14 @@ func (u *Upstream) runSlot(ctx context.Context, slot int) {
 	}
 }
 
-// startInstance starts one more process of the server and initializes
-// it as the shared one was.
-func (u *Upstream) startInstance(ctx context.Context, role string) (*instance, error) {
+// startInstance starts one more process of the server for owner and
+// initializes it as the shared one was.
+func (u *Upstream) startInstance(ctx context.Context, role string, owner Owner) (*instance, error) {
 	inst := &instance{}
 	h := connHandlers{
-		notification: u.notification,
+		notification: func(method string, params json.RawMessage) {
+			u.host.Notification(u, owner, method, params)
+		},
 		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			// A request of this process is for a call in flight on it:
 			// the one session's, when all are one session's.
@@ -150,7 +202,7 @@ func (u *Upstream) startInstance(ctx context.Context, role string) (*instance, e
 					ctx = WithCaller(ctx, c)
 				}
 			}
-			return u.host.Request(ctx, u, method, params)
+			return u.host.Request(ctx, u, owner, method, params)
 		},
 		maxAnswering: u.limits.MaxServerRequestsPerUpstream + AnswerSpare,
 	}
@@ -160,6 +212,17 @@ func (u *Upstream) startInstance(ctx context.Context, role string) (*instance, e
 	}
 	ictx, cancel := context.WithTimeout(ctx, u.Config.StartupTimeout())
 	defer cancel()
+	if u.statelessOnly.Load() {
+		// Never initialized, as the shared process was not: server/discover
+		// says it serves 2026-07-28 (stateless_only.go).
+		if _, err := u.discover(ictx, c); err != nil {
+			_ = c.close()
+			return nil, fmt.Errorf("upstream[%s]: %s process: server/discover: %w", u.Name, role, timeoutErr(ictx, err))
+		}
+		inst.c = c
+		u.Log.Debug("extra process ready", "role", role)
+		return inst, nil
+	}
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": ProtocolVersion,
 		"capabilities":    u.clientCapabilities(),
@@ -188,9 +251,12 @@ type route struct {
 	c    conn
 	busy *atomic.Int32
 	cs   *upstreamCallers // nil for the shared process (u.callers counts it)
+	// release ends the call's hold on an owned process; nil for others
+	release func()
 }
 
-// enter counts the call in flight on r and returns its end.
+// enter counts the call in flight on r and returns its end; a nil cl
+// counts no caller.
 func (r route) enter(cl Caller) func() {
 	var leave func()
 	if r.cs != nil && cl != nil {
@@ -201,7 +267,26 @@ func (r route) enter(cl Caller) func() {
 		if leave != nil {
 			leave()
 		}
+		if r.release != nil {
+			r.release()
+		}
 	}
+}
+
+// startsProcess reports whether a call of method may start a process
+// of its own (per_session, per_user).
+func (u *Upstream) startsProcess(method string) bool {
+	switch u.Config.InstanceMode() {
+	case config.InstancesPerSession, config.InstancesPerUser:
+		return instanceMethods[method]
+	}
+	return false
+}
+
+// perUserCall reports whether a call of method goes to its principal's
+// process, whatever its era.
+func (u *Upstream) perUserCall(method string) bool {
+	return instanceMethods[method] && u.Config.InstanceMode() == config.InstancesPerUser
 }
 
 // routeCall picks the process for a call of method on c, the shared
@@ -209,10 +294,13 @@ func (r route) enter(cl Caller) func() {
 // 2026-07-28 request, which has no session.
 func (u *Upstream) routeCall(ctx context.Context, c conn, cl Caller, stateless bool, method string) (route, error) {
 	shared := route{c: c, busy: &u.inst.primaryBusy}
-	if !instanceMethods[method] || u.statelessOnly.Load() {
+	// A server that speaks only 2026-07-28 has no initialized processes
+	// for a pool or sessions; a user's process needs none.
+	if !instanceMethods[method] || u.statelessOnly.Load() && !u.perUserCall(method) {
 		shared.busy.Add(1)
 		return shared, nil
 	}
+	var owner Owner
 	switch u.Config.InstanceMode() {
 	case config.InstancesPool:
 		u.inst.mu.Lock()
@@ -230,118 +318,196 @@ func (u *Upstream) routeCall(ctx context.Context, c conn, cl Caller, stateless b
 		best.busy.Add(1)
 		return best, nil
 	case config.InstancesPerSession:
-		if cl == nil || stateless {
-			break
+		if cl != nil && !stateless {
+			owner = Owner{Session: cl.Session()}
 		}
-		inst, err := u.sessionInstance(ctx, cl.Session())
-		if err != nil {
-			return route{}, err
+	case config.InstancesPerUser:
+		if cl != nil {
+			owner = Owner{Principal: cl.Principal()}
 		}
-		inst.busy.Add(1)
-		return route{c: inst.c, busy: &inst.busy, cs: &inst.callers}, nil
 	}
-	shared.busy.Add(1)
-	return shared, nil
+	if owner == (Owner{}) {
+		shared.busy.Add(1)
+		return shared, nil
+	}
+	p, err := u.ownedProcess(ctx, owner)
+	if err != nil {
+		return route{}, err
+	}
+	p.inst.busy.Add(1)
+	return route{c: p.inst.c, busy: &p.inst.busy, cs: &p.inst.callers, release: func() { u.release(p) }}, nil
 }
 
-// sessionInstance returns the process of session key, starting it on
-// the session's first call (or after its process ended).
-func (u *Upstream) sessionInstance(ctx context.Context, key any) (*instance, error) {
+// ownedProcess returns owner's process, held for one call (release
+// ends the hold), starting it on the owner's first call (or after its
+// process ended).
+func (u *Upstream) ownedProcess(ctx context.Context, owner Owner) (*ownedProcess, error) {
 	u.inst.mu.Lock()
 	if u.inst.closed {
 		u.inst.mu.Unlock()
 		return nil, fmt.Errorf("upstream[%s]: %w", u.Name, jsonrpc.ErrUpstreamUnavailable)
 	}
-	si := u.inst.sessions[key]
-	if si != nil {
+	p := u.inst.owned[owner]
+	if p != nil {
 		select {
-		case <-si.ready:
-			if si.inst != nil && isDone(si.inst.c) {
-				u.Log.Info("a session's process ended; starting another", "error", connEnded(si.inst.c))
-				delete(u.inst.sessions, key)
-				si = nil
+		case <-p.ready:
+			if p.inst != nil && isDone(p.inst.c) {
+				u.Log.Info("a "+p.role()+"'s process ended; starting another", "error", connEnded(p.inst.c))
+				delete(u.inst.owned, owner)
+				p.ended = true
+				p = nil
 			}
 		default:
 		}
 	}
-	if si == nil {
-		if len(u.inst.sessions) >= u.limits.MaxSessionProcesses {
+	if p == nil {
+		if err := u.ownedCap(owner); err != nil {
 			u.inst.mu.Unlock()
-			return nil, fmt.Errorf("upstream[%s]: %w: %d sessions have a process of this per_session server (limits.max_session_processes); retry when one ends", u.Name, jsonrpc.ErrTooManyInstances, u.limits.MaxSessionProcesses)
+			return nil, err
 		}
-		if u.inst.sessions == nil {
-			u.inst.sessions = map[any]*sessionInstance{}
+		if u.inst.owned == nil {
+			u.inst.owned = map[Owner]*ownedProcess{}
 		}
-		si = &sessionInstance{ready: make(chan struct{})}
-		u.inst.sessions[key] = si
+		p = &ownedProcess{owner: owner, ready: make(chan struct{})}
+		u.inst.owned[owner] = p
 		// Started apart from this call: a call cancelled while it starts
-		// leaves it to the session's next call.
-		go u.startSession(key, si)
+		// leaves it to the owner's next call.
+		go u.startOwned(p)
+	}
+	p.holds++
+	if p.idle != nil {
+		p.idle.Stop()
 	}
 	u.inst.mu.Unlock()
 	select {
-	case <-si.ready:
+	case <-p.ready:
 	case <-ctx.Done():
+		u.release(p)
 		return nil, ctx.Err()
 	}
-	if si.err != nil {
-		return nil, si.err
+	if p.err != nil {
+		u.release(p)
+		return nil, p.err
 	}
-	return si.inst, nil
+	return p, nil
 }
 
-// startSession starts session key's process into si.
-func (u *Upstream) startSession(key any, si *sessionInstance) {
-	inst, err := u.startInstance(u.lifetime(), "session")
+// ownedCap refuses a process for owner when the server runs as many
+// as its limit allows; u.inst.mu is held.
+func (u *Upstream) ownedCap(owner Owner) error {
+	n := len(u.inst.owned)
+	if owner.Principal != "" {
+		if n >= u.limits.MaxUserProcesses {
+			return fmt.Errorf("upstream[%s]: %w: %d users have a process of this per_user server (limits.max_user_processes); retry when one has had no call for %s (limits.user_process_idle_timeout)", u.Name, jsonrpc.ErrTooManyInstances, u.limits.MaxUserProcesses, time.Duration(u.limits.UserProcessIdleTimeout))
+		}
+		return nil
+	}
+	if n >= u.limits.MaxSessionProcesses {
+		return fmt.Errorf("upstream[%s]: %w: %d sessions have a process of this per_session server (limits.max_session_processes); retry when one ends", u.Name, jsonrpc.ErrTooManyInstances, u.limits.MaxSessionProcesses)
+	}
+	return nil
+}
+
+// startOwned starts p's process.
+func (u *Upstream) startOwned(p *ownedProcess) {
+	inst, err := u.startInstance(u.lifetime(), p.role(), p.owner)
 	u.inst.mu.Lock()
-	si.inst, si.err = inst, err
-	ended := si.ended || u.inst.closed
-	if err != nil && u.inst.sessions[key] == si {
-		delete(u.inst.sessions, key) // the next call tries again
+	p.inst, p.err = inst, err
+	ended := p.ended || u.inst.closed
+	if err != nil && u.inst.owned[p.owner] == p {
+		delete(u.inst.owned, p.owner) // the next call tries again
 	}
 	u.inst.mu.Unlock()
-	close(si.ready)
+	close(p.ready)
 	if err == nil && ended {
 		_ = inst.c.close()
 	}
 }
 
+// release ends one call's hold on p. A per_user process that no call
+// holds starts its idle clock; per_session processes end with their
+// session.
+func (u *Upstream) release(p *ownedProcess) {
+	u.inst.mu.Lock()
+	defer u.inst.mu.Unlock()
+	p.holds--
+	if p.holds > 0 || p.owner.Principal == "" || u.inst.owned[p.owner] != p {
+		return
+	}
+	idle := time.Duration(u.limits.UserProcessIdleTimeout)
+	p.idleSince = time.Now()
+	if p.idle == nil {
+		p.idle = time.AfterFunc(idle, func() { u.stopIdle(p) })
+	} else {
+		p.idle.Reset(idle)
+	}
+}
+
+// stopIdle stops p's process when no call has held it for
+// limits.user_process_idle_timeout; a call that came meanwhile keeps
+// it (the timer may fire as a call takes it).
+func (u *Upstream) stopIdle(p *ownedProcess) {
+	idle := time.Duration(u.limits.UserProcessIdleTimeout)
+	u.inst.mu.Lock()
+	if p.holds > 0 || u.inst.owned[p.owner] != p || time.Since(p.idleSince) < idle {
+		u.inst.mu.Unlock()
+		return
+	}
+	delete(u.inst.owned, p.owner)
+	p.ended = true
+	u.inst.mu.Unlock()
+	u.Log.Info("stopping a user's process: no call for limits.user_process_idle_timeout", "principal", p.owner.Principal, "idle", idle)
+	stopOwned(p)
+}
+
+// stopOwned closes p's process once it has started (one still starting
+// is closed by startOwned, which sees p.ended).
+func stopOwned(p *ownedProcess) {
+	go func() {
+		<-p.ready
+		if p.inst != nil {
+			_ = p.inst.c.close()
+		}
+	}()
+}
+
 // EndSession stops the process of a per_session server that session key
 // (a Caller's Session) had; the gateway calls it when a session ends.
 func (u *Upstream) EndSession(key any) {
+	owner := Owner{Session: key}
 	u.inst.mu.Lock()
-	si := u.inst.sessions[key]
-	delete(u.inst.sessions, key)
-	if si != nil {
-		si.ended = true
+	p := u.inst.owned[owner]
+	delete(u.inst.owned, owner)
+	if p != nil {
+		p.ended = true
 	}
 	u.inst.mu.Unlock()
-	if si == nil {
-		return
+	if p != nil {
+		stopOwned(p)
 	}
-	go func() {
-		<-si.ready // a process still starting is closed by startSession
-		if si.inst != nil {
-			_ = si.inst.c.close()
-		}
-	}()
 }
 
 // closeInstances stops every extra process; Run calls it as it returns.
 func (u *Upstream) closeInstances() {
 	u.inst.mu.Lock()
 	u.inst.closed = true
-	sessions := u.inst.sessions
-	u.inst.sessions = nil
+	owned := u.inst.owned
+	u.inst.owned = nil
+	for _, p := range owned {
+		p.ended = true
+		if p.idle != nil {
+			p.idle.Stop()
+		}
+	}
 	u.inst.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, si := range sessions {
+	for _, p := range owned {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			<-si.ready
-			if si.inst != nil {
-				_ = si.inst.c.close()
+			<-p.ready
+			if p.inst != nil {
+				_ = p.inst.c.close()
 			}
 		}()
 	}
@@ -350,7 +516,7 @@ func (u *Upstream) closeInstances() {
 }
 
 // InstancePIDs are the process ids of the server's extra processes now
-// (pool and per_session), for status and tests.
+// (pool, per_session and per_user), for status and tests.
 func (u *Upstream) InstancePIDs() []int {
 	u.inst.mu.Lock()
 	defer u.inst.mu.Unlock()
@@ -363,11 +529,11 @@ func (u *Upstream) InstancePIDs() []int {
 	for _, p := range u.inst.pool {
 		add(p.c)
 	}
-	for _, si := range u.inst.sessions {
+	for _, p := range u.inst.owned {
 		select {
-		case <-si.ready:
-			if si.inst != nil {
-				add(si.inst.c)
+		case <-p.ready:
+			if p.inst != nil {
+				add(p.inst.c)
 			}
 		default:
 		}
@@ -389,10 +555,10 @@ func (u *Upstream) instanceCount() int {
 	u.inst.mu.Lock()
 	defer u.inst.mu.Unlock()
 	n := len(u.inst.pool)
-	for _, si := range u.inst.sessions {
+	for _, p := range u.inst.owned {
 		select {
-		case <-si.ready:
-			if si.inst != nil {
+		case <-p.ready:
+			if p.inst != nil {
 				n++
 			}
 		default:

@@ -65,18 +65,34 @@ func runPIDStub() {
 
 type nopHost struct{}
 
-func (nopHost) Request(context.Context, *Upstream, string, json.RawMessage) (json.RawMessage, error) {
+func (nopHost) Request(context.Context, *Upstream, Owner, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, errors.New("no client")
 }
-func (nopHost) Notification(*Upstream, string, json.RawMessage) {}
-func (nopHost) Ready(*Upstream)                                 {}
-func (nopHost) ClientCapabilities(*Upstream) json.RawMessage    { return json.RawMessage(`{}`) }
+func (nopHost) Notification(*Upstream, Owner, string, json.RawMessage) {}
+func (nopHost) Ready(*Upstream)                                        {}
+func (nopHost) ClientCapabilities(*Upstream) json.RawMessage           { return json.RawMessage(`{}`) }
 
-type testCaller struct{ session string }
+// testCaller is a downstream request of session for principal ("local"
+// when empty), of the 2026-07-28 era when stateless.
+type testCaller struct {
+	session, principal string
+	stateless          bool
+}
 
-func (c *testCaller) Session() any                           { return c.session }
-func (c *testCaller) Seq() int64                             { return 0 }
-func (c *testCaller) StatelessMeta() (json.RawMessage, bool) { return nil, false }
+func (c *testCaller) Session() any { return c.session }
+func (c *testCaller) Principal() string {
+	if c.principal == "" {
+		return "local"
+	}
+	return c.principal
+}
+func (c *testCaller) Seq() int64 { return 0 }
+func (c *testCaller) StatelessMeta() (json.RawMessage, bool) {
+	if c.stateless {
+		return json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), true
+	}
+	return nil, false
+}
 
 // startPIDUpstream runs the pid stub under opts and waits for it (and a
 // pool's processes) to be ready.
@@ -117,7 +133,12 @@ func startPIDUpstreamWith(t *testing.T, cfg config.ServerConfig, lim config.Limi
 
 // callPID calls the pid tool as session and returns the process that answered.
 func callPID(ctx context.Context, u *Upstream, session string, sleep time.Duration) (int, error) {
-	ctx = WithCaller(ctx, &testCaller{session: session})
+	return callPIDAs(ctx, u, &testCaller{session: session}, sleep)
+}
+
+// callPIDAs calls the pid tool as cl and returns the process that answered.
+func callPIDAs(ctx context.Context, u *Upstream, cl *testCaller, sleep time.Duration) (int, error) {
+	ctx = WithCaller(ctx, cl)
 	res, err := u.Call(ctx, "tools/call", json.RawMessage(fmt.Sprintf(`{"name":"pid","arguments":{"sleep_ms":%d}}`, sleep.Milliseconds())))
 	if err != nil {
 		return 0, err
@@ -216,5 +237,83 @@ func TestPoolSpreadsCalls(t *testing.T) {
 	// one process would take calls*sleep = 2.4 s
 	if took > calls*sleep/2 {
 		t.Errorf("%d calls of %s took %s: not spread", calls, sleep, took)
+	}
+}
+
+// TestPerUserInstances: under instances "per_user" two principals are
+// answered by two processes (neither the shared one); two sessions of
+// one principal and its stateless (2026-07-28) requests share its
+// process; a third principal past limits.max_user_processes gets
+// ErrTooManyInstances (-32014) naming the limit; ending a session stops
+// no principal's process.
+func TestPerUserInstances(t *testing.T) {
+	u := startPIDUpstream(t, config.ServerOptions{Instances: config.InstancesPerUser}, config.Limits{MaxUserProcesses: 2})
+	ctx := context.Background()
+	shared := u.PID()
+	call := func(cl *testCaller) int {
+		t.Helper()
+		pid, err := callPIDAs(ctx, u, cl, 0)
+		if err != nil {
+			t.Fatalf("%+v: %v", cl, err)
+		}
+		return pid
+	}
+	alice := call(&testCaller{session: "s1", principal: "acme/alice"})
+	bob := call(&testCaller{session: "s2", principal: "acme/bob"})
+	if alice == bob || alice == shared || bob == shared {
+		t.Fatalf("alice and bob answered by pids %d and %d (shared %d): want a process each", alice, bob, shared)
+	}
+	for _, cl := range []*testCaller{
+		{session: "s1", principal: "acme/alice"},
+		{session: "s3", principal: "acme/alice"},
+		{principal: "acme/alice", stateless: true},
+	} {
+		if got := call(cl); got != alice {
+			t.Errorf("%+v answered by pid %d, want alice's %d", cl, got, alice)
+		}
+	}
+	if got := u.Status().Instances; got != 2 {
+		t.Errorf("Status().Instances = %d, want 2", got)
+	}
+	_, err := callPIDAs(ctx, u, &testCaller{session: "s4", principal: "acme/carol"}, 0)
+	const want = "upstream[pid]: mcpx: too many upstream processes: 2 users have a process of this per_user server (limits.max_user_processes); retry when one has had no call for 10m0s (limits.user_process_idle_timeout)"
+	if !errors.Is(err, jsonrpc.ErrTooManyInstances) || err.Error() != want {
+		t.Fatalf("a third principal past max_user_processes 2: %v\nwant %s", err, want)
+	}
+	if rpc := jsonrpc.ToRPCError(err); rpc.Code != jsonrpc.CodeLimitExceeded {
+		t.Errorf("its code %d, want %d", rpc.Code, jsonrpc.CodeLimitExceeded)
+	}
+	u.EndSession("s1")
+	if got := call(&testCaller{session: "s3", principal: "acme/alice"}); got != alice || !alive(alice) {
+		t.Errorf("after one of alice's sessions ended her call went to pid %d (alive %v), want %d", got, alive(alice), alice)
+	}
+}
+
+// TestPerUserIdleStop: a per_user process stops once no call has held it
+// for limits.user_process_idle_timeout, never under a call that lasts
+// longer than that, and its place under max_user_processes is free
+// again; the principal's next call starts another.
+func TestPerUserIdleStop(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	u := startPIDUpstream(t, config.ServerOptions{Instances: config.InstancesPerUser}, config.Limits{MaxUserProcesses: 1, UserProcessIdleTimeout: config.Duration(idle)})
+	ctx := context.Background()
+	alice := &testCaller{session: "s1", principal: "acme/alice"}
+	first, err := callPIDAs(ctx, u, alice, 3*idle) // held past the idle timeout
+	if err != nil {
+		t.Fatalf("a call of 3 idle timeouts: %v", err)
+	}
+	if again, err := callPIDAs(ctx, u, alice, 0); err != nil || again != first {
+		t.Fatalf("the next call at once: pid %d, %v; want %d", again, err, first)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(first) || u.Status().Instances != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's process %d still runs (%d instances) 10 s after her last call; idle timeout %s", first, u.Status().Instances, idle)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	bob, err := callPIDAs(ctx, u, &testCaller{session: "s2", principal: "acme/bob"}, 0)
+	if err != nil || bob == first {
+		t.Fatalf("bob after alice's process stopped (max_user_processes 1): pid %d, %v", bob, err)
 	}
 }

@@ -56,11 +56,7 @@ func (u *Upstream) connectStateless(ctx context.Context, c conn) (conn, json.Raw
 			return nil, nil, fmt.Errorf("upstream[%s]: %w", u.Name, errNotStateless)
 		}
 	}
-	params, _ := json.Marshal(map[string]any{"_meta": json.RawMessage(u.gatewayMeta())})
-	res, err := u.callLane(ctx, c, "server/discover", params)
-	if err == nil && !slices.Contains(stringsOf(gjson.GetBytes(res, "supportedVersions")), mcp.ProtocolVersion20260728) {
-		err = errNotStateless
-	}
+	res, err := u.discover(ctx, c)
 	if err != nil {
 		_ = c.close()
 		return nil, nil, fmt.Errorf("upstream[%s]: server/discover: %w", u.Name, err)
@@ -82,6 +78,17 @@ func (u *Upstream) connectStateless(ctx context.Context, c conn) (conn, json.Raw
 	u.Log.Info("upstream ready; it speaks only 2026-07-28 and is served statelessly", "tools", len(u.ToolDefs()))
 	u.host.Ready(u)
 	return c, res, nil
+}
+
+// discover asks c server/discover with the gateway's _meta; errNotStateless
+// when the answer lists no 2026-07-28.
+func (u *Upstream) discover(ctx context.Context, c conn) (json.RawMessage, error) {
+	params, _ := json.Marshal(map[string]any{"_meta": json.RawMessage(u.gatewayMeta())})
+	res, err := u.callLane(ctx, c, "server/discover", params)
+	if err == nil && !slices.Contains(stringsOf(gjson.GetBytes(res, "supportedVersions")), mcp.ProtocolVersion20260728) {
+		err = errNotStateless
+	}
+	return res, err
 }
 
 // callStatelessOnly sends a request to a stateless-only upstream: with the

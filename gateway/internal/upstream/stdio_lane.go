@@ -77,7 +77,7 @@ func (u *Upstream) probeStdioLane(ctx context.Context) conn {
 	h := connHandlers{
 		notification: u.notification,
 		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return u.host.Request(ctx, u, method, params)
+			return u.host.Request(ctx, u, Owner{}, method, params)
 		},
 	}
 	log := u.Log.Named("stateless")

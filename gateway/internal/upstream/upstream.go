@@ -55,11 +55,15 @@ const (
 // construction: the upstream knows no more of the gateway than this.
 type Host interface {
 	// Request answers a request u's server sent (ping, roots/list,
-	// sampling, elicitation), relaying it to a client where it must.
-	Request(ctx context.Context, u *Upstream, method string, params json.RawMessage) (json.RawMessage, error)
+	// sampling, elicitation), relaying it to a client where it must:
+	// the Caller of ctx when it has one, else one of from's (a process
+	// of one session or principal asks only its owner; the zero Owner,
+	// anyone the gateway can tie the request to).
+	Request(ctx context.Context, u *Upstream, from Owner, method string, params json.RawMessage) (json.RawMessage, error)
 	// Notification takes a notification u's server sent, in the order
-	// sent; it must not block for long.
-	Notification(u *Upstream, method string, params json.RawMessage)
+	// sent, from a process of from (the zero Owner: one every client
+	// may hear); it must not block for long.
+	Notification(u *Upstream, from Owner, method string, params json.RawMessage)
 	// Ready is called each time u is connected and its tools are
 	// loaded.
 	Ready(u *Upstream)
@@ -125,7 +129,7 @@ type Upstream struct {
 	lane     conn            // the 2026-07-28 connection, if any (era.go)
 	stdLane  stdioLane       // a stdio upstream's, opened on demand (stdio_lane.go)
 	listen   upstreamListen  // a stateless-only upstream's subscriptions/listen (listen.go)
-	inst     instances       // pool and per_session processes (instances.go)
+	inst     instances       // pool, per_session and per_user processes (instances.go)
 	// statelessOnly: the upstream speaks only 2026-07-28, remembered
 	// across reconnects (stateless_only.go)
 	statelessOnly atomic.Bool
@@ -287,7 +291,7 @@ func (u *Upstream) connect(ctx context.Context) (conn, error) {
 	h := connHandlers{
 		notification: u.notification,
 		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return u.host.Request(ctx, u, method, params)
+			return u.host.Request(ctx, u, Owner{}, method, params)
 		},
 		maxAnswering: u.limits.MaxServerRequestsPerUpstream + AnswerSpare,
 	}
@@ -475,16 +479,25 @@ func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessa
 	if cl != nil {
 		meta, stateless = cl.StatelessMeta()
 	}
-	if stateless && !u.statelessOnly.Load() {
+	if stateless && !u.statelessOnly.Load() && !u.perUserCall(method) {
 		// Before the call counts as in flight: a stdio upstream's lane
 		// may start now, and what the upstream asks meanwhile (roots/list
-		// right after its initialize) is not this call's.
+		// right after its initialize) is not this call's. A per_user
+		// server's calls skip it: the lane is every user's process.
 		lane = u.statelessLane(ctx)
 	}
 	if cl != nil {
 		defer u.callers.enter(cl)()
 	}
 	if u.statelessOnly.Load() {
+		if cl != nil && u.perUserCall(method) {
+			r, err := u.routeCall(ctx, c, cl, stateless, method) // the principal's own process
+			if err != nil {
+				return nil, err
+			}
+			defer r.enter(cl)()
+			c = r.c
+		}
 		ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
 		defer cancel()
 		res, err := u.callStatelessOnly(ctx, c, meta, stateless, method, params) // stateless_only.go
@@ -501,8 +514,8 @@ func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessa
 			params = u.statelessParams(params)
 		}
 	}
-	// A pool's least busy process, or the session's own (instances.go);
-	// a session's process may start now, before the request's timeout.
+	// A pool's least busy process, or the session's or principal's own
+	// (instances.go), which may start now, before the request's timeout.
 	r, err := u.routeCall(ctx, c, cl, stateless, method)
 	if err != nil {
 		return nil, err
@@ -519,12 +532,12 @@ func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessa
 
 // Starts reports whether Start sends method to u without a goroutine of
 // its own waiting for the answer: u is a stdio server served in the
-// session era, and the call does not start a process (a per_session
-// instance). Start is right either way; this tells a caller whether
-// preparing for it on a goroutine that must not wait is worth it.
+// session era, and the call does not start a process (a per_session or
+// per_user instance). Start is right either way; this tells a caller
+// whether preparing for it on a goroutine that must not wait is worth
+// it.
 func (u *Upstream) Starts(method string) bool {
-	return u.Config.Kind() == config.TypeStdio && !u.statelessOnly.Load() &&
-		(!instanceMethods[method] || u.Config.InstanceMode() != config.InstancesPerSession)
+	return u.Config.Kind() == config.TypeStdio && !u.statelessOnly.Load() && !u.startsProcess(method)
 }
 
 // Start is Call without waiting for the answer: done gets what Call
@@ -556,7 +569,7 @@ func (u *Upstream) Start(ctx context.Context, method string, params json.RawMess
 	sc, ok := r.c.(*stdioConn)
 	if err != nil || !ok { // neither happens where Starts holds
 		if err == nil {
-			r.busy.Add(-1)
+			r.enter(nil)()
 		}
 		leave()
 		return u.callOnGoroutine(ctx, method, params, done)
@@ -609,8 +622,8 @@ type Status struct {
 	Protocol string `json:"protocol,omitempty"`
 	Tools    int    `json:"tools"`
 	Restarts int    `json:"restarts"`
-	// Instances counts the extra processes running now (pool and
-	// per_session, mcpx.instances).
+	// Instances counts the extra processes running now (pool,
+	// per_session and per_user, mcpx.instances).
 	Instances int    `json:"instances,omitempty"`
 	Error     string `json:"error,omitempty"`
 }
@@ -625,7 +638,8 @@ func (u *Upstream) Status() Status {
 	return s
 }
 
-// notification hands what the server sent on its own to the host.
+// notification hands what the server sent on its own to the host: from
+// a process every client may hear.
 func (u *Upstream) notification(method string, params json.RawMessage) {
-	u.host.Notification(u, method, params)
+	u.host.Notification(u, Owner{}, method, params)
 }

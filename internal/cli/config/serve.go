@@ -303,6 +303,19 @@ func (s *Serve) expandAuth(lookup func(string) (string, bool)) error {
 	return nil
 }
 
+// Users is who may call the gateway of `mcpx serve`: over HTTP
+// (listening), the identities of AuthConfig's tokens and, with a JWT,
+// any number of users; over stdio one user, whatever tokens are set.
+// The gateway gives a stdio server a process per user when there may be
+// several (gatewayconfig.ServerConfig.InstanceModeFor).
+func (s Serve) Users(listening bool) gatewayconfig.Users {
+	if !listening {
+		return gatewayconfig.Users{}
+	}
+	a := s.AuthConfig()
+	return gatewayconfig.Users{Identities: a.Identities(), JWT: a.JWT != nil}
+}
+
 // AuthConfig is serve.auth with serve.tokens' identities added (a user,
 // no tenant).
 func (s Serve) AuthConfig() authconfig.Config {

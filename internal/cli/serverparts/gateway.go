@@ -34,7 +34,8 @@ func check(ctx context.Context, r parts.GatewayRun) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Engine: r.Engine, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets()})
+	users := cfg.Serve.Users(r.Listen != "")
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Users: users, Engine: r.Engine, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets()})
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func check(ctx context.Context, r parts.GatewayRun) error {
 	}
 	fmt.Fprintln(stdout, "upstreams:")
 	for _, n := range names {
-		fmt.Fprintf(stdout, "  %s: %s\n", n, cfg.MCPServers[n].Describe())
+		fmt.Fprintf(stdout, "  %s: %s\n", n, cfg.MCPServers[n].Describe(users))
 	}
 	return nil
 }
@@ -110,7 +111,7 @@ func serve(ctx context.Context, r parts.GatewayRun) error {
 	eo.Listener = obs.Listener()
 	// Clients will connect: each upstream is told what the first of them
 	// can do, so it offers what it would offer that client directly.
-	gwo := gateway.Options{Servers: cfg.MCPServers, Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: true}
+	gwo := gateway.Options{Servers: cfg.MCPServers, Users: cfg.Serve.Users(listen != ""), Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: true}
 	obs.Configure(&gwo)
 	policy := cfg.Store.RetentionFor(true)
 	rlog := log.Named("retention")
