@@ -98,8 +98,8 @@ func appendRequest(b []byte, spans []sdktrace.ReadOnlySpan) []byte {
 				b = appendMessage(b, 2, func(b []byte) []byte { // scope_spans
 					if sc != (instrumentation.Scope{}) {
 						b = appendMessage(b, 1, func(b []byte) []byte { // scope
-							b = appendString(b, 1, sc.Name)
-							b = appendString(b, 2, sc.Version)
+							b = appendLenField(b, 1, sc.Name)
+							b = appendLenField(b, 2, sc.Version)
 							for it := sc.Attributes.Iter(); it.Next(); {
 								b = appendKeyValue(b, 3, it.Attribute())
 							}
@@ -109,11 +109,11 @@ func appendRequest(b []byte, spans []sdktrace.ReadOnlySpan) []byte {
 					for _, s := range g.spans[sc] {
 						b = appendMessage(b, 2, func(b []byte) []byte { return appendSpan(b, s) })
 					}
-					return appendString(b, 3, sc.SchemaURL)
+					return appendLenField(b, 3, sc.SchemaURL)
 				})
 			}
 			if g.res != nil {
-				b = appendString(b, 3, g.res.SchemaURL())
+				b = appendLenField(b, 3, g.res.SchemaURL())
 			}
 			return b
 		})
@@ -125,14 +125,14 @@ func appendRequest(b []byte, spans []sdktrace.ReadOnlySpan) []byte {
 func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 	sc := s.SpanContext()
 	tid, sid := sc.TraceID(), sc.SpanID()
-	b = appendBytes(b, 1, tid[:])
-	b = appendBytes(b, 2, sid[:])
-	b = appendString(b, 3, sc.TraceState().String())
+	b = appendLenField(b, 1, tid[:])
+	b = appendLenField(b, 2, sid[:])
+	b = appendLenField(b, 3, sc.TraceState().String())
 	parent := s.Parent()
 	if psid := parent.SpanID(); psid.IsValid() {
-		b = appendBytes(b, 4, psid[:])
+		b = appendLenField(b, 4, psid[:])
 	}
-	b = appendString(b, 5, s.Name())
+	b = appendLenField(b, 5, s.Name())
 	b = appendUvarint(b, 6, spanKind(s.SpanKind()))
 	b = appendFixed64(b, 7, unixNano(s.StartTime().UnixNano()))
 	b = appendFixed64(b, 8, unixNano(s.EndTime().UnixNano()))
@@ -143,7 +143,7 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 	for _, e := range s.Events() {
 		b = appendMessage(b, 11, func(b []byte) []byte {
 			b = appendFixed64(b, 1, unixNano(e.Time.UnixNano()))
-			b = appendString(b, 2, e.Name)
+			b = appendLenField(b, 2, e.Name)
 			for _, kv := range e.Attributes {
 				b = appendKeyValue(b, 3, kv)
 			}
@@ -154,8 +154,8 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 	for _, l := range s.Links() {
 		b = appendMessage(b, 13, func(b []byte) []byte {
 			tid, sid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-			b = appendBytes(b, 1, tid[:])
-			b = appendBytes(b, 2, sid[:])
+			b = appendLenField(b, 1, tid[:])
+			b = appendLenField(b, 2, sid[:])
 			for _, kv := range l.Attributes {
 				b = appendKeyValue(b, 4, kv)
 			}
@@ -166,7 +166,7 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 	b = appendUvarint(b, 14, count(s.DroppedLinks()))
 	st := s.Status()
 	b = appendMessage(b, 15, func(b []byte) []byte { // always sent, as the exporter does
-		b = appendString(b, 2, st.Description)
+		b = appendLenField(b, 2, st.Description)
 		return appendUvarint(b, 3, statusCode(st.Code))
 	})
 	return appendFixed32(b, 16, flags(sc.TraceFlags(), parent))
@@ -175,7 +175,7 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 // appendKeyValue appends common.proto's KeyValue as field.
 func appendKeyValue(b []byte, field int, kv attribute.KeyValue) []byte {
 	return appendMessage(b, field, func(b []byte) []byte {
-		b = appendString(b, 1, string(kv.Key))
+		b = appendLenField(b, 1, string(kv.Key))
 		return appendMessage(b, 2, func(b []byte) []byte { return appendAnyValue(b, kv.Value) })
 	})
 }
@@ -197,7 +197,7 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 	case attribute.STRING:
 		return appendLen(appendTag(b, 1, wireBytes), v.AsString())
 	case attribute.BYTESLICE:
-		return appendLen(appendTag(b, 7, wireBytes), string(v.AsByteSlice()))
+		return appendLen(appendTag(b, 7, wireBytes), v.AsByteSlice())
 	case attribute.BOOLSLICE:
 		return appendArray(b, v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
@@ -297,23 +297,17 @@ func appendFixed32(b []byte, field int, v uint32) []byte {
 	return binary.LittleEndian.AppendUint32(appendTag(b, field, wireFixed32), v)
 }
 
-// appendString appends a string field; "", the default, is left out.
-func appendString(b []byte, field int, s string) []byte {
-	if s == "" {
+// appendLenField appends a string or bytes field; empty, the default,
+// is left out.
+func appendLenField[T string | []byte](b []byte, field int, v T) []byte {
+	if len(v) == 0 {
 		return b
 	}
-	return appendLen(appendTag(b, field, wireBytes), s)
+	return appendLen(appendTag(b, field, wireBytes), v)
 }
 
-func appendBytes(b []byte, field int, p []byte) []byte {
-	if len(p) == 0 {
-		return b
-	}
-	return appendLen(appendTag(b, field, wireBytes), string(p))
-}
-
-func appendLen(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+func appendLen[T string | []byte](b []byte, v T) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(v))), v...)
 }
 
 // appendMessage appends an embedded message as field, its fields written
