@@ -18,10 +18,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -43,6 +45,10 @@ const (
 	// DefaultRetryElapsed bounds the time an export spends retrying.
 	DefaultRetryElapsed = time.Minute
 )
+
+// maxErrorBody bounds what of a failed export's response body its error
+// quotes: enough for a collector's message, not a page of HTML.
+const maxErrorBody = 512
 
 // ErrShutdown is returned by an export after Shutdown.
 var ErrShutdown = errors.New("otlphttp: exporter is shut down")
@@ -145,11 +151,15 @@ func (e *Exporter) post(ctx context.Context, body []byte) error {
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return backoff.Permanent(fmt.Errorf("otlphttp: sending to %s: %w", e.cfg.URL, err))
+		err = fmt.Errorf("otlphttp: sending to %s: %w", e.cfg.URL, err)
+		// a request that timed out or whose connection was reset may pass
+		// on another try (otlptracehttp retries its "temporary" errors);
+		// a refused connection or a bad address will not
+		var ne net.Error
+		if ctx.Err() == nil && (errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.ECONNRESET)) {
+			return err
 		}
-		// a refused connection or a timeout: the collector may come back
-		return fmt.Errorf("otlphttp: sending to %s: %w", e.cfg.URL, err)
+		return backoff.Permanent(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, DefaultMaxResponseBytes+1))
@@ -163,8 +173,11 @@ func (e *Exporter) post(ctx context.Context, body []byte) error {
 		return backoff.Permanent(partialSuccessError(resp.Header.Get("Content-Type"), data))
 	}
 	msg := strings.TrimSpace(string(data))
-	if msg == "" {
+	switch {
+	case msg == "":
 		msg = "(empty)"
+	case len(msg) > maxErrorBody:
+		msg = strings.ToValidUTF8(msg[:maxErrorBody], "") + "…"
 	}
 	err = fmt.Errorf("otlphttp: sending to %s: %s (body: %s)", e.cfg.URL, resp.Status, msg)
 	switch resp.StatusCode {

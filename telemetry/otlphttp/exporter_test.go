@@ -376,3 +376,33 @@ func cmpDiff(want, have proto.Message) string {
 	from := max(i-8, 0)
 	return fmt.Sprintf("after line %d:\n-%s\n+%s", i, strings.Join(w[from:min(i+8, len(w))], "\n-"), strings.Join(h[from:min(i+8, len(h))], "\n+"))
 }
+
+// A collector that refuses the connection fails the export at once (no
+// retries for a minute); one that answers an error with a page quotes
+// only its first 512 bytes.
+func TestExportFailsFastAndBriefly(t *testing.T) {
+	ctx := context.Background()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	exp, _ := otlphttp.New(otlphttp.Config{URL: url + "/v1/traces"})
+	start := time.Now()
+	if err := exp.ExportSpans(ctx, everySpanField()[:1]); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("export to a closed port: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("export to a closed port took %v", d)
+	}
+	_ = exp.Shutdown(ctx)
+
+	col := &collector{statuses: []int{http.StatusBadRequest}, body: []byte(strings.Repeat("<p>é", 5000))}
+	srv = httptest.NewServer(col)
+	defer srv.Close()
+	exp, _ = otlphttp.New(otlphttp.Config{URL: srv.URL + "/v1/traces"})
+	defer exp.Shutdown(ctx)
+	err := exp.ExportSpans(ctx, everySpanField()[:1])
+	want := "400 Bad Request (body: " + strings.Repeat("<p>é", 102) + "<p…)" // 512 bytes
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("export error %v, want it to end %q", err, want)
+	}
+}
