@@ -2,11 +2,15 @@ package promtext_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -201,5 +205,36 @@ func TestWithAllocatesNothing(t *testing.T) {
 	v.With("up", "pic")
 	if n := testing.AllocsPerRun(100, func() { v.With("up", "pic").Inc() }); n != 0 {
 		t.Errorf("%v allocations a call", n)
+	}
+}
+
+// A scraper that accepts gzip gets the text gzipped; one that does not,
+// or refuses it with q=0, gets it plain.
+func TestScrapeGzip(t *testing.T) {
+	reg := promtext.NewRegistry()
+	c, _ := reg.Counter("z_total", "Z.")
+	c.Add(41)
+	srv := httptest.NewServer(reg)
+	defer srv.Close()
+	for _, ae := range []string{"gzip", "deflate, gzip;q=1.0, *;q=0.5", "", "identity", "gzip;q=0"} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("Accept-Encoding", ae)
+		resp, err := srv.Client().Transport.RoundTrip(req) // no transparent gunzip
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rd io.Reader = resp.Body
+		gz := resp.Header.Get("Content-Encoding") == "gzip"
+		if gz {
+			if rd, err = gzip.NewReader(resp.Body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, _ := io.ReadAll(rd)
+		resp.Body.Close()
+		wantGz := ae == "gzip" || strings.Contains(ae, "gzip;q=1")
+		if gz != wantGz || !strings.Contains(string(b), "z_total 41\n") {
+			t.Errorf("Accept-Encoding %q: gzip %v, body %q", ae, gz, b)
+		}
 	}
 }

@@ -13,6 +13,7 @@
 package promtext
 
 import (
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -112,11 +113,34 @@ func (r *Registry) WriteTo(out io.Writer) (int64, error) {
 	return int64(n), err
 }
 
-// ServeHTTP answers a scrape.
-func (r *Registry) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+// ServeHTTP answers a scrape, gzipped for a scraper that accepts it
+// (Prometheus does), as the client library's handler answers.
+func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", ContentType)
+	w.Header().Add("Vary", "Accept-Encoding")
 	// A write error is the scraper gone: nothing to tell it.
-	_, _ = r.WriteTo(w)
+	if !acceptsGzip(req.Header.Get("Accept-Encoding")) {
+		_, _ = r.WriteTo(w)
+		return
+	}
+	w.Header().Set("Content-Encoding", "gzip")
+	zw := gzip.NewWriter(w)
+	_, _ = r.WriteTo(zw)
+	_ = zw.Close()
+}
+
+// acceptsGzip reports whether an Accept-Encoding header lists gzip with
+// a quality above zero.
+func acceptsGzip(h string) bool {
+	for part := range strings.SplitSeq(h, ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
 }
 
 // Writer builds a scrape's text. A collector writes a family's header
