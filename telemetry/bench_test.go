@@ -6,19 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/telemetry"
+	"github.com/mcpx-dev/mcpx/telemetry/promtext"
 )
 
 // BenchmarkObserveCall is what metrics add to one call: the observer and
 // an engine event.
 func BenchmarkObserveCall(b *testing.B) {
-	m, err := telemetry.NewMetrics(prometheus.NewRegistry())
+	m, err := telemetry.NewMetrics(promtext.NewRegistry())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func BenchmarkGatewayCall(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			var o gateway.Options
 			if mode != "off" {
-				m, err := telemetry.NewMetrics(prometheus.NewRegistry())
+				m, err := telemetry.NewMetrics(promtext.NewRegistry())
 				if err != nil {
 					b.Fatal(err)
 				}

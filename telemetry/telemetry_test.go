@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -29,6 +27,7 @@ import (
 	_ "github.com/mcpx-dev/mcpx/layers"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 	"github.com/mcpx-dev/mcpx/telemetry"
+	"github.com/mcpx-dev/mcpx/telemetry/promtext"
 )
 
 // testChain is the engine chain of these tests: each layer runs, so each
@@ -149,10 +148,10 @@ func mcpSession(t testing.TB, url string) func(body string, header http.Header) 
 	}
 }
 
-// scrape parses GET /metrics of reg with the client library's parser.
-func scrape(t *testing.T, reg *prometheus.Registry) map[string]*dto.MetricFamily {
+// scrape parses GET /metrics of reg with the Prometheus parser.
+func scrape(t *testing.T, reg *promtext.Registry) map[string]*dto.MetricFamily {
 	t.Helper()
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := httptest.NewServer(reg)
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
 	if err != nil {
@@ -201,7 +200,7 @@ func value(fams map[string]*dto.MetricFamily, name string, labels ...string) flo
 }
 
 func TestMetricsParseAndMoveOnCall(t *testing.T) {
-	reg := prometheus.NewRegistry()
+	reg := promtext.NewRegistry()
 	m, err := telemetry.NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 
+	"github.com/mcpx-dev/mcpx/telemetry/otlphttp"
 	"github.com/mcpx-dev/mcpx/telemetry/traceconfig"
 )
 
@@ -28,28 +29,40 @@ const (
 	DefaultSampleRatio = traceconfig.DefaultSampleRatio
 )
 
+// serviceNameKey is the resource attribute naming the service
+// (OpenTelemetry semantic conventions, "service.name").
+const serviceNameKey = attribute.Key("service.name")
+
 // NewTracerProvider returns a provider that batches spans to the OTLP
 // collector c names, or nil when tracing is off (c.Enabled is false).
-// Shut it down to flush what is buffered.
-func NewTracerProvider(ctx context.Context, c TracingConfig) (*sdktrace.TracerProvider, error) {
+// The standard OTEL_EXPORTER_OTLP_* environment configures the exporter
+// where c does not (otlphttp.FromEnv); a variable it cannot use is
+// reported to OpenTelemetry's error handler and left out, as the
+// specification asks. Shut the provider down to flush what is buffered.
+func NewTracerProvider(_ context.Context, c TracingConfig) (*sdktrace.TracerProvider, error) {
 	if !c.Enabled() {
 		return nil, nil
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	var opts []otlptracehttp.Option
+	ec, problems := otlphttp.FromEnv()
+	for _, p := range problems {
+		otel.Handle(p)
+	}
 	if c.OTLPEndpoint != "" {
 		u, err := c.TracesURL()
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, otlptracehttp.WithEndpointURL(u))
+		ec.URL = u
+	} else if err := (TracingConfig{OTLPEndpoint: ec.URL}).Validate(); err != nil {
+		return nil, fmt.Errorf("%w (from OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)", err)
 	}
 	if len(c.Headers) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(c.Headers))
+		ec.Headers = c.Headers
 	}
-	exp, err := otlptracehttp.New(ctx, opts...)
+	exp, err := otlphttp.New(ec)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
 	}
@@ -63,7 +76,7 @@ func NewTracerProvider(ctx context.Context, c TracingConfig) (*sdktrace.TracerPr
 	}
 	return sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(5*time.Second)),
-		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName(name))),
+		sdktrace.WithResource(resource.NewSchemaless(serviceNameKey.String(name))),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))),
 	), nil
 }

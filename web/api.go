@@ -72,8 +72,8 @@ type APIOptions struct {
 	Transformer Transformer
 	// Ready is asked by /readyz besides the store; nil: no upstreams.
 	Ready Readiness
-	// Metrics serves GET /metrics (Prometheus text; promhttp over the
-	// host's registry), authenticated as the other endpoints; nil
+	// Metrics serves GET /metrics (Prometheus text from the host's
+	// registry), authenticated as the other endpoints; nil
 	// answers 404 there.
 	Metrics http.Handler
 	// Retention gives each artifact's expiry; the zero value keeps

@@ -13,16 +13,29 @@ import (
 // and mcp-go's client packages link the server (client/transport's
 // inprocess.go); the gateway's upstreams use gateway/internal/upstreamhttp
 // instead. Tests may import them.
+//
+// Neither binary links the Prometheus client (its default registry with
+// Go and process collectors, procfs), the OTLP exporter, gRPC or
+// protobuf (descriptor registration; protobuf's detrand hashes the
+// executable at init): telemetry/promtext and telemetry/otlphttp do
+// their work without that initialisation in every process
+// (BENCHMARKS.md, "Package initialisation").
 var unlinked = []string{
 	"github.com/mark3labs/mcp-go/server",
 	"github.com/mark3labs/mcp-go/client",
 	"github.com/santhosh-tekuri/jsonschema",
+	"github.com/prometheus/client_golang",
+	"github.com/prometheus/procfs",
+	"go.opentelemetry.io/proto/otlp",
+	"go.opentelemetry.io/otel/exporters",
+	"google.golang.org/grpc",
+	"google.golang.org/protobuf",
 }
 
 // serverOnly are packages (path prefixes) only cmd/mcpx-server may link:
 // the S3 store's, jq's, the gateway's and its HTTP surface's, the
-// Prometheus client's and the OTLP exporter's (internal/cli/parts says
-// why), and the go-sdk's, which the gateway does not need.
+// OpenTelemetry SDK's (internal/cli/parts says why), and the go-sdk's,
+// which the gateway does not need.
 var serverOnly = []string{
 	"github.com/minio/minio-go",
 	"github.com/itchyny/gojq",
@@ -31,10 +44,7 @@ var serverOnly = []string{
 	"github.com/google/jsonschema-go",
 	"github.com/golang-jwt/jwt",
 	"net/http",
-	"github.com/prometheus/client_golang",
-	"go.opentelemetry.io/otel/exporters",
-	"google.golang.org/grpc",
-	"google.golang.org/protobuf",
+	"go.opentelemetry.io/otel/sdk",
 	"github.com/modelcontextprotocol/go-sdk",
 }
 

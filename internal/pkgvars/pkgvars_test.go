@@ -70,6 +70,8 @@ var reviewed = map[string]string{
 	"gateway:instanceMethods":           "table",
 	"inspect:jsonNesting":               "table",
 	"telemetry:pluginLayers":            "table",
+	"telemetry:goSourced":               "table",
+	"telemetry:memStats":                "table",
 	"internal:DefaultArgumentFields":    "table",
 	"gateway:InheritedEnv":              "table",
 	"gateway:statelessProtocolVersions": "table",

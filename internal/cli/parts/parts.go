@@ -3,8 +3,8 @@
 // wrap" with its HTTP API, metrics and traces.
 //
 // They live apart because their dependencies (minio-go, gojq, the
-// gateway's mcp-go and JSON Schema packages, the Prometheus client, the OTLP
-// exporter and its gRPC and protobuf packages) run package initializers
+// gateway's mcp-go and JSON Schema packages, the OpenTelemetry SDK) run
+// package initializers
 // in every process that links them: about 5 ms before main, on each "mcpx
 // transform" a host runs per result. cmd/mcpx leaves them out and hands
 // the commands that need them to cmd/mcpx-server, which links everything

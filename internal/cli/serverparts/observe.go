@@ -11,9 +11,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
@@ -22,6 +19,7 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/telemetry"
+	"github.com/mcpx-dev/mcpx/telemetry/promtext"
 	"github.com/mcpx-dev/mcpx/web"
 )
 
@@ -30,7 +28,7 @@ const traceFlushTimeout = 5 * time.Second
 
 // observability is what serve measures and traces, and where it goes.
 type observability struct {
-	reg     *prometheus.Registry // nil, as metrics: stdio only, no /metrics to read them
+	reg     *promtext.Registry // nil, as metrics: stdio only, no /metrics to read them
 	metrics *telemetry.Metrics
 	tp      *sdktrace.TracerProvider // nil: tracing off
 	bus     *web.EventBus            // nil: stdio, no HTTP API
@@ -43,8 +41,8 @@ func newObservability(ctx context.Context, cfg config.File, bus *web.EventBus, l
 	// Metrics are read at GET /metrics, which only a listener serves:
 	// without one (mcpx wrap, serve on stdio) no call pays for them.
 	if bus != nil {
-		o.reg = prometheus.NewRegistry()
-		o.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		o.reg = promtext.NewRegistry()
+		o.reg.Collect(promtext.WriteRuntime)
 		m, err := telemetry.NewMetrics(o.reg)
 		if err != nil {
 			return nil, err
@@ -95,7 +93,7 @@ func (o *observability) Watch(gw *gateway.Gateway) {
 	if o.reg == nil {
 		return
 	}
-	err := telemetry.WatchUpstreams(o.reg, func() []telemetry.UpstreamState {
+	telemetry.WatchUpstreams(o.reg, func() []telemetry.UpstreamState {
 		st := gw.Status()
 		out := make([]telemetry.UpstreamState, len(st))
 		for i, s := range st {
@@ -103,9 +101,6 @@ func (o *observability) Watch(gw *gateway.Gateway) {
 		}
 		return out
 	})
-	if err != nil {
-		o.log.Warn("upstream metrics", "error", err)
-	}
 }
 
 // Evicted counts the collector's removals and publishes them.
@@ -119,9 +114,7 @@ func (o *observability) Evicted() func(store.Removal) {
 }
 
 // Handler serves the registry in Prometheus text.
-func (o *observability) Handler() http.Handler {
-	return promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{ErrorLog: o.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})})
-}
+func (o *observability) Handler() http.Handler { return o.reg }
 
 // Shutdown flushes buffered spans.
 func (o *observability) Shutdown() {
