@@ -58,40 +58,20 @@ func kinds(src *hostSource, presetNames []string) []layer.Info {
 		layer.NewInfo("custom",
 			"WASM custom transformers per server and tool (plugin files and a hot-loaded plugins folder); may replace the payload",
 			nil, func(o CustomOptions, r layer.Resources) (layer.Layer, error) {
-				h, release, err := src.acquire()
-				if err != nil {
-					return nil, err
-				}
 				ctx := r.Context
 				if ctx == nil {
 					ctx = context.Background()
 				}
-				l, err := newCustom(ctx, h, o, r)
-				if err != nil {
-					if rerr := release(ctx); rerr != nil {
-						err = errors.Join(err, rerr)
-					}
-					return nil, err
-				}
-				l.release = release
-				return l, nil
+				return src.build(func(h *Host, release func(context.Context) error) (layer.Layer, error) {
+					return newCustom(ctx, h, release, o, r)
+				})
 			}),
 		layer.NewInfo("presets",
 			"WASM presets per server (built in: "+strings.Join(presetNames, ", ")+"), loaded on the first matching call",
 			nil, func(o PresetsOptions, r layer.Resources) (layer.Layer, error) {
-				h, release, err := src.acquire()
-				if err != nil {
-					return nil, err
-				}
-				l, err := newPresets(h, o, r)
-				if err != nil {
-					if rerr := release(context.Background()); rerr != nil {
-						err = errors.Join(err, rerr)
-					}
-					return nil, err
-				}
-				l.release = release
-				return l, nil
+				return src.build(func(h *Host, release func(context.Context) error) (layer.Layer, error) {
+					return newPresets(h, release, o, r)
+				})
 			}),
 	}
 }
@@ -133,6 +113,24 @@ func (s *hostSource) acquire() (*Host, func(context.Context) error, error) {
 		once.Do(func() { err = s.release(ctx, h) })
 		return err
 	}, nil
+}
+
+// build builds a layer with newLayer on a Host of s and the release the
+// layer calls when it closes; a layer that fails to build lets go of the
+// Host at once.
+func (s *hostSource) build(newLayer func(h *Host, release func(context.Context) error) (layer.Layer, error)) (layer.Layer, error) {
+	h, release, err := s.acquire()
+	if err != nil {
+		return nil, err
+	}
+	l, err := newLayer(h, release)
+	if err != nil {
+		if rerr := release(context.Background()); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	return l, nil
 }
 
 // release drops one layer's hold on h and closes h after the last.
@@ -230,7 +228,8 @@ type custom struct {
 // newCustom builds the custom layer for r.Server and r.Tool: it compiles
 // the listed plugins (or shares those another layer of h compiled from the
 // same file, limits and config) and opens (or shares) the plugins folder.
-func newCustom(ctx context.Context, h *Host, o CustomOptions, r layer.Resources) (*custom, error) {
+// The layer calls release when it closes.
+func newCustom(ctx context.Context, h *Host, release func(context.Context) error, o CustomOptions, r layer.Resources) (layer.Layer, error) {
 	base, err := o.Limits.Apply(h.Sandbox())
 	if err != nil {
 		return nil, err
@@ -242,7 +241,7 @@ func newCustom(ctx context.Context, h *Host, o CustomOptions, r layer.Resources)
 	if maxFile == 0 {
 		maxFile = DefaultMaxPluginFileBytes
 	}
-	l := &custom{host: h, log: r.Log, server: r.Server, tool: r.Tool}
+	l := &custom{host: h, log: r.Log, server: r.Server, tool: r.Tool, release: release}
 	if l.log == nil {
 		l.log = hclog.NewNullLogger()
 	}
@@ -370,8 +369,9 @@ type presets struct {
 }
 
 // newPresets builds the presets layer for r.Server. Nothing is compiled
-// here: each preset loads on the first call that runs it.
-func newPresets(h *Host, o PresetsOptions, r layer.Resources) (*presets, error) {
+// here: each preset loads on the first call that runs it. The layer calls
+// release when it closes.
+func newPresets(h *Host, release func(context.Context) error, o PresetsOptions, r layer.Resources) (layer.Layer, error) {
 	cfg, err := o.Limits.Apply(h.Sandbox())
 	if err != nil {
 		return nil, err
@@ -402,7 +402,7 @@ func newPresets(h *Host, o PresetsOptions, r layer.Resources) (*presets, error) 
 			return nil, fmt.Errorf("config.%s: not JSON", n)
 		}
 	}
-	l := &presets{host: h, log: r.Log, names: names, config: o.Config, cfg: cfg, loaded: map[string]*Plugin{}}
+	l := &presets{host: h, log: r.Log, names: names, config: o.Config, cfg: cfg, loaded: map[string]*Plugin{}, release: release}
 	if l.log == nil {
 		l.log = hclog.NewNullLogger()
 	}
