@@ -20,10 +20,6 @@ type ImageView = layer.ImageView
 // layers that may (resourcelink); the gateway provides one.
 type ResourceReader = layer.ResourceReader
 
-// PluginHost runs WASM plugins for the layers that load them
-// (Options.Plugins); layers/wasm's *Host is one.
-type PluginHost = layer.PluginHost
-
 // The defaults of ImageView.
 const (
 	DefaultImageMaxSide         = layer.DefaultImageMaxSide

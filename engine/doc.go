@@ -11,11 +11,16 @@
 //
 // Embedding takes a store, the layers and a call. Importing package layers
 // registers every layer of the default chain (docs/design.md, "The
-// chain"), the WASM ones included, which run on the host Options.Plugins
-// gives them:
+// chain") in the default registry, the WASM ones (custom, presets)
+// included; the engine knows nothing of WASM. Those WASM layers run on a
+// host they make on first need and close with the last of them
+// (wasm.LayersOnDemand); a host that runs several engines, or wants its own
+// cache folder, logger or limits, makes a wasm.Host, binds the WASM layers
+// to it in a registry of its own, and closes it after the engine:
 //
 //	import (
 //		"github.com/mcpx-dev/mcpx/engine"
+//		"github.com/mcpx-dev/mcpx/engine/layer"
 //		_ "github.com/mcpx-dev/mcpx/layers"
 //		"github.com/mcpx-dev/mcpx/layers/wasm"
 //		"github.com/mcpx-dev/mcpx/plugins"
@@ -24,7 +29,8 @@
 //	st, _ := fsstore.Open(ctx, dir, fsstore.Config{})
 //	host, _ := wasm.NewHost(ctx, wasm.HostOptions{Presets: plugins.Catalog()})
 //	defer host.Close(ctx)
-//	eng, _ := engine.New(engine.Options{Store: st, Plugins: host})
+//	reg := layer.DefaultRegistry().With(wasm.Layers(host)...)
+//	eng, _ := engine.New(engine.Options{Store: st, Registry: reg})
 //	defer eng.Close(ctx)
 //	res, err := eng.Transform(ctx, engine.Call{Server: "tableau", Tool: "download_workbook"}, raw)
 //

@@ -63,12 +63,6 @@ type Options struct {
 	// for more of an artifact; defaults to artifacts_query and
 	// artifacts_search.
 	QueryTools QueryTools
-	// Plugins runs the WASM plugins of the custom and presets layers
-	// (wasm.NewHost): one host shares compiled modules, and the compilation
-	// cache, among every server and tool. The caller closes it after the
-	// engine. Nil: those layers make one host for this engine on first
-	// need, which Close closes.
-	Plugins layer.PluginHost
 	// Memory is the process's memory budget: images decoded for a
 	// client's view and files inspected for their summaries reserve what
 	// they may hold from it before they allocate, so that concurrent
@@ -91,7 +85,6 @@ type Engine struct {
 	validate SchemaValidator
 	quota    store.Quota
 	tools    QueryTools
-	plugins  layer.PluginHost
 	mem      *membudget.Budget
 
 	// mu guards chains only: a chain is built outside it, once per server
@@ -101,17 +94,6 @@ type Engine struct {
 	chains   map[[2]string]*chain
 	building singleflight.Group
 	closed   atomic.Bool
-
-	// sharedMu guards shared, the values layers share (Resources.Shared).
-	sharedMu sync.Mutex
-	shared   map[string]*sharedValue
-}
-
-// sharedValue is one value of Resources.Shared, made once.
-type sharedValue struct {
-	once sync.Once
-	v    any
-	err  error
 }
 
 // step is a built layer in a chain.
@@ -153,10 +135,8 @@ func New(o Options) (*Engine, error) {
 		reader:   o.Reader,
 		validate: o.SchemaValidator,
 		tools:    o.QueryTools,
-		plugins:  o.Plugins,
 		mem:      o.Memory,
 		chains:   map[[2]string]*chain{},
-		shared:   map[string]*sharedValue{},
 	}
 	if e.reg == nil {
 		e.reg = layer.DefaultRegistry()
@@ -288,7 +268,7 @@ func (e *Engine) buildChain(ctx context.Context, server, tool string) *chain {
 			continue
 		}
 		log := e.log.Named("layer."+name).With("server", server, "tool", tool)
-		l, err := info.New(opts, layer.Resources{Context: ctx, Log: log, Server: server, Tool: tool, Reader: e.reader, Plugins: e.plugins, Shared: e.sharedValue})
+		l, err := info.New(opts, layer.Resources{Context: ctx, Log: log, Server: server, Tool: tool, Reader: e.reader})
 		if err != nil {
 			c.err = fmt.Errorf("layer[%s]: server %q tool %q: %w", name, server, tool, err)
 			c.abandoned = ctx.Err() != nil
@@ -297,43 +277,6 @@ func (e *Engine) buildChain(ctx context.Context, server, tool string) *chain {
 		c.steps = append(c.steps, step{name: name, layer: l, log: log})
 	}
 	return c
-}
-
-// sharedValue is Resources.Shared: the value open makes for key, made once
-// per engine. After Close it makes nothing: ErrClosed.
-func (e *Engine) sharedValue(key string, open func() (any, error)) (any, error) {
-	e.sharedMu.Lock()
-	if e.closed.Load() {
-		e.sharedMu.Unlock()
-		return nil, ErrClosed
-	}
-	sv, ok := e.shared[key]
-	if !ok {
-		sv = &sharedValue{}
-		e.shared[key] = sv
-	}
-	e.sharedMu.Unlock()
-	sv.once.Do(func() { sv.v, sv.err = open() })
-	return sv.v, sv.err
-}
-
-// closeShared closes the shared values that hold resources, once no layer
-// uses them.
-func (e *Engine) closeShared(ctx context.Context) []error {
-	e.sharedMu.Lock()
-	vals := e.shared
-	e.shared = map[string]*sharedValue{}
-	e.sharedMu.Unlock()
-	var errs []error
-	for key, sv := range vals {
-		sv.once.Do(func() {}) // wait for a value still being made
-		if cl, ok := sv.v.(layer.Closer); ok {
-			if err := cl.Close(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("shared %s: close: %w", key, err))
-			}
-		}
-	}
-	return errs
 }
 
 // closeSteps closes the layers that hold resources.
@@ -537,6 +480,5 @@ func (e *Engine) Close(ctx context.Context) error {
 		errs = append(errs, closeSteps(ctx, c.steps)...)
 	}
 	e.chains = map[[2]string]*chain{}
-	errs = append(errs, e.closeShared(ctx)...)
 	return errors.Join(errs...)
 }

@@ -6,6 +6,14 @@
 //
 //	import _ "github.com/mcpx-dev/mcpx/layers"
 //
+// The default registry's WASM layers make their own Host on first need
+// (wasm.LayersOnDemand) and close it with the last of them. An embedder
+// that runs several engines, or wants its own cache folder, logger or
+// limits, makes a Host and binds the WASM layers to it:
+//
+//	reg := layer.DefaultRegistry().With(wasm.Layers(host)...)
+//	eng, err := engine.New(engine.Options{Store: st, Registry: reg})
+//
 // Every layer is switched and tuned per server and per tool through
 // engine.Config; each file documents its options where they are declared.
 package layers
@@ -32,7 +40,7 @@ func DefaultChain() []string {
 }
 
 func init() {
-	for _, info := range wasm.Layers(plugins.Catalog()) {
+	for _, info := range wasm.LayersOnDemand(wasm.HostOptions{Presets: plugins.Catalog()}) {
 		layer.Register(info)
 	}
 	layer.DefaultRegistry().SetChain(DefaultChain())

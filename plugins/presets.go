@@ -4,13 +4,15 @@
 // is committed beside it and embedded here, so that "go install" users need
 // no WASM toolchain. scripts/build-wasm.sh rebuilds them and the test
 // command fails when a committed module differs from a fresh build.
+//
+// The package is data (each preset's module and the server names it
+// serves) and imports nothing of mcpx: layers/wasm runs what Catalog
+// lists (wasm.HostOptions.Presets).
 package plugins
 
 import (
 	_ "embed"
 	"sort"
-
-	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
 // The presets are built with TinyGo v0.42.0 (scripts/wasm-toolchains.sh
@@ -32,13 +34,28 @@ var tableauWasm []byte
 //go:embed github/github.wasm
 var githubWasm []byte
 
-// Info describes a built-in preset: its name, summary, server globs,
-// module and whether it rewrites candidates only (wasm.Preset). The tests
-// hold each preset that claims CandidatesOnly to it.
-type Info = wasm.Preset
+// Preset is a module built into a binary that the presets layer runs for
+// the servers its globs match.
+type Preset struct {
+	// Name is the preset's name in config and on the command line.
+	Name string
+	// Summary is one line for docs.
+	Summary string
+	// Servers are the server-name globs (path.Match) the preset applies to
+	// unless the config names presets explicitly.
+	Servers []string
+	// Wasm is the module.
+	Wasm []byte
+	// CandidatesOnly says the preset rewrites nothing but the request's
+	// candidates (the long strings, sdk/wasm-guest/ABI.md): on a result
+	// without one it answers no rewrites, so the presets layer neither
+	// loads nor runs it there (loading is most of a small result's cost in
+	// a fresh process). The tests hold each preset that claims it to it.
+	CandidatesOnly bool
+}
 
 // presets is never written after init.
-var presets = map[string]Info{
+var presets = map[string]Preset{
 	"tableau": {
 		Name:    "tableau",
 		Summary: "Tableau MCP servers: workbook downloads, view PDFs and images, CSV and crosstab exports",
@@ -58,7 +75,7 @@ var presets = map[string]Info{
 }
 
 // Lookup returns the preset called name.
-func Lookup(name string) (Info, bool) {
+func Lookup(name string) (Preset, bool) {
 	i, ok := presets[name]
 	return i, ok
 }
@@ -73,10 +90,9 @@ func Names() []string {
 	return names
 }
 
-// Catalog returns every preset, sorted by name, for wasm.HostOptions.Presets
-// and wasm.Layers.
-func Catalog() []wasm.Preset {
-	out := make([]wasm.Preset, 0, len(presets))
+// Catalog returns every preset, sorted by name, for wasm.HostOptions.Presets.
+func Catalog() []Preset {
+	out := make([]Preset, 0, len(presets))
 	for _, n := range Names() {
 		out = append(out, presets[n])
 	}

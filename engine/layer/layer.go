@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -55,22 +56,6 @@ type Resources struct {
 	Server, Tool string
 	// Reader reads upstream resources; nil outside a gateway.
 	Reader ResourceReader
-	// Plugins is Options.Plugins: the host that runs the WASM plugins of
-	// every layer the engine builds; nil when the embedder gave none.
-	Plugins PluginHost
-	// Shared returns the value open makes, once per engine and key, for
-	// state the layers an engine builds share (the plugin layers' host when
-	// Plugins is nil). The engine closes a value that is a Closer after its
-	// layers, when it closes. Nil outside an engine.
-	Shared func(key string, open func() (any, error)) (any, error)
-}
-
-// PluginHost runs WASM plugins for the layers that load them (custom and
-// presets); layers/wasm's *Host is one. The engine hands it to the layers
-// it builds and never closes it: whoever made it closes it after the
-// engine.
-type PluginHost interface {
-	Close(ctx context.Context) error
 }
 
 // Info registers a layer kind.
@@ -142,6 +127,27 @@ func (r *Registry) Register(info Info) {
 		panic(fmt.Sprintf("layer: %q registered twice", info.Name))
 	}
 	r.infos[info.Name] = info
+}
+
+// With returns a copy of r, its default order included, in which infos
+// are registered in place of the kinds of the same names (an embedder
+// binds the WASM layers to its own host: DefaultRegistry().With(
+// wasm.Layers(host)...)). r is unchanged. It panics like Register on an
+// info without a name or a New func, or on two infos of one name.
+func (r *Registry) With(infos ...Info) *Registry {
+	r.mu.RLock()
+	out := &Registry{infos: maps.Clone(r.infos), chain: slices.Clone(r.chain)}
+	r.mu.RUnlock()
+	if out.infos == nil {
+		out.infos = map[string]Info{}
+	}
+	for _, info := range infos {
+		delete(out.infos, info.Name)
+	}
+	for _, info := range infos {
+		out.Register(info)
+	}
+	return out
 }
 
 // Lookup returns the layer kind registered under name.

@@ -3,7 +3,9 @@
 // come out as artifacts in the host's own store. Importing package layers
 // registers every layer of the default chain, the WASM ones (custom
 // plugins, the built-in presets) included; the host makes the WASM host
-// they run on and closes it after the engine.
+// they run on, binds them to it (wasm.Layers) in the engine's registry, and
+// closes it after the engine. Without a registry of its own the engine's
+// WASM layers make a host on first need and close it with the engine.
 //
 //	go run ./examples/embed
 package main
@@ -18,6 +20,7 @@ import (
 	"os"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/engine/layer"
 	_ "github.com/mcpx-dev/mcpx/layers" // registers every layer of the default chain
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/plugins"
@@ -46,8 +49,10 @@ func run(w io.Writer) error {
 	}
 	defer host.Close(ctx) // runs after the engine's Close, deferred below
 
-	// The default chain, every layer with its defaults.
-	eng, err := engine.New(engine.Options{Store: st, Plugins: host})
+	// The default chain, every layer with its defaults; custom and presets
+	// run on host.
+	reg := layer.DefaultRegistry().With(wasm.Layers(host)...)
+	eng, err := engine.New(engine.Options{Store: st, Registry: reg})
 	if err != nil {
 		return err
 	}

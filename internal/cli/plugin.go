@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/engine/layer"
-	"github.com/mcpx-dev/mcpx/layers/wasm" // registers the custom and presets layers
+	"github.com/mcpx-dev/mcpx/layers/wasm"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -260,14 +260,14 @@ func runPluginTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	}
 	defer p.Close(ctx)
 	call := engine.Call{Server: server, Tool: tool, Arguments: json.RawMessage(arguments)}
-	tr, err := p.Try(ctx, call, in, wasm.Mode(mode), engine.Options{Store: memstore.New(memstore.Config{}), Logger: log})
+	tr, err := tryPlugin(ctx, p, call, in, wasm.Mode(mode), engine.Options{Store: memstore.New(memstore.Config{}), Logger: log})
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	res := tr.Result
+	res := tr.result
 	out := pluginOutcome{
-		Plugin: name, SHA256: p.SHA256(), Mode: wasm.Mode(mode), Rewrites: tr.Rewrites, Result: res.Raw,
-		Artifacts: res.Artifacts, TookMS: float64(tr.Took.Microseconds()) / 1000,
+		Plugin: name, SHA256: p.SHA256(), Mode: wasm.Mode(mode), Rewrites: tr.rewrites, Result: res.Raw,
+		Artifacts: res.Artifacts, TookMS: float64(tr.took.Microseconds()) / 1000,
 	}
 	if out.Rewrites == nil {
 		out.Rewrites = []layer.Rewrite{}

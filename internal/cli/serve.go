@@ -159,14 +159,14 @@ func (p program) gateway(c command, cfg config.File, o common, listen string, ch
 		defer closeStore(context.Background(), st, log)
 		r.Engine.Store = st
 	}
-	host, err := newPluginHost(ctx, serverNames(cfg))
+	host, reg, err := newPluginHost(ctx, serverNames(cfg))
 	if err != nil {
 		return fail(stderr, c, err)
 	}
 	// Closed after the part returns, so after the gateway's Close: the
 	// engine's layers let go of their plugins first.
 	defer host.Close(context.Background())
-	r.Engine = engine.Options{Store: r.Engine.Store, Config: cfg.Pipeline, Logger: log, Plugins: host}
+	r.Engine = engine.Options{Store: r.Engine.Store, Config: cfg.Pipeline, Logger: log, Registry: reg}
 	engineRetention(cfg.Store.RetentionFor(true), &r.Engine)
 	run := p.parts.Serve
 	if check {

@@ -113,13 +113,13 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 		return fail(stderr, c, err)
 	}
 	defer closeStore(ctx, st, log)
-	host, err := newPluginHost(ctx, []string{server})
+	host, reg, err := newPluginHost(ctx, []string{server})
 	if err != nil {
 		return fail(stderr, c, err)
 	}
 	defer host.Close(ctx)
 	var notStored atomic.Int64 // values the store failed to keep
-	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Plugins: host,
+	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Registry: reg,
 		Listener: engine.ListenerFunc(func(ev engine.Event) {
 			if ev.Type == engine.EventArtifactRefused && ev.Artifact.NotStored.Limit == "" {
 				notStored.Add(1)

@@ -204,23 +204,7 @@ func BenchmarkColdStart(b *testing.B) {
 // newEngineAllLayers is the default chain with the built-in layers and the
 // WASM layers on h.
 func newEngineAllLayers(tb testing.TB, h *wasm.Host, cfg engine.Config) *engine.Engine {
-	reg := layer.NewRegistry()
-	def := layer.DefaultRegistry()
-	reg.SetChain(def.Chain())
-	for _, n := range def.Names() {
-		if n == "custom" || n == "presets" {
-			continue
-		}
-		info, _ := def.Lookup(n)
-		reg.Register(info)
-	}
-	reg.Register(layer.Info{Name: "presets", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {
-		var o wasm.PresetsOptions
-		if err := layer.DecodeOptions(opts, &o); err != nil {
-			return nil, err
-		}
-		return wasm.NewPresets(h, o, r)
-	}})
+	reg := layer.DefaultRegistry().With(wasm.Layers(h)...)
 	eng, err := engine.New(engine.Options{Store: newStore(), Config: cfg, Registry: reg})
 	if err != nil {
 		tb.Fatal(err)

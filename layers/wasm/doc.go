@@ -29,17 +29,20 @@
 // is a name, not a glob. Host.SetServers names the servers an embedder
 // serves, so a folder plugin that serves none of them is a warning.
 //
-// Layers returns two engine layer kinds, which package layers registers
-// (with the presets of package plugins):
+// Two engine layer kinds run plugins:
 //
 //   - "custom": the plugin files configured per server and tool, and
 //     those of a watched plugins folder (hot loaded); such a plugin may
 //     return rewrites or replace the payload outright.
-//   - "presets": the presets a Host was given (HostOptions.Presets),
-//     chosen per server by name and compiled lazily on the first call that
-//     matches.
+//   - "presets": the presets a Host was given (HostOptions.Presets,
+//     package plugins' catalog for mcpx), chosen per server by name and
+//     compiled lazily on the first call that matches.
 //
-// Both run on the Host the embedder passes as engine.Options.Plugins, so
-// that one compilation cache and one set of compiled modules serve every
-// server and tool; the package holds no process-wide state.
+// The Host is captured by the kinds, never handed through the engine:
+// Layers(h) binds them to a Host the caller owns (an embedder registers
+// them with layer.Registry.With), so that one compilation cache and one
+// set of compiled modules serve every server and tool; LayersOnDemand
+// binds them to a Host they make on first need and close with the last
+// layer built from them, which is what package layers registers in the
+// default registry. The package holds no process-wide state.
 package wasm

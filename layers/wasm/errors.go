@@ -29,9 +29,6 @@ var (
 	// module or sidecar) and would serve the call, which the custom layer
 	// then fails.
 	ErrNotLoaded = errors.New("failed to load")
-	// ErrNotHost: the custom and presets layers found no *Host to run on
-	// (engine.Options.Plugins is another kind of PluginHost).
-	ErrNotHost = errors.New("no WASM host: engine.Options.Plugins takes a *wasm.Host")
 )
 
 // PluginError is a failure of one plugin; it names the plugin.

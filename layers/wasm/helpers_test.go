@@ -111,21 +111,7 @@ func newStore() *memstore.Store { return memstore.New(memstore.Config{}) }
 // on h rather than the default host.
 func newEngineWithHost(t testing.TB, h *wasm.Host, cfg engine.Config, log hclog.Logger) *engine.Engine {
 	t.Helper()
-	reg := layer.NewRegistry()
-	reg.Register(layer.Info{Name: "custom", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {
-		var o wasm.CustomOptions
-		if err := layer.DecodeOptions(opts, &o); err != nil {
-			return nil, err
-		}
-		return wasm.NewCustom(context.Background(), h, o, r)
-	}})
-	reg.Register(layer.Info{Name: "presets", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {
-		var o wasm.PresetsOptions
-		if err := layer.DecodeOptions(opts, &o); err != nil {
-			return nil, err
-		}
-		return wasm.NewPresets(h, o, r)
-	}})
+	reg := layer.NewRegistry().With(wasm.Layers(h)...)
 	eng, err := engine.New(engine.Options{Store: newStore(), Config: cfg, Registry: reg, Logger: log})
 	if err != nil {
 		t.Fatal(err)

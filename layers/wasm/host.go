@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
+
+	"github.com/mcpx-dev/mcpx/plugins"
 )
 
 // HostOptions configure a Host. The zero value is usable.
@@ -27,7 +29,7 @@ type HostOptions struct {
 	Sandbox SandboxConfig
 	// Presets are the modules the presets layer may run (plugins.Catalog()
 	// is mcpx's). Defaults to none.
-	Presets []Preset
+	Presets []plugins.Preset
 	// Servers names the servers the embedder serves, as SetServers does.
 	Servers []string
 }
@@ -41,7 +43,7 @@ type Host struct {
 	dir     string
 
 	mu      sync.Mutex
-	catalog map[string]Preset
+	catalog map[string]plugins.Preset
 	presets map[string]*presetSlot
 	shared  map[sharedPluginKey]*sharedPlugin
 	closed  bool
@@ -74,7 +76,7 @@ func NewHost(ctx context.Context, o HostOptions) (*Host, error) {
 	if err := o.Sandbox.validate(); err != nil {
 		return nil, fmt.Errorf("wasm: sandbox: %w", err)
 	}
-	h := &Host{log: o.Logger, sandbox: o.Sandbox, catalog: map[string]Preset{}, presets: map[string]*presetSlot{}, shared: map[sharedPluginKey]*sharedPlugin{}, folders: map[*Folder]struct{}{}, sharedFolders: map[sharedFolderKey]*Folder{}}
+	h := &Host{log: o.Logger, sandbox: o.Sandbox, catalog: map[string]plugins.Preset{}, presets: map[string]*presetSlot{}, shared: map[sharedPluginKey]*sharedPlugin{}, folders: map[*Folder]struct{}{}, sharedFolders: map[sharedFolderKey]*Folder{}}
 	for _, p := range o.Presets {
 		if p.Name == "" || len(p.Wasm) == 0 {
 			return nil, fmt.Errorf("wasm: preset %q: a name and a module are required", p.Name)

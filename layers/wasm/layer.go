@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,69 +17,139 @@ import (
 	"github.com/mcpx-dev/mcpx/engine/layer"
 )
 
-// Layers returns the layer kinds of the package, for a registry: "custom"
-// (the plugin files configured per server and tool, and those of a watched
-// plugins folder) and "presets" (the catalog's modules, chosen per server).
-// Both run on the engine's Options.Plugins, a *Host; without one they share
-// a Host per engine, made on first need with catalog as its presets and
-// closed with the engine. Package layers registers them with mcpx's
-// catalog.
-func Layers(catalog []Preset) []layer.Info {
-	names := make([]string, 0, len(catalog))
-	for _, p := range catalog {
+// Layers returns the package's layer kinds bound to h, for a registry
+// (layer.DefaultRegistry().With(wasm.Layers(h)...)): "custom" (the plugin
+// files configured per server and tool, and those of a watched plugins
+// folder) and "presets" (h's presets, chosen per server). Every layer
+// built from them runs on h, so that one compilation cache and one set of
+// compiled modules serve every server and tool of every engine that holds
+// them. The caller owns h and closes it after those engines, which never
+// close it. A nil h is a wiring bug: Layers panics (LayersOnDemand makes
+// its own Host).
+func Layers(h *Host) []layer.Info {
+	if h == nil {
+		panic("wasm: Layers needs a Host; LayersOnDemand makes its own")
+	}
+	return kinds(&hostSource{fixed: h}, h.PresetNames())
+}
+
+// LayersOnDemand returns the same layer kinds bound to a Host they make
+// from o when the first layer is built and close when the last layer
+// built from them closes (an engine's Close closes its layers, so the
+// Host lives as long as some engine's chain needs it). Package layers
+// registers them, with mcpx's presets, in the default registry: an
+// embedder that gives its engine no Host of its own pays for none until
+// a chain runs a plugin layer, and leaks none after Close.
+func LayersOnDemand(o HostOptions) []layer.Info {
+	o.Presets = slices.Clone(o.Presets)
+	o.Servers = slices.Clone(o.Servers)
+	names := make([]string, 0, len(o.Presets))
+	for _, p := range o.Presets {
 		names = append(names, p.Name)
 	}
 	sort.Strings(names)
+	return kinds(&hostSource{opts: o}, names)
+}
+
+// kinds are the custom and presets layer kinds on src's Host; presetNames
+// are that Host's presets, for the summary.
+func kinds(src *hostSource, presetNames []string) []layer.Info {
 	return []layer.Info{
 		layer.NewInfo("custom",
 			"WASM custom transformers per server and tool (plugin files and a hot-loaded plugins folder); may replace the payload",
 			nil, func(o CustomOptions, r layer.Resources) (layer.Layer, error) {
-				h, err := hostOf(r, catalog)
-				if err != nil {
-					return nil, err
-				}
 				ctx := r.Context
 				if ctx == nil {
 					ctx = context.Background()
 				}
-				return NewCustom(ctx, h, o, r)
+				return src.build(func(h *Host, release func(context.Context) error) (layer.Layer, error) {
+					return newCustom(ctx, h, release, o, r)
+				})
 			}),
 		layer.NewInfo("presets",
-			"WASM presets per server (built in: "+strings.Join(names, ", ")+"), loaded on the first matching call",
+			"WASM presets per server (built in: "+strings.Join(presetNames, ", ")+"), loaded on the first matching call",
 			nil, func(o PresetsOptions, r layer.Resources) (layer.Layer, error) {
-				h, err := hostOf(r, catalog)
-				if err != nil {
-					return nil, err
-				}
-				return NewPresets(h, o, r)
+				return src.build(func(h *Host, release func(context.Context) error) (layer.Layer, error) {
+					return newPresets(h, release, o, r)
+				})
 			}),
 	}
 }
 
-// sharedHostKey is the key of an engine's own Host (Resources.Shared).
-const sharedHostKey = "layers/wasm.Host"
+// hostSource gives the layers of one set of kinds their Host: the
+// caller's (Layers), or one made on first need and closed after the last
+// layer that holds it (LayersOnDemand).
+type hostSource struct {
+	fixed *Host
+	opts  HostOptions
 
-// hostOf returns the Host the layers of r run on: the engine's
-// Options.Plugins, else one the engine shares among its layers, made with
-// the compilation cache in DefaultCacheDir() and catalog's presets.
-func hostOf(r layer.Resources, catalog []Preset) (*Host, error) {
-	if r.Plugins != nil {
-		h, ok := r.Plugins.(*Host)
-		if !ok {
-			return nil, fmt.Errorf("%w: engine.Options.Plugins is a %T", ErrNotHost, r.Plugins)
+	// mu guards h and refs, the on-demand Host and how many layers hold
+	// it.
+	mu   sync.Mutex
+	h    *Host
+	refs int
+}
+
+// acquire returns the Host a new layer runs on and the release the layer
+// calls when it closes (a second call does nothing).
+func (s *hostSource) acquire() (*Host, func(context.Context) error, error) {
+	if s.fixed != nil {
+		return s.fixed, func(context.Context) error { return nil }, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.h == nil {
+		h, err := NewHost(context.Background(), s.opts)
+		if err != nil {
+			return nil, nil, err
 		}
-		return h, nil
+		h.log.Debug("plugin host made on demand", "cache_dir", h.CacheDir())
+		s.h = h
 	}
-	if r.Shared == nil {
-		return nil, fmt.Errorf("%w: no engine.Options.Plugins and no engine to share one", ErrNotHost)
-	}
-	v, err := r.Shared(sharedHostKey, func() (any, error) {
-		return NewHost(context.Background(), HostOptions{Presets: catalog})
-	})
+	s.refs++
+	h := s.h
+	var once sync.Once
+	return h, func(ctx context.Context) (err error) {
+		once.Do(func() { err = s.release(ctx, h) })
+		return err
+	}, nil
+}
+
+// build builds a layer with newLayer on a Host of s and the release the
+// layer calls when it closes; a layer that fails to build lets go of the
+// Host at once.
+func (s *hostSource) build(newLayer func(h *Host, release func(context.Context) error) (layer.Layer, error)) (layer.Layer, error) {
+	h, release, err := s.acquire()
 	if err != nil {
 		return nil, err
 	}
-	return v.(*Host), nil
+	l, err := newLayer(h, release)
+	if err != nil {
+		if rerr := release(context.Background()); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+// release drops one layer's hold on h and closes h after the last.
+func (s *hostSource) release(ctx context.Context, h *Host) error {
+	s.mu.Lock()
+	s.refs--
+	last := s.refs == 0
+	if last {
+		s.h = nil
+	}
+	s.mu.Unlock()
+	if !last {
+		return nil
+	}
+	if err := h.Close(ctx); err != nil {
+		return fmt.Errorf("wasm: closing the on-demand plugin host: %w", err)
+	}
+	h.log.Debug("on-demand plugin host closed: no layer holds it")
+	return nil
 }
 
 // PluginFile names one plugin of the custom layer.
@@ -150,12 +221,15 @@ type custom struct {
 	tool   string
 	owned  []*Plugin
 	folder *Folder
+	// release lets go of host (hostSource.acquire) when the layer closes.
+	release func(context.Context) error
 }
 
-// NewCustom builds the custom layer for r.Server and r.Tool: it compiles
+// newCustom builds the custom layer for r.Server and r.Tool: it compiles
 // the listed plugins (or shares those another layer of h compiled from the
 // same file, limits and config) and opens (or shares) the plugins folder.
-func NewCustom(ctx context.Context, h *Host, o CustomOptions, r layer.Resources) (layer.Layer, error) {
+// The layer calls release when it closes.
+func newCustom(ctx context.Context, h *Host, release func(context.Context) error, o CustomOptions, r layer.Resources) (layer.Layer, error) {
 	base, err := o.Limits.Apply(h.Sandbox())
 	if err != nil {
 		return nil, err
@@ -167,7 +241,7 @@ func NewCustom(ctx context.Context, h *Host, o CustomOptions, r layer.Resources)
 	if maxFile == 0 {
 		maxFile = DefaultMaxPluginFileBytes
 	}
-	l := &custom{host: h, log: r.Log, server: r.Server, tool: r.Tool}
+	l := &custom{host: h, log: r.Log, server: r.Server, tool: r.Tool, release: release}
 	if l.log == nil {
 		l.log = hclog.NewNullLogger()
 	}
@@ -260,10 +334,11 @@ func (l *custom) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, error
 	return all, nil
 }
 
-// Close closes the layer's own plugins and lets go of the folder.
+// Close closes the layer's own plugins, lets go of the folder, then of
+// the host.
 func (l *custom) Close(ctx context.Context) error {
 	l.close(ctx)
-	return nil
+	return l.release(ctx)
 }
 
 func (l *custom) close(ctx context.Context) {
@@ -289,11 +364,14 @@ type presets struct {
 	mu     sync.Mutex
 	loaded map[string]*Plugin
 	warmed atomic.Bool // Warm ran
+	// release lets go of host (hostSource.acquire) when the layer closes.
+	release func(context.Context) error
 }
 
-// NewPresets builds the presets layer for r.Server. Nothing is compiled
-// here: each preset loads on the first call that runs it.
-func NewPresets(h *Host, o PresetsOptions, r layer.Resources) (layer.Layer, error) {
+// newPresets builds the presets layer for r.Server. Nothing is compiled
+// here: each preset loads on the first call that runs it. The layer calls
+// release when it closes.
+func newPresets(h *Host, release func(context.Context) error, o PresetsOptions, r layer.Resources) (layer.Layer, error) {
 	cfg, err := o.Limits.Apply(h.Sandbox())
 	if err != nil {
 		return nil, err
@@ -324,7 +402,7 @@ func NewPresets(h *Host, o PresetsOptions, r layer.Resources) (layer.Layer, erro
 			return nil, fmt.Errorf("config.%s: not JSON", n)
 		}
 	}
-	l := &presets{host: h, log: r.Log, names: names, config: o.Config, cfg: cfg, loaded: map[string]*Plugin{}}
+	l := &presets{host: h, log: r.Log, names: names, config: o.Config, cfg: cfg, loaded: map[string]*Plugin{}, release: release}
 	if l.log == nil {
 		l.log = hclog.NewNullLogger()
 	}
@@ -401,15 +479,16 @@ func (l *presets) Warm(ctx context.Context) {
 	}
 }
 
-// Close closes the presets compiled for this layer alone.
+// Close closes the presets compiled for this layer alone, then lets go
+// of the host.
 func (l *presets) Close(ctx context.Context) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	for _, p := range l.loaded {
 		_ = p.Close(ctx)
 	}
 	l.loaded = map[string]*Plugin{}
-	return nil
+	l.mu.Unlock()
+	return l.release(ctx)
 }
 
 // Interface guards.

@@ -11,25 +11,6 @@ import (
 	"github.com/mcpx-dev/mcpx/engine/layer"
 )
 
-// Preset is a module built into a binary that the presets layer runs for
-// the servers its globs match (package plugins holds mcpx's catalog).
-type Preset struct {
-	// Name is the preset's name in config and on the command line.
-	Name string
-	// Summary is one line for docs.
-	Summary string
-	// Servers are the server-name globs the preset applies to unless the
-	// config names presets explicitly.
-	Servers []string
-	// Wasm is the module.
-	Wasm []byte
-	// CandidatesOnly says the preset rewrites nothing but the request's
-	// candidates (the long strings, ABI.md): on a result without one it
-	// answers no rewrites, so the presets layer neither loads nor runs it
-	// there (loading is most of a small result's cost in a fresh process).
-	CandidatesOnly bool
-}
-
 // presetSlot compiles one preset on first use.
 type presetSlot struct {
 	once sync.Once
