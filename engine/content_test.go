@@ -191,8 +191,12 @@ func TestContentSummaryNeverBlocks(t *testing.T) {
 	if err != nil || len(res.Failures) > 0 {
 		t.Fatalf("Transform: %v, %v", err, res.Failures)
 	}
-	// Three summaries, each at most the cap plus one slow read.
-	if limit := 3*(timeout+20*time.Millisecond) + 2*time.Second; took > limit {
+	// Each summary stops at the cap: the large text's says it was cut by
+	// time (below), which is the assertion that does not depend on the
+	// machine's speed. The wall-clock bound only catches a summary that
+	// blocks the call outright; it is far above what decoding and storing
+	// the inputs take on a loaded machine under -race.
+	if limit := 30 * time.Second; took > limit {
 		t.Errorf("took %v, over %v", took, limit)
 	}
 	for i, kind := range []string{"pdf", "archive", "text"} {
