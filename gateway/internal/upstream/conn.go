@@ -3,10 +3,10 @@ package upstream
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
@@ -72,28 +72,19 @@ func (d directConn) Notify(ctx context.Context, method string, params json.RawMe
 
 func (d directConn) Close() error { return d.c.close() }
 
-// StderrTail is the last lines a stdio upstream's current process wrote
-// to stderr ("" before it has one), as exit errors quote them.
-func (u *Upstream) StderrTail() string {
-	u.mu.RLock()
-	c, _ := u.c.(*stdioConn)
-	u.mu.RUnlock()
-	if c == nil {
-		return ""
+// connEnded is why c ended.
+func connEnded(c conn) error {
+	if err := c.cause(); err != nil {
+		return err
 	}
-	c.tailMu.Lock()
-	defer c.tailMu.Unlock()
-	return strings.Join(c.tail, "\n")
+	return jsonrpc.ErrUpstreamExited
 }
 
-// PID is the process id of a stdio upstream's current process (the
-// leader of its process group), 0 when it has none.
-func (u *Upstream) PID() int {
-	u.mu.RLock()
-	c, _ := u.c.(*stdioConn)
-	u.mu.RUnlock()
-	if c == nil {
-		return 0
+func isDone(c conn) bool {
+	select {
+	case <-c.done():
+		return true
+	default:
+		return false
 	}
-	return c.cmd.Process.Pid
 }

@@ -185,6 +185,16 @@ func (c *stdioConn) finish(werr error) {
 	close(c.doneCh)
 }
 
+// stderrTail is the last lines the process wrote to stderr.
+func (c *stdioConn) stderrTail() string {
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	return strings.Join(c.tail, "\n")
+}
+
+// pid is the process's id, the leader of its process group.
+func (c *stdioConn) pid() int { return c.cmd.Process.Pid }
+
 func (c *stdioConn) tailText() string {
 	c.tailMu.Lock()
 	defer c.tailMu.Unlock()
