@@ -48,8 +48,8 @@ func CallerFrom(ctx context.Context) Caller {
 }
 
 // Callers are the downstream requests with calls in flight on an
-// upstream's shared process, and the server requests it relays for
-// them, within the limits on those.
+// upstream (on any of its processes), and the server requests relayed
+// for them, within the limits on those.
 type Callers struct {
 	set    callerSet
 	limits config.Limits

@@ -45,7 +45,7 @@ type ListenStream struct {
 	open sync.Mutex // held while a stream is (re)opened
 
 	mu     sync.Mutex
-	uris   map[string]struct{}    // resources subscribed to, in u's form
+	uris   map[string]struct{}    // resources subscribed to, in the upstream's form
 	asked  string                 // the open stream's filter (JSON); "" when none is open
 	lane   conn                   // the connection the open stream is on
 	acked  mcp.SubscriptionFilter // what the upstream agreed to

@@ -217,6 +217,7 @@ type Status struct {
 	Error     string `json:"error,omitempty"`
 }
 
+// Status is the upstream's state now, for operators.
 func (u *Upstream) Status() Status {
 	state, restarts, lastErr := u.sup.status()
 	protocol, tools := u.decl.status()
@@ -269,7 +270,7 @@ func (u *Upstream) Listen() *ListenStream { return u.listen }
 func (u *Upstream) Instances() *Instances { return u.inst }
 
 // Callers are the downstream requests with calls in flight on the
-// shared process, and the server requests relayed for them (callers.go).
+// upstream, and the server requests relayed for them (callers.go).
 func (u *Upstream) Callers() *Callers { return u.callers }
 
 // ClientDeclaredRoots is told that a client declared roots: when u was
