@@ -36,7 +36,7 @@ func (g *Gateway) upstreamNotification(u *upstream.Upstream, from upstream.Owner
 	case notificationResourcesListChange, notificationPromptsListChanged:
 		g.broadcast(from, method, params)
 	case notificationSubscriptionsAcked:
-		u.ListenAcknowledged(params)
+		u.Listen().Acknowledged(params)
 	case "notifications/cancelled":
 		// the upstream gave up on a request of ours: nothing is pending
 	default:

@@ -136,7 +136,7 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, from upst
 		// An owned process's request came with the caller of its own
 		// calls in flight, when they were one session's: a call of
 		// another owner on another process is no evidence for it.
-		sole, n := u.SoleCaller()
+		sole, n := u.Callers().Sole()
 		if c, ok := sole.(*caller); ok {
 			return c, nil
 		}
@@ -197,7 +197,7 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, fro
 		if !gjson.GetBytes(c.meta, strings.ReplaceAll(mcp.MetaKeyClientCapabilities, ".", `\.`)+"."+capName).Exists() {
 			return nil, fmt.Errorf("%w: the client declared no %s capability", jsonrpc.ErrMethodNotFound, capName)
 		}
-		done, err := u.Admit(method, &c.asking)
+		done, err := u.Callers().Admit(method, &c.asking)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
@@ -208,7 +208,7 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, fro
 	if !c.s.clientHas(capName) {
 		return nil, fmt.Errorf("%w: the client declared no %s capability", jsonrpc.ErrMethodNotFound, capName)
 	}
-	done, err := u.Admit(method, &c.asking)
+	done, err := u.Callers().Admit(method, &c.asking)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}

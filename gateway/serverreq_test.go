@@ -184,7 +184,7 @@ func TestServeServerRequestAmbiguous(t *testing.T) {
 	u := g.ups["asker"]
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if c, _ := u.SoleCaller(); c != nil {
+		if c, _ := u.Callers().Sole(); c != nil {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -115,7 +115,7 @@ func (s *session) Close() {
 	s.g.sessMu.Unlock()
 	s.g.dropCache(s.ID)
 	for _, u := range s.g.ups {
-		u.EndSession(s) // its per_session processes (mcpx.instances)
+		u.Instances().EndSession(s) // its per_session processes (mcpx.instances)
 	}
 	if s.initialized.Load() && s.clientHas("roots") {
 		s.g.clientRootsChanged() // its roots are gone

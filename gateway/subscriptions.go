@@ -87,7 +87,7 @@ func (g *Gateway) subscribeUpstream(ctx context.Context, uri string) error {
 	for _, u := range g.candidates(uri) {
 		var err error
 		if u.StatelessOnly() {
-			err = u.ListenFor(ctx, orig)
+			err = u.Listen().Add(ctx, orig)
 		} else {
 			_, err = u.Call(ctx, "resources/subscribe", params)
 		}
@@ -129,7 +129,7 @@ func (g *Gateway) unsubscribe(sub subscriber, uri string) {
 		return
 	}
 	if u.StatelessOnly() {
-		u.Unlisten(orig)
+		u.Listen().Remove(orig)
 		return
 	}
 	params, _ := json.Marshal(map[string]string{"uri": orig})
@@ -170,7 +170,7 @@ func (g *Gateway) renewSubscriptions(u *upstream.Upstream) {
 	if u.StatelessOnly() {
 		// the connection's own start must not wait for the stream
 		go func() {
-			if err := u.Relisten(g.ctx); err != nil {
+			if err := u.Listen().Reopen(g.ctx); err != nil {
 				u.Log.Warn("opening subscriptions/listen", "error", err)
 			}
 		}()

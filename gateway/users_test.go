@@ -213,7 +213,7 @@ func TestUserProcessStopsWhenIdle(t *testing.T) {
 	}, "")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	alice.result("tools/call", toolCall("remember", `{"v":"alice's cookie"}`))
-	stopped := func() bool { return len(g.ups["memo"].InstancePIDs()) == 0 }
+	stopped := func() bool { return len(g.ups["memo"].Instances().PIDs()) == 0 }
 	waitFor(t, "alice's idle process stops", stopped)
 	if memo, _ := recalled(bob); memo != "" {
 		t.Errorf("bob recalls %q", memo)
@@ -318,7 +318,7 @@ func TestStatelessOnlyUsersDoNotShareAProcess(t *testing.T) {
 			t.Fatalf("%s: %s", tok, r.Raw)
 		}
 	}
-	pids := u.InstancePIDs()
+	pids := u.Instances().PIDs()
 	if len(pids) != 2 || pids[0] == pids[1] || slices.Contains(pids, u.PID()) {
 		t.Errorf("the users' processes %v (shared %d): want two of their own", pids, u.PID())
 	}

@@ -8,13 +8,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // Caller is the downstream request an upstream call is made for. The
 // gateway puts it in the call's context (WithCaller): a server-to-client
 // request that arrives while calls are in flight is tied to their
-// callers (SoleCaller), and a stateless caller's call goes to the
+// callers (Callers.Sole), and a stateless caller's call goes to the
 // upstream's stateless lane with its own _meta.
 type Caller interface {
 	// Session identifies the caller's downstream session (comparable).
@@ -44,17 +47,31 @@ func CallerFrom(ctx context.Context) Caller {
 	return c
 }
 
-// upstreamCallers counts an upstream's calls in flight by caller, and
-// the server requests it has relayed.
-type upstreamCallers struct {
-	mu sync.Mutex
-	n  map[Caller]int
+// Callers are the downstream requests with calls in flight on an
+// upstream (on any of its processes), and the server requests relayed
+// for them, within the limits on those.
+type Callers struct {
+	set    callerSet
+	limits config.Limits
+	log    hclog.Logger
 	// asking: the upstream's server requests relayed, unanswered
 	asking atomic.Int32
 	// warned: when a refusal was last logged at warn (unix seconds), so
 	// that a flood logs one line a second, not one a request
 	warned atomic.Int64
 }
+
+func newCallers(lim config.Limits, log hclog.Logger) *Callers {
+	return &Callers{limits: lim, log: log}
+}
+
+// enter records a call of c in flight and returns its end.
+func (cs *Callers) enter(c Caller) func() { return cs.set.enter(c) }
+
+// Sole returns the latest caller when every call in flight to the
+// upstream belongs to one session, and how many sessions have calls in
+// flight.
+func (cs *Callers) Sole() (Caller, int) { return cs.set.sole() }
 
 // takeSlot increments n unless it is at limit.
 func takeSlot(n *atomic.Int32, limit int) bool {
@@ -69,70 +86,72 @@ func takeSlot(n *atomic.Int32, limit int) bool {
 	}
 }
 
-// Admit counts a server request of method that u relays for a caller
-// whose relayed, unanswered requests perCall counts, within
+// Admit counts a server request of method that the upstream relays for
+// a caller whose relayed, unanswered requests perCall counts, within
 // Limits.MaxServerRequestsPerUpstream and MaxServerRequestsPerCall, and
 // returns its end; over a cap it logs the refusal and returns
 // jsonrpc.ErrTooManyServerRequests.
-func (u *Upstream) Admit(method string, perCall *atomic.Int32) (func(), error) {
-	uc, lim := &u.callers, u.limits
-	if !takeSlot(&uc.asking, lim.MaxServerRequestsPerUpstream) {
+func (cs *Callers) Admit(method string, perCall *atomic.Int32) (func(), error) {
+	lim := cs.limits
+	if !takeSlot(&cs.asking, lim.MaxServerRequestsPerUpstream) {
 		err := fmt.Errorf("%w (limit %d per upstream)", jsonrpc.ErrTooManyServerRequests, lim.MaxServerRequestsPerUpstream)
-		u.refused(method, err)
+		cs.refused(method, err)
 		return nil, err
 	}
 	if !takeSlot(perCall, lim.MaxServerRequestsPerCall) {
-		uc.asking.Add(-1)
+		cs.asking.Add(-1)
 		err := fmt.Errorf("%w (limit %d per call)", jsonrpc.ErrTooManyServerRequests, lim.MaxServerRequestsPerCall)
-		u.refused(method, err)
+		cs.refused(method, err)
 		return nil, err
 	}
 	return func() {
 		perCall.Add(-1)
-		uc.asking.Add(-1)
+		cs.asking.Add(-1)
 	}, nil
 }
 
 // refused logs a server request the caps turned away: at warn once a
 // second per upstream, at debug otherwise.
-func (u *Upstream) refused(method string, err error) {
+func (cs *Callers) refused(method string, err error) {
 	now := time.Now().Unix()
-	if last := u.callers.warned.Load(); now > last && u.callers.warned.CompareAndSwap(last, now) {
-		u.Log.Warn("server-to-client request refused (more are logged at debug)", "method", method, "error", err)
+	if last := cs.warned.Load(); now > last && cs.warned.CompareAndSwap(last, now) {
+		cs.log.Warn("server-to-client request refused (more are logged at debug)", "method", method, "error", err)
 		return
 	}
-	u.Log.Debug("server-to-client request refused", "method", method, "error", err)
+	cs.log.Debug("server-to-client request refused", "method", method, "error", err)
+}
+
+// callerSet counts the calls in flight on one process by caller.
+type callerSet struct {
+	mu sync.Mutex
+	n  map[Caller]int
 }
 
 // enter records a call of c in flight and returns its end.
-func (uc *upstreamCallers) enter(c Caller) func() {
-	uc.mu.Lock()
-	if uc.n == nil {
-		uc.n = map[Caller]int{}
+func (cs *callerSet) enter(c Caller) func() {
+	cs.mu.Lock()
+	if cs.n == nil {
+		cs.n = map[Caller]int{}
 	}
-	uc.n[c]++
-	uc.mu.Unlock()
+	cs.n[c]++
+	cs.mu.Unlock()
 	return func() {
-		uc.mu.Lock()
-		if uc.n[c]--; uc.n[c] <= 0 {
-			delete(uc.n, c)
+		cs.mu.Lock()
+		if cs.n[c]--; cs.n[c] <= 0 {
+			delete(cs.n, c)
 		}
-		uc.mu.Unlock()
+		cs.mu.Unlock()
 	}
 }
 
-// SoleCaller returns the latest caller when every call in flight to u
-// belongs to one session, and how many sessions have calls in flight.
-func (u *Upstream) SoleCaller() (Caller, int) { return u.callers.sole() }
-
-// sole returns the latest caller when every call in flight counted in uc
-// belongs to one session, and how many sessions have calls in flight.
-func (uc *upstreamCallers) sole() (Caller, int) {
-	uc.mu.Lock()
-	defer uc.mu.Unlock()
+// sole returns the latest caller when every call in flight counted in
+// cs belongs to one session, and how many sessions have calls in flight.
+func (cs *callerSet) sole() (Caller, int) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	var latest Caller
 	sessions := map[any]struct{}{}
-	for c := range uc.n {
+	for c := range cs.n {
 		sessions[c.Session()] = struct{}{}
 		if latest == nil || c.Seq() > latest.Seq() {
 			latest = c

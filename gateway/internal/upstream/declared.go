@@ -3,102 +3,111 @@ package upstream
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
-// declaredCaps is what an upstream's connection was told in initialize.
-type declaredCaps struct {
-	mu   sync.Mutex
-	caps json.RawMessage // nil before the first connection's initialize
-	// rootsLogged: a client with roots this upstream cannot learn of was
-	// logged
-	rootsLogged atomic.Bool
+// MaxPages bounds every pagination loop over an upstream.
+const MaxPages = 1000
+
+// declared is what the server declared of itself: its initialize (or
+// server/discover) result, the capabilities and revision in it, and its
+// tool list. It stays while the server is down, until a reconnect's
+// handshake replaces it.
+type declared struct {
+	mu       sync.RWMutex
+	result   json.RawMessage // the initialize or server/discover result
+	caps     gjson.Result    // its capabilities
+	protocol string
+	tools    []json.RawMessage // raw tool definitions, in the server's order
 }
 
-func (d *declaredCaps) get() json.RawMessage {
+// set records a handshake's result and the revision it agreed.
+func (d *declared) set(result json.RawMessage, protocol string) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.caps
-}
-
-func (d *declaredCaps) set(caps json.RawMessage) {
-	d.mu.Lock()
-	d.caps = caps
+	d.result, d.caps, d.protocol = result, gjson.GetBytes(result, "capabilities"), protocol
 	d.mu.Unlock()
 }
 
-// declaration returns what u's new connection c declares in initialize,
-// waiting for the first client's capabilities when the gateway waits for
-// them; it fails when c ends or ctx is done first.
-func (u *Upstream) declaration(ctx context.Context, c conn) (json.RawMessage, error) {
-	if u.first != nil && len(u.Config.Mcpx.ClientCapabilities) == 0 {
-		select {
-		case <-u.first:
-		default:
-			u.Log.Info("started; initialize waits for the first client, to declare its capabilities (set mcpx.client_capabilities to initialize at once)")
-			select {
-			case <-u.first:
-			case <-c.done():
-				return nil, fmt.Errorf("upstream[%s]: ended while waiting for the first client: %w", u.Name, connEnded(c))
-			case <-ctx.Done():
-				return nil, fmt.Errorf("upstream[%s]: %w", u.Name, ctx.Err())
-			}
+// loadTools fetches every page of tools/list through call.
+func (d *declared) loadTools(ctx context.Context, call func(context.Context, string, json.RawMessage) (json.RawMessage, error)) error {
+	if !d.capability("tools") {
+		d.setTools(nil)
+		return nil
+	}
+	var all []json.RawMessage
+	cursor := ""
+	for page := 0; page < MaxPages; page++ {
+		params := json.RawMessage(nil)
+		if cursor != "" {
+			params, _ = json.Marshal(map[string]string{"cursor": cursor})
+		}
+		res, err := call(ctx, "tools/list", params)
+		if err != nil {
+			return err
+		}
+		gjson.GetBytes(res, "tools").ForEach(func(_, v gjson.Result) bool {
+			all = append(all, json.RawMessage(v.Raw))
+			return true
+		})
+		cursor = gjson.GetBytes(res, "nextCursor").String()
+		if cursor == "" {
+			break
 		}
 	}
-	caps := u.host.ClientCapabilities(u)
-	u.declared.set(caps)
-	return caps, nil
+	d.setTools(all)
+	return nil
 }
 
-// connEnded is why c ended.
-func connEnded(c conn) error {
-	if err := c.cause(); err != nil {
-		return err
-	}
-	return jsonrpc.ErrUpstreamExited
+func (d *declared) setTools(tools []json.RawMessage) {
+	d.mu.Lock()
+	d.tools = tools
+	d.mu.Unlock()
 }
 
-// clientCapabilities are what u's connection declared, for the requests
-// that carry them again (a stateless upstream's _meta, server/discover).
-func (u *Upstream) clientCapabilities() json.RawMessage {
-	if d := u.declared.get(); d != nil {
-		return d
-	}
-	return u.host.ClientCapabilities(u)
+func (d *declared) toolDefs() []json.RawMessage {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.tools
 }
 
-// ClientDeclaredRoots is told that a client declared roots: when u was
-// initialized without roots, which it cannot learn of without a
-// restart, that is logged once.
-func (u *Upstream) ClientDeclaredRoots() {
-	if len(u.Config.Mcpx.Roots) > 0 || u.declared.rootsLogged.Load() {
-		return
+// tool is the definition of the tool named name, nil when the server
+// lists none.
+func (d *declared) tool(name string) json.RawMessage {
+	for _, def := range d.toolDefs() {
+		if gjson.GetBytes(def, "name").String() == name {
+			return def
+		}
 	}
-	d := u.declared.get()
-	if d == nil || gjson.GetBytes(d, "roots").Exists() {
-		return // not initialized yet, or told of roots
-	}
-	if u.declared.rootsLogged.CompareAndSwap(false, true) {
-		u.Log.Info("a client declared roots, but the upstream was initialized without roots and cannot learn of them without a restart, which mcpx does not do; to declare roots from the start set mcpServers." + u.Name + ".mcpx.client_capabilities (e.g. {\"roots\":{\"listChanged\":true}})")
-	}
+	return nil
 }
 
-// ClientRootsChanged sends notifications/roots/list_changed when u was
-// told roots with listChanged and does not answer roots/list from its
-// config.
-func (u *Upstream) ClientRootsChanged() {
-	if len(u.Config.Mcpx.Roots) > 0 || !gjson.GetBytes(u.declared.get(), "roots.listChanged").Bool() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), u.Config.RequestTimeout())
-	defer cancel()
-	if err := u.Notify(ctx, "notifications/roots/list_changed", nil); err != nil {
-		u.Log.Debug("notifications/roots/list_changed not sent", "error", err)
-	}
+// capability reports whether the server declared capability name.
+func (d *declared) capability(name string) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.caps.Get(name).Exists()
+}
+
+// capabilityFlag reports whether capability name declared flag true
+// (tools.listChanged).
+func (d *declared) capabilityFlag(name, flag string) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.caps.Get(name + "." + flag).Bool()
+}
+
+// instructions are the instructions of the server's initialize result.
+func (d *declared) instructions() string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return gjson.GetBytes(d.result, "instructions").String()
+}
+
+// status is what Status reports of the declaration.
+func (d *declared) status() (protocol string, tools int) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.protocol, len(d.tools)
 }

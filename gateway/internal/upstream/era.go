@@ -10,9 +10,10 @@ package upstream
 // The probe's outcome is remembered for the connection's life (probed
 // again after a reconnect); mcpx.protocol "2025-11-25" turns it off.
 //
-// A stdio upstream shares one pipe for both: it decides the era per
-// request itself, so a stateless request reaches it as the client sent
-// it (see statelessParams).
+// A stdio upstream's lane is a second process of its command, started on
+// the first stateless request (stdio_lane.go); where it has none, a
+// stateless request shares the session's pipe, and reaches it as the
+// client sent it (see statelessParams).
 
 import (
 	"bytes"
@@ -20,9 +21,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -32,36 +35,66 @@ import (
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
-// probeStateless opens the stateless lane of a streamable-HTTP upstream,
+// lanes are an upstream's connections of the 2026-07-28 revision: the
+// lane beside its session where the server speaks that revision too, or
+// its only connection where it speaks nothing older (stateless_only.go).
+// They decide which connection a stateless client's request goes to.
+type lanes struct {
+	name   string
+	cfg    config.ServerConfig
+	limits config.Limits
+	log    hclog.Logger
+	hs     *handshake   // server/discover and the gateway's _meta
+	decl   *declared    // the tool a tools/call names, for its headers
+	h      connHandlers // the shared process's, for a stdio lane's process
+	// opened is told of a new lane (ListenStream.laneOpened); set once,
+	// before Run
+	opened func()
+
+	mu   sync.RWMutex
+	lane conn // nil when there is none
+	// A stdio upstream's lane is probed on demand (stdio_lane.go).
+	probe  sync.Mutex  // one probe at a time
+	probed atomic.Bool // the outcome is in lane
+	// only: the upstream speaks only 2026-07-28, remembered across
+	// reconnects (stateless_only.go)
+	only atomic.Bool
+}
+
+func newLanes(name string, cfg config.ServerConfig, lim config.Limits, log hclog.Logger, hs *handshake, decl *declared, h connHandlers) *lanes {
+	return &lanes{name: name, cfg: cfg, limits: lim, log: log, hs: hs, decl: decl, h: h, opened: func() {}}
+}
+
+// current is the lane, nil when there is none.
+func (l *lanes) current() conn {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.lane
+}
+
+// probeHTTP opens the stateless lane of a streamable-HTTP upstream,
 // or returns nil when the upstream does not speak 2026-07-28 (or config
 // says not to ask).
-func (u *Upstream) probeStateless(ctx context.Context) conn {
-	if u.Config.Kind() != config.TypeStreamableHTTP || u.Config.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
+func (l *lanes) probeHTTP(ctx context.Context) conn {
+	if l.cfg.Kind() != config.TypeStreamableHTTP || l.cfg.Mcpx.Protocol == mcp.ProtocolVersion20251125 {
 		return nil
 	}
-	tc := upstreamHTTPConfig(u.Config, u.limits, u.Log, connHandlers{
+	tc := upstreamHTTPConfig(l.cfg, l.limits, l.log, connHandlers{
 		// progress of a call on this lane
-		notification: u.notification,
+		notification: l.h.notification,
 	})
 	sh, err := upstreamhttp.NewStreamable(tc)
 	if err != nil {
 		return nil
 	}
 	sh.SetProtocolVersion(mcp.ProtocolVersion20260728)
-	c := newHTTPConn(u.Name, u.Log, sh)
-	caps := u.clientCapabilities()
-	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
-		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-		mcp.MetaKeyClientCapabilities: caps,
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "mcpx", "version": u.version},
-	}})
-	res, err := c.callHeader(ctx, "server/discover", params, laneHeader(nil, "server/discover", params))
-	if err != nil || !slices.Contains(stringsOf(gjson.GetBytes(res, "supportedVersions")), mcp.ProtocolVersion20260728) {
-		u.Log.Debug("upstream does not speak 2026-07-28; stateless requests go to its session", "error", err)
+	c := newHTTPConn(l.name, l.log, sh)
+	if _, err := l.hs.discover(ctx, c); err != nil {
+		l.log.Debug("upstream does not speak 2026-07-28; stateless requests go to its session", "error", err)
 		_ = c.close()
 		return nil
 	}
-	u.Log.Info("upstream speaks 2026-07-28: stateless requests go to it statelessly")
+	l.log.Info("upstream speaks 2026-07-28: stateless requests go to it statelessly")
 	return c
 }
 
@@ -92,48 +125,44 @@ func laneHeader(tool json.RawMessage, method string, params json.RawMessage) htt
 	return h
 }
 
-// setLane replaces the upstream's stateless lane, closing the old one.
-func (u *Upstream) setLane(c conn) {
-	u.mu.Lock()
-	old := u.lane
-	u.lane = c
-	u.stdLane.reset()
-	u.mu.Unlock()
+// set replaces the lane, closing the old one.
+func (l *lanes) set(c conn) {
+	l.mu.Lock()
+	old := l.lane
+	l.lane = c
+	l.probed.Store(false) // a stdio upstream's is probed again
+	l.mu.Unlock()
 	if old != nil {
 		_ = old.close()
 	}
-	if c != nil && !u.statelessOnly.Load() {
-		u.laneOpened() // a stateless-only upstream's opens with its connection
+	if c != nil && !l.only.Load() {
+		l.opened() // a stateless-only upstream's opens with its connection
 	}
 }
 
-// callLane sends a stateless client's request down the stateless lane:
-// params as the client sent them but for the tool name, which is the
-// upstream's.
-func (u *Upstream) callLane(ctx context.Context, lane conn, method string, params json.RawMessage) (json.RawMessage, error) {
-	hc, ok := lane.(*httpConn)
-	if !ok { // a stdio lane: _meta says it all
-		res, err := lane.call(ctx, method, params)
-		if err != nil {
-			return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.Name, err)
-		}
-		return res, nil
-	}
+// call sends a stateless client's request down lane: params as the
+// client sent them but for the tool name, which is the upstream's.
+func (l *lanes) call(ctx context.Context, lane conn, method string, params json.RawMessage) (json.RawMessage, error) {
 	var tool json.RawMessage
-	if method == "tools/call" {
-		name := gjson.GetBytes(params, "name").String()
-		for _, def := range u.ToolDefs() {
-			if gjson.GetBytes(def, "name").String() == name {
-				tool = def
-				break
-			}
-		}
+	if _, ok := lane.(*httpConn); ok && method == "tools/call" {
+		tool = l.decl.tool(gjson.GetBytes(params, "name").String())
 	}
-	res, err := hc.callHeader(ctx, method, params, laneHeader(tool, method, params))
+	res, err := callStateless(ctx, lane, tool, method, params)
 	if err != nil {
-		return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", u.Name, err)
+		return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", l.name, err)
 	}
 	return res, nil
+}
+
+// callStateless sends a 2026-07-28 request on c: on a remote upstream's
+// connection with the revision's headers (tool, when not nil, is the
+// definition of the tool a tools/call names); a stdio one's _meta says
+// it all.
+func callStateless(ctx context.Context, c conn, tool json.RawMessage, method string, params json.RawMessage) (json.RawMessage, error) {
+	if hc, ok := c.(*httpConn); ok {
+		return hc.callHeader(ctx, method, params, laneHeader(tool, method, params))
+	}
+	return c.call(ctx, method, params)
 }
 
 // withStatelessMeta gives params the protocol keys of the client's _meta
@@ -165,15 +194,15 @@ func withStatelessMeta(params, meta json.RawMessage) json.RawMessage {
 // the client's protocol, not the call.
 var statelessMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo, mcp.MetaKeyLogLevel}
 
-// statelessParams prepares a stateless request's params for u. A stdio
-// upstream gets them as they are: it decides the era per request too, so
+// statelessParams prepares a stateless request's params for the
+// session's connection. A stdio upstream gets them as they are: it decides the era per request too, so
 // one that speaks 2026-07-28 serves the request in it (its input_required
 // reaches the client unchanged) and an older one ignores the keys. A
 // remote upstream's connection carries its negotiated version in the
 // Mcp-Protocol-Version header, which must agree with _meta: there the
 // keys are dropped and the request is one of the session era.
-func (u *Upstream) statelessParams(params json.RawMessage) json.RawMessage {
-	if u.Config.Kind() == config.TypeStdio || !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
+func (l *lanes) statelessParams(params json.RawMessage) json.RawMessage {
+	if l.cfg.Kind() == config.TypeStdio || !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
 		return params
 	}
 	out := []byte(params)
@@ -184,12 +213,4 @@ func (u *Upstream) statelessParams(params json.RawMessage) json.RawMessage {
 		out, _ = sjson.DeleteBytes(out, "_meta")
 	}
 	return out
-}
-
-// HasLane reports whether the upstream has a stateless (2026-07-28)
-// connection open.
-func (u *Upstream) HasLane() bool {
-	u.mu.RLock()
-	defer u.mu.RUnlock()
-	return u.lane != nil
 }

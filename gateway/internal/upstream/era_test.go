@@ -31,7 +31,7 @@ func statelessParams(params string, meta string) string {
 // _meta stays, and a stdio upstream gets the request as it is.
 func TestStatelessParamsUpstream(t *testing.T) {
 	in := json.RawMessage(statelessParams(`{"name":"echo"}`, `,"progressToken":"p1","io.modelcontextprotocol/logLevel":"info"`))
-	remote := &Upstream{Config: config.ServerConfig{URL: "http://127.0.0.1:1/mcp"}}
+	remote := &lanes{cfg: config.ServerConfig{URL: "http://127.0.0.1:1/mcp"}}
 	out := remote.statelessParams(in)
 	if strings.Contains(string(out), "io.modelcontextprotocol/") || gjson.GetBytes(out, "_meta.progressToken").String() != "p1" || gjson.GetBytes(out, "name").String() != "echo" {
 		t.Errorf("remote upstream gets %s", out)
@@ -40,7 +40,7 @@ func TestStatelessParamsUpstream(t *testing.T) {
 	if gjson.GetBytes(bare, "_meta").Exists() {
 		t.Errorf("an emptied _meta is kept: %s", bare)
 	}
-	local := &Upstream{Config: config.ServerConfig{Command: "x"}}
+	local := &lanes{cfg: config.ServerConfig{Command: "x"}}
 	if got := local.statelessParams(in); string(got) != string(in) {
 		t.Errorf("stdio upstream gets %s, want the request as it is", got)
 	}

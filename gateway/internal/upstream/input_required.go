@@ -30,11 +30,12 @@ func inputRequired(res json.RawMessage) bool {
 }
 
 // fulfilForSession answers res's inputRequests through the session
-// caller in ctx and retries the request with again until it completes.
-func (u *Upstream) fulfilForSession(ctx context.Context, method string, params, res json.RawMessage, again func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+// caller in ctx (asked as the shared process's requests are) and
+// retries the request with again until it completes.
+func (l *lanes) fulfilForSession(ctx context.Context, method string, params, res json.RawMessage, again func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
 	for round := 0; inputRequired(res); round++ {
 		if round == maxInputRounds {
-			return nil, fmt.Errorf("upstream[%s]: %s still asks for input after %d rounds", u.Name, method, maxInputRounds)
+			return nil, fmt.Errorf("upstream[%s]: %s still asks for input after %d rounds", l.name, method, maxInputRounds)
 		}
 		responses := []byte(`{}`)
 		var err error
@@ -44,7 +45,7 @@ func (u *Upstream) fulfilForSession(ctx context.Context, method string, params, 
 				params = json.RawMessage(`{}`)
 			}
 			var answer json.RawMessage
-			answer, err = u.host.Request(ctx, u, Owner{}, v.Get("method").String(), params)
+			answer, err = l.h.request(ctx, v.Get("method").String(), params)
 			if err != nil {
 				err = fmt.Errorf("input request %q: %w", k.String(), err)
 				return false

@@ -37,14 +37,12 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/tidwall/gjson"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
@@ -61,8 +59,8 @@ var instanceMethods = map[string]bool{
 // instance is one extra process of the server, initialized.
 type instance struct {
 	c       conn
-	busy    atomic.Int32    // calls in flight
-	callers upstreamCallers // their callers, to tie its server requests
+	busy    atomic.Int32 // calls in flight
+	callers callerSet    // their callers, to tie its server requests
 }
 
 // Owner is whom an extra process serves alone: one downstream session
@@ -91,6 +89,17 @@ type ownedProcess struct {
 	idle      *time.Timer
 }
 
+// started is p's process once it has started, nil while it starts or
+// when it failed to.
+func (p *ownedProcess) started() *instance {
+	select {
+	case <-p.ready:
+		return p.inst
+	default:
+		return nil
+	}
+}
+
 // role names p's kind in logs.
 func (p *ownedProcess) role() string {
 	if p.owner.Principal != "" {
@@ -99,8 +108,21 @@ func (p *ownedProcess) role() string {
 	return "session"
 }
 
-// instances are an upstream's extra processes.
-type instances struct {
+// Instances are an upstream's extra processes, and the choice of the
+// process a call goes to (route).
+type Instances struct {
+	name   string
+	cfg    config.ServerConfig
+	limits config.Limits
+	log    hclog.Logger
+	life   *lifetime
+	hs     *handshake // an extra process declares what the shared one did
+	// statelessOnly: the server speaks only 2026-07-28 (lanes)
+	statelessOnly func() bool
+	// handlers are what a process of an owner hands the gateway
+	// (Upstream.handlers)
+	handlers func(Owner, *callerSet) connHandlers
+
 	mu     sync.Mutex
 	pool   []*instance // ready pool processes besides the shared one
 	next   int         // rotates ties among the least busy
@@ -113,136 +135,112 @@ type instances struct {
 	slots       sync.WaitGroup // the pool's supervisors
 }
 
-// primaryUp records that the shared process is ready: the pool's
-// processes declare what it declared.
-func (u *Upstream) primaryUp() {
-	u.inst.upOnce.Do(func() { close(u.inst.up) })
+func newInstances(name string, cfg config.ServerConfig, lim config.Limits, log hclog.Logger, life *lifetime, hs *handshake, statelessOnly func() bool, handlers func(Owner, *callerSet) connHandlers) *Instances {
+	return &Instances{
+		name: name, cfg: cfg, limits: lim, log: log, life: life, hs: hs,
+		statelessOnly: statelessOnly, handlers: handlers,
+		up: make(chan struct{}),
+	}
 }
 
-// runPool keeps PoolSize-1 extra processes up until ctx ends; the
-// caller has counted it in u.inst.slots.
-func (u *Upstream) runPool(ctx context.Context) {
-	defer u.inst.slots.Done()
-	n := u.Config.PoolSize() - 1
+// primaryUp records that the shared process is ready: the pool's
+// processes declare what it declared.
+func (in *Instances) primaryUp() {
+	in.upOnce.Do(func() { close(in.up) })
+}
+
+// runPool starts the supervisor of a pool's PoolSize-1 extra processes,
+// which keeps them up until ctx ends.
+func (in *Instances) runPool(ctx context.Context) {
+	n := in.cfg.PoolSize() - 1
 	if n <= 0 {
 		return
 	}
-	select {
-	case <-u.inst.up:
-	case <-ctx.Done():
-		return
-	}
-	for i := 0; i < n; i++ {
-		u.inst.slots.Add(1)
-		go func() {
-			defer u.inst.slots.Done()
-			u.runSlot(ctx, i+1)
-		}()
-	}
-}
-
-// runSlot keeps one pool process up, restarting it with backoff.
-func (u *Upstream) runSlot(ctx context.Context, slot int) {
-	log := u.Log.With("instance", slot)
-	backoff := restartMin
-	for ctx.Err() == nil {
-		start := time.Now()
-		inst, err := u.startInstance(ctx, "pool", Owner{})
-		if err == nil {
-			u.inst.mu.Lock()
-			u.inst.pool = append(u.inst.pool, inst)
-			u.inst.mu.Unlock()
-			select {
-			case <-inst.c.done():
-				err = connEnded(inst.c)
-			case <-ctx.Done():
-			}
-			u.inst.mu.Lock()
-			for i, p := range u.inst.pool {
-				if p == inst {
-					u.inst.pool = append(u.inst.pool[:i], u.inst.pool[i+1:]...)
-					break
-				}
-			}
-			u.inst.mu.Unlock()
-			_ = inst.c.close()
-			if ctx.Err() != nil {
-				return
-			}
-			if time.Since(start) > restartReset {
-				backoff = restartMin
-			}
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		log.Warn("pool process down; retrying", "error", err, "retry_in_ms", backoff.Milliseconds())
+	in.slots.Add(1)
+	go func() {
+		defer in.slots.Done()
 		select {
-		case <-time.After(backoff):
+		case <-in.up:
 		case <-ctx.Done():
 			return
 		}
-		backoff = min(backoff*2, restartMax)
-	}
+		for i := 0; i < n; i++ {
+			in.slots.Add(1)
+			go func() {
+				defer in.slots.Done()
+				in.runSlot(ctx, i+1)
+			}()
+		}
+	}()
 }
 
-// startInstance starts one more process of the server for owner and
-// initializes it as the shared one was.
-func (u *Upstream) startInstance(ctx context.Context, role string, owner Owner) (*instance, error) {
-	inst := &instance{}
-	h := connHandlers{
-		notification: func(method string, params json.RawMessage) {
-			u.host.Notification(u, owner, method, params)
-		},
-		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			// A request of this process is for a call in flight on it:
-			// the one session's, when all are one session's.
-			if CallerFrom(ctx) == nil {
-				if c, _ := inst.callers.sole(); c != nil {
-					ctx = WithCaller(ctx, c)
-				}
-			}
-			return u.host.Request(ctx, u, owner, method, params)
-		},
-		maxAnswering: u.limits.MaxServerRequestsPerUpstream + AnswerSpare,
+// runSlot keeps one pool process up, restarting it with backoff.
+func (in *Instances) runSlot(ctx context.Context, slot int) {
+	if ctx.Err() != nil {
+		return
 	}
-	c, err := startStdio(u.Name, u.Config, u.limits, u.Log.Named(role), h)
+	log := in.log.With("instance", slot)
+	keepUp(ctx, func() (bool, error) {
+		inst, err := in.start(ctx, "pool", Owner{})
+		if err != nil {
+			return false, err
+		}
+		in.mu.Lock()
+		in.pool = append(in.pool, inst)
+		in.mu.Unlock()
+		select {
+		case <-inst.c.done():
+			err = connEnded(inst.c)
+		case <-ctx.Done():
+		}
+		in.mu.Lock()
+		for i, p := range in.pool {
+			if p == inst {
+				in.pool = append(in.pool[:i], in.pool[i+1:]...)
+				break
+			}
+		}
+		in.mu.Unlock()
+		_ = inst.c.close()
+		return true, err
+	}, func(err error, wait time.Duration) {
+		log.Warn("pool process down; retrying", "error", err, "retry_in_ms", wait.Milliseconds())
+	})
+}
+
+// start starts one more process of the server for owner and makes it
+// ready as the shared one was: initialize declaring what it declared,
+// or, for a server that speaks only 2026-07-28, server/discover.
+func (in *Instances) start(ctx context.Context, role string, owner Owner) (*instance, error) {
+	inst := &instance{}
+	c, err := startStdio(in.name, in.cfg, in.limits, in.log.Named(role), in.handlers(owner, &inst.callers))
 	if err != nil {
 		return nil, err
 	}
-	ictx, cancel := context.WithTimeout(ctx, u.Config.StartupTimeout())
+	ictx, cancel := context.WithTimeout(ctx, in.cfg.StartupTimeout())
 	defer cancel()
-	if u.statelessOnly.Load() {
+	if in.statelessOnly() {
 		// Never initialized, as the shared process was not: server/discover
 		// says it serves 2026-07-28 (stateless_only.go).
-		if _, err := u.discover(ictx, c); err != nil {
+		if _, err := in.hs.discover(ictx, c); err != nil {
 			_ = c.close()
-			return nil, fmt.Errorf("upstream[%s]: %s process: server/discover: %w", u.Name, role, timeoutErr(ictx, err))
+			return nil, fmt.Errorf("upstream[%s]: %s process: server/discover: %w", in.name, role, timeoutErr(ictx, err))
 		}
 		inst.c = c
-		u.Log.Debug("extra process ready", "role", role)
+		in.log.Debug("extra process ready", "role", role)
 		return inst, nil
 	}
-	params, _ := json.Marshal(map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"capabilities":    u.clientCapabilities(),
-		"clientInfo":      map[string]any{"name": "mcpx", "version": u.version},
-	})
-	res, err := c.call(ictx, "initialize", params)
+	res, err := c.call(ictx, "initialize", in.hs.initializeParams(in.hs.capabilities()))
 	if err != nil {
 		_ = c.close()
-		return nil, fmt.Errorf("upstream[%s]: %s process: initialize: %w", u.Name, role, timeoutErr(ictx, err))
+		return nil, fmt.Errorf("upstream[%s]: %s process: initialize: %w", in.name, role, timeoutErr(ictx, err))
 	}
-	if pv := gjson.GetBytes(res, "protocolVersion").String(); !mcp.IsValidProtocolVersion(pv) {
+	if _, err := in.hs.initialized(ictx, c, res); err != nil {
 		_ = c.close()
-		return nil, fmt.Errorf("upstream[%s]: %s process: initialize: unsupported protocol version %q", u.Name, role, pv)
-	}
-	if err := c.notify(ictx, "notifications/initialized", nil); err != nil {
-		_ = c.close()
-		return nil, fmt.Errorf("upstream[%s]: %s process: initialized: %w", u.Name, role, err)
+		return nil, fmt.Errorf("upstream[%s]: %s process: %w", in.name, role, err)
 	}
 	inst.c = c
-	u.Log.Debug("extra process ready", "role", role)
+	in.log.Debug("extra process ready", "role", role)
 	return inst, nil
 }
 
@@ -250,7 +248,7 @@ func (u *Upstream) startInstance(ctx context.Context, role string, owner Owner) 
 type route struct {
 	c    conn
 	busy *atomic.Int32
-	cs   *upstreamCallers // nil for the shared process (u.callers counts it)
+	cs   *callerSet // nil for the shared process (Upstream.callers counts it)
 	// release ends the call's hold on an owned process; nil for others
 	release func()
 }
@@ -275,8 +273,8 @@ func (r route) enter(cl Caller) func() {
 
 // startsProcess reports whether a call of method may start a process
 // of its own (per_session, per_user).
-func (u *Upstream) startsProcess(method string) bool {
-	switch u.Config.InstanceMode() {
+func (in *Instances) startsProcess(method string) bool {
+	switch in.cfg.InstanceMode() {
 	case config.InstancesPerSession, config.InstancesPerUser:
 		return instanceMethods[method]
 	}
@@ -285,36 +283,36 @@ func (u *Upstream) startsProcess(method string) bool {
 
 // perUserCall reports whether a call of method goes to its principal's
 // process, whatever its era.
-func (u *Upstream) perUserCall(method string) bool {
-	return instanceMethods[method] && u.Config.InstanceMode() == config.InstancesPerUser
+func (in *Instances) perUserCall(method string) bool {
+	return instanceMethods[method] && in.cfg.InstanceMode() == config.InstancesPerUser
 }
 
-// routeCall picks the process for a call of method on c, the shared
+// route picks the process for a call of method on c, the shared
 // process's connection, with its busy count taken; stateless: a
 // 2026-07-28 request, which has no session.
-func (u *Upstream) routeCall(ctx context.Context, c conn, cl Caller, stateless bool, method string) (route, error) {
-	shared := route{c: c, busy: &u.inst.primaryBusy}
+func (in *Instances) route(ctx context.Context, c conn, cl Caller, stateless bool, method string) (route, error) {
+	shared := route{c: c, busy: &in.primaryBusy}
 	// A server that speaks only 2026-07-28 has no initialized processes
 	// for a pool or sessions; a user's process needs none.
-	if !instanceMethods[method] || u.statelessOnly.Load() && !u.perUserCall(method) {
+	if !instanceMethods[method] || in.statelessOnly() && !in.perUserCall(method) {
 		shared.busy.Add(1)
 		return shared, nil
 	}
 	var owner Owner
-	switch u.Config.InstanceMode() {
+	switch in.cfg.InstanceMode() {
 	case config.InstancesPool:
-		u.inst.mu.Lock()
-		defer u.inst.mu.Unlock()
+		in.mu.Lock()
+		defer in.mu.Unlock()
 		best := shared
 		least := shared.busy.Load()
-		n := len(u.inst.pool)
+		n := len(in.pool)
 		for i := 0; i < n; i++ {
-			p := u.inst.pool[(u.inst.next+i)%n]
+			p := in.pool[(in.next+i)%n]
 			if b := p.busy.Load(); b < least {
 				best, least = route{c: p.c, busy: &p.busy, cs: &p.callers}, b
 			}
 		}
-		u.inst.next++
+		in.next++
 		best.busy.Add(1)
 		return best, nil
 	case config.InstancesPerSession:
@@ -330,94 +328,90 @@ func (u *Upstream) routeCall(ctx context.Context, c conn, cl Caller, stateless b
 		shared.busy.Add(1)
 		return shared, nil
 	}
-	p, err := u.ownedProcess(ctx, owner)
+	p, err := in.ownedProcess(ctx, owner)
 	if err != nil {
 		return route{}, err
 	}
 	p.inst.busy.Add(1)
-	return route{c: p.inst.c, busy: &p.inst.busy, cs: &p.inst.callers, release: func() { u.release(p) }}, nil
+	return route{c: p.inst.c, busy: &p.inst.busy, cs: &p.inst.callers, release: func() { in.release(p) }}, nil
 }
 
 // ownedProcess returns owner's process, held for one call (release
 // ends the hold), starting it on the owner's first call (or after its
 // process ended).
-func (u *Upstream) ownedProcess(ctx context.Context, owner Owner) (*ownedProcess, error) {
-	u.inst.mu.Lock()
-	if u.inst.closed {
-		u.inst.mu.Unlock()
-		return nil, fmt.Errorf("upstream[%s]: %w", u.Name, jsonrpc.ErrUpstreamUnavailable)
+func (in *Instances) ownedProcess(ctx context.Context, owner Owner) (*ownedProcess, error) {
+	in.mu.Lock()
+	if in.closed {
+		in.mu.Unlock()
+		return nil, fmt.Errorf("upstream[%s]: %w", in.name, jsonrpc.ErrUpstreamUnavailable)
 	}
-	p := u.inst.owned[owner]
+	p := in.owned[owner]
 	if p != nil {
-		select {
-		case <-p.ready:
-			if p.inst != nil && isDone(p.inst.c) {
-				u.Log.Info("a "+p.role()+"'s process ended; starting another", "error", connEnded(p.inst.c))
-				delete(u.inst.owned, owner)
-				p.ended = true
-				p = nil
-			}
-		default:
+		if inst := p.started(); inst != nil && isDone(inst.c) {
+			in.log.Info("a "+p.role()+"'s process ended; starting another", "error", connEnded(inst.c))
+			delete(in.owned, owner)
+			p.ended = true
+			p = nil
 		}
 	}
 	if p == nil {
-		if err := u.ownedCap(owner); err != nil {
-			u.inst.mu.Unlock()
+		if err := in.ownedCap(owner); err != nil {
+			in.mu.Unlock()
 			return nil, err
 		}
-		if u.inst.owned == nil {
-			u.inst.owned = map[Owner]*ownedProcess{}
+		if in.owned == nil {
+			in.owned = map[Owner]*ownedProcess{}
 		}
 		p = &ownedProcess{owner: owner, ready: make(chan struct{})}
-		u.inst.owned[owner] = p
+		in.owned[owner] = p
 		// Started apart from this call: a call cancelled while it starts
 		// leaves it to the owner's next call.
-		go u.startOwned(p)
+		go in.startOwned(p)
 	}
 	p.holds++
 	if p.idle != nil {
 		p.idle.Stop()
 	}
-	u.inst.mu.Unlock()
+	in.mu.Unlock()
 	select {
 	case <-p.ready:
 	case <-ctx.Done():
-		u.release(p)
+		in.release(p)
 		return nil, ctx.Err()
 	}
 	if p.err != nil {
-		u.release(p)
+		in.release(p)
 		return nil, p.err
 	}
 	return p, nil
 }
 
 // ownedCap refuses a process for owner when the server runs as many
-// as its limit allows; u.inst.mu is held.
-func (u *Upstream) ownedCap(owner Owner) error {
-	n := len(u.inst.owned)
+// as its limit allows; in.mu is held.
+func (in *Instances) ownedCap(owner Owner) error {
+	n := len(in.owned)
 	if owner.Principal != "" {
-		if n >= u.limits.MaxUserProcesses {
-			return fmt.Errorf("upstream[%s]: %w: %d users have a process of this per_user server (limits.max_user_processes); retry when one has had no call for %s (limits.user_process_idle_timeout)", u.Name, jsonrpc.ErrTooManyInstances, u.limits.MaxUserProcesses, time.Duration(u.limits.UserProcessIdleTimeout))
+		if n >= in.limits.MaxUserProcesses {
+			return fmt.Errorf("upstream[%s]: %w: %d users have a process of this per_user server (limits.max_user_processes); retry when one has had no call for %s (limits.user_process_idle_timeout)", in.name, jsonrpc.ErrTooManyInstances, in.limits.MaxUserProcesses, time.Duration(in.limits.UserProcessIdleTimeout))
 		}
 		return nil
 	}
-	if n >= u.limits.MaxSessionProcesses {
-		return fmt.Errorf("upstream[%s]: %w: %d sessions have a process of this per_session server (limits.max_session_processes); retry when one ends", u.Name, jsonrpc.ErrTooManyInstances, u.limits.MaxSessionProcesses)
+	if n >= in.limits.MaxSessionProcesses {
+		return fmt.Errorf("upstream[%s]: %w: %d sessions have a process of this per_session server (limits.max_session_processes); retry when one ends", in.name, jsonrpc.ErrTooManyInstances, in.limits.MaxSessionProcesses)
 	}
 	return nil
 }
 
 // startOwned starts p's process.
-func (u *Upstream) startOwned(p *ownedProcess) {
-	inst, err := u.startInstance(u.lifetime(), p.role(), p.owner)
-	u.inst.mu.Lock()
+func (in *Instances) startOwned(p *ownedProcess) {
+	inst, err := in.start(in.life.ctx(), p.role(), p.owner)
+	in.mu.Lock()
 	p.inst, p.err = inst, err
-	ended := p.ended || u.inst.closed
-	if err != nil && u.inst.owned[p.owner] == p {
-		delete(u.inst.owned, p.owner) // the next call tries again
+	ended := p.ended || in.closed
+	if err != nil && in.owned[p.owner] == p {
+		delete(in.owned, p.owner) // the next call tries again
 	}
-	u.inst.mu.Unlock()
+	in.mu.Unlock()
 	close(p.ready)
 	if err == nil && ended {
 		_ = inst.c.close()
@@ -427,17 +421,17 @@ func (u *Upstream) startOwned(p *ownedProcess) {
 // release ends one call's hold on p. A per_user process that no call
 // holds starts its idle clock; per_session processes end with their
 // session.
-func (u *Upstream) release(p *ownedProcess) {
-	u.inst.mu.Lock()
-	defer u.inst.mu.Unlock()
+func (in *Instances) release(p *ownedProcess) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	p.holds--
-	if p.holds > 0 || p.owner.Principal == "" || u.inst.owned[p.owner] != p {
+	if p.holds > 0 || p.owner.Principal == "" || in.owned[p.owner] != p {
 		return
 	}
-	idle := time.Duration(u.limits.UserProcessIdleTimeout)
+	idle := time.Duration(in.limits.UserProcessIdleTimeout)
 	p.idleSince = time.Now()
 	if p.idle == nil {
-		p.idle = time.AfterFunc(idle, func() { u.stopIdle(p) })
+		p.idle = time.AfterFunc(idle, func() { in.stopIdle(p) })
 	} else {
 		p.idle.Reset(idle)
 	}
@@ -446,17 +440,17 @@ func (u *Upstream) release(p *ownedProcess) {
 // stopIdle stops p's process when no call has held it for
 // limits.user_process_idle_timeout; a call that came meanwhile keeps
 // it (the timer may fire as a call takes it).
-func (u *Upstream) stopIdle(p *ownedProcess) {
-	idle := time.Duration(u.limits.UserProcessIdleTimeout)
-	u.inst.mu.Lock()
-	if p.holds > 0 || u.inst.owned[p.owner] != p || time.Since(p.idleSince) < idle {
-		u.inst.mu.Unlock()
+func (in *Instances) stopIdle(p *ownedProcess) {
+	idle := time.Duration(in.limits.UserProcessIdleTimeout)
+	in.mu.Lock()
+	if p.holds > 0 || in.owned[p.owner] != p || time.Since(p.idleSince) < idle {
+		in.mu.Unlock()
 		return
 	}
-	delete(u.inst.owned, p.owner)
+	delete(in.owned, p.owner)
 	p.ended = true
-	u.inst.mu.Unlock()
-	u.Log.Info("stopping a user's process: no call for limits.user_process_idle_timeout", "principal", p.owner.Principal, "idle", idle)
+	in.mu.Unlock()
+	in.log.Info("stopping a user's process: no call for limits.user_process_idle_timeout", "principal", p.owner.Principal, "idle", idle)
 	stopOwned(p)
 }
 
@@ -473,33 +467,33 @@ func stopOwned(p *ownedProcess) {
 
 // EndSession stops the process of a per_session server that session key
 // (a Caller's Session) had; the gateway calls it when a session ends.
-func (u *Upstream) EndSession(key any) {
+func (in *Instances) EndSession(key any) {
 	owner := Owner{Session: key}
-	u.inst.mu.Lock()
-	p := u.inst.owned[owner]
-	delete(u.inst.owned, owner)
+	in.mu.Lock()
+	p := in.owned[owner]
+	delete(in.owned, owner)
 	if p != nil {
 		p.ended = true
 	}
-	u.inst.mu.Unlock()
+	in.mu.Unlock()
 	if p != nil {
 		stopOwned(p)
 	}
 }
 
-// closeInstances stops every extra process; Run calls it as it returns.
-func (u *Upstream) closeInstances() {
-	u.inst.mu.Lock()
-	u.inst.closed = true
-	owned := u.inst.owned
-	u.inst.owned = nil
+// close stops every extra process; Run calls it as it returns.
+func (in *Instances) close() {
+	in.mu.Lock()
+	in.closed = true
+	owned := in.owned
+	in.owned = nil
 	for _, p := range owned {
 		p.ended = true
 		if p.idle != nil {
 			p.idle.Stop()
 		}
 	}
-	u.inst.mu.Unlock()
+	in.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range owned {
 		wg.Add(1)
@@ -512,56 +506,39 @@ func (u *Upstream) closeInstances() {
 		}()
 	}
 	wg.Wait()
-	u.inst.slots.Wait() // each closes its own as Run's context ends
+	in.slots.Wait() // each closes its own as Run's context ends
 }
 
-// InstancePIDs are the process ids of the server's extra processes now
-// (pool, per_session and per_user), for status and tests.
-func (u *Upstream) InstancePIDs() []int {
-	u.inst.mu.Lock()
-	defer u.inst.mu.Unlock()
+// PIDs are the process ids of the server's extra processes now (pool,
+// per_session and per_user), for status and tests.
+func (in *Instances) PIDs() []int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	var pids []int
 	add := func(c conn) {
 		if sc, ok := c.(*stdioConn); ok && !isDone(sc) {
-			pids = append(pids, sc.cmd.Process.Pid)
+			pids = append(pids, sc.pid())
 		}
 	}
-	for _, p := range u.inst.pool {
+	for _, p := range in.pool {
 		add(p.c)
 	}
-	for _, p := range u.inst.owned {
-		select {
-		case <-p.ready:
-			if p.inst != nil {
-				add(p.inst.c)
-			}
-		default:
+	for _, p := range in.owned {
+		if inst := p.started(); inst != nil {
+			add(inst.c)
 		}
 	}
 	return pids
 }
 
-func isDone(c conn) bool {
-	select {
-	case <-c.done():
-		return true
-	default:
-		return false
-	}
-}
-
-// instanceCount is how many extra processes run now. u.mu may be held.
-func (u *Upstream) instanceCount() int {
-	u.inst.mu.Lock()
-	defer u.inst.mu.Unlock()
-	n := len(u.inst.pool)
-	for _, p := range u.inst.owned {
-		select {
-		case <-p.ready:
-			if p.inst != nil {
-				n++
-			}
-		default:
+// count is how many extra processes run now.
+func (in *Instances) count() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	n := len(in.pool)
+	for _, p := range in.owned {
+		if p.started() != nil {
+			n++
 		}
 	}
 	return n

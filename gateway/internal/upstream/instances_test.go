@@ -122,9 +122,9 @@ func startPIDUpstreamWith(t *testing.T, cfg config.ServerConfig, lim config.Limi
 		<-done
 	})
 	deadline := time.Now().Add(10 * time.Second)
-	for u.Status().State != StateReady || len(u.InstancePIDs()) < cfg.PoolSize()-1 {
+	for u.Status().State != StateReady || len(u.Instances().PIDs()) < cfg.PoolSize()-1 {
 		if time.Now().After(deadline) {
-			t.Fatalf("not ready: %+v, %d instances", u.Status(), len(u.InstancePIDs()))
+			t.Fatalf("not ready: %+v, %d instances", u.Status(), len(u.Instances().PIDs()))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -181,7 +181,7 @@ func TestPerSessionInstances(t *testing.T) {
 	if rpc := jsonrpc.ToRPCError(err); rpc.Code != jsonrpc.CodeLimitExceeded {
 		t.Errorf("its code %d, want %d", rpc.Code, jsonrpc.CodeLimitExceeded)
 	}
-	u.EndSession("A")
+	u.Instances().EndSession("A")
 	deadline := time.Now().Add(5 * time.Second)
 	for alive(a) {
 		if time.Now().After(deadline) {
@@ -283,7 +283,7 @@ func TestPerUserInstances(t *testing.T) {
 	if rpc := jsonrpc.ToRPCError(err); rpc.Code != jsonrpc.CodeLimitExceeded {
 		t.Errorf("its code %d, want %d", rpc.Code, jsonrpc.CodeLimitExceeded)
 	}
-	u.EndSession("s1")
+	u.Instances().EndSession("s1")
 	if got := call(&testCaller{session: "s3", principal: "acme/alice"}); got != alice || !alive(alice) {
 		t.Errorf("after one of alice's sessions ended her call went to pid %d (alive %v), want %d", got, alive(alice), alice)
 	}

@@ -24,19 +24,29 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
-// upstreamListen is an upstream's subscriptions/listen stream.
-type upstreamListen struct {
+// ListenStream is an upstream's subscriptions/listen stream.
+type ListenStream struct {
+	name    string
+	log     hclog.Logger
+	timeout time.Duration // the server's request timeout: for the acknowledgement
+	life    *lifetime
+	hs      *handshake // the gateway's _meta
+	decl    *declared  // the list changes the server offers
+	lanes   *lanes     // the lane the stream is on
+
 	open sync.Mutex // held while a stream is (re)opened
 
 	mu     sync.Mutex
-	uris   map[string]struct{}    // resources subscribed to, in u's form
-	filter string                 // the open stream's filter (JSON); "" when none is open
+	uris   map[string]struct{}    // resources subscribed to, in the upstream's form
+	asked  string                 // the open stream's filter (JSON); "" when none is open
 	lane   conn                   // the connection the open stream is on
 	acked  mcp.SubscriptionFilter // what the upstream agreed to
 	cancel context.CancelFunc
@@ -44,20 +54,23 @@ type upstreamListen struct {
 	gen    int                         // counts streams, so a late end is told from the current one
 }
 
+func newListenStream(name string, cfg config.ServerConfig, log hclog.Logger, life *lifetime, hs *handshake, decl *declared, lanes *lanes) *ListenStream {
+	return &ListenStream{name: name, log: log, timeout: cfg.RequestTimeout(), life: life, hs: hs, decl: decl, lanes: lanes}
+}
+
 // errListenRefused says an upstream's acknowledgement left out a resource.
 var errListenRefused = errors.New("the server did not acknowledge the subscription")
 
-// listenFor adds uri to the upstream's stream and returns once the
-// upstream acknowledged it.
-func (u *Upstream) ListenFor(ctx context.Context, uri string) error {
-	l := &u.listen
+// Add adds uri to the stream and returns once the upstream acknowledged
+// it.
+func (l *ListenStream) Add(ctx context.Context, uri string) error {
 	l.mu.Lock()
 	if l.uris == nil {
 		l.uris = map[string]struct{}{}
 	}
 	l.uris[uri] = struct{}{}
 	l.mu.Unlock()
-	acked, err := u.relistenAcked(ctx)
+	acked, err := l.reopenAcked(ctx)
 	if err == nil && !slices.Contains(acked.ResourceSubscriptions, uri) {
 		err = errListenRefused
 	}
@@ -65,33 +78,31 @@ func (u *Upstream) ListenFor(ctx context.Context, uri string) error {
 		l.mu.Lock()
 		delete(l.uris, uri)
 		l.mu.Unlock()
-		return fmt.Errorf("upstream[%s]: subscriptions/listen for %s: %w", u.Name, uri, err)
+		return fmt.Errorf("upstream[%s]: subscriptions/listen for %s: %w", l.name, uri, err)
 	}
 	return nil
 }
 
-// unlisten drops uri from the upstream's stream, in the background:
-// nothing waits for a smaller filter.
-func (u *Upstream) Unlisten(uri string) {
-	l := &u.listen
+// Remove drops uri from the stream, in the background: nothing waits
+// for a smaller filter.
+func (l *ListenStream) Remove(uri string) {
 	l.mu.Lock()
 	delete(l.uris, uri)
 	l.mu.Unlock()
 	go func() {
-		if err := u.Relisten(u.lifetime()); err != nil {
-			u.Log.Debug("reopening subscriptions/listen without a resource", "uri", uri, "error", err)
+		if err := l.Reopen(l.life.ctx()); err != nil {
+			l.log.Debug("reopening subscriptions/listen without a resource", "uri", uri, "error", err)
 		}
 	}()
 }
 
-// listenFilter is what the stream should ask for now.
-func (u *Upstream) listenFilter() mcp.SubscriptionFilter {
+// filter is what the stream should ask for now.
+func (l *ListenStream) filter() mcp.SubscriptionFilter {
 	f := mcp.SubscriptionFilter{
-		ToolsListChanged:     u.capabilityFlag("tools", "listChanged"),
-		PromptsListChanged:   u.capabilityFlag("prompts", "listChanged"),
-		ResourcesListChanged: u.capabilityFlag("resources", "listChanged"),
+		ToolsListChanged:     l.decl.capabilityFlag("tools", "listChanged"),
+		PromptsListChanged:   l.decl.capabilityFlag("prompts", "listChanged"),
+		ResourcesListChanged: l.decl.capabilityFlag("resources", "listChanged"),
 	}
-	l := &u.listen
 	l.mu.Lock()
 	for uri := range l.uris {
 		f.ResourceSubscriptions = append(f.ResourceSubscriptions, uri)
@@ -101,25 +112,23 @@ func (u *Upstream) listenFilter() mcp.SubscriptionFilter {
 	return f
 }
 
-// relisten makes the open stream match listenFilter.
-func (u *Upstream) Relisten(ctx context.Context) error {
-	_, err := u.relistenAcked(ctx)
+// Reopen makes the open stream match what it should ask for now: the
+// list changes the server offers and the resources added.
+func (l *ListenStream) Reopen(ctx context.Context) error {
+	_, err := l.reopenAcked(ctx)
 	return err
 }
 
-// relistenAcked reopens the stream when its filter changed and returns
+// reopenAcked reopens the stream when its filter changed and returns
 // what the upstream acknowledged.
-func (u *Upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, error) {
-	l := &u.listen
+func (l *ListenStream) reopenAcked(ctx context.Context) (mcp.SubscriptionFilter, error) {
 	l.open.Lock()
 	defer l.open.Unlock()
-	want := u.listenFilter()
+	want := l.filter()
 	wantJSON, _ := json.Marshal(want)
-	u.mu.RLock()
-	lane := u.lane
-	u.mu.RUnlock()
+	lane := l.lanes.current()
 	l.mu.Lock()
-	if l.filter == string(wantJSON) && l.lane == lane {
+	if l.asked == string(wantJSON) && l.lane == lane {
 		acked := l.acked
 		l.mu.Unlock()
 		return acked, nil
@@ -128,7 +137,7 @@ func (u *Upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 		l.cancel()
 		l.cancel = nil
 	}
-	l.filter, l.lane = "", nil
+	l.asked, l.lane = "", nil
 	l.gen++
 	gen := l.gen
 	l.mu.Unlock()
@@ -136,30 +145,30 @@ func (u *Upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 		return want, nil
 	}
 	if lane == nil {
-		return mcp.SubscriptionFilter{}, fmt.Errorf("upstream[%s] has no 2026-07-28 connection: %w", u.Name, jsonrpc.ErrUpstreamUnavailable)
+		return mcp.SubscriptionFilter{}, fmt.Errorf("upstream[%s] has no 2026-07-28 connection: %w", l.name, jsonrpc.ErrUpstreamUnavailable)
 	}
-	params, _ := json.Marshal(map[string]any{"notifications": want, "_meta": json.RawMessage(u.gatewayMeta())})
-	sctx, cancel := context.WithCancel(u.lifetime())
+	params, _ := json.Marshal(map[string]any{"notifications": want, "_meta": json.RawMessage(l.hs.meta())})
+	sctx, cancel := context.WithCancel(l.life.ctx())
 	ack := make(chan mcp.SubscriptionFilter, 1)
 	ended := make(chan error, 1)
 	l.mu.Lock()
 	l.cancel, l.ack = cancel, ack
 	l.mu.Unlock()
 	go func() {
-		_, err := u.callLane(sctx, lane, "subscriptions/listen", params)
+		_, err := l.lanes.call(sctx, lane, "subscriptions/listen", params)
 		ended <- err
-		u.listenEnded(sctx, lane, gen, err)
+		l.ended(sctx, lane, gen, err)
 	}()
-	wait := time.NewTimer(u.Config.RequestTimeout())
+	wait := time.NewTimer(l.timeout)
 	defer wait.Stop()
 	select {
 	case acked := <-ack:
 		l.mu.Lock()
 		if l.gen == gen {
-			l.filter, l.acked, l.lane = string(wantJSON), acked, lane
+			l.asked, l.acked, l.lane = string(wantJSON), acked, lane
 		}
 		l.mu.Unlock()
-		u.Log.Debug("subscriptions/listen open", "filter", string(wantJSON))
+		l.log.Debug("subscriptions/listen open", "filter", string(wantJSON))
 		return acked, nil
 	case err := <-ended:
 		cancel()
@@ -176,14 +185,13 @@ func (u *Upstream) relistenAcked(ctx context.Context) (mcp.SubscriptionFilter, e
 	}
 }
 
-// listenAcknowledged hands the upstream's notifications/subscriptions/acknowledged
+// Acknowledged hands the upstream's notifications/subscriptions/acknowledged
 // to the stream being opened.
-func (u *Upstream) ListenAcknowledged(params json.RawMessage) {
+func (l *ListenStream) Acknowledged(params json.RawMessage) {
 	var acked mcp.SubscriptionFilter
 	if n := gjson.GetBytes(params, "notifications"); n.IsObject() {
 		_ = json.Unmarshal([]byte(n.Raw), &acked)
 	}
-	l := &u.listen
 	l.mu.Lock()
 	ack := l.ack
 	l.ack = nil
@@ -197,19 +205,18 @@ func (u *Upstream) ListenAcknowledged(params json.RawMessage) {
 // upstream ended.
 const listenRetry = time.Second
 
-// listenEnded runs when a stream's request returns. A stream that was
+// ended runs when a stream's request returns. A stream that was
 // acknowledged and that the gateway did not cancel ended upstream (the
 // server closed it): it is reopened after a pause. One whose connection
 // failed is reopened by the next connection (renewSubscriptions).
-func (u *Upstream) listenEnded(ctx context.Context, lane conn, gen int, err error) {
+func (l *ListenStream) ended(ctx context.Context, lane conn, gen int, err error) {
 	if ctx.Err() != nil {
 		return
 	}
-	l := &u.listen
 	l.mu.Lock()
-	current := l.gen == gen && l.filter != ""
+	current := l.gen == gen && l.asked != ""
 	if current {
-		l.filter, l.cancel, l.lane = "", nil, nil
+		l.asked, l.cancel, l.lane = "", nil, nil
 	}
 	l.mu.Unlock()
 	select {
@@ -220,26 +227,26 @@ func (u *Upstream) listenEnded(ctx context.Context, lane conn, gen int, err erro
 	if !current {
 		return
 	}
-	u.Log.Warn("the upstream ended subscriptions/listen; reopening", "error", err, "in", listenRetry)
+	l.log.Warn("the upstream ended subscriptions/listen; reopening", "error", err, "in", listenRetry)
 	time.AfterFunc(listenRetry, func() {
 		l.mu.Lock()
 		stale := l.gen != gen
 		l.mu.Unlock()
-		if stale || u.lifetime().Err() != nil {
+		if stale || l.life.ctx().Err() != nil {
 			return
 		}
-		if err := u.Relisten(u.lifetime()); err != nil {
-			u.Log.Warn("reopening subscriptions/listen", "error", err)
+		if err := l.Reopen(l.life.ctx()); err != nil {
+			l.log.Warn("reopening subscriptions/listen", "error", err)
 		}
 	})
 }
 
 // laneOpened opens the stream on a new stateless connection, in the
 // background: the request that opened the lane does not wait for it.
-func (u *Upstream) laneOpened() {
+func (l *ListenStream) laneOpened() {
 	go func() {
-		if err := u.Relisten(u.lifetime()); err != nil {
-			u.Log.Debug("opening subscriptions/listen on the stateless connection", "error", err)
+		if err := l.Reopen(l.life.ctx()); err != nil {
+			l.log.Debug("opening subscriptions/listen on the stateless connection", "error", err)
 		}
 	}()
 }

@@ -66,7 +66,7 @@ func TestStartAnswers(t *testing.T) {
 	if busy := u.inst.primaryBusy.Load(); busy != 0 {
 		t.Errorf("%d calls still busy", busy)
 	}
-	if _, n := u.SoleCaller(); n != 0 {
+	if _, n := u.Callers().Sole(); n != 0 {
 		t.Errorf("%d sessions still have calls in flight", n)
 	}
 }

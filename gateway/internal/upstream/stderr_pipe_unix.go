@@ -16,7 +16,8 @@ import (
 // reads; a pipe in the poller (as exec.Cmd.StderrPipe makes) still wakes
 // the poller's thread on every write the upstream makes while nobody
 // reads, which for a server that logs each message (the go-sdk examples)
-// is a thread wake-up or two per call on the hop (issue 18). A blocking
+// is a thread wake-up or two per call on the hop (BENCHMARKS.md, "The
+// stdio hop at the floor"). A blocking
 // read wakes a thread only when it waits for data, once per batch.
 // closeChild closes the write end; call it once cmd has started (or
 // failed to).

@@ -9,22 +9,42 @@
 // gateway (answers to the server's requests, its notifications, the
 // clients' capabilities) it asks through Host, given at construction;
 // it imports nothing of the gateway.
+//
+// One server is an Upstream, a facade over parts that each own one
+// concern, its state and its lock, and know of each other only what
+// they are given at construction (a sibling part, or a function):
+//
+//   - supervisor (supervisor.go): the shared connection, its state,
+//     restarts with backoff, and what Status and Call report of it;
+//   - handshake (handshake.go): how mcpx introduces itself as the
+//     server's client: clientInfo, the capabilities it declares (the
+//     first client's), initialize and server/discover;
+//   - declared (declared.go): what the server declared of itself: its
+//     initialize or server/discover result and its tool list;
+//   - lanes (era.go, stdio_lane.go, stateless_only.go,
+//     input_required.go): the 2026-07-28 connection beside the session,
+//     or the only one of a server that speaks nothing older;
+//   - Instances (instances.go): a pool's, a session's or a user's own
+//     processes, and which process a call goes to;
+//   - ListenStream (listen.go): subscriptions/listen on the lane;
+//   - Callers (callers.go): the downstream requests with calls in
+//     flight, and the server requests relayed for them.
+//
+// The Upstream composes them: Run keeps the shared connection up
+// (connect.go makes each one), and Call and Start (call.go) take one
+// request down its path: the lane, the stateless-only bridge, or the
+// process Instances picks, each a conn (stdio_conn.go, http_conn.go).
 package upstream
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
@@ -32,15 +52,6 @@ import (
 // servers (server-everything among them) speak no newer one; servers that
 // answer with another version mcp-go knows are accepted.
 const ProtocolVersion = mcp.ProtocolVersion20251125
-
-// Restart backoff of a crashed stdio upstream: the first retry waits
-// restartMin, each further one twice as long up to restartMax; a
-// connection that lived restartReset resets it.
-const (
-	restartMin   = 200 * time.Millisecond
-	restartMax   = 30 * time.Second
-	restartReset = 60 * time.Second
-)
 
 // Upstream states, as Status reports them.
 const (
@@ -97,79 +108,83 @@ type Options struct {
 
 // Upstream supervises one configured server: it connects, initializes,
 // caches the server's tool list, and restarts a stdio process that exits.
+// It holds its parts (see the package doc) and takes each request down
+// its path through them.
 type Upstream struct {
 	// Name and Config are the server's, from Options; Log is its logger.
 	Name   string
 	Config config.ServerConfig
 	Log    hclog.Logger
 
-	host      Host
-	limits    config.Limits
-	version   string
-	startWait time.Duration
-	first     <-chan struct{}                 // Options.FirstClient
-	life      atomic.Pointer[context.Context] // Run's context
+	host   Host
+	limits config.Limits
+	life   *lifetime
 
-	firstTry chan struct{} // closed after the first connection attempt
-	once     sync.Once
-
-	mu        sync.RWMutex
-	c         conn
-	state     string
-	lastErr   error
-	init      json.RawMessage // the initialize result
-	caps      gjson.Result    // its capabilities
-	protocol  string
-	tools     []json.RawMessage // raw tool definitions, in the server's order
-	restarts  int
-	nextRetry time.Time
-
-	callers  upstreamCallers // downstream requests with calls in flight here
-	declared declaredCaps    // what this connection was told in initialize (declared.go)
-	lane     conn            // the 2026-07-28 connection, if any (era.go)
-	stdLane  stdioLane       // a stdio upstream's, opened on demand (stdio_lane.go)
-	listen   upstreamListen  // a stateless-only upstream's subscriptions/listen (listen.go)
-	inst     instances       // pool, per_session and per_user processes (instances.go)
-	// statelessOnly: the upstream speaks only 2026-07-28, remembered
-	// across reconnects (stateless_only.go)
-	statelessOnly atomic.Bool
+	sup     *supervisor
+	hs      *handshake
+	decl    *declared
+	lanes   *lanes
+	inst    *Instances
+	listen  *ListenStream
+	callers *Callers
 }
 
 // New returns the supervisor of one server; Run connects it.
 func New(o Options) *Upstream {
-	return &Upstream{
-		Name:      o.Name,
-		Config:    o.Config,
-		Log:       o.Log.Named("upstream").With("server", o.Name),
-		host:      o.Host,
-		limits:    o.Limits,
-		version:   o.Version,
-		startWait: o.StartWait,
-		first:     o.FirstClient,
-		firstTry:  make(chan struct{}),
-		state:     StateStarting,
-		inst:      instances{up: make(chan struct{})},
+	log := o.Log.Named("upstream").With("server", o.Name)
+	u := &Upstream{
+		Name:    o.Name,
+		Config:  o.Config,
+		Log:     log,
+		host:    o.Host,
+		limits:  o.Limits,
+		life:    &lifetime{},
+		sup:     newSupervisor(o.Name, o.Config, o.StartWait, log),
+		decl:    &declared{},
+		callers: newCallers(o.Limits, log),
+	}
+	u.hs = newHandshake(o.Name, o.Config, o.Version, o.FirstClient, log, func() json.RawMessage {
+		return u.host.ClientCapabilities(u)
+	})
+	u.lanes = newLanes(o.Name, o.Config, o.Limits, log, u.hs, u.decl, u.handlers(Owner{}, nil))
+	u.inst = newInstances(o.Name, o.Config, o.Limits, log, u.life, u.hs, u.lanes.statelessOnly, u.handlers)
+	u.listen = newListenStream(o.Name, o.Config, log, u.life, u.hs, u.decl, u.lanes)
+	u.lanes.opened = u.listen.laneOpened
+	return u
+}
+
+// handlers are what a connection of owner's process hands the gateway
+// (Host): the server's notifications and requests. callers, when not
+// nil, are the calls in flight on that process: a request outside any
+// call's context is tied to the one session they all belong to.
+func (u *Upstream) handlers(owner Owner, callers *callerSet) connHandlers {
+	return connHandlers{
+		notification: func(method string, params json.RawMessage) {
+			u.host.Notification(u, owner, method, params)
+		},
+		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			if callers != nil && CallerFrom(ctx) == nil {
+				if c, _ := callers.sole(); c != nil {
+					ctx = WithCaller(ctx, c)
+				}
+			}
+			return u.host.Request(ctx, u, owner, method, params)
+		},
+		maxAnswering: u.limits.MaxServerRequestsPerUpstream + AnswerSpare,
 	}
 }
 
-// FirstTry is closed once the upstream made its first connection attempt.
-func (u *Upstream) FirstTry() <-chan struct{} { return u.firstTry }
-
-// StatelessOnly reports whether the upstream speaks only 2026-07-28
-// (stateless_only.go).
-func (u *Upstream) StatelessOnly() bool { return u.statelessOnly.Load() }
-
-// Instructions are the instructions of the server's initialize result.
-func (u *Upstream) Instructions() string {
-	u.mu.RLock()
-	defer u.mu.RUnlock()
-	return gjson.GetBytes(u.init, "instructions").String()
+// lifetime is Run's context: what an upstream's parts do in the
+// background (a user's process starting, subscriptions/listen reopening)
+// ends with it.
+type lifetime struct {
+	p atomic.Pointer[context.Context]
 }
 
-// lifetime is Run's context: what the upstream does in the background
-// (reopening subscriptions/listen) ends with it.
-func (u *Upstream) lifetime() context.Context {
-	if p := u.life.Load(); p != nil {
+func (l *lifetime) set(ctx context.Context) { l.p.Store(&ctx) }
+
+func (l *lifetime) ctx() context.Context {
+	if p := l.p.Load(); p != nil {
 		return *p
 	}
 	return context.Background()
@@ -179,440 +194,14 @@ func (u *Upstream) lifetime() context.Context {
 // a connection attempt lasts it says so in the log every logEvery
 // (startLogInterval when 0).
 func (u *Upstream) Run(ctx context.Context, logEvery time.Duration) {
-	u.life.Store(&ctx)
-	defer u.closeInstances()
-	if u.Config.PoolSize() > 1 {
-		u.inst.slots.Add(1)
-		go u.runPool(ctx)
-	}
-	backoff := restartMin
-	for {
-		start := time.Now()
-		stopLog := u.logStarting(start, logEvery)
-		c, err := u.connect(ctx)
-		stopLog()
-		u.once.Do(func() { close(u.firstTry) })
-		if err == nil {
-			select {
-			case <-c.done():
-				err = c.cause()
-				u.down(err)
-			case <-ctx.Done():
-				_ = c.close()
-				u.setLane(nil)
-				u.setState(StateClosed, nil)
-				return
-			}
-			if time.Since(start) > restartReset {
-				backoff = restartMin
-			}
-		} else {
-			u.down(err)
-		}
-		if ctx.Err() != nil {
-			u.setState(StateClosed, nil)
-			return
-		}
-		if err == nil {
-			// a connection that ended without saying why
-			err = fmt.Errorf("upstream[%s]: connection ended: %w", u.Name, jsonrpc.ErrUpstreamExited)
-		}
-		u.mu.Lock()
-		u.restarts++
-		u.nextRetry = time.Now().Add(backoff)
-		u.state = StateRestarting
-		u.mu.Unlock()
-		u.Log.Warn("upstream down; retrying", "error", err, "retry_in_ms", backoff.Milliseconds())
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			u.setState(StateClosed, nil)
-			return
-		}
-		backoff = min(backoff*2, restartMax)
-	}
+	u.life.set(ctx)
+	defer u.inst.close()
+	u.inst.runPool(ctx)
+	u.sup.run(ctx, logEvery, u.connect, func() { u.lanes.set(nil) })
 }
 
-// startLogInterval is how often an upstream that is still starting says
-// so in the log.
-const startLogInterval = 5 * time.Second
-
-// logStarting says in the log, every startLogInterval until the returned
-// func is called, that the upstream is still starting and for how long it
-// may: a first "go run" or "npx -y" takes minutes, and clients wait for
-// it meanwhile. Past StartWait it says so as a warning.
-func (u *Upstream) logStarting(start time.Time, every time.Duration) (stop func()) {
-	done := make(chan struct{})
-	if every <= 0 {
-		every = startLogInterval
-	}
-	limit := u.Config.StartupTimeout()
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				so := time.Since(start).Round(time.Second)
-				msg := fmt.Sprintf("waiting for upstream %s to start (%d s so far, up to %d s)", u.Name, int(so.Seconds()), int(limit.Seconds()))
-				if so <= u.startWait {
-					u.Log.Info(msg, "waited", so, "startup_timeout", limit)
-				} else { // past what a client's initialize waits at least: worth seeing at the default level
-					u.Log.Warn(msg, "waited", so, "startup_timeout", limit)
-				}
-			}
-		}
-	}()
-	return func() { close(done) }
-}
-
-func (u *Upstream) setState(s string, err error) {
-	u.mu.Lock()
-	u.state, u.lastErr = s, err
-	if s != StateReady {
-		u.c = nil
-	}
-	u.mu.Unlock()
-}
-
-func (u *Upstream) down(err error) {
-	u.mu.Lock()
-	u.c = nil
-	u.state = StateFailed
-	u.lastErr = err
-	u.mu.Unlock()
-}
-
-// connect starts a connection, runs the initialize handshake and loads the
-// tool list.
-func (u *Upstream) connect(ctx context.Context) (conn, error) {
-	h := connHandlers{
-		notification: u.notification,
-		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return u.host.Request(ctx, u, Owner{}, method, params)
-		},
-		maxAnswering: u.limits.MaxServerRequestsPerUpstream + AnswerSpare,
-	}
-	var (
-		c   conn
-		err error
-	)
-	switch u.Config.Kind() {
-	case config.TypeStdio:
-		c, err = startStdio(u.Name, u.Config, u.limits, u.Log, h)
-	default:
-		c, err = startHTTP(ctx, u.Name, u.Config, u.limits, u.Log, h)
-	}
-	if err != nil {
-		return nil, err
-	}
-	caps, err := u.declaration(ctx, c)
-	if err != nil {
-		_ = c.close()
-		return nil, err
-	}
-	ictx, cancel := context.WithTimeout(ctx, u.Config.StartupTimeout())
-	defer cancel()
-	params, _ := json.Marshal(map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"capabilities":    caps,
-		"clientInfo":      map[string]any{"name": "mcpx", "version": u.version},
-	})
-	if u.startsStateless() {
-		sc, _, err := u.connectStateless(ictx, c)
-		return sc, err
-	}
-	res, err := c.call(ictx, "initialize", params)
-	if err != nil {
-		if ictx.Err() == nil && u.Config.Mcpx.Protocol != mcp.ProtocolVersion20251125 {
-			if sc, _, serr := u.connectStateless(ictx, c); serr == nil {
-				return sc, nil
-			}
-		}
-		_ = c.close()
-		return nil, fmt.Errorf("upstream[%s]: initialize: %w", u.Name, timeoutErr(ictx, err))
-	}
-	pv := gjson.GetBytes(res, "protocolVersion").String()
-	if !mcp.IsValidProtocolVersion(pv) {
-		_ = c.close()
-		return nil, fmt.Errorf("upstream[%s]: initialize: unsupported protocol version %q", u.Name, pv)
-	}
-	if hc, ok := c.(*httpConn); ok {
-		hc.setProtocolVersion(pv)
-	}
-	if err := c.notify(ictx, "notifications/initialized", nil); err != nil {
-		_ = c.close()
-		return nil, fmt.Errorf("upstream[%s]: initialized: %w", u.Name, err)
-	}
-	u.mu.Lock()
-	u.c = c
-	u.init = res
-	u.caps = gjson.GetBytes(res, "capabilities")
-	u.protocol = pv
-	u.state = StateReady
-	u.lastErr = nil
-	u.mu.Unlock()
-	toolsErr := u.LoadTools(ictx)
-	if toolsErr != nil {
-		u.Log.Warn("tools/list failed; its tools are not offered until a retry succeeds", "error", toolsErr)
-	}
-	u.setLane(u.probeStateless(ictx))
-	u.Log.Info("upstream ready", "protocol", pv, "tools", len(u.ToolDefs()))
-	u.primaryUp()
-	u.host.Ready(u)
-	if toolsErr != nil {
-		go u.retryTools(c)
-	}
-	return c, nil
-}
-
-// retryTools lists the tools of connection c again (after 1, 2, 4, 8 and
-// 16 s) until it works, c is no longer the upstream's, or the retries run
-// out; then the gateway is told, as when the server starts (clients hear
-// list_changed). Without it a server whose first tools/list failed (a
-// slow start on a loaded machine) would offer no tools until it restarts
-// or says list_changed.
-func (u *Upstream) retryTools(c conn) {
-	for wait := time.Second; wait <= 16*time.Second; wait *= 2 {
-		select {
-		case <-time.After(wait):
-		case <-c.done():
-			return
-		}
-		u.mu.Lock()
-		current := u.c == c
-		u.mu.Unlock()
-		if !current {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), u.Config.StartupTimeout())
-		err := u.LoadTools(ctx)
-		cancel()
-		if err == nil {
-			u.Log.Info("tools/list worked on a retry", "tools", len(u.ToolDefs()))
-			u.host.Ready(u)
-			return
-		}
-		u.Log.Warn("tools/list failed again", "error", err)
-	}
-}
-
-// loadTools fetches every page of tools/list.
-func (u *Upstream) LoadTools(ctx context.Context) error {
-	if !u.Capability("tools") {
-		u.mu.Lock()
-		u.tools = nil
-		u.mu.Unlock()
-		return nil
-	}
-	var all []json.RawMessage
-	cursor := ""
-	for page := 0; page < MaxPages; page++ {
-		params := json.RawMessage(nil)
-		if cursor != "" {
-			params, _ = json.Marshal(map[string]string{"cursor": cursor})
-		}
-		res, err := u.Call(ctx, "tools/list", params)
-		if err != nil {
-			return err
-		}
-		gjson.GetBytes(res, "tools").ForEach(func(_, v gjson.Result) bool {
-			all = append(all, json.RawMessage(v.Raw))
-			return true
-		})
-		cursor = gjson.GetBytes(res, "nextCursor").String()
-		if cursor == "" {
-			break
-		}
-	}
-	u.mu.Lock()
-	u.tools = all
-	u.mu.Unlock()
-	return nil
-}
-
-// MaxPages bounds every pagination loop over an upstream.
-const MaxPages = 1000
-
-func (u *Upstream) ToolDefs() []json.RawMessage {
-	u.mu.RLock()
-	defer u.mu.RUnlock()
-	return u.tools
-}
-
-// capability reports whether the upstream declared capability name.
-func (u *Upstream) Capability(name string) bool {
-	u.mu.RLock()
-	defer u.mu.RUnlock()
-	return u.caps.Get(name).Exists()
-}
-
-func (u *Upstream) capabilityFlag(name, flag string) bool {
-	u.mu.RLock()
-	defer u.mu.RUnlock()
-	return u.caps.Get(name + "." + flag).Bool()
-}
-
-// call sends a request under the upstream's timeout.
-func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	u.mu.RLock()
-	c, state, lastErr, retry := u.c, u.state, u.lastErr, u.nextRetry
-	u.mu.RUnlock()
-	if c == nil {
-		msg := fmt.Sprintf("upstream[%s] is %s", u.Name, state)
-		if state == StateRestarting && !retry.IsZero() {
-			msg += fmt.Sprintf(" (next attempt in %s)", time.Until(retry).Round(time.Millisecond))
-		}
-		if lastErr != nil {
-			msg += ": " + lastErr.Error()
-		}
-		return nil, fmt.Errorf("%s: %w", msg, jsonrpc.ErrUpstreamUnavailable)
-	}
-	cl := CallerFrom(ctx)
-	var (
-		lane      conn
-		meta      json.RawMessage
-		stateless bool
-	)
-	if cl != nil {
-		meta, stateless = cl.StatelessMeta()
-	}
-	if stateless && !u.statelessOnly.Load() && !u.perUserCall(method) {
-		// Before the call counts as in flight: a stdio upstream's lane
-		// may start now, and what the upstream asks meanwhile (roots/list
-		// right after its initialize) is not this call's. A per_user
-		// server's calls skip it: the lane is every user's process.
-		lane = u.statelessLane(ctx)
-	}
-	if cl != nil {
-		defer u.callers.enter(cl)()
-	}
-	if u.statelessOnly.Load() {
-		if cl != nil && u.perUserCall(method) {
-			r, err := u.routeCall(ctx, c, cl, stateless, method) // the principal's own process
-			if err != nil {
-				return nil, err
-			}
-			defer r.enter(cl)()
-			c = r.c
-		}
-		ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
-		defer cancel()
-		res, err := u.callStatelessOnly(ctx, c, meta, stateless, method, params) // stateless_only.go
-		return res, timeoutErr(ctx, err)
-	}
-	if cl != nil {
-		if stateless {
-			if lane != nil {
-				ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
-				defer cancel()
-				res, err := u.callLane(ctx, lane, method, withStatelessMeta(params, meta))
-				return res, timeoutErr(ctx, err)
-			}
-			params = u.statelessParams(params)
-		}
-	}
-	// A pool's least busy process, or the session's or principal's own
-	// (instances.go), which may start now, before the request's timeout.
-	r, err := u.routeCall(ctx, c, cl, stateless, method)
-	if err != nil {
-		return nil, err
-	}
-	defer r.enter(cl)()
-	ctx, cancel := context.WithTimeoutCause(ctx, u.Config.RequestTimeout(), jsonrpc.ErrUpstreamTimeout)
-	defer cancel()
-	res, err := r.c.call(ctx, method, params)
-	if err != nil {
-		return nil, timeoutErr(ctx, err)
-	}
-	return res, nil
-}
-
-// Starts reports whether Start sends method to u without a goroutine of
-// its own waiting for the answer: u is a stdio server served in the
-// session era, and the call does not start a process (a per_session or
-// per_user instance). Start is right either way; this tells a caller
-// whether preparing for it on a goroutine that must not wait is worth
-// it.
-func (u *Upstream) Starts(method string) bool {
-	return u.Config.Kind() == config.TypeStdio && !u.statelessOnly.Load() && !u.startsProcess(method)
-}
-
-// Start is Call without waiting for the answer: done gets what Call
-// would return, once. Where Starts holds, the request goes out before
-// Start returns and done runs on the goroutine that has the answer (the
-// connection's reader: done must not wait long), with no goroutine
-// waiting in between; otherwise Call runs on a goroutine of its own.
-// cancel ends the call as the end of ctx would (done gets
-// context.Canceled, the server notifications/cancelled), without the
-// caller making a context per call to cancel.
-func (u *Upstream) Start(ctx context.Context, method string, params json.RawMessage, done func(json.RawMessage, error)) (cancel func()) {
-	u.mu.RLock()
-	c := u.c
-	u.mu.RUnlock()
-	cl := CallerFrom(ctx)
-	stateless := false
-	if cl != nil {
-		_, stateless = cl.StatelessMeta()
-	}
-	if _, ok := c.(*stdioConn); !ok || stateless || !u.Starts(method) {
-		return u.callOnGoroutine(ctx, method, params, done)
-	}
-	// As Call does, in the same order, with no wait on the way.
-	leave := func() {}
-	if cl != nil {
-		leave = u.callers.enter(cl)
-	}
-	r, err := u.routeCall(ctx, c, cl, false, method)
-	sc, ok := r.c.(*stdioConn)
-	if err != nil || !ok { // neither happens where Starts holds
-		if err == nil {
-			r.enter(nil)()
-		}
-		leave()
-		return u.callOnGoroutine(ctx, method, params, done)
-	}
-	exit := r.enter(cl)
-	return sc.start(ctx, u.Config.RequestTimeout(), method, params, func(res json.RawMessage, err error) {
-		if err != nil {
-			res, err = nil, timeoutErr(ctx, err)
-		}
-		exit()
-		leave()
-		done(res, err)
-	})
-}
-
-// callOnGoroutine is Start where the call cannot be started: Call on a
-// goroutine of its own, under a context that cancel ends.
-func (u *Upstream) callOnGoroutine(ctx context.Context, method string, params json.RawMessage, done func(json.RawMessage, error)) (cancel func()) {
-	ctx, stop := context.WithCancel(ctx)
-	go func() {
-		defer stop()
-		done(u.Call(ctx, method, params))
-	}()
-	return stop
-}
-
-// timeoutErr names the timeout when ctx's deadline caused err.
-func timeoutErr(ctx context.Context, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(context.Cause(ctx), jsonrpc.ErrUpstreamTimeout) && ctx.Err() != nil {
-		return fmt.Errorf("no answer within the timeout: %w", jsonrpc.ErrUpstreamTimeout)
-	}
-	return err
-}
-
-func (u *Upstream) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	u.mu.RLock()
-	c := u.c
-	u.mu.RUnlock()
-	if c == nil {
-		return fmt.Errorf("upstream[%s]: %w", u.Name, jsonrpc.ErrUpstreamUnavailable)
-	}
-	return c.notify(ctx, method, params)
-}
+// FirstTry is closed once the upstream made its first connection attempt.
+func (u *Upstream) FirstTry() <-chan struct{} { return u.sup.firstTry }
 
 // Status describes one upstream for operators.
 type Status struct {
@@ -628,18 +217,77 @@ type Status struct {
 	Error     string `json:"error,omitempty"`
 }
 
+// Status is the upstream's state now, for operators.
 func (u *Upstream) Status() Status {
-	u.mu.RLock()
-	defer u.mu.RUnlock()
-	s := Status{Name: u.Name, Type: u.Config.Kind(), State: u.state, Protocol: u.protocol, Tools: len(u.tools), Restarts: u.restarts, Instances: u.instanceCount()}
-	if u.lastErr != nil {
-		s.Error = u.lastErr.Error()
+	state, restarts, lastErr := u.sup.status()
+	protocol, tools := u.decl.status()
+	s := Status{Name: u.Name, Type: u.Config.Kind(), State: state, Protocol: protocol, Tools: tools, Restarts: restarts, Instances: u.inst.count()}
+	if lastErr != nil {
+		s.Error = lastErr.Error()
 	}
 	return s
 }
 
-// notification hands what the server sent on its own to the host: from
-// a process every client may hear.
-func (u *Upstream) notification(method string, params json.RawMessage) {
-	u.host.Notification(u, Owner{}, method, params)
+// StderrTail is the last lines a stdio upstream's current process wrote
+// to stderr ("" before it has one), as exit errors quote them.
+func (u *Upstream) StderrTail() string {
+	if c := u.sup.stdio(); c != nil {
+		return c.stderrTail()
+	}
+	return ""
+}
+
+// PID is the process id of a stdio upstream's current process (the
+// leader of its process group), 0 when it has none.
+func (u *Upstream) PID() int {
+	if c := u.sup.stdio(); c != nil {
+		return c.pid()
+	}
+	return 0
+}
+
+// Capability reports whether the server declared capability name.
+func (u *Upstream) Capability(name string) bool { return u.decl.capability(name) }
+
+// ToolDefs are the server's raw tool definitions, in its order.
+func (u *Upstream) ToolDefs() []json.RawMessage { return u.decl.toolDefs() }
+
+// Instructions are the instructions of the server's initialize result.
+func (u *Upstream) Instructions() string { return u.decl.instructions() }
+
+// StatelessOnly reports whether the upstream speaks only 2026-07-28
+// (stateless_only.go).
+func (u *Upstream) StatelessOnly() bool { return u.lanes.statelessOnly() }
+
+// HasLane reports whether the upstream has a stateless (2026-07-28)
+// connection open.
+func (u *Upstream) HasLane() bool { return u.lanes.current() != nil }
+
+// Listen is the upstream's subscriptions/listen stream (listen.go).
+func (u *Upstream) Listen() *ListenStream { return u.listen }
+
+// Instances are the server's extra processes (instances.go).
+func (u *Upstream) Instances() *Instances { return u.inst }
+
+// Callers are the downstream requests with calls in flight on the
+// upstream, and the server requests relayed for them (callers.go).
+func (u *Upstream) Callers() *Callers { return u.callers }
+
+// ClientDeclaredRoots is told that a client declared roots: when u was
+// initialized without roots, which it cannot learn of without a
+// restart, that is logged once.
+func (u *Upstream) ClientDeclaredRoots() { u.hs.rootsDeclared() }
+
+// ClientRootsChanged sends notifications/roots/list_changed when u was
+// told roots with listChanged and does not answer roots/list from its
+// config.
+func (u *Upstream) ClientRootsChanged() {
+	if !u.hs.rootsListChanged() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), u.Config.RequestTimeout())
+	defer cancel()
+	if err := u.Notify(ctx, "notifications/roots/list_changed", nil); err != nil {
+		u.Log.Debug("notifications/roots/list_changed not sent", "error", err)
+	}
 }
