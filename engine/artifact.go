@@ -463,7 +463,7 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	if bv.uri != "" {
 		rep.Summary += "\nOriginal resource: " + bv.uri
 	}
-	return x.blockView(t, bv, rep, linkDescription(vars)), nil
+	return x.blockView(ctx, t, bv, rep, linkDescription(vars)), nil
 }
 
 // blockValue is the value of a content block that the block form stores.
