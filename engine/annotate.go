@@ -428,7 +428,7 @@ func (e *Engine) tooDeep(ctx context.Context, c Call, raw []byte, cause error) (
 	}
 	fail(cause)
 	ref := RefFromStore(asPut(sref, opts))
-	ref.Content, _ = e.inspectStored(ctx, sref)
+	ref.Content, _ = e.inspectStored(ctx, c, "engine", "", sref)
 	if e.linker != nil && !ref.Truncated {
 		ref.URL = e.linker.ArtifactURL(ref)
 	}

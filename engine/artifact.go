@@ -129,7 +129,7 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Enc
 	if src.counter != nil {
 		vars.Chars = src.counter.chars
 	}
-	ref.Content, vars.Content = x.e.inspectStored(ctx, sref)
+	ref.Content, vars.Content = x.e.inspectStored(ctx, x.d.Call, x.step, t.path, sref)
 	vars.Ref = ref
 	x.done[key] = stored{ref: ref, val: val, content: vars.Content}
 	x.out.artifacts = append(x.out.artifacts, ref)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/engine/layer"
+	"github.com/mcpx-dev/mcpx/inspect"
 	"github.com/mcpx-dev/mcpx/internal/imagetest"
 	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store/memstore"
@@ -83,8 +84,10 @@ func TestImageViewOverTheBudgetIsReferencedOnly(t *testing.T) {
 	if len(refused) != 1 || refused[0].Path != "content.0" || refused[0].Layer != "test" || !strings.Contains(refused[0].Error, "image view: decoding this 7000x7000 16-bit PNG") {
 		t.Errorf("work_refused events %+v", refused)
 	}
-	if mem.Peak() != 0 {
-		t.Errorf("the budget's peak is %d: something was reserved for an image that was not decoded", mem.Peak())
+	// The summary's inspection read the header; nothing was reserved
+	// for the decode.
+	if want := (inspect.Limits{}).Footprint("image", res.Artifacts[0].SizeBytes); mem.Peak() != want {
+		t.Errorf("the budget's peak is %d, want %d (the summary's inspection alone)", mem.Peak(), want)
 	}
 }
 
@@ -125,7 +128,7 @@ func TestImageViewWaitsForTheBudget(t *testing.T) {
 	if img := out.Get("content.0"); img.Get("type").String() != "image" || !strings.Contains(out.Get("content.1.text").String(), "The image above is a 400x300 copy") {
 		t.Fatalf("no view once the budget is free: %.400s", res.Raw)
 	}
-	if mem.Peak() != 190<<20 || mem.InUse() != 0 {
-		t.Errorf("peak %d, in use %d; want %d (the holder) and 0", mem.Peak(), mem.InUse(), 190<<20)
+	if want := 190<<20 + (inspect.Limits{}).Footprint("image", res.Artifacts[0].SizeBytes); mem.Peak() != want || mem.InUse() != 0 {
+		t.Errorf("peak %d, in use %d; want %d (the holder and an inspection) and 0", mem.Peak(), mem.InUse(), want)
 	}
 }
