@@ -24,7 +24,7 @@ var pluginLayers = map[string]bool{"custom": true, "presets": true}
 // Metrics are mcpx's Prometheus metrics. It is a observe.Observer
 // (calls, errors, latency, what results kept out of the context) and an
 // engine.Listener (artifacts stored and refused, clamps, layer and
-// plugin failures); Evicted counts the retention collector's removals and
+// plugin failures, work the memory budget refused); Evicted counts the retention collector's removals and
 // WatchUpstreams reports upstream restarts at scrape time. Safe for
 // concurrent use.
 type Metrics struct {
@@ -32,6 +32,7 @@ type Metrics struct {
 	latency                              *prometheus.HistogramVec
 	stored, storedBytes, refused, clamps *prometheus.CounterVec
 	layerFailures, pluginFailures        *prometheus.CounterVec
+	workRefused                          *prometheus.CounterVec
 	evicted, evictedBytes                prometheus.Counter
 	perCall                              sync.Map // server → *sync.Map of tool → *callMetrics
 }
@@ -61,10 +62,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		clamps:         counter("observations_clamped_total", "Results the guardrail cut to their budget.", "server", "tool"),
 		layerFailures:  counter("layer_failures_total", "Layer (or rewrite) failures; the result flowed on.", "server", "layer"),
 		pluginFailures: counter("plugin_failures_total", "Failures of WASM plugin layers (custom, presets).", "server", "layer"),
+		workRefused:    counter("work_refused_total", "Image views and content summaries left out: the process's work memory (serve.limits.max_work_bytes) could not hold them in time.", "server"),
 		evicted:        prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "artifacts_evicted_total", Help: "Artifacts the retention collector removed."}),
 		evictedBytes:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "artifact_bytes_evicted_total", Help: "Bytes the retention collector removed."}),
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.errors, m.keptBytes, m.keptTokens, m.latency, m.stored, m.storedBytes, m.refused, m.clamps, m.layerFailures, m.pluginFailures, m.evicted, m.evictedBytes} {
+	for _, c := range []prometheus.Collector{m.calls, m.errors, m.keptBytes, m.keptTokens, m.latency, m.stored, m.storedBytes, m.refused, m.clamps, m.layerFailures, m.pluginFailures, m.workRefused, m.evicted, m.evictedBytes} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -127,6 +129,8 @@ func (m *Metrics) OnEvent(ev engine.Event) {
 		if pluginLayers[ev.Layer] {
 			m.pluginFailures.WithLabelValues(ev.Server, ev.Layer).Inc()
 		}
+	case engine.EventWorkRefused:
+		m.workRefused.WithLabelValues(ev.Server).Inc()
 	}
 }
 
