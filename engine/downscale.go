@@ -260,26 +260,28 @@ func scale(src image.Image, w, h int) *image.RGBA {
 	sw, sh := sb.Dx(), sb.Dy()
 	rows, cols := scaleBands(w, sh)
 	mid := image.NewRGBA(image.Rect(0, 0, w, sh))
-	across := xdraw.CatmullRom.NewScaler(w, rows, sw, rows)
-	for y := 0; y < sh; y += rows {
-		sc, n := across, rows
-		if y+rows > sh {
-			n = sh - y
-			sc = xdraw.CatmullRom.NewScaler(w, n, sw, n)
-		}
+	inBands(sh, rows, func(n int) xdraw.Scaler { return xdraw.CatmullRom.NewScaler(w, n, sw, n) }, func(sc xdraw.Scaler, y, n int) {
 		sc.Scale(mid, image.Rect(0, y, w, y+n), src, image.Rect(sb.Min.X, sb.Min.Y+y, sb.Max.X, sb.Min.Y+y+n), xdraw.Src, nil)
-	}
+	})
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
-	down := xdraw.CatmullRom.NewScaler(cols, h, cols, sh)
-	for x := 0; x < w; x += cols {
-		sc, n := down, cols
-		if x+cols > w {
-			n = w - x
-			sc = xdraw.CatmullRom.NewScaler(n, h, n, sh)
-		}
+	inBands(w, cols, func(n int) xdraw.Scaler { return xdraw.CatmullRom.NewScaler(n, h, n, sh) }, func(sc xdraw.Scaler, x, n int) {
 		sc.Scale(dst, image.Rect(x, 0, x+n, h), mid, image.Rect(x, 0, x+n, sh), xdraw.Src, nil)
-	}
+	})
 	return dst
+}
+
+// inBands cuts total into bands of band (the last one shorter) and calls
+// run with each band's start and size and a scaler for that size, made by
+// scaler once for the full bands and once for the last.
+func inBands(total, band int, scaler func(n int) xdraw.Scaler, run func(sc xdraw.Scaler, off, n int)) {
+	full := scaler(band)
+	for off := 0; off < total; off += band {
+		if n := total - off; n < band {
+			run(scaler(n), off, n)
+			return
+		}
+		run(full, off, band)
+	}
 }
 
 // scaleBands are the rows of scale's first pass and the columns of its
