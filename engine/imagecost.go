@@ -5,8 +5,8 @@ package engine
 // memory budget (Options.Memory), so that concurrent images cannot
 // together exhaust the machine. The byte counts follow what the standard
 // library's and x/image's decoders allocate (image/png, image/jpeg,
-// image/gif, x/image/webp); downscale_test.go checks each against what a
-// decode really allocates.
+// image/gif, x/image/webp); downscale_memory_test.go checks each against
+// what making a view really allocates.
 
 import (
 	"bufio"
