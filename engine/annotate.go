@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
+	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -69,6 +71,9 @@ type blockRef struct {
 	JSONPath string      `json:"json_path,omitempty"`
 	Artifact ArtifactRef `json:"artifact"`
 	View     *shownImage `json:"view,omitempty"`
+	// NoView says why a client that takes images got no view of an
+	// image: the model reads the same sentence.
+	NoView string `json:"no_view,omitempty"`
 	// payloadPath is an in-place value's path in its payload: the same
 	// value in another carrier is listed once.
 	payloadPath string
@@ -298,24 +303,27 @@ func hostOnlyMeta(out []byte, root int) metaCost {
 }
 
 // blockView is what replaces a content block stored in block form: for a
-// client that takes images (View.Images), a downscaled image block first;
-// then a text block with the summary only, which names the artifact's id
-// and URI (the full ref is in _meta[MetaArtifactsKey], for hosts); then a
+// client that takes images (View.Images), a downscaled image block first
+// (or, when none could be made, a sentence in the text saying why); then a
+// text block with the summary only, which names the artifact's id and URI
+// (the full ref is in _meta[MetaArtifactsKey], for hosts); then a
 // resource_link to the artifact, described by desc. The block's
 // annotations are kept on each block the model reads.
-func (x *executor) blockView(t *target, bv blockValue, rep replacement, desc string) []byte {
+func (x *executor) blockView(ctx context.Context, t *target, bv blockValue, rep replacement, desc string) []byte {
 	raw := x.bufs[t.buf].raw
 	ref := rep.Artifact
 	br := blockRef{Path: t.path, Artifact: ref}
 	var img *viewImage
 	if v := x.d.Call.View; v.Images && bv.typ == "image" && bv.val.Kind == jsonwalk.KindString {
-		s, err := jsonwalk.UnescapeString(raw[bv.val.Off+1 : bv.val.End-1])
-		if err == nil {
-			img, err = downscale(s, v.ImageView)
-		}
+		var err error
+		img, err = downscale(ctx, x.e.mem, raw[bv.val.Off+1:bv.val.End-1], v.ImageView)
 		if err != nil {
-			img = nil
-			x.e.log.Debug("image sent as a reference only", "server", x.d.Call.Server, "tool", x.d.Call.Tool, "path", t.path, "error", err)
+			img, br.NoView = nil, err.Error()
+			if errors.Is(err, membudget.ErrBusy) || errors.Is(err, membudget.ErrTooLarge) {
+				x.e.workRefused(x.d.Call, x.step, t.path, "image view", err)
+			} else {
+				x.e.log.Debug("image sent as a reference only", "server", x.d.Call.Server, "tool", x.d.Call.Tool, "path", t.path, "error", err)
+			}
 		}
 	}
 	ann, hasAnn := x.siblings(t.buf, t.off).Get("annotations") // cached: the block may hold megabytes
@@ -334,7 +342,7 @@ func (x *executor) blockView(t *target, bv blockValue, rep replacement, desc str
 	}
 	x.out.views = append(x.out.views, br)
 	out = append(out, `{"type":"text","text":`...)
-	out = jsonstr.AppendString(out, modelText(rep, br.View))
+	out = jsonstr.AppendString(out, modelText(rep, br.View, br.NoView))
 	if hasAnn {
 		out = append(append(out, `,"annotations":`...), raw[ann.Off:ann.End]...)
 	}
@@ -354,8 +362,9 @@ func (x *executor) blockView(t *target, bv blockValue, rep replacement, desc str
 
 // modelText is the text the model reads for a stored block: the summary,
 // which names the artifact (its URI added when a template left it out),
-// what the image above it is, and a preview when the rewrite kept one.
-func modelText(rep replacement, shown *shownImage) string {
+// what the image above it is or why no image came (noView), and a preview
+// when the rewrite kept one.
+func modelText(rep replacement, shown *shownImage, noView string) string {
 	ref := rep.Artifact
 	text := rep.Summary
 	if !ref.Truncated && ref.NotStored == nil && !strings.Contains(text, ref.URI) {
@@ -363,6 +372,9 @@ func modelText(rep replacement, shown *shownImage) string {
 	}
 	if shown != nil {
 		text += fmt.Sprintf("\nThe image above is a %dx%d copy (%s, %s) of the %dx%d original.", shown.Width, shown.Height, strings.TrimPrefix(shown.MIMEType, "image/"), humanize.Bytes(int64(shown.SizeBytes)), shown.OriginalWidth, shown.OriginalHeight)
+	}
+	if noView != "" {
+		text += "\nNo image view: " + noView + "."
 	}
 	if rep.Preview != "" {
 		text += "\nPreview: " + rep.Preview
@@ -416,7 +428,7 @@ func (e *Engine) tooDeep(ctx context.Context, c Call, raw []byte, cause error) (
 	}
 	fail(cause)
 	ref := RefFromStore(asPut(sref, opts))
-	ref.Content, _ = e.inspectStored(ctx, sref)
+	ref.Content, _ = e.inspectStored(ctx, c, "engine", "", sref)
 	if e.linker != nil && !ref.Truncated {
 		ref.URL = e.linker.ArtifactURL(ref)
 	}

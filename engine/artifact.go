@@ -133,7 +133,7 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Enc
 	if src.counter != nil {
 		vars.Chars = src.counter.chars
 	}
-	ref.Content, vars.Content = x.e.inspectStored(ctx, sref)
+	ref.Content, vars.Content = x.e.inspectStored(ctx, x.d.Call, x.step, t.path, sref)
 	vars.Ref = ref
 	x.done[key] = stored{ref: ref, val: val, content: vars.Content}
 	x.out.artifacts = append(x.out.artifacts, ref)
@@ -488,7 +488,7 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	if bv.uri != "" {
 		rep.Summary += "\nOriginal resource: " + bv.uri
 	}
-	return x.blockView(t, bv, rep, linkDescription(vars)), nil
+	return x.blockView(ctx, t, bv, rep, linkDescription(vars)), nil
 }
 
 // blockValue is the value of a content block that the block form stores.

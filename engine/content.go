@@ -9,12 +9,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspect"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -51,12 +54,15 @@ func (c InspectConfig) limits() inspect.Limits {
 	}.WithDefaults()
 }
 
-// inspectStored summarises the artifact sref, stored just now: a store
-// that knew these bytes already returns the summary it kept; else the
-// bytes are read back and inspected, and the summary and text parts are
-// handed to the store when it is an Annotator. Any failure leaves the
-// summary out (logged): a call never fails for its summary.
-func (e *Engine) inspectStored(ctx context.Context, sref store.Ref) (json.RawMessage, *inspect.Summary) {
+// inspectStored summarises the artifact sref, stored just now at path by
+// step of call c: a store that knew these bytes already returns the
+// summary it kept; else the bytes are read back and inspected, drawing on
+// the process's memory budget, and the summary and text parts are handed
+// to the store when it is an Annotator. Any failure leaves the summary out
+// (logged); a budget that cannot hold the inspection leaves the kind alone,
+// not kept in the store, and emits EventWorkRefused. A call never fails
+// for its summary.
+func (e *Engine) inspectStored(ctx context.Context, c Call, step, path string, sref store.Ref) (json.RawMessage, *inspect.Summary) {
 	if !e.cfg.Inspect.enabled() || sref.Truncated {
 		return nil, nil
 	}
@@ -67,14 +73,40 @@ func (e *Engine) inspectStored(ctx context.Context, sref store.Ref) (json.RawMes
 		}
 	}
 	lim := e.cfg.Inspect.limits()
+	lim.Memory = e.mem
 	rc, _, err := e.store.Get(ctx, sref.ID, nil)
 	if err != nil {
 		e.log.Debug("no content summary: cannot read the artifact back", "artifact", sref.ID, "error", err)
 		return nil, nil
 	}
 	defer rc.Close()
-	ra, size, partial := readerAt(rc, sref.SizeBytes, lim.MaxBytes)
-	s, parts, err := inspect.Inspect(ctx, ra, size, sref.MIMEType, lim)
+	r, ok := rc.(io.ReaderAt)
+	size, partial := sref.SizeBytes, false
+	if !ok {
+		// A stream (an object store's body): its first MaxBytes are read
+		// into memory, reserved with the most any kind's inspection holds
+		// in one go, so that no inspection holds some while it waits for
+		// more.
+		n := min(sref.SizeBytes, lim.MaxBytes)
+		rctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+		release, err := e.mem.Reserve(rctx, n+lim.Footprint("", n), fmt.Sprintf("reading a %s artifact back for its summary", humanize.Bytes(n)))
+		cancel()
+		if err != nil {
+			e.workRefused(c, step, path, "content summary", err)
+			return nil, nil
+		}
+		defer release()
+		lim.Memory = nil
+		b := make([]byte, n)
+		m, _ := io.ReadFull(rc, b)
+		r, size, partial = bytes.NewReader(b[:m]), int64(m), int64(m) < sref.SizeBytes
+	}
+	s, parts, err := inspect.Inspect(ctx, r, size, sref.MIMEType, lim)
+	if errors.Is(err, inspect.ErrMemory) {
+		e.workRefused(c, step, path, "content summary", err)
+		content, _ := json.Marshal(s)
+		return content, &s
+	}
 	if err != nil {
 		e.log.Warn("no content summary", "artifact", sref.ID, "error", err)
 		return nil, nil
@@ -99,17 +131,6 @@ func (e *Engine) inspectStored(ctx context.Context, sref store.Ref) (json.RawMes
 		}
 	}
 	return content, &s
-}
-
-// readerAt returns r as an io.ReaderAt of size bytes: itself when it is
-// one (fsstore's blob file, memstore's bytes), else its first max bytes
-// read into memory (partial reports that they are fewer than size).
-func readerAt(r io.Reader, size, max int64) (ra io.ReaderAt, n int64, partial bool) {
-	if ra, ok := r.(io.ReaderAt); ok {
-		return ra, size, false
-	}
-	b, _ := io.ReadAll(io.LimitReader(r, min(size, max)))
-	return bytes.NewReader(b), int64(len(b)), int64(len(b)) < size
 }
 
 // contentVar resolves a {content.name} template field against s: the

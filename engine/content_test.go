@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/engine/layer"
+	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -209,5 +210,87 @@ func TestContentSummaryNeverBlocks(t *testing.T) {
 	}
 	if got := gjson.GetBytes(res.Raw, "big.summary").String(); !strings.Contains(got, "of at least ") {
 		t.Errorf("partial line count not marked: %q", got)
+	}
+}
+
+// streamStore reads back as a stream, as an object store does: no
+// io.ReaderAt, so a summary reads the bytes into memory first.
+type streamStore struct{ store.Store }
+
+func (s streamStore) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCloser, store.Ref, error) {
+	rc, ref, err := s.Store.Get(ctx, id, rng)
+	if err != nil {
+		return nil, ref, err
+	}
+	return struct{ io.ReadCloser }{rc}, ref, nil
+}
+
+// TestContentSummaryWaitsForTheBudget: while other work holds the
+// process's memory budget, a summary waits at most its timeout, then the
+// artifact gets the plain summary (the kind alone where the bytes were
+// looked at), a work_refused event says what it needed, and nothing is
+// kept in the store: once the budget is free the same value gets its full
+// summary. A store that reads back as a stream reserves its buffer with
+// the inspection, in one go.
+func TestContentSummaryWaitsForTheBudget(t *testing.T) {
+	var log strings.Builder
+	for i := range 1500 {
+		fmt.Fprintf(&log, "12:00:%02d GET /items/%d 200\n", i%60, i)
+	}
+	in := []byte(`{"log":` + jsonString(log.String()) + `}`)
+	rws := fixed{{Path: "log", Action: layer.ActionArtifact, Encoding: layer.EncodingText, MIME: "text/plain"}}
+	for _, c := range []struct {
+		name    string
+		st      store.Store
+		content string
+		why     string
+	}{
+		{"reader at", memstore.New(memstore.Config{}), `{"kind":"text","partial":"memory"}`,
+			"content summary: inspect: the memory budget could not hold the inspection: membudget: the memory budget is in use by other work: inspecting a 42390-byte text needs 2.1 MB and other work held 8.4 MB of the 8.4 MB budget until context deadline exceeded"},
+		{"stream", streamStore{memstore.New(memstore.Config{})}, ``,
+			"content summary: membudget: the memory budget is in use by other work: reading a 42.4 kB artifact back for its summary needs 2.2 MB and other work held 8.4 MB of the 8.4 MB budget until context deadline exceeded"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mem := membudget.New(8 << 20)
+			hold, err := mem.Reserve(context.Background(), 8<<20, "other work")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := layer.NewRegistry()
+			reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return rws, nil }})
+			var refused []engine.Event
+			eng, err := engine.New(engine.Options{Store: c.st, Registry: reg, Memory: mem,
+				Config: engine.Config{Chain: []string{"test"}, Inspect: engine.InspectConfig{TimeoutMS: 50}},
+				Listener: engine.ListenerFunc(func(ev engine.Event) {
+					if ev.Type == engine.EventWorkRefused {
+						refused = append(refused, ev)
+					}
+				})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const plain = "Text 't-log.txt' (42390 chars, 42.4 kB) is not in this result"
+			if got := gjson.GetBytes(res.Raw, "log.summary").String(); !strings.HasPrefix(got, plain) || string(res.Artifacts[0].Content) != c.content {
+				t.Errorf("summary %q, content %s; want %q…, %s", got, res.Artifacts[0].Content, plain, c.content)
+			}
+			if len(refused) != 1 || refused[0].Path != "log" || refused[0].Layer != "test" || refused[0].Error != c.why {
+				t.Errorf("work_refused events %+v\nwant one for log: %s", refused, c.why)
+			}
+			if ref, err := c.st.Stat(context.Background(), res.Artifacts[0].ID); err != nil || ref.Content != nil {
+				t.Errorf("the store kept %s (%v); want no summary kept", ref.Content, err)
+			}
+			hold()
+			res, err = eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := gjson.GetBytes(res.Raw, "log.summary").String(); !strings.HasPrefix(got, "Text 't-log.txt' of 1,500 lines (42,390 chars, 42.4 kB)") {
+				t.Errorf("summary once the budget is free: %q", got)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -14,16 +15,8 @@ import (
 
 // noisyPNG is a w×h PNG whose pixels do not compress.
 func noisyPNG(t testing.TB, w, h int) []byte {
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	var x uint32 = 88172645
-	for i := 0; i < len(img.Pix); i += 4 {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = uint8(x), uint8(x>>8), uint8(x>>16), 255
-	}
 	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
+	if err := png.Encode(&b, noisy(w, h)); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -45,20 +38,20 @@ func pngHeaderOnly(w, h uint32) []byte {
 func TestDownscale(t *testing.T) {
 	b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 	t.Run("a 30000x30000 header is refused before decoding", func(t *testing.T) {
-		_, err := downscale(b64(pngHeaderOnly(30000, 30000)), ImageView{})
+		_, err := downscale(context.Background(), nil, []byte(b64(pngHeaderOnly(30000, 30000))), ImageView{})
 		if !errors.Is(err, ErrImageTooLarge) {
 			t.Fatalf("got %v, want ErrImageTooLarge", err)
 		}
 	})
 	t.Run("an image that fits goes as it is", func(t *testing.T) {
 		small := noisyPNG(t, 40, 30)
-		v, err := downscale("data:image/png;base64,"+b64(small), ImageView{})
+		v, err := downscale(context.Background(), nil, []byte("data:image/png;base64,"+b64(small)), ImageView{})
 		if err != nil || !bytes.Equal(v.data, small) || v.w != 40 || v.mime != "image/png" {
 			t.Fatalf("got %+v, %v", v, err)
 		}
 	})
 	t.Run("a noisy image too big as PNG becomes JPEG under the byte cap", func(t *testing.T) {
-		v, err := downscale(b64(noisyPNG(t, 1200, 800)), ImageView{MaxSide: 600, MaxBytes: 200 << 10})
+		v, err := downscale(context.Background(), nil, []byte(b64(noisyPNG(t, 1200, 800))), ImageView{MaxSide: 600, MaxBytes: 200 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +64,7 @@ func TestDownscale(t *testing.T) {
 		}
 	})
 	t.Run("undecodable bytes are an error", func(t *testing.T) {
-		if _, err := downscale(b64([]byte("not an image at all")), ImageView{}); err == nil {
+		if _, err := downscale(context.Background(), nil, []byte(b64([]byte("not an image at all"))), ImageView{}); err == nil {
 			t.Fatal("no error")
 		}
 	})
@@ -88,8 +81,21 @@ func BenchmarkDownscaleScreenshot(b *testing.B) {
 	png.Encode(&buf, img)
 	s := base64.StdEncoding.EncodeToString(buf.Bytes())
 	for b.Loop() {
-		if _, err := downscale(s, ImageView{}); err != nil {
+		if _, err := downscale(context.Background(), nil, []byte(s), ImageView{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// noisy is a w×h image whose pixels do not compress.
+func noisy(w, h int) *image.NRGBA {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	var x uint32 = 88172645
+	for i := 0; i < len(img.Pix); i += 4 {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = uint8(x), uint8(x>>8), uint8(x>>16), 255
+	}
+	return img
 }

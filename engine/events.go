@@ -23,6 +23,12 @@ const (
 	// stored; the result shows a truncated preview and a note. Artifact
 	// carries its size and Artifact.NotStored the limit.
 	EventArtifactRefused EventType = "artifact_refused"
+	// EventWorkRefused: the process's memory budget (Options.Memory)
+	// could not hold, in time, work that only adds to a result: an image
+	// view (the image is referenced only, and the model told why) or a
+	// content summary (the artifact's summary says its kind alone). Path
+	// names the value, Layer the step, Error what was needed and why.
+	EventWorkRefused EventType = "work_refused"
 )
 
 // Event is what listeners receive. Fields that do not apply are zero.
@@ -41,7 +47,7 @@ type Event struct {
 	// OriginalChars and ClampedChars are set for EventObservationClamped.
 	OriginalChars int `json:"original_chars,omitempty"`
 	ClampedChars  int `json:"clamped_chars,omitempty"`
-	// Error is set for EventLayerFailed.
+	// Error is set for EventLayerFailed and EventWorkRefused.
 	Error string `json:"error,omitempty"`
 	// Meta carries a rewrite's Meta.
 	Meta map[string]string `json:"meta,omitempty"`
@@ -59,3 +65,11 @@ type ListenerFunc func(Event)
 
 // OnEvent calls f(ev).
 func (f ListenerFunc) OnEvent(ev Event) { f(ev) }
+
+// workRefused logs and emits EventWorkRefused for work (an "image view",
+// a "content summary") of the value at path that the memory budget
+// refused with err.
+func (e *Engine) workRefused(c Call, step, path, work string, err error) {
+	e.log.Warn(work+" left out: the work memory could not hold it", "server", c.Server, "tool", c.Tool, "path", path, "error", err)
+	e.emit(Event{Type: EventWorkRefused, Server: c.Server, Tool: c.Tool, Scope: c.Scope, Layer: step, Path: path, Error: work + ": " + err.Error()})
+}

@@ -67,6 +67,9 @@ func newProfiles(cfg map[string]Profile) (*profiles, error) {
 		if k == "" || v.MaxChars < 0 || v.MaxTokens < 0 {
 			return nil, fmt.Errorf("profiles: %q: the name must not be empty and budgets not negative", k)
 		}
+		if err := v.ImageView.Validate(); err != nil {
+			return nil, fmt.Errorf("profiles: %q: %w", k, err)
+		}
 		p.byKey[strings.ToLower(k)] = v
 	}
 	for k := range p.byKey {

@@ -165,4 +165,8 @@ func TestProfilesMatch(t *testing.T) {
 	if _, err := newProfiles(map[string]Profile{"x": {MaxChars: -1}}); err == nil {
 		t.Error("a negative budget was accepted")
 	}
+	_, err = newProfiles(map[string]Profile{"x": {Images: true, ImageView: engine.ImageView{MaxWaitMS: -1}}})
+	if want := `profiles: "x": image_view.max_wait_ms must not be negative`; err == nil || err.Error() != want {
+		t.Errorf("a negative image_view bound: %v, want %s", err, want)
+	}
 }

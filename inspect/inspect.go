@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"strings"
@@ -50,6 +51,38 @@ type Limits struct {
 	MaxBytes     int64         // bytes read at most; default DefaultMaxBytes (64 MiB)
 	Timeout      time.Duration // default DefaultTimeout (250 ms)
 	MaxTextBytes int64         // text kept for search, all parts together; default DefaultMaxTextBytes (1 MiB)
+	// Memory is the process's memory budget (a *membudget.Budget): an
+	// inspection reserves its Footprint from it before it reads, waiting
+	// at most Timeout while other work holds it. Nil reserves nothing.
+	Memory Memory
+}
+
+// Memory is a memory budget an inspection reserves from
+// (membudget.Budget's Reserve): what (a few words) needs n bytes; release
+// gives them back.
+type Memory interface {
+	Reserve(ctx context.Context, n int64, what string) (release func(), err error)
+}
+
+// footprintSlack covers what every reader holds besides what its kind
+// needs: the head, read buffers, a decoder's tables.
+const footprintSlack = 1 << 20
+
+// Footprint is the most memory inspecting size bytes of kind ("pdf",
+// "image", ... as Summary.Kind; "" for whichever kind holds most) holds
+// under l: a PDF's or an archive's reader keeps what it reads (the
+// objects, the directory), twice over for the structures it parses, and
+// the text it keeps; text, JSON and CSV are read in chunks and keep their
+// text; images and media read their headers only.
+func (l Limits) Footprint(kind string, size int64) int64 {
+	l = l.WithDefaults()
+	switch kind {
+	case "image", "audio", "video":
+		return footprintSlack
+	case "text", "json", "csv":
+		return l.MaxTextBytes + footprintSlack
+	}
+	return 2*min(size, l.MaxBytes) + l.MaxTextBytes + footprintSlack
 }
 
 // WithDefaults returns l with its zero fields set to their defaults.
@@ -104,19 +137,26 @@ var (
 	ErrByteCap = errors.New("inspect: byte cap reached")
 	// ErrTimeCap is returned by a read after Limits.Timeout.
 	ErrTimeCap = errors.New("inspect: time cap reached")
+	// ErrMemory is returned (wrapping Limits.Memory's refusal) when the
+	// memory budget could not hold an inspection's Footprint within
+	// Limits.Timeout: nothing was read past the head, and the Summary
+	// says the kind alone, Partial PartialMemory.
+	ErrMemory = errors.New("inspect: the memory budget could not hold the inspection")
 )
 
 // Partial reasons.
 const (
-	PartialBytes = "bytes"
-	PartialTime  = "time"
+	PartialBytes  = "bytes"
+	PartialTime   = "time"
+	PartialMemory = "memory"
 )
 
 // Inspect reads what r's size bytes hold, choosing the reader by the MIME
 // type and the bytes' signature (the signature wins where they disagree,
 // except that a text type is trusted for text). Unknown kinds return a zero
 // Summary and no error. A cap reached returns the summary found so far with
-// Partial set; an error is a read error of r itself.
+// Partial set; an error is a read error of r itself, or ErrMemory with the
+// kind alone when lim.Memory refused the Footprint.
 func Inspect(ctx context.Context, r io.ReaderAt, size int64, mimeType string, lim Limits) (Summary, []TextPart, error) {
 	lim = lim.WithDefaults()
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
@@ -132,6 +172,13 @@ func Inspect(ctx context.Context, r io.ReaderAt, size int64, mimeType string, li
 		return s, nil, err
 	}
 	kind, format := sniff(head, mimeType)
+	if kind != "" && lim.Memory != nil {
+		release, err := lim.Memory.Reserve(ctx, lim.Footprint(kind, size), fmt.Sprintf("inspecting a %d-byte %s", size, kind))
+		if err != nil {
+			return Summary{Kind: kind, Format: format, Partial: PartialMemory}, nil, fmt.Errorf("%w: %w", ErrMemory, err)
+		}
+		defer release()
+	}
 	var (
 		s     Summary
 		parts []TextPart

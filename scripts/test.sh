@@ -119,18 +119,22 @@ say "go test -race -count=1 -timeout 30m ./..."
 go test -race -count=1 -timeout 30m ./...
 
 # Tests that the race detector's memory overhead would distort (results of
-# 50 and 100 MB, peak memory checked) carry a !race build tag: run them here.
+# 50 and 100 MB, peak memory checked; what image views allocate and hold,
+# which its random drops from sync.Pool inflate) carry a !race build tag:
+# run them here.
 step="go test (large results, no race detector)"
 say "go test -count=1 -run TestLargeResults ./internal/cli"
 go test -count=1 -run TestLargeResults ./internal/cli
+say "go test -count=1 -run 'TestViewReservesWhatItAllocates|TestConcurrentImageViewsStayInTheBudget' ./engine"
+go test -count=1 -run 'TestViewReservesWhatItAllocates|TestConcurrentImageViewsStayInTheBudget' ./engine
 
 # The reliability suite (internal/reliability, build tag "reliability"):
 # the gateway killed with SIGKILL mid-run, a full disk (a tmpfs: skipped
 # without root), the object store stopped or slowed to a trickle mid-put,
 # one of two replicas on a bucket killed mid-upload, 64 sessions of 1-10
 # MB blobs through mcpx serve with "shared" and "pool" instances and
-# beside hostile WASM plugins. About a minute and a half here; bounded
-# at 10.
+# beside hostile WASM plugins, ten 49 MP images at once within the work
+# memory budget. About a minute and a half here; bounded at 10.
 step="reliability suite"
 say "go test -tags reliability -count=1 -timeout 10m ./internal/reliability/..."
 go test -tags reliability -count=1 -timeout 10m ./internal/reliability/...

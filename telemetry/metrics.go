@@ -26,7 +26,7 @@ var pluginLayers = map[string]bool{"custom": true, "presets": true}
 // Metrics are mcpx's Prometheus metrics. It is a observe.Observer
 // (calls, errors, latency, what results kept out of the context) and an
 // engine.Listener (artifacts stored and refused, clamps, layer and
-// plugin failures); Evicted counts the retention collector's removals and
+// plugin failures, work the memory budget refused); Evicted counts the retention collector's removals and
 // WatchUpstreams reports upstream restarts at scrape time. Safe for
 // concurrent use.
 type Metrics struct {
@@ -34,6 +34,7 @@ type Metrics struct {
 	latency                              *promtext.HistogramVec
 	stored, storedBytes, refused, clamps *promtext.CounterVec
 	layerFailures, pluginFailures        *promtext.CounterVec
+	workRefused                          *promtext.CounterVec
 	evicted, evictedBytes                *promtext.Counter
 	perCall                              sync.Map // server → *sync.Map of tool → *callMetrics
 }
@@ -73,6 +74,7 @@ func NewMetrics(reg *promtext.Registry) (*Metrics, error) {
 		clamps:         counter("observations_clamped_total", "Results the guardrail cut to their budget.", "server", "tool"),
 		layerFailures:  counter("layer_failures_total", "Layer (or rewrite) failures; the result flowed on.", "server", "layer"),
 		pluginFailures: counter("plugin_failures_total", "Failures of WASM plugin layers (custom, presets).", "server", "layer"),
+		workRefused:    counter("work_refused_total", "Image views and content summaries left out: the process's work memory (serve.limits.max_work_bytes) could not hold them in time.", "server"),
 		evicted:        total("artifacts_evicted_total", "Artifacts the retention collector removed."),
 		evictedBytes:   total("artifact_bytes_evicted_total", "Bytes the retention collector removed."),
 	}
@@ -137,6 +139,8 @@ func (m *Metrics) OnEvent(ev engine.Event) {
 		if pluginLayers[ev.Layer] {
 			m.pluginFailures.With(ev.Server, ev.Layer).Inc()
 		}
+	case engine.EventWorkRefused:
+		m.workRefused.With(ev.Server).Inc()
 	}
 }
 

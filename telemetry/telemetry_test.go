@@ -238,6 +238,21 @@ func TestMetricsParseAndMoveOnCall(t *testing.T) {
 	}
 }
 
+// Views and summaries the memory budget refused are counted per server.
+func TestMetricsCountWorkRefused(t *testing.T) {
+	reg := promtext.NewRegistry()
+	m, err := telemetry.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		m.OnEvent(engine.Event{Type: engine.EventWorkRefused, Server: "shots", Layer: "typedcontent", Path: "content.0", Error: "image view: decoding this 7000x7000 16-bit PNG takes 467.4 MB, ..."})
+	}
+	if v := value(scrape(t, reg), "mcpx_work_refused_total", "server", "shots"); v != 2 {
+		t.Errorf("mcpx_work_refused_total{server=shots} = %v, want 2", v)
+	}
+}
+
 // otlpReceiver is an OTLP/HTTP trace collector: it decodes each
 // protobuf export request and keeps its spans.
 type otlpReceiver struct {

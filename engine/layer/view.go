@@ -4,6 +4,8 @@ package layer
 // gateway) knows its client and passes a View with each call; the engine
 // and the layers fit the result to it.
 
+import "fmt"
+
 // View is what one call's client takes, set by the host per call
 // (Call.View). The zero value is the engine's configured behaviour.
 type View struct {
@@ -40,6 +42,25 @@ type ImageView struct {
 	// MaxSourceBytes refuses to read a larger original. Defaults to
 	// 64 MiB.
 	MaxSourceBytes int64 `json:"max_source_bytes,omitempty"`
+	// MaxWaitMS is how long, in milliseconds, a copy waits for the
+	// process's work memory (serve.limits.max_work_bytes) to hold its
+	// decode while other work holds it; past it, or past the call's
+	// deadline, the image is referenced only, with a sentence saying
+	// why. Defaults to DefaultImageMaxWaitMS (5 s).
+	MaxWaitMS int64 `json:"max_wait_ms,omitempty"`
+}
+
+// Validate refuses negative bounds (zero takes the default).
+func (v ImageView) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"max_side", int64(v.MaxSide)}, {"max_bytes", v.MaxBytes}, {"max_source_pixels", v.MaxSourcePixels}, {"max_source_bytes", v.MaxSourceBytes}, {"max_wait_ms", v.MaxWaitMS}} {
+		if f.v < 0 {
+			return fmt.Errorf("image_view.%s must not be negative", f.name)
+		}
+	}
+	return nil
 }
 
 // The defaults of ImageView.
@@ -48,4 +69,7 @@ const (
 	DefaultImageMaxBytes        = 1 << 20
 	DefaultImageMaxSourcePixels = 50_000_000
 	DefaultImageMaxSourceBytes  = 64 << 20
+	// DefaultImageMaxWaitMS: a view is worth a short wait, not a stalled
+	// call; decoding a 50 MP original takes about 2 s.
+	DefaultImageMaxWaitMS = 5000
 )

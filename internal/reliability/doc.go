@@ -5,7 +5,9 @@
 // replicas on a bucket killed mid-upload) and load (64 concurrent
 // sessions calling tools that return 1-10 MB binaries through a built
 // `mcpx serve --listen`, with "shared" and "pool" instances, and beside
-// WASM plugins that loop, allocate without bound or answer garbage). Each
+// WASM plugins that loop, allocate without bound or answer garbage), and
+// memory (ten 49-megapixel images at once for a client that takes images,
+// within serve.limits.max_work_bytes). Each
 // test checks what issue 20 asks to hold: every artifact a model was told
 // about reads back byte-exact, or the model was told it was not stored.
 // scripts/test.sh runs the suite in one bounded step.

@@ -80,8 +80,15 @@ func serveBlobs(in io.Reader, out io.Writer) {
 			result = map[string]any{"tools": []any{map[string]any{
 				"name": "blob", "description": "a binary file",
 				"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"seed": map[string]any{"type": "integer"}, "size": map[string]any{"type": "integer"}}},
+			}, map[string]any{
+				"name": "image", "description": "a PNG of w×h pixels, 8 or 16 bits a channel (images_test.go)",
+				"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"w": map[string]any{"type": "integer"}, "h": map[string]any{"type": "integer"}, "depth": map[string]any{"type": "integer"}}},
 			}}}
 		case "tools/call":
+			if m.Get("params.name").String() == "image" {
+				result = imageResult(m.Get("params.arguments"))
+				break
+			}
 			seed, size := m.Get("params.arguments.seed").Int(), m.Get("params.arguments.size").Int()
 			result = map[string]any{"content": []any{map[string]any{"type": "resource", "resource": map[string]any{
 				"uri": fmt.Sprintf("file:///blob-%d-%d-pid%d.bin", seed, size, os.Getpid()), "mimeType": "application/octet-stream",
@@ -226,7 +233,8 @@ func startGateway(t *testing.T, config, addr string) *gateway {
 		}
 		n := 0
 		res.Get("result.tools.#.name").ForEach(func(_, v gjson.Result) bool {
-			if strings.HasSuffix(v.String(), "_blob") {
+			// one upstream's tools keep their names; several are prefixed
+			if v.String() == "blob" || strings.HasSuffix(v.String(), "_blob") {
 				n++
 			}
 			return true
@@ -293,9 +301,13 @@ type session struct {
 var httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}, Timeout: 2 * time.Minute}
 
 // newSession initializes a session on the gateway at url.
-func newSession(url string) (*session, error) {
+func newSession(url string) (*session, error) { return newSessionAs(url, "reliability") }
+
+// newSessionAs initializes a session on the gateway at url for a client
+// of that name (the gateway fits results to its profile: "claude-code").
+func newSessionAs(url, client string) (*session, error) {
 	s := &session{url: url, hc: httpClient}
-	if _, err := s.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"reliability","version":"1"}}`); err != nil {
+	if _, err := s.rpc("initialize", fmt.Sprintf(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":%q,"version":"1"}}`, client)); err != nil {
 		return nil, err
 	}
 	if err := s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); err != nil {
