@@ -136,7 +136,11 @@ func TestMinimalEnvironment(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command(mcpx, args...)
-			cmd.Env = minimalEnv
+			// TMPDIR of the test's own, so that the fallback folder is not
+			// the machine's, which other runs (other versions of the
+			// store among them) share.
+			tmp := t.TempDir()
+			cmd.Env = append(append([]string(nil), minimalEnv...), "TMPDIR="+tmp)
 			cmd.Dir = t.TempDir()
 			p := startMCP(t, "mcpx "+name, cmd)
 			res := p.call("tools/call", `{"name":"get_view_as_image","arguments":{"workbook_id":"wb-7f3a"}}`)
@@ -149,7 +153,7 @@ func TestMinimalEnvironment(t *testing.T) {
 				t.Errorf("read back %d bytes that are not a PNG", len(blob))
 			}
 			log := p.stderr.String()
-			if !strings.Contains(log, "[WARN]") || !strings.Contains(log, "HOME is not set") || !strings.Contains(log, filepath.Join(os.TempDir(), fmt.Sprintf("mcpx-%d", os.Getuid()))) {
+			if !strings.Contains(log, "[WARN]") || !strings.Contains(log, "HOME is not set") || !strings.Contains(log, filepath.Join(tmp, fmt.Sprintf("mcpx-%d", os.Getuid()))) {
 				t.Errorf("the store's fallback and its reason are not logged:\n%s", log)
 			}
 		})
