@@ -27,13 +27,21 @@ const indexName = "index.db"
 // schemaVersion is PRAGMA user_version of a current index; 0 is a new,
 // empty database file. An index of an older version is brought up to date
 // by migrations when a read-write store opens it.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations are the statements that take an index from the version before
 // their key to their key. schema creates the current version directly.
 var migrations = map[int][]string{
 	// 2: each artifact's content summary (Annotate).
 	2: {`ALTER TABLE artifacts ADD COLUMN content TEXT`},
+	// 3: when each scope first put the bytes, so that every owner is
+	// shown its own time and retention runs per owner. Scopes recorded
+	// before have only the artifact's creation to go by.
+	3: {
+		`ALTER TABLE scopes ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0`,
+		`UPDATE scopes SET created_at = (SELECT a.created_at FROM artifacts a WHERE a.seq = scopes.seq)`,
+		`CREATE INDEX scopes_created ON scopes (created_at)`,
+	},
 }
 
 // schema creates the index. Columns hold what a ref says (content is the
@@ -42,9 +50,10 @@ var migrations = map[int][]string{
 // (quotas). Times are Unix nanoseconds (UTC). seq is the insertion order
 // List pages by (never reused: AUTOINCREMENT), so a cursor never points at
 // a newer artifact. Every scope an artifact was put under is a row of
-// scopes, ord 0 being the first; List and InScope filter there, through an
-// index per scope field that ends in seq, so a filtered page reads only the
-// rows it returns.
+// scopes, ord 0 being the first, with when it was first put under it
+// (its owner's created_at, and the clock of its TTL under fifo); List and
+// InScope filter there, through an index per scope field that ends in
+// seq, so a filtered page reads only the rows it returns.
 var schema = []string{
 	`CREATE TABLE artifacts (
 		seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -74,6 +83,7 @@ var schema = []string{
 		user_id    TEXT    NOT NULL DEFAULT '',
 		session_id TEXT    NOT NULL DEFAULT '',
 		trace_id   TEXT    NOT NULL DEFAULT '',
+		created_at INTEGER NOT NULL DEFAULT 0,
 		PRIMARY KEY (seq, ord),
 		UNIQUE (seq, tenant_id, user_id, session_id, trace_id)
 	) WITHOUT ROWID`,
@@ -81,23 +91,32 @@ var schema = []string{
 	`CREATE INDEX scopes_user ON scopes (user_id, seq)`,
 	`CREATE INDEX scopes_session ON scopes (session_id, seq)`,
 	`CREATE INDEX scopes_trace ON scopes (trace_id, seq)`,
+	`CREATE INDEX scopes_created ON scopes (created_at)`,
 	// meta holds facts about the store itself: "journal_imported" once a
 	// journal store has been adopted.
 	`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
 }
 
-// refColumns are the artifacts columns scanRef reads, in its order,
-// followed by the four scope columns.
-const refColumns = `a.seq, a.id, a.sha256, a.size, a.mime, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer, a.created_at, a.content`
+// refColumnsOf returns the columns scanRef reads, in its order, before
+// the four scope columns, from an index of version v: a read-only store
+// reads an older index as it is (no content column before 2, no scope
+// creation before 3: the artifact's stands in).
+func refColumnsOf(v int) string {
+	created, content := "s.created_at", "a.content"
+	if v < 3 {
+		created = "a.created_at"
+	}
+	if v < 2 {
+		content = "NULL"
+	}
+	return `a.seq, a.id, a.sha256, a.size, a.mime, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer, ` + created + `, ` + content
+}
 
-// refColumnsV1 reads an index of version 1 (no content column), which a
-// read-only store cannot migrate.
-const refColumnsV1 = `a.seq, a.id, a.sha256, a.size, a.mime, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer, a.created_at, NULL`
 const scopeColumns = `s.tenant_id, s.user_id, s.session_id, s.trace_id`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-// scanRef reads refColumns and scopeColumns (and extra) from row.
+// scanRef reads refColumnsOf and scopeColumns (and extra) from row.
 func scanRef(row rowScanner, extra ...any) (seq int64, ref store.Ref, err error) {
 	var created int64
 	var content sql.NullString
@@ -297,7 +316,8 @@ func (s *Store) migrateSchema(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// insertArtifact inserts ref (with its first scope) and returns its seq.
+// insertArtifact inserts ref (with its first scope, created with it) and
+// returns its seq.
 func insertArtifact(ctx context.Context, tx *sql.Tx, ns string, ref store.Ref) (int64, error) {
 	return insertArtifactSeq(ctx, tx, 0, ns, ref)
 }
@@ -321,15 +341,15 @@ func insertArtifactSeq(ctx context.Context, tx *sql.Tx, seq int64, ns string, re
 	if seq, err = res.LastInsertId(); err != nil {
 		return 0, err
 	}
-	return seq, addScope(ctx, tx, seq, ref.Scope)
+	return seq, addScope(ctx, tx, seq, ref.Scope, created)
 }
 
-// addScope records one more scope for the artifact seq (nothing when it
-// has it already).
-func addScope(ctx context.Context, tx *sql.Tx, seq int64, sc store.Scope) error {
-	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO scopes (seq, ord, tenant_id, user_id, session_id, trace_id)
-		VALUES (?, (SELECT COALESCE(MAX(ord) + 1, 0) FROM scopes WHERE seq = ?), ?, ?, ?, ?)`,
-		seq, seq, sc.TenantID, sc.UserID, sc.SessionID, sc.TraceID)
+// addScope records one more scope for the artifact seq, first put under
+// it at created (Unix ns); nothing when it has it already.
+func addScope(ctx context.Context, tx *sql.Tx, seq int64, sc store.Scope, created int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO scopes (seq, ord, tenant_id, user_id, session_id, trace_id, created_at)
+		VALUES (?, (SELECT COALESCE(MAX(ord) + 1, 0) FROM scopes WHERE seq = ?), ?, ?, ?, ?, ?)`,
+		seq, seq, sc.TenantID, sc.UserID, sc.SessionID, sc.TraceID, created)
 	return err
 }
 

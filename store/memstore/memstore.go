@@ -94,9 +94,9 @@ func New(cfg Config) *Store {
 
 // Put reads r into memory, hashing as it reads, and stores it (see
 // store.Store.Put). The returned ref carries o.Scope, o.Filename (when
-// set) and o.Source; an artifact put again keeps its id, first MIME type
-// and creation time, and is listed under the name and source of the
-// latest put under each scope.
+// set) and o.Source; an artifact put again keeps its id and first MIME
+// type, and is listed under the name, source and first creation of each
+// scope.
 func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
 	ns := store.SanitizeNamespace(o.Namespace)
 	if err := s.checkOpen(); err != nil {
@@ -127,12 +127,11 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 				return store.Ref{}, fmt.Errorf("memstore: put[%s]: %w", ns, err)
 			}
 		}
-		s.cat.AddScope(e.Ref.ID, o.Scope)
-		s.access[e.Ref.ID] = time.Now().UnixNano()
+		now := time.Now().UTC().Round(0)
+		s.cat.AddScope(e.Ref.ID, o.Scope, now)
+		s.access[e.Ref.ID] = now.UnixNano()
 		s.rename(e.Ref.ID, o)
-		ref := e.Ref
-		ref.Scope = o.Scope
-		return s.named(ref), nil
+		return s.named(e.As(e.Index(o.Scope))), nil
 	}
 	if !o.Quota.IsZero() {
 		if err := s.checkQuota(o.Quota, o.Scope, "", n); err != nil {
@@ -201,6 +200,29 @@ func (s *Store) InScope(ctx context.Context, id string, scope store.Scope) (bool
 		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
 	}
 	return in, nil
+}
+
+// Owned returns the artifact as owner holds it (see store.Store.Owned).
+func (s *Store) Owned(ctx context.Context, id string, owner store.Owner) ([]store.Ref, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
+	}
+	if !store.ValidID(id) {
+		return nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
+	}
+	refs, found := s.cat.Owned(id, owner)
+	if !found {
+		return nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
+	}
+	for i := range refs {
+		refs[i] = s.named(refs[i])
+	}
+	return refs, nil
 }
 
 // Exists reports whether the artifact is stored.
