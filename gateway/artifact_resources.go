@@ -87,7 +87,7 @@ func (s *session) mayRead(ctx context.Context, id string) bool {
 	if s.ownsArtifact(id) {
 		return true
 	}
-	if !s.inScope(ctx, id) {
+	if _, ok, err := s.holding(ctx, id); err != nil || !ok {
 		return false
 	}
 	s.addArtifact(id)

@@ -56,24 +56,6 @@ func (s Scope) Contains(o Scope) bool {
 // IsZero reports whether no field is set.
 func (s Scope) IsZero() bool { return s == Scope{} }
 
-// Owner returns whom s records as the artifact's owner: its tenant and
-// user.
-func (s Scope) Owner() Owner { return Owner{TenantID: s.TenantID, UserID: s.UserID} }
-
-// Owner is who put an artifact: a tenant and a user. Owners compare
-// exactly: the empty tenant is the tenant of the users that have none,
-// not "any tenant" as an empty field of a Scope filter is, and the zero
-// Owner is the unauthenticated user. Access (what a caller may read and
-// is shown) and quotas (what a caller may hold) are per owner, so that
-// no caller's ids, whatever it names them, touch another's artifacts.
-type Owner struct {
-	TenantID string `json:"tenant_id,omitempty"`
-	UserID   string `json:"user_id,omitempty"`
-}
-
-// Holds reports whether sc is one of o's scopes.
-func (o Owner) Holds(sc Scope) bool { return sc.Owner() == o }
-
 // Source says where an artifact's bytes were found.
 type Source struct {
 	Server string `json:"server,omitempty"`

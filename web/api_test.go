@@ -74,7 +74,9 @@ func (f *fakeResources) ReadResource(_ context.Context, p auth.Principal, server
 	return b, nil
 }
 
-func newAPIFixture(t *testing.T, tokens map[string]auth.Identity, limits auth.Limits) *apiFixture {
+// newAPIFixture serves an API on an fsstore with an engine behind
+// POST /transform; each of tune adjusts the engine's options.
+func newAPIFixture(t *testing.T, tokens map[string]auth.Identity, limits auth.Limits, tune ...func(*engine.Options)) *apiFixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -98,7 +100,11 @@ func newAPIFixture(t *testing.T, tokens map[string]auth.Identity, limits auth.Li
 		t.Fatal(err)
 	}
 	bus := NewEventBus(Limits{EventBuffer: 8})
-	eng, err := engine.New(engine.Options{Store: st, Linker: signer, Listener: bus})
+	eo := engine.Options{Store: st, Linker: signer, Listener: bus}
+	for _, f := range tune {
+		f(&eo)
+	}
+	eng, err := engine.New(eo)
 	if err != nil {
 		t.Fatal(err)
 	}
