@@ -95,7 +95,7 @@ func TestAPIMetaShowsOnlyTheCallersScope(t *testing.T) {
 	first := f.put(data, "text/plain", "r.txt", a)
 	time.Sleep(5 * time.Millisecond)
 	before := time.Now()
-	f.put(data, "text/plain", "r.txt", b)
+	f.put(data, "text/plain", "globex.txt", b)
 
 	code, body, _ := f.do("GET", "/artifacts/"+first.ID+"/meta", "tok-other-alice", nil)
 	var info ArtifactInfo
@@ -106,6 +106,9 @@ func TestAPIMetaShowsOnlyTheCallersScope(t *testing.T) {
 		if strings.Contains(string(body), leak) {
 			t.Errorf("meta tells globex's alice %q: %s", leak, body)
 		}
+	}
+	if info.Artifact.Filename != "globex.txt" {
+		t.Errorf("meta filename %q, want the caller's own globex.txt", info.Artifact.Filename)
 	}
 	if info.Artifact.Scope == nil || *info.Artifact.Scope != b {
 		t.Errorf("meta scope %+v, want the caller's %+v", info.Artifact.Scope, b)
@@ -123,8 +126,8 @@ func TestAPIMetaShowsOnlyTheCallersScope(t *testing.T) {
 	}
 	// The first owner still sees its own.
 	code, body, _ = f.do("GET", "/artifacts/"+first.ID+"/meta", "tok-alice", nil)
-	if code != 200 || !strings.Contains(string(body), "alice-session") || strings.Contains(string(body), "other-session") {
-		t.Errorf("the first owner's meta: %d %s", code, body)
+	if code != 200 || !strings.Contains(string(body), "alice-session") || strings.Contains(string(body), "other-session") || strings.Contains(string(body), "globex") {
+		t.Errorf("the first owner's meta tells of the other owner: %d %s", code, body)
 	}
 }
 

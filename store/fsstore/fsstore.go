@@ -545,9 +545,9 @@ func tempName(prefix string) string {
 
 // Put streams r into a temp file while hashing it, then commits it (see the
 // package doc). The returned ref carries o.Scope and when the bytes were
-// first put under it; an artifact put again keeps its first MIME type,
-// and takes o's file name and source when o sets them (the index keeps
-// the latest).
+// first put under it; an artifact put again keeps its id and first MIME
+// type, and is listed under the name and source of the latest put under
+// each scope.
 func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
 	ns := store.SanitizeNamespace(o.Namespace)
 	s.wmu.enter()
@@ -646,33 +646,20 @@ func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64,
 		}
 		// Put again is used again (LRU).
 		now := time.Now().UnixNano()
-		if err := addScope(ctx, tx, seq, o.Scope, now); err != nil {
+		if err := addScope(ctx, tx, seq, o.Scope, now, o.Filename, o.Source); err != nil {
 			return store.Ref{}, err
 		}
 		var created int64
-		if err := tx.QueryRowContext(ctx, `SELECT created_at FROM scopes
+		if err := tx.QueryRowContext(ctx, `SELECT created_at, filename, source_server, source_tool, source_path, source_layer FROM scopes
 			WHERE seq = ? AND tenant_id = ? AND user_id = ? AND session_id = ? AND trace_id = ?`,
-			seq, o.Scope.TenantID, o.Scope.UserID, o.Scope.SessionID, o.Scope.TraceID).Scan(&created); err != nil {
+			seq, o.Scope.TenantID, o.Scope.UserID, o.Scope.SessionID, o.Scope.TraceID).Scan(&created,
+			&ref.Filename, &ref.Source.Server, &ref.Source.Tool, &ref.Source.Path, &ref.Source.Layer); err != nil {
 			return store.Ref{}, err
 		}
 		ref.Created = time.Unix(0, created).UTC()
 		if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET last_access_at = ? WHERE seq = ? AND last_access_at < ?`,
 			now, seq, now); err != nil {
 			return store.Ref{}, err
-		}
-		if o.Filename != "" || o.Source != (store.Source{}) {
-			if o.Filename != "" {
-				ref.Filename = o.Filename
-			}
-			if o.Source != (store.Source{}) {
-				ref.Source = o.Source
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET filename = ?, source_server = ?, source_tool = ?, source_path = ?, source_layer = ?
-				WHERE seq = ? AND (filename, source_server, source_tool, source_path, source_layer) IS NOT (?, ?, ?, ?, ?)`,
-				ref.Filename, ref.Source.Server, ref.Source.Tool, ref.Source.Path, ref.Source.Layer, seq,
-				ref.Filename, ref.Source.Server, ref.Source.Tool, ref.Source.Path, ref.Source.Layer); err != nil {
-				return store.Ref{}, err
-			}
 		}
 		ref.Scope = o.Scope
 	case errors.Is(err, sql.ErrNoRows):

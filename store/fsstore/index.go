@@ -34,12 +34,20 @@ const schemaVersion = 3
 var migrations = map[int][]string{
 	// 2: each artifact's content summary (Annotate).
 	2: {`ALTER TABLE artifacts ADD COLUMN content TEXT`},
-	// 3: when each scope first put the bytes, so that every owner is
-	// shown its own time and retention runs per owner. Scopes recorded
-	// before have only the artifact's creation to go by.
+	// 3: when each scope first put the bytes, and the name and source
+	// its latest put gave them, so that every owner is shown its own
+	// and retention runs per owner. Scopes recorded before have only the
+	// artifact's to go by.
 	3: {
 		`ALTER TABLE scopes ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0`,
-		`UPDATE scopes SET created_at = (SELECT a.created_at FROM artifacts a WHERE a.seq = scopes.seq)`,
+		`ALTER TABLE scopes ADD COLUMN filename TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE scopes ADD COLUMN source_server TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE scopes ADD COLUMN source_tool TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE scopes ADD COLUMN source_path TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE scopes ADD COLUMN source_layer TEXT NOT NULL DEFAULT ''`,
+		`UPDATE scopes SET (created_at, filename, source_server, source_tool, source_path, source_layer) =
+			(SELECT a.created_at, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer
+			FROM artifacts a WHERE a.seq = scopes.seq)`,
 		`CREATE INDEX scopes_created ON scopes (created_at)`,
 	},
 }
@@ -51,9 +59,11 @@ var migrations = map[int][]string{
 // List pages by (never reused: AUTOINCREMENT), so a cursor never points at
 // a newer artifact. Every scope an artifact was put under is a row of
 // scopes, ord 0 being the first, with when it was first put under it
-// (its owner's created_at, and the clock of its TTL under fifo); List and
-// InScope filter there, through an index per scope field that ends in
-// seq, so a filtered page reads only the rows it returns.
+// (its owner's created_at, and the clock of its TTL under fifo) and the
+// file name and source of its latest put (what its owner is shown; the
+// artifacts row keeps the first put's); List and InScope filter there,
+// through an index per scope field that ends in seq, so a filtered page
+// reads only the rows it returns.
 var schema = []string{
 	`CREATE TABLE artifacts (
 		seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -84,6 +94,11 @@ var schema = []string{
 		session_id TEXT    NOT NULL DEFAULT '',
 		trace_id   TEXT    NOT NULL DEFAULT '',
 		created_at INTEGER NOT NULL DEFAULT 0,
+		filename      TEXT NOT NULL DEFAULT '',
+		source_server TEXT NOT NULL DEFAULT '',
+		source_tool   TEXT NOT NULL DEFAULT '',
+		source_path   TEXT NOT NULL DEFAULT '',
+		source_layer  TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (seq, ord),
 		UNIQUE (seq, tenant_id, user_id, session_id, trace_id)
 	) WITHOUT ROWID`,
@@ -100,16 +115,17 @@ var schema = []string{
 // refColumnsOf returns the columns scanRef reads, in its order, before
 // the four scope columns, from an index of version v: a read-only store
 // reads an older index as it is (no content column before 2, no scope
-// creation before 3: the artifact's stands in).
+// creation or naming before 3: the artifact's stand in).
 func refColumnsOf(v int) string {
-	created, content := "s.created_at", "a.content"
+	named, content := "s", "a.content"
 	if v < 3 {
-		created = "a.created_at"
+		named = "a"
 	}
 	if v < 2 {
 		content = "NULL"
 	}
-	return `a.seq, a.id, a.sha256, a.size, a.mime, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer, ` + created + `, ` + content
+	return `a.seq, a.id, a.sha256, a.size, a.mime, ` + named + `.filename, ` + named + `.source_server, ` + named + `.source_tool, ` +
+		named + `.source_path, ` + named + `.source_layer, ` + named + `.created_at, ` + content
 }
 
 const scopeColumns = `s.tenant_id, s.user_id, s.session_id, s.trace_id`
@@ -341,15 +357,24 @@ func insertArtifactSeq(ctx context.Context, tx *sql.Tx, seq int64, ns string, re
 	if seq, err = res.LastInsertId(); err != nil {
 		return 0, err
 	}
-	return seq, addScope(ctx, tx, seq, ref.Scope, created)
+	return seq, addScope(ctx, tx, seq, ref.Scope, created, ref.Filename, ref.Source)
 }
 
-// addScope records one more scope for the artifact seq, first put under
-// it at created (Unix ns); nothing when it has it already.
-func addScope(ctx context.Context, tx *sql.Tx, seq int64, sc store.Scope, created int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO scopes (seq, ord, tenant_id, user_id, session_id, trace_id, created_at)
-		VALUES (?, (SELECT COALESCE(MAX(ord) + 1, 0) FROM scopes WHERE seq = ?), ?, ?, ?, ?, ?)`,
-		seq, seq, sc.TenantID, sc.UserID, sc.SessionID, sc.TraceID, created)
+// addScope records that the artifact seq was put under sc at created
+// (Unix ns), called filename from src: a new scope row, or the latest
+// name and source of the row sc has already (whose creation stays, and
+// whose name and source stay when this put gives none).
+func addScope(ctx context.Context, tx *sql.Tx, seq int64, sc store.Scope, created int64, filename string, src store.Source) error {
+	named := src != store.Source{}
+	_, err := tx.ExecContext(ctx, `INSERT INTO scopes (seq, ord, tenant_id, user_id, session_id, trace_id, created_at,
+			filename, source_server, source_tool, source_path, source_layer)
+		VALUES (?, (SELECT COALESCE(MAX(ord) + 1, 0) FROM scopes WHERE seq = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (seq, tenant_id, user_id, session_id, trace_id) DO UPDATE SET
+			filename = IIF(excluded.filename = '', filename, excluded.filename),
+			source_server = IIF(?, excluded.source_server, source_server), source_tool = IIF(?, excluded.source_tool, source_tool),
+			source_path = IIF(?, excluded.source_path, source_path), source_layer = IIF(?, excluded.source_layer, source_layer)`,
+		seq, seq, sc.TenantID, sc.UserID, sc.SessionID, sc.TraceID, created,
+		filename, src.Server, src.Tool, src.Path, src.Layer, named, named, named, named)
 	return err
 }
 

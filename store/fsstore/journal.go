@@ -206,7 +206,7 @@ func (s *Store) importJournal(ctx context.Context, tx *sql.Tx, c *recoveryCounts
 			return n, fmt.Errorf("artifact[%s]: %w", e.Ref.ID, err)
 		}
 		for _, sc := range e.Scopes[1:] {
-			if err := addScope(ctx, tx, seq, sc.Scope, sc.Created); err != nil {
+			if err := addScope(ctx, tx, seq, sc.Scope, sc.Created, e.Ref.Filename, e.Ref.Source); err != nil {
 				return n, err
 			}
 		}

@@ -18,6 +18,11 @@ import (
 var downToVersion2 = []string{
 	`DROP INDEX scopes_created`,
 	`ALTER TABLE scopes DROP COLUMN created_at`,
+	`ALTER TABLE scopes DROP COLUMN filename`,
+	`ALTER TABLE scopes DROP COLUMN source_server`,
+	`ALTER TABLE scopes DROP COLUMN source_tool`,
+	`ALTER TABLE scopes DROP COLUMN source_path`,
+	`ALTER TABLE scopes DROP COLUMN source_layer`,
 	`PRAGMA user_version = 2`,
 }
 

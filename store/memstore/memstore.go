@@ -346,10 +346,8 @@ func (s *Store) rename(id string, o store.PutOptions) {
 func (s *Store) named(ref store.Ref) store.Ref {
 	ref.Content = s.content[ref.ID]
 	if n, ok := s.names[ref.ID][ref.Scope]; ok {
-		if n.filename != "" {
-			ref.Filename = n.filename
-		}
-		ref.Source = n.source
+		// Another scope's name is not this one's to see.
+		ref.Filename, ref.Source = n.filename, n.source
 	}
 	return ref
 }

@@ -741,9 +741,9 @@ func testOwned(t *testing.T, st store.Store) {
 	tenantA := store.Scope{TenantID: "a", UserID: "u", SessionID: "s1", TraceID: "t1"}
 	noTenant := store.Scope{UserID: "u", SessionID: "s2"}
 	noTenant2 := store.Scope{UserID: "u", SessionID: "s3"}
-	first := put(t, st, data, store.PutOptions{Namespace: "own", Scope: tenantA, Filename: "a.txt"})
+	first := put(t, st, data, store.PutOptions{Namespace: "own", Scope: tenantA, Filename: "a.txt", Source: store.Source{Server: "a"}})
 	time.Sleep(2 * time.Millisecond)
-	second := put(t, st, data, store.PutOptions{Namespace: "own", Scope: noTenant})
+	second := put(t, st, data, store.PutOptions{Namespace: "own", Scope: noTenant, Filename: "n.txt", Source: store.Source{Server: "n"}})
 	third := put(t, st, data, store.PutOptions{Namespace: "own", Scope: noTenant2})
 	lone := put(t, st, []byte("only tenant a's"), store.PutOptions{Namespace: "own", Scope: tenantA})
 	for _, tc := range []struct {
@@ -777,6 +777,21 @@ func testOwned(t *testing.T, st store.Store) {
 	}
 	if !second.Created.After(first.Created) {
 		t.Errorf("a later owner's put created %v, the first %v: want its own, later time", second.Created, first.Created)
+	}
+	// Each scope is shown the name and source its own puts gave, never
+	// another owner's.
+	var names []string
+	for _, o := range []store.Owner{tenantA.Owner(), noTenant.Owner()} {
+		refs, _ := st.Owned(ctx, first.ID, o)
+		for _, r := range refs {
+			names = append(names, r.Filename+"/"+r.Source.Server)
+		}
+	}
+	if ref, err := st.Stat(ctx, first.ID); err == nil {
+		names = append(names, ref.Filename+"/"+ref.Source.Server)
+	}
+	if want := []string{"a.txt/a", "n.txt/n", "/", "a.txt/a"}; !slices.Equal(names, want) {
+		t.Errorf("names and sources as each scope sees them (then Stat) = %q, want %q", names, want)
 	}
 	if _, err := st.Owned(ctx, store.NewID("own", SHA256Hex([]byte("never put")), store.DefaultIDPrefixLen), store.Owner{}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Owned of a missing id: %v, want ErrNotFound", err)
