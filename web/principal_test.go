@@ -15,15 +15,6 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// principalTokens adds to testTokens a second user without a tenant.
-var principalTokens = map[string]auth.Identity{
-	"tok-alice":       {Tenant: "acme", User: "alice"},
-	"tok-bob":         {Tenant: "acme", User: "bob"},
-	"tok-other-alice": {Tenant: "globex", User: "alice"},
-	"tok-bare-alice":  {User: "alice"},
-	"tok-bare-carol":  {User: "carol"},
-}
-
 // pdfResult is a tool result holding a PDF of about size bytes that
 // the engine stores; tag makes its bytes unique.
 func pdfResult(tag string, size int) (result, pdf string) {
@@ -59,7 +50,7 @@ func (f *apiFixture) transform(token, query, result string) engine.ArtifactRef {
 // same name put, whoever put the bytes first (here a third, tenant-less,
 // user): on /artifacts/{id}, /meta and the listing.
 func TestAPIOwnedScopeDecidesAccess(t *testing.T) {
-	f := newAPIFixture(t, principalTokens, auth.Limits{})
+	f := newAPIFixture(t, testTokens, auth.Limits{})
 	data := "the same bytes, put by three"
 	carol := f.put(data, "text/plain", "c.txt", store.Scope{UserID: "carol", SessionID: "sc"})
 	f.put(data, "text/plain", "a.txt", store.Scope{TenantID: "acme", UserID: "alice", SessionID: "sa"})
@@ -88,7 +79,7 @@ func TestAPIOwnedScopeDecidesAccess(t *testing.T) {
 // link signed for its own session: never the owner that put the bytes
 // first.
 func TestAPIMetaShowsOnlyTheCallersScope(t *testing.T) {
-	f := newAPIFixture(t, principalTokens, auth.Limits{})
+	f := newAPIFixture(t, testTokens, auth.Limits{})
 	data := "a report both stored"
 	a := store.Scope{TenantID: "acme", UserID: "alice", SessionID: "alice-session", TraceID: "alice-trace"}
 	b := store.Scope{TenantID: "globex", UserID: "alice", SessionID: "other-session"}
@@ -135,7 +126,7 @@ func TestAPIMetaShowsOnlyTheCallersScope(t *testing.T) {
 // against its own trace: the collector removes its own artifacts past
 // the limit, never the other tenant's.
 func TestAPITraceIDOfAnotherTenant(t *testing.T) {
-	f := newAPIFixture(t, principalTokens, auth.Limits{})
+	f := newAPIFixture(t, testTokens, auth.Limits{})
 	res, pdf := pdfResult("victim", 2000)
 	victim := f.transform("tok-alice", "&trace=shared-trace", res)
 	var attacker []string
@@ -165,7 +156,7 @@ func TestAPISessionRotationMeetsUserQuota(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"max_session_bytes": 1000000, "max_user_bytes": 1000000, "strategy": "none"}`), &policy); err != nil {
 		t.Fatal(err)
 	}
-	f := newAPIFixture(t, principalTokens, auth.Limits{}, func(o *engine.Options) { o.Quota = policy.PutQuota() })
+	f := newAPIFixture(t, testTokens, auth.Limits{}, func(o *engine.Options) { o.Quota = policy.PutQuota() })
 	var refused []engine.ArtifactRef
 	for i := range 12 {
 		res, _ := pdfResult(fmt.Sprint("rotating", i), 300_000)
@@ -194,32 +185,29 @@ func evictions(t *testing.T, bus *EventBus, p auth.Principal) <-chan Event {
 	return ch
 }
 
-func nextEvent(t *testing.T, ch <-chan Event) Event {
-	t.Helper()
-	select {
-	case ev := <-ch:
-		return ev
-	case <-time.After(5 * time.Second):
-		t.Fatal("no event in 5s")
+// sharedByTwoTenants stores one artifact through /transform as acme's
+// and globex's alice, in sessions sa and sb, and returns the bus and the
+// evictions each would be sent.
+func sharedByTwoTenants(t *testing.T) (bus *EventBus, acme, globex <-chan Event, ref engine.ArtifactRef) {
+	f := newAPIFixture(t, testTokens, auth.Limits{})
+	bus = f.api.Events()
+	acme = evictions(t, bus, auth.Principal{Tenant: "acme", User: "alice"})
+	globex = evictions(t, bus, auth.Principal{Tenant: "globex", User: "alice"})
+	res, _ := pdfResult("both", 2000)
+	ref = f.transform("tok-alice", "&session=sa", res)
+	if other := f.transform("tok-other-alice", "&session=sb", res); other.ID != ref.ID {
+		t.Fatalf("ids %s, %s: want one artifact", ref.ID, other.ID)
 	}
-	return Event{}
+	return bus, acme, globex, ref
 }
 
 // An artifact two tenants stored is evicted for both: each hears of it,
 // with the scope it stored the artifact under.
 func TestAPIEvictionReachesEveryOwner(t *testing.T) {
-	f := newAPIFixture(t, principalTokens, auth.Limits{})
-	bus := f.api.Events()
-	acme := evictions(t, bus, auth.Principal{Tenant: "acme", User: "alice"})
-	globex := evictions(t, bus, auth.Principal{Tenant: "globex", User: "alice"})
-	res, _ := pdfResult("both", 2000)
-	ref := f.transform("tok-alice", "&session=sa", res)
-	if other := f.transform("tok-other-alice", "&session=sb", res); other.ID != ref.ID {
-		t.Fatalf("ids %s, %s: want one artifact", ref.ID, other.ID)
-	}
+	bus, acme, globex, ref := sharedByTwoTenants(t)
 	bus.Evicted(store.Removal{ID: ref.ID, Bytes: ref.SizeBytes, Why: "ttl"})
 	for who, ch := range map[string]<-chan Event{"sa": acme, "sb": globex} {
-		if ev := nextEvent(t, ch); ev.Artifact == nil || ev.Artifact.ID != ref.ID || ev.Scope.SessionID != who {
+		if ev := receive(t, ch); ev.Artifact == nil || ev.Artifact.ID != ref.ID || ev.Scope.SessionID != who {
 			t.Errorf("the owner of session %s hears %+v, want the eviction under its own scope", who, ev)
 		}
 	}
@@ -228,20 +216,14 @@ func TestAPIEvictionReachesEveryOwner(t *testing.T) {
 // A release (one owner's limit let the artifact go, another keeps it)
 // reaches the owner that lost it only.
 func TestAPIReleaseReachesItsOwnerOnly(t *testing.T) {
-	f := newAPIFixture(t, principalTokens, auth.Limits{})
-	bus := f.api.Events()
-	acme := evictions(t, bus, auth.Principal{Tenant: "acme", User: "alice"})
-	globex := evictions(t, bus, auth.Principal{Tenant: "globex", User: "alice"})
-	res, _ := pdfResult("both", 2000)
-	ref := f.transform("tok-alice", "&session=sa", res)
-	f.transform("tok-other-alice", "&session=sb", res)
+	bus, acme, globex, ref := sharedByTwoTenants(t)
 	released := store.Scope{TenantID: "globex", UserID: "alice", SessionID: "sb"}
 	bus.Evicted(store.Removal{ID: ref.ID, Why: "max_user_bytes tenant=globex user=alice", Released: []store.Scope{released}})
-	if ev := nextEvent(t, globex); ev.Why != "max_user_bytes tenant=globex user=alice" || ev.Scope != released {
+	if ev := receive(t, globex); ev.Why != "max_user_bytes tenant=globex user=alice" || ev.Scope != released {
 		t.Errorf("globex hears %+v, want its release", ev)
 	}
 	bus.Evicted(store.Removal{ID: ref.ID, Bytes: ref.SizeBytes, Why: "ttl"})
-	if ev := nextEvent(t, acme); ev.Why != "ttl" {
+	if ev := receive(t, acme); ev.Why != "ttl" {
 		t.Errorf("acme's first eviction event is %+v, want the removal (not globex's release)", ev)
 	}
 	select {

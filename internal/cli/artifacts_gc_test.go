@@ -15,16 +15,24 @@ import (
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
+// openTestStore opens a new folder store for a test to fill; the test
+// closes it before the CLI opens the folder.
+func openTestStore(t *testing.T) (dir string, st *fsstore.Store) {
+	t.Helper()
+	dir = t.TempDir()
+	st, err := fsstore.Open(context.Background(), dir, fsstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, st
+}
+
 // fillRetentionStore puts 5 artifacts in session a and 2 in session b,
 // and writes a config whose retention keeps 2 per session (fifo, ttl 1h).
 func fillRetentionStore(t *testing.T) (dir, cfgPath string, a []string) {
 	t.Helper()
-	dir = t.TempDir()
+	dir, st := openTestStore(t)
 	ctx := context.Background()
-	st, err := fsstore.Open(ctx, dir, fsstore.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := range 7 {
 		sess := "a"
 		if i >= 5 {
@@ -97,12 +105,8 @@ func TestArtifactsGc(t *testing.T) {
 // another user put too: it stays, and the output says so.
 func TestArtifactsGcRelease(t *testing.T) {
 	isolate(t)
-	dir := t.TempDir()
+	dir, st := openTestStore(t)
 	ctx := context.Background()
-	st, err := fsstore.Open(ctx, dir, fsstore.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	u1 := store.Scope{TenantID: "t", UserID: "u1", SessionID: "s"}
 	var shared store.Ref
 	for i, p := range []struct {

@@ -183,46 +183,21 @@ func (s *Store) Stat(ctx context.Context, id string) (store.Ref, error) {
 
 // InScope reports whether the artifact was put under a scope that scope
 // contains.
-func (s *Store) InScope(ctx context.Context, id string, scope store.Scope) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
-	}
-	if !store.ValidID(id) {
-		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
-	}
-	in, found := s.cat.InScope(id, scope)
-	if !found {
-		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
-	}
-	return in, nil
+func (s *Store) InScope(ctx context.Context, id string, scope store.Scope) (in bool, err error) {
+	err = s.read(ctx, id, func(e *catalog.Entry) { _, in = e.ScopeOf(scope) })
+	return in, err
 }
 
 // Owned returns the artifact as owner holds it (see store.Store.Owned).
-func (s *Store) Owned(ctx context.Context, id string, owner store.Owner) ([]store.Ref, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
-	}
-	if !store.ValidID(id) {
-		return nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
-	}
-	refs, found := s.cat.Owned(id, owner)
-	if !found {
-		return nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
-	}
-	for i := range refs {
-		refs[i] = s.named(refs[i])
-	}
-	return refs, nil
+func (s *Store) Owned(ctx context.Context, id string, owner store.Owner) (refs []store.Ref, err error) {
+	err = s.read(ctx, id, func(e *catalog.Entry) {
+		for i, h := range e.Scopes {
+			if owner.Holds(h.Scope) {
+				refs = append(refs, s.named(e.As(i)))
+			}
+		}
+	})
+	return refs, err
 }
 
 // Exists reports whether the artifact is stored.
@@ -305,23 +280,31 @@ func (s *Store) checkOpen() error {
 	return nil
 }
 
-func (s *Store) lookup(ctx context.Context, id string) (store.Ref, []byte, error) {
+func (s *Store) lookup(ctx context.Context, id string) (ref store.Ref, data []byte, err error) {
+	err = s.read(ctx, id, func(e *catalog.Entry) { ref, data = s.named(e.Ref), s.blobs[e.Ref.SHA256] })
+	return ref, data, err
+}
+
+// read runs f on the entry of id under the read lock, once ctx, id and
+// the store check out; a missing id is store.ErrNotFound.
+func (s *Store) read(ctx context.Context, id string, f func(*catalog.Entry)) error {
 	if err := ctx.Err(); err != nil {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
 	if !store.ValidID(id) {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
 	}
 	e, ok := s.cat.Get(id)
 	if !ok {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
 	}
-	return s.named(e.Ref), s.blobs[e.Ref.SHA256], nil
+	f(e)
+	return nil
 }
 
 // rename records o's file name and source as the latest under o.Scope.

@@ -621,23 +621,9 @@ func (s *Store) Stat(ctx context.Context, id string) (store.Ref, error) {
 
 // stat returns the ref (with the artifact's first scope) and record of id.
 func (s *Store) stat(ctx context.Context, id string) (store.Ref, record, error) {
-	if err := s.usableID(ctx, id); err != nil {
+	rec, keys, err := s.recordAndScopes(ctx, id)
+	if err != nil {
 		return store.Ref{}, record{}, err
-	}
-	// The record and the scope keys at once: one round trip, not two.
-	var (
-		rec  record
-		ok   bool
-		keys []scopeEntry
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { rec, _, ok, err = s.getRecord(gctx, id); return err })
-	g.Go(func() (err error) { keys, err = s.scopeKeys(gctx, id); return err })
-	if err := g.Wait(); err != nil {
-		return store.Ref{}, record{}, err
-	}
-	if !ok {
-		return store.Ref{}, record{}, store.ErrNotFound
 	}
 	ref, ok, err := s.refOf(ctx, id, rec, keys, store.Scope{})
 	if err != nil {
@@ -648,6 +634,25 @@ func (s *Store) stat(ctx context.Context, id string) (store.Ref, record, error) 
 	}
 	s.recent.add(id, rec.Blob)
 	return ref, rec, nil
+}
+
+// recordAndScopes returns the record of id and its scope keys, read at
+// once: one round trip, not two. A missing record is store.ErrNotFound.
+func (s *Store) recordAndScopes(ctx context.Context, id string) (rec record, keys []scopeEntry, err error) {
+	if err := s.usableID(ctx, id); err != nil {
+		return record{}, nil, err
+	}
+	var ok bool
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { rec, _, ok, err = s.getRecord(gctx, id); return err })
+	g.Go(func() (err error) { keys, err = s.scopeKeys(gctx, id); return err })
+	if err := g.Wait(); err != nil {
+		return record{}, nil, err
+	}
+	if !ok {
+		return record{}, nil, store.ErrNotFound
+	}
+	return rec, keys, nil
 }
 
 // refIn returns the ref of id with the first of its scopes that filter
@@ -689,22 +694,9 @@ func (s *Store) refAs(ctx context.Context, id string, rec record, k scopeEntry) 
 // its record and one listing of its scope keys, then the names of
 // owner's.
 func (s *Store) Owned(ctx context.Context, id string, owner store.Owner) ([]store.Ref, error) {
-	if err := s.usableID(ctx, id); err != nil {
+	rec, keys, err := s.recordAndScopes(ctx, id)
+	if err != nil {
 		return nil, fmt.Errorf("s3store: artifact[%s]: %w", store.QuoteID(id), err)
-	}
-	var (
-		rec  record
-		ok   bool
-		keys []scopeEntry
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { rec, _, ok, err = s.getRecord(gctx, id); return err })
-	g.Go(func() (err error) { keys, err = s.scopeKeys(gctx, id); return err })
-	if err := g.Wait(); err != nil {
-		return nil, fmt.Errorf("s3store: artifact[%s]: %w", store.QuoteID(id), err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("s3store: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
 	}
 	var refs []store.Ref
 	for _, k := range keys {

@@ -158,21 +158,6 @@ func (e *Entry) ScopeOf(filter store.Scope) (int, bool) {
 	return i, i >= 0
 }
 
-// Owned returns the entry with id as owner holds it (see store.Store.Owned);
-// found is false when no entry has id.
-func (c *Catalog) Owned(id string, owner store.Owner) (refs []store.Ref, found bool) {
-	e, ok := c.byID[id]
-	if !ok {
-		return nil, false
-	}
-	for i, h := range e.Scopes {
-		if owner.Holds(h.Scope) {
-			refs = append(refs, e.As(i))
-		}
-	}
-	return refs, true
-}
-
 // Remove deletes the entry with id and reports whether its blob is now held
 // by no entry (the caller may free it).
 func (c *Catalog) Remove(id string) (e *Entry, blobFree, ok bool) {
@@ -231,17 +216,6 @@ func (c *Catalog) List(filter store.Scope, cursor string, pageSize int) (refs []
 		last = e.Seq
 	}
 	return refs, "", nil
-}
-
-// InScope reports whether the entry with id was put under a scope that
-// filter contains; found is false when no entry has id.
-func (c *Catalog) InScope(id string, filter store.Scope) (in, found bool) {
-	e, ok := c.byID[id]
-	if !ok {
-		return false, false
-	}
-	_, in = e.ScopeOf(filter)
-	return in, true
 }
 
 func cmpSeq(e *Entry, seq uint64) int {
