@@ -432,16 +432,13 @@ func (r Retention) Choose(held []Held, now time.Time) map[string]Chosen {
 		}
 		return h.Created
 	}
-	newestFirst := func(items []*Held, k func(*Held) int64) {
-		slices.SortStableFunc(items, func(a, b *Held) int {
-			return cmp.Or(cmp.Compare(k(b), k(a)), cmp.Compare(b.Order, a.Order))
-		})
-	}
 	order := make([]*Held, len(held))
 	for i := range held {
 		order[i] = &held[i]
 	}
-	newestFirst(order, key)
+	slices.SortFunc(order, func(a, b *Held) int {
+		return cmp.Or(cmp.Compare(key(b), key(a)), cmp.Compare(b.Order, a.Order))
+	})
 	gone := map[*Held][]bool{}
 	whole := map[*Held]bool{}
 	why := map[*Held]string{}

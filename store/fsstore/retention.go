@@ -200,7 +200,15 @@ func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.Col
 		if !to.Valid {
 			return rep, nil
 		}
-		if err := s.removeVictims(ctx, conn, after, to.Int64, policy.ByAccess(), o, &rep); err != nil {
+		if o.DryRun {
+			chosen, err := readChosen(ctx, conn, after, to.Int64, policy.ByAccess())
+			if err != nil {
+				return rep, wrapErr("collect", s.queryErr(err))
+			}
+			for _, a := range chosen {
+				rep.Add(a.removal(), o.Each)
+			}
+		} else if err := s.removeVictims(ctx, conn, after, to.Int64, policy.ByAccess(), o.Each, &rep); err != nil {
 			return rep, wrapErr("collect", err)
 		}
 		after = to.Int64
@@ -318,43 +326,27 @@ func (a *chosenArtifact) removal() store.Removal {
 	return store.Removal{ID: a.id, Why: a.why, Released: a.scopes}
 }
 
-// removeVictims applies the choice for the artifacts after from up to
-// to, in one transaction (none in a dry run, which reports only): the
-// chosen scope rows still as they were chosen (lru: not read since) are
-// deleted, then the artifacts left with none, in two statements, and
-// the blobs no artifact holds any more parked in tmp/ (as Delete does);
-// after the commit the parked blobs are removed.
-func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, from, to int64, lru bool, o store.CollectOptions, rep *store.CollectReport) error {
-	if !o.DryRun {
-		s.wmu.Lock()
-		defer s.wmu.Unlock()
-	}
-	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: o.DryRun})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	// Read (lru) since it was chosen: kept. Removed by another collector
-	// or rm: gone from the join.
-	live := `v.seq > ? AND v.seq <= ?`
-	if lru {
-		live += ` AND a.last_access_at = v.seen`
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT v.seq, a.id, a.sha256, a.size, v.why, `+scopeColumns+`,
+// readChosen reads the chosen scopes of the artifacts after from up to
+// to that are still as they were chosen (lru: not read since; removed
+// by another collector or rm: gone from the join), by artifact.
+func readChosen(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, from, to int64, lru bool) ([]*chosenArtifact, error) {
+	rows, err := q.QueryContext(ctx, `SELECT v.seq, a.id, a.sha256, a.size, v.why, `+scopeColumns+`,
 			(SELECT COUNT(*) FROM scopes x WHERE x.seq = v.seq)
 		FROM temp.victims v JOIN artifacts a ON a.seq = v.seq JOIN scopes s ON s.seq = v.seq AND s.ord = v.ord
-		WHERE `+live+` ORDER BY v.seq, v.rowid`, from, to)
+		WHERE `+liveVictims(lru)+` ORDER BY v.seq, v.rowid`, from, to)
 	if err != nil {
-		return s.queryErr(err)
+		return nil, err
 	}
+	defer rows.Close()
 	var chosen []*chosenArtifact
 	for rows.Next() {
 		var c chosenArtifact
 		var sc store.Scope
 		var total int
 		if err := rows.Scan(&c.seq, &c.id, &c.sum, &c.size, &c.why, &sc.TenantID, &sc.UserID, &sc.SessionID, &sc.TraceID, &total); err != nil {
-			rows.Close()
-			return err
+			return nil, err
 		}
 		if n := len(chosen); n == 0 || chosen[n-1].seq != c.seq {
 			chosen = append(chosen, &c)
@@ -363,17 +355,40 @@ func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, from, to int6
 		a.scopes = append(a.scopes, sc)
 		a.all = len(a.scopes) == total
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	return chosen, rows.Err()
+}
+
+// liveVictims is the condition on temp.victims v (and artifacts a) of
+// the rows after ? up to ? still as they were chosen: under lru, not
+// read since.
+func liveVictims(lru bool) string {
+	if lru {
+		return `v.seq > ? AND v.seq <= ? AND a.last_access_at = v.seen`
+	}
+	return `v.seq > ? AND v.seq <= ?`
+}
+
+// removeVictims applies the choice for the artifacts after from up to
+// to, in one transaction: the chosen scope rows still as they were
+// chosen are deleted, then the artifacts left with none, in two
+// statements, and the blobs no artifact holds any more parked in tmp/
+// (as Delete does); after the commit the parked blobs are removed.
+func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, from, to int64, lru bool, each func(store.Removal), rep *store.CollectReport) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	chosen, err := readChosen(ctx, tx, from, to, lru)
+	if err != nil {
 		return s.queryErr(err)
 	}
-	if o.DryRun || len(chosen) == 0 {
-		for _, a := range chosen {
-			rep.Add(a.removal(), o.Each)
-		}
+	if len(chosen) == 0 {
 		return nil
 	}
-	liveRows := `SELECT v.seq, v.ord FROM temp.victims v JOIN artifacts a ON a.seq = v.seq WHERE ` + live
+	liveRows := `SELECT v.seq, v.ord FROM temp.victims v JOIN artifacts a ON a.seq = v.seq WHERE ` + liveVictims(lru)
 	if _, err := tx.ExecContext(ctx, `DELETE FROM scopes WHERE (seq, ord) IN (`+liveRows+`)`, from, to); err != nil {
 		return err
 	}
@@ -416,7 +431,7 @@ func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, from, to int6
 	s.at("gc:committed")
 	s.removeParked(parked)
 	for _, a := range chosen {
-		rep.Add(a.removal(), o.Each)
+		rep.Add(a.removal(), each)
 	}
 	return nil
 }
