@@ -14,6 +14,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -40,9 +41,33 @@ func (p Principal) Scope() store.Scope {
 
 // Owns reports whether an artifact or event recorded under s is p's:
 // tenant and user must be equal (an empty tenant only matches an empty
-// one), unlike store.Scope.Contains where an empty field matches any.
+// one, store.Owner's rule), unlike store.Scope.Contains where an empty
+// field matches any.
 func (p Principal) Owns(s store.Scope) bool {
-	return p.Local || (p.User != "" && s.UserID == p.User && s.TenantID == p.Tenant)
+	return p.Local || (p.User != "" && p.Owner().Holds(s))
+}
+
+// Owner is p as the store records who put an artifact.
+func (p Principal) Owner() store.Owner { return store.Owner{TenantID: p.Tenant, UserID: p.User} }
+
+// Holding returns artifact id as p may see it (store.Holding): under
+// the first scope p put it under that match accepts (nil: any), with
+// p's own session, trace and creation, whoever put the bytes first; ok
+// is false when p holds it under none, or it is missing. The local user
+// holds every artifact, seen through its first scope; a principal
+// without a user holds none.
+func (p Principal) Holding(ctx context.Context, st store.Store, id string, match func(store.Scope) bool) (store.Ref, bool, error) {
+	switch {
+	case p.Local:
+		ref, err := st.Stat(ctx, id)
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidID) {
+			return store.Ref{}, false, nil
+		}
+		return ref, err == nil && (match == nil || match(ref.Scope)), err
+	case p.User == "":
+		return store.Ref{}, false, nil
+	}
+	return store.Holding(ctx, st, id, p.Owner(), match)
 }
 
 // Key names p in rate limits and logs: "tenant/user", "local".

@@ -183,14 +183,27 @@ func notStoredFor(err error, maxBytes int64) *NotStored {
 		return &NotStored{Reason: "the artifact store failed (" + why + ")"}
 	}
 	ns := &NotStored{Limit: "max_artifact_bytes", Max: maxBytes}
+	ns.Reason = fmt.Sprintf("it is larger than the store's limit %s (%s)", ns.Limit, humanize.Bytes(ns.Max))
 	if le := (*store.LimitError)(nil); errors.As(err, &le) {
 		ns.Limit, ns.Max = le.Limit, le.Max
-	}
-	ns.Reason = fmt.Sprintf("it is larger than the store's limit %s (%s)", ns.Limit, humanize.Bytes(ns.Max))
-	if !strings.HasSuffix(ns.Limit, "_bytes") {
-		ns.Reason = fmt.Sprintf("the store's limit %s (%d) is reached", ns.Limit, ns.Max)
+		ns.Reason = quotaReason(le)
 	}
 	return ns
+}
+
+// quotaReason says, for the model, which quota refused a value: what the
+// session, trace or user holds is over the limit with it, not the value
+// itself (max_artifact_bytes is per value).
+func quotaReason(le *store.LimitError) string {
+	if le.Limit == "max_artifact_bytes" {
+		return fmt.Sprintf("it is larger than the store's limit %s (%s)", le.Limit, humanize.Bytes(le.Max))
+	}
+	if group, ok := strings.CutPrefix(le.Limit, "max_artifacts_per_"); ok {
+		return fmt.Sprintf("this %s has reached the store's limit %s (%d)", group, le.Limit, le.Max)
+	}
+	group := strings.TrimSuffix(strings.TrimPrefix(le.Limit, "max_"), "_bytes")
+	return fmt.Sprintf("it would take this %s's artifacts to %s, past the store's limit %s (%s)",
+		group, humanize.Bytes(le.Used), le.Limit, humanize.Bytes(le.Max))
 }
 
 // refusedPreviewRunes is how much of a refused text value the result

@@ -18,21 +18,33 @@ import (
 // the limit, and an artifact_refused event says so.
 func TestRefusedValueNote(t *testing.T) {
 	for _, tc := range []struct {
-		name, limit string
-		opts        func(*engine.Options)
+		name, limit, reason string
+		opts                func(*engine.Options)
 	}{
-		{"max_artifact_bytes", "max_artifact_bytes", func(o *engine.Options) { o.Config.MaxArtifactBytes = 1000 }},
-		{"session quota", "max_artifacts_per_session", func(o *engine.Options) {
-			o.Quota = store.Retention{MaxArtifactsPerSession: 1, Strategy: store.StrategyNone}.PutQuota()
-		}},
+		{"max_artifact_bytes", "max_artifact_bytes", "it is larger than the store's limit max_artifact_bytes (1.0 kB)",
+			func(o *engine.Options) { o.Config.MaxArtifactBytes = 1000 }},
+		{"session quota", "max_artifacts_per_session", "this session has reached the store's limit max_artifacts_per_session (1)",
+			func(o *engine.Options) {
+				o.Quota = store.Retention{MaxArtifactsPerSession: 1, Strategy: store.StrategyNone}.PutQuota()
+			}},
+		// The value is smaller than the limit: the user's artifacts with
+		// it are not.
+		{"user quota", "max_user_bytes", "it would take this user's artifacts to 5.2 kB, past the store's limit max_user_bytes (3.0 kB)",
+			func(o *engine.Options) {
+				o.Quota = store.Retention{MaxUserBytes: 3000, Strategy: store.StrategyNone}.PutQuota()
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var events []engine.Event
 			st := memstore.New(memstore.Config{})
-			if tc.limit == "max_artifacts_per_session" {
+			switch tc.limit {
+			case "max_artifacts_per_session":
 				// The session's one artifact is taken already.
 				st.Put(context.Background(), strings.NewReader("earlier"), store.PutOptions{Scope: store.Scope{SessionID: "s1"}})
+			case "max_user_bytes":
+				// An earlier session's artifact counts for the user.
+				st.Put(context.Background(), strings.NewReader(strings.Repeat("x", 2000)), store.PutOptions{Scope: store.Scope{SessionID: "s0"}})
 			}
 			reg := layer.NewRegistry()
 			reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) {
@@ -65,7 +77,10 @@ func TestRefusedValueNote(t *testing.T) {
 			if !ref.Truncated || ref.NotStored == nil || ref.NotStored.Limit != tc.limit || ref.SizeBytes != int64(len(text)) {
 				t.Fatalf("ref %+v (not stored %+v), want truncated, over %s, %d bytes", ref, ref.NotStored, tc.limit, len(text))
 			}
-			if !strings.Contains(out.Text.Summary, "NOT stored") || !strings.Contains(out.Text.Summary, tc.limit) {
+			if ref.NotStored.Reason != tc.reason {
+				t.Errorf("reason %q, want %q", ref.NotStored.Reason, tc.reason)
+			}
+			if !strings.Contains(out.Text.Summary, "NOT stored: "+tc.reason) {
 				t.Errorf("summary %q does not say the value was not stored and why", out.Text.Summary)
 			}
 			if !strings.HasPrefix(out.Text.Preview, "BEGIN a long log line") || len([]rune(out.Text.Preview)) != 500 {

@@ -126,20 +126,22 @@ func (rw argRewriter) str(sv string, field bool) (any, error) {
 
 // resolve renders artifact id per the tool's mode.
 func (rw argRewriter) resolve(id, as string) (any, error) {
-	if !rw.s.mayRead(rw.ctx, id) {
+	// The caller's own scope of it: the link is signed for its session.
+	held, ok, err := rw.s.holding(rw.ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", as, err)
+	}
+	if !ok {
 		return nil, fmt.Errorf("%s: %w", as, jsonrpc.ErrForbidden)
 	}
+	rw.s.addArtifact(id)
 	st := rw.s.g.st
 	mode := rw.o.Mode
 	if mode == config.ArgsURL {
 		if rw.s.g.linker == nil {
 			mode = config.ArgsBase64 // no HTTP surface to fetch from: hand over the bytes
 		} else {
-			ref, err := st.Stat(rw.ctx, id)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", as, err)
-			}
-			u := rw.s.g.linker.ArtifactURL(engine.RefFromStore(ref))
+			u := rw.s.g.linker.ArtifactURL(engine.RefFromStore(held))
 			if u == "" {
 				return nil, fmt.Errorf("%s: no download URL could be made", as)
 			}

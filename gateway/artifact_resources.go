@@ -81,44 +81,30 @@ func artifactID(uri string) (string, bool) {
 	return id, ok && id != "" && !strings.ContainsAny(id, "/?#")
 }
 
-// mayRead reports whether the session may read artifact id: it was made
-// in this session or under its principal (see the top of era.go).
-func (s *session) mayRead(ctx context.Context, id string) bool {
-	if s.ownsArtifact(id) {
-		return true
-	}
-	if !s.inScope(ctx, id) {
-		return false
-	}
-	s.addArtifact(id)
-	return true
-}
-
 // readArtifact returns an artifact's exact bytes: a text artifact (see
 // textMIME) that is valid UTF-8 as "text", up to
 // ArtifactToolsOptions.MaxResourceTextBytes (past it the first bytes, cut
 // at a line end, and _meta "mcpx/cut" saying how to read the rest);
 // anything else as a base64 "blob".
 func (s *session) readArtifact(ctx context.Context, uri, id string) (json.RawMessage, error) {
-	if !s.mayRead(ctx, id) {
-		// Another principal's artifact reads as unknown: whether an id
-		// exists is not for this client to learn.
-		return nil, fmt.Errorf("resources/read %s: %w", uri, jsonrpc.ErrUnknownResource)
-	}
-	ref, err := s.g.st.Stat(ctx, id)
+	// The caller's own scope of it, for the ref in _meta and its signed
+	// link. Another principal's artifact reads as unknown: whether an id
+	// exists is not for this client to learn.
+	ref, ok, err := s.holding(ctx, id)
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, err)
-		}
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}
+	if !ok {
+		return nil, fmt.Errorf("resources/read %s: %w", uri, jsonrpc.ErrUnknownResource)
+	}
+	s.addArtifact(id)
 	limit := s.g.artTools.MaxResourceTextBytes
 	text := textMIME(ref.MIMEType)
 	var rng *store.Range
 	if text && ref.SizeBytes > limit {
 		rng = &store.Range{Offset: 0, Length: limit}
 	}
-	rc, ref, err := s.g.st.Get(ctx, id, rng)
+	rc, _, err := s.g.st.Get(ctx, id, rng)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, err)
@@ -154,7 +140,7 @@ func (s *session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 	} else {
 		if rng != nil {
 			// not UTF-8 after all: the whole bytes, as a blob
-			return s.readArtifactBlob(ctx, uri, id)
+			return s.readArtifactBlob(ctx, uri, ref)
 		}
 		enc := make([]byte, base64.StdEncoding.EncodedLen(len(data)))
 		base64.StdEncoding.Encode(enc, data)
@@ -172,10 +158,10 @@ func (s *session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 	return out, nil
 }
 
-// readArtifactBlob returns an artifact's bytes as a base64 blob, whatever
-// their type.
-func (s *session) readArtifactBlob(ctx context.Context, uri, id string) (json.RawMessage, error) {
-	rc, ref, err := s.g.st.Get(ctx, id, nil)
+// readArtifactBlob returns the bytes of the artifact ref (as the caller
+// holds it) as a base64 blob, whatever their type.
+func (s *session) readArtifactBlob(ctx context.Context, uri string, ref store.Ref) (json.RawMessage, error) {
+	rc, _, err := s.g.st.Get(ctx, ref.ID, nil)
 	if err != nil {
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}
@@ -267,13 +253,16 @@ func (s *session) storeBlob(ctx context.Context, server string, c gjson.Result, 
 // artifactSummary describes one of the session's artifacts to the model
 // without its bytes.
 func (s *session) artifactSummary(ctx context.Context, uri, id string) (json.RawMessage, error) {
-	if !s.mayRead(ctx, id) {
-		return toolError(fmt.Sprintf("%s is not an artifact this client may read", uri)), nil
-	}
-	ref, err := s.g.st.Stat(ctx, id)
+	// The caller's own scope of it, and a link signed for its session:
+	// never those of whoever put the bytes first.
+	ref, ok, err := s.holding(ctx, id)
 	if err != nil {
 		return toolError(fmt.Sprintf("cannot read %s because %v", uri, err)), nil
 	}
+	if !ok {
+		return toolError(fmt.Sprintf("%s is not an artifact this client may read", uri)), nil
+	}
+	s.addArtifact(id)
 	ar := s.g.link(engine.RefFromStore(ref))
 	v := map[string]any{
 		"artifact": ar,

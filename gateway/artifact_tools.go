@@ -143,16 +143,16 @@ func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json
 		return toolError(err.Error()), nil
 	}
 	notFound := toolError(fmt.Sprintf("artifact %s not found: use an id from a result of this client, or %s to find one", id, o.SearchName))
-	if !store.ValidID(id) || !s.mayRead(ctx, id) {
-		return notFound, nil
-	}
-	ref, err := s.g.st.Stat(ctx, id)
+	// The caller's own scope of it: a member the query stores is the
+	// caller's, never the scope of whoever put the bytes first.
+	ref, ok, err := s.holding(ctx, id)
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return notFound, nil
-		}
 		return toolError(fmt.Sprintf("cannot read artifact %s: %v", id, err)), nil
 	}
+	if !ok {
+		return notFound, nil
+	}
+	s.addArtifact(id)
 	budget := s.maxChars(args)
 	qctx, cancel := context.WithTimeout(ctx, time.Duration(o.Timeout))
 	defer cancel()
@@ -302,7 +302,7 @@ func (s *session) searchArtifacts(ctx context.Context, args json.RawMessage) (js
 		}
 		limit = int(min(l.Int(), int64(o.MaxSearchHits)))
 	}
-	// The store filters by the principal's scope; mayList keeps what that
+	// The store filters by the principal's scope; asRead keeps what that
 	// filter cannot say (empty fields match any). Ask for more to fill
 	// the page after that.
 	hits, err := sr.Search(ctx, s.artifactScope(), q, min(limit*4, 4*o.MaxSearchHits))
@@ -314,7 +314,11 @@ func (s *session) searchArtifacts(ctx context.Context, args json.RawMessage) (js
 	}
 	kept := hits[:0]
 	for _, h := range hits {
-		if s.mayList(h.Ref) && len(kept) < limit {
+		if len(kept) == limit {
+			break
+		}
+		var ok bool
+		if h.Ref, ok = s.asRead(ctx, h.Ref); ok {
 			kept = append(kept, h)
 		}
 	}

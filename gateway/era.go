@@ -31,11 +31,15 @@ package gateway
 //     unauthenticated stateless requests, never a session's;
 //   - the stdio client of `mcpx serve` and `mcpx wrap`
 //     (Options.StdioReadsStore): the user who started the gateway, who
-//     can read the store's folder anyway, so every artifact that no
-//     authenticated principal made.
+//     can read the store's folder anyway, so every artifact an
+//     unauthenticated client made.
 //
-// An artifact another principal made is answered as unknown, not as
-// forbidden: a client learns nothing of ids it may not read. Over stdio a
+// A reader must hold the artifact under a scope of its own (store.Holding,
+// the check of every surface): the same bytes put first by another
+// principal give nothing away, and what a client is shown of an
+// artifact is its own scope. An artifact another principal made is
+// answered as unknown, not as forbidden: a client learns nothing of ids
+// it may not read. Over stdio a
 // stateless request is served on the stdio session and shares its scope.
 // The trace id is recorded in the scope of what a stateless request
 // stores.
@@ -234,19 +238,46 @@ func (s *session) artifactScope() store.Scope {
 	return store.Scope{SessionID: s.ID}
 }
 
-// mayList reports whether a listed artifact belongs to what s may read
-// (see the top of this file): store filters match empty fields as "any",
-// which for a stateless caller is not enough.
-func (s *session) mayList(r store.Ref) bool {
+// reader is whose artifacts s may read (see the top of this file): an
+// owner, and which of that owner's scopes (nil: every one).
+func (s *session) reader() (store.Owner, func(store.Scope) bool) {
 	switch {
 	case s.User != "":
-		return r.Scope.UserID == s.User && r.Scope.TenantID == s.Tenant
+		return store.Owner{TenantID: s.Tenant, UserID: s.User}, nil
 	case s.owner:
-		return r.Scope.UserID == ""
+		return store.Owner{}, nil
 	case s.ID != "":
-		return r.Scope.SessionID == s.ID
+		id := s.ID
+		return store.Owner{}, func(sc store.Scope) bool { return sc.SessionID == id }
 	}
-	return r.Scope.UserID == "" && r.Scope.SessionID == ""
+	return store.Owner{}, func(sc store.Scope) bool { return sc.SessionID == "" }
+}
+
+// mayList reports whether a listed ref's scope is one s may read.
+func (s *session) mayList(r store.Ref) bool {
+	owner, match := s.reader()
+	return owner.Holds(r.Scope) && (match == nil || match(r.Scope))
+}
+
+// holding returns stored artifact id as s may read it: store.Holding,
+// the check every surface makes, whoever put the bytes first. The ref
+// carries s's own scope: a link signed for it, or an archive member
+// stored from it, is s's.
+func (s *session) holding(ctx context.Context, id string) (store.Ref, bool, error) {
+	owner, match := s.reader()
+	return store.Holding(ctx, s.g.st, id, owner, match)
+}
+
+// asRead returns r as s may read it: r itself when its scope is one s
+// may read, else s's own scope of it, if any (a store filter's empty
+// fields match any owner, so a listed ref may carry another's scope
+// first).
+func (s *session) asRead(ctx context.Context, r store.Ref) (store.Ref, bool) {
+	if s.mayList(r) {
+		return r, true
+	}
+	r, ok, err := s.holding(ctx, r.ID)
+	return r, ok && err == nil
 }
 
 // listArtifacts lists one page of the artifacts s may read.
@@ -257,7 +288,7 @@ func (s *session) listArtifacts(ctx context.Context, cursor string) ([]store.Ref
 	}
 	out := refs[:0:0]
 	for _, r := range refs {
-		if s.mayList(r) {
+		if r, ok := s.asRead(ctx, r); ok {
 			out = append(out, r)
 		}
 	}
@@ -310,35 +341,4 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 	}
 	res["instructions"] = text
 	return res
-}
-
-// inScope reports whether stored artifact id is one s may read (see the
-// top of this file).
-func (s *session) inScope(ctx context.Context, id string) bool {
-	var filter store.Scope
-	switch {
-	case s.User != "" && s.Tenant == "":
-		// an empty tenant in a filter matches any: the ref (whose scope
-		// is the first the filter contains) must have none
-		ref, err := s.g.st.Stat(ctx, id)
-		if err != nil || ref.Scope.TenantID != "" {
-			return false
-		}
-		filter = store.Scope{UserID: s.User}
-	case s.User != "":
-		filter = store.Scope{TenantID: s.Tenant, UserID: s.User}
-	case s.owner:
-		ref, err := s.g.st.Stat(ctx, id)
-		return err == nil && ref.Scope.UserID == ""
-	case s.ID != "":
-		filter = store.Scope{SessionID: s.ID}
-	default:
-		// Unauthenticated and stateless: a store filter cannot say "no
-		// session and no user" (empty fields match anything), the ref's
-		// scope can. Fail-closed when a session stored the bytes first.
-		ref, err := s.g.st.Stat(ctx, id)
-		return err == nil && ref.Scope.SessionID == "" && ref.Scope.UserID == ""
-	}
-	in, err := s.g.st.InScope(ctx, id, filter)
-	return err == nil && in
 }

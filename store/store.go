@@ -66,14 +66,17 @@ type Source struct {
 
 // Ref describes a stored artifact. Field names follow docs/design.md's "ArtifactRef".
 type Ref struct {
-	ID        string    `json:"id"`
-	MIMEType  string    `json:"mime_type,omitempty"`
-	SizeBytes int64     `json:"size_bytes"`
-	Filename  string    `json:"filename,omitempty"`
-	SHA256    string    `json:"sha256"`
-	Scope     Scope     `json:"scope"`
-	Source    Source    `json:"source"`
-	Created   time.Time `json:"created_at"`
+	ID        string `json:"id"`
+	MIMEType  string `json:"mime_type,omitempty"`
+	SizeBytes int64  `json:"size_bytes"`
+	Filename  string `json:"filename,omitempty"`
+	SHA256    string `json:"sha256"`
+	Scope     Scope  `json:"scope"`
+	Source    Source `json:"source"`
+	// Created is when the bytes were first put under Scope: for Stat,
+	// whose Scope is the artifact's first, when they were first stored.
+	// Each owner sees its own time, never when another put them.
+	Created time.Time `json:"created_at"`
 	// Truncated is set by stores that did not keep the bytes (noopstore).
 	Truncated bool `json:"truncated,omitempty"`
 	// Content is what the bytes say about themselves (an inspect.Summary
@@ -95,8 +98,9 @@ type PutOptions struct {
 	// bytes than this have been read; nothing is left behind.
 	MaxBytes int64
 	// Quota, when set, refuses (ErrQuotaExceeded) a new artifact that would
-	// take o.Scope's session or trace past a limit; checked in the put's
-	// own transaction. Stores that do not count usage ignore it.
+	// take o.Scope's session, trace or owner past a limit, each counted
+	// within o.Scope's owner (Scope.Owner); checked in the put's own
+	// transaction. Stores that do not count usage ignore it.
 	Quota Quota
 }
 
@@ -113,7 +117,8 @@ type Store interface {
 	// Put streams r into the store, hashing as it writes, and returns the
 	// artifact's ref. A put that fails leaves nothing behind. Putting bytes
 	// that are already stored returns the existing id and records the new
-	// scope beside the old ones.
+	// scope beside the old ones; the ref carries o.Scope and when the
+	// bytes were first put under it.
 	Put(ctx context.Context, r io.Reader, o PutOptions) (Ref, error)
 	// Get returns a reader of the artifact's bytes (all of them, or rng)
 	// and its ref. The caller closes the reader.
@@ -125,13 +130,24 @@ type Store interface {
 	// access check asks ("was this made in this session?"), answered
 	// without paging through List. A missing id returns ErrNotFound.
 	InScope(ctx context.Context, id string, scope Scope) (bool, error)
+	// Owned returns the artifact as owner holds it: its ref once per
+	// scope owner put it under (Owner.Holds: tenant and user equal, an
+	// empty tenant matching only an empty one), first recorded first,
+	// each with that scope's Created; none when owner never put it. It
+	// is what an access check asks (does this caller hold the artifact,
+	// whoever put it first?) and what a caller is shown of it: its own
+	// scopes and times, never another owner's. A missing id returns
+	// ErrNotFound.
+	Owned(ctx context.Context, id string, owner Owner) ([]Ref, error)
 	// Exists reports whether the artifact is stored.
 	Exists(ctx context.Context, id string) (bool, error)
 	// Delete removes the artifact. Deleting a missing id returns ErrNotFound.
 	Delete(ctx context.Context, id string) error
 	// List returns the refs whose scope is contained in scope (an empty
 	// scope lists everything), oldest first, one page at a time: pass the
-	// returned cursor back to get the next page; "" means the end.
+	// returned cursor back to get the next page; "" means the end. An
+	// artifact put under several scopes is listed once, with the first
+	// of them that scope contains (and its Created).
 	List(ctx context.Context, scope Scope, cursor string) (refs []Ref, next string, err error)
 	// Close releases the store's resources. It is idempotent.
 	Close(ctx context.Context) error

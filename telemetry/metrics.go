@@ -145,8 +145,12 @@ func (m *Metrics) OnEvent(ev engine.Event) {
 }
 
 // Evicted counts a removal of the retention collector
-// (store.CollectOptions.Each).
+// (store.CollectOptions.Each); a release removes no artifact, and is not
+// counted.
 func (m *Metrics) Evicted(r store.Removal) {
+	if len(r.Released) > 0 {
+		return
+	}
 	m.evicted.Inc()
 	m.evictedBytes.Add(r.Bytes)
 }

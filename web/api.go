@@ -148,39 +148,12 @@ func principal(r *http.Request) auth.Principal {
 	return p
 }
 
-// visible reports whether artifact id exists and p may read it. Either
-// way an answer of false is a 404: nobody learns that another's artifact
-// exists.
-func (a *API) visible(ctx context.Context, p auth.Principal, id string) (bool, error) {
-	if p.Local {
-		ok, err := a.o.Store.Exists(ctx, id)
-		return ok, notFoundIsFalse(err)
-	}
-	if p.User == "" {
-		return false, nil
-	}
-	in, err := a.o.Store.InScope(ctx, id, p.Scope())
-	if err != nil || !in {
-		return false, notFoundIsFalse(err)
-	}
-	if p.Tenant == "" {
-		// A filter's empty tenant matches every tenant: a user without
-		// one must not read a same-named user's artifact of a tenant.
-		// The ref carries the first scope its filter contains.
-		ref, err := a.o.Store.Stat(ctx, id)
-		if err != nil {
-			return false, notFoundIsFalse(err)
-		}
-		return ref.Scope.TenantID == "", nil
-	}
-	return true, nil
-}
-
-func notFoundIsFalse(err error) error {
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidID) {
-		return nil
-	}
-	return err
+// visible is the API's access check (auth.Principal.Holding, the same
+// as the gateway's): artifact id as p may see it, under p's own first
+// scope, whoever put the bytes first. Not ok is a 404 either way: nobody
+// learns that another's artifact exists.
+func (a *API) visible(ctx context.Context, p auth.Principal, id string) (store.Ref, bool, error) {
+	return p.Holding(ctx, a.o.Store, id, nil)
 }
 
 // writeJSON answers v as JSON.

@@ -24,12 +24,13 @@ import (
 )
 
 // The callers of the API tests: two users of one tenant, a same-named
-// user of another tenant, and one with no tenant.
+// user of another tenant, and two with no tenant.
 var testTokens = map[string]auth.Identity{
 	"tok-alice":       {Tenant: "acme", User: "alice"},
 	"tok-bob":         {Tenant: "acme", User: "bob"},
 	"tok-other-alice": {Tenant: "globex", User: "alice"},
 	"tok-bare-alice":  {User: "alice"},
+	"tok-bare-carol":  {User: "carol"},
 }
 
 type apiFixture struct {
@@ -74,7 +75,9 @@ func (f *fakeResources) ReadResource(_ context.Context, p auth.Principal, server
 	return b, nil
 }
 
-func newAPIFixture(t *testing.T, tokens map[string]auth.Identity, limits auth.Limits) *apiFixture {
+// newAPIFixture serves an API on an fsstore with an engine behind
+// POST /transform; each of tune adjusts the engine's options.
+func newAPIFixture(t *testing.T, tokens map[string]auth.Identity, limits auth.Limits, tune ...func(*engine.Options)) *apiFixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -98,7 +101,11 @@ func newAPIFixture(t *testing.T, tokens map[string]auth.Identity, limits auth.Li
 		t.Fatal(err)
 	}
 	bus := NewEventBus(Limits{EventBuffer: 8})
-	eng, err := engine.New(engine.Options{Store: st, Linker: signer, Listener: bus})
+	eo := engine.Options{Store: st, Linker: signer, Listener: bus}
+	for _, f := range tune {
+		f(&eo)
+	}
+	eng, err := engine.New(eo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,16 +343,24 @@ func (f *apiFixture) stream(token, lastID string) (<-chan sseEvent, func()) {
 
 func next(t *testing.T, ch <-chan sseEvent) sseEvent {
 	t.Helper()
+	return receive(t, ch)
+}
+
+// receive returns the next value of ch; none in 5 s, or ch closed, fails
+// t.
+func receive[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
 	select {
-	case ev, ok := <-ch:
+	case v, ok := <-ch:
 		if !ok {
 			t.Fatal("stream ended")
 		}
-		return ev
+		return v
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event in 5s")
 	}
-	return sseEvent{}
+	var zero T
+	return zero
 }
 
 // Events reach their owner only, carry refs and never bytes, and a

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -50,7 +49,7 @@ func (a *API) serveArtifact(w http.ResponseWriter, r *http.Request) {
 	}
 	a.o.Auth.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		ok, err := a.visible(r.Context(), principal(r), id)
+		_, ok, err := a.visible(r.Context(), principal(r), id)
 		if err != nil {
 			a.storeError(w, "access check", err)
 			return
@@ -76,24 +75,18 @@ func (a *API) info(ref store.Ref, last time.Time) ArtifactInfo {
 	return in
 }
 
+// serveMeta answers the artifact as the caller holds it: its own scope,
+// creation and a link signed for its own session, never those of an
+// owner that put the same bytes.
 func (a *API) serveMeta(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	ok, err := a.visible(r.Context(), principal(r), id)
+	ref, ok, err := a.visible(r.Context(), principal(r), id)
 	if err != nil {
 		a.storeError(w, "access check", err)
 		return
 	}
 	if !ok {
 		notFound(w)
-		return
-	}
-	ref, err := a.o.Store.Stat(r.Context(), id)
-	if err != nil {
-		if notFoundIsFalse(err) == nil {
-			notFound(w)
-			return
-		}
-		a.storeError(w, "stat", err)
 		return
 	}
 	var last time.Time
@@ -133,8 +126,17 @@ func (a *API) serveList(w http.ResponseWriter, r *http.Request) {
 	}
 	page := ArtifactPage{Artifacts: []ArtifactInfo{}, NextCursor: next, Order: order}
 	for i, ref := range refs {
-		if !owns(p, ref.Scope) {
-			continue
+		if !p.Owns(ref.Scope) {
+			// The filter's empty tenant matched another tenant's scope
+			// first: show the caller's own, when it has one.
+			var ok bool
+			if ref, ok, err = p.Holding(r.Context(), a.o.Store, ref.ID, scope.Contains); err != nil {
+				a.storeError(w, "access check", err)
+				return
+			}
+			if !ok {
+				continue
+			}
 		}
 		var la time.Time
 		if i < len(last) {
@@ -144,7 +146,3 @@ func (a *API) serveList(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, page)
 }
-
-// owns is Principal.Owns for a listed ref, whose scope is the first of
-// its scopes the filter contains.
-func owns(p auth.Principal, s store.Scope) bool { return p.Owns(s) }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,8 +32,8 @@ type Event struct {
 	ID   uint64    `json:"id"`
 	Type string    `json:"type"`
 	Time time.Time `json:"time"`
-	// Scope is whose event it is; an eviction with no scope gets the one
-	// the bus saw its artifact stored under.
+	// Scope is whose event it is; Evicted gives an eviction the scope
+	// the bus saw each owner store its artifact under.
 	Scope  store.Scope `json:"-"`
 	Server string      `json:"server,omitempty"`
 	Tool   string      `json:"tool,omitempty"`
@@ -88,9 +89,14 @@ type EventBus struct {
 	ring   []Event // ring[(seq-1) % size] is event seq
 	seq    uint64
 	subs   map[*subscriber]struct{}
-	owners map[string]store.Scope // artifact id → scope, for evictions
-	order  []string               // owners' keys, oldest first
+	owners map[string][]store.Scope // artifact id → each owner's first scope, for evictions
+	order  []string                 // owners' keys, oldest first
 }
+
+// maxOwnersPerArtifact bounds the owners the bus remembers for one
+// artifact (the same bytes put by several principals); the rest hear
+// nothing of its eviction. Bytes that many principals put are rare.
+const maxOwnersPerArtifact = 8
 
 type subscriber struct {
 	ch     chan Event
@@ -102,7 +108,7 @@ type subscriber struct {
 func NewEventBus(l Limits) *EventBus {
 	l = l.WithDefaults()
 	return &EventBus{size: l.EventBuffer, subBuf: l.SubscriberBuffer, maxOwners: l.TrackedOwners,
-		ring: make([]Event, 0, min(l.EventBuffer, 1024)), subs: map[*subscriber]struct{}{}, owners: map[string]store.Scope{}}
+		ring: make([]Event, 0, min(l.EventBuffer, 1024)), subs: map[*subscriber]struct{}{}, owners: map[string][]store.Scope{}}
 }
 
 // OnEvent publishes an engine event (engine.Listener). Refused
@@ -178,9 +184,35 @@ func resultMeta(raw []byte) (jsonwalk.Span, bool) {
 }
 
 // Evicted publishes artifact_evicted for a removal the retention
-// collector reports (store.CollectOptions.Each).
+// collector reports (store.CollectOptions.Each), to each owner that
+// loses the artifact, with the scope that owner stored it under: every
+// owner the bus saw store it when it is removed, only the owners of the
+// released scopes when it is released.
 func (b *EventBus) Evicted(r store.Removal) {
-	b.Publish(Event{Type: EventArtifactEvicted, Artifact: &EventArtifact{ID: r.ID, SizeBytes: r.Bytes, URI: engine.URIScheme + r.ID}, Why: r.Why})
+	ev := Event{Type: EventArtifactEvicted, Artifact: &EventArtifact{ID: r.ID, SizeBytes: r.Bytes, URI: engine.URIScheme + r.ID}, Why: r.Why}
+	b.mu.Lock()
+	to := b.owners[r.ID]
+	if len(r.Released) > 0 {
+		to = nil
+		kept := b.owners[r.ID][:0:0]
+		for _, sc := range b.owners[r.ID] {
+			if slices.ContainsFunc(r.Released, sc.Owner().Holds) {
+				to = append(to, sc)
+			} else {
+				kept = append(kept, sc)
+			}
+		}
+		b.owners[r.ID] = kept
+	}
+	b.mu.Unlock()
+	if len(to) == 0 {
+		b.Publish(ev) // no owner seen: the local user's only
+		return
+	}
+	for _, sc := range to {
+		ev.Scope = sc
+		b.Publish(ev)
+	}
 }
 
 // Publish numbers ev and sends it to the subscribers it concerns. It
@@ -192,15 +224,8 @@ func (b *EventBus) Publish(ev Event) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ev.Artifact != nil {
-		switch ev.Type {
-		case EventArtifactStored:
-			b.remember(ev.Artifact.ID, ev.Scope)
-		case EventArtifactEvicted:
-			if ev.Scope.IsZero() {
-				ev.Scope = b.owners[ev.Artifact.ID]
-			}
-		}
+	if ev.Artifact != nil && ev.Type == EventArtifactStored {
+		b.remember(ev.Artifact.ID, ev.Scope)
 	}
 	b.seq++
 	ev.ID = b.seq
@@ -223,12 +248,16 @@ func (b *EventBus) Publish(ev Event) {
 }
 
 // remember records id's owner for its eviction, forgetting the oldest
-// beyond maxOwners. Called with mu held.
+// artifacts beyond maxOwners. Called with mu held.
 func (b *EventBus) remember(id string, sc store.Scope) {
-	if _, ok := b.owners[id]; ok {
-		return // the first put's scope stays (one artifact, several puts)
+	if scopes, ok := b.owners[id]; ok {
+		// Each owner's first put's scope stays (one artifact, several puts).
+		if len(scopes) < maxOwnersPerArtifact && !slices.ContainsFunc(scopes, sc.Owner().Holds) {
+			b.owners[id] = append(scopes, sc)
+		}
+		return
 	}
-	b.owners[id] = sc
+	b.owners[id] = []store.Scope{sc}
 	b.order = append(b.order, id)
 	if len(b.order) > b.maxOwners {
 		delete(b.owners, b.order[0])

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -89,15 +90,18 @@ func (h *Handler) serveBytes(w http.ResponseWriter, r *http.Request, id string) 
 	setSafetyHeaders(w.Header(), ct, ref.Filename)
 	w.Header().Set("Cache-Control", "private, max-age=300")
 	w.Header().Set("ETag", `"`+ref.SHA256+`"`)
+	// No Last-Modified: the ref's creation is when its first owner put
+	// the bytes, not for every reader to learn; the ETag (the sha256)
+	// answers conditional requests.
 	if of, ok := rc.(osFiler); ok {
 		if f := of.OSFile(); f != nil {
 			// a whole blob file: the kernel copies it (sendfile)
-			http.ServeContent(w, r, "", ref.Created, f)
+			http.ServeContent(w, r, "", time.Time{}, f)
 			return
 		}
 	}
 	if rs, ok := rc.(io.ReadSeeker); ok {
-		http.ServeContent(w, r, "", ref.Created, rs)
+		http.ServeContent(w, r, "", time.Time{}, rs)
 		return
 	}
 	w.Header().Set("Content-Length", strconv.FormatInt(ref.SizeBytes, 10))

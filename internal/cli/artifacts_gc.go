@@ -18,14 +18,19 @@ var gcCmd = command{
 Gc applies the retention policy of the config's store.retention section
 and prints what it removed, one artifact a line: ID, BYTES and WHY (the
 rule: ttl, max_artifact_bytes, max_artifacts_per_session session=ID,
-max_session_bytes session=ID, the same per trace, or max_bytes), then a
-total. With lru (the default strategy) an artifact's age is counted from
+max_session_bytes session=ID, the same per trace, max_artifacts_per_user
+and max_user_bytes, each with the tenant= and user= it counted for, or
+max_bytes), then a total. Sessions, traces and users are counted per
+tenant and user: past one's limit only that principal's scopes of an
+artifact go, and an artifact another principal also holds stays (printed
+as released, with the scopes that let it go). With lru (the default strategy) an artifact's age is counted from
 its last read, with fifo and none from its creation; lru and fifo evict
 the least recently used (or oldest) artifacts beyond a limit, none evicts
 nothing. Without a store.retention section the CLI keeps everything (mcpx
 serve and wrap apply the default policy and collect by themselves every
 minute). --dry-run removes nothing and prints what would go. --json writes
-one {"id","bytes","why"} object per line. Gc is safe while a gateway or
+one {"id","bytes","why"} object per line ("released" lists the scopes of
+a release). Gc is safe while a gateway or
 another gc uses the store: an artifact being read stays readable to its
 end. Exit code 0 whatever was removed.`,
 	example: `
@@ -71,12 +76,20 @@ func (p program) runArtifactsGc(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	var werr error
+	released := 0
 	rep, err := st.Collect(ctx, policy, store.CollectOptions{DryRun: dryRun, Each: func(r store.Removal) {
+		if len(r.Released) > 0 {
+			released++
+		}
 		if asJSON {
 			werr = enc.Encode(r)
 			return
 		}
-		_, werr = fmt.Fprintf(bw, "%s\t%d\t%s\n", r.ID, r.Bytes, r.Why)
+		why := r.Why
+		if n := len(r.Released); n > 0 {
+			why += fmt.Sprintf(" (released %d %s: others still hold it)", n, plural(n, "scope", "scopes"))
+		}
+		_, werr = fmt.Fprintf(bw, "%s\t%d\t%s\n", r.ID, r.Bytes, why)
 	}})
 	if err != nil {
 		return fail(stderr, c, err)
@@ -86,7 +99,14 @@ func (p program) runArtifactsGc(args []string, stdout, stderr io.Writer) int {
 		if dryRun {
 			verb = "would remove"
 		}
-		_, werr = fmt.Fprintf(bw, "%s %d %s (%s)\n", verb, rep.Count, plural(rep.Count, "artifact", "artifacts"), humanize.Bytes(rep.Bytes))
+		n := rep.Count - released
+		_, werr = fmt.Fprintf(bw, "%s %d %s (%s)", verb, n, plural(n, "artifact", "artifacts"), humanize.Bytes(rep.Bytes))
+		if werr == nil && released > 0 {
+			_, werr = fmt.Fprintf(bw, ", released %d", released)
+		}
+		if werr == nil {
+			_, werr = fmt.Fprintln(bw)
+		}
 	}
 	if werr == nil {
 		werr = bw.Flush()

@@ -15,16 +15,24 @@ import (
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
+// openTestStore opens a new folder store for a test to fill; the test
+// closes it before the CLI opens the folder.
+func openTestStore(t *testing.T) (dir string, st *fsstore.Store) {
+	t.Helper()
+	dir = t.TempDir()
+	st, err := fsstore.Open(context.Background(), dir, fsstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, st
+}
+
 // fillRetentionStore puts 5 artifacts in session a and 2 in session b,
 // and writes a config whose retention keeps 2 per session (fifo, ttl 1h).
 func fillRetentionStore(t *testing.T) (dir, cfgPath string, a []string) {
 	t.Helper()
-	dir = t.TempDir()
+	dir, st := openTestStore(t)
 	ctx := context.Background()
-	st, err := fsstore.Open(ctx, dir, fsstore.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := range 7 {
 		sess := "a"
 		if i >= 5 {
@@ -90,6 +98,44 @@ func TestArtifactsGc(t *testing.T) {
 	help := runCLI(t, nil, "artifacts", "gc", "--help")
 	if help.code != exitOK || !strings.Contains(help.stdout, "Example:") || !strings.Contains(help.stdout, "--dry-run") {
 		t.Errorf("gc --help: %d\n%s", help.code, help.stdout)
+	}
+}
+
+// Past one user's limit gc releases that user's hold on an artifact
+// another user put too: it stays, and the output says so.
+func TestArtifactsGcRelease(t *testing.T) {
+	isolate(t)
+	dir, st := openTestStore(t)
+	ctx := context.Background()
+	u1 := store.Scope{TenantID: "t", UserID: "u1", SessionID: "s"}
+	var shared store.Ref
+	for i, p := range []struct {
+		data string
+		sc   store.Scope
+	}{{"shared", u1}, {"shared", store.Scope{TenantID: "t", UserID: "u2", SessionID: "s"}}, {"u1's newer", u1}} {
+		ref, err := st.Put(ctx, strings.NewReader(p.data), store.PutOptions{Namespace: "test", Scope: p.sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			shared = ref
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	st.Close(ctx)
+	cfg := filepath.Join(t.TempDir(), "mcpx.json")
+	os.WriteFile(cfg, []byte(`{"store": {"retention": {"max_artifacts_per_user": 1, "strategy": "fifo"}}}`), 0o600)
+	js := runCLI(t, nil, "artifacts", "gc", "--store", dir, "--config", cfg, "--dry-run", "--json")
+	if rs := gcLines(t, js.stdout); len(rs) != 1 || rs[0].ID != shared.ID || rs[0].Bytes != 0 || len(rs[0].Released) != 1 || rs[0].Released[0] != u1 {
+		t.Errorf("gc --dry-run --json: %+v, want u1's scope of %s released", rs, shared.ID)
+	}
+	gc := runCLI(t, nil, "artifacts", "gc", "--store", dir, "--config", cfg)
+	want := shared.ID + "\t0\tmax_artifacts_per_user tenant=t user=u1 (released 1 scope: others still hold it)\nremoved 0 artifacts (0 B), released 1\n"
+	if gc.code != exitOK || gc.stdout != want {
+		t.Errorf("gc: exit code %d, stdout %q, want %q; stderr %s", gc.code, gc.stdout, want, gc.stderr)
+	}
+	if got := decodeRefs(t, runCLI(t, nil, "artifacts", "ls", "--json", "--store", dir, "--scope", "user=u2").stdout); len(got) != 1 || got[0].ID != shared.ID {
+		t.Errorf("u2 lists %v after u1's release, want %s", got, shared.ID)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/store"
-	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
 // mcpx artifacts search finds the line of an indexed artifact, scoped,
@@ -15,12 +14,8 @@ import (
 // error.
 func TestArtifactsSearch(t *testing.T) {
 	isolate(t)
-	dir := t.TempDir()
+	dir, st := openTestStore(t)
 	ctx := context.Background()
-	st, err := fsstore.Open(ctx, dir, fsstore.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	snap := "- generic [ref=e1]:\n  - button \"Cancel\" [ref=e2]\n  - button \"Submit order\" [ref=e1234]\n"
 	ref, err := st.Put(ctx, strings.NewReader(snap), store.PutOptions{Namespace: "playwright", MIMEType: "text/plain", Scope: store.Scope{SessionID: "s1"}})
 	if err != nil {

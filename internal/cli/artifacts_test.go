@@ -241,12 +241,8 @@ func dirNames(t *testing.T, dir string) []string {
 // store's first page.
 func TestArtifactsLsPages(t *testing.T) {
 	isolate(t)
-	dir := t.TempDir()
+	dir, st := openTestStore(t)
 	ctx := context.Background()
-	st, err := fsstore.Open(ctx, dir, fsstore.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = fsstore.DefaultPageSize + 5
 	for i := range n {
 		if _, err := st.Put(ctx, strings.NewReader(fmt.Sprintf("artifact %d", i)), store.PutOptions{Namespace: "test", MIMEType: "text/plain"}); err != nil {

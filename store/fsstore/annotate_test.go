@@ -29,7 +29,7 @@ func TestIndexMigratesToContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`ALTER TABLE artifacts DROP COLUMN content`, `PRAGMA user_version = 1`} {
+	for _, q := range append(downToVersion2, `ALTER TABLE artifacts DROP COLUMN content`, `PRAGMA user_version = 1`) {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

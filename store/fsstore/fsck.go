@@ -323,9 +323,12 @@ func (s *Store) openIndexReadOnly(ctx context.Context) (*sql.DB, error) {
 		db.Close()
 		return nil, nil
 	}
-	// An index older than this mcpx lacks the content column; a
-	// read-only store reads it without (the next read-write open migrates).
-	s.legacyIndex.Store(v < 2)
+	// An index older than this mcpx lacks columns; a read-only store
+	// reads it without them (the next read-write open migrates).
+	s.oldIndex.Store(0)
+	if v < schemaVersion {
+		s.oldIndex.Store(int32(v))
+	}
 	return db, nil
 }
 

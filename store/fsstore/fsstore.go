@@ -240,9 +240,10 @@ type Store struct {
 	// dbImmutable is set when db reads the index immutable (see
 	// openIndexReadOnly).
 	dbImmutable bool
-	// legacyIndex is set when a read-only store reads an index of
-	// version 1, which has no content column (see refColumns).
-	legacyIndex atomic.Bool
+	// oldIndex is the schema version of an index older than this mcpx's
+	// that a read-only store reads as it is (see refColumnsOf); 0 for a
+	// current one.
+	oldIndex atomic.Int32
 	// wmu lets one write transaction of this process at a time ask
 	// SQLite for the write lock, the search indexer's after the others
 	// (see writeLock).
@@ -272,11 +273,14 @@ var (
 )
 
 // refColumns is the select list of scanRef for the open index.
-func (s *Store) refColumns() string {
-	if s.legacyIndex.Load() {
-		return refColumnsV1
+func (s *Store) refColumns() string { return refColumnsOf(s.version()) }
+
+// version is the schema version of the open index.
+func (s *Store) version() int {
+	if v := s.oldIndex.Load(); v != 0 {
+		return int(v)
 	}
-	return refColumns
+	return schemaVersion
 }
 
 // Open opens (creating it when missing, mode 0700) the store in dir. When
@@ -540,9 +544,10 @@ func tempName(prefix string) string {
 }
 
 // Put streams r into a temp file while hashing it, then commits it (see the
-// package doc). The returned ref carries o.Scope; an artifact put again
-// keeps its first MIME type and creation time, and takes o's file name and
-// source when o sets them (the index keeps the latest).
+// package doc). The returned ref carries o.Scope and when the bytes were
+// first put under it; an artifact put again keeps its id and first MIME
+// type, and is listed under the name and source of the latest put under
+// each scope.
 func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
 	ns := store.SanitizeNamespace(o.Namespace)
 	s.wmu.enter()
@@ -639,28 +644,22 @@ func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64,
 				return store.Ref{}, err
 			}
 		}
-		if err := addScope(ctx, tx, seq, o.Scope); err != nil {
-			return store.Ref{}, err
-		}
 		// Put again is used again (LRU).
 		now := time.Now().UnixNano()
+		if err := addScope(ctx, tx, seq, o.Scope, now, o.Filename, o.Source); err != nil {
+			return store.Ref{}, err
+		}
+		var created int64
+		if err := tx.QueryRowContext(ctx, `SELECT created_at, filename, source_server, source_tool, source_path, source_layer FROM scopes
+			WHERE seq = ? AND tenant_id = ? AND user_id = ? AND session_id = ? AND trace_id = ?`,
+			seq, o.Scope.TenantID, o.Scope.UserID, o.Scope.SessionID, o.Scope.TraceID).Scan(&created,
+			&ref.Filename, &ref.Source.Server, &ref.Source.Tool, &ref.Source.Path, &ref.Source.Layer); err != nil {
+			return store.Ref{}, err
+		}
+		ref.Created = time.Unix(0, created).UTC()
 		if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET last_access_at = ? WHERE seq = ? AND last_access_at < ?`,
 			now, seq, now); err != nil {
 			return store.Ref{}, err
-		}
-		if o.Filename != "" || o.Source != (store.Source{}) {
-			if o.Filename != "" {
-				ref.Filename = o.Filename
-			}
-			if o.Source != (store.Source{}) {
-				ref.Source = o.Source
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET filename = ?, source_server = ?, source_tool = ?, source_path = ?, source_layer = ?
-				WHERE seq = ? AND (filename, source_server, source_tool, source_path, source_layer) IS NOT (?, ?, ?, ?, ?)`,
-				ref.Filename, ref.Source.Server, ref.Source.Tool, ref.Source.Path, ref.Source.Layer, seq,
-				ref.Filename, ref.Source.Server, ref.Source.Tool, ref.Source.Path, ref.Source.Layer); err != nil {
-				return store.Ref{}, err
-			}
 		}
 		ref.Scope = o.Scope
 	case errors.Is(err, sql.ErrNoRows):
@@ -880,6 +879,42 @@ func (s *Store) InScope(ctx context.Context, id string, scope store.Scope) (bool
 		return false, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
 	}
 	return in, nil
+}
+
+// Owned returns the artifact as owner holds it (see store.Store.Owned):
+// one indexed lookup of its scope rows.
+func (s *Store) Owned(ctx context.Context, id string, owner store.Owner) ([]store.Ref, error) {
+	db, err := s.readIndex(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT `+s.refColumns()+`, `+scopeColumns+`
+		FROM artifacts a JOIN scopes s ON s.seq = a.seq
+		WHERE a.id = ? AND s.tenant_id = ? AND s.user_id = ? ORDER BY s.ord`, id, owner.TenantID, owner.UserID)
+	if err != nil {
+		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
+	}
+	defer rows.Close()
+	var refs []store.Ref
+	for rows.Next() {
+		_, ref, err := scanRef(rows)
+		if err != nil {
+			return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
+		}
+		refs = append(refs, ref)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
+	}
+	if len(refs) == 0 {
+		if ok, err := s.Exists(ctx, id); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
+			}
+			return nil, err
+		}
+	}
+	return refs, nil
 }
 
 // Exists reports whether the artifact is stored.

@@ -66,6 +66,9 @@ func (s splitStore) Exists(ctx context.Context, id string) (bool, error)    { re
 func (s splitStore) InScope(ctx context.Context, id string, sc store.Scope) (bool, error) {
 	return s.r.InScope(ctx, id, sc)
 }
+func (s splitStore) Owned(ctx context.Context, id string, o store.Owner) ([]store.Ref, error) {
+	return s.r.Owned(ctx, id, o)
+}
 func (s splitStore) Delete(ctx context.Context, id string) error { return s.w.Delete(ctx, id) }
 func (s splitStore) List(ctx context.Context, sc store.Scope, c string) ([]store.Ref, string, error) {
 	return s.r.List(ctx, sc, c)

@@ -27,13 +27,29 @@ const indexName = "index.db"
 // schemaVersion is PRAGMA user_version of a current index; 0 is a new,
 // empty database file. An index of an older version is brought up to date
 // by migrations when a read-write store opens it.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations are the statements that take an index from the version before
 // their key to their key. schema creates the current version directly.
 var migrations = map[int][]string{
 	// 2: each artifact's content summary (Annotate).
 	2: {`ALTER TABLE artifacts ADD COLUMN content TEXT`},
+	// 3: when each scope first put the bytes, and the name and source
+	// its latest put gave them, so that every owner is shown its own
+	// and retention runs per owner. Scopes recorded before have only the
+	// artifact's to go by.
+	3: {
+		`ALTER TABLE scopes ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE scopes ADD COLUMN filename TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE scopes ADD COLUMN source_server TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE scopes ADD COLUMN source_tool TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE scopes ADD COLUMN source_path TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE scopes ADD COLUMN source_layer TEXT NOT NULL DEFAULT ''`,
+		`UPDATE scopes SET (created_at, filename, source_server, source_tool, source_path, source_layer) =
+			(SELECT a.created_at, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer
+			FROM artifacts a WHERE a.seq = scopes.seq)`,
+		`CREATE INDEX scopes_created ON scopes (created_at)`,
+	},
 }
 
 // schema creates the index. Columns hold what a ref says (content is the
@@ -42,9 +58,12 @@ var migrations = map[int][]string{
 // (quotas). Times are Unix nanoseconds (UTC). seq is the insertion order
 // List pages by (never reused: AUTOINCREMENT), so a cursor never points at
 // a newer artifact. Every scope an artifact was put under is a row of
-// scopes, ord 0 being the first; List and InScope filter there, through an
-// index per scope field that ends in seq, so a filtered page reads only the
-// rows it returns.
+// scopes, ord 0 being the first, with when it was first put under it
+// (its owner's created_at, and the clock of its TTL under fifo) and the
+// file name and source of its latest put (what its owner is shown; the
+// artifacts row keeps the first put's); List and InScope filter there,
+// through an index per scope field that ends in seq, so a filtered page
+// reads only the rows it returns.
 var schema = []string{
 	`CREATE TABLE artifacts (
 		seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -74,6 +93,12 @@ var schema = []string{
 		user_id    TEXT    NOT NULL DEFAULT '',
 		session_id TEXT    NOT NULL DEFAULT '',
 		trace_id   TEXT    NOT NULL DEFAULT '',
+		created_at INTEGER NOT NULL DEFAULT 0,
+		filename      TEXT NOT NULL DEFAULT '',
+		source_server TEXT NOT NULL DEFAULT '',
+		source_tool   TEXT NOT NULL DEFAULT '',
+		source_path   TEXT NOT NULL DEFAULT '',
+		source_layer  TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (seq, ord),
 		UNIQUE (seq, tenant_id, user_id, session_id, trace_id)
 	) WITHOUT ROWID`,
@@ -81,23 +106,33 @@ var schema = []string{
 	`CREATE INDEX scopes_user ON scopes (user_id, seq)`,
 	`CREATE INDEX scopes_session ON scopes (session_id, seq)`,
 	`CREATE INDEX scopes_trace ON scopes (trace_id, seq)`,
+	`CREATE INDEX scopes_created ON scopes (created_at)`,
 	// meta holds facts about the store itself: "journal_imported" once a
 	// journal store has been adopted.
 	`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
 }
 
-// refColumns are the artifacts columns scanRef reads, in its order,
-// followed by the four scope columns.
-const refColumns = `a.seq, a.id, a.sha256, a.size, a.mime, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer, a.created_at, a.content`
+// refColumnsOf returns the columns scanRef reads, in its order, before
+// the four scope columns, from an index of version v: a read-only store
+// reads an older index as it is (no content column before 2, no scope
+// creation or naming before 3: the artifact's stand in).
+func refColumnsOf(v int) string {
+	named, content := "s", "a.content"
+	if v < 3 {
+		named = "a"
+	}
+	if v < 2 {
+		content = "NULL"
+	}
+	return `a.seq, a.id, a.sha256, a.size, a.mime, ` + named + `.filename, ` + named + `.source_server, ` + named + `.source_tool, ` +
+		named + `.source_path, ` + named + `.source_layer, ` + named + `.created_at, ` + content
+}
 
-// refColumnsV1 reads an index of version 1 (no content column), which a
-// read-only store cannot migrate.
-const refColumnsV1 = `a.seq, a.id, a.sha256, a.size, a.mime, a.filename, a.source_server, a.source_tool, a.source_path, a.source_layer, a.created_at, NULL`
 const scopeColumns = `s.tenant_id, s.user_id, s.session_id, s.trace_id`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-// scanRef reads refColumns and scopeColumns (and extra) from row.
+// scanRef reads refColumnsOf and scopeColumns (and extra) from row.
 func scanRef(row rowScanner, extra ...any) (seq int64, ref store.Ref, err error) {
 	var created int64
 	var content sql.NullString
@@ -297,7 +332,8 @@ func (s *Store) migrateSchema(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// insertArtifact inserts ref (with its first scope) and returns its seq.
+// insertArtifact inserts ref (with its first scope, created with it) and
+// returns its seq.
 func insertArtifact(ctx context.Context, tx *sql.Tx, ns string, ref store.Ref) (int64, error) {
 	return insertArtifactSeq(ctx, tx, 0, ns, ref)
 }
@@ -321,15 +357,24 @@ func insertArtifactSeq(ctx context.Context, tx *sql.Tx, seq int64, ns string, re
 	if seq, err = res.LastInsertId(); err != nil {
 		return 0, err
 	}
-	return seq, addScope(ctx, tx, seq, ref.Scope)
+	return seq, addScope(ctx, tx, seq, ref.Scope, created, ref.Filename, ref.Source)
 }
 
-// addScope records one more scope for the artifact seq (nothing when it
-// has it already).
-func addScope(ctx context.Context, tx *sql.Tx, seq int64, sc store.Scope) error {
-	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO scopes (seq, ord, tenant_id, user_id, session_id, trace_id)
-		VALUES (?, (SELECT COALESCE(MAX(ord) + 1, 0) FROM scopes WHERE seq = ?), ?, ?, ?, ?)`,
-		seq, seq, sc.TenantID, sc.UserID, sc.SessionID, sc.TraceID)
+// addScope records that the artifact seq was put under sc at created
+// (Unix ns), called filename from src: a new scope row, or the latest
+// name and source of the row sc has already (whose creation stays, and
+// whose name and source stay when this put gives none).
+func addScope(ctx context.Context, tx *sql.Tx, seq int64, sc store.Scope, created int64, filename string, src store.Source) error {
+	named := src != store.Source{}
+	_, err := tx.ExecContext(ctx, `INSERT INTO scopes (seq, ord, tenant_id, user_id, session_id, trace_id, created_at,
+			filename, source_server, source_tool, source_path, source_layer)
+		VALUES (?, (SELECT COALESCE(MAX(ord) + 1, 0) FROM scopes WHERE seq = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (seq, tenant_id, user_id, session_id, trace_id) DO UPDATE SET
+			filename = IIF(excluded.filename = '', filename, excluded.filename),
+			source_server = IIF(?, excluded.source_server, source_server), source_tool = IIF(?, excluded.source_tool, source_tool),
+			source_path = IIF(?, excluded.source_path, source_path), source_layer = IIF(?, excluded.source_layer, source_layer)`,
+		seq, seq, sc.TenantID, sc.UserID, sc.SessionID, sc.TraceID, created,
+		filename, src.Server, src.Tool, src.Path, src.Layer, named, named, named, named)
 	return err
 }
 

@@ -166,7 +166,11 @@ func (s *Store) importJournal(ctx context.Context, tx *sql.Tx, c *recoveryCounts
 				s.log.Warn("skipped journal record", "journal", s.journalPath, "error", err)
 			}
 		case opScope:
-			cat.AddScope(rec.ID, *rec.Scope)
+			// The journal kept no time per scope: the artifact's
+			// creation stands in.
+			if e, ok := cat.Get(rec.ID); ok {
+				cat.AddScope(rec.ID, *rec.Scope, e.Ref.Created)
+			}
 		case opDel:
 			if e, free, ok := cat.Remove(rec.ID); ok && free {
 				deleted[e.Ref.SHA256] = true
@@ -202,7 +206,7 @@ func (s *Store) importJournal(ctx context.Context, tx *sql.Tx, c *recoveryCounts
 			return n, fmt.Errorf("artifact[%s]: %w", e.Ref.ID, err)
 		}
 		for _, sc := range e.Scopes[1:] {
-			if err := addScope(ctx, tx, seq, sc); err != nil {
+			if err := addScope(ctx, tx, seq, sc.Scope, sc.Created, e.Ref.Filename, e.Ref.Source); err != nil {
 				return n, err
 			}
 		}

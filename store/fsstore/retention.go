@@ -116,44 +116,53 @@ func (s *Store) touchesIn(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// checkQuota refuses (store.ErrQuotaExceeded) a put that would take its
-// session or trace past q. seq is the artifact when it exists already (0
-// for new content): a session that holds it already gains nothing.
+// checkQuota refuses (store.ErrQuotaExceeded) a put under sc that would
+// take sc's session, trace or owner past q, each counted within sc's
+// owner. seq is the artifact when it exists already (0 for new content):
+// a session, trace or owner that holds it already gains nothing.
 func checkQuota(ctx context.Context, tx *sql.Tx, q store.Quota, sc store.Scope, seq, size int64) error {
-	usage := func(col, v string) (store.Usage, error) {
-		u := store.Usage{Scoped: v != ""}
-		if !u.Scoped {
-			return u, nil
-		}
-		var in bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM scopes WHERE `+col+` = ? AND seq = ?)`, v, seq).Scan(&in); err != nil {
-			return u, err
-		}
-		if in {
+	usage := func(maxCount, maxBytes int64, cond string, args ...any) (store.Usage, error) {
+		if maxCount == 0 && maxBytes == 0 {
 			return store.Usage{}, nil
 		}
+		args = append([]any{sc.TenantID, sc.UserID}, args...)
+		var in bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM scopes WHERE seq = ? AND tenant_id = ? AND user_id = ?`+cond+`)`,
+			append([]any{seq}, args...)...).Scan(&in); err != nil || in {
+			return store.Usage{}, err
+		}
+		u := store.Usage{Scoped: true}
 		err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(size), 0) FROM artifacts
-			WHERE seq IN (SELECT seq FROM scopes WHERE `+col+` = ?)`, v).Scan(&u.Count, &u.Bytes)
+			WHERE seq IN (SELECT seq FROM scopes WHERE tenant_id = ? AND user_id = ?`+cond+`)`, args...).Scan(&u.Count, &u.Bytes)
 		return u, err
 	}
-	session, err := usage("session_id", sc.SessionID)
+	var session, trace store.Usage
+	var err error
+	if sc.SessionID != "" {
+		if session, err = usage(q.MaxArtifactsPerSession, q.MaxSessionBytes, ` AND session_id = ?`, sc.SessionID); err != nil {
+			return err
+		}
+	}
+	if sc.TraceID != "" {
+		if trace, err = usage(q.MaxArtifactsPerTrace, q.MaxTraceBytes, ` AND trace_id = ?`, sc.TraceID); err != nil {
+			return err
+		}
+	}
+	user, err := usage(q.MaxArtifactsPerUser, q.MaxUserBytes, "")
 	if err != nil {
 		return err
 	}
-	trace, err := usage("trace_id", sc.TraceID)
-	if err != nil {
-		return err
-	}
-	return q.CheckQuota(size, session, trace)
+	return q.CheckQuota(size, session, trace, user)
 }
 
-// Collect applies policy (see store.Collector). It chooses its victims in
-// a few set-based statements over the index into a temporary table (so
-// memory does not grow with the store), then removes them in short
-// transactions of collectBatch, each as Delete does: rows deleted and
-// unheld blobs parked in tmp/, commit, then the parked blobs removed. An
-// artifact read (lru) or removed by another collector since it was chosen
-// is skipped.
+// Collect applies policy (see store.Collector). It chooses the scopes
+// that go in a few set-based statements over the index into a temporary
+// table (so memory does not grow with the store), then, artifact by
+// artifact in short transactions of collectBatch, removes those scope
+// rows, and the artifacts left with none as Delete does: rows deleted
+// and unheld blobs parked in tmp/, commit, then the parked blobs
+// removed. An artifact read (lru) or removed by another collector since
+// it was chosen is skipped.
 func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.CollectOptions) (store.CollectReport, error) {
 	rep := store.CollectReport{DryRun: o.DryRun}
 	if err := policy.Check(); err != nil {
@@ -178,37 +187,31 @@ func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.Col
 		return rep, wrapErr("collect", err)
 	}
 	defer conn.Close()
-	if err := chooseVictims(ctx, conn, policy, now); err != nil {
+	if err := chooseVictims(ctx, conn, policy, now, s.version()); err != nil {
 		return rep, wrapErr("collect", s.queryErr(err))
 	}
 	defer conn.ExecContext(context.Background(), `DROP TABLE IF EXISTS temp.victims`)
-	if o.DryRun {
-		rows, err := conn.QueryContext(ctx, `SELECT a.id, a.size, v.why FROM temp.victims v JOIN artifacts a ON a.seq = v.seq ORDER BY v.seq`)
-		if err != nil {
-			return rep, wrapErr("collect", s.queryErr(err))
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r store.Removal
-			if err := rows.Scan(&r.ID, &r.Bytes, &r.Why); err != nil {
-				return rep, wrapErr("collect", err)
-			}
-			rep.Add(r, o.Each)
-		}
-		return rep, wrapErr("collect", rows.Err())
-	}
 	for after := int64(0); ; {
-		batch, err := nextVictims(ctx, conn, after)
-		if err != nil {
+		var to sql.NullInt64
+		if err := conn.QueryRowContext(ctx, `SELECT MAX(seq) FROM
+			(SELECT DISTINCT seq FROM temp.victims WHERE seq > ? ORDER BY seq LIMIT ?)`, after, collectBatch).Scan(&to); err != nil {
 			return rep, wrapErr("collect", s.queryErr(err))
 		}
-		if len(batch) == 0 {
+		if !to.Valid {
 			return rep, nil
 		}
-		after = batch[len(batch)-1].seq
-		if err := s.removeVictims(ctx, conn, batch, &rep, o.Each); err != nil {
+		if o.DryRun {
+			chosen, err := readChosen(ctx, conn, after, to.Int64, policy.ByAccess())
+			if err != nil {
+				return rep, wrapErr("collect", s.queryErr(err))
+			}
+			for _, a := range chosen {
+				rep.Add(a.removal(), o.Each)
+			}
+		} else if err := s.removeVictims(ctx, conn, after, to.Int64, policy.ByAccess(), o.Each, &rep); err != nil {
 			return rep, wrapErr("collect", err)
 		}
+		after = to.Int64
 	}
 }
 
@@ -219,24 +222,35 @@ func wrapErr(op string, err error) error {
 	return fmt.Errorf("fsstore: %s: %w", op, err)
 }
 
-// chooseVictims fills temp.victims (seq, why, seen: the order column when
-// chosen) with what policy removes at now, rule by rule; a rule does not
-// count what an earlier one chose.
-func chooseVictims(ctx context.Context, conn *sql.Conn, p store.Retention, now time.Time) error {
-	col := "created_at"
-	if p.ByAccess() {
-		col = "last_access_at"
+// chooseVictims fills temp.victims (seq and ord: a scope row; why; seen:
+// the artifact's last access when chosen) with the scopes policy removes
+// at now, rule by rule in store.Retention.Choose's order (the rowid
+// keeps it, so an artifact's first reason is its first row); a rule does
+// not count what an earlier one chose. v is the index's schema version.
+func chooseVictims(ctx context.Context, conn *sql.Conn, p store.Retention, now time.Time, v int) error {
+	// The clock of a scope: under lru the artifact's last use (which a
+	// put under any scope renews), else when the scope first put it.
+	created := "s.created_at"
+	if v < 3 {
+		created = "a.created_at" // an older index read as it is
 	}
-	stmts := []struct {
+	key, keyOf := "a.last_access_at", "a.last_access_at"
+	if !p.ByAccess() {
+		key, keyOf = created, "MIN("+created+")"
+	}
+	type stmt struct {
 		q    string
 		args []any
 		on   bool
-	}{
+	}
+	const from = ` FROM scopes s JOIN artifacts a ON a.seq = s.seq`
+	const unchosen = ` NOT EXISTS (SELECT 1 FROM temp.victims v WHERE v.seq = s.seq AND v.ord = s.ord)`
+	stmts := []stmt{
 		{`DROP TABLE IF EXISTS temp.victims`, nil, true},
-		{`CREATE TEMP TABLE victims (seq INTEGER PRIMARY KEY, why TEXT NOT NULL, seen INTEGER NOT NULL)`, nil, true},
-		{`INSERT OR IGNORE INTO temp.victims SELECT seq, 'ttl', ` + col + ` FROM artifacts WHERE ` + col + ` < ?`,
+		{`CREATE TEMP TABLE victims (seq INTEGER NOT NULL, ord INTEGER NOT NULL, why TEXT NOT NULL, seen INTEGER NOT NULL, UNIQUE (seq, ord))`, nil, true},
+		{`INSERT OR IGNORE INTO temp.victims SELECT s.seq, s.ord, 'ttl', a.last_access_at` + from + ` WHERE ` + key + ` < ?`,
 			[]any{now.Add(-time.Duration(p.TTL)).UnixNano()}, p.TTL > 0},
-		{`INSERT OR IGNORE INTO temp.victims SELECT seq, 'max_artifact_bytes', ` + col + ` FROM artifacts WHERE size > ?`,
+		{`INSERT OR IGNORE INTO temp.victims SELECT s.seq, s.ord, 'max_artifact_bytes', a.last_access_at` + from + ` WHERE a.size > ?`,
 			[]any{p.MaxArtifactBytes}, p.MaxArtifactBytes > 0},
 	}
 	if p.Evicts() {
@@ -244,36 +258,44 @@ func chooseVictims(ctx context.Context, conn *sql.Conn, p store.Retention, now t
 			col, name          string
 			maxCount, maxBytes int64
 		}{
-			{"session_id", "session", p.MaxArtifactsPerSession, p.MaxSessionBytes},
-			{"trace_id", "trace", p.MaxArtifactsPerTrace, p.MaxTraceBytes},
+			{"s.session_id", "session", p.MaxArtifactsPerSession, p.MaxSessionBytes},
+			{"s.trace_id", "trace", p.MaxArtifactsPerTrace, p.MaxTraceBytes},
+			{"''", "user", p.MaxArtifactsPerUser, p.MaxUserBytes},
 		} {
-			// Newest (or most recently read) first: what lies past the
-			// count, or past the bytes, goes.
-			stmts = append(stmts, struct {
-				q    string
-				args []any
-				on   bool
-			}{`INSERT OR IGNORE INTO temp.victims
-				SELECT seq, CASE WHEN ? > 0 AND rn > ? THEN 'max_artifacts_per_` + g.name + ` ` + g.name + `=' ELSE 'max_` + g.name + `_bytes ` + g.name + `=' END || k, o
-				FROM (SELECT g.seq, g.k, a.` + col + ` AS o,
-					ROW_NUMBER() OVER w AS rn, SUM(a.size) OVER w AS cum
-					FROM (SELECT DISTINCT ` + g.col + ` AS k, seq FROM scopes WHERE ` + g.col + ` != '') g
-					JOIN artifacts a ON a.seq = g.seq
-					WHERE g.seq NOT IN (SELECT seq FROM temp.victims)
-					WINDOW w AS (PARTITION BY g.k ORDER BY a.` + col + ` DESC, a.seq DESC ROWS UNBOUNDED PRECEDING))
-				WHERE (? > 0 AND rn > ?) OR (? > 0 AND cum > ?)`,
+			// Per owner (t, u) and group (k), newest (or most recently
+			// read) first: what lies past the count, or past the bytes,
+			// loses the group's scopes.
+			named, inGroup := ` || ' `+g.name+`=' || k`, g.col+` != '' AND`
+			if g.name == "user" {
+				named, inGroup = "", ""
+			}
+			stmts = append(stmts, stmt{`INSERT OR IGNORE INTO temp.victims
+				SELECT s.seq, s.ord, CASE WHEN ? > 0 AND m.rn > ? THEN 'max_artifacts_per_` + g.name + `' ELSE 'max_` + g.name + `_bytes' END
+					|| CASE WHEN m.t != '' THEN ' tenant=' || m.t ELSE '' END
+					|| CASE WHEN m.u != '' THEN ' user=' || m.u ELSE '' END` + named + `, m.seen
+				FROM (SELECT t, u, k, seq, seen, ROW_NUMBER() OVER w AS rn, SUM(size) OVER w AS cum
+					FROM (SELECT s.tenant_id AS t, s.user_id AS u, ` + g.col + ` AS k, s.seq AS seq, a.size AS size,
+							a.last_access_at AS seen, ` + keyOf + ` AS o` + from + `
+						WHERE ` + inGroup + unchosen + `
+						GROUP BY ` + g.col + `, s.tenant_id, s.user_id, s.seq)
+					WINDOW w AS (PARTITION BY t, u, k ORDER BY o DESC, seq DESC ROWS UNBOUNDED PRECEDING)) m
+				JOIN scopes s ON s.seq = m.seq AND s.tenant_id = m.t AND s.user_id = m.u AND ` + g.col + ` = m.k
+				WHERE (? > 0 AND m.rn > ?) OR (? > 0 AND m.cum > ?)`,
 				[]any{g.maxCount, g.maxCount, g.maxCount, g.maxCount, g.maxBytes, g.maxBytes},
 				g.maxCount > 0 || g.maxBytes > 0})
 		}
-		stmts = append(stmts, struct {
-			q    string
-			args []any
-			on   bool
-		}{`INSERT OR IGNORE INTO temp.victims
-			SELECT seq, 'max_bytes', o FROM (SELECT seq, ` + col + ` AS o,
-				SUM(size) OVER (ORDER BY ` + col + ` DESC, seq DESC ROWS UNBOUNDED PRECEDING) AS cum
-				FROM artifacts WHERE seq NOT IN (SELECT seq FROM temp.victims))
-			WHERE cum > ?`, []any{p.MaxBytes}, p.MaxBytes > 0})
+		col := "a.last_access_at"
+		if !p.ByAccess() {
+			col = "a.created_at"
+		}
+		// The whole store: whole artifacts, of every owner.
+		stmts = append(stmts, stmt{`INSERT OR IGNORE INTO temp.victims
+			SELECT s.seq, s.ord, 'max_bytes', x.seen FROM (
+				SELECT seq, seen, SUM(size) OVER (ORDER BY o DESC, seq DESC ROWS UNBOUNDED PRECEDING) AS cum
+				FROM (SELECT a.seq, a.size, a.last_access_at AS seen, ` + col + ` AS o FROM artifacts a
+					WHERE EXISTS (SELECT 1 FROM scopes s WHERE s.seq = a.seq AND` + unchosen + `))) x
+			JOIN scopes s ON s.seq = x.seq
+			WHERE x.cum > ?`, []any{p.MaxBytes}, p.MaxBytes > 0})
 	}
 	for _, st := range stmts {
 		if !st.on {
@@ -286,36 +308,72 @@ func chooseVictims(ctx context.Context, conn *sql.Conn, p store.Retention, now t
 	return nil
 }
 
-// victim is one chosen artifact.
-type victim struct {
-	seq, seen int64
-	why       string
+// chosenArtifact is one artifact some of whose scopes were chosen.
+type chosenArtifact struct {
+	seq     int64
+	id, sum string
+	size    int64
+	why     string
+	scopes  []store.Scope
+	all     bool // every scope it has: the artifact goes
 }
 
-// nextVictims reads the next batch of chosen artifacts after seq.
-func nextVictims(ctx context.Context, conn *sql.Conn, after int64) ([]victim, error) {
-	rows, err := conn.QueryContext(ctx, `SELECT seq, seen, why FROM temp.victims WHERE seq > ? ORDER BY seq LIMIT ?`, after, collectBatch)
+// removal is the report of a.
+func (a *chosenArtifact) removal() store.Removal {
+	if a.all {
+		return store.Removal{ID: a.id, Bytes: a.size, Why: a.why}
+	}
+	return store.Removal{ID: a.id, Why: a.why, Released: a.scopes}
+}
+
+// readChosen reads the chosen scopes of the artifacts after from up to
+// to that are still as they were chosen (lru: not read since; removed
+// by another collector or rm: gone from the join), by artifact.
+func readChosen(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, from, to int64, lru bool) ([]*chosenArtifact, error) {
+	rows, err := q.QueryContext(ctx, `SELECT v.seq, a.id, a.sha256, a.size, v.why, `+scopeColumns+`,
+			(SELECT COUNT(*) FROM scopes x WHERE x.seq = v.seq)
+		FROM temp.victims v JOIN artifacts a ON a.seq = v.seq JOIN scopes s ON s.seq = v.seq AND s.ord = v.ord
+		WHERE `+liveVictims(lru)+` ORDER BY v.seq, v.rowid`, from, to)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []victim
+	var chosen []*chosenArtifact
 	for rows.Next() {
-		var v victim
-		if err := rows.Scan(&v.seq, &v.seen, &v.why); err != nil {
+		var c chosenArtifact
+		var sc store.Scope
+		var total int
+		if err := rows.Scan(&c.seq, &c.id, &c.sum, &c.size, &c.why, &sc.TenantID, &sc.UserID, &sc.SessionID, &sc.TraceID, &total); err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		if n := len(chosen); n == 0 || chosen[n-1].seq != c.seq {
+			chosen = append(chosen, &c)
+		}
+		a := chosen[len(chosen)-1]
+		a.scopes = append(a.scopes, sc)
+		a.all = len(a.scopes) == total
 	}
-	return out, rows.Err()
+	return chosen, rows.Err()
 }
 
-// removeVictims removes one batch in one transaction, set-based: the
-// batch's artifacts still as they were chosen are read, their rows
-// deleted in two statements, and the blobs no artifact holds any more
-// parked in tmp/ (as Delete does); after the commit the parked blobs are
-// removed.
-func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, batch []victim, rep *store.CollectReport, each func(store.Removal)) error {
+// liveVictims is the condition on temp.victims v (and artifacts a) of
+// the rows after ? up to ? still as they were chosen: under lru, not
+// read since.
+func liveVictims(lru bool) string {
+	if lru {
+		return `v.seq > ? AND v.seq <= ? AND a.last_access_at = v.seen`
+	}
+	return `v.seq > ? AND v.seq <= ?`
+}
+
+// removeVictims applies the choice for the artifacts after from up to
+// to, in one transaction: the chosen scope rows still as they were
+// chosen are deleted, then the artifacts left with none, in two
+// statements, and the blobs no artifact holds any more parked in tmp/
+// (as Delete does); after the commit the parked blobs are removed.
+func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, from, to int64, lru bool, each func(store.Removal), rep *store.CollectReport) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := conn.BeginTx(ctx, nil)
@@ -323,39 +381,19 @@ func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, batch []victi
 		return err
 	}
 	defer tx.Rollback()
-	from, to := batch[0].seq-1, batch[len(batch)-1].seq
-	// Read (lru) or put again since it was chosen: kept. Removed by
-	// another collector or rm: gone from the join.
-	const live = `SELECT v.seq FROM temp.victims v JOIN artifacts a ON a.seq = v.seq
-		WHERE v.seq > ? AND v.seq <= ? AND (a.last_access_at = v.seen OR a.created_at = v.seen)`
-	rows, err := tx.QueryContext(ctx, `SELECT a.id, a.sha256, a.size, v.why FROM temp.victims v JOIN artifacts a ON a.seq = v.seq
-		WHERE v.seq IN (`+live+`) ORDER BY v.seq`, from, to)
+	chosen, err := readChosen(ctx, tx, from, to, lru)
 	if err != nil {
 		return s.queryErr(err)
 	}
-	var removed []store.Removal
-	sums := map[string]bool{}
-	for rows.Next() {
-		var r store.Removal
-		var sum string
-		if err := rows.Scan(&r.ID, &sum, &r.Bytes, &r.Why); err != nil {
-			rows.Close()
-			return err
-		}
-		removed = append(removed, r)
-		sums[sum] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return s.queryErr(err)
-	}
-	if len(removed) == 0 {
+	if len(chosen) == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM scopes WHERE seq IN (`+live+`)`, from, to); err != nil {
+	liveRows := `SELECT v.seq, v.ord FROM temp.victims v JOIN artifacts a ON a.seq = v.seq WHERE ` + liveVictims(lru)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM scopes WHERE (seq, ord) IN (`+liveRows+`)`, from, to); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE seq IN (`+live+`)`, from, to); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM artifacts AS a WHERE a.seq IN (SELECT seq FROM temp.victims WHERE seq > ? AND seq <= ?)
+		AND NOT EXISTS (SELECT 1 FROM scopes s WHERE s.seq = a.seq)`, from, to); err != nil {
 		return err
 	}
 	var parked []parkedBlob
@@ -366,13 +404,18 @@ func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, batch []victi
 		return s.queryErr(err)
 	}
 	defer heldStmt.Close()
-	for sum := range sums {
+	sums := map[string]bool{}
+	for _, a := range chosen {
+		if !a.all || sums[a.sum] {
+			continue
+		}
+		sums[a.sum] = true
 		var held bool
-		err := heldStmt.QueryRowContext(ctx, sum).Scan(&held)
+		err := heldStmt.QueryRowContext(ctx, a.sum).Scan(&held)
 		if err == nil && !held {
 			var name string
-			if name, err = s.parkBlob(sum, tempName("del-"+sum+"-")); err == nil && name != "" {
-				parked = append(parked, parkedBlob{name, sum})
+			if name, err = s.parkBlob(a.sum, tempName("del-"+a.sum+"-")); err == nil && name != "" {
+				parked = append(parked, parkedBlob{name, a.sum})
 			}
 		}
 		if err != nil {
@@ -387,8 +430,8 @@ func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, batch []victi
 	}
 	s.at("gc:committed")
 	s.removeParked(parked)
-	for _, r := range removed {
-		rep.Add(r, each)
+	for _, a := range chosen {
+		rep.Add(a.removal(), each)
 	}
 	return nil
 }

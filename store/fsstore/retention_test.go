@@ -238,8 +238,8 @@ func TestReadsUpdateLastAccess(t *testing.T) {
 }
 
 // fillSessionIndex writes n artifacts (blob files and rows, one transaction) as
-// a gateway's sessions would leave them: sessions of 100, traces of 10,
-// the older half past a 1 h TTL.
+// a gateway's sessions would leave them: users of 1000, sessions of 100,
+// traces of 10, the older half past a 1 h TTL.
 func fillSessionIndex(b *testing.B, s *Store, n int) {
 	ctx := context.Background()
 	db, err := s.index(ctx)
@@ -260,7 +260,8 @@ func fillSessionIndex(b *testing.B, s *Store, n int) {
 			b.Fatal(err)
 		}
 		ref := store.Ref{ID: "bench_" + sum[:16], SHA256: sum, SizeBytes: int64(len(content)),
-			Scope:   store.Scope{SessionID: "s" + strconv.Itoa(i/100), TraceID: "t" + strconv.Itoa(i/10)},
+			Scope: store.Scope{UserID: "u" + strconv.Itoa(i/1000), SessionID: "s" + strconv.Itoa(i/100),
+				TraceID: "t" + strconv.Itoa(i/10)},
 			Created: now.Add(time.Duration(i-n/2) * 100 * time.Millisecond * 3600 / time.Duration(n))}
 		if i < n/2 {
 			ref.Created = now.Add(-2*time.Hour + time.Duration(i)*time.Millisecond)

@@ -240,7 +240,7 @@ func (s *Store) search(ctx context.Context, scope store.Scope, query string, lim
 	}
 	// Then each hit's ref (with the first of its scopes that scope
 	// contains, as List gives) and snippet.
-	q := `SELECT ` + refColumns + `, ` + scopeColumns + `, p.place,
+	q := `SELECT ` + s.refColumns() + `, ` + scopeColumns + `, p.place,
 			snippet(search_fts, 0, '', '', '…', ` + strconv.Itoa(searchSnippetTokens) + `)
 		FROM search_fts
 		JOIN search_parts p ON p.id = search_fts.rowid

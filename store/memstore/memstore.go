@@ -94,9 +94,9 @@ func New(cfg Config) *Store {
 
 // Put reads r into memory, hashing as it reads, and stores it (see
 // store.Store.Put). The returned ref carries o.Scope, o.Filename (when
-// set) and o.Source; an artifact put again keeps its id, first MIME type
-// and creation time, and is listed under the name and source of the
-// latest put under each scope.
+// set) and o.Source; an artifact put again keeps its id and first MIME
+// type, and is listed under the name, source and first creation of each
+// scope.
 func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
 	ns := store.SanitizeNamespace(o.Namespace)
 	if err := s.checkOpen(); err != nil {
@@ -127,12 +127,11 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 				return store.Ref{}, fmt.Errorf("memstore: put[%s]: %w", ns, err)
 			}
 		}
-		s.cat.AddScope(e.Ref.ID, o.Scope)
-		s.access[e.Ref.ID] = time.Now().UnixNano()
+		now := time.Now().UTC().Round(0)
+		s.cat.AddScope(e.Ref.ID, o.Scope, now)
+		s.access[e.Ref.ID] = now.UnixNano()
 		s.rename(e.Ref.ID, o)
-		ref := e.Ref
-		ref.Scope = o.Scope
-		return s.named(ref), nil
+		return s.named(e.As(e.Index(o.Scope))), nil
 	}
 	if !o.Quota.IsZero() {
 		if err := s.checkQuota(o.Quota, o.Scope, "", n); err != nil {
@@ -184,23 +183,21 @@ func (s *Store) Stat(ctx context.Context, id string) (store.Ref, error) {
 
 // InScope reports whether the artifact was put under a scope that scope
 // contains.
-func (s *Store) InScope(ctx context.Context, id string, scope store.Scope) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
-	}
-	if !store.ValidID(id) {
-		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
-	}
-	in, found := s.cat.InScope(id, scope)
-	if !found {
-		return false, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
-	}
-	return in, nil
+func (s *Store) InScope(ctx context.Context, id string, scope store.Scope) (in bool, err error) {
+	err = s.read(ctx, id, func(e *catalog.Entry) { _, in = e.ScopeOf(scope) })
+	return in, err
+}
+
+// Owned returns the artifact as owner holds it (see store.Store.Owned).
+func (s *Store) Owned(ctx context.Context, id string, owner store.Owner) (refs []store.Ref, err error) {
+	err = s.read(ctx, id, func(e *catalog.Entry) {
+		for i, h := range e.Scopes {
+			if owner.Holds(h.Scope) {
+				refs = append(refs, s.named(e.As(i)))
+			}
+		}
+	})
+	return refs, err
 }
 
 // Exists reports whether the artifact is stored.
@@ -283,23 +280,31 @@ func (s *Store) checkOpen() error {
 	return nil
 }
 
-func (s *Store) lookup(ctx context.Context, id string) (store.Ref, []byte, error) {
+func (s *Store) lookup(ctx context.Context, id string) (ref store.Ref, data []byte, err error) {
+	err = s.read(ctx, id, func(e *catalog.Entry) { ref, data = s.named(e.Ref), s.blobs[e.Ref.SHA256] })
+	return ref, data, err
+}
+
+// read runs f on the entry of id under the read lock, once ctx, id and
+// the store check out; a missing id is store.ErrNotFound.
+func (s *Store) read(ctx context.Context, id string, f func(*catalog.Entry)) error {
 	if err := ctx.Err(); err != nil {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), err)
 	}
 	if !store.ValidID(id) {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrClosed)
 	}
 	e, ok := s.cat.Get(id)
 	if !ok {
-		return store.Ref{}, nil, fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
+		return fmt.Errorf("memstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNotFound)
 	}
-	return s.named(e.Ref), s.blobs[e.Ref.SHA256], nil
+	f(e)
+	return nil
 }
 
 // rename records o's file name and source as the latest under o.Scope.
@@ -324,10 +329,8 @@ func (s *Store) rename(id string, o store.PutOptions) {
 func (s *Store) named(ref store.Ref) store.Ref {
 	ref.Content = s.content[ref.ID]
 	if n, ok := s.names[ref.ID][ref.Scope]; ok {
-		if n.filename != "" {
-			ref.Filename = n.filename
-		}
-		ref.Source = n.source
+		// Another scope's name is not this one's to see.
+		ref.Filename, ref.Source = n.filename, n.source
 	}
 	return ref
 }

@@ -4,7 +4,6 @@ package memstore
 // store.Collector), over the catalog, under the store's lock.
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -34,24 +33,58 @@ func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.Col
 	if s.closed {
 		return rep, fmt.Errorf("memstore: collect: %w", store.ErrClosed)
 	}
-	entries := s.cat.Entries()
-	held := make([]store.Held, len(entries))
+	entries, held := s.held()
+	chosen := policy.Choose(held, now)
 	for i, e := range entries {
-		held[i] = store.Held{ID: e.Ref.ID, Size: e.Ref.SizeBytes, Created: e.Ref.Created.UnixNano(), LastAccess: s.lastAccess(e), Order: int64(e.Seq), Scopes: e.Scopes}
-	}
-	why := policy.Choose(held, now)
-	slices.SortFunc(entries, func(a, b *catalog.Entry) int { return cmp.Compare(a.Seq, b.Seq) })
-	for _, e := range entries {
-		reason, ok := why[e.Ref.ID]
+		c, ok := chosen[e.Ref.ID]
 		if !ok {
 			continue
 		}
 		if !o.DryRun {
-			s.remove(e.Ref.ID)
+			s.release(e, c)
 		}
-		rep.Add(store.Removal{ID: e.Ref.ID, Bytes: e.Ref.SizeBytes, Why: reason}, o.Each)
+		rep.Add(c.Removal(held[i]), o.Each)
 	}
 	return rep, nil
+}
+
+// held returns the entries in insertion order and each as a collector
+// weighs it. The caller holds s.mu.
+func (s *Store) held() ([]*catalog.Entry, []store.Held) {
+	entries := s.cat.Entries()
+	held := make([]store.Held, len(entries))
+	for i, e := range entries {
+		held[i] = e.Held(s.access[e.Ref.ID])
+	}
+	return entries, held
+}
+
+// release applies c to e: the artifact goes, or the scopes c names. The
+// caller holds s.mu (write).
+func (s *Store) release(e *catalog.Entry, c store.Chosen) {
+	if c.All {
+		s.remove(e.Ref.ID)
+		return
+	}
+	gone := make(map[store.Scope]bool, len(c.Scopes))
+	for _, i := range c.Scopes {
+		gone[e.Scopes[i].Scope] = true
+	}
+	s.keepScopes(e, func(sc store.Scope) bool { return !gone[sc] })
+}
+
+// keepScopes drops e's scopes that keep refuses, and the names recorded
+// under them. The caller holds s.mu (write) and leaves e at least one.
+func (s *Store) keepScopes(e *catalog.Entry, keep func(store.Scope) bool) {
+	e.Scopes = slices.DeleteFunc(e.Scopes, func(h store.HeldScope) bool {
+		if keep(h.Scope) {
+			return false
+		}
+		delete(s.names[e.Ref.ID], h.Scope)
+		return true
+	})
+	e.Ref.Scope = e.Scopes[0].Scope
+	e.Ref.Created = time.Unix(0, e.Scopes[0].Created).UTC()
 }
 
 // DropScope removes scope from every artifact put under it, and the
@@ -70,29 +103,22 @@ func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.Collect
 		return rep, fmt.Errorf("memstore: drop scope: %w", store.ErrClosed)
 	}
 	for _, e := range s.cat.Entries() {
-		kept := e.Scopes[:0:0]
-		for _, sc := range e.Scopes {
-			if !scope.Contains(sc) {
-				kept = append(kept, sc)
+		n := 0
+		for _, h := range e.Scopes {
+			if scope.Contains(h.Scope) {
+				n++
 			}
 		}
-		if len(kept) == len(e.Scopes) {
-			continue
+		switch n {
+		case 0:
+		case len(e.Scopes):
+			s.remove(e.Ref.ID)
+			rep.Add(store.Removal{ID: e.Ref.ID, Bytes: e.Ref.SizeBytes, Why: "drop_on_session_end"}, nil)
+		default:
+			s.keepScopes(e, func(sc store.Scope) bool { return !scope.Contains(sc) })
 		}
-		if len(kept) > 0 {
-			e.Scopes = kept
-			e.Ref.Scope = kept[0]
-			continue
-		}
-		s.remove(e.Ref.ID)
-		rep.Add(store.Removal{ID: e.Ref.ID, Bytes: e.Ref.SizeBytes, Why: "drop_on_session_end"}, nil)
 	}
 	return rep, nil
-}
-
-// lastAccess is when e was last read or put. The caller holds s.mu.
-func (s *Store) lastAccess(e *catalog.Entry) int64 {
-	return max(s.access[e.Ref.ID], e.Ref.Created.UnixNano())
 }
 
 // remove deletes the artifact id. The caller holds s.mu (write).
@@ -113,25 +139,6 @@ func (s *Store) remove(id string) {
 // checkQuota is fsstore's checkQuota over the catalog. The caller holds
 // s.mu (write).
 func (s *Store) checkQuota(q store.Quota, sc store.Scope, id string, size int64) error {
-	usage := func(field func(store.Scope) string) store.Usage {
-		v := field(sc)
-		u := store.Usage{Scoped: v != ""}
-		if !u.Scoped {
-			return u
-		}
-		for _, e := range s.cat.Entries() {
-			if !slices.ContainsFunc(e.Scopes, func(o store.Scope) bool { return field(o) == v }) {
-				continue
-			}
-			if e.Ref.ID == id {
-				return store.Usage{}
-			}
-			u.Count++
-			u.Bytes += e.Ref.SizeBytes
-		}
-		return u
-	}
-	return q.CheckQuota(size,
-		usage(func(o store.Scope) string { return o.SessionID }),
-		usage(func(o store.Scope) string { return o.TraceID }))
+	_, held := s.held()
+	return q.Check(held, sc, id, size)
 }

@@ -97,14 +97,12 @@ func (s *Store) Search(ctx context.Context, scope store.Scope, query string, lim
 		if x == nil {
 			continue
 		}
-		i := slices.IndexFunc(e.Scopes, scope.Contains)
-		if i < 0 {
+		i, ok := e.ScopeOf(scope)
+		if !ok {
 			continue
 		}
 		lines := x.get()
-		ref := e.Ref
-		ref.Scope = e.Scopes[i]
-		ref = s.named(ref)
+		ref := s.named(e.As(i))
 		for _, l := range lines {
 			score := 0.0
 			for _, t := range terms {

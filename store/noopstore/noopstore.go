@@ -77,6 +77,11 @@ func (s *Store) InScope(ctx context.Context, id string, _ store.Scope) (bool, er
 	return false, s.notStored(ctx, id)
 }
 
+// Owned returns store.ErrNotStored for every valid id.
+func (s *Store) Owned(ctx context.Context, id string, _ store.Owner) ([]store.Ref, error) {
+	return nil, s.notStored(ctx, id)
+}
+
 // Exists reports false for every valid id.
 func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
 	if err := s.check(ctx, id); err != nil {

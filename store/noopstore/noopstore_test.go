@@ -128,7 +128,7 @@ type failing struct{ err error }
 
 func (f *failing) Read([]byte) (int, error) { return 0, f.err }
 
-func TestInScopeNotStored(t *testing.T) {
+func TestInScopeAndOwnedNotStored(t *testing.T) {
 	ctx := context.Background()
 	s := noopstore.New(hclog.NewNullLogger())
 	ref, err := s.Put(ctx, strings.NewReader("x"), store.PutOptions{Scope: store.Scope{SessionID: "a"}})
@@ -140,5 +140,8 @@ func TestInScopeNotStored(t *testing.T) {
 	}
 	if _, err := s.InScope(ctx, "not an id", store.Scope{}); !errors.Is(err, store.ErrInvalidID) {
 		t.Errorf("InScope(invalid) = %v, want ErrInvalidID", err)
+	}
+	if refs, err := s.Owned(ctx, ref.ID, store.Owner{}); refs != nil || !errors.Is(err, store.ErrNotStored) {
+		t.Errorf("Owned = %v, %v; want nil, ErrNotStored", refs, err)
 	}
 }

@@ -22,8 +22,21 @@ import (
 // artifactEntry is one artifact as a collector sees it.
 type artifactEntry struct {
 	order      orderEntry
-	scopes     []store.Scope
+	scopes     []scopeEntry
 	lastAccess int64 // Unix ns, at least created
+}
+
+// held is e as a collector weighs it.
+func (e *artifactEntry) held() store.Held {
+	h := store.Held{ID: e.order.id, Size: e.order.size, Created: e.order.created, LastAccess: e.lastAccess, Order: e.order.created}
+	for _, sc := range e.scopes {
+		created := e.order.created
+		if t, ok := parseNanos(sc.added); ok {
+			created = t.UnixNano()
+		}
+		h.Scopes = append(h.Scopes, store.HeldScope{Scope: sc.scope, Created: created})
+	}
+	return h
 }
 
 // snapshot lists every artifact with its scopes and last access.
@@ -49,7 +62,7 @@ func (s *Store) snapshot(ctx context.Context) ([]*artifactEntry, error) {
 	}
 	for _, sc := range scopes {
 		if a := byID[sc.id]; a != nil {
-			a.scopes = append(a.scopes, sc.scope)
+			a.scopes = append(a.scopes, sc)
 		}
 	}
 	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key("access/", ""), Recursive: true}) {
@@ -85,24 +98,24 @@ func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.Col
 	if err != nil {
 		return rep, fmt.Errorf("s3store: collect: %w", err)
 	}
-	why := choose(entries, policy, now)
+	chosen := choose(entries, policy, now)
 	slices.SortFunc(entries, func(a, b *artifactEntry) int { return cmp.Compare(a.order.created, b.order.created) })
 	for _, e := range entries {
-		reason, ok := why[e.order.id]
+		c, ok := chosen[e.order.id]
 		if !ok {
 			continue
 		}
 		if !o.DryRun {
-			if err := s.Delete(ctx, e.order.id); errors.Is(err, store.ErrNotFound) {
-				continue // another collector took it
-			} else if err != nil {
+			if claimed, err := s.release(ctx, e, c); err != nil {
 				return rep, fmt.Errorf("s3store: collect: %w", err)
+			} else if !claimed {
+				continue // another collector took it
 			}
 		}
-		rep.Add(store.Removal{ID: e.order.id, Bytes: e.order.size, Why: reason}, o.Each)
+		rep.Add(c.Removal(e.held()), o.Each)
 	}
 	if !o.DryRun {
-		if err := s.dropUnscoped(ctx, entries, why); err != nil {
+		if err := s.dropUnscoped(ctx, entries, chosen); err != nil {
 			return rep, fmt.Errorf("s3store: collect: %w", err)
 		}
 		if err := s.sweep(ctx, entries); err != nil {
@@ -112,13 +125,35 @@ func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.Col
 	return rep, nil
 }
 
-// choose returns the artifacts policy removes and why (store.Retention.Choose).
-func choose(entries []*artifactEntry, policy store.Retention, now time.Time) map[string]string {
+// choose returns what policy removes (store.Retention.Choose).
+func choose(entries []*artifactEntry, policy store.Retention, now time.Time) map[string]store.Chosen {
+	return policy.Choose(helds(entries), now)
+}
+
+func helds(entries []*artifactEntry) []store.Held {
 	held := make([]store.Held, len(entries))
 	for i, e := range entries {
-		held[i] = store.Held{ID: e.order.id, Size: e.order.size, Created: e.order.created, LastAccess: e.lastAccess, Order: e.order.created, Scopes: e.scopes}
+		held[i] = e.held()
 	}
-	return policy.Choose(held, now)
+	return held
+}
+
+// release applies c to e: the artifact is deleted, or the scope keys c
+// names are. claimed is false when another collector deleted it first.
+func (s *Store) release(ctx context.Context, e *artifactEntry, c store.Chosen) (claimed bool, err error) {
+	if c.All {
+		err := s.Delete(ctx, e.order.id)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	for _, i := range c.Scopes {
+		if err := s.removeErr(ctx, e.scopes[i].key); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // DropScope removes scope from every artifact put under it, and the
@@ -185,40 +220,20 @@ func (s *Store) checkQuota(ctx context.Context, q store.Quota, sc store.Scope, i
 	if err != nil {
 		return err
 	}
-	usage := func(field func(store.Scope) string) store.Usage {
-		v := field(sc)
-		u := store.Usage{Scoped: v != ""}
-		if !u.Scoped {
-			return u
-		}
-		for _, e := range entries {
-			if !slices.ContainsFunc(e.scopes, func(o store.Scope) bool { return field(o) == v }) {
-				continue
-			}
-			if e.order.id == id {
-				return store.Usage{}
-			}
-			u.Count++
-			u.Bytes += e.order.size
-		}
-		return u
-	}
-	return q.CheckQuota(size,
-		usage(func(o store.Scope) string { return o.SessionID }),
-		usage(func(o store.Scope) string { return o.TraceID }))
+	return q.Check(helds(entries), sc, id, size)
 }
 
 // dropUnscoped deletes the artifacts, older than OrphanGrace, that have
 // an order key but no scope: what a put killed after its order key and
 // before its scope key left (Put writes them at once). Nobody can list or
 // read them. Those the policy removed (why) are gone already.
-func (s *Store) dropUnscoped(ctx context.Context, entries []*artifactEntry, why map[string]string) error {
+func (s *Store) dropUnscoped(ctx context.Context, entries []*artifactEntry, chosen map[string]store.Chosen) error {
 	cutoff := time.Now().Add(-s.orphanGrace).UnixNano()
 	for _, e := range entries {
 		if len(e.scopes) > 0 || e.order.created > cutoff {
 			continue
 		}
-		if _, gone := why[e.order.id]; gone {
+		if c, gone := chosen[e.order.id]; gone && c.All {
 			continue
 		}
 		s.log.Info("removing an artifact no scope holds", "id", e.order.id)

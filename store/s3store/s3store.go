@@ -331,8 +331,8 @@ type naming struct {
 
 // Put streams r to the bucket, hashing as it goes, and records the
 // artifact (see store.Store.Put and the package doc). An artifact put
-// again keeps its id, first MIME type and creation time, and is listed
-// under the name and source of the latest put under each scope.
+// again keeps its id and first MIME type, and is listed under the name,
+// source and first creation of each scope.
 func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
 	ns := store.SanitizeNamespace(o.Namespace)
 	if err := s.usable(ctx); err != nil {
@@ -517,8 +517,10 @@ func (s *Store) addScope(ctx context.Context, id string, rec record, o store.Put
 			return store.Ref{}, false, err
 		}
 	}
-	key, prevName := s.scopeKey(id, time.Now(), o.Scope), ""
+	added := time.Now().UTC().Round(0)
+	key, prevName := s.scopeKey(id, added, o.Scope), ""
 	if own != nil {
+		added = own.created(rec)
 		key = own.key
 		if o.Filename == "" {
 			nm, _ := s.getNaming(ctx, own.key)
@@ -549,6 +551,7 @@ func (s *Store) addScope(ctx context.Context, id string, rec record, o store.Put
 	}
 	s.recent.add(id, rec.Blob)
 	ref = rec.ref(id, o.Scope)
+	ref.Created = added
 	ref.Filename = o.Filename
 	if ref.Filename == "" {
 		ref.Filename = prevName
@@ -618,23 +621,9 @@ func (s *Store) Stat(ctx context.Context, id string) (store.Ref, error) {
 
 // stat returns the ref (with the artifact's first scope) and record of id.
 func (s *Store) stat(ctx context.Context, id string) (store.Ref, record, error) {
-	if err := s.usableID(ctx, id); err != nil {
+	rec, keys, err := s.recordAndScopes(ctx, id)
+	if err != nil {
 		return store.Ref{}, record{}, err
-	}
-	// The record and the scope keys at once: one round trip, not two.
-	var (
-		rec  record
-		ok   bool
-		keys []scopeEntry
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { rec, _, ok, err = s.getRecord(gctx, id); return err })
-	g.Go(func() (err error) { keys, err = s.scopeKeys(gctx, id); return err })
-	if err := g.Wait(); err != nil {
-		return store.Ref{}, record{}, err
-	}
-	if !ok {
-		return store.Ref{}, record{}, store.ErrNotFound
 	}
 	ref, ok, err := s.refOf(ctx, id, rec, keys, store.Scope{})
 	if err != nil {
@@ -645,6 +634,25 @@ func (s *Store) stat(ctx context.Context, id string) (store.Ref, record, error) 
 	}
 	s.recent.add(id, rec.Blob)
 	return ref, rec, nil
+}
+
+// recordAndScopes returns the record of id and its scope keys, read at
+// once: one round trip, not two. A missing record is store.ErrNotFound.
+func (s *Store) recordAndScopes(ctx context.Context, id string) (rec record, keys []scopeEntry, err error) {
+	if err := s.usableID(ctx, id); err != nil {
+		return record{}, nil, err
+	}
+	var ok bool
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { rec, _, ok, err = s.getRecord(gctx, id); return err })
+	g.Go(func() (err error) { keys, err = s.scopeKeys(gctx, id); return err })
+	if err := g.Wait(); err != nil {
+		return record{}, nil, err
+	}
+	if !ok {
+		return record{}, nil, store.ErrNotFound
+	}
+	return rec, keys, nil
 }
 
 // refIn returns the ref of id with the first of its scopes that filter
@@ -663,15 +671,45 @@ func (s *Store) refOf(ctx context.Context, id string, rec record, keys []scopeEn
 		if !filter.Contains(k.scope) {
 			continue
 		}
-		ref := rec.ref(id, k.scope)
-		nm, err := s.getNaming(ctx, k.key)
-		if err != nil && !isNotFound(err) {
-			return store.Ref{}, false, err
-		}
-		ref.Filename, ref.Source = nm.Filename, nm.Source
-		return ref, true, nil
+		ref, err := s.refAs(ctx, id, rec, k)
+		return ref, err == nil, err
 	}
 	return store.Ref{}, false, nil
+}
+
+// refAs is the ref of id as its scope key k holds it: k's scope, its
+// creation, and the name and source of its latest put.
+func (s *Store) refAs(ctx context.Context, id string, rec record, k scopeEntry) (store.Ref, error) {
+	ref := rec.ref(id, k.scope)
+	ref.Created = k.created(rec)
+	nm, err := s.getNaming(ctx, k.key)
+	if err != nil && !isNotFound(err) {
+		return store.Ref{}, err
+	}
+	ref.Filename, ref.Source = nm.Filename, nm.Source
+	return ref, nil
+}
+
+// Owned returns the artifact as owner holds it (see store.Store.Owned):
+// its record and one listing of its scope keys, then the names of
+// owner's.
+func (s *Store) Owned(ctx context.Context, id string, owner store.Owner) ([]store.Ref, error) {
+	rec, keys, err := s.recordAndScopes(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("s3store: artifact[%s]: %w", store.QuoteID(id), err)
+	}
+	var refs []store.Ref
+	for _, k := range keys {
+		if !owner.Holds(k.scope) {
+			continue
+		}
+		ref, err := s.refAs(ctx, id, rec, k)
+		if err != nil {
+			return nil, fmt.Errorf("s3store: artifact[%s]: %w", store.QuoteID(id), err)
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
 }
 
 // InScope reports whether the artifact was put under a scope that scope

@@ -52,6 +52,15 @@ type scopeEntry struct {
 	scope store.Scope
 }
 
+// created is when the artifact was first put under e's scope (the
+// record's creation stands in for a key that says none).
+func (e scopeEntry) created(rec record) time.Time {
+	if t, ok := parseNanos(e.added); ok {
+		return t
+	}
+	return rec.Created
+}
+
 // parseScopeKey reads a key of scope/; a scope kept in the body is read
 // with one GET. ok is false for a key the store did not make.
 func (s *Store) parseScopeKey(ctx context.Context, key string) (e scopeEntry, ok bool, err error) {

@@ -15,7 +15,10 @@ import (
 // RunRetention runs the retention rules against a store that implements
 // store.Collector, one subtest per rule: TTL, each byte and count limit,
 // lru against fifo order, strategy none (refusing puts over a quota),
-// dry runs and DropScope. open must return a new, empty store.
+// dry runs and DropScope; and that they are per principal: sessions,
+// traces and users counted within their owner, a shared artifact
+// released by one owner and kept for the other. open must return a new,
+// empty store.
 func RunRetention(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Helper()
 	tests := []struct {
@@ -33,6 +36,12 @@ func RunRetention(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DryRunChangesNothing", testRetentionDryRun},
 		{"DropScope", testRetentionDropScope},
 		{"EmptyPolicyKeepsAll", testRetentionEmpty},
+		{"TraceCountedPerOwner", testRetentionTracePerOwner},
+		{"SessionCountedPerOwner", testRetentionSessionPerOwner},
+		{"PerUserAcrossSessions", testRetentionPerUser},
+		{"SharedArtifactReleased", testRetentionShared},
+		{"TTLPerScope", testRetentionTTLPerScope},
+		{"NoneRefusesPerOwner", testRetentionNonePerOwner},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -272,5 +281,163 @@ func countScope(t *testing.T, st store.Store, sc store.Scope) int {
 			return n
 		}
 		cursor = next
+	}
+}
+
+// owned returns the scopes owner holds id under (nil when the artifact
+// is gone).
+func owned(t *testing.T, st store.Store, id string, owner store.Owner) []store.Scope {
+	t.Helper()
+	refs, err := st.Owned(context.Background(), id, owner)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.Scope
+	for _, r := range refs {
+		out = append(out, r.Scope)
+	}
+	return out
+}
+
+// testRetentionTracePerOwner: another tenant naming a trace id it does
+// not own counts against its own trace, never evicting the owner's.
+func testRetentionTracePerOwner(t *testing.T, st store.Store, c store.Collector) {
+	victim := putN(t, st, "victim", 1, 10, store.Scope{TenantID: "a", UserID: "alice", TraceID: "x"})
+	attacker := putN(t, st, "attacker", 4, 10, store.Scope{TenantID: "b", UserID: "mallory", TraceID: "x"})
+	got := collect(t, c, store.Retention{MaxArtifactsPerTrace: 3}, store.CollectOptions{})
+	wantRemoved(t, st, got, attacker[:1], "max_artifacts_per_trace tenant=b user=mallory trace=x", append(victim, attacker[1:]...))
+}
+
+// testRetentionSessionPerOwner: the same session id under two owners is
+// two sessions.
+func testRetentionSessionPerOwner(t *testing.T, st store.Store, c store.Collector) {
+	a := putN(t, st, "a", 2, 100, store.Scope{UserID: "alice", SessionID: "s"})
+	b := putN(t, st, "b", 3, 100, store.Scope{UserID: "bob", SessionID: "s"})
+	got := collect(t, c, store.Retention{MaxSessionBytes: 250}, store.CollectOptions{})
+	wantRemoved(t, st, got, b[:1], "max_session_bytes user=bob session=s", append(a, b[1:]...))
+}
+
+// testRetentionPerUser: a user that opens a session per put holds no
+// more than max_user_bytes and max_artifacts_per_user together, and
+// another user's artifacts stay.
+func testRetentionPerUser(t *testing.T, st store.Store, c store.Collector) {
+	var rotating []string
+	for i := range 6 {
+		rotating = append(rotating, putN(t, st, fmt.Sprintf("r%d", i), 1, 100, store.Scope{TenantID: "t", UserID: "u", SessionID: fmt.Sprint("s", i)})...)
+	}
+	other := putN(t, st, "o", 2, 100, store.Scope{TenantID: "t", UserID: "v", SessionID: "s0"})
+	p := store.Retention{MaxSessionBytes: 250, MaxUserBytes: 350}
+	got := collect(t, c, p, store.CollectOptions{})
+	wantRemoved(t, st, got, rotating[:3], "max_user_bytes tenant=t user=u", append(rotating[3:], other...))
+	p = store.Retention{MaxArtifactsPerUser: 2, Strategy: store.StrategyFIFO}
+	got = collect(t, c, p, store.CollectOptions{})
+	wantRemoved(t, st, got, rotating[3:4], "max_artifacts_per_user tenant=t user=u", append(rotating[4:], other...))
+}
+
+// testRetentionShared: an artifact two owners put is counted for each;
+// the owner past its limit lets go of it (a release: its scopes go, the
+// bytes stay for the other), and it goes when its last owner lets go.
+func testRetentionShared(t *testing.T, st store.Store, c store.Collector) {
+	ctx := context.Background()
+	alice := store.Scope{TenantID: "a", UserID: "alice", SessionID: "s"}
+	bob := store.Scope{TenantID: "b", UserID: "bob", SessionID: "s"}
+	shared := putN(t, st, "shared", 1, 10, alice)[0]
+	data := append(bytes.Repeat([]byte{0}, 10), "shared-0"...)
+	if _, err := st.Put(ctx, bytes.NewReader(data), store.PutOptions{Namespace: "ret", Scope: bob}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	bobs := putN(t, st, "bob", 2, 10, bob)
+	rep, err := c.Collect(ctx, store.Retention{MaxArtifactsPerUser: 2}, store.CollectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Removal{{ID: shared, Why: "max_artifacts_per_user tenant=b user=bob", Released: []store.Scope{bob}}}
+	if fmt.Sprint(rep.Removed) != fmt.Sprint(want) || rep.Count != 1 || rep.Bytes != 0 {
+		t.Fatalf("collect = %+v, want only the release %+v", rep, want)
+	}
+	if got := owned(t, st, shared, alice.Owner()); !slices.Equal(got, []store.Scope{alice}) {
+		t.Errorf("alice holds %s under %+v after bob's release, want her scope", shared, got)
+	}
+	if got := owned(t, st, shared, bob.Owner()); got != nil {
+		t.Errorf("bob still holds %s under %+v", shared, got)
+	}
+	if n := countScope(t, st, store.Scope{TenantID: "b"}); n != 2 {
+		t.Errorf("bob lists %d artifacts, want his 2 (%v)", n, bobs)
+	}
+	// Alice's own limit: now the artifact has no owner left, and goes.
+	alices := putN(t, st, "alice", 1, 10, alice)
+	got := collect(t, c, store.Retention{MaxArtifactsPerSession: 1}, store.CollectOptions{})
+	wantRemoved(t, st, got, []string{shared, bobs[0]}, "max_artifacts_per_session", append(alices, bobs[1]))
+}
+
+// testRetentionTTLPerScope: under fifo each scope's TTL counts from its
+// own put, so an owner that put the bytes later keeps them after the
+// first owner's time is up.
+func testRetentionTTLPerScope(t *testing.T, st store.Store, c store.Collector) {
+	ctx := context.Background()
+	first := store.Scope{UserID: "alice"}
+	id := putN(t, st, "ttl", 1, 10, first)[0]
+	time.Sleep(20 * time.Millisecond)
+	data := append(bytes.Repeat([]byte{0}, 10), "ttl-0"...)
+	later, err := st.Put(ctx, bytes.NewReader(data), store.PutOptions{Namespace: "ret", Scope: store.Scope{UserID: "bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := store.Retention{TTL: store.Duration(time.Hour), Strategy: store.StrategyFIFO}
+	rep, err := c.Collect(ctx, p, store.CollectOptions{Now: later.Created.Add(time.Hour - time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Removal{{ID: id, Why: "ttl", Released: []store.Scope{first}}}
+	if fmt.Sprint(rep.Removed) != fmt.Sprint(want) {
+		t.Fatalf("collect = %+v, want %+v", rep.Removed, want)
+	}
+	if got := owned(t, st, id, store.Owner{UserID: "bob"}); len(got) != 1 {
+		t.Errorf("bob holds %v after alice's TTL, want his scope", got)
+	}
+	got := collect(t, c, p, store.CollectOptions{Now: later.Created.Add(time.Hour + time.Millisecond)})
+	wantRemoved(t, st, got, []string{id}, "ttl", nil)
+}
+
+// testRetentionNonePerOwner: under strategy none a put is refused by its
+// own owner's limits only, and session rotation does not lift them.
+func testRetentionNonePerOwner(t *testing.T, st store.Store, c store.Collector) {
+	ctx := context.Background()
+	p := store.Retention{MaxArtifactsPerTrace: 2, MaxSessionBytes: 250, MaxUserBytes: 300, Strategy: store.StrategyNone}
+	putQ := func(size int, tag string, sc store.Scope) error {
+		data := append(bytes.Repeat([]byte{1}, size), tag...)
+		_, err := st.Put(ctx, bytes.NewReader(data), store.PutOptions{Namespace: "ret", Scope: sc, Quota: p.PutQuota()})
+		return err
+	}
+	for i := range 2 {
+		if err := putQ(10, fmt.Sprint("victim", i), store.Scope{TenantID: "a", UserID: "alice", TraceID: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another tenant's third put in "trace x" is its own first.
+	if err := putQ(10, "other", store.Scope{TenantID: "b", UserID: "alice", TraceID: "x"}); err != nil {
+		t.Errorf("another owner's put in the same trace id: %v", err)
+	}
+	var le *store.LimitError
+	if err := putQ(10, "victim2", store.Scope{TenantID: "a", UserID: "alice", TraceID: "x"}); !errors.As(err, &le) || le.Limit != "max_artifacts_per_trace" {
+		t.Errorf("the owner's third put in its trace: %v, want max_artifacts_per_trace", err)
+	}
+	// Rotating sessions: each session is under max_session_bytes, the
+	// user is not under max_user_bytes for long.
+	for i := range 2 {
+		if err := putQ(100, fmt.Sprint("rot", i), store.Scope{UserID: "u", SessionID: fmt.Sprint("s", i)}); err != nil {
+			t.Fatalf("put in session %d: %v", i, err)
+		}
+	}
+	err := putQ(100, "rot2", store.Scope{UserID: "u", SessionID: "s2"})
+	if !errors.As(err, &le) || le.Limit != "max_user_bytes" || le.Max != 300 || le.Used != 3*(100+4) {
+		t.Errorf("the third session's put: %v, want max_user_bytes is 300, this artifact would take it to 312", err)
+	}
+	if got := collect(t, c, p, store.CollectOptions{}); len(got) != 0 {
+		t.Errorf("none removed %v", got)
 	}
 }

@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListInvalidCursor", testListInvalidCursor},
 		{"TwoScopes", testTwoScopes},
 		{"InScope", testInScope},
+		{"Owned", testOwned},
 		{"MaxBytes", testMaxBytes},
 		{"FailingReader", testFailingReader},
 		{"ContextCancelled", testContextCancelled},
@@ -635,6 +636,7 @@ func testTwoScopes(t *testing.T, st store.Store) {
 	b := store.Scope{TenantID: "t", SessionID: "B"}
 	data := []byte("one blob, two sessions")
 	ra := put(t, st, data, store.PutOptions{Namespace: "sc", Scope: a, MIMEType: "text/plain"})
+	time.Sleep(2 * time.Millisecond)
 	rb := put(t, st, data, store.PutOptions{Namespace: "sc", Scope: b, MIMEType: "text/other"})
 	ra2 := put(t, st, data, store.PutOptions{Namespace: "sc", Scope: a})
 	if ra.ID != rb.ID || ra.ID != ra2.ID {
@@ -643,8 +645,11 @@ func testTwoScopes(t *testing.T, st store.Store) {
 	if ra.Scope != a || rb.Scope != b || ra2.Scope != a {
 		t.Errorf("Put scopes %+v, %+v, %+v; want each put's own", ra.Scope, rb.Scope, ra2.Scope)
 	}
-	if rb.MIMEType != "text/plain" || !rb.Created.Equal(ra.Created) {
-		t.Errorf("second put ref %+v: want the first put's MIME type and creation time", rb)
+	// Each scope has its own creation: when the bytes were first put
+	// under it, not when another scope put them.
+	if rb.MIMEType != "text/plain" || !rb.Created.After(ra.Created) || !ra2.Created.Equal(ra.Created) {
+		t.Errorf("puts created %v, %v, %v (MIME type %q): want the first put's MIME type, b's own later creation, a's first kept",
+			ra.Created, rb.Created, ra2.Created, rb.MIMEType)
 	}
 	for _, tc := range []struct {
 		filter store.Scope
@@ -661,6 +666,9 @@ func testTwoScopes(t *testing.T, st store.Store) {
 		for _, r := range refs {
 			if r.ID != ra.ID {
 				t.Errorf("List(%+v) gave %s, want %s", tc.filter, r.ID, ra.ID)
+			}
+			if want := map[store.Scope]time.Time{a: ra.Created, b: rb.Created}[r.Scope]; !r.Created.Equal(want) {
+				t.Errorf("List(%+v) created %v, want %v (its scope's)", tc.filter, r.Created, want)
 			}
 			got = append(got, r.Scope)
 		}
@@ -720,6 +728,81 @@ func testInScope(t *testing.T, st store.Store) {
 	cancel()
 	if _, err := st.InScope(cancelled, other.ID, store.Scope{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("InScope with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// testOwned checks the access question of a caller that is an owner: an
+// artifact is its when one of the artifact's scopes has its tenant and
+// user (an empty tenant matching only an empty one), whoever put the
+// bytes first, and it is shown its own scopes with their own creation.
+func testOwned(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	data := []byte("the same bytes, three owners")
+	tenantA := store.Scope{TenantID: "a", UserID: "u", SessionID: "s1", TraceID: "t1"}
+	noTenant := store.Scope{UserID: "u", SessionID: "s2"}
+	noTenant2 := store.Scope{UserID: "u", SessionID: "s3"}
+	first := put(t, st, data, store.PutOptions{Namespace: "own", Scope: tenantA, Filename: "a.txt", Source: store.Source{Server: "a"}})
+	time.Sleep(2 * time.Millisecond)
+	second := put(t, st, data, store.PutOptions{Namespace: "own", Scope: noTenant, Filename: "n.txt", Source: store.Source{Server: "n"}})
+	third := put(t, st, data, store.PutOptions{Namespace: "own", Scope: noTenant2})
+	lone := put(t, st, []byte("only tenant a's"), store.PutOptions{Namespace: "own", Scope: tenantA})
+	for _, tc := range []struct {
+		id      string
+		owner   store.Owner
+		want    []store.Scope
+		created []time.Time
+	}{
+		{first.ID, store.Owner{TenantID: "a", UserID: "u"}, []store.Scope{tenantA}, []time.Time{first.Created}},
+		{first.ID, store.Owner{UserID: "u"}, []store.Scope{noTenant, noTenant2}, []time.Time{second.Created, third.Created}},
+		{first.ID, store.Owner{TenantID: "b", UserID: "u"}, nil, nil},
+		{first.ID, store.Owner{}, nil, nil},
+		{lone.ID, store.Owner{UserID: "u"}, nil, nil},
+		{lone.ID, store.Owner{TenantID: "a", UserID: "u"}, []store.Scope{tenantA}, []time.Time{lone.Created}},
+	} {
+		refs, err := st.Owned(ctx, tc.id, tc.owner)
+		if err != nil {
+			t.Errorf("Owned(%s, %+v): %v", tc.id, tc.owner, err)
+			continue
+		}
+		var got []store.Scope
+		for i, r := range refs {
+			got = append(got, r.Scope)
+			if r.ID != tc.id || r.SHA256 == "" || i >= len(tc.created) || !r.Created.Equal(tc.created[i]) {
+				t.Errorf("Owned(%s, %+v)[%d] = %+v; want created %v", tc.id, tc.owner, i, r, tc.created)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Owned(%s, %+v) scopes = %+v, want %+v", tc.id, tc.owner, got, tc.want)
+		}
+	}
+	if !second.Created.After(first.Created) {
+		t.Errorf("a later owner's put created %v, the first %v: want its own, later time", second.Created, first.Created)
+	}
+	// Each scope is shown the name and source its own puts gave, never
+	// another owner's.
+	var names []string
+	for _, o := range []store.Owner{tenantA.Owner(), noTenant.Owner()} {
+		refs, _ := st.Owned(ctx, first.ID, o)
+		for _, r := range refs {
+			names = append(names, r.Filename+"/"+r.Source.Server)
+		}
+	}
+	if ref, err := st.Stat(ctx, first.ID); err == nil {
+		names = append(names, ref.Filename+"/"+ref.Source.Server)
+	}
+	if want := []string{"a.txt/a", "n.txt/n", "/", "a.txt/a"}; !slices.Equal(names, want) {
+		t.Errorf("names and sources as each scope sees them (then Stat) = %q, want %q", names, want)
+	}
+	if _, err := st.Owned(ctx, store.NewID("own", SHA256Hex([]byte("never put")), store.DefaultIDPrefixLen), store.Owner{}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Owned of a missing id: %v, want ErrNotFound", err)
+	}
+	if _, err := st.Owned(ctx, "not an id", store.Owner{}); !errors.Is(err, store.ErrInvalidID) {
+		t.Errorf("Owned of an invalid id: %v, want ErrInvalidID", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := st.Owned(cancelled, first.ID, store.Owner{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Owned with a cancelled context: %v, want context.Canceled", err)
 	}
 }
 

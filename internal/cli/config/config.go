@@ -66,7 +66,8 @@ type Store struct {
 	// present is decoded over the default policy (store.DefaultRetention:
 	// ttl 1h, max_artifact_bytes 50 MB, max_session_bytes 500 MB,
 	// max_trace_bytes 100 MB, max_artifacts_per_trace 100,
-	// max_artifacts_per_session 1000, strategy lru, no max_bytes), so
+	// max_artifacts_per_session 1000, max_user_bytes 1 GiB,
+	// max_artifacts_per_user 2000, strategy lru, no max_bytes), so
 	// {"ttl": "2h"} changes the TTL only; set a limit to 0 to turn it off.
 	// Without the section (nil) mcpx serve and mcpx wrap apply those
 	// defaults and the CLI (transform, artifacts gc) applies none. See

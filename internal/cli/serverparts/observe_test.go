@@ -38,6 +38,8 @@ func TestServeObservabilityWiring(t *testing.T) {
 	}
 	obs.Listener().OnEvent(engine.Event{Type: engine.EventArtifactStored, Server: "s", Artifact: &engine.ArtifactRef{ID: "a_1", SizeBytes: 10}})
 	obs.Evicted()(store.Removal{ID: "a_1", Bytes: 10, Why: "ttl"})
+	// A release removes no artifact: an event for its owner, no count.
+	obs.Evicted()(store.Removal{ID: "a_2", Why: "max_user_bytes user=u", Released: []store.Scope{{UserID: "u"}}})
 	gwo.OnResourceUpdated(observe.ResourceUpdate{Server: "s", URI: "x://y"})
 	replay, _, _, cancel := bus.Subscribe(0, func(web.Event) bool { return true })
 	cancel()
@@ -45,7 +47,7 @@ func TestServeObservabilityWiring(t *testing.T) {
 	for _, ev := range replay {
 		types = append(types, ev.Type)
 	}
-	if fmt.Sprint(types) != "[artifact_stored artifact_evicted resource_updated]" {
+	if fmt.Sprint(types) != "[artifact_stored artifact_evicted artifact_evicted resource_updated]" {
 		t.Errorf("bus events %v", types)
 	}
 	srv := httptest.NewServer(obs.Handler())

@@ -10,16 +10,34 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
 
 // Entry is one artifact: its ref (whose Scope is the first scope it was put
-// under), every scope it was put under, and its position in insertion order.
+// under), every scope it was put under with when it first was, and its
+// position in insertion order.
 type Entry struct {
 	Seq    uint64
 	Ref    store.Ref
-	Scopes []store.Scope
+	Scopes []store.HeldScope
+}
+
+// As returns e's ref as its i-th scope holds it: that scope, and when it
+// was first put under it.
+func (e *Entry) As(i int) store.Ref {
+	ref := e.Ref
+	ref.Scope = e.Scopes[i].Scope
+	ref.Created = time.Unix(0, e.Scopes[i].Created).UTC()
+	return ref
+}
+
+// Held returns e as a collector weighs it, last used at lastAccess (Unix
+// ns; at least its creation).
+func (e *Entry) Held(lastAccess int64) store.Held {
+	return store.Held{ID: e.Ref.ID, Size: e.Ref.SizeBytes, Created: e.Ref.Created.UnixNano(),
+		LastAccess: max(lastAccess, e.Ref.Created.UnixNano()), Order: int64(e.Seq), Scopes: slices.Clone(e.Scopes)}
 }
 
 type contentKey struct{ namespace, sha256 string }
@@ -101,7 +119,7 @@ func (c *Catalog) Insert(seq uint64, ref store.Ref) (*Entry, error) {
 	if _, dup := c.byContent[key]; dup {
 		return nil, fmt.Errorf("catalog: artifact[%s]: content already present under another id", ref.ID)
 	}
-	e := &Entry{Seq: seq, Ref: ref, Scopes: []store.Scope{ref.Scope}}
+	e := &Entry{Seq: seq, Ref: ref, Scopes: []store.HeldScope{{Scope: ref.Scope, Created: ref.Created.UnixNano()}}}
 	c.byID[ref.ID] = e
 	c.byContent[key] = e
 	c.blobRefs[ref.SHA256]++
@@ -115,15 +133,29 @@ func (c *Catalog) Insert(seq uint64, ref store.Ref) (*Entry, error) {
 	return e, nil
 }
 
-// AddScope records scope for the entry with id. It reports false when the
-// entry is missing or already has the scope.
-func (c *Catalog) AddScope(id string, scope store.Scope) bool {
+// AddScope records scope, first put under at created, for the entry with
+// id. It reports false when the entry is missing or already has the
+// scope.
+func (c *Catalog) AddScope(id string, scope store.Scope, created time.Time) bool {
 	e, ok := c.byID[id]
-	if !ok || slices.Contains(e.Scopes, scope) {
+	if !ok || e.Index(scope) >= 0 {
 		return false
 	}
-	e.Scopes = append(e.Scopes, scope)
+	e.Scopes = append(e.Scopes, store.HeldScope{Scope: scope, Created: created.UnixNano()})
 	return true
+}
+
+// Index returns the index of sc in e.Scopes, -1 when e was never put
+// under it.
+func (e *Entry) Index(sc store.Scope) int {
+	return slices.IndexFunc(e.Scopes, func(h store.HeldScope) bool { return h.Scope == sc })
+}
+
+// ScopeOf returns the index in e.Scopes of the first scope that filter
+// contains, and false when none is.
+func (e *Entry) ScopeOf(filter store.Scope) (int, bool) {
+	i := slices.IndexFunc(e.Scopes, func(h store.HeldScope) bool { return filter.Contains(h.Scope) })
+	return i, i >= 0
 }
 
 // Remove deletes the entry with id and reports whether its blob is now held
@@ -156,7 +188,8 @@ func (c *Catalog) Entries() []*Entry { return slices.Clone(c.order) }
 
 // List returns up to pageSize refs whose scopes include one contained in
 // filter, after cursor, in insertion order. Each ref carries the first of
-// its scopes that filter contains. next is "" when no match follows.
+// its scopes that filter contains, and that scope's creation. next is ""
+// when no match follows.
 func (c *Catalog) List(filter store.Scope, cursor string, pageSize int) (refs []store.Ref, next string, err error) {
 	after, err := DecodeCursor(cursor)
 	if err != nil {
@@ -172,39 +205,17 @@ func (c *Catalog) List(filter store.Scope, cursor string, pageSize int) (refs []
 	var last uint64
 	for ; i < len(c.order); i++ {
 		e := c.order[i]
-		scope, ok := firstContained(filter, e.Scopes)
+		j, ok := e.ScopeOf(filter)
 		if !ok {
 			continue
 		}
 		if len(refs) == pageSize {
 			return refs, EncodeCursor(last), nil
 		}
-		ref := e.Ref
-		ref.Scope = scope
-		refs = append(refs, ref)
+		refs = append(refs, e.As(j))
 		last = e.Seq
 	}
 	return refs, "", nil
-}
-
-// InScope reports whether the entry with id was put under a scope that
-// filter contains; found is false when no entry has id.
-func (c *Catalog) InScope(id string, filter store.Scope) (in, found bool) {
-	e, ok := c.byID[id]
-	if !ok {
-		return false, false
-	}
-	_, in = firstContained(filter, e.Scopes)
-	return in, true
-}
-
-func firstContained(filter store.Scope, scopes []store.Scope) (store.Scope, bool) {
-	for _, s := range scopes {
-		if filter.Contains(s) {
-			return s, true
-		}
-	}
-	return store.Scope{}, false
 }
 
 func cmpSeq(e *Entry, seq uint64) int {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -122,7 +123,7 @@ func TestCatalog(t *testing.T) {
 	if _, err := c.Insert(99, store.Ref{ID: "ns_ffff", SHA256: e.Ref.SHA256}); err == nil {
 		t.Error("Insert of present content under a new id succeeded")
 	}
-	if !c.AddScope(ids[0], store.Scope{TenantID: "t"}) || c.AddScope(ids[0], store.Scope{TenantID: "t"}) {
+	if !c.AddScope(ids[0], store.Scope{TenantID: "t"}, time.Now()) || c.AddScope(ids[0], store.Scope{TenantID: "t"}, time.Now()) {
 		t.Error("AddScope: want true once, then false")
 	}
 	if _, free, ok := c.Remove(ids[0]); !ok || !free {
