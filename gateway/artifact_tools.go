@@ -156,7 +156,7 @@ func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json
 	budget := s.maxChars(args)
 	qctx, cancel := context.WithTimeout(ctx, time.Duration(o.Timeout))
 	defer cancel()
-	ans, err := query.Run(qctx, s.g.st, ref, req, query.Budget{MaxChars: budget, Timeout: time.Duration(o.Timeout), MaxMemory: o.MaxMemory, JQ: jq.Compile, Memory: s.g.mem})
+	ans, err := query.Run(qctx, s.g.st, ref, req, query.Budget{MaxChars: budget, Timeout: time.Duration(o.Timeout), MaxMemory: o.MaxMemory, JQ: jq.Run, Memory: s.g.mem})
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return notFound, nil

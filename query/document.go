@@ -25,6 +25,12 @@ func isArchive(mime string) bool {
 
 // runPage shows a PDF page's text.
 func runPage(ctx context.Context, st store.Store, ref store.Ref, page int, b Budget) (Answer, error) {
+	// the most of the PDF inspect reads, which its parser may hold
+	release, err := b.reserve(ctx, inspect.DefaultMaxBytes, "a PDF page query")
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
 	ra, closeFn, err := readerAt(ctx, st, ref)
 	if err != nil {
 		return Answer{}, err
@@ -41,7 +47,7 @@ func runPage(ctx context.Context, st store.Store, ref store.Ref, page int, b Bud
 	}
 	a := Answer{Text: text, Total: int64(pages)}
 	if limit := b.textLimit(); len(text) > limit {
-		a.Text = string(cutUTF8([]byte(text), limit))
+		a.Text = cutUTF8(text, limit)
 		a.Cut = fmt.Sprintf("the first %s of %s characters of page %d shown; the rest is in the artifact's search index",
 			commas(int64(len(a.Text))), commas(int64(len(text))), page)
 	} else if page < pages {
@@ -64,6 +70,12 @@ func nextPage(page, pages int) string {
 // runEntry shows an archive member: text inline, else (or when it is over
 // the budget) stored as its own artifact and referenced.
 func runEntry(ctx context.Context, st store.Store, ref store.Ref, name string, b Budget) (Answer, error) {
+	// the entry, and what its decompressor reads at a time
+	release, err := b.reserve(ctx, b.maxInput()+readBuffer, "an archive entry query")
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
 	ra, closeFn, err := readerAt(ctx, st, ref)
 	if err != nil {
 		return Answer{}, err

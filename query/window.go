@@ -17,6 +17,12 @@ const readBuffer = 1 << 20
 // runLines shows lines rg.From-rg.To (1-based, inclusive) and counts them
 // all in one pass.
 func runLines(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Budget) (Answer, error) {
+	// the reader's buffer, and the count's
+	release, err := b.reserve(ctx, 2*readBuffer, "a lines query")
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
 	rc, _, err := st.Get(ctx, ref.ID, nil)
 	if err != nil {
 		return Answer{}, err
@@ -128,6 +134,12 @@ func runBytes(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Bu
 		return Answer{}, fmt.Errorf("%w: byte %d: %s has %s bytes", ErrOutOfRange, rg.From, ref.ID, commas(size))
 	}
 	limit := int64(b.textLimit())
+	// the bytes read, the text or hex dump of them, and the answer's copy
+	release, err := b.reserve(ctx, 3*limit, "a bytes query")
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
 	to := rg.To
 	if to == 0 || to > size {
 		to = size
