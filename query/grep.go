@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -91,7 +92,7 @@ func runGrep(ctx context.Context, st store.Store, ref store.Ref, expr string, co
 	// and an answer shows at most one per 3 characters ("N-\n").
 	if most := b.textLimit() / 3; context > most {
 		return Answer{}, fmt.Errorf("%w: context %s is over the %s lines an answer of %s characters shows; ask for fewer",
-			ErrBadRequest, commas(int64(context)), commas(int64(most)), commas(int64(b.MaxChars)))
+			ErrBadRequest, humanize.Count(int64(context)), humanize.Count(int64(most)), humanize.Count(int64(b.MaxChars)))
 	}
 	re, lit, must, fold, err := compileGrep(expr)
 	if err != nil {
@@ -117,7 +118,7 @@ func runGrep(ctx context.Context, st store.Store, ref store.Ref, expr string, co
 		a.Cut = fmt.Sprintf("no line matches %q", expr)
 	} else if g.full {
 		a.Cut = fmt.Sprintf("%s of %s matching lines shown (up to line %s); narrow the regex, or ask for lines %d- to read on",
-			commas(g.shown), commas(g.matches), commas(g.lastMatch), g.lastMatch+1)
+			humanize.Count(g.shown), humanize.Count(g.matches), humanize.Count(g.lastMatch), g.lastMatch+1)
 	}
 	return a, nil
 }

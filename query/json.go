@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -21,7 +22,7 @@ import (
 func checkSize(ref store.Ref, b Budget, mode string) error {
 	if ref.SizeBytes > b.maxInput() {
 		return fmt.Errorf("%w: %s holds %s bytes, over the %s a %s query reads; ask for grep or lines instead",
-			ErrBudget, ref.ID, commas(ref.SizeBytes), commas(b.maxInput()), mode)
+			ErrBudget, ref.ID, humanize.Count(ref.SizeBytes), humanize.Count(b.maxInput()), mode)
 	}
 	return nil
 }
@@ -41,7 +42,7 @@ func readAll(ctx context.Context, st store.Store, ref store.Ref, b Budget, mode 
 		return nil, err
 	}
 	if int64(len(data)) > b.maxInput() {
-		return nil, fmt.Errorf("%w: %s holds more than the %s bytes a %s query reads", ErrBudget, ref.ID, commas(b.maxInput()), mode)
+		return nil, fmt.Errorf("%w: %s holds more than the %s bytes a %s query reads", ErrBudget, ref.ID, humanize.Count(b.maxInput()), mode)
 	}
 	return data, nil
 }
@@ -60,7 +61,7 @@ func runJSON(ctx context.Context, st store.Store, ref store.Ref, path string, b 
 	need := ref.SizeBytes * (1 + parts*perPart)
 	if need > b.MaxMemory {
 		return Answer{}, fmt.Errorf("%w: the path's %d parts may each copy the artifact's %s bytes, %s bytes in all, over the %s a query may hold; ask fewer parts at once, or lines or grep",
-			ErrBudget, parts, commas(ref.SizeBytes), commas(need), commas(b.MaxMemory))
+			ErrBudget, parts, humanize.Count(ref.SizeBytes), humanize.Count(need), humanize.Count(b.MaxMemory))
 	}
 	release, err := b.reserve(ctx, need, "a json path query")
 	if err != nil {
@@ -86,7 +87,7 @@ func runJSON(ctx context.Context, st store.Store, ref store.Ref, path string, b 
 		a.Text = cutUTF8(a.Text, limit)
 		p := cutString(path, 40)
 		a.Cut = fmt.Sprintf("the first %s of %s characters of the value shown; ask a narrower path (%s.0, %s.#, %s.@keys)",
-			commas(int64(len(a.Text))), commas(int64(len(res.Raw))), p, p, p)
+			humanize.Count(int64(len(a.Text))), humanize.Count(int64(len(res.Raw))), p, p, p)
 	}
 	return a, nil
 }
@@ -102,7 +103,7 @@ func checkJSON(data []byte, ref store.Ref, maxDepth int) error {
 			instead = "lines, bytes, grep or jq"
 		}
 		return fmt.Errorf("%w: %s nests %s levels deep, past the %s a json path query reads; ask for %s instead",
-			ErrBudget, ref.ID, commas(int64(jsonwalk.MaxDepth(data))), commas(int64(maxDepth)), instead)
+			ErrBudget, ref.ID, humanize.Count(int64(jsonwalk.MaxDepth(data))), humanize.Count(int64(maxDepth)), instead)
 	case err != nil:
 		if !looksText(data[:min(len(data), 8<<10)]) {
 			return notText(ref)
@@ -219,7 +220,7 @@ func runJQ(ctx context.Context, st store.Store, ref store.Ref, program string, b
 	ans, err := b.JQ(ctx, program, in, JQLimits{MaxOutput: b.textLimit(), MaxMemory: b.MaxMemory})
 	switch {
 	case in.n > b.maxInput():
-		return Answer{}, fmt.Errorf("%w: %s holds more than the %s bytes a jq query reads", ErrBudget, ref.ID, commas(b.maxInput()))
+		return Answer{}, fmt.Errorf("%w: %s holds more than the %s bytes a jq query reads", ErrBudget, ref.ID, humanize.Count(b.maxInput()))
 	case errors.Is(err, ErrNotJSON):
 		if ans.Results == 0 && !looksText(head) {
 			return Answer{}, notText(ref)
@@ -235,7 +236,7 @@ func runJQ(ctx context.Context, st store.Store, ref store.Ref, program string, b
 	a := Answer{Text: strings.TrimSuffix(cutUTF8(ans.Text, b.textLimit()), "\n")}
 	if ans.Full {
 		a.Cut = fmt.Sprintf("output cut at result %s, over the %s-character budget; narrow the program (first, limit(n; …), .[a:b])",
-			commas(ans.Results), commas(int64(b.MaxChars)))
+			humanize.Count(ans.Results), humanize.Count(int64(b.MaxChars)))
 	} else {
 		a.Total = ans.Results
 	}

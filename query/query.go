@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -196,7 +197,7 @@ func Run(ctx context.Context, st store.Store, ref store.Ref, req Request, b Budg
 	}
 	if expr := req.JSON + req.JQ + req.Grep; len(expr) > b.MaxExprChars {
 		return Answer{}, fmt.Errorf("%w: the %s is %s characters, over the %s a query takes; ask a shorter one",
-			ErrBadRequest, req.exprName(), commas(int64(len(expr))), commas(int64(b.MaxExprChars)))
+			ErrBadRequest, req.exprName(), humanize.Count(int64(len(expr))), humanize.Count(int64(b.MaxExprChars)))
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout)
 	defer cancel()
@@ -379,16 +380,4 @@ func cutUTF8[T string | []byte](b T, n int) T {
 		n--
 	}
 	return b[:n]
-}
-
-// commas writes n with thousands separators: 12,034.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return "-" + commas(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
