@@ -3,8 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
@@ -49,5 +53,45 @@ func TestArtifactsSearch(t *testing.T) {
 	}
 	if r := runCLI(t, nil, "artifacts", "search", "--help"); r.code != exitOK || !strings.Contains(r.stdout, "mcpx artifacts search 'Submit order'") {
 		t.Fatalf("--help: exit %d, %q", r.code, r.stdout)
+	}
+}
+
+// A query past serve.artifact_tools' caps is a usage error naming the
+// cap; a search past search_timeout stops there and says so.
+func TestArtifactsSearchLimits(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := fsstore.Open(ctx, dir, fsstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for i := range 20_000 {
+		fmt.Fprintf(&text, "item ref row %d of the cart\n", i)
+	}
+	ref, err := st.Put(ctx, strings.NewReader(text.String()), store.PutOptions{Namespace: "t", MIMEType: "text/plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Annotate(ctx, ref.ID, nil, []store.TextPart{{Text: text.String()}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, nil, "artifacts", "search", "--store", dir, strings.Repeat("item ", 33))
+	if want := "store: search query too long: it has 33 words and phrases, over the 32 a search takes; search with fewer, rarer words"; r.code != exitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("33 words: exit %d, %q; want a usage error with %q", r.code, r.stderr, want)
+	}
+	cfg := filepath.Join(t.TempDir(), "mcpx.json")
+	if err := os.WriteFile(cfg, []byte(`{"serve":{"artifact_tools":{"search_timeout":"50ms","max_search_terms":100000,"max_search_query_chars":1000000}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r = runCLI(t, nil, "artifacts", "search", "--config", cfg, "--store", dir, strings.Repeat("item ref row ", 1000))
+	want := "mcpx artifacts search: the search stopped after 50ms (serve.artifact_tools.search_timeout): search with fewer or rarer words\n"
+	if took := time.Since(start); r.code != exitFail || r.stderr != want || took > 5*time.Second {
+		t.Errorf("3,000 words, 50ms: exit %d after %v, %q; want %q", r.code, took, r.stderr, want)
 	}
 }
