@@ -162,7 +162,7 @@ func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json
 		if errors.Is(err, store.ErrNotFound) {
 			return notFound, nil
 		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && !errors.Is(err, query.ErrBudget) {
 			err = fmt.Errorf("%w: stopped after %s", query.ErrBudget, time.Duration(o.Timeout))
 		}
 		return toolError(fmt.Sprintf("artifacts query on %s failed: %v", id, err)), nil
