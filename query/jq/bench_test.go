@@ -1,7 +1,6 @@
 package jq
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -11,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/query"
-	"github.com/mcpx-dev/mcpx/store"
-	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -48,42 +45,22 @@ func BenchmarkSmall(b *testing.B) {
 
 // BenchmarkJQ10MB: mcpx's --jq against the jq binary over 10 MB of JSON.
 func BenchmarkJQ10MB(b *testing.B) {
-	dir := b.TempDir()
-	path := filepath.Join(dir, "input.json")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	w.WriteString(`{"items":[`)
-	for i, n := 0, 0; n < 10<<20; i++ {
+	var doc bytes.Buffer
+	doc.WriteString(`{"items":[`)
+	for i := 0; doc.Len() < 10<<20; i++ {
 		if i > 0 {
-			w.WriteByte(',')
+			doc.WriteByte(',')
 		}
-		k, _ := fmt.Fprintf(w, `{"id":%d,"name":"item %d","state":"%s","tags":["a","b"],"score":%d.5}`, i, i, []string{"open", "closed"}[i%2], i%100)
-		n += k
+		fmt.Fprintf(&doc, `{"id":%d,"name":"item %d","state":"%s","tags":["a","b"],"score":%d.5}`, i, i, []string{"open", "closed"}[i%2], i%100)
 	}
-	w.WriteString(`]}`)
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
-	ctx := context.Background()
-	st, err := fsstore.Open(ctx, filepath.Join(dir, "artifacts"), fsstore.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close(ctx) })
-	data, _ := os.ReadFile(path)
-	ref, err := st.Put(ctx, bytes.NewReader(data), store.PutOptions{Namespace: "bench", MIMEType: "application/json"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	doc.WriteString(`]}`)
+	st := memstore.New(memstore.Config{})
+	ref := put(b, st, "application/json", doc.Bytes())
 	const program = `[.items[] | select(.score > 98 and .state == "open") | .id] | length`
 	b.Run("mcpx", func(b *testing.B) {
 		b.SetBytes(ref.SizeBytes)
 		for b.Loop() {
-			a, err := query.Run(ctx, st, ref, query.Request{JQ: program}, query.Budget{JQ: Run, Timeout: 60e9})
+			a, err := query.Run(context.Background(), st, ref, query.Request{JQ: program}, query.Budget{JQ: Run, Timeout: 60e9})
 			if err != nil || a.Text == "" {
 				b.Fatal(err)
 			}
@@ -92,6 +69,10 @@ func BenchmarkJQ10MB(b *testing.B) {
 	jq, err := exec.LookPath("jq")
 	if err != nil {
 		return
+	}
+	path := filepath.Join(b.TempDir(), "input.json")
+	if err := os.WriteFile(path, doc.Bytes(), 0o600); err != nil {
+		b.Fatal(err)
 	}
 	b.Run("jq", func(b *testing.B) {
 		b.SetBytes(ref.SizeBytes)

@@ -8,8 +8,9 @@
 // let eight such programs at once take 3.2 GB and kill it. The child is
 // this same binary run again (Run), selected by an environment variable
 // in this package's init, so any binary or test binary that links
-// package jq serves as its own child; it caps its memory (RLIMIT_DATA on
-// Linux) before it reads any input.
+// package jq serves as its own child; it caps its memory before it reads
+// any input (on Linux a heap reserved up front and RLIMIT_AS over it:
+// see capMemory).
 //
 // The package lives apart from package query because gojq's package
 // initialisation runs in every process that links it: cmd/mcpx, run once
@@ -42,7 +43,8 @@ const envChild = "MCPX_JQ_CHILD"
 // each OS thread's stack counts in the child's capped memory.
 const childProcs = "2"
 
-// exitSetup is the child's exit code when it could not serve at all.
+// exitSetup is the child's exit code when it could not serve at all (why
+// on stderr).
 const exitSetup = 3
 
 // stderrKept is how much of a child's stderr is kept: the runtime's

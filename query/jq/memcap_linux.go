@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -19,36 +20,45 @@ func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
-// addressSlack is the address space a child may reserve beyond its
-// limit: the runtime reserves heap in 64 MB arenas and a thread's stack
-// in 8 MB, ahead of use, so a limit on address space alone left a 10 MB
-// JSON query (a 107 MB heap) short of room one time in three at 256 MiB.
+// addressSlack is the address space a child may map past its heap's:
+// its threads' stacks (8 MB each where cgo starts them; 64 MB was short
+// now and then under load) and the runtime's tables. The heap may take
+// one 64 MB arena of it at most.
 const addressSlack = 128 << 20
 
-// capMemory caps this process's memory at limit bytes more than it has
-// mapped at start. Its heap's growth is capped by address space
-// (RLIMIT_AS, limit plus addressSlack): the runtime's first mapping past
-// it fails and the process ends at once with "runtime: out of memory",
-// before the machine is short. What is mapped at start (about 1.2 GB,
-// 1.7 GB in mcpx-server) is address space the runtime reserves and
-// barely touches, hence the cap on top of it. The Go memory limit (limit)
-// makes the collector keep the heap under limit while the program's live
-// data fits; measured, a child's peak RSS stayed under limit at 256 MiB
-// under every allocation bomb tried. RLIMIT_DATA is no cap for a Go heap:
-// the runtime reserves address space and then maps it writable in place
-// (mmap MAP_FIXED over its own PROT_NONE reservation), which the kernel
-// counts as no growth, so a 1 GB string got through a 256 MiB
-// RLIMIT_DATA. The stack limit stops deep recursion first, with its own
-// message.
+// capMemory caps this process's memory at about limit bytes, before it
+// reads any input. It reserves the heap's address space up front (one
+// allocation of limit bytes, never touched, then collected: the runtime
+// keeps the range for later allocations) and then lets the address space
+// grow by no more than addressSlack (RLIMIT_AS), so the heap cannot
+// outgrow limit by more than an arena: the runtime's first mapping past
+// it fails and the process ends at once with "runtime: out of memory".
+// Measured at 256 MiB: a child's peak RSS stayed under 256 MiB under
+// every allocation bomb tried, a 250 MB string still fits, and 160 runs
+// of a 10 MB JSON query (a 107 MB heap) all passed. The Go memory limit,
+// three quarters of limit, makes the collector keep the heap under that
+// line while the live data fits; the stack limit stops deep recursion
+// with its own message.
+//
+// A limit on the address space with no reservation first is no fixed
+// cap: the runtime reserves 64 MB arenas as the heap grows, in more or
+// fewer pieces from run to run, so the same 10 MB query grew it by 67 to
+// 267 MB and failed once in a hundred under 256 MiB plus 128 MiB.
+// RLIMIT_DATA is none at all: the runtime maps its reservations writable
+// in place (mmap MAP_FIXED over its own PROT_NONE range), which the
+// kernel counts as no growth, so a 1 GB string passed a 256 MiB
+// RLIMIT_DATA.
 func capMemory(limit int64) error {
+	debug.SetMemoryLimit(limit * 3 / 4)
+	debug.SetMaxStack(int(min(limit/2, 1<<30)))
+	runtime.KeepAlive(make([]byte, limit))
+	runtime.GC()
 	base, err := mappedBytes()
 	if err != nil {
 		return err
 	}
-	debug.SetMemoryLimit(limit)
-	debug.SetMaxStack(int(min(limit/2, 1<<30)))
-	cap := uint64(base + limit + addressSlack)
-	return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: cap, Max: cap})
+	as := uint64(base + addressSlack)
+	return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: as, Max: as})
 }
 
 // mappedBytes is what RLIMIT_AS counts of this process now: VmSize.

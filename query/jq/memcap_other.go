@@ -22,9 +22,9 @@ func selfPath() string {
 func childAttr() *syscall.SysProcAttr { return nil }
 
 // capMemory sets the Go memory limit and stack limit only: outside Linux
-// no resource limit counts the mappings of a Go heap (RLIMIT_DATA there
-// leaves mmap out), so the cap is the collector's, which a live heap can
-// pass.
+// neither /proc/self/statm nor a resource limit that counts a Go heap's
+// mappings is there (RLIMIT_DATA leaves mmap out), so the cap is the
+// collector's, which a live heap can pass.
 func capMemory(limit int64) error {
 	debug.SetMemoryLimit(limit)
 	debug.SetMaxStack(int(min(limit/2, 1<<30)))
