@@ -39,7 +39,7 @@ func serveChild(limit string, in io.Reader, out, errOut io.Writer) int {
 		return exitSetup
 	}
 	br := bufio.NewReaderSize(in, 64<<10)
-	line, err := br.ReadSlice('\n')
+	line, err := br.ReadBytes('\n')
 	var req request
 	if err == nil {
 		err = json.Unmarshal(line, &req)
