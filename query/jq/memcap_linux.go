@@ -22,20 +22,19 @@ func childAttr() *syscall.SysProcAttr {
 
 // addressSlack is the address space a child may map past its heap's:
 // its threads' stacks (8 MB each where cgo starts them; 64 MB was short
-// now and then under load) and the runtime's tables. The heap may take
-// one 64 MB arena of it at most.
+// now and then under load) and the runtime's tables. The heap may grow
+// into it too, so the hard cap is limit plus addressSlack.
 const addressSlack = 128 << 20
 
 // capMemory caps this process's memory at about limit bytes, before it
 // reads any input. It reserves the heap's address space up front (one
 // allocation of limit bytes, never touched, then collected: the runtime
 // keeps the range for later allocations) and then lets the address space
-// grow by no more than addressSlack (RLIMIT_AS), so the heap cannot
-// outgrow limit by more than an arena: the runtime's first mapping past
-// it fails and the process ends at once with "runtime: out of memory".
-// Measured at 256 MiB: a child's peak RSS stayed under 256 MiB under
-// every allocation bomb tried, a 250 MB string still fits, and 160 runs
-// of a 10 MB JSON query (a 107 MB heap) all passed. The Go memory limit,
+// grow by no more than addressSlack (RLIMIT_AS): the runtime's first
+// mapping past that fails and the process ends at once with "runtime:
+// out of memory". Measured at 256 MiB: a child's peak RSS stayed under
+// 256 MiB under every allocation bomb tried, a 250 MB string still fits,
+// and 160 runs of a 10 MB JSON query (a 107 MB heap) all passed. The Go memory limit,
 // three quarters of limit, makes the collector keep the heap under that
 // line while the live data fits; the stack limit stops deep recursion
 // with its own message.
