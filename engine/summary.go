@@ -296,16 +296,7 @@ func excerpt(text string, n int) string {
 }
 
 // thousands renders n with comma separators: 12,034.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+func thousands(n int64) string { return humanize.Count(n) }
 
 // plural renders a count of things: "1 line", "12,034 lines", "3 entries".
 func plural(n int64, thing string) string {

@@ -156,12 +156,13 @@ func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json
 	budget := s.maxChars(args)
 	qctx, cancel := context.WithTimeout(ctx, time.Duration(o.Timeout))
 	defer cancel()
-	ans, err := query.Run(qctx, s.g.st, ref, req, query.Budget{MaxChars: budget, Timeout: time.Duration(o.Timeout), MaxMemory: o.MaxMemory, JQ: jq.Compile, Memory: s.g.mem})
+	ans, err := query.Run(qctx, s.g.st, ref, req, query.Budget{MaxChars: budget, Timeout: time.Duration(o.Timeout), MaxMemory: o.MaxMemory,
+		MaxDepth: o.MaxJSONDepth, MaxExprChars: o.MaxExprChars, JQ: jq.Run, Memory: s.g.mem})
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return notFound, nil
 		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && !errors.Is(err, query.ErrBudget) {
 			err = fmt.Errorf("%w: stopped after %s", query.ErrBudget, time.Duration(o.Timeout))
 		}
 		return toolError(fmt.Sprintf("artifacts query on %s failed: %v", id, err)), nil
@@ -295,6 +296,9 @@ func (s *session) searchArtifacts(ctx context.Context, args json.RawMessage) (js
 		return toolError("this store cannot search"), nil
 	}
 	q := gjson.GetBytes(args, "query").String()
+	if err := store.CheckSearchQuery(q, o.MaxSearchQueryChars, o.MaxSearchTerms); err != nil {
+		return toolError(err.Error()), nil
+	}
 	limit := config.DefaultSearchHits
 	if l := gjson.GetBytes(args, "limit"); l.Exists() {
 		if l.Type != gjson.Number || l.Int() < 1 {
@@ -305,9 +309,14 @@ func (s *session) searchArtifacts(ctx context.Context, args json.RawMessage) (js
 	// The store filters by the principal's scope; asRead keeps what that
 	// filter cannot say (empty fields match any). Ask for more to fill
 	// the page after that.
-	hits, err := sr.Search(ctx, s.artifactScope(), q, min(limit*4, 4*o.MaxSearchHits))
+	sctx, cancel := context.WithTimeout(ctx, time.Duration(o.SearchTimeout))
+	defer cancel()
+	hits, err := sr.Search(sctx, s.artifactScope(), q, min(limit*4, 4*o.MaxSearchHits))
 	if errors.Is(err, store.ErrBadQuery) {
 		return toolError(`query: want words to search for (e.g. submit order, or "Submit order" for the phrase)`), nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return toolError(fmt.Sprintf("search stopped after %s: search with fewer or rarer words, or grep one artifact with %s", time.Duration(o.SearchTimeout), o.QueryName)), nil
 	}
 	if err != nil {
 		return toolError(fmt.Sprintf("search failed: %v", err)), nil

@@ -68,7 +68,7 @@ func BenchmarkGrep100MB(b *testing.B) {
 		b.Run("mcpx/"+expr, func(b *testing.B) {
 			b.SetBytes(ref.SizeBytes)
 			for b.Loop() {
-				a, err := runWithJQ(context.Background(), st, ref, Request{Grep: expr}, Budget{Timeout: 60e9})
+				a, err := Run(context.Background(), st, ref, Request{Grep: expr}, Budget{Timeout: 60e9})
 				if err != nil || a.Total == 0 {
 					b.Fatal(a.Total, err)
 				}
@@ -93,42 +93,4 @@ func BenchmarkGrep100MB(b *testing.B) {
 			}
 		})
 	}
-}
-
-// BenchmarkJQ10MB: mcpx's --jq against the jq binary over 10 MB of JSON.
-func BenchmarkJQ10MB(b *testing.B) {
-	st, ref, path := benchArtifact(b, 10<<20, "application/json", func(w *bufio.Writer, size int) {
-		w.WriteString(`{"items":[`)
-		n := 0
-		for i := 0; n < size; i++ {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			k, _ := fmt.Fprintf(w, `{"id":%d,"name":"item %d","state":"%s","tags":["a","b"],"score":%d.5}`, i, i, []string{"open", "closed"}[i%2], i%100)
-			n += k
-		}
-		w.WriteString(`]}`)
-	})
-	const program = `[.items[] | select(.score > 98 and .state == "open") | .id] | length`
-	b.Run("mcpx", func(b *testing.B) {
-		b.SetBytes(ref.SizeBytes)
-		for b.Loop() {
-			a, err := runWithJQ(context.Background(), st, ref, Request{JQ: program}, Budget{Timeout: 60e9})
-			if err != nil || a.Text == "" {
-				b.Fatal(err)
-			}
-		}
-	})
-	jq, err := exec.LookPath("jq")
-	if err != nil {
-		return
-	}
-	b.Run("jq", func(b *testing.B) {
-		b.SetBytes(ref.SizeBytes)
-		for b.Loop() {
-			if out, err := exec.Command(jq, program, path).Output(); err != nil || len(out) == 0 {
-				b.Fatal(err)
-			}
-		}
-	})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspect"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -25,6 +26,12 @@ func isArchive(mime string) bool {
 
 // runPage shows a PDF page's text.
 func runPage(ctx context.Context, st store.Store, ref store.Ref, page int, b Budget) (Answer, error) {
+	// the most of the PDF inspect reads, which its parser may hold
+	release, err := b.reserve(ctx, inspect.DefaultMaxBytes, "a PDF page query")
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
 	ra, closeFn, err := readerAt(ctx, st, ref)
 	if err != nil {
 		return Answer{}, err
@@ -41,9 +48,9 @@ func runPage(ctx context.Context, st store.Store, ref store.Ref, page int, b Bud
 	}
 	a := Answer{Text: text, Total: int64(pages)}
 	if limit := b.textLimit(); len(text) > limit {
-		a.Text = string(cutUTF8([]byte(text), limit))
+		a.Text = cutUTF8(text, limit)
 		a.Cut = fmt.Sprintf("the first %s of %s characters of page %d shown; the rest is in the artifact's search index",
-			commas(int64(len(a.Text))), commas(int64(len(text))), page)
+			humanize.Count(int64(len(a.Text))), humanize.Count(int64(len(text))), page)
 	} else if page < pages {
 		a.Cut = fmt.Sprintf("page %d of %d shown; ask for page %d", page, pages, page+1)
 	}
@@ -64,6 +71,12 @@ func nextPage(page, pages int) string {
 // runEntry shows an archive member: text inline, else (or when it is over
 // the budget) stored as its own artifact and referenced.
 func runEntry(ctx context.Context, st store.Store, ref store.Ref, name string, b Budget) (Answer, error) {
+	// the entry, and what its decompressor reads at a time
+	release, err := b.reserve(ctx, b.maxInput()+readBuffer, "an archive entry query")
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
 	ra, closeFn, err := readerAt(ctx, st, ref)
 	if err != nil {
 		return Answer{}, err
@@ -80,7 +93,7 @@ func runEntry(ctx context.Context, st store.Store, ref store.Ref, name string, b
 	case errors.Is(err, inspect.ErrNotArchive):
 		return Answer{}, fmt.Errorf("%w: %s is not an archive (%s); ask for lines, grep or bytes", ErrBadRequest, ref.ID, orUnknown(ref.MIMEType))
 	case errors.Is(err, inspect.ErrEntryTooLarge):
-		return Answer{}, fmt.Errorf("%w: entry %q holds more than %s bytes", ErrBudget, name, commas(b.maxInput()))
+		return Answer{}, fmt.Errorf("%w: entry %q holds more than %s bytes", ErrBudget, name, humanize.Count(b.maxInput()))
 	case err != nil:
 		return Answer{}, err
 	}
@@ -104,9 +117,9 @@ func runEntry(ctx context.Context, st store.Store, ref store.Ref, name string, b
 	if text {
 		a.Text = string(cutUTF8(data, limit))
 		a.Cut = fmt.Sprintf("the first %s of %s bytes of entry %q shown; the whole entry is stored as %s: ask it for lines or grep",
-			commas(int64(len(a.Text))), commas(int64(len(data))), cutString(name, 60), stored.ID)
+			humanize.Count(int64(len(a.Text))), humanize.Count(int64(len(data))), cutString(name, 60), stored.ID)
 		return a, nil
 	}
-	a.Text = fmt.Sprintf("entry %q is %s (%s bytes), stored as artifact %s", name, mime, commas(int64(len(data))), stored.ID)
+	a.Text = fmt.Sprintf("entry %q is %s (%s bytes), stored as artifact %s", name, mime, humanize.Count(int64(len(data))), stored.ID)
 	return a, nil
 }

@@ -37,7 +37,7 @@ func TestFinderIndex(t *testing.T) {
 func TestGrepRequiredLiteral(t *testing.T) {
 	st := memstore.New(memstore.Config{})
 	ref := put(t, st, "text/plain", []byte("x 12 ms from a\nms from b\n7 ms from c 9 ms from d\nno\n3 ms from"))
-	a, err := runWithJQ(context.Background(), st, ref, Request{Grep: `\d+ ms from`}, Budget{})
+	a, err := Run(context.Background(), st, ref, Request{Grep: `\d+ ms from`}, Budget{})
 	if err != nil || a.Text != "1:x 12 ms from a\n3:7 ms from c 9 ms from d\n5:3 ms from" || a.Total != 3 {
 		t.Errorf("%+v %v", a, err)
 	}
@@ -53,16 +53,16 @@ func TestGrepRequiredLiteral(t *testing.T) {
 		t.Errorf("(?i)error request: prefilter %q", must)
 	}
 	kelvin := put(t, st, "text/plain", []byte("a DI\u017fK b\nx\nerror reque\u017ft\n"))
-	a, err = runWithJQ(context.Background(), st, kelvin, Request{Grep: `(?i)disk|error request`}, Budget{})
+	a, err = Run(context.Background(), st, kelvin, Request{Grep: `(?i)disk|error request`}, Budget{})
 	if err != nil || a.Total != 2 {
 		t.Errorf("long s: %+v %v", a, err)
 	}
-	a, err = runWithJQ(context.Background(), st, kelvin, Request{Grep: `(?i)error request`}, Budget{})
+	a, err = Run(context.Background(), st, kelvin, Request{Grep: `(?i)error request`}, Budget{})
 	if err != nil || a.Text != "3:error reque\u017ft" {
 		t.Errorf("long s with a prefilter: %+v %v", a, err)
 	}
 	ref = put(t, st, "text/plain", []byte("an Error here\nno\nERROR 2\nerr or\n"))
-	a, err = runWithJQ(context.Background(), st, ref, Request{Grep: `(?i)error`}, Budget{})
+	a, err = Run(context.Background(), st, ref, Request{Grep: `(?i)error`}, Budget{})
 	if err != nil || a.Text != "1:an Error here\n3:ERROR 2" || a.Total != 2 {
 		t.Errorf("(?i)error: %+v %v", a, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -87,6 +88,12 @@ func requiredLiteral(re *syntax.Regexp) (string, bool) {
 }
 
 func runGrep(ctx context.Context, st store.Store, ref store.Ref, expr string, context int, b Budget) (Answer, error) {
+	// Each context line is held (up to grepLineMax) until it is shown,
+	// and an answer shows at most one per 3 characters ("N-\n").
+	if most := b.textLimit() / 3; context > most {
+		return Answer{}, fmt.Errorf("%w: context %s is over the %s lines an answer of %s characters shows; ask for fewer",
+			ErrBadRequest, humanize.Count(int64(context)), humanize.Count(int64(most)), humanize.Count(int64(b.MaxChars)))
+	}
 	re, lit, must, fold, err := compileGrep(expr)
 	if err != nil {
 		return Answer{}, err
@@ -102,7 +109,7 @@ func runGrep(ctx context.Context, st store.Store, ref store.Ref, expr string, co
 	} else if must != nil {
 		g.find = newFinder(must, fold)
 	}
-	if err := g.scan(ctx, rc, b.maxInput(), ref); err != nil {
+	if err := g.scan(ctx, rc, b, ref); err != nil {
 		return Answer{}, err
 	}
 	a := Answer{Text: strings.TrimSuffix(g.out.String(), "\n"), Total: g.matches}
@@ -111,13 +118,20 @@ func runGrep(ctx context.Context, st store.Store, ref store.Ref, expr string, co
 		a.Cut = fmt.Sprintf("no line matches %q", expr)
 	} else if g.full {
 		a.Cut = fmt.Sprintf("%s of %s matching lines shown (up to line %s); narrow the regex, or ask for lines %d- to read on",
-			commas(g.shown), commas(g.matches), commas(g.lastMatch), g.lastMatch+1)
+			humanize.Count(g.shown), humanize.Count(g.matches), humanize.Count(g.lastMatch), g.lastMatch+1)
 	}
 	return a, nil
 }
 
-// scan reads r in chunks that end at a line end and greps each.
-func (g *grepper) scan(ctx context.Context, r io.Reader, maxLine int64, ref store.Ref) error {
+// scan reads r in chunks that end at a line end and greps each. Its
+// buffer, and each growth of it for a long line (up to b.maxInput()), is
+// reserved from b.Memory before it is allocated.
+func (g *grepper) scan(ctx context.Context, r io.Reader, b Budget, ref store.Ref) error {
+	release, err := b.reserve(ctx, readBuffer*4, "a grep query")
+	if err != nil {
+		return err
+	}
+	defer func() { release() }()
 	buf := make([]byte, readBuffer*4)
 	have := 0
 	var line int64 = 1 // the number of the first line in buf
@@ -139,9 +153,17 @@ func (g *grepper) scan(ctx context.Context, r io.Reader, maxLine int64, ref stor
 		if !eof {
 			end = bytes.LastIndexByte(buf[:have], '\n') + 1
 			if end == 0 {
-				// One line fills the buffer: grow it, up to maxLine.
-				if int64(len(buf)) < maxLine {
-					buf = append(buf, make([]byte, len(buf))...)[:2*len(buf)]
+				// One line fills the buffer: grow it, up to b.maxInput().
+				if int64(len(buf)) < b.maxInput() {
+					more, err := b.reserve(ctx, int64(2*len(buf)), "a grep query's long line")
+					if err != nil {
+						return err
+					}
+					grown := make([]byte, 2*len(buf))
+					copy(grown, buf[:have])
+					buf = grown
+					release()
+					release = more
 					continue
 				}
 				end = have

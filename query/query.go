@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -38,6 +39,9 @@ var (
 	ErrBadProgram = errors.New("query: invalid jq program")
 	// ErrBudget: the query needed more time or memory than its Budget.
 	ErrBudget = errors.New("query: over budget")
+	// ErrNotJSON is wrapped by a JQ's error for input that is not JSON;
+	// Run answers it as ErrBadRequest.
+	ErrNotJSON = errors.New("not JSON")
 	// ErrNotText: a text mode was asked of binary bytes.
 	ErrNotText = errors.New("query: artifact is not text")
 )
@@ -53,8 +57,17 @@ const (
 	DefaultTimeout = 5 * time.Second
 	// DefaultMaxMemory bounds what a Run holds: JSON and jq inputs may be
 	// a quarter of it (they grow when decoded), an archive entry likewise,
-	// and a jq program is stopped once the heap grew by this much.
+	// and a jq program runs in a process whose memory the kernel caps at
+	// it (see JQ).
 	DefaultMaxMemory int64 = 256 << 20
+	// DefaultMaxDepth bounds how deep a JSON artifact may nest for a json
+	// path query: gjson walks nesting by recursion, a frame per level
+	// (2 million levels took 468 MB of stack, 8 million overflowed it).
+	// It is encoding/json's own limit, which the jq mode's decoder has.
+	DefaultMaxDepth = 10000
+	// DefaultMaxExprChars bounds a json path, jq program or grep
+	// expression: gjson and gojq parse nested brackets by recursion.
+	DefaultMaxExprChars = 4096
 )
 
 // Range is a window of an artifact. For Lines it is 1-based and inclusive
@@ -82,8 +95,15 @@ type Budget struct {
 	MaxChars  int
 	Timeout   time.Duration
 	MaxMemory int64
-	// JQ compiles the JQ mode's programs (query/jq's Compile); without
-	// it the mode is refused.
+	// MaxDepth is how deep a JSON artifact may nest for a json path
+	// query (DefaultMaxDepth); a deeper one is refused before gjson
+	// reads it, with its depth.
+	MaxDepth int
+	// MaxExprChars is the longest json path, jq program or grep
+	// expression a Run takes (DefaultMaxExprChars).
+	MaxExprChars int
+	// JQ runs the JQ mode's programs (query/jq's Run); without it the
+	// mode is refused.
 	JQ JQ
 	// Memory is the process's memory budget, shared with every other
 	// query, image and inspection: a Run reserves what it may hold from
@@ -92,11 +112,32 @@ type Budget struct {
 	Memory *membudget.Budget
 }
 
-// JQ compiles a jq program; the function it returns runs it over one
-// JSON value, handing each output's JSON encoding to each until each
-// returns false, and returns the program's error. query/jq's Compile is
-// one, on gojq, kept apart so that a binary that runs no jq links none.
-type JQ func(program string) (func(ctx context.Context, v any, each func([]byte) bool) error, error)
+// JQ runs a jq program over each JSON value that input holds, in turn,
+// within lim, and answers its outputs' JSON encodings, one a line. Its
+// errors wrap ErrBadProgram (the program does not compile, or fails),
+// ErrNotJSON (input is not JSON: the error says where) or ErrBudget (the
+// program needed more than lim.MaxMemory), or are ctx's. query/jq's Run
+// is one, on gojq in a child process whose memory the kernel caps, kept
+// apart so that a binary that runs no jq links none.
+type JQ func(ctx context.Context, program string, input io.Reader, lim JQLimits) (JQAnswer, error)
+
+// JQLimits bound one JQ run.
+type JQLimits struct {
+	// MaxOutput is the most bytes of JQAnswer.Text: the run stops at the
+	// first output that does not fit (JQAnswer.Full), and shows the start
+	// of it only when it is the first.
+	MaxOutput int
+	// MaxMemory is the most the evaluator may allocate, its copy of the
+	// input included.
+	MaxMemory int64
+}
+
+// JQAnswer is what a JQ run printed.
+type JQAnswer struct {
+	Text    string `json:"text"`    // the outputs' JSON, one a line
+	Results int64  `json:"results"` // outputs counted, the one that did not fit included
+	Full    bool   `json:"full"`    // the run stopped at MaxOutput
+}
 
 // Answer is what Run found.
 type Answer struct {
@@ -117,7 +158,27 @@ func (b Budget) withDefaults() Budget {
 	if b.MaxMemory <= 0 {
 		b.MaxMemory = DefaultMaxMemory
 	}
+	if b.MaxDepth <= 0 {
+		b.MaxDepth = DefaultMaxDepth
+	}
+	if b.MaxExprChars <= 0 {
+		b.MaxExprChars = DefaultMaxExprChars
+	}
 	return b
+}
+
+// reserve holds n bytes of the process's memory budget for what a Run is
+// about to allocate, waiting (until the Run's deadline) while other work
+// holds it; the error says what was asked and what to do.
+func (b Budget) reserve(ctx context.Context, n int64, what string) (release func(), err error) {
+	release, err = b.Memory.Reserve(ctx, n, what)
+	switch {
+	case errors.Is(err, membudget.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %w; ask for less (lines, grep)", ErrBudget, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w; try again shortly", ErrBudget, err)
+	}
+	return release, nil
 }
 
 // textLimit is the room left for Answer.Text once Answer.Cut is said.
@@ -134,15 +195,19 @@ func Run(ctx context.Context, st store.Store, ref store.Ref, req Request, b Budg
 	if err := req.check(); err != nil {
 		return Answer{}, err
 	}
+	if expr := req.JSON + req.JQ + req.Grep; len(expr) > b.MaxExprChars {
+		return Answer{}, fmt.Errorf("%w: the %s is %s characters, over the %s a query takes; ask a shorter one",
+			ErrBadRequest, req.exprName(), humanize.Count(int64(len(expr))), humanize.Count(int64(b.MaxExprChars)))
+	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout)
 	defer cancel()
 	a, err := run(ctx, st, ref, req, b)
-	if err != nil && ctx.Err() != nil && !errors.Is(err, ErrBudget) {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrBudget) {
 		err = fmt.Errorf("%w: the query ran past %v: %w", ErrBudget, b.Timeout, err)
 	}
 	if over := len(a.Text) + len(a.Cut) - b.MaxChars; over > 0 {
 		// A Cut longer than its reserve (a long entry name) takes from the text.
-		a.Text = string(cutUTF8([]byte(a.Text), max(0, len(a.Text)-over)))
+		a.Text = cutUTF8(a.Text, max(0, len(a.Text)-over))
 	}
 	return a, err
 }
@@ -187,6 +252,17 @@ func (r Request) check() error {
 		return fmt.Errorf("%w: context goes with grep and is not negative", ErrBadRequest)
 	}
 	return nil
+}
+
+// exprName names the expression of a json, jq or grep request.
+func (r Request) exprName() string {
+	switch {
+	case r.JSON != "":
+		return "json path"
+	case r.JQ != "":
+		return "jq program"
+	}
+	return "grep expression"
 }
 
 // ParseRange reads "A-B", "A-" or "A" as a Range.
@@ -296,7 +372,7 @@ func orUnknown(mime string) string {
 }
 
 // cutUTF8 cuts b to at most n bytes without splitting a character.
-func cutUTF8(b []byte, n int) []byte {
+func cutUTF8[T string | []byte](b T, n int) T {
 	if len(b) <= n {
 		return b
 	}
@@ -304,16 +380,4 @@ func cutUTF8(b []byte, n int) []byte {
 		n--
 	}
 	return b[:n]
-}
-
-// commas writes n with thousands separators: 12,034.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return "-" + commas(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -17,6 +18,12 @@ const readBuffer = 1 << 20
 // runLines shows lines rg.From-rg.To (1-based, inclusive) and counts them
 // all in one pass.
 func runLines(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Budget) (Answer, error) {
+	// the reader's buffer, and the count's
+	release, err := b.reserve(ctx, 2*readBuffer, "a lines query")
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
 	rc, _, err := st.Get(ctx, ref.ID, nil)
 	if err != nil {
 		return Answer{}, err
@@ -104,7 +111,7 @@ func runLines(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Bu
 		total++
 	}
 	if rg.From > total {
-		return Answer{}, fmt.Errorf("%w: line %d: %s has %s lines", ErrOutOfRange, rg.From, ref.ID, commas(total))
+		return Answer{}, fmt.Errorf("%w: line %d: %s has %s lines", ErrOutOfRange, rg.From, ref.ID, humanize.Count(total))
 	}
 	a := Answer{Text: strings.TrimSuffix(out.String(), "\n"), Total: total}
 	switch {
@@ -112,10 +119,10 @@ func runLines(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Bu
 		a.Text = out.String()
 		next := lineStart + int64(out.Len())
 		a.Cut = fmt.Sprintf("line %s is longer than the budget: its first %s bytes shown; ask for bytes %d-%d",
-			commas(cutLine), commas(int64(out.Len())), next, next+int64(limit))
+			humanize.Count(cutLine), humanize.Count(int64(out.Len())), next, next+int64(limit))
 	case (rg.To == 0 || rg.To > shownTo) && shownTo < total:
 		n := shownTo - rg.From + 1
-		a.Cut = fmt.Sprintf("lines %d-%d of %s shown; ask for lines %d-%d", rg.From, shownTo, commas(total), shownTo+1, min(total, shownTo+n))
+		a.Cut = fmt.Sprintf("lines %d-%d of %s shown; ask for lines %d-%d", rg.From, shownTo, humanize.Count(total), shownTo+1, min(total, shownTo+n))
 	}
 	return a, nil
 }
@@ -125,9 +132,15 @@ func runLines(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Bu
 func runBytes(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Budget) (Answer, error) {
 	size := ref.SizeBytes
 	if rg.From >= size && !(size == 0 && rg.From == 0) {
-		return Answer{}, fmt.Errorf("%w: byte %d: %s has %s bytes", ErrOutOfRange, rg.From, ref.ID, commas(size))
+		return Answer{}, fmt.Errorf("%w: byte %d: %s has %s bytes", ErrOutOfRange, rg.From, ref.ID, humanize.Count(size))
 	}
 	limit := int64(b.textLimit())
+	// the bytes read, the text or hex dump of them, and the answer's copy
+	release, err := b.reserve(ctx, 3*limit, "a bytes query")
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
 	to := rg.To
 	if to == 0 || to > size {
 		to = size
@@ -156,7 +169,7 @@ func runBytes(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Bu
 		want = size
 	}
 	if shown < want {
-		a.Cut = fmt.Sprintf("bytes %d-%d of %s shown; ask for bytes %d-%d", rg.From, shown, commas(size), shown, min(size, shown+(shown-rg.From)))
+		a.Cut = fmt.Sprintf("bytes %d-%d of %s shown; ask for bytes %d-%d", rg.From, shown, humanize.Count(size), shown, min(size, shown+(shown-rg.From)))
 	}
 	return a, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/store"
@@ -27,7 +28,11 @@ SQLite FTS5 index. --scope keeps the artifacts put under a session,
 trace, user or tenant (repeat it to require several). --limit caps the
 hits (default 10). --json writes one {"id","place","snippet","score",
 "artifact"} object per line. Exit code 0 with hits, 1 with none. Search
-opens the store read-only.`,
+opens the store read-only. A query of more than
+serve.artifact_tools.max_search_query_chars characters (1,000) or
+max_search_terms words and phrases (32) is refused, and a search stops
+after serve.artifact_tools.search_timeout (30s), as the gateway's
+artifacts_search does.`,
 	example: `
 mcpx artifacts search 'Submit order'
 mcpx artifacts search --scope session=3f2a9c --limit 3 '"Submit order" button'
@@ -74,14 +79,23 @@ func (p program) runArtifactsSearch(args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, c, err)
 	}
+	at := cfg.Serve.ArtifactTools.WithDefaults()
+	if err := store.CheckSearchQuery(q, at.MaxSearchQueryChars, at.MaxSearchTerms); err != nil {
+		return usageError(stderr, c, err)
+	}
 	st, err := o.openStore(ctx, cfg, log)
 	if err != nil {
 		return fail(stderr, c, err)
 	}
 	defer closeStore(ctx, st, log)
-	hits, err := st.Search(ctx, scope.Scope, q, limit)
+	sctx, cancel := context.WithTimeout(ctx, time.Duration(at.SearchTimeout))
+	defer cancel()
+	hits, err := st.Search(sctx, scope.Scope, q, limit)
 	if errors.Is(err, store.ErrBadQuery) {
 		return usageError(stderr, c, fmt.Errorf("QUERY %q has no words to search for", q))
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fail(stderr, c, fmt.Errorf("the search stopped after %s (serve.artifact_tools.search_timeout): search with fewer or rarer words", time.Duration(at.SearchTimeout)))
 	}
 	if err != nil {
 		return fail(stderr, c, err)

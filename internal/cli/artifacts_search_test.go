@@ -3,8 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -14,19 +18,8 @@ import (
 // error.
 func TestArtifactsSearch(t *testing.T) {
 	isolate(t)
-	dir, st := openTestStore(t)
-	ctx := context.Background()
 	snap := "- generic [ref=e1]:\n  - button \"Cancel\" [ref=e2]\n  - button \"Submit order\" [ref=e1234]\n"
-	ref, err := st.Put(ctx, strings.NewReader(snap), store.PutOptions{Namespace: "playwright", MIMEType: "text/plain", Scope: store.Scope{SessionID: "s1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Annotate(ctx, ref.ID, nil, []store.TextPart{{Text: snap}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	dir, ref := indexedStore(t, snap, store.PutOptions{Namespace: "playwright", MIMEType: "text/plain", Scope: store.Scope{SessionID: "s1"}})
 	r := runCLI(t, nil, "artifacts", "search", "--store", dir, `"submit order"`)
 	if want := ref.ID + "\tline 3\t- button \"Submit order\" [ref=e1234]\n"; r.code != exitOK || r.stdout != want {
 		t.Fatalf("search: exit %d, %q; want %q (stderr %s)", r.code, r.stdout, want, r.stderr)
@@ -45,4 +38,49 @@ func TestArtifactsSearch(t *testing.T) {
 	if r := runCLI(t, nil, "artifacts", "search", "--help"); r.code != exitOK || !strings.Contains(r.stdout, "mcpx artifacts search 'Submit order'") {
 		t.Fatalf("--help: exit %d, %q", r.code, r.stdout)
 	}
+}
+
+// A query past serve.artifact_tools' caps is a usage error naming the
+// cap; a search past search_timeout stops there and says so.
+func TestArtifactsSearchLimits(t *testing.T) {
+	isolate(t)
+	var text strings.Builder
+	for i := range 20_000 {
+		fmt.Fprintf(&text, "item ref row %d of the cart\n", i)
+	}
+	dir, _ := indexedStore(t, text.String(), store.PutOptions{Namespace: "t", MIMEType: "text/plain"})
+	r := runCLI(t, nil, "artifacts", "search", "--store", dir, strings.Repeat("item ", 33))
+	if want := "store: search query too long: it has 33 words and phrases, over the 32 a search takes; search with fewer, rarer words"; r.code != exitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("33 words: exit %d, %q; want a usage error with %q", r.code, r.stderr, want)
+	}
+	cfg := filepath.Join(t.TempDir(), "mcpx.json")
+	if err := os.WriteFile(cfg, []byte(`{"serve":{"artifact_tools":{"search_timeout":"50ms","max_search_terms":100000,"max_search_query_chars":1000000}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r = runCLI(t, nil, "artifacts", "search", "--config", cfg, "--store", dir, strings.Repeat("item ref row ", 1000))
+	want := "mcpx artifacts search: the search stopped after 50ms (serve.artifact_tools.search_timeout): search with fewer or rarer words\n"
+	if took := time.Since(start); r.code != exitFail || r.stderr != want || took > 5*time.Second {
+		t.Errorf("3,000 words, 50ms: exit %d after %v, %q; want %q", r.code, took, r.stderr, want)
+	}
+}
+
+// indexedStore is a new fs store holding text, put with o and indexed
+// for search as one part, closed; it returns the store's folder and the
+// artifact.
+func indexedStore(t *testing.T, text string, o store.PutOptions) (string, store.Ref) {
+	t.Helper()
+	dir, st := openTestStore(t)
+	ctx := context.Background()
+	ref, err := st.Put(ctx, strings.NewReader(text), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Annotate(ctx, ref.ID, nil, []store.TextPart{{Text: text}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return dir, ref
 }

@@ -284,7 +284,7 @@ var queryCases = []queryCase{
 	{
 		name: "jq program that allocates without bound", tool: "artifacts_query", isError: true, slow: true,
 		args:   func(_, j string) map[string]any { return map[string]any{"id": j, "jq": `[range(1e9) | "x" * 4096]`} },
-		want:   strs("over budget", "grew the heap"),
+		want:   strs("over budget", "it needed more than the 67.1 MB of memory a query may use"),
 		within: 3*queryTimeout + 5*time.Second,
 	},
 }

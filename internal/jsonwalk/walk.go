@@ -609,6 +609,30 @@ func SkipContainer(raw []byte, off int) (int, error) {
 	return 0, fmt.Errorf("%w at offset %d: unterminated container", ErrBadJSON, off)
 }
 
+// MaxDepth returns how deep the objects and arrays of raw nest (0 for a
+// scalar) in one pass without recursion, so that a caller can say how
+// deep a document is that a depth-limited Walk refused. It does not
+// validate raw; an unterminated string ends the count.
+func MaxDepth(raw []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			end, ok := StringEnd(raw, i)
+			if !ok {
+				return deepest
+			}
+			i = end - 1
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // FormatPath renders path elements as a gjson path.
 func FormatPath(path []PathElem) string {
 	var b strings.Builder

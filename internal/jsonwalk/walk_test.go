@@ -113,6 +113,24 @@ func TestWalkDeepNesting(t *testing.T) {
 	}
 }
 
+func TestMaxDepth(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{`1`, 0},
+		{`[]`, 1},
+		{`{"a":[{"b":"[[[["}],[1]]}`, 3},
+		{`["\"[[["]`, 1},
+		{`[["unterminated`, 2},
+		{strings.Repeat("[", 1_000_000) + strings.Repeat("]", 1_000_000), 1_000_000},
+	} {
+		if got := MaxDepth([]byte(tc.in)); got != tc.want {
+			t.Errorf("%.20s: depth %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestStringEnd(t *testing.T) {
 	for _, tc := range []struct {
 		in  string

@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -258,20 +257,7 @@ func (g *gateway) kill() {
 }
 
 // peakRSS is the gateway process's peak resident memory so far (VmHWM).
-func (g *gateway) peakRSS(t *testing.T) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.cmd.Process.Pid))
-	if err != nil {
-		t.Fatalf("peak RSS: %v", err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc status")
-	return 0
-}
+func (g *gateway) peakRSS(t *testing.T) int64 { return rss(t, g.cmd.Process.Pid, "VmHWM:") }
 
 func freeAddr(t *testing.T) string {
 	t.Helper()

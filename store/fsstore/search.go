@@ -182,23 +182,25 @@ func insertPartsSQL(n int) string {
 // negation: higher is better), each with a snippet() of its line. It ranks
 // the newest Config.SearchCandidates matching lines.
 func (s *Store) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+	// A query with nothing to search for is answered before waiting for
+	// the indexer.
+	terms := searchq.Parse(query)
+	if len(terms) == 0 {
+		return nil, fmt.Errorf("fsstore: search: %w", store.ErrBadQuery)
+	}
 	if err := s.waitIndexed(ctx); err != nil {
 		return nil, fmt.Errorf("fsstore: search: %w", err)
 	}
-	hits, err := s.search(ctx, scope, query, limit)
+	hits, err := s.search(ctx, scope, terms, limit)
 	if err != nil {
 		return nil, fmt.Errorf("fsstore: search: %w", err)
 	}
 	return hits, nil
 }
 
-func (s *Store) search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+func (s *Store) search(ctx context.Context, scope store.Scope, terms []searchq.Term, limit int) ([]store.Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	terms := searchq.Parse(query)
-	if len(terms) == 0 {
-		return nil, store.ErrBadQuery
 	}
 	if limit < 1 {
 		limit = DefaultSearchLimit

@@ -72,9 +72,14 @@ func (s *Store) indexParts(id string, parts []store.TextPart) {
 	s.lines[id] = &indexed{parts: parts}
 }
 
+// ctxCheckLines is how many lines Search scores between looks at its
+// context: a search that its caller left stops within a few ms.
+const ctxCheckLines = 256
+
 // Search returns the best limit lines that hold every term of query, among
 // the artifacts put under a scope that scope contains. A line scores the
-// sum of its terms' counts over the square root of its length.
+// sum of its terms' counts over the square root of its length. It stops
+// with ctx's error when ctx ends.
 func (s *Store) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("memstore: search: %w", err)
@@ -103,7 +108,12 @@ func (s *Store) Search(ctx context.Context, scope store.Scope, query string, lim
 		}
 		lines := x.get()
 		ref := s.named(e.As(i))
-		for _, l := range lines {
+		for n, l := range lines {
+			if n%ctxCheckLines == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("memstore: search: %w", err)
+				}
+			}
 			score := 0.0
 			for _, t := range terms {
 				n := count(l.tokens, t.Tokens)

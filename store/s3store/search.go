@@ -29,9 +29,14 @@ const snippetRunes = 200
 // maxTextBytes bounds the text parts of one artifact Search reads.
 const maxTextBytes = 64 << 20
 
+// ctxCheckLines is how many lines Search scores between looks at its
+// context: a search that its caller left stops within a few ms.
+const ctxCheckLines = 256
+
 // Search returns the best limit lines that hold every term of query,
 // among the artifacts put under a scope that scope contains. A line
 // scores the sum of its terms' counts over the square root of its length.
+// It stops with ctx's error when ctx ends.
 func (s *Store) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, fmt.Errorf("s3store: search: %w", err)
@@ -105,13 +110,20 @@ func (s *Store) search(ctx context.Context, scope store.Scope, terms []searchq.T
 		if err := json.Unmarshal(b, &parts); err != nil {
 			return nil, fmt.Errorf("text/%s: %w", e.id, err)
 		}
+		scored := 0
 		for _, p := range parts {
 			store.EachLine(p, func(place, line string) bool {
+				if scored++; scored%ctxCheckLines == 0 && ctx.Err() != nil {
+					return false
+				}
 				if score := scoreLine(searchq.Tokens(line), terms); score > 0 {
 					hits = append(hits, store.Hit{Ref: ref, Place: place, Snippet: snippet(line), Score: score})
 				}
 				return len(hits) < s.candidates
 			})
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		if len(hits) >= s.candidates || len(texts) == 0 {
 			break

@@ -25,6 +25,7 @@ func RunSearch(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HostileQuery", testSearchHostile},
 		{"Deleted", testSearchDeleted},
 		{"Places", testSearchPlaces},
+		{"CallerLeaves", testSearchCallerLeaves},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

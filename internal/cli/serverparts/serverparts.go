@@ -21,7 +21,7 @@ import (
 func Set() parts.Set {
 	return parts.Set{
 		OpenS3: openS3,
-		JQ:     jq.Compile,
+		JQ:     jq.Run,
 		Serve:  serve,
 		Check:  check,
 	}
