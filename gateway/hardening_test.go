@@ -411,3 +411,27 @@ func TestHTTPBusySessionsKept(t *testing.T) {
 		t.Errorf("the busy session's call ended early: %s", hung.Raw)
 	}
 }
+
+// A message nested 8,000,000 levels deep (16 MB) ended the process with a
+// stack overflow in gjson's validator, over HTTP and stdio alike. It is
+// a parse error naming the depth limit, and the gateway goes on.
+func TestClientMessageTooDeep(t *testing.T) {
+	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}})
+	deep := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"v":` +
+		strings.Repeat("[", 8_000_000) + strings.Repeat("]", 8_000_000) + `}}}`
+	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
+	defer ts.Close()
+	resp, r := httpPost(t, ts.URL, "", deep)
+	if resp.StatusCode != http.StatusBadRequest || r.Get("error.code").Int() != jsonrpc.CodeParseError ||
+		!strings.Contains(r.Get("error.message").String(), "at most 100000 levels") {
+		t.Errorf("HTTP: %d %.300s", resp.StatusCode, r.Raw)
+	}
+	c := connect(t, g)
+	r = c.rawCall(deep, "null")
+	if r.Get("error.code").Int() != jsonrpc.CodeParseError || !strings.Contains(r.Get("error.message").String(), "at most 100000 levels") {
+		t.Errorf("stdio: %.300s", r.Raw)
+	}
+	if c.result("ping", "").Raw != "{}" {
+		t.Error("ping after the deep message")
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 func init() {
@@ -74,7 +75,9 @@ func (l *fastMCP) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, erro
 		case data.Exists() && data.Type != gjson.Null:
 			payload = data.Raw
 		case firstText.Exists():
-			if t := firstText.String(); gjson.Valid(t) {
+			// gjson's validator recurses per level: a text nested past the
+			// chain's depth is not taken as JSON (and is not validated).
+			if t := firstText.String(); jsonwalk.StringDepthWithin(t, layer.DefaultMaxDepth) && gjson.Valid(t) {
 				payload = t
 			} else {
 				payload = firstText.Raw

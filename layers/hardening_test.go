@@ -195,3 +195,38 @@ func TestCancellationStopsTheChain(t *testing.T) {
 		t.Errorf("Transform on a done context: %v", err)
 	}
 }
+
+// A FastMCP dump whose text is 8,000,000 "[" deep: the fastmcp layer
+// asked gjson whether the text was JSON, whose validator recursed once per
+// level and ended the process with a stack overflow. The text is too deep
+// to be a payload: it is the dump's results as a string, stored by the
+// size net, and its bytes come back.
+func TestFastMCPTextTooDeep(t *testing.T) {
+	deep := strings.Repeat("[", 8_000_000) + strings.Repeat("]", 8_000_000)
+	// an untyped block makes the dump no MCP result, which fastmcp maps
+	in := `{"is_error":false,"content":[{"type":"text","text":"` + deep + `"},{"note":"untyped"}]}`
+	eng, st := chain(t, engine.Config{})
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "s", Tool: "t"}, []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gjson.ValidBytes(res.Raw) || len(res.Raw) > 60_000 {
+		t.Fatalf("%d bytes out, valid %v", len(res.Raw), gjson.ValidBytes(res.Raw))
+	}
+	// fastmcp keeps the whole dump it replaced; the text is the results
+	// the size net stored
+	var found bool
+	for _, a := range res.Artifacts {
+		rc, _, err := st.Get(context.Background(), a.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		_, err = got.ReadFrom(rc)
+		rc.Close()
+		found = found || err == nil && got.String() == deep
+	}
+	if !found {
+		t.Fatalf("no artifact holds the %d bytes of the text: %+v", len(deep), res.Artifacts)
+	}
+}

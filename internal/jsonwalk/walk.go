@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/segmentio/asm/ascii"
 	"github.com/tidwall/gjson"
@@ -631,6 +632,25 @@ func MaxDepth(raw []byte) int {
 		}
 	}
 	return deepest
+}
+
+// DepthWithin reports whether the objects and arrays of raw nest at most
+// max levels, so that a recursive parser (gjson's validator and getters
+// recurse once per level, about 200 bytes of stack each) can be given raw
+// without a hostile document taking the stack past Go's 1 GB limit. A
+// document with no more than max opening brackets cannot nest deeper,
+// and counting them is a vectorized scan; only a document with more is
+// walked by MaxDepth.
+func DepthWithin(raw []byte, max int) bool {
+	if bytes.Count(raw, []byte{'['})+bytes.Count(raw, []byte{'{'}) <= max {
+		return true
+	}
+	return MaxDepth(raw) <= max
+}
+
+// StringDepthWithin is DepthWithin of a string, read in place.
+func StringDepthWithin(raw string, max int) bool {
+	return DepthWithin(unsafe.Slice(unsafe.StringData(raw), len(raw)), max)
 }
 
 // FormatPath renders path elements as a gjson path.

@@ -258,3 +258,29 @@ func FuzzWalkFilteredClean(f *testing.F) {
 		}
 	})
 }
+
+func TestDepthWithin(t *testing.T) {
+	deep := strings.Repeat("[", 200_000) + strings.Repeat("]", 200_000)
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want bool
+	}{
+		{`{"a":[1,2]}`, 2, true},
+		{`{"a":[1,2]}`, 1, false},
+		// many brackets, shallow: the count says nothing, the walk decides
+		{"[" + strings.Repeat("[],", 1000) + "[]]", 2, true},
+		{"[" + strings.Repeat("[],", 1000) + "[[]]]", 2, false},
+		// brackets inside strings do not nest
+		{`["` + strings.Repeat("[", 5000) + `"]`, 1, true},
+		{deep, 199_999, false},
+		{deep, 200_000, true},
+	} {
+		if got := DepthWithin([]byte(tc.in), tc.max); got != tc.want {
+			t.Errorf("%.20s… within %d: %v, want %v", tc.in, tc.max, got, tc.want)
+		}
+		if got := StringDepthWithin(tc.in, tc.max); got != tc.want {
+			t.Errorf("string %.20s… within %d: %v, want %v", tc.in, tc.max, got, tc.want)
+		}
+	}
+}

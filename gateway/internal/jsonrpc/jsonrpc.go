@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
+	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
 )
 
 // Error is a JSON-RPC error object.
@@ -60,12 +61,24 @@ var (
 	// ErrNoMethodNorID: the object has neither; Parse returns the message
 	// too (an error response with a null id is one).
 	ErrNoMethodNorID = errors.New("json-rpc message has neither method nor id")
+	// ErrTooDeep: the message nests deeper than MaxDepth levels.
+	ErrTooDeep = fmt.Errorf("a JSON-RPC message may nest at most %d levels of objects and arrays", MaxDepth)
 )
+
+// MaxDepth is the deepest nesting of objects and arrays a message may
+// have. gjson, which reads every message, recurses once per level: a
+// 64 MB line of "[" took its validator past Go's stack limit, which
+// ends the process. Ten times the engine's own depth limit, so that a
+// result the engine stores whole for its depth still arrives.
+const MaxDepth = 100_000
 
 // Parse decodes one message. It validates the JSON first; for invalid
 // JSON it still returns the message with the id it can recover (marked
 // IDGuessed), so the caller can fail the request it answers.
 func Parse(b []byte) (*Message, error) {
+	if !jsonwalk.DepthWithin(b, MaxDepth) {
+		return &Message{}, fmt.Errorf("%w: %w", ErrInvalidJSON, ErrTooDeep)
+	}
 	if !gjson.ValidBytes(b) {
 		m := &Message{}
 		// gjson reads what is not JSON leniently ("0000" as a number):

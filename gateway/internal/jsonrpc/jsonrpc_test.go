@@ -2,8 +2,28 @@ package jsonrpc
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
+
+// TestParseTooDeep: gjson's validator recursed once per level, so a line
+// of 8,000,000 "[" ended the process with a stack overflow; Parse refuses
+// a message past MaxDepth before any recursive reader sees it, and reads
+// one at MaxDepth.
+func TestParseTooDeep(t *testing.T) {
+	nest := func(n int) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"v":` +
+			strings.Repeat("[", n) + strings.Repeat("]", n) + `}}}`)
+	}
+	_, err := Parse(nest(8_000_000))
+	if !errors.Is(err, ErrInvalidJSON) || !errors.Is(err, ErrTooDeep) || !strings.Contains(err.Error(), "at most 100000 levels") {
+		t.Fatalf("8,000,000 levels: %v, want ErrInvalidJSON and ErrTooDeep naming the limit", err)
+	}
+	m, err := Parse(nest(MaxDepth - 3)) // the message's own objects are 3 levels
+	if err != nil || m.Method != "tools/call" {
+		t.Fatalf("%d levels: %v, %+v", MaxDepth, err, m)
+	}
+}
 
 func TestParse(t *testing.T) {
 	for _, tc := range []struct {
