@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -24,6 +25,9 @@ import (
 func TestPythonExample(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is not installed: the example's test needs it under CI")
+		}
 		t.Skip("python3 not installed")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -78,5 +82,17 @@ func TestPythonExample(t *testing.T) {
 	msg, err := bad.CombinedOutput()
 	if err == nil || !strings.Contains(string(msg), "mcpx answered 401") {
 		t.Errorf("wrong token: %v %s", err, msg)
+	}
+
+	// nothing listening: one line that says so and what to do, no traceback
+	closed := httptest.NewServer(nil)
+	closedURL := closed.URL
+	closed.Close()
+	down := exec.CommandContext(ctx, py, "transform.py")
+	down.Env = append(down.Environ(), "MCPX_URL="+closedURL)
+	msg, err = down.CombinedOutput()
+	want := "cannot reach mcpx at " + closedURL + ": [Errno 111] Connection refused; start it with `mcpx serve --listen 127.0.0.1:8080` or set MCPX_URL\n"
+	if code := down.ProcessState.ExitCode(); err == nil || code != 1 || string(msg) != want {
+		t.Errorf("nothing listening: exit %d, %q; want exit 1 and %q", code, msg, want)
 	}
 }

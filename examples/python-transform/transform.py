@@ -56,6 +56,15 @@ def transform(base_url, result_bytes, server, tool, token=None, session=None, ti
         detail = e.read().decode("utf-8", "replace").strip()
         hint = f" (retry after {retry}s)" if retry else ""
         raise SystemExit(f"mcpx answered {e.code}{hint}: {detail}")
+    except urllib.error.URLError as e:
+        # HTTPError is a URLError too, caught above: what is left never
+        # reached mcpx (refused, unknown host, TLS), and says so in a line.
+        raise SystemExit(
+            f"cannot reach mcpx at {base_url}: {e.reason}; start it with "
+            f"`mcpx serve --listen 127.0.0.1:8080` or set MCPX_URL"
+        )
+    except (TimeoutError, OSError) as e:
+        raise SystemExit(f"no answer from mcpx at {base_url} within {timeout}s: {e}")
 
 
 def main():
@@ -72,7 +81,10 @@ def main():
     else:
         raw = json.dumps(sample_result()).encode("utf-8")
     out = transform(args.url, raw, args.server, args.tool, os.environ.get("MCPX_TOKEN"), args.session)
-    rewritten = json.loads(out)
+    try:
+        rewritten = json.loads(out)
+    except ValueError as e:
+        raise SystemExit(f"mcpx at {args.url} answered something that is not JSON ({e}): {out[:200]!r}")
     json.dump(rewritten, sys.stdout, indent=2)
     sys.stdout.write("\n")
     print(f"{len(raw)} bytes in, {len(out)} bytes out", file=sys.stderr)
