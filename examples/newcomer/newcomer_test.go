@@ -128,6 +128,18 @@ func newcomer(t *testing.T, lang string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every command and copy below is one README.md tells the reader to
+	// type, word for word: a step the README skips fails here.
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	says := func(line string) {
+		t.Helper()
+		if !bytes.Contains(readme, []byte(line)) {
+			t.Fatalf("README.md does not say to run %q, which the walk does", line)
+		}
+	}
 	w := &walk{t: t, mcpx: mcpx, helpdesk: helpdesk, work: t.TempDir()}
 	w.env = append(os.Environ(), "MCPX_HOME="+filepath.Join(w.work, "home"), "MCPX_LOG_LEVEL=")
 	var compiler string
@@ -154,6 +166,7 @@ func newcomer(t *testing.T, lang string) {
 	}
 
 	// 1. plugin new: files, the server it is for, what to run next.
+	says("mcpx plugin new --lang go --server helpdesk --tool get_ticket ticket-plugin   # or --lang rust")
 	out, _ := w.run(w.work, nil, mcpx, "plugin", "new", "--lang", lang, "--server", server, "--tool", tool, "ticket-plugin")
 	for _, want := range []string{`plugin "ticket_plugin" for server "helpdesk"`, "Nothing is built yet. Next:", "./build.sh", "ticket_plugin.json"} {
 		if !strings.Contains(out, want) {
@@ -163,9 +176,11 @@ func newcomer(t *testing.T, lang string) {
 	proj := filepath.Join(w.work, "ticket-plugin")
 	wasmFile := filepath.Join(proj, plugin+".wasm")
 	ticket := filepath.Join(proj, "testdata", "ticket.json")
+	says("cp $MCPX/examples/newcomer/helpdesk-go/testdata/ticket.json testdata/")
 	copyFile(t, filepath.Join(here, "helpdesk-go", "testdata", "ticket.json"), ticket)
 
 	// 2. ./build.sh: the scaffold's tests pass and the module is built.
+	says("./build.sh")
 	out, _ = w.run(proj, nil, "./build.sh")
 	if !strings.Contains(out, "built "+plugin+".wasm with "+compiler) {
 		t.Fatalf("build.sh did not build with %s:\n%s", compiler, out)
@@ -173,10 +188,12 @@ func newcomer(t *testing.T, lang string) {
 
 	// 3. plugin test on the sample and on a ticket: version 1 moves every
 	// base64 file.
+	says("mcpx plugin test ticket_plugin.wasm --server helpdesk --tool get_ticket testdata/sample.json")
 	out, _ = w.run(proj, nil, mcpx, "plugin", "test", plugin+".wasm", "--server", server, "--tool", tool, "testdata/sample.json")
 	if n := len(gjson.Get(out, "artifacts").Array()); n != 1 {
 		t.Fatalf("plugin test on the sample: %d artifacts\n%s", n, out)
 	}
+	says("mcpx plugin test ticket_plugin.wasm --server helpdesk --tool get_ticket testdata/ticket.json")
 	out, _ = w.run(proj, nil, mcpx, "plugin", "test", plugin+".wasm", "--server", server, "--tool", tool, "testdata/ticket.json")
 	if n := len(gjson.Get(out, "artifacts").Array()); n != 2 {
 		t.Fatalf("plugin test on the ticket: %d artifacts\n%s", n, out)
@@ -184,6 +201,7 @@ func newcomer(t *testing.T, lang string) {
 
 	// 4. transform --plugin stores the attachments, byte for byte.
 	store := filepath.Join(w.work, "store")
+	says("mcpx transform --plugin ticket_plugin.wasm --server helpdesk --tool get_ticket testdata/ticket.json")
 	out, _ = w.run(proj, nil, mcpx, "transform", "--plugin", plugin+".wasm", "--store", store, "--server", server, "--tool", tool, "testdata/ticket.json")
 	p := payload(t, out)
 	if s := p.Get("attachments.0.data.summary").String(); !strings.Contains(s, "from helpdesk/get_ticket") {
@@ -220,9 +238,12 @@ func newcomer(t *testing.T, lang string) {
 	// get the new behaviour without a restart.
 	switch lang {
 	case "go":
+		says("cp $MCPX/examples/newcomer/helpdesk-go/main.go $MCPX/examples/newcomer/helpdesk-go/main_test.go .")
 		copyFile(t, filepath.Join(here, "helpdesk-go", "main.go"), filepath.Join(proj, "main.go"))
 		copyFile(t, filepath.Join(here, "helpdesk-go", "main_test.go"), filepath.Join(proj, "main_test.go"))
 	case "rust":
+		says("cp $MCPX/examples/newcomer/helpdesk-rust/lib.rs src/lib.rs")
+		says("mcpx plugin test --dump-request --server helpdesk --tool get_ticket testdata/ticket.json > testdata/request.json")
 		copyFile(t, filepath.Join(here, "helpdesk-rust", "lib.rs"), filepath.Join(proj, "src", "lib.rs"))
 		req, _ := w.run(proj, nil, mcpx, "plugin", "test", "--dump-request", "--server", server, "--tool", tool, "testdata/ticket.json")
 		if err := os.WriteFile(filepath.Join(proj, "testdata", "request.json"), []byte(req), 0o644); err != nil {

@@ -424,7 +424,9 @@ const goBuild = `#!/bin/sh
 set -eu
 cd "$(dirname "$0")"
 compiler=${COMPILER:-auto}
-[ -f go.sum ] || go mod tidy
+# every time: an edit that imports another package needs it, and it is
+# quick and offline once the modules are in the cache
+go mod tidy
 go test ./...
 tinygo=""
 if [ "$compiler" != go ]; then
@@ -462,7 +464,7 @@ const readmeGo = "# __NAME__: an mcpx plugin in Go\n\n" +
 	"it speaks is ABI v1 (`sdk/wasm-guest/ABI.md` in mcpx).\n\n" +
 	"## Build and test\n\n" +
 	"```sh\n./build.sh\n```\n\n" +
-	"runs `go mod tidy` (the first time), `go test` (the transformer, natively, on the\n" +
+	"runs `go mod tidy`, `go test` (the transformer, natively, on the\n" +
 	"request mcpx sends for `testdata/sample.json`), then builds `__NAME__.wasm`: with TinyGo\n" +
 	"when it finds it (on `PATH`, in `$TINYGOROOT`, or in `~/.cache/mcpx-tools/tinygo`,\n" +
 	"where mcpx's `scripts/wasm-toolchains.sh` puts it), else with the standard Go\n" +
