@@ -27,6 +27,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/web/apilimits"
 )
@@ -70,6 +71,10 @@ type APIOptions struct {
 	Resources ResourceBrowser
 	// Transformer serves POST /transform; nil answers 404 there.
 	Transformer Transformer
+	// Observer is told of each POST /transform when it ends, as the
+	// gateway tells it of each tools/call (telemetry.Metrics counts both
+	// alike); nil: nobody is.
+	Observer observe.Observer
 	// Ready is asked by /readyz besides the store; nil: no upstreams.
 	Ready Readiness
 	// Metrics serves GET /metrics (Prometheus text from the host's

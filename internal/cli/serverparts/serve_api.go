@@ -179,7 +179,7 @@ func (e *upstreamsNotReady) Error() string {
 // upstream resources, with /metrics.
 func newAPI(cfg config.File, st store.Store, signer *web.Signer, bus *web.EventBus, au *auth.Authenticator, gw *gateway.Gateway, obs *observability, log hclog.Logger) (*web.API, error) {
 	return web.NewAPI(web.APIOptions{
-		Store: st, Signer: signer, Auth: au, Events: bus, Transformer: gw.Engine(), Resources: resourceBrowser{gw},
+		Store: st, Signer: signer, Auth: au, Events: bus, Transformer: gw.Engine(), Observer: obs.metrics, Resources: resourceBrowser{gw},
 		Ready: upstreamReadiness{gw}, Retention: cfg.Store.RetentionFor(true), Metrics: obs.Handler(), Limits: cfg.Serve.API, Logger: log,
 	})
 }
