@@ -7,6 +7,7 @@ package web
 //	GET /artifacts/{id}/meta          the ArtifactRef, content summary, last access, expiry
 //	GET /artifacts?cursor=…           the caller's artifacts, newest first, a page at a time
 //	GET /events                       server-sent events, filtered to the caller, Last-Event-ID
+//	GET /calls                        the caller's recent calls, from the events buffer (calls.go)
 //	GET /resources/{server}           an upstream's resources (ResourceBrowser)
 //	GET /resources/{server}/read?uri= one resource
 //	POST /transform?server=&tool=     the engine as a service: raw result in, rewritten out
@@ -124,6 +125,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET /artifacts/{id}/meta", authed(http.HandlerFunc(a.serveMeta)))
 	mux.Handle("GET /artifacts", authed(http.HandlerFunc(a.serveList)))
 	mux.Handle("GET /events", authed(http.HandlerFunc(a.serveEvents)))
+	mux.Handle("GET /calls", authed(http.HandlerFunc(a.serveCalls)))
 	mux.Handle("GET /resources/{server}", authed(http.HandlerFunc(a.serveResources)))
 	mux.Handle("GET /resources/{server}/read", authed(http.HandlerFunc(a.serveResourceRead)))
 	mux.Handle("POST /transform", authed(http.HandlerFunc(a.serveTransform)))

@@ -141,3 +141,53 @@ func jsonEqual(a json.RawMessage, b string) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
 }
+
+// The Calls pane shows, on load, the caller's recent calls from the
+// event buffer (GET /calls), never another principal's, and a call made
+// while the page is open goes on top of them.
+func TestUIBrowserRecentCallsOnLoad(t *testing.T) {
+	f := newAPIFixture(t, testTokens, auth.Limits{})
+	ctx := browsertest.Start(t, 45*time.Second)
+	pdf := func(who string) string {
+		return fmt.Sprintf(`{"content":[{"type":"resource","resource":{"uri":"file:///%s.pdf","mimeType":"application/pdf","blob":%q}}]}`,
+			who, base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n"+strings.Repeat(who+" ", 3000))))
+	}
+	for _, c := range []struct{ tok, tool string }{{"tok-alice", "export"}, {"tok-bob", "bobs-export"}} {
+		if code, out, _ := f.do("POST", "/transform?server=files&tool="+c.tool, c.tok, strings.NewReader(pdf(c.tool))); code != 200 {
+			t.Fatalf("transform: %d %s", code, out)
+		}
+	}
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			browsertest.Screenshot(t, ctx, "failed")
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	poll := func(what, js string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			browsertest.Screenshot(t, ctx, "failed")
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+	}
+	calls := `[...document.querySelectorAll('#calls li.call')].map(li => li.querySelector('.tool').textContent + ': ' + li.querySelector('.kept').textContent.replace(/~?\d[\d.,]*/g, 'N')).join(' | ')`
+	run("open", chromedp.Navigate(f.srv.URL+"/"))
+	run("enter the token", chromedp.SendKeys(chromedp.CSS("#token"), "tok-alice"), chromedp.Click(chromedp.CSS(`#token-form button[type=submit]`)))
+	poll("the live stream", `document.querySelector('#live.on') !== null`)
+	poll("alice's call made before the page opened", `document.querySelectorAll('#calls li.call').length > 0`)
+	time.Sleep(300 * time.Millisecond) // anything else would have come by now
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](calls))
+	if want := "files / export: kept out N KB (N tokens), N artifact"; err != nil || got != want {
+		t.Fatalf("calls on load = %q (%v), want %q", got, err, want)
+	}
+	if code, out, _ := f.do("POST", "/transform?server=files&tool=live", "tok-alice", strings.NewReader(pdf("live"))); code != 200 {
+		t.Fatalf("transform: %d %s", code, out)
+	}
+	poll("the live call", `document.querySelectorAll('#calls li.call').length === 2`)
+	got, _ = chromedp.Run(ctx, chromedp.Evaluate[string](calls))
+	if want := "files / live: kept out N KB (N tokens), N artifact | files / export: kept out N KB (N tokens), N artifact"; got != want {
+		t.Fatalf("calls = %q, want %q", got, want)
+	}
+	browsertest.Screenshot(t, ctx, "recent-calls")
+}
