@@ -191,3 +191,71 @@ func TestUIBrowserRecentCallsOnLoad(t *testing.T) {
 	}
 	browsertest.Screenshot(t, ctx, "recent-calls")
 }
+
+// Preview on a card far down the list shows the preview where the user
+// is looking, not at the top of the page scrolled out of view.
+func TestUIBrowserPreviewComesIntoView(t *testing.T) {
+	f := newAPIFixture(t, nil, auth.Limits{})
+	ctx := browsertest.Start(t, 45*time.Second)
+	for i := range 30 {
+		f.put(fmt.Sprintf("notes number %d\n", i), "text/plain", fmt.Sprintf("notes-%02d.txt", i), store.Scope{})
+	}
+	poll := func(what, js string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			browsertest.Screenshot(t, ctx, "failed")
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	poll("thirty cards", `document.querySelectorAll('#artifacts li.card').length === 30`)
+	// the oldest card is the last: scroll to it and preview it
+	scrolled, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(() => {
+		const b = [...document.querySelectorAll('#artifacts li.card')].pop();
+		b.scrollIntoView({block: 'end'});
+		b.querySelector('button.preview').click();
+		return window.scrollY; })()`))
+	if err != nil || scrolled < 500 {
+		t.Fatalf("scrolled to %v (%v): the list should be longer than the window", scrolled, err)
+	}
+	poll("the preview", `(document.querySelector('#viewer pre.preview-text') || {}).textContent === 'notes number 0\n'`)
+	time.Sleep(500 * time.Millisecond) // a smooth scroll ends
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const r = document.querySelector('#viewer pre.preview-text').getBoundingClientRect();
+		return r.top >= 0 && r.bottom <= innerHeight ? 'in view' : 'top ' + Math.round(r.top) + ', bottom ' + Math.round(r.bottom) + ' of a ' + innerHeight + 'px window'; })()`))
+	if err != nil || got != "in view" {
+		browsertest.Screenshot(t, ctx, "failed")
+		t.Fatalf("the preview is not in view after Preview: %s (%v)", got, err)
+	}
+	browsertest.Screenshot(t, ctx, "preview-in-view")
+}
+
+// The token field is wide enough for its whole placeholder: the text's
+// rendered width fits inside the field's padding, in a wide window and a
+// narrow one.
+func TestUIBrowserTokenPlaceholderFits(t *testing.T) {
+	f := newAPIFixture(t, testTokens, auth.Limits{})
+	ctx := browsertest.Start(t, 45*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	const measure = `(() => {
+		const i = document.querySelector('#token'), cs = getComputedStyle(i);
+		const c = document.createElement('canvas').getContext('2d');
+		c.font = cs.font;
+		const text = c.measureText(i.placeholder).width;
+		const room = i.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+		return text <= room ? 'fits' : 'the placeholder is ' + text.toFixed(1) + 'px wide, the field has room for ' + room.toFixed(1) + 'px'; })()`
+	for _, width := range []int64{1400, 900} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 800)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](measure))
+		browsertest.Screenshot(t, ctx, fmt.Sprintf("token-field-%d", width))
+		if err != nil || got != "fits" {
+			t.Errorf("at %d px: %s (%v)", width, got, err)
+		}
+	}
+}

@@ -273,6 +273,9 @@
     $('#canvas').hidden = false;
     document.querySelector('main').classList.add('with-canvas');
     renderCanvas();
+    // the canvas is sticky; this brings it in when the page is scrolled
+    // where sticking cannot (above it)
+    $('#canvas').scrollIntoView({ block: 'nearest' });
   }
 
   function closeCanvas() {
