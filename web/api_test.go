@@ -53,6 +53,9 @@ func (f *fakeResources) ListResources(_ context.Context, p auth.Principal, serve
 	f.mu.Lock()
 	f.seen = append(f.seen, p)
 	f.mu.Unlock()
+	if server == "tools-only" {
+		return nil, ErrNoResources
+	}
 	if server != "docs" {
 		return nil, ErrUnknownServer
 	}
@@ -65,6 +68,9 @@ func (f *fakeResources) ResourceServers(context.Context, auth.Principal) ([]stri
 }
 
 func (f *fakeResources) ReadResource(_ context.Context, p auth.Principal, server, uri string) (json.RawMessage, error) {
+	if server == "tools-only" {
+		return nil, ErrNoResources
+	}
 	if server != "docs" {
 		return nil, ErrUnknownServer
 	}

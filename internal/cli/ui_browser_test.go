@@ -397,3 +397,56 @@ func TestUIBrowserLiveArtifacts(t *testing.T) {
 		t.Fatalf("HTML download: %s CSP %q disposition %q", dl.Status, dl.Header.Get("Content-Security-Policy"), dl.Header.Get("Content-Disposition"))
 	}
 }
+
+// The resource pane over "mcpx serve" whose one server ("files")
+// declares tools only: the page's GET /resources answers (no 404 in the
+// console) and lists the server, and listing it says it offers no
+// resources, with a 200, rather than "unknown server".
+func TestUIBrowserServerWithoutResources(t *testing.T) {
+	ctx := browsertest.Start(t, 60*time.Second)
+	isolate(t)
+	base := startServeProcess(t)
+	console := browsertest.Console(t, ctx)
+	poll := func(what, js string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+			browsertest.Screenshot(t, ctx, "failed")
+			t.Fatalf("waiting for %s (%s): %v; console: %q", what, js, err, console())
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/")); err != nil {
+		t.Fatal(err)
+	}
+	poll("the live event stream", `document.querySelector('#live.on') !== null`)
+	poll("the server list", `document.querySelector('#res-server').value === 'files'`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#res-form button`))); err != nil {
+		t.Fatal(err)
+	}
+	const note = `server "files" offers no resources (it does not declare MCP's resources capability)`
+	poll("the note", `(document.querySelector('#resources li.note') || {}).textContent === `+fmt.Sprintf("%q", note))
+	browsertest.Screenshot(t, ctx, "server-without-resources")
+	for _, line := range console() {
+		if strings.Contains(line, "status of 4") || strings.Contains(line, "404") {
+			t.Errorf("console: %s", line)
+		}
+	}
+	// the API itself: 200 and the note; a name nothing has is still 404
+	for _, c := range []struct {
+		path, want string
+		code       int
+	}{
+		{"/resources", `{"servers":["files"]}`, 200},
+		{"/resources/files", `{"resources":[],"note":` + fmt.Sprintf("%q", note) + `}`, 200},
+		{"/resources/nothing", "", 404},
+	} {
+		resp, err := http.Get(base + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || (c.want != "" && strings.TrimSpace(string(b)) != c.want) {
+			t.Errorf("GET %s: %d %s, want %d %s", c.path, resp.StatusCode, b, c.code, c.want)
+		}
+	}
+}

@@ -528,7 +528,7 @@
     if (!resServer) return;
     const r = await api('resources/' + encodeURIComponent(resServer) + (resCursor ? '?cursor=' + encodeURIComponent(resCursor) : ''));
     if (!r.ok) {
-      $('#resources').replaceChildren(el('li', { class: 'note', text: r.status === 404 ? 'No resources to browse on "' + resServer + '".' : 'HTTP ' + r.status + ': ' + (await r.text()) }));
+      $('#resources').replaceChildren(el('li', { class: 'note', text: r.status === 404 ? 'No server "' + resServer + '" to browse.' : 'HTTP ' + r.status + ': ' + (await r.text()) }));
       $('#res-more').hidden = true;
       return;
     }
@@ -538,7 +538,8 @@
         el('span', { text: (res.name || res.uri) + (res.mimeType ? ' · ' + res.mimeType : '') + (res.size ? ' · ' + bytes(res.size) : ''), title: res.uri }),
         el('button', { type: 'button', text: 'Read', onclick: () => readResource(res.uri) })));
     }
-    if (!(page.resources || []).length && !more) $('#resources').append(el('li', { class: 'note', text: 'No resources.' }));
+    // a server without resources says so in a note
+    if (!(page.resources || []).length && !more) $('#resources').append(el('li', { class: 'note', text: page.note || 'No resources.' }));
     resCursor = page.nextCursor || '';
     $('#res-more').hidden = !resCursor;
   }
