@@ -144,14 +144,16 @@ func runUIUpstream() {
 }
 
 // startServeProcess runs "mcpx serve --listen 127.0.0.1:0" over the
-// upstream and returns its base URL; it is stopped (SIGTERM) at cleanup.
-func startServeProcess(t *testing.T) string {
+// upstream and returns its base URL and its folder (mcpx.json, the
+// config, with no retention section; store, the store); it is stopped
+// (SIGTERM) at cleanup.
+func startServeProcess(t *testing.T) (base, dir string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir = t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"files": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{uiUpstreamEnv: "1"}},
 	}})
@@ -193,11 +195,11 @@ func startServeProcess(t *testing.T) string {
 	}()
 	select {
 	case a := <-addr:
-		return "http://" + a
+		return "http://" + a, dir
 	case <-time.After(20 * time.Second):
 		t.Fatalf("mcpx serve did not listen in 20s")
 	}
-	return ""
+	return "", ""
 }
 
 // mcpClient is a minimal streamable-HTTP MCP client of /mcp.
@@ -255,7 +257,7 @@ func (c *mcpClient) post(body string) string {
 func TestUIBrowserLiveArtifacts(t *testing.T) {
 	ctx := browsertest.Start(t, 60*time.Second)
 	isolate(t)
-	base := startServeProcess(t)
+	base, _ := startServeProcess(t)
 	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {
@@ -405,7 +407,7 @@ func TestUIBrowserLiveArtifacts(t *testing.T) {
 func TestUIBrowserServerWithoutResources(t *testing.T) {
 	ctx := browsertest.Start(t, 60*time.Second)
 	isolate(t)
-	base := startServeProcess(t)
+	base, _ := startServeProcess(t)
 	console := browsertest.Console(t, ctx)
 	poll := func(what, js string) {
 		t.Helper()
