@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -100,20 +101,7 @@ func TestUIBrowserTokenAndResources(t *testing.T) {
 	ctx := browsertest.Start(t, 45*time.Second)
 	f.put(`{"mine": true}`, "application/json", "alice.json", store.Scope{TenantID: "acme", UserID: "alice"})
 	f.put("bob's", "text/plain", "bob.txt", store.Scope{TenantID: "acme", UserID: "bob"})
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			browsertest.Screenshot(t, ctx, "failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	poll := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-			browsertest.Screenshot(t, ctx, "failed")
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-	}
+	run, poll := pageActions(t, ctx)
 	run("open", chromedp.Navigate(f.srv.URL+"/"))
 	poll("the token request", `!document.querySelector('#notice').hidden && document.querySelector('#notice').textContent.includes('token')`)
 	run("enter the token", chromedp.SendKeys(chromedp.CSS("#token"), "tok-alice"), chromedp.Click(chromedp.CSS(`#token-form button[type=submit]`)))
@@ -137,6 +125,18 @@ func TestUIBrowserTokenAndResources(t *testing.T) {
 	browsertest.Screenshot(t, ctx, "token-and-resources")
 }
 
+// pageActions are run and poll on ctx's page for t: an action that fails,
+// or an expression not true within 10 s, keeps a screenshot and fails t.
+func pageActions(t *testing.T, ctx context.Context) (run func(what string, actions ...chromedp.Action[chromedp.Void]), poll func(what, js string)) {
+	return func(what string, actions ...chromedp.Action[chromedp.Void]) {
+			t.Helper()
+			browsertest.Do(t, ctx, what, actions...)
+		}, func(what, js string) {
+			t.Helper()
+			browsertest.Poll(t, ctx, what, js, 10*time.Second)
+		}
+}
+
 func jsonEqual(a json.RawMessage, b string) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
@@ -157,20 +157,7 @@ func TestUIBrowserRecentCallsOnLoad(t *testing.T) {
 			t.Fatalf("transform: %d %s", code, out)
 		}
 	}
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			browsertest.Screenshot(t, ctx, "failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	poll := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-			browsertest.Screenshot(t, ctx, "failed")
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-	}
+	run, poll := pageActions(t, ctx)
 	calls := `[...document.querySelectorAll('#calls li.call')].map(li => li.querySelector('.tool').textContent + ': ' + li.querySelector('.kept').textContent.replace(/~?\d[\d.,]*/g, 'N')).join(' | ')`
 	run("open", chromedp.Navigate(f.srv.URL+"/"))
 	run("enter the token", chromedp.SendKeys(chromedp.CSS("#token"), "tok-alice"), chromedp.Click(chromedp.CSS(`#token-form button[type=submit]`)))
@@ -200,16 +187,8 @@ func TestUIBrowserPreviewComesIntoView(t *testing.T) {
 	for i := range 30 {
 		f.put(fmt.Sprintf("notes number %d\n", i), "text/plain", fmt.Sprintf("notes-%02d.txt", i), store.Scope{})
 	}
-	poll := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-			browsertest.Screenshot(t, ctx, "failed")
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/")); err != nil {
-		t.Fatal(err)
-	}
+	run, poll := pageActions(t, ctx)
+	run("open", chromedp.Navigate(f.srv.URL+"/"))
 	poll("thirty cards", `document.querySelectorAll('#artifacts li.card').length === 30`)
 	// the oldest card is the last: scroll to it and preview it
 	scrolled, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(() => {

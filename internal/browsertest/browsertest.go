@@ -110,6 +110,27 @@ func Screenshot(t testing.TB, ctx context.Context, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
+// Do runs actions on ctx's page; when one fails it keeps a screenshot
+// ("failed") and fails t, saying what was being done.
+func Do(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		Screenshot(t, ctx, "failed")
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Poll waits up to timeout for the expression js to be true on ctx's
+// page; when it is not it keeps a screenshot ("failed") and fails t,
+// saying what it waited for.
+func Poll(t testing.TB, ctx context.Context, what, js string, timeout time.Duration) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(timeout))); err != nil {
+		Screenshot(t, ctx, "failed")
+		t.Fatalf("waiting for %s (%s): %v", what, js, err)
+	}
+}
+
 // Console records what the page's console shows from now on: the
 // browser's log entries (a failed request's "Failed to load resource:
 // the server responded with a status of 404", with its URL) and uncaught

@@ -409,23 +409,17 @@ func TestUIBrowserServerWithoutResources(t *testing.T) {
 	isolate(t)
 	base, _ := startServeProcess(t)
 	console := browsertest.Console(t, ctx)
-	poll := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
-			browsertest.Screenshot(t, ctx, "failed")
-			t.Fatalf("waiting for %s (%s): %v; console: %q", what, js, err, console())
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("console: %q", console())
 		}
-	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/")); err != nil {
-		t.Fatal(err)
-	}
-	poll("the live event stream", `document.querySelector('#live.on') !== null`)
-	poll("the server list", `document.querySelector('#res-server').value === 'files'`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#res-form button`))); err != nil {
-		t.Fatal(err)
-	}
+	})
+	browsertest.Do(t, ctx, "open the page", chromedp.Navigate(base+"/"))
+	browsertest.Poll(t, ctx, "the live event stream", `document.querySelector('#live.on') !== null`, 15*time.Second)
+	browsertest.Poll(t, ctx, "the server list", `document.querySelector('#res-server').value === 'files'`, 15*time.Second)
+	browsertest.Do(t, ctx, "list its resources", chromedp.Click(chromedp.CSS(`#res-form button`)))
 	const note = `server "files" offers no resources (it does not declare MCP's resources capability)`
-	poll("the note", `(document.querySelector('#resources li.note') || {}).textContent === `+fmt.Sprintf("%q", note))
+	browsertest.Poll(t, ctx, "the note", `(document.querySelector('#resources li.note') || {}).textContent === `+fmt.Sprintf("%q", note), 15*time.Second)
 	browsertest.Screenshot(t, ctx, "server-without-resources")
 	for _, line := range console() {
 		if strings.Contains(line, "status of 4") || strings.Contains(line, "404") {
