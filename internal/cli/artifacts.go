@@ -74,9 +74,10 @@ var lsCmd = command{
 Ls lists the stored artifacts, oldest first, as a table: ID, MIME type,
 SIZE, FILENAME, SOURCE (server/tool), CREATED, LAST ACCESS (the last read
 or put, local time) and EXPIRES (when mcpx serve or wrap on this store
-removes it: by the config's store.retention ttl, else by their default
-policy's 1h; "-" with a ttl of 0; the UI shows the same). --scope keeps the artifacts put under a
-session, trace, user or tenant (repeat it to require several). With --json
+removes it, as their UI shows it: by the config's store.retention ttl,
+else by their default of 1h; "-" with a ttl of 0). --scope keeps the
+artifacts put under a session, trace, user or tenant (repeat it to
+require several). With --json
 it writes one ArtifactRef JSON object per line instead, the same object
 transform puts in the output, with last_access and expires_at added. Rows
 are written a page at a time, whatever the store holds. Ls opens the store
@@ -150,10 +151,10 @@ func (p program) runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, c, err)
 	}
 	defer st.Close(ctx)
-	// The expiry the gateway applies, as its UI shows it: without a
-	// store.retention section serve and wrap collect by the default
-	// policy (a 1h TTL), which the CLI's own policy (keep everything)
-	// left out, so ls said "-" for artifacts due to go within the hour.
+	// The expiry is the gateway's, as its UI shows it: serve and wrap
+	// collect by the default policy (a 1h TTL) when the config has no
+	// store.retention section, where the CLI's own policy keeps
+	// everything and would say "-" for an artifact due to go.
 	policy := cfg.Store.RetentionFor(true)
 
 	bw := bufio.NewWriterSize(stdout, 64<<10)
