@@ -433,7 +433,7 @@ func (e *Engine) tooDeep(ctx context.Context, c Call, raw []byte, cause error) (
 		ref.URL = e.linker.ArtifactURL(ref)
 	}
 	res.Artifacts = []ArtifactRef{ref}
-	e.emit(Event{Type: EventArtifactStored, Server: c.Server, Tool: c.Tool, Scope: c.Scope, Layer: "engine", Artifact: &ref})
+	e.emit(Event{Type: EventArtifactStored, Server: c.Server, Tool: c.Tool, Scope: c.Scope, Layer: "engine", Artifact: &ref, AlreadyStored: sref.AlreadyStored})
 	rep := replacement{Artifact: ref, Summary: fmt.Sprintf("The result nests deeper than %d levels, past what mcpx transforms: the whole result (%s) is stored as artifact %s at %s", e.cfg.MaxDepth, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)}
 	mcp, isError := topLevelMCP(raw)
 	if !mcp {

@@ -137,7 +137,8 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Enc
 	vars.Ref = ref
 	x.done[key] = stored{ref: ref, val: val, content: vars.Content}
 	x.out.artifacts = append(x.out.artifacts, ref)
-	x.e.emit(Event{Type: EventArtifactStored, Server: x.d.Call.Server, Tool: x.d.Call.Tool, Scope: x.d.Call.Scope, Layer: x.step, Path: t.path, Artifact: &ref, Meta: x.rws[t.rw].Meta})
+	x.e.emit(Event{Type: EventArtifactStored, Server: x.d.Call.Server, Tool: x.d.Call.Tool, Scope: x.d.Call.Scope, Layer: x.step, Path: t.path,
+		Artifact: &ref, AlreadyStored: sref.AlreadyStored, Meta: x.rws[t.rw].Meta})
 	return ref, vars, nil
 }
 

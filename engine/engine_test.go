@@ -468,6 +468,14 @@ func TestEventsAndScope(t *testing.T) {
 	if len(refs) != 1 {
 		t.Fatalf("scoped list: %v", refs)
 	}
+	// The same bytes again, in another session: stored (the value left
+	// the result) but already held, so whoever counts bytes counts none.
+	if _, err := eng.Transform(context.Background(), engine.Call{Server: "Tableau Cloud", Tool: "dl", Scope: store.Scope{SessionID: "sess-10"}}, []byte(`{"pdf":"`+b64(pdf)+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2 || events[0].AlreadyStored || events[1].Type != engine.EventArtifactStored || !events[1].AlreadyStored {
+		t.Fatalf("a re-store's event: AlreadyStored %v then %v, want false then true (%+v)", events[0].AlreadyStored, events[len(events)-1].AlreadyStored, events)
+	}
 }
 
 func TestConfigMergesPerServerAndTool(t *testing.T) {

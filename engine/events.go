@@ -44,6 +44,10 @@ type Event struct {
 	Path string `json:"path,omitempty"`
 	// Artifact is set for EventArtifactStored and EventArtifactRefused.
 	Artifact *ArtifactRef `json:"artifact,omitempty"`
+	// AlreadyStored is set for EventArtifactStored when the store held
+	// the artifact's bytes before this put (store.Ref.AlreadyStored): the
+	// value left the result, but no new bytes went into the store.
+	AlreadyStored bool `json:"already_stored,omitempty"`
 	// OriginalChars and ClampedChars are set for EventObservationClamped.
 	OriginalChars int `json:"original_chars,omitempty"`
 	ClampedChars  int `json:"clamped_chars,omitempty"`

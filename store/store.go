@@ -79,6 +79,12 @@ type Ref struct {
 	Created time.Time `json:"created_at"`
 	// Truncated is set by stores that did not keep the bytes (noopstore).
 	Truncated bool `json:"truncated,omitempty"`
+	// AlreadyStored is set on the ref Put returns when the namespace
+	// already held an artifact of these bytes (the same id), put under
+	// this scope or another: the put recorded its scope and stored no new
+	// artifact, so whoever counts stored bytes counts none for it. Get,
+	// Stat and List never set it.
+	AlreadyStored bool `json:"-"`
 	// Content is what the bytes say about themselves (an inspect.Summary
 	// as JSON: kind, pages, dimensions, line count ...), as an Annotator
 	// recorded it; empty when nothing did.

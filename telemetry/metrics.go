@@ -33,6 +33,7 @@ type Metrics struct {
 	calls, errors, keptBytes, keptTokens *promtext.CounterVec
 	latency                              *promtext.HistogramVec
 	stored, storedBytes, refused, clamps *promtext.CounterVec
+	deduplicated                         *promtext.CounterVec
 	layerFailures, pluginFailures        *promtext.CounterVec
 	workRefused                          *promtext.CounterVec
 	evicted, evictedBytes                *promtext.Counter
@@ -63,13 +64,14 @@ func NewMetrics(reg *promtext.Registry) (*Metrics, error) {
 	latency, err := reg.HistogramVec(Namespace+"_tool_call_duration_seconds", "tools/call latency through the gateway (upstream and engine).", DefaultLatencyBuckets(), "server", "tool")
 	errs = append(errs, err)
 	m := &Metrics{
-		calls:          counter("tool_calls_total", "tools/call requests routed to a server's tool.", "server", "tool"),
-		errors:         counter("tool_call_errors_total", "tools/call that failed: kind=rpc (a JSON-RPC error) or tool (a result with isError).", "server", "tool", "kind"),
+		calls:          counter("tool_calls_total", "tools/call requests routed to a server's tool, and POST /transform calls (by their server and tool).", "server", "tool"),
+		errors:         counter("tool_call_errors_total", "tools/call that failed: kind=rpc (a JSON-RPC error, or a POST /transform body the engine refused) or tool (a result with isError).", "server", "tool", "kind"),
 		keptBytes:      counter("kept_out_bytes_total", "Bytes of tool results kept out of the model's context.", "server", "tool"),
 		keptTokens:     counter("kept_out_tokens_total", "Estimated tokens of tool results kept out of the model's context.", "server", "tool"),
 		latency:        latency,
-		stored:         counter("artifacts_stored_total", "Values moved into the artifact store.", "server"),
-		storedBytes:    counter("artifact_bytes_stored_total", "Bytes moved into the artifact store.", "server"),
+		stored:         counter("artifacts_stored_total", "Values moved into the artifact store, re-stores of bytes it already held included.", "server"),
+		deduplicated:   counter("artifacts_deduplicated_total", "Values whose bytes the artifact store already held: counted in artifacts_stored_total, not in artifact_bytes_stored_total.", "server"),
+		storedBytes:    counter("artifact_bytes_stored_total", "Bytes of new artifacts moved into the artifact store (a re-store adds none).", "server"),
 		refused:        counter("artifacts_refused_total", "Values over a store limit, not stored.", "server"),
 		clamps:         counter("observations_clamped_total", "Results the guardrail cut to their budget.", "server", "tool"),
 		layerFailures:  counter("layer_failures_total", "Layer (or rewrite) failures; the result flowed on.", "server", "layer"),
@@ -126,8 +128,13 @@ func (m *Metrics) ObserveCall(c observe.Call) {
 func (m *Metrics) OnEvent(ev engine.Event) {
 	switch ev.Type {
 	case engine.EventArtifactStored:
+		// A re-store is a value kept out of a result whose bytes the
+		// store already held: its bytes are not stored, nor counted, again.
 		m.stored.With(ev.Server).Inc()
-		if ev.Artifact != nil {
+		switch {
+		case ev.AlreadyStored:
+			m.deduplicated.With(ev.Server).Inc()
+		case ev.Artifact != nil:
 			m.storedBytes.With(ev.Server).Add(ev.Artifact.SizeBytes)
 		}
 	case engine.EventArtifactRefused:

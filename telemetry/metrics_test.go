@@ -33,6 +33,7 @@ func driveMetrics(m *telemetry.Metrics) []telemetry.UpstreamState {
 	for _, ev := range []engine.Event{
 		{Type: engine.EventArtifactStored, Server: "up", Tool: "pic", Artifact: &engine.ArtifactRef{SizeBytes: 40000}},
 		{Type: engine.EventArtifactStored, Server: "up", Tool: "pic"},
+		{Type: engine.EventArtifactStored, Server: "up", Tool: "pic", Artifact: &engine.ArtifactRef{SizeBytes: 40000}, AlreadyStored: true},
 		{Type: engine.EventArtifactRefused, Server: "b", Tool: odd},
 		{Type: engine.EventObservationClamped, Server: "b", Tool: odd},
 		{Type: engine.EventLayerFailed, Server: "up", Layer: "custom"},
@@ -82,8 +83,8 @@ func TestMetricsTextUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatalf("/metrics does not parse: %v", err)
 	}
-	if len(fams) != 15 {
-		t.Errorf("%d families, want 15", len(fams))
+	if len(fams) != 16 {
+		t.Errorf("%d families, want 16", len(fams))
 	}
 }
 

@@ -7,6 +7,7 @@ package web
 //	GET /artifacts/{id}/meta          the ArtifactRef, content summary, last access, expiry
 //	GET /artifacts?cursor=…           the caller's artifacts, newest first, a page at a time
 //	GET /events                       server-sent events, filtered to the caller, Last-Event-ID
+//	GET /calls                        the caller's recent calls, from the events buffer (calls.go)
 //	GET /resources/{server}           an upstream's resources (ResourceBrowser)
 //	GET /resources/{server}/read?uri= one resource
 //	POST /transform?server=&tool=     the engine as a service: raw result in, rewritten out
@@ -27,6 +28,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/web/apilimits"
 )
@@ -70,6 +72,10 @@ type APIOptions struct {
 	Resources ResourceBrowser
 	// Transformer serves POST /transform; nil answers 404 there.
 	Transformer Transformer
+	// Observer is told of each POST /transform when it ends, as the
+	// gateway tells it of each tools/call (telemetry.Metrics counts both
+	// alike); nil: nobody is.
+	Observer observe.Observer
 	// Ready is asked by /readyz besides the store; nil: no upstreams.
 	Ready Readiness
 	// Metrics serves GET /metrics (Prometheus text from the host's
@@ -119,6 +125,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET /artifacts/{id}/meta", authed(http.HandlerFunc(a.serveMeta)))
 	mux.Handle("GET /artifacts", authed(http.HandlerFunc(a.serveList)))
 	mux.Handle("GET /events", authed(http.HandlerFunc(a.serveEvents)))
+	mux.Handle("GET /calls", authed(http.HandlerFunc(a.serveCalls)))
 	mux.Handle("GET /resources/{server}", authed(http.HandlerFunc(a.serveResources)))
 	mux.Handle("GET /resources/{server}/read", authed(http.HandlerFunc(a.serveResourceRead)))
 	mux.Handle("POST /transform", authed(http.HandlerFunc(a.serveTransform)))

@@ -53,6 +53,9 @@ func (f *fakeResources) ListResources(_ context.Context, p auth.Principal, serve
 	f.mu.Lock()
 	f.seen = append(f.seen, p)
 	f.mu.Unlock()
+	if server == "tools-only" {
+		return nil, ErrNoResources
+	}
 	if server != "docs" {
 		return nil, ErrUnknownServer
 	}
@@ -65,6 +68,9 @@ func (f *fakeResources) ResourceServers(context.Context, auth.Principal) ([]stri
 }
 
 func (f *fakeResources) ReadResource(_ context.Context, p auth.Principal, server, uri string) (json.RawMessage, error) {
+	if server == "tools-only" {
+		return nil, ErrNoResources
+	}
 	if server != "docs" {
 		return nil, ErrUnknownServer
 	}
@@ -78,6 +84,13 @@ func (f *fakeResources) ReadResource(_ context.Context, p auth.Principal, server
 // newAPIFixture serves an API on an fsstore with an engine behind
 // POST /transform; each of tune adjusts the engine's options.
 func newAPIFixture(t *testing.T, tokens map[string]auth.Identity, limits auth.Limits, tune ...func(*engine.Options)) *apiFixture {
+	t.Helper()
+	return newAPIFixtureWith(t, tokens, limits, nil, tune...)
+}
+
+// newAPIFixtureWith is newAPIFixture with apiTune (when not nil)
+// adjusting the API's options.
+func newAPIFixtureWith(t *testing.T, tokens map[string]auth.Identity, limits auth.Limits, apiTune func(*APIOptions), tune ...func(*engine.Options)) *apiFixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -110,8 +123,12 @@ func newAPIFixture(t *testing.T, tokens map[string]auth.Identity, limits auth.Li
 		t.Fatal(err)
 	}
 	res := &fakeResources{}
-	api, err := NewAPI(APIOptions{Store: st, Signer: signer, Auth: au, Events: bus, Resources: res, Transformer: eng,
-		Retention: store.Retention{TTL: store.Duration(time.Hour)}, Limits: Limits{EventKeepAlive: store.Duration(50 * time.Millisecond)}})
+	ao := APIOptions{Store: st, Signer: signer, Auth: au, Events: bus, Resources: res, Transformer: eng,
+		Retention: store.Retention{TTL: store.Duration(time.Hour)}, Limits: Limits{EventKeepAlive: store.Duration(50 * time.Millisecond)}}
+	if apiTune != nil {
+		apiTune(&ao)
+	}
+	api, err := NewAPI(ao)
 	if err != nil {
 		t.Fatal(err)
 	}

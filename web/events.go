@@ -282,6 +282,30 @@ func (b *EventBus) SubscribeNow(filter func(Event) bool) (ch <-chan Event, cance
 func (b *EventBus) Subscribe(after uint64, filter func(Event) bool) (replay []Event, ch <-chan Event, gap bool, cancel func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	replay, gap = b.since(after, filter)
+	s := &subscriber{ch: make(chan Event, b.subBuf), filter: filter}
+	b.subs[s] = struct{}{}
+	return replay, s.ch, gap, func() {
+		b.mu.Lock()
+		delete(b.subs, s)
+		b.mu.Unlock()
+	}
+}
+
+// Buffered returns the events still in the buffer that filter accepts,
+// oldest first, and the id of the newest event published (0 before
+// any): a stream resumed from that id misses nothing and repeats none.
+func (b *EventBus) Buffered(filter func(Event) bool) (evs []Event, last uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	evs, _ = b.since(0, filter)
+	return evs, b.seq
+}
+
+// since returns the buffered events after id `after` that filter
+// accepts; gap reports that some after it are gone from the buffer (or
+// that after is from before a restart). Called with mu held.
+func (b *EventBus) since(after uint64, filter func(Event) bool) (evs []Event, gap bool) {
 	oldest := b.seq - uint64(len(b.ring)) + 1
 	if after+1 < oldest || after > b.seq {
 		// gone from the buffer, or an id from before a restart
@@ -290,16 +314,10 @@ func (b *EventBus) Subscribe(after uint64, filter func(Event) bool) (replay []Ev
 	}
 	for id := after + 1; id <= b.seq; id++ {
 		if ev := b.ring[(id-1)%uint64(b.size)]; filter(ev) {
-			replay = append(replay, ev)
+			evs = append(evs, ev)
 		}
 	}
-	s := &subscriber{ch: make(chan Event, b.subBuf), filter: filter}
-	b.subs[s] = struct{}{}
-	return replay, s.ch, gap, func() {
-		b.mu.Lock()
-		delete(b.subs, s)
-		b.mu.Unlock()
-	}
+	return evs, gap
 }
 
 var _ engine.Listener = (*EventBus)(nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/mcpx-dev/mcpx/auth"
@@ -24,26 +25,53 @@ type ResourceServerLister interface {
 	ResourceServers(ctx context.Context, p auth.Principal) ([]string, error)
 }
 
-// Errors a ResourceBrowser returns for a 404: no such server (or one the
-// principal may not see), no such resource.
+// Errors a ResourceBrowser returns: no such server (or one the
+// principal may not see) and no such resource answer 404; a server that
+// is there but declares no resources capability (ErrNoResources) lists
+// no resources, with a note that says so.
 var (
 	ErrUnknownServer   = errors.New("web: unknown server")
 	ErrUnknownResource = errors.New("web: unknown resource")
+	ErrNoResources     = errors.New("web: the server offers no resources")
 )
+
+// ResourceList is the answer of GET /resources/{server} for a server
+// that offers no resources; a server that does answers its own
+// resources/list result.
+type ResourceList struct {
+	Resources []json.RawMessage `json:"resources"`
+	// Note says why the list is empty.
+	Note string `json:"note,omitempty"`
+}
+
+// errNoBrowser answers /resources/{server} of an API with no
+// ResourceBrowser.
+var errNoBrowser = fmt.Errorf("%w: this service browses no upstream resources", ErrUnknownServer)
 
 func (a *API) serveResources(w http.ResponseWriter, r *http.Request) {
 	if a.o.Resources == nil {
-		http.NotFound(w, r)
+		a.answerResource(w, nil, errNoBrowser)
 		return
 	}
-	res, err := a.o.Resources.ListResources(r.Context(), principal(r), r.PathValue("server"), r.URL.Query().Get("cursor"))
+	server := r.PathValue("server")
+	res, err := a.o.Resources.ListResources(r.Context(), principal(r), server, r.URL.Query().Get("cursor"))
+	if errors.Is(err, ErrNoResources) {
+		// a configured server with tools only: nothing to browse, which
+		// is no error
+		writeJSON(w, http.StatusOK, ResourceList{Resources: []json.RawMessage{},
+			Note: fmt.Sprintf("server %q offers no resources (it does not declare MCP's resources capability)", server)})
+		return
+	}
 	a.answerResource(w, res, err)
 }
 
+// serveResourceServers answers {"servers": [...]}: the servers the
+// caller may browse, or none when the ResourceBrowser cannot say (or
+// there is none), so the UI asking on load meets no error.
 func (a *API) serveResourceServers(w http.ResponseWriter, r *http.Request) {
 	sl, ok := a.o.Resources.(ResourceServerLister)
 	if !ok {
-		http.NotFound(w, r)
+		writeJSON(w, http.StatusOK, map[string][]string{"servers": {}})
 		return
 	}
 	names, err := sl.ResourceServers(r.Context(), principal(r))
@@ -60,7 +88,7 @@ func (a *API) serveResourceServers(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) serveResourceRead(w http.ResponseWriter, r *http.Request) {
 	if a.o.Resources == nil {
-		http.NotFound(w, r)
+		a.answerResource(w, nil, errNoBrowser)
 		return
 	}
 	uri := r.URL.Query().Get("uri")
@@ -79,7 +107,7 @@ func (a *API) answerResource(w http.ResponseWriter, res json.RawMessage, err err
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(res)
-	case errors.Is(err, ErrUnknownServer), errors.Is(err, ErrUnknownResource):
+	case errors.Is(err, ErrUnknownServer), errors.Is(err, ErrUnknownResource), errors.Is(err, ErrNoResources):
 		http.Error(w, err.Error(), http.StatusNotFound)
 	case errors.Is(err, auth.ErrRateLimited):
 		var rl *auth.RateLimitError

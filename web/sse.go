@@ -41,7 +41,7 @@ func (a *API) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p := principal(r)
-	filter := func(ev Event) bool { return p.Owns(ev.Scope) }
+	filter := ownedBy(p)
 	var (
 		replay []Event
 		gap    bool

@@ -4,9 +4,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/observe"
 )
 
 // serveTransform is the engine as a service: the body is one raw tool
@@ -33,6 +37,7 @@ func (a *API) serveTransform(w http.ResponseWriter, r *http.Request) {
 		rl.WriteHTTP(w)
 		return
 	}
+	start := time.Now()
 	body, err := readBody(r, a.l.MaxTransformBytes)
 	if err != nil {
 		var mb *http.MaxBytesError
@@ -45,13 +50,23 @@ func (a *API) serveTransform(w http.ResponseWriter, r *http.Request) {
 	}
 	scope := p.Scope()
 	scope.SessionID, scope.TraceID = q.Get("session"), q.Get("trace")
-	res, err := a.o.Transformer.Transform(r.Context(), engine.Call{Server: server, Tool: tool, Scope: scope}, body)
+	call := engine.Call{Server: server, Tool: tool, Scope: scope}
+	res, err := a.o.Transformer.Transform(r.Context(), call, body)
+	if a.o.Observer != nil {
+		// counted as the gateway counts a tools/call: a body the engine
+		// refuses as a failed call, a result with isError as a tool error
+		oc := observe.Call{Server: server, Tool: tool, Scope: scope, Duration: time.Since(start), Err: err}
+		if err == nil {
+			oc.Result, oc.ToolError = res, gjson.GetBytes(res.Raw, "isError").Bool()
+		}
+		a.o.Observer.ObserveCall(oc)
+	}
 	if err != nil {
 		// the engine fails only for input that is not JSON (or a closed engine)
 		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
 		return
 	}
-	a.o.Events.ResultRewritten(engine.Call{Server: server, Tool: tool, Scope: scope}, res)
+	a.o.Events.ResultRewritten(call, res)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(res.Raw)

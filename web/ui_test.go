@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -100,20 +101,7 @@ func TestUIBrowserTokenAndResources(t *testing.T) {
 	ctx := browsertest.Start(t, 45*time.Second)
 	f.put(`{"mine": true}`, "application/json", "alice.json", store.Scope{TenantID: "acme", UserID: "alice"})
 	f.put("bob's", "text/plain", "bob.txt", store.Scope{TenantID: "acme", UserID: "bob"})
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			browsertest.Screenshot(t, ctx, "failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	poll := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-			browsertest.Screenshot(t, ctx, "failed")
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-	}
+	run, poll := pageActions(t, ctx)
 	run("open", chromedp.Navigate(f.srv.URL+"/"))
 	poll("the token request", `!document.querySelector('#notice').hidden && document.querySelector('#notice').textContent.includes('token')`)
 	run("enter the token", chromedp.SendKeys(chromedp.CSS("#token"), "tok-alice"), chromedp.Click(chromedp.CSS(`#token-form button[type=submit]`)))
@@ -137,7 +125,116 @@ func TestUIBrowserTokenAndResources(t *testing.T) {
 	browsertest.Screenshot(t, ctx, "token-and-resources")
 }
 
+// pageActions are run and poll on ctx's page for t: an action that fails,
+// or an expression not true within 10 s, keeps a screenshot and fails t.
+func pageActions(t *testing.T, ctx context.Context) (run func(what string, actions ...chromedp.Action[chromedp.Void]), poll func(what, js string)) {
+	return func(what string, actions ...chromedp.Action[chromedp.Void]) {
+			t.Helper()
+			browsertest.Do(t, ctx, what, actions...)
+		}, func(what, js string) {
+			t.Helper()
+			browsertest.Poll(t, ctx, what, js, 10*time.Second)
+		}
+}
+
 func jsonEqual(a json.RawMessage, b string) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+// The Calls pane shows, on load, the caller's recent calls from the
+// event buffer (GET /calls), never another principal's, and a call made
+// while the page is open goes on top of them.
+func TestUIBrowserRecentCallsOnLoad(t *testing.T) {
+	f := newAPIFixture(t, testTokens, auth.Limits{})
+	ctx := browsertest.Start(t, 45*time.Second)
+	pdf := func(who string) string {
+		return fmt.Sprintf(`{"content":[{"type":"resource","resource":{"uri":"file:///%s.pdf","mimeType":"application/pdf","blob":%q}}]}`,
+			who, base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n"+strings.Repeat(who+" ", 3000))))
+	}
+	for _, c := range []struct{ tok, tool string }{{"tok-alice", "export"}, {"tok-bob", "bobs-export"}} {
+		if code, out, _ := f.do("POST", "/transform?server=files&tool="+c.tool, c.tok, strings.NewReader(pdf(c.tool))); code != 200 {
+			t.Fatalf("transform: %d %s", code, out)
+		}
+	}
+	run, poll := pageActions(t, ctx)
+	calls := `[...document.querySelectorAll('#calls li.call')].map(li => li.querySelector('.tool').textContent + ': ' + li.querySelector('.kept').textContent.replace(/~?\d[\d.,]*/g, 'N')).join(' | ')`
+	run("open", chromedp.Navigate(f.srv.URL+"/"))
+	run("enter the token", chromedp.SendKeys(chromedp.CSS("#token"), "tok-alice"), chromedp.Click(chromedp.CSS(`#token-form button[type=submit]`)))
+	poll("the live stream", `document.querySelector('#live.on') !== null`)
+	poll("alice's call made before the page opened", `document.querySelectorAll('#calls li.call').length > 0`)
+	time.Sleep(300 * time.Millisecond) // anything else would have come by now
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](calls))
+	if want := "files / export: kept out N KB (N tokens), N artifact"; err != nil || got != want {
+		t.Fatalf("calls on load = %q (%v), want %q", got, err, want)
+	}
+	if code, out, _ := f.do("POST", "/transform?server=files&tool=live", "tok-alice", strings.NewReader(pdf("live"))); code != 200 {
+		t.Fatalf("transform: %d %s", code, out)
+	}
+	poll("the live call", `document.querySelectorAll('#calls li.call').length === 2`)
+	got, _ = chromedp.Run(ctx, chromedp.Evaluate[string](calls))
+	if want := "files / live: kept out N KB (N tokens), N artifact | files / export: kept out N KB (N tokens), N artifact"; got != want {
+		t.Fatalf("calls = %q, want %q", got, want)
+	}
+	browsertest.Screenshot(t, ctx, "recent-calls")
+}
+
+// Preview on a card far down the list shows the preview where the user
+// is looking, not at the top of the page scrolled out of view.
+func TestUIBrowserPreviewComesIntoView(t *testing.T) {
+	f := newAPIFixture(t, nil, auth.Limits{})
+	ctx := browsertest.Start(t, 45*time.Second)
+	for i := range 30 {
+		f.put(fmt.Sprintf("notes number %d\n", i), "text/plain", fmt.Sprintf("notes-%02d.txt", i), store.Scope{})
+	}
+	run, poll := pageActions(t, ctx)
+	run("open", chromedp.Navigate(f.srv.URL+"/"))
+	poll("thirty cards", `document.querySelectorAll('#artifacts li.card').length === 30`)
+	// the oldest card is the last: scroll to it and preview it
+	scrolled, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(() => {
+		const b = [...document.querySelectorAll('#artifacts li.card')].pop();
+		b.scrollIntoView({block: 'end'});
+		b.querySelector('button.preview').click();
+		return window.scrollY; })()`))
+	if err != nil || scrolled < 500 {
+		t.Fatalf("scrolled to %v (%v): the list should be longer than the window", scrolled, err)
+	}
+	poll("the preview", `(document.querySelector('#viewer pre.preview-text') || {}).textContent === 'notes number 0\n'`)
+	time.Sleep(500 * time.Millisecond) // a smooth scroll ends
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const r = document.querySelector('#viewer pre.preview-text').getBoundingClientRect();
+		return r.top >= 0 && r.bottom <= innerHeight ? 'in view' : 'top ' + Math.round(r.top) + ', bottom ' + Math.round(r.bottom) + ' of a ' + innerHeight + 'px window'; })()`))
+	if err != nil || got != "in view" {
+		browsertest.Screenshot(t, ctx, "failed")
+		t.Fatalf("the preview is not in view after Preview: %s (%v)", got, err)
+	}
+	browsertest.Screenshot(t, ctx, "preview-in-view")
+}
+
+// The token field is wide enough for its whole placeholder: the text's
+// rendered width fits inside the field's padding, in a wide window and a
+// narrow one.
+func TestUIBrowserTokenPlaceholderFits(t *testing.T) {
+	f := newAPIFixture(t, testTokens, auth.Limits{})
+	ctx := browsertest.Start(t, 45*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	const measure = `(() => {
+		const i = document.querySelector('#token'), cs = getComputedStyle(i);
+		const c = document.createElement('canvas').getContext('2d');
+		c.font = cs.font;
+		const text = c.measureText(i.placeholder).width;
+		const room = i.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+		return text <= room ? 'fits' : 'the placeholder is ' + text.toFixed(1) + 'px wide, the field has room for ' + room.toFixed(1) + 'px'; })()`
+	for _, width := range []int64{1400, 900} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 800)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](measure))
+		browsertest.Screenshot(t, ctx, fmt.Sprintf("token-field-%d", width))
+		if err != nil || got != "fits" {
+			t.Errorf("at %d px: %s (%v)", width, got, err)
+		}
+	}
 }

@@ -6,13 +6,18 @@ package browsertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -103,4 +108,65 @@ func Screenshot(t testing.TB, ctx context.Context, name string) {
 		return
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// Do runs actions on ctx's page; when one fails it keeps a screenshot
+// ("failed") and fails t, saying what was being done.
+func Do(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		Screenshot(t, ctx, "failed")
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Poll waits up to timeout for the expression js to be true on ctx's
+// page; when it is not it keeps a screenshot ("failed") and fails t,
+// saying what it waited for.
+func Poll(t testing.TB, ctx context.Context, what, js string, timeout time.Duration) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(timeout))); err != nil {
+		Screenshot(t, ctx, "failed")
+		t.Fatalf("waiting for %s (%s): %v", what, js, err)
+	}
+}
+
+// Console records what the page's console shows from now on: the
+// browser's log entries (a failed request's "Failed to load resource:
+// the server responded with a status of 404", with its URL) and uncaught
+// exceptions, one line each; the returned func reads them so far.
+func Console(t testing.TB, ctx context.Context) func() []string {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		lines []string
+	)
+	add := func(s string) {
+		mu.Lock()
+		lines = append(lines, s)
+		mu.Unlock()
+	}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *cdplog.EventEntryAdded:
+			add(fmt.Sprintf("%s %s: %s %s", ev.Entry.Source, ev.Entry.Level, ev.Entry.Text, ev.Entry.URL))
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				msg += " " + d.Exception.Description
+			}
+			add(fmt.Sprintf("exception: %s %s:%d", msg, d.URL, d.LineNumber+1))
+		}
+	}); err != nil {
+		t.Fatalf("listening to the console: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("enabling the log: %v", err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), lines...)
+	}
 }

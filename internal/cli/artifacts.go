@@ -73,9 +73,11 @@ var lsCmd = command{
 	about: `
 Ls lists the stored artifacts, oldest first, as a table: ID, MIME type,
 SIZE, FILENAME, SOURCE (server/tool), CREATED, LAST ACCESS (the last read
-or put, local time) and EXPIRES (when the config's store.retention ttl
-removes it, "-" without one). --scope keeps the artifacts put under a
-session, trace, user or tenant (repeat it to require several). With --json
+or put, local time) and EXPIRES (when mcpx serve or wrap on this store
+removes it, as their UI shows it: by the config's store.retention ttl,
+else by their default of 1h; "-" with a ttl of 0). --scope keeps the
+artifacts put under a session, trace, user or tenant (repeat it to
+require several). With --json
 it writes one ArtifactRef JSON object per line instead, the same object
 transform puts in the output, with last_access and expires_at added. Rows
 are written a page at a time, whatever the store holds. Ls opens the store
@@ -149,7 +151,11 @@ func (p program) runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, c, err)
 	}
 	defer st.Close(ctx)
-	policy := cfg.Store.RetentionFor(false)
+	// The expiry is the gateway's, as its UI shows it: serve and wrap
+	// collect by the default policy (a 1h TTL) when the config has no
+	// store.retention section, where the CLI's own policy keeps
+	// everything and would say "-" for an artifact due to go.
+	policy := cfg.Store.RetentionFor(true)
 
 	bw := bufio.NewWriterSize(stdout, 64<<10)
 	enc := json.NewEncoder(bw)

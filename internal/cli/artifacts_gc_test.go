@@ -172,9 +172,17 @@ func TestArtifactsLsRetentionColumns(t *testing.T) {
 	if strings.HasSuffix(strings.TrimSpace(lines[1]), " -") {
 		t.Errorf("row shows no expiry with a ttl configured: %q", lines[1])
 	}
-	noPolicy := runCLI(t, nil, "artifacts", "ls", "--store", dir, "--scope", "session=b")
+	// without a store.retention section: the gateway's default policy,
+	// an hour after the last access, as serve collects and its UI shows
+	noSection := runCLI(t, nil, "artifacts", "ls", "--json", "--store", dir, "--scope", "session=b")
+	if es := decodeLs(t, noSection.stdout); len(es) != 2 || es[0].ExpiresAt == nil || !es[0].ExpiresAt.Equal(es[0].LastAccess.Add(time.Hour)) {
+		t.Errorf("without a store.retention section the expiry should be the default 1h after the last access:\n%s", noSection.stdout)
+	}
+	noTTL := filepath.Join(t.TempDir(), "mcpx.json")
+	os.WriteFile(noTTL, []byte(`{"store": {"retention": {"ttl": "0s"}}}`), 0o600)
+	noPolicy := runCLI(t, nil, "artifacts", "ls", "--store", dir, "--config", noTTL, "--scope", "session=b")
 	if rows := strings.Split(strings.TrimSpace(noPolicy.stdout), "\n"); len(rows) != 3 || !strings.HasSuffix(rows[1], "-") {
-		t.Errorf("without a policy the expiry should be -:\n%s", noPolicy.stdout)
+		t.Errorf("with the ttl off the expiry should be -:\n%s", noPolicy.stdout)
 	}
 	bad := runCLI(t, nil, "artifacts", "ls", "--store", dir, "--scope", "colour=red")
 	if bad.code != exitUsage {

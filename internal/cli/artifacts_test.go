@@ -9,11 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -260,4 +263,65 @@ func TestArtifactsLsPages(t *testing.T) {
 	if got := strings.Count(table.stdout, "\n"); table.code != exitOK || got != n+1 {
 		t.Errorf("ls: exit code %d, %d lines; want 0 and %d", table.code, got, n+1)
 	}
+}
+
+// ls reports the expiry the gateway applies: with no store.retention in
+// the config, mcpx serve removes artifacts an hour after their last use
+// (the default policy), and ls says when, as the UI (GET /artifacts)
+// does, rather than "-".
+func TestArtifactsLsExpiryMatchesServe(t *testing.T) {
+	isolate(t)
+	base, dir := startServeProcess(t)
+	resp, err := http.Post(base+"/transform?server=files&tool=report", "application/json", bytes.NewReader(uiToolResult()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("transform: %s", resp.Status)
+	}
+	resp, err = http.Get(base + "/artifacts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ui := map[string]string{}
+	for _, a := range gjson.GetBytes(page, "artifacts").Array() {
+		ui[a.Get("artifact.id").String()] = a.Get("expires_at").String()
+	}
+	if len(ui) != 4 {
+		t.Fatalf("GET /artifacts: %s", page)
+	}
+	args := []string{"artifacts", "ls", "--store", filepath.Join(dir, "store"), "--config", filepath.Join(dir, "mcpx.json")}
+	js := runCLI(t, nil, append(args, "--json")...)
+	table := runCLI(t, nil, args...)
+	if js.code != exitOK || table.code != exitOK {
+		t.Fatalf("ls: exit codes %d, %d; stderr %s%s", js.code, table.code, js.stderr, table.stderr)
+	}
+	rows := strings.Split(strings.TrimSpace(table.stdout), "\n")[1:]
+	for i, e := range decodeLs(t, js.stdout) {
+		want, err := time.Parse(time.RFC3339Nano, ui[e.ID])
+		if err != nil || e.ExpiresAt == nil || !e.ExpiresAt.Equal(want) || !want.Equal(e.LastAccess.Add(time.Hour)) {
+			t.Errorf("ls --json: %s expires at %v, the UI says %s (last access %v, ttl 1h)", e.ID, e.ExpiresAt, ui[e.ID], e.LastAccess)
+			continue
+		}
+		if cell := want.Local().Format("2006-01-02 15:04:05"); i >= len(rows) || !strings.HasSuffix(rows[i], cell) {
+			t.Errorf("ls: row %d = %q, want it to end with the expiry %s", i, rows[i], cell)
+		}
+	}
+}
+
+// decodeLs reads ls --json's lines.
+func decodeLs(t *testing.T, out string) []lsEntry {
+	t.Helper()
+	var es []lsEntry
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e lsEntry
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("ls --json line %q: %v", l, err)
+		}
+		es = append(es, e)
+	}
+	return es
 }

@@ -144,14 +144,16 @@ func runUIUpstream() {
 }
 
 // startServeProcess runs "mcpx serve --listen 127.0.0.1:0" over the
-// upstream and returns its base URL; it is stopped (SIGTERM) at cleanup.
-func startServeProcess(t *testing.T) string {
+// upstream and returns its base URL and its folder (mcpx.json, the
+// config, with no retention section; store, the store); it is stopped
+// (SIGTERM) at cleanup.
+func startServeProcess(t *testing.T) (base, dir string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir = t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"files": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{uiUpstreamEnv: "1"}},
 	}})
@@ -193,11 +195,11 @@ func startServeProcess(t *testing.T) string {
 	}()
 	select {
 	case a := <-addr:
-		return "http://" + a
+		return "http://" + a, dir
 	case <-time.After(20 * time.Second):
 		t.Fatalf("mcpx serve did not listen in 20s")
 	}
-	return ""
+	return "", ""
 }
 
 // mcpClient is a minimal streamable-HTTP MCP client of /mcp.
@@ -255,7 +257,7 @@ func (c *mcpClient) post(body string) string {
 func TestUIBrowserLiveArtifacts(t *testing.T) {
 	ctx := browsertest.Start(t, 60*time.Second)
 	isolate(t)
-	base := startServeProcess(t)
+	base, _ := startServeProcess(t)
 	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {
@@ -395,5 +397,52 @@ func TestUIBrowserLiveArtifacts(t *testing.T) {
 	if dl.StatusCode != 200 || string(body) != uiHTML || !strings.HasPrefix(dl.Header.Get("Content-Security-Policy"), "sandbox") ||
 		!strings.HasPrefix(dl.Header.Get("Content-Disposition"), "attachment") {
 		t.Fatalf("HTML download: %s CSP %q disposition %q", dl.Status, dl.Header.Get("Content-Security-Policy"), dl.Header.Get("Content-Disposition"))
+	}
+}
+
+// The resource pane over "mcpx serve" whose one server ("files")
+// declares tools only: the page's GET /resources answers (no 404 in the
+// console) and lists the server, and listing it says it offers no
+// resources, with a 200, rather than "unknown server".
+func TestUIBrowserServerWithoutResources(t *testing.T) {
+	ctx := browsertest.Start(t, 60*time.Second)
+	isolate(t)
+	base, _ := startServeProcess(t)
+	console := browsertest.Console(t, ctx)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("console: %q", console())
+		}
+	})
+	browsertest.Do(t, ctx, "open the page", chromedp.Navigate(base+"/"))
+	browsertest.Poll(t, ctx, "the live event stream", `document.querySelector('#live.on') !== null`, 15*time.Second)
+	browsertest.Poll(t, ctx, "the server list", `document.querySelector('#res-server').value === 'files'`, 15*time.Second)
+	browsertest.Do(t, ctx, "list its resources", chromedp.Click(chromedp.CSS(`#res-form button`)))
+	const note = `server "files" offers no resources (it does not declare MCP's resources capability)`
+	browsertest.Poll(t, ctx, "the note", `(document.querySelector('#resources li.note') || {}).textContent === `+fmt.Sprintf("%q", note), 15*time.Second)
+	browsertest.Screenshot(t, ctx, "server-without-resources")
+	for _, line := range console() {
+		if strings.Contains(line, "status of 4") || strings.Contains(line, "404") {
+			t.Errorf("console: %s", line)
+		}
+	}
+	// the API itself: 200 and the note; a name nothing has is still 404
+	for _, c := range []struct {
+		path, want string
+		code       int
+	}{
+		{"/resources", `{"servers":["files"]}`, 200},
+		{"/resources/files", `{"resources":[],"note":` + fmt.Sprintf("%q", note) + `}`, 200},
+		{"/resources/nothing", "", 404},
+	} {
+		resp, err := http.Get(base + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || (c.want != "" && strings.TrimSpace(string(b)) != c.want) {
+			t.Errorf("GET %s: %d %s, want %d %s", c.path, resp.StatusCode, b, c.code, c.want)
+		}
 	}
 }

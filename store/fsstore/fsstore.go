@@ -662,6 +662,7 @@ func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64,
 			return store.Ref{}, err
 		}
 		ref.Scope = o.Scope
+		ref.AlreadyStored = true
 	case errors.Is(err, sql.ErrNoRows):
 		if !o.Quota.IsZero() {
 			if err := checkQuota(ctx, tx, o.Quota, o.Scope, 0, n); err != nil {

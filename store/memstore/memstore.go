@@ -131,7 +131,9 @@ func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store
 		s.cat.AddScope(e.Ref.ID, o.Scope, now)
 		s.access[e.Ref.ID] = now.UnixNano()
 		s.rename(e.Ref.ID, o)
-		return s.named(e.As(e.Index(o.Scope))), nil
+		ref := s.named(e.As(e.Index(o.Scope)))
+		ref.AlreadyStored = true
+		return ref, nil
 	}
 	if !o.Quota.IsZero() {
 		if err := s.checkQuota(o.Quota, o.Scope, "", n); err != nil {

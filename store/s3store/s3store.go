@@ -418,6 +418,7 @@ func (s *Store) record(ctx context.Context, ns, blob string, n int64, sum string
 		}
 		if found {
 			ref, ok, err := s.addScope(ctx, id, rec, o)
+			ref.AlreadyStored = ok
 			if err != nil || ok {
 				return ref, false, err
 			}

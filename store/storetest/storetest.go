@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"PutGet", testPutGet},
 		{"SameBytesSameID", testSameBytesSameID},
+		{"AlreadyStored", testAlreadyStored},
 		{"DifferentBytesDifferentIDs", testDifferentBytes},
 		{"Namespaces", testNamespaces},
 		{"IDClash", testIDClash},
@@ -259,6 +260,51 @@ func testSameBytesSameID(t *testing.T, st store.Store) {
 	}
 	if refs, _ := ListAll(t, st, store.Scope{}); len(refs) != 1 {
 		t.Errorf("List = %v, want one artifact", ids(refs))
+	}
+}
+
+// testAlreadyStored checks that Put says when the namespace held the
+// bytes already (metrics count a re-store's bytes once): a put of the
+// same bytes again, under the same scope or another, is a re-store; the
+// same bytes in another namespace, or after Delete, are new.
+func testAlreadyStored(t *testing.T, st store.Store) {
+	data := []byte("stored once, counted once")
+	a := store.Scope{TenantID: "t", UserID: "u", SessionID: "A"}
+	b := store.Scope{TenantID: "t", UserID: "v", SessionID: "B"}
+	steps := []struct {
+		what string
+		ns   string
+		sc   store.Scope
+		want bool
+	}{
+		{"first put", "srv", a, false},
+		{"same bytes, same scope", "srv", a, true},
+		{"same bytes, another owner", "srv", b, true},
+		{"same bytes, another namespace", "other", a, false},
+	}
+	var id string
+	for _, s := range steps {
+		ref := put(t, st, data, store.PutOptions{Namespace: s.ns, Scope: s.sc})
+		if ref.AlreadyStored != s.want {
+			t.Errorf("%s: AlreadyStored = %v, want %v", s.what, ref.AlreadyStored, s.want)
+		}
+		if s.ns == "srv" {
+			id = ref.ID
+		}
+	}
+	for _, read := range []func() (store.Ref, error){
+		func() (store.Ref, error) { return st.Stat(context.Background(), id) },
+		func() (store.Ref, error) { _, r := ReadAll(t, st, id, nil); return r, nil },
+	} {
+		if r, err := read(); err != nil || r.AlreadyStored {
+			t.Errorf("a read's ref says AlreadyStored (%v): only Put's does", err)
+		}
+	}
+	if err := st.Delete(context.Background(), id); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if ref := put(t, st, data, store.PutOptions{Namespace: "srv", Scope: a}); ref.AlreadyStored {
+		t.Errorf("put after Delete: AlreadyStored = true, want false (the bytes are stored anew)")
 	}
 }
 

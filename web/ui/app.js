@@ -188,16 +188,21 @@
   // Calls: one entry per call, from result_rewritten (with its kept_out
   // numbers); artifacts stored by a call the API hears no
   // result_rewritten for (a gateway tools/call) are grouped by server and
-  // tool as they arrive, with their stored bytes.
+  // tool as they arrive, with their stored bytes. On load, the recent
+  // calls still in the server's event buffer (GET /calls) go below the
+  // live ones; an event is shown once, whichever way it came.
   let openCall = null; // {server, tool, at, li, ids, bytes}
   const callGroupMs = 2000;
+  const maxCalls = 200;
+  const seenCalls = new Set(); // ids of the call events shown
 
-  function callEntry(server, tool) {
+  // callEntry adds a call's entry: on top, or (a recent one) at the end.
+  function callEntry(server, tool, recent) {
     const li = el('li', { class: 'call' },
       el('div', { class: 'tool', text: [server, tool].filter(Boolean).join(' / ') || '(call)' }),
       el('div', { class: 'kept' }), el('div', { class: 'files' }));
-    $('#calls').prepend(li);
-    while ($('#calls').children.length > 200) $('#calls').lastChild.remove();
+    if (recent) $('#calls').append(li); else $('#calls').prepend(li);
+    while ($('#calls').children.length > maxCalls) $('#calls').lastChild.remove();
     return li;
   }
 
@@ -224,11 +229,11 @@
     meta(a.id);
   }
 
-  function onRewritten(ev) {
+  function onRewritten(ev, recent) {
     let li;
-    if (openCall && openCall.server === ev.server && openCall.tool === ev.tool) li = openCall.li;
-    else li = callEntry(ev.server, ev.tool);
-    openCall = null;
+    if (!recent && openCall && openCall.server === ev.server && openCall.tool === ev.tool) li = openCall.li;
+    else li = callEntry(ev.server, ev.tool, recent);
+    if (!recent) openCall = null;
     const k = ev.kept_out;
     const n = (ev.artifacts || []).length;
     li.querySelector('.kept').textContent = k
@@ -237,7 +242,8 @@
     li.dataset.keptBytes = k ? k.bytes : '';
     li.dataset.keptTokens = k ? k.tokens : '';
     setFiles(li, ev.artifacts || []);
-    if (ev.display) honourDisplay(ev.display, ev.artifacts || []);
+    // a recent call's display hints were for when it ran
+    if (ev.display && !recent) honourDisplay(ev.display, ev.artifacts || []);
   }
 
   // honourDisplay opens the canvas when the tool asked (open_canvas) on
@@ -267,6 +273,9 @@
     $('#canvas').hidden = false;
     document.querySelector('main').classList.add('with-canvas');
     renderCanvas();
+    // the canvas is sticky; this brings it in when the page is scrolled
+    // where sticking cannot (above it)
+    $('#canvas').scrollIntoView({ block: 'nearest' });
   }
 
   function closeCanvas() {
@@ -364,19 +373,45 @@
     c.li.append(el('div', { class: 'evicted-note', text: 'evicted' + (ev.why ? ': ' + ev.why : '') }));
   }
 
-  function onNotice(ev, text) {
-    const li = callEntry(ev.server, ev.tool);
+  function onNotice(ev, text, recent) {
+    const li = callEntry(ev.server, ev.tool, recent);
     li.classList.add('failed');
     li.querySelector('.kept').textContent = text;
+  }
+
+  // onCall shows a call's event, live or recent, once.
+  function onCall(type, ev, recent) {
+    if (ev.id) {
+      if (seenCalls.has(ev.id)) return;
+      seenCalls.add(ev.id);
+    }
+    switch (type) {
+      case 'result_rewritten': onRewritten(ev, recent); break;
+      case 'observation_clamped': onNotice(ev, 'clamped: ' + num(ev.original_chars) + ' → ' + num(ev.clamped_chars) + ' characters', recent); break;
+      case 'layer_failed': onNotice(ev, 'layer ' + (ev.layer || '?') + ' failed: ' + (ev.error || ''), recent); break;
+      default: break;
+    }
+  }
+
+  // loadCalls shows the caller's recent calls (newest first) below the
+  // live ones.
+  async function loadCalls() {
+    const r = await api('calls');
+    if (!r.ok) return;
+    const page = await r.json();
+    for (const ev of page.calls || []) {
+      if ($('#calls').children.length >= maxCalls) break;
+      onCall(ev.type, ev, true);
+    }
   }
 
   function onEvent(type, ev) {
     switch (type) {
       case 'artifact_stored': onStored(ev); break;
-      case 'result_rewritten': onRewritten(ev); break;
+      case 'result_rewritten':
+      case 'observation_clamped':
+      case 'layer_failed': onCall(type, ev, false); break;
       case 'artifact_evicted': onEvicted(ev); break;
-      case 'observation_clamped': onNotice(ev, 'clamped: ' + num(ev.original_chars) + ' → ' + num(ev.clamped_chars) + ' characters'); break;
-      case 'layer_failed': onNotice(ev, 'layer ' + (ev.layer || '?') + ' failed: ' + (ev.error || '')); break;
       case 'gap': loadList(true); break; // events were missed: list again
       default: break;
     }
@@ -455,12 +490,17 @@
   async function start() {
     if (stream) stream.abort();
     lastEventID = '';
+    // another token is another caller: none of the calls shown are its
+    $('#calls').replaceChildren();
+    seenCalls.clear();
+    openCall = null;
     let once;
     const ok = new Promise((res) => { once = res; });
     follow((v) => { if (once) { once(v); once = null; } });
     if (!(await ok)) return;
     notice('');
     await loadList(true).catch((e) => notice(e.message));
+    loadCalls().catch(() => { /* live calls still show */ });
     loadServers();
   }
 
@@ -488,7 +528,7 @@
     if (!resServer) return;
     const r = await api('resources/' + encodeURIComponent(resServer) + (resCursor ? '?cursor=' + encodeURIComponent(resCursor) : ''));
     if (!r.ok) {
-      $('#resources').replaceChildren(el('li', { class: 'note', text: r.status === 404 ? 'No resources to browse on "' + resServer + '".' : 'HTTP ' + r.status + ': ' + (await r.text()) }));
+      $('#resources').replaceChildren(el('li', { class: 'note', text: r.status === 404 ? 'No server "' + resServer + '" to browse.' : 'HTTP ' + r.status + ': ' + (await r.text()) }));
       $('#res-more').hidden = true;
       return;
     }
@@ -498,7 +538,8 @@
         el('span', { text: (res.name || res.uri) + (res.mimeType ? ' · ' + res.mimeType : '') + (res.size ? ' · ' + bytes(res.size) : ''), title: res.uri }),
         el('button', { type: 'button', text: 'Read', onclick: () => readResource(res.uri) })));
     }
-    if (!(page.resources || []).length && !more) $('#resources').append(el('li', { class: 'note', text: 'No resources.' }));
+    // a server without resources says so in a note
+    if (!(page.resources || []).length && !more) $('#resources').append(el('li', { class: 'note', text: page.note || 'No resources.' }));
     resCursor = page.nextCursor || '';
     $('#res-more').hidden = !resCursor;
   }

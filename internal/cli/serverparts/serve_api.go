@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -179,7 +180,7 @@ func (e *upstreamsNotReady) Error() string {
 // upstream resources, with /metrics.
 func newAPI(cfg config.File, st store.Store, signer *web.Signer, bus *web.EventBus, au *auth.Authenticator, gw *gateway.Gateway, obs *observability, log hclog.Logger) (*web.API, error) {
 	return web.NewAPI(web.APIOptions{
-		Store: st, Signer: signer, Auth: au, Events: bus, Transformer: gw.Engine(), Resources: resourceBrowser{gw},
+		Store: st, Signer: signer, Auth: au, Events: bus, Transformer: gw.Engine(), Observer: obs.metrics, Resources: resourceBrowser{gw},
 		Ready: upstreamReadiness{gw}, Retention: cfg.Store.RetentionFor(true), Metrics: obs.Handler(), Limits: cfg.Serve.API, Logger: log,
 	})
 }
@@ -191,12 +192,33 @@ type resourceBrowser struct{ gw *gateway.Gateway }
 
 func (b resourceBrowser) ListResources(ctx context.Context, _ auth.Principal, server, cursor string) (json.RawMessage, error) {
 	res, err := b.gw.ServerResources(ctx, server, cursor)
-	return res, browserError(err)
+	return res, b.errorFor(server, err)
 }
 
 func (b resourceBrowser) ReadResource(ctx context.Context, _ auth.Principal, server, uri string) (json.RawMessage, error) {
 	res, err := b.gw.ReadServerResource(ctx, server, uri)
-	return res, browserError(err)
+	return res, b.errorFor(server, err)
+}
+
+// ResourceServers lists the configured servers (web.ResourceServerLister);
+// one that declares no resources lists none, with a note.
+func (b resourceBrowser) ResourceServers(context.Context, auth.Principal) ([]string, error) {
+	st := b.gw.Status()
+	names := make([]string, len(st))
+	for i, s := range st {
+		names[i] = s.Name
+	}
+	return names, nil
+}
+
+// errorFor is browserError for server: the gateway's unknown server is a
+// configured one that declares no resources capability (web lists none
+// for it), or a name nothing has.
+func (b resourceBrowser) errorFor(server string, err error) error {
+	if errors.Is(err, gateway.ErrUnknownServer) && slices.ContainsFunc(b.gw.Status(), func(s gateway.Status) bool { return s.Name == server }) {
+		return fmt.Errorf("%w: %w", web.ErrNoResources, err)
+	}
+	return browserError(err)
 }
 
 // browserError maps the gateway's not-found errors to web's (404).
