@@ -101,7 +101,10 @@ func TestStartedCallCancelledEndsItsServerRequest(t *testing.T) {
 			}
 			select {
 			case r := <-call:
-				if !gjson.GetBytes(r, "error").Exists() {
+				// The gateway's own error, or the upstream's answer when the
+				// elicitation's end reached it first: either says the call
+				// ended for the client's cancellation.
+				if !gjson.GetBytes(r, "error").Exists() && !strings.Contains(gjson.GetBytes(r, "result.content.0.text").String(), "cancelled by the client: changed my mind") {
 					t.Fatalf("the cancelled call: %s", r)
 				}
 			case <-time.After(10 * time.Second):
