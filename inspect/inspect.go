@@ -88,6 +88,12 @@ type Summary struct {
 	Columns    []string `json:"columns,omitempty"`   // CSV header
 	Rows       int64    `json:"rows,omitempty"`      // CSV data rows
 	Partial    string   `json:"partial,omitempty"`   // why a cap stopped inspection (time, bytes)
+
+	// NoTextPages counts the PDF pages read that have no text (scans,
+	// drawings): a model must look at them to read them. NoText lists the
+	// first of them (<= 10), 1-based.
+	NoTextPages int   `json:"no_text_pages,omitempty"`
+	NoText      []int `json:"no_text,omitempty"`
 }
 
 // TextPart is searchable text and where it is: "page 3", "line 120",
@@ -119,6 +125,7 @@ const (
 // Partial set; an error is a read error of r itself.
 func Inspect(ctx context.Context, r io.ReaderAt, size int64, mimeType string, lim Limits) (Summary, []TextPart, error) {
 	lim = lim.WithDefaults()
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	br := &boundedReader{r: r, ctx: ctx, max: lim.MaxBytes}
@@ -141,7 +148,14 @@ func Inspect(ctx context.Context, r io.ReaderAt, size int64, mimeType string, li
 	case "image":
 		s, err = inspectImage(br, size)
 	case "pdf":
-		s, parts, err = inspectPDF(ctx, br, size, lim)
+		// The PDF reader starts once per process, on the first PDF; the
+		// document's time starts after it (see pdfRuntime.ready).
+		if _, err = pdfReader.ready(parent); err == nil {
+			pctx, pcancel := context.WithTimeout(parent, lim.Timeout)
+			defer pcancel()
+			br.ctx = pctx // no read is in flight: the head's is done
+			s, parts, err = inspectPDF(pctx, br, size, lim)
+		}
 	case "archive":
 		s, parts, err = inspectArchive(ctx, br, size, mimeType, lim)
 	case "audio", "video":

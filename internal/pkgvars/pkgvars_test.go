@@ -41,6 +41,7 @@ var reviewed = map[string]string{
 	"engine:now":                        "clock: tests swap it, in their own package",
 	"engine:defaultRegistry":            "the registry package layers registers into from init (as image.RegisterFormat); an engine takes Options.Registry to avoid it",
 	"inspect:odfFormats":                "table",
+	"inspect:pdfReader":                 "the one PDFium runtime of the process, made on the first PDF: Inspect and PDFPageText are functions, and the compiled module is the process's (as internal:built)",
 	"inspect:mpegBitrates":              "table",
 	"inspect:jsonStructural":            "table",
 	"internal:class":                    "table",

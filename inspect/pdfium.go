@@ -1,0 +1,413 @@
+package inspect
+
+// The PDF reader is PDFium, Chromium's own, compiled to WebAssembly by
+// github.com/klippa-app/go-pdfium and run on wazero, the runtime the WASM
+// plugins use: no cgo, the binary stays static. It reads what browsers read
+// (an empty user password, bytes after %%EOF, a cross-reference table
+// rebuilt by scanning the objects, object and cross-reference streams,
+// incremental updates, CID fonts with ToUnicode), where the pure-Go reader
+// it replaced gave up. Text comes from its characters and their boxes,
+// joined into words and lines here (pdflayout.go).
+//
+// One runtime serves the process, made on the first PDF: compiling the
+// 5.8 MB module takes a second or more, once per machine, as wazero's
+// compilation cache (the folder the WASM plugins use) keeps the result for
+// every later process. Each document gets an instance of its own, closed
+// with it: nothing of one document (or tenant) is left in memory for the
+// next, and an instance costs a few milliseconds. An instance's memory is
+// capped; a deadline kills it mid-call.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/klippa-app/go-pdfium"
+	pdfiumerrors "github.com/klippa-app/go-pdfium/errors"
+	"github.com/klippa-app/go-pdfium/references"
+	"github.com/klippa-app/go-pdfium/requests"
+	"github.com/klippa-app/go-pdfium/webassembly"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// The PDF reader's fixed bounds.
+const (
+	// PDFMemoryLimit caps the memory of one PDFium instance (one document
+	// being read); past it PDFium's allocations fail and the document or
+	// page is given up. Rendering a page of 1568 px takes about 10 MB.
+	PDFMemoryLimit = 256 << 20
+	// PDFStartTimeout bounds the wait for the reader to be made, once per
+	// process: the compilation, about 1.5 s on a first run and 0.1 s from
+	// the cache, far longer under the race detector. It is not counted in
+	// an inspection's Timeout, which bounds the document's own work.
+	PDFStartTimeout = 2 * time.Minute
+	// maxPDFInstances bounds the documents read at once, each on its own
+	// instance: PDFium is CPU-bound, so more than the cores gains nothing,
+	// and each may hold PDFMemoryLimit.
+	maxPDFInstances = 4
+)
+
+// ErrPDFPassword is returned (wrapped) for a PDF that needs a password:
+// documents encrypted with an empty user password open without one.
+var ErrPDFPassword = errors.New("inspect: the PDF is encrypted with a password")
+
+// pdfRuntime is the process's PDFium, made on first use.
+type pdfRuntime struct {
+	once sync.Once
+	done chan struct{}
+	pool pdfium.Pool
+	err  error
+	// cacheDir holds wazero's compilation cache; "" is pdfCacheDir().
+	cacheDir string
+}
+
+// pdfReader is the process's PDF reader.
+var pdfReader = &pdfRuntime{done: make(chan struct{})}
+
+// ready returns the pool, starting the runtime on the first call. It
+// waits at most PDFStartTimeout, and stops waiting when ctx is cancelled,
+// but not at ctx's deadline: a start cut short there would be paid again
+// by the next process, as only a finished compilation is cached, so the
+// start is the machine's cost, paid once, not the document's. A runtime
+// still compiling when the wait ends goes on, for the next call.
+func (rt *pdfRuntime) ready(ctx context.Context) (pdfium.Pool, error) {
+	rt.once.Do(func() { go rt.start() })
+	t := time.NewTimer(PDFStartTimeout)
+	defer t.Stop()
+	cancelled := ctx.Done()
+	for {
+		select {
+		case <-rt.done:
+			return rt.pool, rt.err
+		case <-cancelled:
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				cancelled = nil
+				continue
+			}
+			return nil, fmt.Errorf("inspect: waiting for the PDF reader to start: %w", ctx.Err())
+		case <-t.C:
+			return nil, fmt.Errorf("inspect: the PDF reader did not start in %v: %w", PDFStartTimeout, context.DeadlineExceeded)
+		}
+	}
+}
+
+func (rt *pdfRuntime) start() {
+	defer close(rt.done)
+	// Compiling is the cost of a first run: spread it over the cores.
+	ctx := experimental.WithCompilationWorkers(context.Background(), runtime.GOMAXPROCS(0))
+	cfg := wazero.NewRuntimeConfig().
+		// go-pdfium's module lowers setjmp/longjmp to exception handling.
+		WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
+		WithMemoryLimitPages(PDFMemoryLimit / 65536).
+		// A deadline stops a call mid-way: Kill cancels the instance's
+		// context.
+		WithCloseOnContextDone(true).
+		WithCompilationCache(compilationCache(rt.cacheDir))
+	rt.pool, rt.err = webassembly.Init(webassembly.Config{
+		Context:       ctx,
+		MaxTotal:      min(runtime.GOMAXPROCS(0), maxPDFInstances),
+		RuntimeConfig: cfg,
+		// No file system, no output: the guest reads the document through
+		// the reader it is given and nothing else.
+		FSConfig: wazero.NewFSConfig(),
+		Stdout:   io.Discard,
+		Stderr:   io.Discard,
+	})
+	if rt.err != nil {
+		rt.err = fmt.Errorf("inspect: starting the PDF reader: %w", rt.err)
+	}
+}
+
+// compilationCache is wazero's compilation cache in dir ("" for the
+// default folder), kept in memory when the folder is unusable.
+func compilationCache(dir string) wazero.CompilationCache {
+	if dir == "" {
+		dir = pdfCacheDir()
+	}
+	if err := os.MkdirAll(dir, 0o700); err == nil {
+		if c, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
+			return c
+		}
+	}
+	return wazero.NewCompilationCache()
+}
+
+// pdfCacheDir is the folder of the WASM plugins' compilation cache
+// (layers/wasm.DefaultCacheDir), so that one folder holds all of mcpx's
+// compiled modules: the user's cache folder, else the temporary one.
+func pdfCacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil && d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "mcpx", "wasm")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("mcpx-%d", os.Getuid()), "wasm")
+}
+
+// pdfDoc is a document open on an instance of its own. Its methods are not
+// safe for concurrent use.
+type pdfDoc struct {
+	ctx  context.Context
+	inst pdfium.Pdfium
+	doc  references.FPDF_DOCUMENT
+	// stopKill unregisters the kill at ctx's end; false when it ran.
+	stopKill func() bool
+	raw      *pdfRaw
+}
+
+// openPDF opens the size bytes of r on a fresh instance. Reads go through
+// r as PDFium asks for them. When ctx ends the instance is killed, which
+// stops a call in flight; every later call then fails.
+func openPDF(ctx context.Context, r io.ReaderAt, size int64) (*pdfDoc, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("%w: empty", ErrNotPDF)
+	}
+	pool, err := pdfReader.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	inst, err := pool.GetInstanceWithContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("inspect: no PDF reader instance: %w", err)
+	}
+	d := &pdfDoc{ctx: ctx, inst: inst}
+	d.stopKill = context.AfterFunc(ctx, func() { _ = inst.Kill() })
+	// The empty password opens documents encrypted for an owner only, as
+	// viewers do.
+	empty := ""
+	res, err := inst.OpenDocument(&requests.OpenDocument{FileReader: io.NewSectionReader(r, 0, size), FileReaderSize: size, Password: &empty})
+	if err != nil {
+		d.close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("inspect: opening the PDF: %w", ctx.Err())
+		}
+		if errors.Is(err, pdfiumerrors.ErrPassword) {
+			return nil, fmt.Errorf("%w: %w", ErrPDFPassword, err)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrNotPDF, err)
+	}
+	d.doc = res.Document
+	return d, nil
+}
+
+// close releases the instance and everything the document holds in it.
+func (d *pdfDoc) close() {
+	if d.stopKill() {
+		_ = d.inst.Close()
+	}
+}
+
+// pages is the document's page count.
+func (d *pdfDoc) pages() (int, error) {
+	res, err := d.inst.FPDF_GetPageCount(&requests.FPDF_GetPageCount{Document: d.doc})
+	if err != nil {
+		return 0, d.failed("counting pages", err)
+	}
+	return res.PageCount, nil
+}
+
+// meta is the Info entry tag (Title, Author), "" when absent.
+func (d *pdfDoc) meta(tag string) string {
+	res, err := d.inst.FPDF_GetMetaText(&requests.FPDF_GetMetaText{Document: d.doc, Tag: tag})
+	if err != nil {
+		return ""
+	}
+	return res.Value
+}
+
+// failed wraps err from PDFium, saying so when it came of ctx's end.
+func (d *pdfDoc) failed(what string, err error) error {
+	if d.ctx.Err() != nil {
+		return fmt.Errorf("inspect: %s: %w", what, d.ctx.Err())
+	}
+	return fmt.Errorf("inspect: %s: %w", what, err)
+}
+
+// pageText is page i's (0-based) text, at most max bytes.
+func (d *pdfDoc) pageText(i, max int) (string, error) {
+	page, err := d.inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: d.doc, Index: i})
+	if err != nil {
+		return "", d.failed(fmt.Sprintf("page %d", i+1), err)
+	}
+	defer d.inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: page.Page})
+	tp, err := d.inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: requests.Page{ByReference: &page.Page}})
+	if err != nil {
+		return "", d.failed(fmt.Sprintf("page %d's text", i+1), err)
+	}
+	defer d.inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
+	if d.raw == nil {
+		if d.raw, err = newPDFRaw(d.inst); err != nil {
+			return "", err
+		}
+	}
+	text, err := d.raw.text(d.ctx, tp.TextPage, max)
+	if err != nil {
+		return text, d.failed(fmt.Sprintf("page %d's text", i+1), err)
+	}
+	return text, nil
+}
+
+// pdfRaw calls PDFium's text exports directly. go-pdfium wraps each call
+// in a request, a handle lookup and, for a box, an allocation in the guest:
+// about 7 us a call, against 0.7 us for the export itself (both measured
+// here on a 100-page document, 2,400 characters a page), which made a
+// page's characters cost 100 ms. go-pdfium gives no raw access, so the
+// module and the text page's pointer are read from its instance by
+// reflection: exported fields and methods, and one unexported map read.
+// TestPDFCorpus fails if a go-pdfium update moves them.
+type pdfRaw struct {
+	impl reflect.Value // *implementation_webassembly.PdfiumImplementation
+	mem  api.Memory
+	fn   struct {
+		count, unicode, generated, looseBox, origin, fontSize, angle, malloc, free rawFunc
+	}
+	stack [4]uint64
+}
+
+type rawFunc interface {
+	CallWithStack(ctx context.Context, stack []uint64) error
+}
+
+func newPDFRaw(inst pdfium.Pdfium) (r *pdfRaw, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("inspect: go-pdfium's instance is not as this reader knows it: %v", p)
+		}
+	}()
+	impl := reflect.ValueOf(inst.GetImplementation())
+	mod := impl.Elem().FieldByName("Module")
+	r = &pdfRaw{impl: impl}
+	mem, ok := mod.MethodByName("Memory").Call(nil)[0].Interface().(api.Memory)
+	if !ok {
+		return nil, errors.New("inspect: go-pdfium's module has no wazero memory")
+	}
+	r.mem = mem
+	for name, f := range map[string]*rawFunc{
+		"FPDFText_CountChars":      &r.fn.count,
+		"FPDFText_GetUnicode":      &r.fn.unicode,
+		"FPDFText_IsGenerated":     &r.fn.generated,
+		"FPDFText_GetLooseCharBox": &r.fn.looseBox,
+		"FPDFText_GetCharOrigin":   &r.fn.origin,
+		"FPDFText_GetFontSize":     &r.fn.fontSize,
+		"FPDFText_GetCharAngle":    &r.fn.angle,
+		"malloc":                   &r.fn.malloc,
+		"free":                     &r.fn.free,
+	} {
+		fn, ok := mod.MethodByName("ExportedFunction").Call([]reflect.Value{reflect.ValueOf(name)})[0].Interface().(rawFunc)
+		if !ok {
+			return nil, fmt.Errorf("inspect: PDFium exports no %s", name)
+		}
+		*f = fn
+	}
+	return r, nil
+}
+
+// textPage is the guest pointer of a text page go-pdfium holds.
+func (r *pdfRaw) textPage(ref references.FPDF_TEXTPAGE) (p uint64, err error) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			err = fmt.Errorf("inspect: go-pdfium's text pages are not as this reader knows them: %v", rec)
+		}
+	}()
+	h := r.impl.Elem().FieldByName("textPageRefs").MapIndex(reflect.ValueOf(ref))
+	if !h.IsValid() {
+		return 0, errors.New("inspect: unknown text page")
+	}
+	return h.Elem().FieldByName("handle").Elem().Uint(), nil
+}
+
+// call runs fn. The context has no Done channel on purpose: these exports
+// read a character's fields and return, and wazero watches a context that
+// can end with a goroutine per call. The caller checks its deadline
+// between characters.
+func (r *pdfRaw) call(fn rawFunc, args ...uint64) (uint64, error) {
+	copy(r.stack[:], args)
+	if err := fn.CallWithStack(context.Background(), r.stack[:]); err != nil {
+		return 0, err
+	}
+	return r.stack[0], nil
+}
+
+// text lays out the characters of the text page ref (pdflayout.go), at
+// most max bytes, checking ctx every few hundred characters.
+func (r *pdfRaw) text(ctx context.Context, ref references.FPDF_TEXTPAGE, max int) (string, error) {
+	tp, err := r.textPage(ref)
+	if err != nil {
+		return "", err
+	}
+	n, err := r.call(r.fn.count, tp)
+	if err != nil {
+		return "", err
+	}
+	// Room for an FS_RECTF (left, top, right, bottom) and an origin's x
+	// and y (doubles).
+	box, err := r.call(r.fn.malloc, 32)
+	if err != nil || box == 0 {
+		return "", fmt.Errorf("inspect: no guest memory for a box: %v", err)
+	}
+	defer r.call(r.fn.free, box)
+	var l pageLayout
+	l.max = max
+	for i := uint64(0); i < uint64(int32(n)) && !l.full(); i++ {
+		if i%256 == 0 && ctx.Err() != nil {
+			return l.String(), ctx.Err()
+		}
+		u, err := r.call(r.fn.unicode, tp, i)
+		if err != nil {
+			return l.String(), err
+		}
+		c := pdfChar{r: rune(u)}
+		if isLayoutSpace(c.r) {
+			// PDFium's own spaces and line breaks are guesses (after a
+			// right-to-left run it breaks every character onto a line);
+			// the boxes say better. A space the document has is kept.
+			g, err := r.call(r.fn.generated, tp, i)
+			if err != nil {
+				return l.String(), err
+			}
+			if int32(g) != 0 {
+				continue
+			}
+		}
+		ok, err := r.call(r.fn.looseBox, tp, i, box)
+		if err != nil {
+			return l.String(), err
+		}
+		if int32(ok) == 0 {
+			continue
+		}
+		var f [4]float32
+		for k := range f {
+			v, _ := r.mem.ReadFloat32Le(uint32(box) + uint32(4*k))
+			f[k] = v
+		}
+		c.left, c.top, c.right, c.bottom = f[0], f[1], f[2], f[3]
+		if ok, err := r.call(r.fn.origin, tp, i, box+16, box+24); err == nil && int32(ok) != 0 {
+			x, _ := r.mem.ReadFloat64Le(uint32(box) + 16)
+			y, _ := r.mem.ReadFloat64Le(uint32(box) + 24)
+			c.x, c.y = float32(x), float32(y)
+		} else {
+			c.x, c.y = c.left, c.bottom
+		}
+		size, err := r.call(r.fn.fontSize, tp, i)
+		if err != nil {
+			return l.String(), err
+		}
+		c.size = float32(math.Float64frombits(size))
+		a, err := r.call(r.fn.angle, tp, i)
+		if err != nil {
+			return l.String(), err
+		}
+		c.rot = quarterTurns(math.Float32frombits(uint32(a)))
+		l.add(c)
+	}
+	return l.String(), nil
+}
