@@ -5,8 +5,9 @@
 // found so far with Summary.Partial set, never an error, so that a summary
 // can never hold up the call whose result it describes.
 //
-// The package imports nothing of mcpx's: the engine, the query tools and
-// the CLI all use it.
+// The package imports nothing of mcpx's but internal/wasmmem, the guest
+// memory its PDF reader shares with the WASM plugins: the engine, the
+// query tools and the CLI all use it.
 package inspect
 
 import (

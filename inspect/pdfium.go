@@ -15,7 +15,8 @@ package inspect
 // every later process. Each document gets an instance of its own, closed
 // with it: nothing of one document (or tenant) is left in memory for the
 // next, and an instance costs a few milliseconds. An instance's memory is
-// capped; a deadline kills it mid-call.
+// capped and kept off the Go heap (internal/wasmmem); the document's
+// deadline stops a call mid-way.
 
 import (
 	"context"
@@ -38,6 +39,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/mcpx-dev/mcpx/internal/wasmmem"
 )
 
 // The PDF reader's fixed bounds.
@@ -104,13 +107,14 @@ func (rt *pdfRuntime) ready(ctx context.Context) (pdfium.Pool, error) {
 func (rt *pdfRuntime) start() {
 	defer close(rt.done)
 	// Compiling is the cost of a first run: spread it over the cores.
+	// The instances' memories are mappings of their limit, grown in place.
 	ctx := experimental.WithCompilationWorkers(context.Background(), runtime.GOMAXPROCS(0))
+	ctx = experimental.WithMemoryAllocator(ctx, wasmmem.Allocator())
 	cfg := wazero.NewRuntimeConfig().
 		// go-pdfium's module lowers setjmp/longjmp to exception handling.
 		WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
 		WithMemoryLimitPages(PDFMemoryLimit / 65536).
-		// A deadline stops a call mid-way: Kill cancels the instance's
-		// context.
+		// A call stops when the document's context ends (bind).
 		WithCloseOnContextDone(true).
 		WithCompilationCache(compilationCache(rt.cacheDir))
 	rt.pool, rt.err = webassembly.Init(webassembly.Config{
@@ -158,14 +162,12 @@ type pdfDoc struct {
 	ctx  context.Context
 	inst pdfium.Pdfium
 	doc  references.FPDF_DOCUMENT
-	// stopKill unregisters the kill at ctx's end; false when it ran.
-	stopKill func() bool
-	raw      *pdfRaw
+	raw  *pdfRaw
 }
 
 // openPDF opens the size bytes of r on a fresh instance. Reads go through
-// r as PDFium asks for them. When ctx ends the instance is killed, which
-// stops a call in flight; every later call then fails.
+// r as PDFium asks for them. The instance's calls run under ctx: when it
+// ends, a call in flight stops and every later call fails.
 func openPDF(ctx context.Context, r io.ReaderAt, size int64) (*pdfDoc, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("%w: empty", ErrNotPDF)
@@ -179,7 +181,10 @@ func openPDF(ctx context.Context, r io.ReaderAt, size int64) (*pdfDoc, error) {
 		return nil, fmt.Errorf("inspect: no PDF reader instance: %w", err)
 	}
 	d := &pdfDoc{ctx: ctx, inst: inst}
-	d.stopKill = context.AfterFunc(ctx, func() { _ = inst.Kill() })
+	if d.raw, err = newPDFRaw(ctx, inst); err != nil {
+		d.close()
+		return nil, err
+	}
 	// The empty password opens documents encrypted for an owner only, as
 	// viewers do.
 	empty := ""
@@ -200,9 +205,7 @@ func openPDF(ctx context.Context, r io.ReaderAt, size int64) (*pdfDoc, error) {
 
 // close releases the instance and everything the document holds in it.
 func (d *pdfDoc) close() {
-	if d.stopKill() {
-		_ = d.inst.Close()
-	}
+	_ = d.inst.Close()
 }
 
 // pages is the document's page count.
@@ -243,11 +246,6 @@ func (d *pdfDoc) pageText(i, max int) (string, error) {
 		return "", d.failed(fmt.Sprintf("page %d's text", i+1), err)
 	}
 	defer d.inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
-	if d.raw == nil {
-		if d.raw, err = newPDFRaw(d.inst); err != nil {
-			return "", err
-		}
-	}
 	text, err := d.raw.text(d.ctx, tp.TextPage, max)
 	if err != nil {
 		return text, d.failed(fmt.Sprintf("page %d's text", i+1), err)
@@ -255,14 +253,19 @@ func (d *pdfDoc) pageText(i, max int) (string, error) {
 	return text, nil
 }
 
-// pdfRaw calls PDFium's text exports directly. go-pdfium wraps each call
-// in a request, a handle lookup and, for a box, an allocation in the guest:
-// about 7 us a call, against 0.7 us for the export itself (both measured
-// here on a 100-page document, 2,400 characters a page), which made a
-// page's characters cost 100 ms. go-pdfium gives no raw access, so the
-// module and the text page's pointer are read from its instance by
-// reflection: exported fields and methods, and one unexported map read.
-// TestPDFCorpus fails if a go-pdfium update moves them.
+// pdfRaw reaches into go-pdfium's instance, by reflection since it offers
+// no way in, for two things. Its calls run under the instance's own
+// context, which only Kill ends, and Kill closes the module from another
+// goroutine while a call may run in it (its memory, a mapping, unmapped
+// under the call): setting the context to the document's instead stops a
+// call at the deadline, and wazero frees the memory when the call
+// returns. And PDFium's text exports are called directly: go-pdfium wraps
+// each call in a request, a handle lookup and, for a box, an allocation in
+// the guest, about 7 us a call against 0.7 us for the export itself (both
+// measured here on a 100-page document, 2,400 characters a page), which
+// made a page's characters cost 100 ms. What is read: the exported
+// Context, Module (its Memory and ExportedFunction) and one unexported map
+// of text pages. TestPDFCorpus fails if a go-pdfium update moves them.
 type pdfRaw struct {
 	impl reflect.Value // *implementation_webassembly.PdfiumImplementation
 	mem  api.Memory
@@ -276,13 +279,14 @@ type rawFunc interface {
 	CallWithStack(ctx context.Context, stack []uint64) error
 }
 
-func newPDFRaw(inst pdfium.Pdfium) (r *pdfRaw, err error) {
+func newPDFRaw(ctx context.Context, inst pdfium.Pdfium) (r *pdfRaw, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			r, err = nil, fmt.Errorf("inspect: go-pdfium's instance is not as this reader knows it: %v", p)
 		}
 	}()
 	impl := reflect.ValueOf(inst.GetImplementation())
+	impl.Elem().FieldByName("Context").Set(reflect.ValueOf(ctx))
 	mod := impl.Elem().FieldByName("Module")
 	r = &pdfRaw{impl: impl}
 	mem, ok := mod.MethodByName("Memory").Call(nil)[0].Interface().(api.Memory)

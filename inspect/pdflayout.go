@@ -183,7 +183,9 @@ func (l *pageLayout) flush() {
 		text = "\n" + text
 	}
 	if room := l.max - l.b.Len(); len(text) > room {
-		text = truncateUTF8(text, max(room, 0))
+		if text = truncateUTF8(text, max(room, 0)); strings.TrimSpace(text) == "" {
+			return
+		}
 	}
 	l.b.WriteString(text)
 }
