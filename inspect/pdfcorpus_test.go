@@ -2,11 +2,8 @@ package inspect
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,35 +12,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/pdfcorpus"
 )
 
 // The PDF corpus (testdata/pdf, made by scripts/pdf-corpus.sh with
-// Chromium, Ghostscript and qpdf) and poppler's reading of each file: the
-// reference the reader is held to. "The same text" means the same words in
-// the same order: both texts split at white space (pdftotext -layout pads
-// columns with spaces, this reader writes one space between words or as
-// many as a table's gap holds), after dropping the directional marks
-// poppler wraps right-to-left runs in.
-
-// corpusEntry is one file of testdata/pdf/corpus.json.
-type corpusEntry struct {
-	File      string `json:"file"`
-	Generator string `json:"generator"`
-	Pages     int    `json:"pages"`
-	Title     string `json:"title"`
-	NoText    []int  `json:"no_text"`
-}
+// Chromium, Ghostscript and qpdf) and poppler's reading of each file, the
+// reference the reader is held to; internal/pdfcorpus says what "the same
+// text" means.
 
 const corpusDir = "testdata/pdf"
 
-func readCorpus(t testing.TB) []corpusEntry {
+func readCorpus(t testing.TB) []pdfcorpus.Entry {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(corpusDir, "corpus.json"))
+	c, err := pdfcorpus.Read(corpusDir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var c []corpusEntry
-	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
 	if len(c) < 10 {
@@ -52,43 +35,14 @@ func readCorpus(t testing.TB) []corpusEntry {
 	return c
 }
 
-// reference is poppler's text of file, one string per page.
-func reference(t testing.TB, file string) []string {
+// reference is poppler's text of e, one string per page.
+func reference(t testing.TB, e pdfcorpus.Entry) []string {
 	t.Helper()
-	b, err := readReference(strings.TrimSuffix(filepath.Join(corpusDir, file), ".pdf") + ".txt")
+	pages, err := pdfcorpus.Pages(corpusDir, e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := strings.Split(string(b), "\f")
-	return pages[:len(pages)-1] // pdftotext ends every page with a form feed
-}
-
-func readReference(name string) ([]byte, error) {
-	if b, err := os.ReadFile(name); err == nil || !os.IsNotExist(err) {
-		return b, err
-	}
-	f, err := os.Open(name + ".gz")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	return io.ReadAll(z)
-}
-
-// words is text's words: split at white space, poppler's directional
-// marks dropped.
-func words(text string) []string {
-	return strings.Fields(strings.Map(func(r rune) rune {
-		switch {
-		case r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			return -1
-		}
-		return r
-	}, text))
+	return pages
 }
 
 // startsWith reports whether head, a summary's words whose last may be
@@ -117,7 +71,7 @@ func TestPDFCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref := reference(t, e.File)
+			ref := reference(t, e)
 			if len(ref) != e.Pages {
 				t.Fatalf("the reference has %d pages, pdfinfo %d", len(ref), e.Pages)
 			}
@@ -136,19 +90,19 @@ func TestPDFCorpus(t *testing.T) {
 			for i, want := range ref {
 				page := i + 1
 				got := byPlace[fmt.Sprintf("page %d", page)]
-				if w, g := words(want), words(got); !slices.Equal(g, w) {
+				if w, g := pdfcorpus.Words(want), pdfcorpus.Words(got); !slices.Equal(g, w) {
 					t.Errorf("page %d's words\n got %q\nwant %q", page, g, w)
 				}
-				if len(words(want)) == 0 {
+				if len(pdfcorpus.Words(want)) == 0 {
 					noText = append(noText, strconv.Itoa(page))
 				}
-				all = append(all, words(want)...)
+				all = append(all, pdfcorpus.Words(want)...)
 				text, n, err := PDFPageText(context.Background(), bytes.NewReader(data), int64(len(data)), page)
-				if err != nil || n != e.Pages || !slices.Equal(words(text), words(want)) {
+				if err != nil || n != e.Pages || !slices.Equal(pdfcorpus.Words(text), pdfcorpus.Words(want)) {
 					t.Errorf("PDFPageText(%d) = %q, %d, %v; want poppler's words, %d pages", page, text, n, err, e.Pages)
 				}
 			}
-			if !startsWith(words(s.Text), all) {
+			if !startsWith(pdfcorpus.Words(s.Text), all) {
 				t.Errorf("summary text %q does not start with the document's words %q", s.Text, all[:min(len(all), 10)])
 			}
 			var summaryNoText []string
@@ -181,29 +135,19 @@ func TestPDFCorpusReferences(t *testing.T) {
 	}
 	for _, e := range readCorpus(t) {
 		file := filepath.Join(corpusDir, e.File)
-		out, err := exec.Command("pdftotext", "-layout", "-enc", "UTF-8", file, "-").Output()
+		out, err := pdfcorpus.PopplerText(file)
 		if err != nil {
-			t.Fatalf("pdftotext %s: %v", file, err)
+			t.Fatal(err)
 		}
-		if want, err := readReference(strings.TrimSuffix(file, ".pdf") + ".txt"); err != nil || !bytes.Equal(out, want) {
+		if want, err := pdfcorpus.ReadReference(corpusDir, e); err != nil || !bytes.Equal(out, want) {
 			t.Errorf("%s: pdftotext now reads %d bytes unlike the reference (%d bytes, %v): run scripts/pdf-corpus.sh", e.File, len(out), len(want), err)
 		}
-		info, err := exec.Command("pdfinfo", "-enc", "UTF-8", file).Output()
+		pages, title, err := pdfcorpus.PopplerInfo(file)
 		if err != nil {
-			t.Fatalf("pdfinfo %s: %v", file, err)
+			t.Fatal(err)
 		}
-		var pages, title string
-		for _, l := range strings.Split(string(info), "\n") {
-			k, v, _ := strings.Cut(l, ":")
-			switch k {
-			case "Pages":
-				pages = strings.TrimSpace(v)
-			case "Title":
-				title = strings.TrimSpace(v)
-			}
-		}
-		if pages != strconv.Itoa(e.Pages) || title != e.Title {
-			t.Errorf("%s: pdfinfo reads %s pages, title %q; corpus.json %d, %q", e.File, pages, title, e.Pages, e.Title)
+		if pages != e.Pages || title != e.Title {
+			t.Errorf("%s: pdfinfo reads %d pages, title %q; corpus.json %d, %q", e.File, pages, title, e.Pages, e.Title)
 		}
 	}
 }

@@ -3,7 +3,7 @@
 # real generators, and poppler's reading of each file as the reference:
 # Chromium's print to PDF, Ghostscript's ps2pdf and pdfimage8, qpdf's
 # rewrites, and edits that break the files as the field breaks them (see
-# inspect/internal/pdfcorpus). Installs what it needs when missing:
+# internal/pdfcorpus/generate). Installs what it needs when missing:
 # Chromium (scripts/chromium-tools.sh), poppler, qpdf and Ghostscript
 # (scripts/pdf-tools.sh), and the fonts the Chromium page names.
 #
@@ -31,5 +31,5 @@ if [ "${#fonts[@]}" -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${fonts[@]}" >&2
 fi
 
-go run -tags pdfcorpus ./inspect/internal/pdfcorpus -dir inspect/testdata/pdf
+go run -tags pdfcorpus ./internal/pdfcorpus/generate -dir inspect/testdata/pdf
 ls -l inspect/testdata/pdf

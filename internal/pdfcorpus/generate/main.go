@@ -1,11 +1,11 @@
 //go:build pdfcorpus
 
-// Command pdfcorpus makes the PDF corpus of package inspect's tests with
+// Command generate makes the PDF corpus of package inspect's tests with
 // real generators, and poppler's reading of each file as the reference:
 //
 //	./scripts/pdf-corpus.sh   (installs the tools, then runs this)
 //
-// From testdata/pdf/src it prints chromium.html with Chromium's print to
+// From inspect/testdata/pdf/src it prints chromium.html with Chromium's print to
 // PDF, and report.ps and hundred.ps with Ghostscript's ps2pdf; qpdf
 // rewrites the Chromium file with object and cross-reference streams,
 // linearized, and encrypted with an empty user password (AES-256). The
@@ -31,20 +31,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/internal/pdfcorpus"
 )
 
 // maxPlainReference is the largest reference text kept as it is; a
 // larger one is gzipped (hundred.txt: 420 kB, 5 kB gzipped).
 const maxPlainReference = 64 << 10
-
-// entry is one file of corpus.json.
-type entry struct {
-	File      string `json:"file"`
-	Generator string `json:"generator"`
-	Pages     int    `json:"pages"`           // pdfinfo's
-	Title     string `json:"title,omitempty"` // pdfinfo's
-	NoText    []int  `json:"no_text,omitempty"`
-}
 
 func main() {
 	dir := flag.String("dir", "inspect/testdata/pdf", "the corpus folder (sources in src/)")
@@ -56,9 +49,9 @@ func main() {
 	}
 	src := func(name string) string { return filepath.Join(*dir, "src", name) }
 	out := func(name string) string { return filepath.Join(*dir, name) }
-	var corpus []entry
+	var corpus []pdfcorpus.Entry
 	add := func(file, generator string, noText ...int) {
-		corpus = append(corpus, entry{File: file, Generator: generator, NoText: noText})
+		corpus = append(corpus, pdfcorpus.Entry{File: file, Generator: generator, NoText: noText})
 	}
 
 	abs, err := filepath.Abs(src("chromium.html"))
@@ -95,8 +88,11 @@ func main() {
 	add("hundred.pdf", "Ghostscript ps2pdf: 100 pages of 50 lines")
 
 	for i, e := range corpus {
-		corpus[i].Pages, corpus[i].Title = pdfinfo(out(e.File))
-		text, name := output("pdftotext", "-layout", "-enc", "UTF-8", out(e.File), "-"), out(strings.TrimSuffix(e.File, ".pdf")+".txt")
+		corpus[i].Pages, corpus[i].Title, err = pdfcorpus.PopplerInfo(out(e.File))
+		check(err)
+		text, err := pdfcorpus.PopplerText(out(e.File))
+		check(err)
+		name := out(pdfcorpus.ReferenceName(e.File))
 		if len(text) > maxPlainReference {
 			var z bytes.Buffer
 			w := gzip.NewWriter(&z)
@@ -110,22 +106,6 @@ func main() {
 	js, err := json.MarshalIndent(corpus, "", "  ")
 	check(err)
 	write(out("corpus.json"), append(js, '\n'))
-}
-
-// pdfinfo is the page count and title poppler's pdfinfo reads.
-func pdfinfo(file string) (pages int, title string) {
-	for _, l := range strings.Split(string(output("pdfinfo", "-enc", "UTF-8", file)), "\n") {
-		k, v, _ := strings.Cut(l, ":")
-		switch k {
-		case "Pages":
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			check(err)
-			pages = n
-		case "Title":
-			title = strings.TrimSpace(v)
-		}
-	}
-	return pages, title
 }
 
 // trailer is what a mail gateway appends after a message's attachment.
