@@ -42,14 +42,15 @@ type pdfChar struct {
 	rot                      uint8
 }
 
-// quarterTurns rounds a character's angle (radians, counter-clockwise) to
-// quarter turns, as poppler reads rotated text; a negative angle (unknown)
-// is upright.
+// quarterTurns rounds a character's angle as PDFium gives it (radians,
+// clockwise: text turned a quarter counter-clockwise, reading upwards, is
+// at 3π/2) to quarter turns counter-clockwise, as poppler reads rotated
+// text; a negative angle (unknown) is upright.
 func quarterTurns(angle float32) uint8 {
 	if angle < 0 || math.IsNaN(float64(angle)) {
 		return 0
 	}
-	return uint8(int(math.Round(float64(angle)/(math.Pi/2))) % 4)
+	return uint8((4 - int(math.Round(float64(angle)/(math.Pi/2)))%4) % 4)
 }
 
 // isLayoutSpace reports whether r only separates: spaces and line breaks.

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"math"
 	"testing"
 )
 
@@ -102,5 +103,17 @@ func TestPDFLayoutCap(t *testing.T) {
 	}
 	if got := l.String(); got != "first line" {
 		t.Errorf("a cut inside ü: got %q", got)
+	}
+}
+
+// TestQuarterTurns: PDFium measures a character's angle clockwise.
+func TestQuarterTurns(t *testing.T) {
+	for _, c := range []struct {
+		angle float32
+		want  uint8
+	}{{0, 0}, {-1, 0}, {3 * math.Pi / 2, 1}, {math.Pi, 2}, {math.Pi / 2, 3}, {2*math.Pi - 0.01, 0}, {0.1, 0}} {
+		if got := quarterTurns(c.angle); got != c.want {
+			t.Errorf("quarterTurns(%v) = %d, want %d", c.angle, got, c.want)
+		}
 	}
 }

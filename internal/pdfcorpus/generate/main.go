@@ -67,7 +67,7 @@ func main() {
 	add("chromium-aes256.pdf", `qpdf --encrypt "" owner 256 of chromium.pdf: AES-256, empty user password`)
 
 	run("ps2pdf", src("report.ps"), out("ghostscript.pdf"))
-	add("ghostscript.pdf", "Ghostscript ps2pdf: Times with fi and fl ligature glyphs, a Courier table")
+	add("ghostscript.pdf", "Ghostscript ps2pdf: Times with fi and fl ligature glyphs, a Courier table, a label turned a quarter")
 	gs := read(out("ghostscript.pdf"))
 	write(out("ghostscript-trailing.pdf"), append(bytes.Clone(gs), trailer()...))
 	add("ghostscript-trailing.pdf", "ghostscript.pdf with 4 kB after %%EOF, as mail gateways append")
