@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,14 +34,7 @@ func BenchmarkInspectJSON1MB(b *testing.B) {
 // query --page reads it (the document opened afresh), and a page drawn
 // at 1568 px and encoded.
 func BenchmarkPDF(b *testing.B) {
-	read := func(name string) []byte {
-		data, err := os.ReadFile(filepath.Join(corpusDir, name))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return data
-	}
-	hundred, chromium := read("hundred.pdf"), read("chromium.pdf")
+	hundred, chromium := corpusFile(b, "hundred.pdf"), corpusFile(b, "chromium.pdf")
 	if _, err := pdfReader.ready(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -113,42 +113,66 @@ func inspectPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (Sum
 // is waited for first. A page past the end returns ErrNoPage with the page
 // count; a page without text (a scan) returns "".
 func PDFPageText(ctx context.Context, r io.ReaderAt, size int64, page int) (string, int, error) {
+	var n int
+	text, err := onPDFPage(ctx, r, size, page, pageTextTimeout, func(d *pdfDoc, g *guardedReaderAt, pages int) (string, error) {
+		n = pages
+		text, err := d.pageText(page-1, int(DefaultMaxTextBytes))
+		if err != nil {
+			if why := g.exhausted(); why != "" {
+				return "", fmt.Errorf("inspect: page %d: %s cap reached: %w", page, why, err)
+			}
+			return "", fmt.Errorf("inspect: page %d: %w", page, err)
+		}
+		return strings.TrimSpace(text), nil
+	})
+	var np noPageError
+	if errors.As(err, &np) {
+		n = np.pages
+	}
+	return text, n, err
+}
+
+// noPageError is ErrNoPage with the document's page count.
+type noPageError struct{ page, pages int }
+
+func (e noPageError) Error() string {
+	return fmt.Sprintf("%v: page %d of %d", ErrNoPage, e.page, e.pages)
+}
+
+func (e noPageError) Unwrap() error { return ErrNoPage }
+
+// onPDFPage runs read on page (1-based) of the PDF in r's size bytes,
+// with the document open and its page count, under runGuarded; the page
+// must exist (a noPageError says how many there are). It waits for the
+// reader's one-time start, then reads at most DefaultMaxBytes until ctx's
+// deadline, or for timeout when ctx has none.
+func onPDFPage[T any](ctx context.Context, r io.ReaderAt, size int64, page int, timeout time.Duration, read func(d *pdfDoc, g *guardedReaderAt, pages int) (T, error)) (T, error) {
 	if _, err := pdfReader.ready(ctx); err != nil {
-		return "", 0, err
+		var zero T
+		return zero, err
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, pageTextTimeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	g := newGuardedReaderAt(ctx, r, DefaultMaxBytes)
-	type result struct {
-		text  string
-		pages int
-	}
-	res, err := runGuarded(ctx, func() (result, error) {
+	return runGuarded(ctx, func() (T, error) {
+		var zero T
 		d, err := openPDF(ctx, g, size)
 		if err != nil {
-			return result{}, err
+			return zero, err
 		}
 		defer d.close()
 		n, err := d.pages()
 		if err != nil {
-			return result{}, err
+			return zero, err
 		}
 		if page < 1 || page > n {
-			return result{pages: n}, fmt.Errorf("%w: page %d of %d", ErrNoPage, page, n)
+			return zero, noPageError{page, n}
 		}
-		text, err := d.pageText(page-1, int(DefaultMaxTextBytes))
-		if err != nil {
-			if why := g.exhausted(); why != "" {
-				return result{pages: n}, fmt.Errorf("inspect: page %d: %s cap reached: %w", page, why, err)
-			}
-			return result{pages: n}, fmt.Errorf("inspect: page %d: %w", page, err)
-		}
-		return result{strings.TrimSpace(text), n}, nil
+		return read(d, g, n)
 	})
-	return res.text, res.pages, err
 }
 
 // cleanLine folds s onto one line of at most max bytes: whitespace runs

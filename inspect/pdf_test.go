@@ -17,25 +17,20 @@ import (
 // standard Type1 Helvetica, with an Info dictionary: known text to check
 // the extractor against.
 func buildPDF(title, author string, pages [][]string) []byte {
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	b.WriteString("%PDF-1.4\n")
 	n := len(pages)
 	// 1 catalog, 2 pages, 3 font, 4 info, then page i: 5+2i, content 6+2i.
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
 	var kids []string
 	for i := range n {
 		kids = append(kids, fmt.Sprintf("%d 0 R", 5+2*i))
 	}
-	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %-10d >>", strings.Join(kids, " "), n))
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-	obj(fmt.Sprintf("<< /Title (%s) /Author (%s) >>", title, author))
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %-10d >>", strings.Join(kids, " "), n),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+		fmt.Sprintf("<< /Title (%s) /Author (%s) >>", title, author),
+	}
 	for i, lines := range pages {
-		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 6+2*i))
+		objs = append(objs, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 6+2*i))
 		var cs strings.Builder
 		for j, l := range lines {
 			if raw, ok := strings.CutPrefix(l, "RAW:"); ok {
@@ -44,14 +39,28 @@ func buildPDF(title, author string, pages [][]string) []byte {
 			}
 			fmt.Fprintf(&cs, "BT /F1 12 Tf 72 %d Td (%s) Tj ET\n", 720-14*j, l)
 		}
-		obj(fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", cs.Len(), cs.String()))
+		objs = append(objs, fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", cs.Len(), cs.String()))
+	}
+	return writePDF(" /Info 4 0 R", objs...)
+}
+
+// writePDF writes objects 1 to n, their bodies as given (streams
+// included), a cross-reference table and a trailer whose Root is object 1,
+// with the trailer entries given.
+func writePDF(trailer string, objs ...string) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offsets := make([]int, len(objs))
+	for i, body := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, body)
 	}
 	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
 	for _, o := range offsets {
 		fmt.Fprintf(&b, "%010d 00000 n \n", o)
 	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /Info 4 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, trailer, xref)
 	return b.Bytes()
 }
 
@@ -182,35 +191,16 @@ func TestInspectPDFShipped(t *testing.T) {
 // pagePDF is a one-page PDF whose content stream is stream, with the
 // given filter ("" for none), in Helvetica as F1.
 func pagePDF(stream []byte, filter string) []byte {
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string, data []byte) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s", len(offsets), body)
-		if data != nil {
-			b.WriteString("\nstream\n")
-			b.Write(data)
-			b.WriteString("\nendstream")
-		}
-		b.WriteString("\nendobj\n")
-	}
-	b.WriteString("%PDF-1.4\n")
-	obj("<< /Type /Catalog /Pages 2 0 R >>", nil)
-	obj("<< /Type /Pages /Kids [3 0 R] /Count 1 >>", nil)
-	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>", nil)
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>", nil)
 	f := ""
 	if filter != "" {
 		f = " /Filter /" + filter
 	}
-	obj(fmt.Sprintf("<< /Length %d%s >>", len(stream), f), stream)
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, o := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	return b.Bytes()
+	return writePDF("",
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+		fmt.Sprintf("<< /Length %d%s >>\nstream\n%s\nendstream", len(stream), f, stream))
 }
 
 // deflateBomb is a zlib stream that inflates to n times 64 KiB of chunk

@@ -35,6 +35,16 @@ func readCorpus(t testing.TB) []pdfcorpus.Entry {
 	return c
 }
 
+// corpusFile is the bytes of the corpus' file name.
+func corpusFile(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(corpusDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // reference is poppler's text of e, one string per page.
 func reference(t testing.TB, e pdfcorpus.Entry) []string {
 	t.Helper()
@@ -67,10 +77,7 @@ var corpusLimits = Limits{Timeout: time.Minute}
 func TestPDFCorpus(t *testing.T) {
 	for _, e := range readCorpus(t) {
 		t.Run(e.File, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(corpusDir, e.File))
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := corpusFile(t, e.File)
 			ref := reference(t, e)
 			if len(ref) != e.Pages {
 				t.Fatalf("the reference has %d pages, pdfinfo %d", len(ref), e.Pages)

@@ -96,31 +96,11 @@ func RenderPDFPage(ctx context.Context, r io.ReaderAt, size int64, page int, o R
 		return RenderedPage{}, err
 	}
 	o = o.WithDefaults()
-	if _, err := pdfReader.ready(ctx); err != nil {
-		return RenderedPage{}, err
-	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultRenderTimeout)
-		defer cancel()
-	}
-	g := newGuardedReaderAt(ctx, r, DefaultMaxBytes)
-	return runGuarded(ctx, func() (RenderedPage, error) {
-		d, err := openPDF(ctx, g, size)
-		if err != nil {
-			return RenderedPage{}, err
-		}
-		defer d.close()
-		n, err := d.pages()
-		if err != nil {
-			return RenderedPage{}, err
-		}
-		if page < 1 || page > n {
-			return RenderedPage{Pages: n}, fmt.Errorf("%w: page %d of %d", ErrNoPage, page, n)
-		}
+	var n int
+	out, err := onPDFPage(ctx, r, size, page, DefaultRenderTimeout, func(d *pdfDoc, _ *guardedReaderAt, pages int) (RenderedPage, error) {
+		n = pages
 		for side := o.MaxSide; ; side = side * 3 / 4 {
 			out, err := d.render(page-1, side, o.MaxBytes)
-			out.Pages = n
 			if err == nil || !errors.Is(err, ErrRenderTooLarge) || side*3/4 < minRenderSide {
 				if err != nil {
 					err = fmt.Errorf("inspect: page %d at %d px: %w", page, side, err)
@@ -129,6 +109,12 @@ func RenderPDFPage(ctx context.Context, r io.ReaderAt, size int64, page int, o R
 			}
 		}
 	})
+	var np noPageError
+	if errors.As(err, &np) {
+		n = np.pages
+	}
+	out.Pages = n
+	return out, err
 }
 
 // render draws page i (0-based) within side x side pixels and encodes it

@@ -7,8 +7,6 @@ import (
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -32,14 +30,7 @@ func dark(img image.Image) float64 {
 // scan's page shows its ink; a page the document lacks, bad options and a
 // cap nothing fits are errors that say so.
 func TestRenderPDFPage(t *testing.T) {
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join(corpusDir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	chromium, scan := read("chromium.pdf"), read("scan.pdf")
+	chromium, scan := corpusFile(t, "chromium.pdf"), corpusFile(t, "scan.pdf")
 	render := func(data []byte, page int, o RenderOptions) (RenderedPage, image.Image, error) {
 		t.Helper()
 		p, err := RenderPDFPage(context.Background(), bytes.NewReader(data), int64(len(data)), page, o)
