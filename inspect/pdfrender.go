@@ -14,6 +14,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"math"
 	"time"
 
 	"github.com/klippa-app/go-pdfium/enums"
@@ -35,8 +36,12 @@ const (
 )
 
 // minRenderSide is the smallest long side RenderPDFPage shrinks a page to
-// before it gives up on the byte cap.
-const minRenderSide = 200
+// before it gives up on the byte cap; lowestQuality the last JPEG quality
+// it tries at each size.
+const (
+	minRenderSide = 200
+	lowestQuality = 40
+)
 
 // ErrRenderTooLarge is returned (wrapped) when a page does not fit the
 // byte cap even small and coarse.
@@ -99,14 +104,19 @@ func RenderPDFPage(ctx context.Context, r io.ReaderAt, size int64, page int, o R
 	var n int
 	out, err := onPDFPage(ctx, r, size, page, DefaultRenderTimeout, func(d *pdfDoc, _ *guardedReaderAt, pages int) (RenderedPage, error) {
 		n = pages
-		for side := o.MaxSide; ; side = side * 3 / 4 {
-			out, err := d.render(page-1, side, o.MaxBytes)
-			if err == nil || !errors.Is(err, ErrRenderTooLarge) || side*3/4 < minRenderSide {
-				if err != nil {
-					err = fmt.Errorf("inspect: page %d at %d px: %w", page, side, err)
-				}
+		for side := o.MaxSide; ; {
+			out, smallest, err := d.render(page-1, side, o.MaxBytes)
+			if err == nil || !errors.Is(err, ErrRenderTooLarge) {
 				return out, err
 			}
+			// An encoding's size goes with the pixels: shrink by what
+			// the smallest one is over, a little more, a quarter at least.
+			next := min(side*3/4, int(float64(side)*0.9*math.Sqrt(float64(o.MaxBytes)/float64(smallest))))
+			if next < minRenderSide {
+				return out, fmt.Errorf("%w: page %d takes %d bytes at %d px (JPEG, quality %d), over %d, and under %d px it could not be read; ask for a larger cap",
+					ErrRenderTooLarge, page, smallest, side, lowestQuality, o.MaxBytes, minRenderSide)
+			}
+			side = next
 		}
 	})
 	var np noPageError
@@ -118,11 +128,12 @@ func RenderPDFPage(ctx context.Context, r io.ReaderAt, size int64, page int, o R
 }
 
 // render draws page i (0-based) within side x side pixels and encodes it
-// within maxBytes, ErrRenderTooLarge when no encoding fits.
-func (d *pdfDoc) render(i, side int, maxBytes int64) (RenderedPage, error) {
+// within maxBytes, ErrRenderTooLarge when no encoding fits, with the size
+// of the smallest encoding tried.
+func (d *pdfDoc) render(i, side int, maxBytes int64) (out RenderedPage, smallest int, err error) {
 	page, err := d.inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: d.doc, Index: i})
 	if err != nil {
-		return RenderedPage{}, d.failed(fmt.Sprintf("page %d", i+1), err)
+		return out, 0, d.failed(fmt.Sprintf("page %d", i+1), err)
 	}
 	defer d.inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: page.Page})
 	res, err := d.inst.RenderPageInPixels(&requests.RenderPageInPixels{
@@ -132,40 +143,39 @@ func (d *pdfDoc) render(i, side int, maxBytes int64) (RenderedPage, error) {
 		RenderFlags: enums.FPDF_RENDER_FLAG_ANNOT,
 	})
 	if err != nil {
-		return RenderedPage{}, d.failed(fmt.Sprintf("rendering page %d", i+1), err)
+		return out, 0, d.failed(fmt.Sprintf("rendering page %d", i+1), err)
 	}
 	// The pixels live in the guest's memory until Cleanup.
 	defer res.Cleanup()
 	img := res.Result.Image
 	if img == nil {
-		return RenderedPage{}, fmt.Errorf("inspect: page %d rendered no image", i+1)
+		return out, 0, fmt.Errorf("inspect: page %d rendered no image", i+1)
 	}
 	if res.Result.HasTransparency {
 		img = onWhite(img)
 	}
-	out := RenderedPage{Width: res.Result.Width, Height: res.Result.Height}
+	out = RenderedPage{Width: res.Result.Width, Height: res.Result.Height}
 	var b bytes.Buffer
 	if err := png.Encode(&b, img); err != nil {
-		return out, fmt.Errorf("inspect: encoding page %d: %w", i+1, err)
+		return out, 0, fmt.Errorf("inspect: encoding page %d: %w", i+1, err)
 	}
 	if int64(b.Len()) <= maxBytes {
 		out.Data, out.MIME = bytes.Clone(b.Bytes()), "image/png"
-		return out, nil
+		return out, 0, nil
 	}
 	// JPEG qualities, tried in order, as for the images a client is shown.
-	qualities := [...]int{85, 70, 55, 40}
+	qualities := [...]int{85, 70, 55, lowestQuality}
 	for _, q := range qualities {
 		b.Reset()
 		if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: q}); err != nil {
-			return out, fmt.Errorf("inspect: encoding page %d: %w", i+1, err)
+			return out, 0, fmt.Errorf("inspect: encoding page %d: %w", i+1, err)
 		}
 		if int64(b.Len()) <= maxBytes {
 			out.Data, out.MIME = bytes.Clone(b.Bytes()), "image/jpeg"
-			return out, nil
+			return out, 0, nil
 		}
 	}
-	return out, fmt.Errorf("%w: %d bytes at %dx%d, JPEG quality %d, over %d", ErrRenderTooLarge, b.Len(), out.Width, out.Height,
-		qualities[len(qualities)-1], maxBytes)
+	return out, b.Len(), fmt.Errorf("%w of %d bytes", ErrRenderTooLarge, maxBytes)
 }
 
 // onWhite is img drawn on white paper: PDFium leaves a page with

@@ -7,7 +7,9 @@ import (
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
+	"regexp"
 	"testing"
+	"time"
 )
 
 // dark is the share of img's pixels that are far from white: ink.
@@ -31,9 +33,13 @@ func dark(img image.Image) float64 {
 // cap nothing fits are errors that say so.
 func TestRenderPDFPage(t *testing.T) {
 	chromium, scan := corpusFile(t, "chromium.pdf"), corpusFile(t, "scan.pdf")
+	// Encoding is slow under the race detector: the deadline is not
+	// this test's subject.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	render := func(data []byte, page int, o RenderOptions) (RenderedPage, image.Image, error) {
 		t.Helper()
-		p, err := RenderPDFPage(context.Background(), bytes.NewReader(data), int64(len(data)), page, o)
+		p, err := RenderPDFPage(ctx, bytes.NewReader(data), int64(len(data)), page, o)
 		if err != nil {
 			return p, nil, err
 		}
@@ -73,13 +79,16 @@ func TestRenderPDFPage(t *testing.T) {
 		t.Errorf("scan: %.4f of the pixels are ink", d)
 	}
 
-	if _, err := RenderPDFPage(context.Background(), bytes.NewReader(chromium), int64(len(chromium)), 4, RenderOptions{}); !errors.Is(err, ErrNoPage) || err.Error() != "inspect: no such page: page 4 of 3" {
+	if _, err := RenderPDFPage(ctx, bytes.NewReader(chromium), int64(len(chromium)), 4, RenderOptions{}); !errors.Is(err, ErrNoPage) || err.Error() != "inspect: no such page: page 4 of 3" {
 		t.Errorf("page 4: %v", err)
 	}
-	if _, err := RenderPDFPage(context.Background(), bytes.NewReader(chromium), int64(len(chromium)), 1, RenderOptions{MaxBytes: -1}); err == nil || err.Error() != "inspect: render max_bytes -1 must not be negative" {
+	if _, err := RenderPDFPage(ctx, bytes.NewReader(chromium), int64(len(chromium)), 1, RenderOptions{MaxBytes: -1}); err == nil || err.Error() != "inspect: render max_bytes -1 must not be negative" {
 		t.Errorf("negative max_bytes: %v", err)
 	}
-	if _, err := RenderPDFPage(context.Background(), bytes.NewReader(scan), int64(len(scan)), 2, RenderOptions{MaxBytes: 500}); !errors.Is(err, ErrRenderTooLarge) {
+	// Nothing fits 500 bytes: one size and one shrink are tried, not a
+	// quarter at a time down to the smallest.
+	_, err = RenderPDFPage(ctx, bytes.NewReader(scan), int64(len(scan)), 2, RenderOptions{MaxBytes: 500})
+	if !errors.Is(err, ErrRenderTooLarge) || !regexp.MustCompile(`^inspect: the rendered page does not fit the byte cap: page 2 takes \d+ bytes at 1568 px \(JPEG, quality 40\), over 500, and under 200 px it could not be read; ask for a larger cap$`).MatchString(err.Error()) {
 		t.Errorf("500 bytes: %v", err)
 	}
 }
