@@ -14,14 +14,14 @@ import (
 // PDF summaries and page text come from PDFium (pdfium.go), laid out into
 // words and lines here (pdflayout.go). Every document is read under a
 // guardedReaderAt, so reads fail after the deadline or the byte cap, and
-// under runGuarded, so a panic is recovered; the deadline also kills the
-// PDFium instance, which stops a call that does not read.
+// under runGuarded, so a panic is recovered; the deadline also stops a
+// PDFium call in flight, reading or not.
 
 var (
 	// ErrNotPDF is returned (wrapped) for bytes a PDF reader cannot open.
 	ErrNotPDF = errors.New("inspect: not a readable PDF")
-	// ErrNoPage is returned (wrapped) by PDFPageText for a page the
-	// document does not have.
+	// ErrNoPage is returned (wrapped) by PDFPageText and RenderPDFPage for
+	// a page the document does not have.
 	ErrNoPage = errors.New("inspect: no such page")
 )
 

@@ -10,7 +10,7 @@ package inspect
 // joined into words and lines here (pdflayout.go).
 //
 // One runtime serves the process, made on the first PDF: compiling the
-// 5.8 MB module takes a second or more, once per machine, as wazero's
+// 5.8 MB module takes seconds, once per machine, as wazero's
 // compilation cache (the folder the WASM plugins use) keeps the result for
 // every later process. Each document gets an instance of its own, closed
 // with it: nothing of one document (or tenant) is left in memory for the
@@ -51,9 +51,10 @@ const (
 	// page is given up. Rendering a page of 1568 px takes about 10 MB.
 	PDFMemoryLimit = 256 << 20
 	// PDFStartTimeout bounds the wait for the reader to be made, once per
-	// process: the compilation, about 1.5 s on a first run and 0.1 s from
-	// the cache, far longer under the race detector. It is not counted in
-	// an inspection's Timeout, which bounds the document's own work.
+	// process: the compilation, 3 s of CPU on a machine's first run and
+	// 0.1 s from the cache (BENCHMARKS.md), half a minute under the race
+	// detector. It is not counted in an inspection's Timeout, which bounds
+	// the document's own work.
 	PDFStartTimeout = 2 * time.Minute
 	// maxPDFInstances bounds the documents read at once, each on its own
 	// instance: PDFium is CPU-bound, so more than the cores gains nothing,
@@ -71,8 +72,6 @@ type pdfRuntime struct {
 	done chan struct{}
 	pool pdfium.Pool
 	err  error
-	// cacheDir holds wazero's compilation cache; "" is pdfCacheDir().
-	cacheDir string
 }
 
 // pdfReader is the process's PDF reader.
@@ -117,7 +116,7 @@ func (rt *pdfRuntime) start() {
 		WithMemoryLimitPages(PDFMemoryLimit / 65536).
 		// A call stops when the document's context ends (bind).
 		WithCloseOnContextDone(true).
-		WithCompilationCache(compilationCache(rt.cacheDir))
+		WithCompilationCache(compilationCache())
 	rt.pool, rt.err = webassembly.Init(webassembly.Config{
 		Context:       ctx,
 		MaxTotal:      min(runtime.GOMAXPROCS(0), maxPDFInstances),
@@ -133,12 +132,10 @@ func (rt *pdfRuntime) start() {
 	}
 }
 
-// compilationCache is wazero's compilation cache in dir ("" for the
-// default folder), kept in memory when the folder is unusable.
-func compilationCache(dir string) wazero.CompilationCache {
-	if dir == "" {
-		dir = pdfCacheDir()
-	}
+// compilationCache is wazero's compilation cache in pdfCacheDir(), kept
+// in memory when the folder is unusable.
+func compilationCache() wazero.CompilationCache {
+	dir := pdfCacheDir()
 	if err := os.MkdirAll(dir, 0o700); err == nil {
 		if c, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
 			return c
@@ -329,9 +326,8 @@ func (r *pdfRaw) textPage(ref references.FPDF_TEXTPAGE) (p uint64, err error) {
 	return h.Elem().FieldByName("handle").Elem().Uint(), nil
 }
 
-// call runs fn. The context has no Done channel on purpose: these exports
-// read a character's fields and return, and wazero watches a context that
-// can end with a goroutine per call. The caller checks its deadline
+// call runs fn under a context that does not end: these exports read a
+// page's characters and return, and the caller checks its deadline
 // between characters.
 func (r *pdfRaw) call(fn rawFunc, args ...uint64) (uint64, error) {
 	copy(r.stack[:], args)

@@ -10,8 +10,9 @@ package inspect
 // document draws as a unit stays one.
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -29,6 +30,12 @@ const (
 	// columnGap is the gap, in mean character widths, from which a gap is
 	// spelt with as many spaces as it is wide.
 	columnGap = 3
+	// dupWindow is how many glyphs before it a duplicate is looked for,
+	// and maxLineGlyphs how many glyphs a line gathers before it is
+	// written out: a hostile page drawing a million glyphs on one baseline,
+	// or at one spot, costs no more than a page of lines.
+	dupWindow     = 8
+	maxLineGlyphs = 4096
 )
 
 // pdfChar is a character, its loose box (its font's ascent to descent,
@@ -117,7 +124,7 @@ type pageLayout struct {
 // add takes the next character in content order.
 func (l *pageLayout) add(c pdfChar) {
 	g := frame(c)
-	if len(l.line) > 0 && (c.rot != l.rot || !sameLine(l.band, g)) {
+	if len(l.line) > 0 && (c.rot != l.rot || !sameLine(l.band, g) || len(l.line) >= maxLineGlyphs) {
 		l.flush()
 	}
 	if len(l.line) == 0 {
@@ -155,7 +162,7 @@ func (l *pageLayout) flush() {
 	}
 	line := l.line
 	l.line = l.line[:0]
-	sort.SliceStable(line, func(i, j int) bool { return line[i].x0 < line[j].x0 })
+	slices.SortStableFunc(line, func(a, b glyph) int { return cmp.Compare(a.x0, b.x0) })
 	width := meanWidth(line)
 	rs := l.lineRune[:0]
 	var prev *glyph
@@ -227,11 +234,12 @@ func appendGap(rs []rune, gap, h, width float32) []rune {
 	return rs
 }
 
-// isDuplicate reports whether g repeats a glyph just before it in the
-// sorted line: the same character at nearly the same place.
+// isDuplicate reports whether g repeats one of the dupWindow glyphs just
+// before it in the sorted line: the same character at nearly the same
+// place.
 func isDuplicate(before []glyph, g *glyph) bool {
 	w := g.x1 - g.x0
-	for i := len(before) - 1; i >= 0 && before[i].x0 >= g.x0-w; i-- {
+	for i := len(before) - 1; i >= max(0, len(before)-dupWindow) && before[i].x0 >= g.x0-w; i-- {
 		p := before[i]
 		if p.r == g.r && !isLayoutSpace(g.r) && absf(p.x0-g.x0) <= dupOverlap*w && absf(p.y0-g.y0) <= dupOverlap*(g.y1-g.y0) {
 			return true

@@ -3,6 +3,7 @@ package inspect
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // run lays out chars drawn one after another from x along a baseline at y:
@@ -115,5 +116,28 @@ func TestQuarterTurns(t *testing.T) {
 		if got := quarterTurns(c.angle); got != c.want {
 			t.Errorf("quarterTurns(%v) = %d, want %d", c.angle, got, c.want)
 		}
+	}
+}
+
+// TestPDFLayoutHostileLine: 100,000 different glyphs drawn at one spot cost
+// about what 100,000 glyphs along lines cost, not a look back over the
+// whole pile for each (measured against each other, so a loaded machine
+// slows both).
+func TestPDFLayoutHostileLine(t *testing.T) {
+	const n = 100_000
+	timed := func(at func(i int) (x, y float32)) time.Duration {
+		l := pageLayout{max: 1 << 20}
+		start := time.Now()
+		for i := range n {
+			x, y := at(i)
+			l.add(pdfChar{r: rune(0x4e00 + i%5000), left: x, right: x + 5, bottom: y, top: y + 10, x: x, y: y, size: 10})
+		}
+		_ = l.String()
+		return time.Since(start)
+	}
+	lines := timed(func(i int) (float32, float32) { return float32(72 + 5*(i%100)), float32(700 - 12*(i/100)) })
+	pile := timed(func(int) (float32, float32) { return 72, 700 })
+	if pile > 5*lines+100*time.Millisecond {
+		t.Errorf("%d glyphs at one spot took %v, along lines %v", n, pile, lines)
 	}
 }
