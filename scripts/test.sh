@@ -109,7 +109,7 @@ say "poppler, qpdf, Ghostscript (scripts/pdf-tools.sh)"
 ./scripts/pdf-tools.sh >/dev/null
 
 # The PDF reader (PDFium on wazero) is compiled once per machine into the
-# WASM compilation cache (~/.cache/mcpx/wasm): about 2 s here, but half a
+# WASM compilation cache (~/.cache/mcpx/wasm): 3 s of CPU here, but half a
 # minute in a binary built with the race detector, which would land in
 # whichever test reads a PDF first. A test binary without it fills the
 # cache that the race-built ones then load.
