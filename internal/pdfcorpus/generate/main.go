@@ -5,16 +5,17 @@
 //
 //	./scripts/pdf-corpus.sh   (installs the tools, then runs this)
 //
-// From inspect/testdata/pdf/src it prints chromium.html with Chromium's print to
-// PDF, and report.ps and hundred.ps with Ghostscript's ps2pdf; qpdf
-// rewrites the Chromium file with object and cross-reference streams,
-// linearized, and encrypted with an empty user password (AES-256). The
-// Ghostscript file gets bytes after %%EOF, a cross-reference table whose
-// offsets are all wrong, none at all, and an incremental update that adds
-// a page and a new title; a page rendered by Ghostscript to an image
-// (a scan, no text) follows one with text. For every file it writes
-// pdftotext -layout's text (NAME.txt, pages ended by form feeds; gzipped past 64 kB) and
-// pdfinfo's page count and title (corpus.json).
+// From inspect/testdata/pdf/src it prints chromium.html with Chromium's
+// print to PDF, and report.ps and hundred.ps with Ghostscript's ps2pdf;
+// qpdf rewrites the Chromium file with object and cross-reference
+// streams, linearized, and encrypted with an empty user password
+// (AES-256). The Ghostscript file gets bytes after %%EOF, a
+// cross-reference table whose offsets are all wrong, none at all, and an
+// incremental update that adds a page and a new title; a page rendered by
+// Ghostscript to an image (a scan, no text) follows one with text. For
+// every file it writes pdftotext -layout's text (NAME.txt, pages ended by
+// form feeds; gzipped past 64 kB) and pdfinfo's page count and title
+// (corpus.json).
 package main
 
 import (
