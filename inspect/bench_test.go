@@ -30,9 +30,9 @@ func BenchmarkInspectJSON1MB(b *testing.B) {
 
 // BenchmarkPDF is what the PDF reader costs once it has started: the
 // summary of the corpus' 100-page file (every page's text: 4,300
-// characters a page, reported per page), one page's text as artifacts
-// query --page reads it (the document opened afresh), and a page drawn
-// at 1568 px and encoded.
+// characters a page, reported per page), a document opened on an
+// instance of its own, one page's text as artifacts query --page reads it
+// (the document opened afresh), and a page drawn at 1568 px and encoded.
 func BenchmarkPDF(b *testing.B) {
 	hundred, chromium := corpusFile(b, "hundred.pdf"), corpusFile(b, "chromium.pdf")
 	if _, err := pdfReader.ready(context.Background()); err != nil {
@@ -50,6 +50,18 @@ func BenchmarkPDF(b *testing.B) {
 		// machine better than the wall clock.
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N)/100, "ms/page")
 		b.ReportMetric(float64((processCPU()-cpu).Microseconds())/1000/float64(b.N)/100, "cpu-ms/page")
+	})
+	b.Run("open", func(b *testing.B) { // an instance of its own, the document opened and counted
+		for b.Loop() {
+			d, err := openPDF(context.Background(), bytes.NewReader(chromium), int64(len(chromium)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n, err := d.pages(); err != nil || n != 3 {
+				b.Fatalf("%d %v", n, err)
+			}
+			d.close()
+		}
 	})
 	b.Run("pageText", func(b *testing.B) {
 		for b.Loop() {
