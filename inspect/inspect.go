@@ -151,12 +151,16 @@ func Inspect(ctx context.Context, r io.ReaderAt, size int64, mimeType string, li
 	case "pdf":
 		// The PDF reader starts once per process, on the first PDF; the
 		// document's time starts after it (see pdfRuntime.ready).
-		if _, err = pdfReader.ready(parent); err == nil {
-			pctx, pcancel := context.WithTimeout(parent, lim.Timeout)
-			defer pcancel()
-			br.ctx = pctx // no read is in flight: the head's is done
-			s, parts, err = inspectPDF(pctx, br, size, lim)
+		if err = mayBePDF(br, size); err != nil {
+			break
 		}
+		if _, err = pdfReader.ready(parent); err != nil {
+			break
+		}
+		pctx, pcancel := context.WithTimeout(parent, lim.Timeout)
+		defer pcancel()
+		br.ctx = pctx // no read is in flight: the probes are done
+		s, parts, err = inspectPDF(pctx, br, size, lim)
 	case "archive":
 		s, parts, err = inspectArchive(ctx, br, size, mimeType, lim)
 	case "audio", "video":

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,9 @@ type pdfResult struct {
 // first, outside lim.Timeout.
 func inspectPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (Summary, []TextPart, error) {
 	lim = limitsOrDefault(lim)
+	if err := mayBePDF(r, size); err != nil {
+		return Summary{}, nil, err
+	}
 	if _, err := pdfReader.ready(ctx); err != nil {
 		return Summary{}, nil, err
 	}
@@ -147,8 +151,11 @@ func (e noPageError) Unwrap() error { return ErrNoPage }
 // reader's one-time start, then reads at most DefaultMaxBytes until ctx's
 // deadline, or for timeout when ctx has none.
 func onPDFPage[T any](ctx context.Context, r io.ReaderAt, size int64, page int, timeout time.Duration, read func(d *pdfDoc, g *guardedReaderAt, pages int) (T, error)) (T, error) {
+	var zero T
+	if err := mayBePDF(r, size); err != nil {
+		return zero, err
+	}
 	if _, err := pdfReader.ready(ctx); err != nil {
-		var zero T
 		return zero, err
 	}
 	if _, ok := ctx.Deadline(); !ok {
@@ -158,7 +165,6 @@ func onPDFPage[T any](ctx context.Context, r io.ReaderAt, size int64, page int, 
 	}
 	g := newGuardedReaderAt(ctx, r, DefaultMaxBytes)
 	return runGuarded(ctx, func() (T, error) {
-		var zero T
 		d, err := openPDF(ctx, g, size)
 		if err != nil {
 			return zero, err
@@ -173,6 +179,42 @@ func onPDFPage[T any](ctx context.Context, r io.ReaderAt, size int64, page int, 
 		}
 		return read(d, g, n)
 	})
+}
+
+// pdfProbe is how much of each end of a file mayBePDF looks at.
+const pdfProbe = 64 << 10
+
+// mayBePDF returns ErrNotPDF for bytes no PDF reader could open: no
+// object ("obj", "endobj") near the start, and none, nor a trailer or
+// cross-reference, near the end; nil where a reader may find a document.
+// Every PDF has indirect objects, and a reader that rebuilds a broken file
+// finds them from either end; a blob that merely starts with "%PDF-" (the
+// magic bytes a detector goes by) has none, and would cost the reader's
+// start, seconds and tens of megabytes once per process, for nothing.
+func mayBePDF(r io.ReaderAt, size int64) error {
+	if size <= 0 {
+		return fmt.Errorf("%w: empty", ErrNotPDF)
+	}
+	head := make([]byte, min(size, pdfProbe))
+	if n, err := r.ReadAt(head, 0); n < len(head) {
+		return fmt.Errorf("%w: %w", ErrNotPDF, err)
+	}
+	if bytes.Contains(head, []byte("obj")) {
+		return nil
+	}
+	tail := head
+	if size > pdfProbe {
+		tail = make([]byte, pdfProbe)
+		if n, err := r.ReadAt(tail, size-pdfProbe); n < len(tail) {
+			return fmt.Errorf("%w: %w", ErrNotPDF, err)
+		}
+	}
+	for _, word := range []string{"obj", "trailer", "startxref", "xref"} {
+		if bytes.Contains(tail, []byte(word)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: no object in its first and last %d kB", ErrNotPDF, pdfProbe>>10)
 }
 
 // cleanLine folds s onto one line of at most max bytes: whitespace runs

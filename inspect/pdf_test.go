@@ -277,3 +277,28 @@ func TestInspectPDFBombs(t *testing.T) {
 		}
 	}
 }
+
+// TestMayBePDF: bytes that only start like a PDF (a blob whose magic bytes
+// a detector went by) are refused before the reader starts, with what was
+// looked at; a PDF whose objects follow a long prefix of junk, or whose
+// only object keywords are at its end, is not.
+func TestMayBePDF(t *testing.T) {
+	blob := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte{0xa5, 0x5a, 0x00, 0xff}, 100_000)...)
+	err := mayBePDF(bytes.NewReader(blob), int64(len(blob)))
+	if !errors.Is(err, ErrNotPDF) || err.Error() != "inspect: not a readable PDF: no object in its first and last 64 kB" {
+		t.Errorf("blob: %v", err)
+	}
+	if s, _, err := Inspect(context.Background(), bytes.NewReader(blob), int64(len(blob)), "application/pdf", Limits{}); err != nil || s.Kind != "pdf" || s.Pages != 0 {
+		t.Errorf("blob's summary: %+v %v", s, err)
+	}
+	good := buildPDF("T", "A", knownPages)
+	junk := bytes.Repeat([]byte("% junk\n"), 20_000) // 140 kB
+	for name, data := range map[string][]byte{
+		"objects after junk": append(append([]byte("%PDF-1.4\n"), junk...), good...),
+		"a short PDF":        good,
+	} {
+		if err := mayBePDF(bytes.NewReader(data), int64(len(data))); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
