@@ -117,23 +117,25 @@ func inspectPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (Sum
 // is waited for first. A page past the end returns ErrNoPage with the page
 // count; a page without text (a scan) returns "".
 func PDFPageText(ctx context.Context, r io.ReaderAt, size int64, page int) (string, int, error) {
-	var n int
-	text, err := onPDFPage(ctx, r, size, page, pageTextTimeout, func(d *pdfDoc, g *guardedReaderAt, pages int) (string, error) {
-		n = pages
+	type result struct {
+		text  string
+		pages int
+	}
+	res, err := onPDFPage(ctx, r, size, page, pageTextTimeout, func(d *pdfDoc, g *guardedReaderAt, pages int) (result, error) {
 		text, err := d.pageText(page-1, int(DefaultMaxTextBytes))
 		if err != nil {
 			if why := g.exhausted(); why != "" {
-				return "", fmt.Errorf("inspect: page %d: %s cap reached: %w", page, why, err)
+				return result{pages: pages}, fmt.Errorf("inspect: page %d: %s cap reached: %w", page, why, err)
 			}
-			return "", fmt.Errorf("inspect: page %d: %w", page, err)
+			return result{pages: pages}, fmt.Errorf("inspect: page %d: %w", page, err)
 		}
-		return strings.TrimSpace(text), nil
+		return result{strings.TrimSpace(text), pages}, nil
 	})
 	var np noPageError
 	if errors.As(err, &np) {
-		n = np.pages
+		res.pages = np.pages
 	}
-	return text, n, err
+	return res.text, res.pages, err
 }
 
 // noPageError is ErrNoPage with the document's page count.

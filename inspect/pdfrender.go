@@ -101,11 +101,10 @@ func RenderPDFPage(ctx context.Context, r io.ReaderAt, size int64, page int, o R
 		return RenderedPage{}, err
 	}
 	o = o.WithDefaults()
-	var n int
 	out, err := onPDFPage(ctx, r, size, page, DefaultRenderTimeout, func(d *pdfDoc, _ *guardedReaderAt, pages int) (RenderedPage, error) {
-		n = pages
 		for side := o.MaxSide; ; {
 			out, smallest, err := d.render(page-1, side, o.MaxBytes)
+			out.Pages = pages
 			if err == nil || !errors.Is(err, ErrRenderTooLarge) {
 				return out, err
 			}
@@ -121,9 +120,8 @@ func RenderPDFPage(ctx context.Context, r io.ReaderAt, size int64, page int, o R
 	})
 	var np noPageError
 	if errors.As(err, &np) {
-		n = np.pages
+		out.Pages = np.pages
 	}
-	out.Pages = n
 	return out, err
 }
 
