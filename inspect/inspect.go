@@ -5,8 +5,9 @@
 // found so far with Summary.Partial set, never an error, so that a summary
 // can never hold up the call whose result it describes.
 //
-// The package imports nothing of mcpx's: the engine, the query tools and
-// the CLI all use it.
+// The package imports nothing of mcpx's but internal/wasmmem, the guest
+// memory its PDF reader shares with the WASM plugins: the engine, the
+// query tools and the CLI all use it.
 package inspect
 
 import (
@@ -121,6 +122,12 @@ type Summary struct {
 	Columns    []string `json:"columns,omitempty"`   // CSV header
 	Rows       int64    `json:"rows,omitempty"`      // CSV data rows
 	Partial    string   `json:"partial,omitempty"`   // why a cap stopped inspection (time, bytes)
+
+	// NoTextPages counts the PDF pages read that have no text (scans,
+	// drawings): a model must look at them to read them. NoText lists the
+	// first of them (<= 10), 1-based.
+	NoTextPages int   `json:"no_text_pages,omitempty"`
+	NoText      []int `json:"no_text,omitempty"`
 }
 
 // TextPart is searchable text and where it is: "page 3", "line 120",
@@ -159,6 +166,7 @@ const (
 // kind alone when lim.Memory refused the Footprint.
 func Inspect(ctx context.Context, r io.ReaderAt, size int64, mimeType string, lim Limits) (Summary, []TextPart, error) {
 	lim = lim.WithDefaults()
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	br := &boundedReader{r: r, ctx: ctx, max: lim.MaxBytes}
@@ -188,7 +196,18 @@ func Inspect(ctx context.Context, r io.ReaderAt, size int64, mimeType string, li
 	case "image":
 		s, err = inspectImage(br, size)
 	case "pdf":
-		s, parts, err = inspectPDF(ctx, br, size, lim)
+		// The PDF reader starts once per process, on the first PDF; the
+		// document's time starts after it (see pdfRuntime.ready).
+		if err = mayBePDF(br, size); err != nil {
+			break
+		}
+		if _, err = pdfReader.ready(parent); err != nil {
+			break
+		}
+		pctx, pcancel := context.WithTimeout(parent, lim.Timeout)
+		defer pcancel()
+		br.ctx = pctx // no read is in flight: the probes are done
+		s, parts, err = inspectPDF(pctx, br, size, lim)
 	case "archive":
 		s, parts, err = inspectArchive(ctx, br, size, mimeType, lim)
 	case "audio", "video":

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,24 +10,19 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/ledongthuc/pdf"
 )
 
-// PDF text comes from github.com/ledongthuc/pdf: pure Go, reads through an
-// io.ReaderAt (so only the xref, the page tree and the content streams it
-// needs are read), decodes font encodings and ToUnicode CMaps, and is kept
-// up (it grew from rsc.io/pdf, which is frozen; pdfcpu validates and edits
-// well but has no text extraction). It panics on some malformed input and
-// cannot be interrupted, so every call runs under runGuarded with a
-// guardedReaderAt: panics are recovered, and reads fail after the deadline
-// or the byte cap.
+// PDF summaries and page text come from PDFium (pdfium.go), laid out into
+// words and lines here (pdflayout.go). Every document is read under a
+// guardedReaderAt, so reads fail after the deadline or the byte cap, and
+// under runGuarded, so a panic is recovered; the deadline also stops a
+// PDFium call in flight, reading or not.
 
 var (
 	// ErrNotPDF is returned (wrapped) for bytes a PDF reader cannot open.
 	ErrNotPDF = errors.New("inspect: not a readable PDF")
-	// ErrNoPage is returned (wrapped) by PDFPageText for a page the
-	// document does not have.
+	// ErrNoPage is returned (wrapped) by PDFPageText and RenderPDFPage for
+	// a page the document does not have.
 	ErrNoPage = errors.New("inspect: no such page")
 )
 
@@ -45,21 +41,32 @@ type pdfResult struct {
 }
 
 // inspectPDF reads the page count, the Info title and author, and the text
-// of the pages in order until the time, byte or text cap.
+// of the pages in order until the time, byte or text cap; pages without
+// text are counted (scans). The reader's one-time start is waited for
+// first, outside lim.Timeout.
 func inspectPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (Summary, []TextPart, error) {
 	lim = limitsOrDefault(lim)
+	if err := mayBePDF(r, size); err != nil {
+		return Summary{}, nil, err
+	}
+	if _, err := pdfReader.ready(ctx); err != nil {
+		return Summary{}, nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	g := newGuardedReaderAt(ctx, r, lim.MaxBytes)
 	res, err := runGuarded(ctx, func() (pdfResult, error) {
-		rd, err := pdf.NewReader(g, size)
+		d, err := openPDF(ctx, g, size)
 		if err != nil {
-			return pdfResult{}, fmt.Errorf("%w: %w", ErrNotPDF, err)
+			return pdfResult{}, err
 		}
-		s := Summary{Kind: "pdf", Format: "pdf", Pages: rd.NumPage()}
-		info := rd.Trailer().Key("Info")
-		s.Title = cleanLine(info.Key("Title").Text(), infoChars)
-		s.Author = cleanLine(info.Key("Author").Text(), infoChars)
+		defer d.close()
+		n, err := d.pages()
+		if err != nil {
+			return pdfResult{}, err
+		}
+		s := Summary{Kind: "pdf", Format: "pdf", Pages: n,
+			Title: cleanLine(d.meta("Title"), infoChars), Author: cleanLine(d.meta("Author"), infoChars)}
 		var parts []TextPart
 		var kept int64
 		var head strings.Builder
@@ -72,7 +79,7 @@ func inspectPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (Sum
 				s.Partial = "text"
 				break
 			}
-			text, err := pageText(rd, i)
+			text, err := d.pageText(i-1, int(lim.MaxTextBytes-kept))
 			if err != nil {
 				if why := g.exhausted(); why != "" {
 					s.Partial = why
@@ -82,10 +89,11 @@ func inspectPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (Sum
 			}
 			text = strings.TrimSpace(text)
 			if text == "" {
+				s.NoTextPages++
+				if len(s.NoText) < maxNames {
+					s.NoText = append(s.NoText, i)
+				}
 				continue
-			}
-			if room := lim.MaxTextBytes - kept; int64(len(text)) > room {
-				text = truncateUTF8(text, int(room))
 			}
 			kept += int64(len(text))
 			parts = append(parts, TextPart{Place: fmt.Sprintf("page %d", i), Text: text})
@@ -105,152 +113,110 @@ func inspectPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (Sum
 
 // PDFPageText returns the text of page (1-based) and the document's page
 // count. It reads at most DefaultMaxBytes and stops at ctx's deadline, or
-// after pageTextTimeout when ctx has none. A page past the end returns
-// ErrNoPage with the page count.
+// after pageTextTimeout when ctx has none; the PDF reader's one-time start
+// is waited for first. A page past the end returns ErrNoPage with the page
+// count; a page without text (a scan) returns "".
 func PDFPageText(ctx context.Context, r io.ReaderAt, size int64, page int) (string, int, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, pageTextTimeout)
-		defer cancel()
-	}
-	g := newGuardedReaderAt(ctx, r, DefaultMaxBytes)
 	type result struct {
 		text  string
 		pages int
 	}
-	res, err := runGuarded(ctx, func() (result, error) {
-		rd, err := pdf.NewReader(g, size)
-		if err != nil {
-			return result{}, fmt.Errorf("%w: %w", ErrNotPDF, err)
-		}
-		n := rd.NumPage()
-		if page < 1 || page > n {
-			return result{pages: n}, fmt.Errorf("%w: page %d of %d", ErrNoPage, page, n)
-		}
-		text, err := pageText(rd, page)
+	res, err := onPDFPage(ctx, r, size, page, pageTextTimeout, func(d *pdfDoc, g *guardedReaderAt, pages int) (result, error) {
+		text, err := d.pageText(page-1, int(DefaultMaxTextBytes))
 		if err != nil {
 			if why := g.exhausted(); why != "" {
-				return result{pages: n}, fmt.Errorf("inspect: page %d: %s cap reached: %w", page, why, err)
+				return result{pages: pages}, fmt.Errorf("inspect: page %d: %s cap reached: %w", page, why, err)
 			}
-			return result{pages: n}, fmt.Errorf("inspect: page %d: %w", page, err)
+			return result{pages: pages}, fmt.Errorf("inspect: page %d: %w", page, err)
 		}
-		return result{strings.TrimSpace(text), n}, nil
+		return result{strings.TrimSpace(text), pages}, nil
 	})
+	var np noPageError
+	if errors.As(err, &np) {
+		res.pages = np.pages
+	}
 	return res.text, res.pages, err
 }
 
-// pageText is page i's text, a panic recovered as an error so that the
-// pages read before it are kept.
-func pageText(rd *pdf.Reader, i int) (text string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: page %d: %v", ErrParserPanic, i, p)
-		}
-	}()
-	return walkText(rd.Page(i), int(DefaultMaxTextBytes))
+// noPageError is ErrNoPage with the document's page count.
+type noPageError struct{ page, pages int }
+
+func (e noPageError) Error() string {
+	return fmt.Sprintf("%v: page %d of %d", ErrNoPage, e.page, e.pages)
 }
 
-// walkText is the page's text in content-stream order, at most max bytes.
-// Unlike the library's GetPlainText it breaks lines where the text moves
-// down (Td, TD, Tm, T*, ', ") and puts a space where it moves right or a
-// TJ kerning gap is wide, so "Region" does not run into "FY2025".
-func walkText(p pdf.Page, max int) (string, error) {
-	if p.V.IsNull() || p.V.Key("Contents").Kind() == pdf.Null {
-		return "", nil
+func (e noPageError) Unwrap() error { return ErrNoPage }
+
+// onPDFPage runs read on page (1-based) of the PDF in r's size bytes,
+// with the document open and its page count, under runGuarded; the page
+// must exist (a noPageError says how many there are). It waits for the
+// reader's one-time start, then reads at most DefaultMaxBytes until ctx's
+// deadline, or for timeout when ctx has none.
+func onPDFPage[T any](ctx context.Context, r io.ReaderAt, size int64, page int, timeout time.Duration, read func(d *pdfDoc, g *guardedReaderAt, pages int) (T, error)) (T, error) {
+	var zero T
+	if err := mayBePDF(r, size); err != nil {
+		return zero, err
 	}
-	var b strings.Builder
-	encs := map[string]pdf.TextEncoding{}
-	var enc pdf.TextEncoding
-	var y float64
-	write := func(s string) {
-		if b.Len()+len(s) <= max {
-			b.WriteString(s)
-		}
+	if _, err := pdfReader.ready(ctx); err != nil {
+		return zero, err
 	}
-	show := func(raw string) {
-		if enc != nil {
-			raw = enc.Decode(raw)
-		}
-		write(raw)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
 	}
-	breakLine := func() {
-		if s := b.String(); s != "" && !strings.HasSuffix(s, "\n") {
-			write("\n")
+	g := newGuardedReaderAt(ctx, r, DefaultMaxBytes)
+	return runGuarded(ctx, func() (T, error) {
+		d, err := openPDF(ctx, g, size)
+		if err != nil {
+			return zero, err
 		}
-	}
-	space := func() {
-		if s := b.String(); s != "" && !strings.HasSuffix(s, " ") && !strings.HasSuffix(s, "\n") {
-			write(" ")
+		defer d.close()
+		n, err := d.pages()
+		if err != nil {
+			return zero, err
 		}
-	}
-	var args []pdf.Value
-	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
-		args = args[:0]
-		for n := stk.Len(); n > 0; n-- {
-			args = append(args, pdf.Value{})
+		if page < 1 || page > n {
+			return zero, noPageError{page, n}
 		}
-		for i := len(args) - 1; i >= 0; i-- {
-			args[i] = stk.Pop()
-		}
-		switch op {
-		case "BT":
-			y = 0
-		case "Tf":
-			if len(args) == 2 {
-				name := args[0].Name()
-				e, ok := encs[name]
-				if !ok {
-					f := p.Font(name)
-					e = f.Encoder()
-					encs[name] = e
-				}
-				enc = e
-			}
-		case "Td", "TD":
-			if len(args) == 2 {
-				if dy := args[1].Float64(); dy != 0 {
-					breakLine()
-				} else if args[0].Float64() > 0 {
-					space()
-				}
-			}
-		case "Tm":
-			if len(args) == 6 {
-				if ny := args[5].Float64(); ny != y {
-					breakLine()
-					y = ny
-				} else {
-					space()
-				}
-			}
-		case "T*":
-			breakLine()
-		case "'", "\"":
-			breakLine()
-			if len(args) > 0 {
-				show(args[len(args)-1].RawString())
-			}
-		case "Tj":
-			if len(args) == 1 {
-				show(args[0].RawString())
-			}
-		case "TJ":
-			if len(args) == 1 {
-				for i := 0; i < args[0].Len(); i++ {
-					x := args[0].Index(i)
-					switch x.Kind() {
-					case pdf.String:
-						show(x.RawString())
-					case pdf.Integer, pdf.Real:
-						if x.Float64() < -200 { // a gap of a fifth of an em or more
-							space()
-						}
-					}
-				}
-			}
-		}
+		return read(d, g, n)
 	})
-	return strings.TrimSpace(b.String()), nil
+}
+
+// pdfProbe is how much of each end of a file mayBePDF looks at.
+const pdfProbe = 64 << 10
+
+// mayBePDF returns ErrNotPDF for bytes no PDF reader could open: no
+// object ("obj", "endobj") near the start, and none, nor a trailer or
+// cross-reference, near the end; nil where a reader may find a document.
+// Every PDF has indirect objects, and a reader that rebuilds a broken file
+// finds them from either end; a blob that merely starts with "%PDF-" (the
+// magic bytes a detector goes by) has none, and would cost the reader's
+// start, seconds and tens of megabytes once per process, for nothing.
+func mayBePDF(r io.ReaderAt, size int64) error {
+	if size <= 0 {
+		return fmt.Errorf("%w: empty", ErrNotPDF)
+	}
+	head := make([]byte, min(size, pdfProbe))
+	if n, err := r.ReadAt(head, 0); n < len(head) {
+		return fmt.Errorf("%w: %w", ErrNotPDF, err)
+	}
+	if bytes.Contains(head, []byte("obj")) {
+		return nil
+	}
+	tail := head
+	if size > pdfProbe {
+		tail = make([]byte, pdfProbe)
+		if n, err := r.ReadAt(tail, size-pdfProbe); n < len(tail) {
+			return fmt.Errorf("%w: %w", ErrNotPDF, err)
+		}
+	}
+	for _, word := range []string{"obj", "trailer", "startxref", "xref"} {
+		if bytes.Contains(tail, []byte(word)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: no object in its first and last %d kB", ErrNotPDF, pdfProbe>>10)
 }
 
 // cleanLine folds s onto one line of at most max bytes: whitespace runs

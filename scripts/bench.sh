@@ -55,6 +55,14 @@
 #     10 MiB PDF result to `mcpx serve --listen` against `mcpx transform`
 #     of the same input, new bytes each round (8 bytes of the base64
 #     changed), p50 of 10 rounds
+#   BENCH=pdf ./scripts/bench.sh   # the PDF reader (PDFium on wazero): the
+#     binary's size and package inits (GODEBUG=inittrace=1 mcpx version,
+#     15 runs), a small result's `mcpx transform` (15 runs), the first PDF
+#     of a process with an empty and with a filled compilation cache (a
+#     fresh XDG_CACHE_HOME; 5 runs each), the 100-page corpus file whole
+#     (time and max RSS, 5 runs), then inspect's Go benchmarks (per page,
+#     a page as artifacts query reads it, a page rendered). Medians; set
+#     BENCH_BASELINE to another mcpx binary to measure it side by side.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -357,5 +365,49 @@ if [ "$what" = posttransform ]; then
 	echo "POST /transform p50 $((post / 1000)) ms, mcpx transform p50 $((cli / 1000)) ms, ratio $(echo "scale=2; $post / $cli" | bc)" | tee "$out/posttransform.txt"
 	kill $post_pid 2>/dev/null || true
 	trap - EXIT
+fi
+if [ "$what" = pdf ]; then
+	command -v /usr/bin/time >/dev/null || { echo "bench: GNU time is needed (apt-get install time)" >&2; exit 1; }
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
+	bins=("$out/mcpx")
+	[ -n "${BENCH_BASELINE:-}" ] && bins+=("$BENCH_BASELINE")
+	corpus=inspect/testdata/pdf
+	pdfresult() { # FILE OUT: a tool result holding FILE as an embedded PDF
+		printf '{"content":[{"type":"resource","resource":{"uri":"file:///%s","mimeType":"application/pdf","blob":"%s"}}]}' \
+			"$(basename "$1")" "$(base64 -w0 "$1")" >"$2"
+	}
+	pdfresult "$corpus/chromium.pdf" "$out/pdf-chromium.json"
+	pdfresult "$corpus/hundred.pdf" "$out/pdf-hundred.json"
+	printf '{"content":[{"type":"text","text":"{\\"workbooks\\":[{\\"id\\":\\"wb-1\\",\\"name\\":\\"Sales\\"}]}"}]}' >"$out/pdf-small.json"
+	printf '{"pipeline": {"inspect": {"timeout_ms": 60000}}}' >"$out/pdf-config.json"
+	median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+	# run N CMD...: N runs of CMD under GNU time, each in a fresh store;
+	# prints the medians of wall ms, CPU ms and max RSS kB.
+	run() {
+		local n=$1 s e; shift
+		for _ in $(seq "$n"); do
+			rm -rf "$out/pdf-store"
+			s=$(date +%s%N)
+			/usr/bin/time -f '%U %S %M' -o "$out/pdf-time" "$@" >/dev/null 2>&1
+			e=$(date +%s%N)
+			awk -v wall=$(( (e - s) / 100000 )) '{printf "%.1f %d %d\n", wall/10, ($1+$2)*1000, $3}' "$out/pdf-time"
+		done >"$out/pdf-runs"
+		echo "wall $(cut -d' ' -f1 "$out/pdf-runs" | median) ms, cpu $(cut -d' ' -f2 "$out/pdf-runs" | median) ms, max RSS $(( $(cut -d' ' -f3 "$out/pdf-runs" | median) / 1024 )) MiB"
+	}
+	for bin in "${bins[@]}"; do
+		echo "== $bin: $(stat -c %s "$bin") bytes" | tee -a "$out/pdf.txt"
+		for _ in $(seq 15); do GODEBUG=inittrace=1 "$bin" version 2>&1 >/dev/null | awk '/^init/ {s+=$5} END {print s}'; done |
+			median | sed 's/^/  package inits (ms, median of 15): /' | tee -a "$out/pdf.txt"
+		echo "  small result: $(run 15 "$bin" transform --store "$out/pdf-store" "$out/pdf-small.json")" | tee -a "$out/pdf.txt"
+		cache=$(mktemp -d)
+		for _ in $(seq 5); do
+			rm -rf "$cache"/*
+			XDG_CACHE_HOME=$cache run 1 "$bin" transform --store "$out/pdf-store" "$out/pdf-chromium.json"
+		done | sed 's/^/  first PDF, empty cache: /' | tee -a "$out/pdf.txt"
+		echo "  first PDF, filled cache: $(XDG_CACHE_HOME=$cache run 5 "$bin" transform --store "$out/pdf-store" "$out/pdf-chromium.json")" | tee -a "$out/pdf.txt"
+		echo "  100 pages: $(XDG_CACHE_HOME=$cache run 5 "$bin" transform --config "$out/pdf-config.json" --store "$out/pdf-store" "$out/pdf-hundred.json")" | tee -a "$out/pdf.txt"
+		rm -rf "$cache"
+	done
+	go test ./inspect -run '^$' -bench 'BenchmarkPDF' -benchtime 5x -count 5 | tee "$out/pdf-go.txt"
 fi
 echo "raw output in $out"

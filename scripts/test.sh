@@ -99,6 +99,24 @@ say "Chromium (scripts/chromium-tools.sh)"
 MCPX_CHROMIUM=$(./scripts/chromium-tools.sh | tail -n 1)
 export MCPX_CHROMIUM
 
+# PDF tools for package inspect's corpus: poppler's pdftotext and pdfinfo
+# (the reference the PDF reader is held to), qpdf and Ghostscript (which
+# scripts/pdf-corpus.sh makes the corpus with); Debian's, installed when
+# missing. TestPDFCorpusReferences fails rather than skips under CI=true
+# when poppler is absent.
+step="PDF tools"
+say "poppler, qpdf, Ghostscript (scripts/pdf-tools.sh)"
+./scripts/pdf-tools.sh >/dev/null
+
+# The PDF reader (PDFium on wazero) is compiled once per machine into the
+# WASM compilation cache (~/.cache/mcpx/wasm): 3 s of CPU here, but half a
+# minute in a binary built with the race detector, which would land in
+# whichever test reads a PDF first. A test binary without it fills the
+# cache that the race-built ones then load.
+step="PDF reader compilation cache"
+say "go test -count=1 -run TestPDFCorpus\$ ./inspect (fills the compilation cache)"
+go test -count=1 -run 'TestPDFCorpus$' ./inspect
+
 step="gofmt"
 say "gofmt -l"
 unformatted=$(find . -name '*.go' \

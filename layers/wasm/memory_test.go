@@ -16,9 +16,9 @@ import (
 
 // A guest that allocates until its 128 MiB limit leaves nothing on the Go
 // heap: its memory is a mapping, grown in place and unmapped when the
-// instance closes (memory.go). On the heap, growth by append allocated
-// several times the limit per call (1.36 GB of gateway RSS with 16 such
-// guests beside a load; the reliability suite).
+// instance closes (internal/wasmmem). On the heap, growth by append
+// allocated several times the limit per call (1.36 GB of gateway RSS with
+// 16 such guests beside a load; the reliability suite).
 func TestGuestMemoryOffHeap(t *testing.T) {
 	h := newHost(t, nil)
 	p, err := h.Compile(context.Background(), "hostile", hostile(t), wasm.SandboxConfig{}, json.RawMessage(`{"mode_":"grow"}`))

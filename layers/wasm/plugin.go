@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/mcpx-dev/mcpx/engine/layer"
+	"github.com/mcpx-dev/mcpx/internal/wasmmem"
 )
 
 // The ABI v1 names (sdk/wasm-guest/ABI.md).
@@ -384,7 +385,7 @@ func (p *Plugin) instantiate(ctx context.Context) (*instance, error) {
 		WithStartFunctions("_initialize").
 		WithSysNanotime().
 		WithStderr(tail)
-	mod, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, guestMemory), p.mod, cfg)
+	mod, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, wasmmem.Allocator()), p.mod, cfg)
 	if err != nil {
 		return nil, p.classify(ctx, nil, tail, fmt.Errorf("instantiate: %w", err))
 	}

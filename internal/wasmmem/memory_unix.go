@@ -1,16 +1,19 @@
 //go:build unix
 
-package wasm
+package wasmmem
 
 import (
 	"github.com/tetratelabs/wazero/experimental"
 	"golang.org/x/sys/unix"
 )
 
-// guestMemory makes each instance's linear memory one private anonymous
+// Allocator makes each instance's linear memory one private anonymous
 // mapping of its maximum size (the memory limit), committed page by page
-// as the guest touches it; see memory.go.
-var guestMemory experimental.MemoryAllocator = experimental.MemoryAllocatorFunc(mapMemory)
+// as the guest touches it; see memory.go. Pass it to InstantiateModule's
+// context with experimental.WithMemoryAllocator.
+func Allocator() experimental.MemoryAllocator {
+	return experimental.MemoryAllocatorFunc(mapMemory)
+}
 
 func mapMemory(capacity, max uint64) experimental.LinearMemory {
 	if max == 0 || max > 1<<32 || uint64(int(max)) != max {

@@ -1,6 +1,7 @@
-package wasm
-
-// Guest memory. wazero's default grows a linear memory by append on the
+// Package wasmmem holds the linear memories of WebAssembly guests: the
+// WASM plugins' (layers/wasm) and the PDF reader's (inspect).
+//
+// wazero's default grows a linear memory by append on the
 // Go heap: each step copies the memory, the old copies wait for the
 // collector, and a guest that grows to its limit leaves several times
 // the limit of garbage. Sixteen guests allocating without bound beside
@@ -10,6 +11,12 @@ package wasm
 // instead, reserved but not committed: growth touches new pages in place,
 // nothing is copied, and closing the instance returns its pages to the
 // system at once.
+//
+// A mapped memory is gone once its instance closes: a host must not read
+// a guest's memory after closing the instance, nor close it while a call
+// runs (ending the call's context stops a call; wazero frees its memory
+// when the call returns).
+package wasmmem
 
 import "github.com/tetratelabs/wazero/experimental"
 
