@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine/layer"
+	"github.com/mcpx-dev/mcpx/imageview"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
@@ -313,12 +314,12 @@ func (x *executor) blockView(ctx context.Context, t *target, bv blockValue, rep 
 	raw := x.bufs[t.buf].raw
 	ref := rep.Artifact
 	br := blockRef{Path: t.path, Artifact: ref}
-	var img *viewImage
+	var img *imageview.Image
 	if v := x.d.Call.View; v.Images && bv.typ == "image" && bv.val.Kind == jsonwalk.KindString {
 		var err error
 		img, err = downscale(ctx, x.e.mem, raw[bv.val.Off+1:bv.val.End-1], v.ImageView)
 		if err != nil {
-			img, br.NoView = nil, err.Error()
+			img, br.NoView = nil, x.e.noViewReason(err, v.ImageView)
 			if errors.Is(err, membudget.ErrBusy) || errors.Is(err, membudget.ErrTooLarge) {
 				x.e.workRefused(x.d.Call, x.step, t.path, "image view", err)
 			} else {
@@ -331,10 +332,10 @@ func (x *executor) blockView(ctx context.Context, t *target, bv blockValue, rep 
 	if img != nil {
 		out = append(out, `{"type":"image","data":"`...)
 		n := len(out)
-		out = base64.StdEncoding.AppendEncode(out, img.data)
-		br.View = &shownImage{MIMEType: img.mime, Width: img.w, Height: img.h, SizeBytes: len(img.data), OriginalWidth: img.origW, OriginalHeight: img.origH, b64Len: len(out) - n}
+		out = base64.StdEncoding.AppendEncode(out, img.Data)
+		br.View = &shownImage{MIMEType: img.MIMEType, Width: img.Width, Height: img.Height, SizeBytes: len(img.Data), OriginalWidth: img.OrigWidth, OriginalHeight: img.OrigHeight, b64Len: len(out) - n}
 		out = append(out, `","mimeType":`...)
-		out = jsonstr.AppendString(out, img.mime)
+		out = jsonstr.AppendString(out, img.MIMEType)
 		if hasAnn {
 			out = append(append(out, `,"annotations":`...), raw[ann.Off:ann.End]...)
 		}
