@@ -190,3 +190,48 @@ func TestImageViewSaysWhyNone(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptOutCountsImagesByPixels: for a client that takes images, an
+// image counts what a vision model bills for it (its pixels, as the model
+// would scale it: at most 1568 on the long side and about 1,600 tokens),
+// both the original it would have been sent and the copy it gets, not its
+// base64 as text. A 2400x1600 screenshot shown as a 1568x1045 copy keeps
+// nothing out in tokens (the model sees as many pixels either way); what
+// the result keeps out is the stored text, less the summaries.
+func TestKeptOutCountsImagesByPixels(t *testing.T) {
+	reg := layer.NewRegistry()
+	l := fixed{
+		{Target: layer.TargetResult, Path: "content.0", Form: layer.FormBlock, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64},
+		{Target: layer.TargetResult, Path: "content.1", Form: layer.FormBlock, Action: layer.ActionArtifact},
+	}
+	reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return l, nil }})
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: engine.Config{Chain: []string{"test"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var noise bytes.Buffer
+	img := image.NewNRGBA(image.Rect(0, 0, 2400, 1600))
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range img.Pix[:len(img.Pix)/8] { // a band of noise: a screenshot's photo
+		img.Pix[i] = uint8(rng.Uint32())
+	}
+	if err := png.Encode(&noise, img); err != nil {
+		t.Fatal(err)
+	}
+	prose := strings.Repeat("The quarterly report says revenue grew in every region. ", 700)
+	in := []byte(`{"content":[{"type":"image","mimeType":"image/png","data":"` + base64.StdEncoding.EncodeToString(noise.Bytes()) + `"},{"type":"text","text":"` + prose + `"}]}`)
+	res, err := eng.Transform(context.Background(), viewCall(engine.ImageView{}), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := gjson.ParseBytes(res.Raw)
+	if v := out.Get(`_meta.mcpx/artifacts.0.view`); v.Get("width").Int() != 1568 || v.Get("height").Int() != 1045 {
+		t.Fatalf("view %s", v.Raw)
+	}
+	proseTokens := engine.EstimateTokens([]byte(prose))
+	kept := out.Get(`_meta.mcpx/kept_out.tokens`).Int()
+	t.Logf("kept out %s; the prose alone is %d tokens, the PNG %d bytes", out.Get(`_meta.mcpx/kept_out`).Raw, proseTokens, noise.Len())
+	if kept > int64(proseTokens) || kept < int64(proseTokens)-400 || int(kept) != res.KeptOutTokens {
+		t.Errorf("kept out %d tokens (Result %d); want the stored prose's %d less the summaries (at most 400)", kept, res.KeptOutTokens, proseTokens)
+	}
+}
