@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine/layer"
+	"github.com/mcpx-dev/mcpx/imageview"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/internal/jsonwalk"
@@ -49,10 +50,12 @@ const (
 	// tokens compare the result as it came with the result as it leaves,
 	// less what the engine adds to _meta for hosts (MetaStoredKey,
 	// MetaArtifactsKey and this member), which the model does not read;
-	// tokens are EstimateTokens' (base64 counted as
-	// text, as a client that passes it as text pays; an image block sent
-	// natively counts width×height/750). Set on MCP results that stored
-	// something.
+	// tokens are EstimateTokens', except that for a client that takes
+	// images (View.Images) an image block counts what a vision model
+	// bills for its pixels (imageTokens), both the original the model
+	// would have been sent and the copy it is sent; for any other client
+	// base64 counts as text, as a client that passes it as text pays. Set
+	// on MCP results that stored something.
 	MetaKeptOutKey = "mcpx/kept_out"
 )
 
@@ -74,6 +77,9 @@ type blockRef struct {
 	// NoView says why a client that takes images got no view of an
 	// image: the model reads the same sentence.
 	NoView string `json:"no_view,omitempty"`
+	// sent is the image block a client that takes images would have been
+	// sent natively in its place, for what the result kept out.
+	sent *sentImage
 	// payloadPath is an in-place value's path in its payload: the same
 	// value in another carrier is listed once.
 	payloadPath string
@@ -111,6 +117,13 @@ func joinPath(a, b string) string {
 		return a + b
 	}
 	return a + "." + b
+}
+
+// sentImage is an image block as the upstream sent it to a client that
+// takes images: its size in pixels (zero when its bytes did not say) and
+// the base64 characters that carried it.
+type sentImage struct {
+	width, height, b64Len int
 }
 
 // shownImage is the downscaled copy of an image sent natively.
@@ -263,14 +276,17 @@ func (e *Engine) addKeptOut(d *layer.Doc, in []byte, tokensIn func() int, res *R
 	if len(out)-hostMeta.bytes >= len(in) {
 		return out
 	}
-	tokOut := EstimateTokens(out) - hostMeta.tokens
+	tokIn, tokOut := tokensIn(), EstimateTokens(out)-hostMeta.tokens
 	for _, v := range views {
+		// A native image is not read as text: it costs its pixels.
 		if v.View != nil {
-			// The native image is not read as text.
 			tokOut += imageTokens(v.View.Width, v.View.Height) - (v.View.b64Len*2+2)/3
 		}
+		if s := v.sent; s != nil && s.width > 0 && s.height > 0 {
+			tokIn += imageTokens(s.width, s.height) - (s.b64Len*2+2)/3
+		}
 	}
-	res.KeptOutBytes, res.KeptOutTokens = len(in)-len(out)+hostMeta.bytes, max(tokensIn()-tokOut, 0)
+	res.KeptOutBytes, res.KeptOutTokens = len(in)-len(out)+hostMeta.bytes, max(tokIn-tokOut, 0)
 	val := fmt.Appendf(nil, `{"bytes":%d,"tokens":%d,"artifacts":%d}`, res.KeptOutBytes, res.KeptOutTokens, len(res.Artifacts))
 	next, err := jsonwalk.Splice(out, e.metaInsert(out, root, []member{{MetaKeptOutKey, val}}))
 	if err != nil {
@@ -313,12 +329,14 @@ func (x *executor) blockView(ctx context.Context, t *target, bv blockValue, rep 
 	raw := x.bufs[t.buf].raw
 	ref := rep.Artifact
 	br := blockRef{Path: t.path, Artifact: ref}
-	var img *viewImage
+	var img *imageview.Image
 	if v := x.d.Call.View; v.Images && bv.typ == "image" && bv.val.Kind == jsonwalk.KindString {
+		br.sent = &sentImage{b64Len: bv.val.End - bv.val.Off - 2}
+		br.sent.width, br.sent.height = contentSize(ref.Content)
 		var err error
 		img, err = downscale(ctx, x.e.mem, raw[bv.val.Off+1:bv.val.End-1], v.ImageView)
 		if err != nil {
-			img, br.NoView = nil, err.Error()
+			img, br.NoView = nil, x.e.noViewReason(err, v.ImageView)
 			if errors.Is(err, membudget.ErrBusy) || errors.Is(err, membudget.ErrTooLarge) {
 				x.e.workRefused(x.d.Call, x.step, t.path, "image view", err)
 			} else {
@@ -331,10 +349,13 @@ func (x *executor) blockView(ctx context.Context, t *target, bv blockValue, rep 
 	if img != nil {
 		out = append(out, `{"type":"image","data":"`...)
 		n := len(out)
-		out = base64.StdEncoding.AppendEncode(out, img.data)
-		br.View = &shownImage{MIMEType: img.mime, Width: img.w, Height: img.h, SizeBytes: len(img.data), OriginalWidth: img.origW, OriginalHeight: img.origH, b64Len: len(out) - n}
+		if br.sent != nil && br.sent.width == 0 {
+			br.sent.width, br.sent.height = img.OrigWidth, img.OrigHeight
+		}
+		out = base64.StdEncoding.AppendEncode(out, img.Data)
+		br.View = &shownImage{MIMEType: img.MIMEType, Width: img.Width, Height: img.Height, SizeBytes: len(img.Data), OriginalWidth: img.OrigWidth, OriginalHeight: img.OrigHeight, b64Len: len(out) - n}
 		out = append(out, `","mimeType":`...)
-		out = jsonstr.AppendString(out, img.mime)
+		out = jsonstr.AppendString(out, img.MIMEType)
 		if hasAnn {
 			out = append(append(out, `,"annotations":`...), raw[ann.Off:ann.End]...)
 		}

@@ -50,11 +50,24 @@ func (x *executor) artifact(ctx context.Context, t *target) ([]byte, error) {
 	return rep.marshal(), nil
 }
 
+// summary is a stored value's summary: the rewrite's template, with what
+// the engine knows that it leaves out (layerSummary), or the default.
 func (x *executor) summary(rw *layer.Rewrite, v templateVars) string {
 	if rw.Summary != "" {
-		return render(rw.Summary, v)
+		return layerSummary(rw.Summary, v)
 	}
 	return defaultSummary(v)
+}
+
+// ownWords is a truncation marker ("[truncated: …]") with a rewrite's
+// summary template rendered first: the layer's words, then the engine's
+// count of what was kept and where the rest is.
+func ownWords(tmpl string, v templateVars, marker string) string {
+	own := strings.TrimSpace(render(tmpl, v))
+	if own == "" {
+		return marker
+	}
+	return "[" + own + " — " + strings.TrimPrefix(marker, "[")
 }
 
 // put streams a value into the store and returns its ref and the
@@ -613,7 +626,7 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 			marker = fmt.Sprintf("\n… [truncated: showing %d of %d chars; the full text was NOT stored: %s]", shown, total, ref.NotStored.Reason)
 		}
 		if rw.Summary != "" {
-			marker = "\n… [" + render(rw.Summary, vars) + "]"
+			marker = "\n… " + ownWords(rw.Summary, vars, strings.TrimPrefix(marker, "\n… "))
 		}
 		if tail != "" {
 			marker += "\n"
@@ -629,14 +642,15 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 		what := map[jsonwalk.Kind]string{jsonwalk.KindArray: "items", jsonwalk.KindObject: "members"}[t.kind]
 		var marker string
 		switch {
-		case rw.Summary != "":
-			marker = render(rw.Summary, vars)
 		case ref.NotStored != nil:
 			marker = fmt.Sprintf("[truncated: showing %d of %d %s; the rest was NOT stored: %s]", keep+last, len(spans), what, ref.NotStored.Reason)
 		case last > 0:
 			marker = fmt.Sprintf("[truncated: showing the first %d and the last %d of %d %s; all of it (%s) is artifact %s at %s ]", keep, last, len(spans), what, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)
 		default:
 			marker = fmt.Sprintf("[truncated: showing %d of %d %s; all of it (%s) is artifact %s at %s ]", keep, len(spans), what, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)
+		}
+		if rw.Summary != "" {
+			marker = ownWords(rw.Summary, vars, marker)
 		}
 		open, close := byte('['), byte(']')
 		if t.kind == jsonwalk.KindObject {

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/mcpx-dev/mcpx/inspect"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
@@ -192,6 +194,16 @@ func contentVar(s *inspect.Summary, name string) string {
 		return s.Partial
 	}
 	return ""
+}
+
+// contentSize is the pixel size a content summary (an ArtifactRef's
+// Content) gives, zero when it gives none.
+func contentSize(content json.RawMessage) (w, h int) {
+	if len(content) == 0 {
+		return 0, 0
+	}
+	r := gjson.GetManyBytes(content, "width", "height")
+	return int(r[0].Int()), int(r[1].Int())
 }
 
 // contentVars are the names contentVar knows, after "content.".

@@ -293,7 +293,7 @@ func TestStoredOriginalsAreReferenced(t *testing.T) {
 	}
 	h := list[0]
 	id := h.Get("artifact.id").String()
-	if h.Get("path").String() != "history" || h.Get("artifact.filename").String() != "history-T-1.json" || h.Get("summary").String() != "Full history of T-1: "+id {
+	if h.Get("path").String() != "history" || h.Get("artifact.filename").String() != "history-T-1.json" || !strings.HasPrefix(h.Get("summary").String(), "Full history of T-1: "+id+" — JSON array 'history-T-1.json' of 20 items") {
 		t.Errorf("history ref %s", h.Raw)
 	}
 	if got := readAll(t, st, id); string(got) != history {

@@ -1,9 +1,13 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/engine/layer"
 	"github.com/mcpx-dev/mcpx/inspect"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/imagetest"
 	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store/memstore"
@@ -130,5 +135,103 @@ func TestImageViewWaitsForTheBudget(t *testing.T) {
 	}
 	if want := 190<<20 + (inspect.Limits{}).Footprint("image", res.Artifacts[0].SizeBytes); mem.Peak() != want || mem.InUse() != 0 {
 		t.Errorf("peak %d, in use %d; want %d (the holder and an inspection) and 0", mem.Peak(), mem.InUse(), want)
+	}
+}
+
+// TestImageViewSaysWhyNone: whenever a client that takes images gets no
+// image view, the text under the summary says why in the client's terms
+// (which limit, and its value) and, when the image is only too large for
+// a whole view, how to see part of it: artifacts_query's region mode.
+func TestImageViewSaysWhyNone(t *testing.T) {
+	eng := viewEngine(t, nil, nil)
+	var noise bytes.Buffer
+	img := image.NewNRGBA(image.Rect(0, 0, 300, 200))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(rng.Uint32())
+	}
+	if err := png.Encode(&noise, img); err != nil {
+		t.Fatal(err)
+	}
+	small := imagetest.PNG(400, 300, imagetest.RGB, 8)
+	for _, c := range []struct {
+		name string
+		img  []byte
+		view engine.ImageView
+		why  string
+	}{
+		{"a full-page screenshot over max_source_pixels", imagetest.PNG(1280, 46261, imagetest.RGBA, 8), engine.ImageView{},
+			"this 1280x46261 PNG has 59,214,080 pixels, more than the 50,000,000 an image view decodes (image_view.max_source_pixels); ask artifacts_query for a region of it to see part of it at full size (x, y, width and height in its pixels, e.g. 0, 0, 1280, 1568)"},
+		{"over max_source_bytes", small, engine.ImageView{MaxSourceBytes: 1000},
+			"this 400x300 PNG takes " + humanize.Bytes(int64(len(small))) + ", more than the 1.0 kB an image view reads (image_view.max_source_bytes); ask artifacts_query for a region of it to see part of it at full size (x, y, width and height in its pixels, e.g. 0, 0, 400, 300)"},
+		{"no copy fits max_bytes", noise.Bytes(), engine.ImageView{MaxBytes: 1000},
+			"no copy of this 300x200 8-bit PNG fits the 1.0 kB an image view may take (image_view.max_bytes); ask artifacts_query for a region of it to see part of it at full size (x, y, width and height in its pixels, e.g. 0, 0, 300, 200)"},
+		{"undecodable", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"), engine.ImageView{},
+			"its bytes do not decode as an image (unexpected EOF)"},
+		{"a format no view decodes", []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>`), engine.ImageView{},
+			"it is not a PNG, JPEG, GIF or WebP image, the formats an image view decodes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := eng.Transform(context.Background(), viewCall(c.view), imageResult(c.img))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := gjson.ParseBytes(res.Raw)
+			if n := len(out.Get(`content.#(type=="image")#`).Array()); n != 0 {
+				t.Fatalf("%d image blocks", n)
+			}
+			text := out.Get("content.0.text").String()
+			if want := "\nNo image view: " + c.why + "."; !strings.HasSuffix(text, want) || !strings.Contains(text, "mcpx://artifacts/") {
+				t.Errorf("text %q\nwant the summary naming the artifact, then %q", text, want)
+			}
+			if got := out.Get(`_meta.mcpx/artifacts.0.no_view`).String(); got != c.why {
+				t.Errorf("_meta no_view %q, want %q", got, c.why)
+			}
+		})
+	}
+}
+
+// TestKeptOutCountsImagesByPixels: for a client that takes images, an
+// image counts what a vision model bills for it (its pixels, as the model
+// would scale it: at most 1568 on the long side and about 1,600 tokens),
+// both the original it would have been sent and the copy it gets, not its
+// base64 as text. A 2400x1600 screenshot shown as a 1568x1045 copy keeps
+// nothing out in tokens (the model sees as many pixels either way); what
+// the result keeps out is the stored text, less the summaries.
+func TestKeptOutCountsImagesByPixels(t *testing.T) {
+	reg := layer.NewRegistry()
+	l := fixed{
+		{Target: layer.TargetResult, Path: "content.0", Form: layer.FormBlock, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64},
+		{Target: layer.TargetResult, Path: "content.1", Form: layer.FormBlock, Action: layer.ActionArtifact},
+	}
+	reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return l, nil }})
+	eng, err := engine.New(engine.Options{Store: memstore.New(memstore.Config{}), Registry: reg, Config: engine.Config{Chain: []string{"test"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var noise bytes.Buffer
+	img := image.NewNRGBA(image.Rect(0, 0, 2400, 1600))
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range img.Pix[:len(img.Pix)/8] { // a band of noise: a screenshot's photo
+		img.Pix[i] = uint8(rng.Uint32())
+	}
+	if err := png.Encode(&noise, img); err != nil {
+		t.Fatal(err)
+	}
+	prose := strings.Repeat("The quarterly report says revenue grew in every region. ", 700)
+	in := []byte(`{"content":[{"type":"image","mimeType":"image/png","data":"` + base64.StdEncoding.EncodeToString(noise.Bytes()) + `"},{"type":"text","text":"` + prose + `"}]}`)
+	res, err := eng.Transform(context.Background(), viewCall(engine.ImageView{}), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := gjson.ParseBytes(res.Raw)
+	if v := out.Get(`_meta.mcpx/artifacts.0.view`); v.Get("width").Int() != 1568 || v.Get("height").Int() != 1045 {
+		t.Fatalf("view %s", v.Raw)
+	}
+	proseTokens := engine.EstimateTokens([]byte(prose))
+	kept := out.Get(`_meta.mcpx/kept_out.tokens`).Int()
+	t.Logf("kept out %s; the prose alone is %d tokens, the PNG %d bytes", out.Get(`_meta.mcpx/kept_out`).Raw, proseTokens, noise.Len())
+	if kept > int64(proseTokens) || kept < int64(proseTokens)-400 || int(kept) != res.KeptOutTokens {
+		t.Errorf("kept out %d tokens (Result %d); want the stored prose's %d less the summaries (at most 400)", kept, res.KeptOutTokens, proseTokens)
 	}
 }

@@ -35,9 +35,12 @@ type templateVars struct {
 // render fills a template. A placeholder is {name}; {a|b|c} takes the first
 // non-empty of several. Names: kind, mime, filename, name (the file name
 // without extension), size (human, "2.3 MB"), bytes, chars, id, uri, url,
-// server, tool, path, .key (a sibling field of the value, as in
-// {.name}), arg.key (an argument of the call) and content.field (what the
-// bytes say: content.pages, content.text, content.width, content.height,
+// server, tool, path, content (what the bytes are, as the default summary
+// says it: "PDF 'Q3.pdf' (12 pages, 1.6 MB) starting \"…\""), hint (how to
+// look further: "ask artifacts_query for page 2, artifacts_search for
+// words"), .key (a sibling field of the value, as in {.name}), arg.key (an
+// argument of the call) and content.field (what the bytes say:
+// content.pages, content.text, content.width, content.height,
 // content.entries, content.names, content.lines, content.keys,
 // content.columns, content.rows, content.duration ...; see contentVar). A
 // known name with no value renders empty; braces around anything else are
@@ -47,21 +50,9 @@ func render(tmpl string, v templateVars) string {
 		return tmpl
 	}
 	var b strings.Builder
-	for {
-		i := strings.IndexByte(tmpl, '{')
-		if i < 0 {
-			b.WriteString(tmpl)
-			break
-		}
-		j := strings.IndexByte(tmpl[i:], '}')
-		if j < 0 {
-			b.WriteString(tmpl)
-			break
-		}
-		b.WriteString(tmpl[:i])
+	scanTemplate(tmpl, func(s string) { b.WriteString(s) }, func(raw string, names []string) {
 		known := false
-		for _, name := range strings.Split(tmpl[i+1:i+j], "|") {
-			name = strings.TrimSpace(name)
+		for _, name := range names {
 			known = known || isVar(name)
 			if s := v.lookup(name); s != "" {
 				b.WriteString(s)
@@ -70,14 +61,38 @@ func render(tmpl string, v templateVars) string {
 		}
 		if !known {
 			// Not a placeholder (a file name with braces): keep it.
-			b.WriteString(tmpl[i : i+j+1])
+			b.WriteString(raw)
 		}
-		tmpl = tmpl[i+j+1:]
-	}
+	})
 	return b.String()
 }
 
-var varNames = map[string]bool{"kind": true, "mime": true, "filename": true, "name": true, "size": true, "bytes": true, "chars": true, "id": true, "uri": true, "url": true, "server": true, "tool": true, "path": true}
+// scanTemplate walks tmpl: the text between placeholders goes to text,
+// each placeholder to placeholder with its raw text ("{a|b}") and its
+// names, trimmed.
+func scanTemplate(tmpl string, text func(string), placeholder func(raw string, names []string)) {
+	for {
+		i := strings.IndexByte(tmpl, '{')
+		if i < 0 {
+			text(tmpl)
+			return
+		}
+		j := strings.IndexByte(tmpl[i:], '}')
+		if j < 0 {
+			text(tmpl)
+			return
+		}
+		text(tmpl[:i])
+		names := strings.Split(tmpl[i+1:i+j], "|")
+		for k := range names {
+			names[k] = strings.TrimSpace(names[k])
+		}
+		placeholder(tmpl[i:i+j+1], names)
+		tmpl = tmpl[i+j+1:]
+	}
+}
+
+var varNames = map[string]bool{"kind": true, "mime": true, "filename": true, "name": true, "size": true, "bytes": true, "chars": true, "id": true, "uri": true, "url": true, "server": true, "tool": true, "path": true, "content": true, "hint": true}
 
 func isVar(name string) bool {
 	if c, ok := strings.CutPrefix(name, "content."); ok {
@@ -114,6 +129,13 @@ func (v templateVars) lookup(name string) string {
 		return v.Tool
 	case "path":
 		return v.Path
+	case "content":
+		var b strings.Builder
+		v.describe(&b)
+		return b.String()
+	case "hint":
+		var b strings.Builder
+		return v.describe(&b)
 	}
 	if c, ok := strings.CutPrefix(name, "content."); ok {
 		return contentVar(v.Content, c)
@@ -129,26 +151,90 @@ func (v templateVars) lookup(name string) string {
 // lines, keys), how to reference it and how to look further. No
 // punctuation touches an id, URI or URL: a reader (or a model) that takes
 // "URL." or "URI," literally gets a 403 or an unknown resource.
-func defaultSummary(v templateVars) string {
+func defaultSummary(v templateVars) string { return v.known(said{}) }
+
+// said is what a layer's summary template already says of the three
+// things the engine knows of a stored value.
+type said struct {
+	content bool // {content} or a {content.*} field
+	ref     bool // {uri}: how to reference the stored bytes
+	hint    bool // {hint}: how to look further
+}
+
+// saidBy reads which of the engine's three things tmpl names.
+func saidBy(tmpl string) said {
+	var s said
+	scanTemplate(tmpl, func(string) {}, func(_ string, names []string) {
+		for _, n := range names {
+			switch {
+			case n == "content" || strings.HasPrefix(n, "content."):
+				s.content = true
+			case n == "uri":
+				s.ref = true
+			case n == "hint":
+				s.hint = true
+			}
+		}
+	})
+	return s
+}
+
+// layerSummary is the summary of a value a layer named with its own
+// template (a preset, a fields rule, a plugin): the layer's words first,
+// then, after " — ", what the engine knows that the template does not
+// already name: what the bytes are ({content}), how to reference them
+// ({uri}, with the id) and how to look further ({hint}). A value that was
+// not stored says so whatever the template says: the model must not
+// think it can ask for it.
+func layerSummary(tmpl string, v templateVars) string {
+	own := strings.TrimSpace(render(tmpl, v))
+	known := v.known(saidBy(tmpl))
+	switch {
+	case known == "":
+		return own
+	case own == "":
+		return known
+	}
+	return own + " — " + known
+}
+
+// known is what the engine says of a stored value, less what s says was
+// said already: what the bytes are, how to reference them (or why they
+// were not stored) and how to look further.
+func (v templateVars) known(s said) string {
 	var b strings.Builder
 	hint := v.describe(&b)
-	if v.Ref.NotStored != nil {
+	if s.content {
+		b.Reset()
+	}
+	subject := func() {
+		if b.Len() == 0 {
+			b.WriteString("it")
+		}
+	}
+	switch {
+	case v.Ref.NotStored != nil:
+		subject()
 		fmt.Fprintf(&b, " was removed from this result and NOT stored: %s. Artifact: %s", v.Ref.NotStored.Reason, v.Ref.ID)
 		return b.String()
-	}
-	if v.Ref.Truncated {
+	case v.Ref.Truncated:
+		subject()
 		fmt.Fprintf(&b, " was removed from this result and NOT stored (no artifact store is configured). Artifact: %s", v.Ref.ID)
 		return b.String()
+	case !s.ref:
+		subject()
+		if v.Declared != "" {
+			fmt.Fprintf(&b, " (declared %s, but not base64 that decodes back to this string: the string itself is stored)", v.Declared)
+		}
+		fmt.Fprintf(&b, " is not in this result: it is stored as artifact %s and can be referenced by that id or as %s", v.Ref.ID, v.Ref.URI)
+		if v.Ref.URL != "" {
+			fmt.Fprintf(&b, " or downloaded from %s", v.Ref.URL)
+		}
 	}
-	if v.Declared != "" {
-		fmt.Fprintf(&b, " (declared %s, but not base64 that decodes back to this string: the string itself is stored)", v.Declared)
-	}
-	fmt.Fprintf(&b, " is not in this result: it is stored as artifact %s and can be referenced by that id or as %s", v.Ref.ID, v.Ref.URI)
-	if v.Ref.URL != "" {
-		fmt.Fprintf(&b, " or downloaded from %s", v.Ref.URL)
-	}
-	if hint != "" {
-		b.WriteString(" — ")
+	if hint != "" && !s.hint {
+		if b.Len() > 0 {
+			b.WriteString(" — ")
+		}
 		b.WriteString(hint)
 	}
 	return b.String()

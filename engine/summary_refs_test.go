@@ -142,3 +142,59 @@ func TestResourceLinkHasShortDescription(t *testing.T) {
 
 // png1x1 is a 1x1 PNG.
 var png1x1, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+// TestLayerSummaryKeepsContentAndReference: a layer that names a value
+// in its own terms (a preset, a fields rule, a plugin) no longer hides
+// what the engine knows: its words come first, then what the bytes say,
+// the mcpx:// URI and how to look further, in place and in block form.
+func TestLayerSummaryKeepsContentAndReference(t *testing.T) {
+	log := strings.Repeat("GET /api/items 200 12ms\n", 500)
+	in := `{"content":[{"type":"text","text":` + jsonString(`{"name":"api.log","log":`+jsonString(log)+`}`) + `},` +
+		`{"type":"resource","resource":{"uri":"file:///var/log/web.log","mimeType":"text/plain","text":` + jsonString(log) + `}}]}`
+	eng := newEngine(t, memstore.New(memstore.Config{}), fixed{
+		{Path: "log", Action: layer.ActionArtifact, Encoding: layer.EncodingText, Summary: "Log '{.name}' of the web tier"},
+		{Path: "content.1", Target: layer.TargetResult, Action: layer.ActionArtifact, Form: layer.FormBlock, Summary: "Log of the web tier"},
+	}, nil)
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "ops", Tool: "tail"}, []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := gjson.ParseBytes(res.Raw)
+	inPlace := gjson.Get(out.Get("content.0.text").String(), "log.summary").String()
+	block := out.Get("content.1.text").String()
+	for _, tc := range []struct{ got, own string }{{inPlace, "Log 'api.log' of the web tier — "}, {block, "Log of the web tier — "}} {
+		id := res.Artifacts[0].ID
+		want := tc.own + "Text 'api.log' of 500 lines (12,000 chars, 12.0 kB) is not in this result: it is stored as artifact " + id +
+			" and can be referenced by that id or as mcpx://artifacts/" + id + " — ask artifacts_query for lines 1-100 or a grep, artifacts_search for words"
+		if tc.own == "Log of the web tier — " {
+			want = strings.Replace(want, "'api.log'", "'web.log'", 1)
+		}
+		if !strings.HasPrefix(tc.got, want) {
+			t.Errorf("summary\n%q\nwant it to start\n%q", tc.got, want)
+		}
+	}
+}
+
+// TestTruncateTemplateKeepsTheCount: a truncate rewrite's template no
+// longer replaces the engine's marker: its words come first, then what
+// was kept and where the whole value is.
+func TestTruncateTemplateKeepsTheCount(t *testing.T) {
+	items := strings.TrimSuffix(strings.Repeat(`{"n":1},`, 40), ",")
+	in := `{"structuredContent":{"log":` + jsonString(strings.Repeat("line of the build log\n", 100)) + `,"rows":[` + items + `]}}`
+	eng := newEngine(t, memstore.New(memstore.Config{}), fixed{
+		{Path: "log", Action: layer.ActionTruncate, Keep: 21, Summary: "build log of {server}"},
+		{Path: "rows", Action: layer.ActionTruncate, Keep: 2, Summary: "rows of {tool}"},
+	}, nil)
+	res, err := eng.Transform(context.Background(), engine.Call{Server: "ci", Tool: "rows"}, []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := gjson.ParseBytes(res.Raw)
+	logID, rowsID := res.Artifacts[0].ID, res.Artifacts[1].ID
+	if got, want := out.Get("structuredContent.log").String(), "line of the build log\n… [build log of ci — truncated: showing 21 of 2200 chars; the full text is artifact "+logID+" at mcpx://artifacts/"+logID+" ]"; got != want {
+		t.Errorf("log\n%q\nwant\n%q", got, want)
+	}
+	if got, want := out.Get("structuredContent.rows.2").String(), "[rows of rows — truncated: showing 2 of 40 items; all of it (321 B) is artifact "+rowsID+" at mcpx://artifacts/"+rowsID+" ]"; got != want {
+		t.Errorf("rows marker\n%q\nwant\n%q", got, want)
+	}
+}

@@ -78,3 +78,38 @@ func TestDefaultSummaryContent(t *testing.T) {
 		t.Errorf("configured tool name not used: %q", got)
 	}
 }
+
+// TestLayerSummaryKeepsWhatTheEngineKnows: a layer's template is its own
+// words, first; the engine appends what the bytes say, the reference
+// with its mcpx:// URI and how to look further, each unless the template
+// already names it ({content} or a {content.*} field, {uri}, {hint}). A
+// value a limit refused says so whatever the template says.
+func TestLayerSummaryKeepsWhatTheEngineKnows(t *testing.T) {
+	ref := ArtifactRef{ID: "tableau_1a68d2e7d250", SizeBytes: 1573, Filename: "Sales Dashboard.pdf", MIMEType: "application/pdf", URI: "mcpx://artifacts/tableau_1a68d2e7d250"}
+	c := inspect.Summary{Kind: "pdf", Pages: 1, Text: "Sales Dashboard - FY2025 Region Q1"}
+	v := templateVars{Ref: ref, Kind: "PDF", Content: &c, Lookup: func(name string) string { return map[string]string{".name": "Sales Dashboard"}[name] }}
+	const (
+		content = `PDF 'Sales Dashboard.pdf' (1 page, 1.6 kB) starting "Sales Dashboard - FY2025 Region Q1"`
+		stored  = " is not in this result: it is stored as artifact tableau_1a68d2e7d250 and can be referenced by that id or as mcpx://artifacts/tableau_1a68d2e7d250"
+		hint    = "ask artifacts_query for page 1, artifacts_search for words"
+	)
+	for _, tc := range []struct{ tmpl, want string }{
+		{"Downloaded workbook '{.name}'", "Downloaded workbook 'Sales Dashboard' — " + content + stored + " — " + hint},
+		{"Downloaded workbook '{.name}' ({content.pages} pages)", "Downloaded workbook 'Sales Dashboard' (1 pages) — it" + stored + " — " + hint},
+		{"Workbook '{.name}': {content}", "Workbook 'Sales Dashboard': " + content + " — it" + stored + " — " + hint},
+		{"Workbook '{.name}' at {uri}", "Workbook 'Sales Dashboard' at mcpx://artifacts/tableau_1a68d2e7d250 — " + content + " — " + hint},
+		{"Workbook at {uri}; {hint}", "Workbook at mcpx://artifacts/tableau_1a68d2e7d250; " + hint + " — " + content},
+		{"{content} at {uri}, {hint}", content + " at mcpx://artifacts/tableau_1a68d2e7d250, " + hint},
+		{"{.missing}", content + stored + " — " + hint},
+	} {
+		if got := layerSummary(tc.tmpl, v); got != tc.want {
+			t.Errorf("%q:\ngot  %q\nwant %q", tc.tmpl, got, tc.want)
+		}
+	}
+	refused := v
+	refused.Ref.NotStored = &NotStored{Reason: "over the per-artifact limit of 1 kB (retention.max_artifact_bytes)"}
+	want := "Workbook at mcpx://artifacts/tableau_1a68d2e7d250 — " + content + " was removed from this result and NOT stored: over the per-artifact limit of 1 kB (retention.max_artifact_bytes). Artifact: tableau_1a68d2e7d250"
+	if got := layerSummary("Workbook at {uri}", refused); got != want {
+		t.Errorf("not stored:\ngot  %q\nwant %q", got, want)
+	}
+}

@@ -1,6 +1,10 @@
 package engine
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/imageview"
+)
 
 // Token counts without a tokenizer: what a result costs a model, estimated
 // in one pass over its bytes. Calibrated against o200k_base and
@@ -99,6 +103,15 @@ func estimateTokensOf(b []byte) func() int {
 	}
 }
 
-// imageTokens is what a vision model charges for an image it looks at
-// natively: about width×height/750 (Anthropic's published estimate).
-func imageTokens(w, h int) int { return (w*h + 749) / 750 }
+// The pixels a vision model bills for an image it looks at natively, as
+// Anthropic documents it for Claude: an image whose long side is over
+// imageview.DefaultMaxSide (1568) pixels, or that would cost more than
+// maxImageTokens, is scaled down first; then it costs width×height/750.
+const maxImageTokens = 1600
+
+// imageTokens is what a vision model charges for a w×h image it looks at
+// natively.
+func imageTokens(w, h int) int {
+	w, h = imageview.FitSize(w, h, imageview.DefaultMaxSide)
+	return min((w*h+749)/750, maxImageTokens)
+}

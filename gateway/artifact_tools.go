@@ -10,6 +10,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,12 +60,13 @@ const querySchema = `{"type":"object","properties":{
 "id":{"type":"string","description":"the artifact's id, or its mcpx://artifacts/{id} URI"},
 "lines":{"type":"string","description":"line range A-B (1-based, inclusive), or one line A"},
 "bytes":{"type":"string","description":"byte range A-B (0-based, B excluded)"},
-"grep":{"type":"string","description":"a regular expression (RE2); returns matching lines with their numbers"},
+"grep":{"type":"string","description":"a regular expression (RE2); returns matching lines with their numbers (a PDF's or office document's text too, each line named by its page or entry)"},
 "context":{"type":"integer","minimum":0,"description":"with grep: lines shown around each match"},
 "json":{"type":"string","description":"a JSON path (gjson syntax, e.g. items.0.name or items.#.id)"},
 "jq":{"type":"string","description":"a jq program run on a JSON artifact"},
 "page":{"type":"integer","minimum":1,"description":"a PDF page's text"},
 "entry":{"type":"string","description":"an archive member by name: text inline, else stored as its own artifact"},
+"region":{"type":"object","properties":{"x":{"type":"integer","minimum":0},"y":{"type":"integer","minimum":0},"width":{"type":"integer","minimum":0},"height":{"type":"integer","minimum":0}},"additionalProperties":false,"description":"an image view of part of a stored image, in its pixels from the top left (width or height 0 or absent: to the edge), fitted to your view; for clients that take images"},
 "max_chars":{"type":"integer","minimum":1,"description":"answer at most this many characters"}},
 "required":["id"],"additionalProperties":false}`
 
@@ -79,7 +81,7 @@ func (g *Gateway) artifactToolDef(kind string) json.RawMessage {
 	var desc, schema string
 	switch kind {
 	case genArtifactsQuery:
-		desc = fmt.Sprintf("Read part of a stored artifact (a tool result mcpx kept out of the context): give its id and exactly one of lines, bytes, grep (with context), json, jq, page or entry. Answers hold at most %d characters and say what was cut and how to ask for the rest.", o.MaxChars)
+		desc = fmt.Sprintf("Read part of a stored artifact (a tool result mcpx kept out of the context): give its id and exactly one of lines, bytes, grep (with context), json, jq, page, entry or region. Answers hold at most %d characters and say what was cut and how to ask for the rest.", o.MaxChars)
 		schema = querySchema
 	case genArtifactsSearch:
 		desc = fmt.Sprintf("Search the text of your stored artifacts (large tool results, PDF pages, archive members): returns the best lines, each with its artifact id, place (line, page, entry) and the line itself. Read around a hit with %s.", o.QueryName)
@@ -102,14 +104,15 @@ func compactJSON(s string) []byte {
 	return out
 }
 
-// artifactTool runs an artifact tool for the model.
-func (s *session) artifactTool(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
+// artifactTool runs an artifact tool for the model, whose client takes
+// view.
+func (s *session) artifactTool(ctx context.Context, r *toolRoute, args json.RawMessage, view engine.View) (json.RawMessage, error) {
 	if len(args) > 0 && !gjson.ValidBytes(args) || len(args) > 0 && !gjson.ParseBytes(args).IsObject() {
 		return toolError("arguments must be a JSON object"), nil
 	}
 	switch r.generated {
 	case genArtifactsQuery:
-		return s.queryArtifact(ctx, args)
+		return s.queryArtifact(ctx, args, view)
 	case genArtifactsSearch:
 		return s.searchArtifacts(ctx, args)
 	}
@@ -126,8 +129,9 @@ func (s *session) maxChars(args json.RawMessage) int {
 	return n
 }
 
-// queryArtifact answers artifacts_query.
-func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+// queryArtifact answers artifacts_query; a region's view is an image
+// block, for a client whose view takes images.
+func (s *session) queryArtifact(ctx context.Context, args json.RawMessage, view engine.View) (json.RawMessage, error) {
 	o := s.g.artTools
 	id := gjson.GetBytes(args, "id").String()
 	if u, ok := artifactID(id); ok {
@@ -141,6 +145,9 @@ func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json
 	req, err := queryRequest(args)
 	if err != nil {
 		return toolError(err.Error()), nil
+	}
+	if req.Region != nil && !view.Images {
+		return toolError(fmt.Sprintf(`region: this client takes no image content (no serve.profiles entry with "images": true matches its name); find the image's words with %s, or download it by its id`, o.SearchName)), nil
 	}
 	notFound := toolError(fmt.Sprintf("artifact %s not found: use an id from a result of this client, or %s to find one", id, o.SearchName))
 	// The caller's own scope of it: a member the query stores is the
@@ -157,7 +164,7 @@ func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json
 	qctx, cancel := context.WithTimeout(ctx, time.Duration(o.Timeout))
 	defer cancel()
 	ans, err := query.Run(qctx, s.g.st, ref, req, query.Budget{MaxChars: budget, Timeout: time.Duration(o.Timeout), MaxMemory: o.MaxMemory,
-		MaxDepth: o.MaxJSONDepth, MaxExprChars: o.MaxExprChars, JQ: jq.Run, Memory: s.g.mem})
+		MaxDepth: o.MaxJSONDepth, MaxExprChars: o.MaxExprChars, JQ: jq.Run, Memory: s.g.mem, ImageView: view.ImageView})
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return notFound, nil
@@ -169,6 +176,12 @@ func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json
 	}
 	if ans.Stored != nil {
 		s.addArtifact(ans.Stored.ID)
+	}
+	if img := ans.Image; img != nil {
+		out, _ := sjson.SetBytes([]byte(`{"content":[{"type":"image"},{"type":"text"}]}`), "content.0.data", base64.StdEncoding.EncodeToString(img.Data))
+		out, _ = sjson.SetBytes(out, "content.0.mimeType", img.MIMEType)
+		out, _ = sjson.SetBytes(out, "content.1.text", ans.Text)
+		return out, nil
 	}
 	text := ans.Text
 	var trailer []string
@@ -255,8 +268,15 @@ func queryRequest(args json.RawMessage) (query.Request, error) {
 	if v := a.Get("entry"); v.Exists() {
 		req.Entry, modes = v.String(), append(modes, "entry")
 	}
+	if v := a.Get("region"); v.Exists() {
+		var rg query.Region
+		if !v.IsObject() || json.Unmarshal([]byte(v.Raw), &rg) != nil {
+			return req, errors.New(`region: want {"x", "y", "width", "height"} in pixels`)
+		}
+		req.Region, modes = &rg, append(modes, "region")
+	}
 	if len(modes) != 1 {
-		return req, fmt.Errorf("give exactly one of lines, bytes, grep, json, jq, page, entry (got %d: %s)", len(modes), strings.Join(modes, ", "))
+		return req, fmt.Errorf("give exactly one of lines, bytes, grep, json, jq, page, entry, region (got %d: %s)", len(modes), strings.Join(modes, ", "))
 	}
 	return req, nil
 }

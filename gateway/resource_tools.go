@@ -16,10 +16,11 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// generated runs a generated resource tool for the model.
-func (s *session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
+// generated runs a generated resource tool for the model, whose client
+// takes view.
+func (s *session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope store.Scope, view engine.View) (json.RawMessage, error) {
 	if r.up == nil {
-		return s.artifactTool(ctx, r, args)
+		return s.artifactTool(ctx, r, args, view)
 	}
 	u := r.up
 	call := engine.Call{Server: u.Name, Tool: r.generated, Arguments: args, Scope: scope}

@@ -369,7 +369,7 @@ func (s *session) toolRoute(ctx context.Context, params json.RawMessage) (r *too
 func (s *session) forwardCall(ctx context.Context, r *toolRoute, name string, params json.RawMessage, meta gjson.Result, related func([]byte), oc *callOutcome) (json.RawMessage, error) {
 	f := s.forwarding(r, name, params, gjson.GetBytes(params, "arguments"), meta, oc)
 	if r.generated != "" {
-		return s.generated(ctx, r, f.args, f.scope)
+		return s.generated(ctx, r, f.args, f.scope, s.g.profiles.view(s.clientName(params)))
 	}
 	if err := f.prepare(ctx, meta, related); err != nil {
 		return nil, err

@@ -47,7 +47,9 @@ var screenshotPNG = sync.OnceValue(func() []byte {
 // The Playwright case, image half: a client whose profile takes images
 // (claude-code) sees the screenshot as a downscaled native image block,
 // with the original stored byte-exact and named; a client that does not
-// sees the reference only. Both results say what they kept out.
+// sees the reference only. Both results say what they kept out: for
+// claude-code bytes and no tokens, since a vision model scales the
+// 2560x1600 original to the copy's size itself and bills its pixels.
 func TestScreenshotFittedToClient(t *testing.T) {
 	st := memstore.New(memstore.Config{})
 	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": playwrightUpstream(t, "")}, Engine: engine.Options{Store: st}})
@@ -64,7 +66,7 @@ func TestScreenshotFittedToClient(t *testing.T) {
 		c.notify("notifications/initialized", "")
 		return c
 	}
-	storedOriginal := func(t *testing.T, res gjson.Result) {
+	storedOriginal := func(t *testing.T, res gjson.Result, tokensKept bool) {
 		t.Helper()
 		id := res.Get(`_meta.mcpx/artifacts.0.artifact.id`).String()
 		rc, _, err := st.Get(context.Background(), id, nil)
@@ -80,7 +82,7 @@ func TestScreenshotFittedToClient(t *testing.T) {
 		if !strings.Contains(text, "mcpx://artifacts/"+id) {
 			t.Errorf("the model's text does not name the artifact: %s", text)
 		}
-		if k := res.Get(`_meta.mcpx/kept_out`); k.Get("bytes").Int() <= 0 || k.Get("tokens").Int() <= 0 || k.Get("artifacts").Int() != 1 {
+		if k := res.Get(`_meta.mcpx/kept_out`); k.Get("bytes").Int() <= 0 || (k.Get("tokens").Int() > 0) != tokensKept || k.Get("artifacts").Int() != 1 {
 			t.Errorf("kept_out %s", k.Raw)
 		}
 	}
@@ -114,7 +116,7 @@ func TestScreenshotFittedToClient(t *testing.T) {
 		if v := res.Get(`_meta.mcpx/artifacts.0.view`); v.Get("width").Int() != 1568 || v.Get("original_width").Int() != 2560 {
 			t.Errorf("view %s", v.Raw)
 		}
-		storedOriginal(t, res)
+		storedOriginal(t, res, false)
 		t.Logf("claude-code: %d bytes of result, copy %s %d bytes, kept_out %s", len(res.Raw), format, len(data), res.Get(`_meta.mcpx/kept_out`).Raw)
 	})
 
@@ -123,7 +125,7 @@ func TestScreenshotFittedToClient(t *testing.T) {
 		if n := len(res.Get(`content.#(type=="image")#`).Array()); n != 0 {
 			t.Fatalf("%d image blocks for a client that takes none", n)
 		}
-		storedOriginal(t, res)
+		storedOriginal(t, res, true)
 		t.Logf("some-agent: %d bytes of result, kept_out %s", len(res.Raw), res.Get(`_meta.mcpx/kept_out`).Raw)
 	})
 
@@ -169,4 +171,54 @@ func TestProfilesMatch(t *testing.T) {
 	if want := `profiles: "x": image_view.max_wait_ms must not be negative`; err == nil || err.Error() != want {
 		t.Errorf("a negative image_view bound: %v, want %s", err, want)
 	}
+}
+
+// artifacts_query's region mode: a client that takes images looks at part
+// of a stored screenshot at full size, as an image block with a sentence
+// naming the region, in both protocol eras; a client that takes none is
+// told so, and what it can do instead.
+func TestArtifactQueryRegion(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": playwrightUpstream(t, "")}, Engine: engine.Options{Store: st}})
+	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
+	open := func(name string) *client {
+		c := connectStateless(t, g)
+		c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"`+name+`","version":"1"}}`)
+		c.notify("notifications/initialized", "")
+		return c
+	}
+	c := open("claude-code")
+	shot := c.result("tools/call", toolCall("browser_take_screenshot", `{}`))
+	id := shot.Get(`_meta.mcpx/artifacts.0.artifact.id`).String()
+	args := `{"id":"mcpx://artifacts/` + id + `","region":{"x":100,"y":400,"width":800,"height":240}}`
+	check := func(t *testing.T, res gjson.Result) {
+		t.Helper()
+		img, text := res.Get("content.0"), res.Get("content.1.text").String()
+		data, err := base64.StdEncoding.DecodeString(img.Get("data").String())
+		if res.Get("isError").Bool() || img.Get("type").String() != "image" || err != nil {
+			t.Fatalf("no image block: %.400s", res.Raw)
+		}
+		dec, format, err := image.Decode(bytes.NewReader(data))
+		if err != nil || dec.Bounds().Dx() != 800 || dec.Bounds().Dy() != 240 || "image/"+format != img.Get("mimeType").String() {
+			t.Fatalf("the region's image: %v %s (%v)", dec.Bounds(), format, err)
+		}
+		if want := "Region 100, 400, 800, 240 (x, y, width and height in pixels) of the 2560x1600 image " + id + ", as a 800x240 "; !strings.HasPrefix(text, want) || !strings.HasSuffix(text, " at full size") {
+			t.Errorf("text %q, want it to start %q", text, want)
+		}
+	}
+	check(t, c.result("tools/call", toolCall("artifacts_query", args)))
+	t.Run("stateless", func(t *testing.T) {
+		// a stateless request names its client in _meta
+		const meta = `,"io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2"}`
+		sc := connectStateless(t, g)
+		sc.call("tools/call", statelessParams(toolCall("browser_take_screenshot", `{}`), meta))
+		raw := sc.call("tools/call", statelessParams(toolCall("artifacts_query", args), meta))
+		check(t, gjson.GetBytes(raw, "result"))
+	})
+	t.Run("a client that takes no images", func(t *testing.T) {
+		res := open("some-agent").result("tools/call", toolCall("artifacts_query", args))
+		if want := "region: this client takes no image content"; !res.Get("isError").Bool() || !strings.Contains(res.Get("content.0.text").String(), want) {
+			t.Errorf("got %.300s, want a tool error saying %q", res.Raw, want)
+		}
+	})
 }

@@ -39,7 +39,10 @@ type FieldRule struct {
 	MIME string `json:"mime,omitempty"`
 	// Filename template, e.g. "{.name}.pdf".
 	Filename string `json:"filename,omitempty"`
-	// Summary template, e.g. "Downloaded workbook '{.name}' as PDF ({size}). Artifact: {id}".
+	// Summary template: the rule's own words, e.g. "Downloaded workbook
+	// '{.name}'"; the engine appends what the bytes are, the artifact's id
+	// and URI and how to read further, unless the template names them
+	// ({content}, {uri}, {hint}; sdk/wasm-guest/ABI.md, Summaries).
 	Summary string `json:"summary,omitempty"`
 	// Keep: characters, items or members kept by truncate; preview
 	// characters for a text artifact.

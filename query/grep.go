@@ -35,6 +35,14 @@ type grepper struct {
 	shown     int64 // matching lines shown
 	lastMatch int64
 	context   int
+	// place names the lines of the text being grepped before their
+	// numbers ("page 3, line "); "" for an artifact that is text.
+	place string
+	// lastPlace is place when the last match shown was.
+	lastPlace string
+	// newPart: the next line shown starts a part of its own, after a
+	// separator when something was shown before.
+	newPart bool
 	// context state
 	before    []numbered // the lines before the current one (at most context)
 	after     int        // context lines still to show after a match
@@ -98,17 +106,20 @@ func runGrep(ctx context.Context, st store.Store, ref store.Ref, expr string, co
 	if err != nil {
 		return Answer{}, err
 	}
-	rc, _, err := st.Get(ctx, ref.ID, nil)
-	if err != nil {
-		return Answer{}, err
-	}
-	defer rc.Close()
 	g := &grepper{re: re, literal: lit, must: must, limit: b.textLimit(), context: context}
 	if lit != nil {
 		g.find = newFinder(lit, false)
 	} else if must != nil {
 		g.find = newFinder(must, fold)
 	}
+	if hasExtractedText(ref.MIMEType) {
+		return grepExtracted(ctx, st, ref, g, expr, b)
+	}
+	rc, _, err := st.Get(ctx, ref.ID, nil)
+	if err != nil {
+		return Answer{}, err
+	}
+	defer rc.Close()
 	if err := g.scan(ctx, rc, b, ref); err != nil {
 		return Answer{}, err
 	}
@@ -263,9 +274,10 @@ func (g *grepper) byLine(chunk []byte, line int64) {
 		}
 		if loc := g.re.FindIndex(text); loc != nil {
 			g.matches++
-			if g.lastShown != 0 && n-int64(len(g.before)) > g.lastShown+1 {
+			if g.lastShown != 0 && (g.newPart || n-int64(len(g.before)) > g.lastShown+1) {
 				g.write("--\n")
 			}
+			g.newPart = false
 			for _, b := range g.before {
 				g.show(b.n, '-', []byte(b.text), 0)
 			}
@@ -300,7 +312,7 @@ func (g *grepper) show(n int64, sep byte, text []byte, at int) {
 			text = text[len("…"):]
 		}
 	}
-	s := strconv.FormatInt(n, 10) + string(sep) + string(text) + "\n"
+	s := g.place + strconv.FormatInt(n, 10) + string(sep) + string(text) + "\n"
 	if g.out.Len()+len(s) > g.limit {
 		g.full = true
 		return
@@ -308,9 +320,16 @@ func (g *grepper) show(n int64, sep byte, text []byte, at int) {
 	g.out.WriteString(s)
 	g.lastShown = n
 	if sep == ':' {
-		g.lastMatch = n
+		g.lastMatch, g.lastPlace = n, g.place
 		g.shown++
 	}
+}
+
+// startPart starts the lines of a part of a document's extracted text,
+// named by place ("page 3, line "): context lines are the part's own.
+func (g *grepper) startPart(place string) {
+	g.place, g.newPart = place, true
+	g.before, g.after = g.before[:0], 0
 }
 
 func (g *grepper) write(s string) {

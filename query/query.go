@@ -1,7 +1,8 @@
 // Package query answers a question about one stored artifact without
 // handing over all of its bytes: a window of lines or bytes, the lines a
 // regular expression matches, a gjson path or a jq program over JSON, a
-// PDF page's text or an archive member. Every answer fits a budget of
+// PDF page's text, an archive member or an image view of a region of a
+// stored image. Every answer fits a budget of
 // characters and says what was cut and how to ask for the next part;
 // binary bytes never come back as text and text never as base64.
 //
@@ -20,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpx-dev/mcpx/imageview"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
@@ -76,8 +78,8 @@ const (
 type Range struct{ From, To int64 }
 
 // Request asks one thing of an artifact: exactly one of Lines, Bytes,
-// Grep, JSON, JQ, Page and Entry is set. Context is the number of lines
-// shown around each grep match.
+// Grep, JSON, JQ, Page, Entry and Region is set. Context is the number of
+// lines shown around each grep match.
 type Request struct {
 	Lines   *Range `json:"lines,omitempty"`
 	Bytes   *Range `json:"bytes,omitempty"`
@@ -87,6 +89,9 @@ type Request struct {
 	JQ      string `json:"jq,omitempty"`
 	Page    int    `json:"page,omitempty"`
 	Entry   string `json:"entry,omitempty"`
+	// Region asks for an image view of part of a stored image
+	// (Answer.Image), fitted to Budget.ImageView.
+	Region *Region `json:"region,omitempty"`
 }
 
 // Budget bounds a Run; zero fields take their defaults. Characters are
@@ -110,6 +115,12 @@ type Budget struct {
 	// it before it allocates, and waits (until its deadline) while other
 	// work holds it. Nil: no shared budget, MaxMemory alone bounds a Run.
 	Memory *membudget.Budget
+	// ImageView is the view a region's image is fitted to: the client's
+	// longest side and encoded size (MaxSide, MaxBytes; zero fields take
+	// imageview's defaults). MaxSourcePixels and MaxSourceBytes do not
+	// apply: a region's decode is bounded by MaxMemory, so that part of
+	// an image too large for a whole view can be seen.
+	ImageView imageview.Limits
 }
 
 // JQ runs a jq program over each JSON value that input holds, in turn,
@@ -145,6 +156,9 @@ type Answer struct {
 	Cut    string     `json:"cut,omitempty"`    // what was cut and how to ask for the next part
 	Stored *store.Ref `json:"stored,omitempty"` // a binary entry stored as its own artifact
 	Total  int64      `json:"total,omitempty"`  // lines/bytes/matches/pages in all
+	// Image is a region's view, for an image content block; Text
+	// describes it.
+	Image *imageview.Image `json:"-"`
 }
 
 func (b Budget) withDefaults() Budget {
@@ -226,6 +240,8 @@ func run(ctx context.Context, st store.Store, ref store.Ref, req Request, b Budg
 		return runJQ(ctx, st, ref, req.JQ, b)
 	case req.Page != 0:
 		return runPage(ctx, st, ref, req.Page, b)
+	case req.Region != nil:
+		return runRegion(ctx, st, ref, *req.Region, b)
 	default:
 		return runEntry(ctx, st, ref, req.Entry, b)
 	}
@@ -234,14 +250,14 @@ func run(ctx context.Context, st store.Store, ref store.Ref, req Request, b Budg
 // check enforces exactly one mode with usable arguments.
 func (r Request) check() error {
 	n := 0
-	for _, set := range []bool{r.Lines != nil, r.Bytes != nil, r.Grep != "", r.JSON != "", r.JQ != "", r.Page != 0, r.Entry != ""} {
+	for _, set := range []bool{r.Lines != nil, r.Bytes != nil, r.Grep != "", r.JSON != "", r.JQ != "", r.Page != 0, r.Entry != "", r.Region != nil} {
 		if set {
 			n++
 		}
 	}
 	switch {
 	case n != 1:
-		return fmt.Errorf("%w: ask exactly one of lines, bytes, grep, json, jq, page, entry (got %d)", ErrBadRequest, n)
+		return fmt.Errorf("%w: ask exactly one of lines, bytes, grep, json, jq, page, entry, region (got %d)", ErrBadRequest, n)
 	case r.Lines != nil && (r.Lines.From < 1 || (r.Lines.To != 0 && r.Lines.To < r.Lines.From)):
 		return fmt.Errorf("%w: lines %d-%d: lines count from 1 and the range must not run backwards", ErrBadRequest, r.Lines.From, r.Lines.To)
 	case r.Bytes != nil && (r.Bytes.From < 0 || (r.Bytes.To != 0 && r.Bytes.To <= r.Bytes.From)):
@@ -250,6 +266,8 @@ func (r Request) check() error {
 		return fmt.Errorf("%w: page %d: pages count from 1", ErrBadRequest, r.Page)
 	case r.Context < 0 || (r.Context > 0 && r.Grep == ""):
 		return fmt.Errorf("%w: context goes with grep and is not negative", ErrBadRequest)
+	case r.Region != nil && (r.Region.X < 0 || r.Region.Y < 0 || r.Region.Width < 0 || r.Region.Height < 0):
+		return fmt.Errorf("%w: region %d, %d, %d, %d: x, y, width and height are pixels, not negative", ErrBadRequest, r.Region.X, r.Region.Y, r.Region.Width, r.Region.Height)
 	}
 	return nil
 }

@@ -18,6 +18,9 @@ const readBuffer = 1 << 20
 // runLines shows lines rg.From-rg.To (1-based, inclusive) and counts them
 // all in one pass.
 func runLines(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Budget) (Answer, error) {
+	if hasExtractedText(ref.MIMEType) {
+		return linesExtracted(ctx, st, ref, rg, b)
+	}
 	// the reader's buffer, and the count's
 	release, err := b.reserve(ctx, 2*readBuffer, "a lines query")
 	if err != nil {

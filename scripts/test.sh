@@ -143,8 +143,10 @@ go test -race -count=1 -timeout 30m ./...
 step="go test (large results, no race detector)"
 say "go test -count=1 -run TestLargeResults ./internal/cli"
 go test -count=1 -run TestLargeResults ./internal/cli
-say "go test -count=1 -run 'TestViewReservesWhatItAllocates|TestConcurrentImageViewsStayInTheBudget' ./engine"
-go test -count=1 -run 'TestViewReservesWhatItAllocates|TestConcurrentImageViewsStayInTheBudget' ./engine
+say "go test -count=1 -run TestViewReservesWhatItAllocates ./imageview"
+go test -count=1 -run TestViewReservesWhatItAllocates ./imageview
+say "go test -count=1 -run TestConcurrentImageViewsStayInTheBudget ./engine"
+go test -count=1 -run TestConcurrentImageViewsStayInTheBudget ./engine
 
 # The reliability suite (internal/reliability, build tag "reliability"):
 # the gateway killed with SIGKILL mid-run, a full disk (a tmpfs: skipped

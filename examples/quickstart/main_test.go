@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,32 @@ func TestQuickstart(t *testing.T) {
 		t.Fatalf("quickstart: %v\n%s", err, out.String())
 	}
 	checkOutput(t, home, out.String())
+	checkREADME(t, home, out.String())
+}
+
+// checkREADME checks that the README shows what the quickstart printed,
+// byte for byte: the block after "The first command prints", the store's
+// folder under home read as the README's.
+func checkREADME(t *testing.T, home, got string) {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "The first command prints")
+	_, block, ok2 := strings.Cut(after, "\n```\n")
+	block, _, ok3 := strings.Cut(block, "```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README.md has no block after \"The first command prints\"")
+	}
+	shownDir := regexp.MustCompile(`\) is in (\S+)\n`).FindStringSubmatch(block)
+	if shownDir == nil {
+		t.Fatalf("the README's block names no store folder:\n%s", block)
+	}
+	got = strings.ReplaceAll(got, filepath.Join(home, "artifacts"), shownDir[1])
+	if got != block {
+		t.Errorf("README.md shows what the quickstart does not print; it prints:\n%s\nthe README shows:\n%s", got, block)
+	}
 }
 
 // coldStartSleep is how long the upstream of TestQuickstartColdStart

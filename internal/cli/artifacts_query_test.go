@@ -83,7 +83,6 @@ func TestArtifactsQuery(t *testing.T) {
 		// bad input
 		{[]string{"--page", "2", pdfID}, exitFail, "", "has 1 pages"},
 		{[]string{"--entry", "nope", zipID}, exitFail, "", "its first entries: docs/readme.txt, logo.png"},
-		{[]string{"--grep", "x", pdfID}, exitFail, "", "ask for page N"},
 		{[]string{text}, exitUsage, "", "give one of --lines"},
 		{[]string{"--grep", "a", "--jq", ".", text}, exitUsage, "", "give one mode, not --grep and --jq"},
 		{[]string{"--lines", "x-y", text}, exitUsage, "", `--lines "x-y": want A-B`},
@@ -106,6 +105,9 @@ func TestArtifactsQuery(t *testing.T) {
 	}
 	if got := q("--page", "1", pdfID); !strings.Contains(got.stdout, "Sales Dashboard") {
 		t.Errorf("--page 1: %q", got.stdout)
+	}
+	if got := q("--grep", "Export", pdfID); got.code != exitOK || !strings.HasPrefix(got.stdout, "page 1, line ") || !strings.Contains(got.stdout, ":Export ") {
+		t.Errorf("--grep on a PDF reads its text, each line named by its page: exit %d %q %q", got.code, got.stdout, got.stderr)
 	}
 	got = q("--entry", "logo.png", zipID)
 	if !strings.Contains(got.stdout, "entry \"logo.png\" is image/png (16 bytes), stored as artifact test_") {

@@ -33,7 +33,7 @@ var reviewed = map[string]string{
 	"internal:wrapCmd":                  "table: the command's help and flags text",
 	"internal:logLevels":                "table",
 	"engine:contentVars":                "table",
-	"engine:jpegQualities":              "table",
+	"imageview:jpegQualities":           "table",
 	"engine:argNameKeys":                "table",
 	"engine:varNames":                   "table",
 	"engine:isB64":                      "table",

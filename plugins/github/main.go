@@ -187,11 +187,11 @@ func binaryRewrite(req *guest.Request, c guest.Candidate, k kind, where place) g
 		Encoding: guest.Base64,
 		MIME:     c.MIME,
 		Filename: baseName(where.path),
-		Summary:  "File " + guest.QuoteName(where.String()) + " ({kind}, {size}). Artifact: {id}",
+		Summary:  "File " + guest.QuoteName(where.String()),
 		Meta:     map[string]string{"preset": "github", "repo": where.repo, "path": where.path},
 	}
 	if k == release {
-		rw.Summary = "Release asset " + guest.QuoteName(where.String()) + " ({kind}, {size}). Artifact: {id}"
+		rw.Summary = "Release asset " + guest.QuoteName(where.String())
 	}
 	if c.MIME == "application/octet-stream" {
 		// The bytes have no known signature: trust the server's type.
@@ -231,18 +231,18 @@ func textRewrite(req *guest.Request, c guest.Candidate, k kind, where place, pre
 		MIME:     "text/plain",
 		Filename: baseName(where.path),
 		Keep:     preview,
-		Summary:  "File " + guest.QuoteName(where.String()) + " ({chars} characters, {size}); the first lines are above. Artifact: {id}",
+		Summary:  "File " + guest.QuoteName(where.String()) + ", its first lines in the preview",
 		Meta:     map[string]string{"preset": "github", "repo": where.repo, "path": where.path},
 	}
 	switch k {
 	case diff:
 		rw.MIME = "text/x-diff"
-		rw.Summary = "Diff of " + guest.QuoteName(where.String()) + " ({chars} characters, {size}); the start is above. Artifact: {id}"
+		rw.Summary = "Diff of " + guest.QuoteName(where.String()) + ", its start in the preview"
 		if rw.Filename == "" || !strings.Contains(where.path, ".") {
 			rw.Filename = "changes.diff"
 		}
 	case logs:
-		rw.Summary = "Logs of " + guest.QuoteName(where.String()) + " ({chars} characters, {size}); the start is above. Artifact: {id}"
+		rw.Summary = "Logs of " + guest.QuoteName(where.String()) + ", their start in the preview"
 		if rw.Filename == "" {
 			rw.Filename = "job.log"
 		}

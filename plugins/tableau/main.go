@@ -105,7 +105,10 @@ func noun(k kind) string {
 
 // binaryRewrite moves a file out: base64 in the payload becomes an artifact
 // in place; an image or resource block of the result becomes a text block
-// with the summary and a resource_link.
+// with the summary and a resource_link. The summary says what only this
+// preset knows (which workbook or view); the engine appends what the bytes
+// are, the artifact's id and URI and how to read further
+// (sdk/wasm-guest/ABI.md, Summaries).
 func binaryRewrite(c guest.Candidate, k kind, name, format string) guest.Rewrite {
 	e := ext(c.MIME)
 	if k == workbook && (e == "" || e == ".twbx") && format != "" {
@@ -118,11 +121,11 @@ func binaryRewrite(c guest.Candidate, k kind, name, format string) guest.Rewrite
 		Encoding: guest.Base64,
 		MIME:     c.MIME,
 		Filename: safeName(name) + e,
-		Summary:  "Downloaded " + noun(k) + " " + guest.QuoteName(name) + " as {kind} ({size}). Artifact: {id}",
+		Summary:  "Downloaded " + noun(k) + " " + guest.QuoteName(name) + " as {kind}",
 		Meta:     map[string]string{"preset": "tableau", noun(k): name},
 	}
 	if k == viewImage {
-		rw.Summary = "Image of view " + guest.QuoteName(name) + " ({kind}, {size}). Artifact: {id}"
+		rw.Summary = "Image of view " + guest.QuoteName(name)
 	}
 	if c.MIME == "application/octet-stream" {
 		rw.MIME = ""
@@ -144,7 +147,7 @@ func dataRewrite(c guest.Candidate, name string) guest.Rewrite {
 		MIME:     "text/csv",
 		Filename: safeName(name) + ".csv",
 		Keep:     600,
-		Summary:  "Data of view " + guest.QuoteName(name) + " as CSV ({size}, {chars} characters). Artifact: {id}",
+		Summary:  "Data of view " + guest.QuoteName(name),
 		Meta:     map[string]string{"preset": "tableau", "view": name},
 	}
 	if c.IsBase64() {
@@ -153,7 +156,7 @@ func dataRewrite(c guest.Candidate, name string) guest.Rewrite {
 			// An Excel crosstab, say.
 			rw.MIME = c.MIME
 			rw.Filename = safeName(name) + ext(c.MIME)
-			rw.Summary = "Crosstab of view " + guest.QuoteName(name) + " as {kind} ({size}). Artifact: {id}"
+			rw.Summary = "Crosstab of view " + guest.QuoteName(name)
 		}
 		rw.Keep = 0
 	}

@@ -1,12 +1,12 @@
-package engine
+package imageview
 
-// What decoding an image for a client's view holds, read from its header
-// before any pixel is decoded: the view reserves it from the process's
-// memory budget (Options.Memory), so that concurrent images cannot
-// together exhaust the machine. The byte counts follow what the standard
-// library's and x/image's decoders allocate (image/png, image/jpeg,
-// image/gif, x/image/webp); downscale_memory_test.go checks each against
-// what making a view really allocates.
+// What decoding an image for a view holds, read from its header before
+// any pixel is decoded: the caller reserves it from the process's memory
+// budget (Plan.Need), so that concurrent images cannot together exhaust
+// the machine. The byte counts follow what the standard library's and
+// x/image's decoders allocate (image/png, image/jpeg, image/gif,
+// x/image/webp); memory_test.go checks each against what making a view
+// really allocates.
 
 import (
 	"bufio"
@@ -241,3 +241,7 @@ func scaleCost(w, h, sh int) int64 {
 	rows, cols := scaleBands(w, sh)
 	return 4*int64(w)*int64(sh) + 4*int64(w)*int64(h) + 2*32*int64(rows*w+cols*sh) + decoderSlack
 }
+
+// cropCost is what a w×h region copied out of a decoded image holds: four
+// bytes a pixel.
+func cropCost(w, h int) int64 { return 4 * int64(w) * int64(h) }

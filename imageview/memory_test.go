@@ -4,12 +4,10 @@
 // band buffers live in one: what a view allocates is then no measure of
 // what it holds. scripts/test.sh runs this file without it.
 
-package engine
+package imageview
 
 import (
 	"bytes"
-	"context"
-	"encoding/base64"
 	"image"
 	"image/color"
 	"image/gif"
@@ -19,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/imagetest"
 )
@@ -37,7 +36,7 @@ func allocated(f func()) int64 {
 // TestViewReservesWhatItAllocates: for each kind of image the decoders
 // read (PNG of every color type and depth, JPEG in color and gray, GIF,
 // lossy and lossless WebP), and for one that fits as it is, what
-// planView reserves before decoding covers everything making the view
+// NewPlan reserves before decoding covers everything making the view
 // allocates, and is not far over it (the slack of decoders, scaler bands
 // and encoders: 16 MiB).
 func TestViewReservesWhatItAllocates(t *testing.T) {
@@ -78,24 +77,75 @@ func TestViewReservesWhatItAllocates(t *testing.T) {
 	cases["as it is"] = noisyPNG(t, 40, 30)
 	for name, img := range cases {
 		t.Run(name, func(t *testing.T) {
-			v := imageViewDefaults(ImageView{})
+			var v Limits
 			if strings.HasPrefix(name, "WebP") {
 				v.MaxSide = 64 // the files are 100 pixels high
 			}
-			raw := []byte(base64.StdEncoding.EncodeToString(img))
-			p, err := planView(raw, v)
+			p, err := NewPlan(bytesSource(img), v, image.Rectangle{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var view *viewImage
-			got := allocated(func() { view, err = downscale(context.Background(), nil, raw, v) })
+			var view *Image
+			got := allocated(func() { view, err = p.Make() })
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s (%dx%d view): reserved %d bytes, allocated %d", p.what, view.w, view.h, p.need, got)
-			if got > p.need || p.need-got > 16<<20 {
-				t.Errorf("%s (%dx%d view): reserved %d bytes, allocated %d", p.what, view.w, view.h, p.need, got)
+			t.Logf("%s (%dx%d view): reserved %d bytes, allocated %d", p.What(), view.Width, view.Height, p.Need(), got)
+			if got > p.Need() || p.Need()-got > 16<<20 {
+				t.Errorf("%s (%dx%d view): reserved %d bytes, allocated %d", p.What(), view.Width, view.Height, p.Need(), got)
 			}
 		})
+	}
+}
+
+// TestRegionHoldsWhatItReserves: a region's view copies its region out
+// of the decoded image and lets the decode go before fitting the copy, so
+// the heap's peak while one is made stays within Need, which counts the
+// decode and the fitting as not held at once: for a 1000x800 region of a
+// 6000x4000 16-bit PNG (192 MB decoded) fitted to 600x480, 196.2 MB
+// (measured: the heap's peak grew by 195.4 MB), where holding both would
+// take 220.2 MB.
+func TestRegionHoldsWhatItReserves(t *testing.T) {
+	img := imagetest.PNG(6000, 4000, imagetest.RGBA, 16)
+	p, err := NewPlan(bytesSource(img), Limits{MaxSide: 600}, image.Rect(100, 100, 1100, 900))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heapNow := func() int64 {
+		// ReadMemStats stops the world and counts every cache: exact,
+		// where runtime/metrics may lag a large allocation.
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	// Two collections empty sync.Pool (the scaler's bands of the tests
+	// before), which Make's own collection would otherwise free.
+	runtime.GC()
+	runtime.GC()
+	base := heapNow()
+	var peak int64
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			peak = max(peak, heapNow())
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	v, err := p.Make()
+	close(stop)
+	<-sampled
+	if err != nil || v.Width != 600 || v.Height != 480 {
+		t.Fatalf("view %+v, %v", v, err)
+	}
+	held := peak - base
+	decode := int64(6000 * 4000 * 8)
+	t.Logf("%s, region 1000x800 fitted to 600x480: reserved %d bytes, the heap's peak grew by %d", p.What(), p.Need(), held)
+	if held > p.Need() || held < decode {
+		t.Errorf("the heap's peak grew by %d bytes; want at least the decode (%d) and at most the reservation (%d)", held, decode, p.Need())
 	}
 }
