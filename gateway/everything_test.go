@@ -22,6 +22,7 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
 )
 
 // The real peers, installed by scripts/test.sh (npm ci in tools/npm).
@@ -347,14 +348,4 @@ func TestInspectorCLI(t *testing.T) {
 }
 
 // buildMCPX builds the CLI once per test binary run.
-func buildMCPX(t testing.TB) string {
-	t.Helper()
-	dir := t.TempDir()
-	// mcpx hands serve and wrap to mcpx-server beside it.
-	for _, name := range []string{"mcpx", "mcpx-server"} {
-		if b, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), "../cmd/"+name).CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, b)
-		}
-	}
-	return filepath.Join(dir, "mcpx")
-}
+func buildMCPX(t testing.TB) string { return mcpxbin.Path(t) }

@@ -80,7 +80,6 @@ if [ "$what" = all ] || [ "$what" = process ]; then
 	need hyperfine hyperfine
 	need /usr/bin/time time
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx # static, as README.md installs it
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
 	CGO_ENABLED=0 go build -o "$out/floor" ./internal/cmd/floor # static, as mcpx is
 	go build -o "$out/benchdata" ./internal/cmd/benchdata
 	for n in 10 50 100; do "$out/benchdata" "$n" "$out/r$n.json"; done
@@ -102,7 +101,6 @@ if [ "$what" = all ] || [ "$what" = gateway ]; then
 	gosdk=$(./scripts/conformance-tools.sh | tail -n 1)
 	ev=$gosdk/everything
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx # static, as README.md installs it
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
 	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
 	export MCPX_HOME=$out/gateway-home
 	echo "== stdio, one call at a time: direct vs bare relay vs mcpx wrap"
@@ -132,7 +130,6 @@ if [ "$what" = store ]; then
 	echo "== go test -bench (store index at 0/10k/100k, parallel puts)"
 	go test ./store/fsstore -run '^$' -bench 'Index|PutParallel|PutProcesses' -benchtime 200x -count 3 | tee "$out/store-index.txt"
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
 	rm -rf "$out/empty" "$out/full"
 	mkdir -p "$out/empty"
 	"$out/mcpx" artifacts ls --store "$out/empty" >/dev/null
@@ -195,7 +192,6 @@ if [ "$what" = text ]; then
 	go test ./engine -run '^$' -bench ArtifactText -benchtime 20x -count 5 | tee "$out/text-engine.txt"
 	go test ./layers -run '^$' -bench ChainText600K -benchtime 20x -count 5 | tee "$out/text-chain.txt"
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
 	go build -o "$out/benchdata" ./internal/cmd/benchdata
 	"$out/benchdata" snapshot 600000 "$out/snapshot.json"
 	"$out/benchdata" text 600000 "$out/plain.json"
@@ -241,7 +237,6 @@ if [ "$what" = replicas ]; then
 	haproxy=$(./scripts/haproxy-tools.sh | tail -n 1)
 	ev=$(./scripts/conformance-tools.sh | tail -n 1)/everything
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
 	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
 	base=$((20000 + RANDOM % 10000))
 	s3=$base r1=$((base + 1)) r2=$((base + 2)) one=$((base + 3)) two=$((base + 4))
@@ -289,7 +284,6 @@ if [ "$what" = replicas ]; then
 fi
 if [ "$what" = textproxy ]; then
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
 	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
 	go build -o "$out/benchdata" ./internal/cmd/benchdata
 	"$out/benchdata" snapshot 600000 "$out/snapshot.json"
@@ -330,7 +324,6 @@ if [ "$what" = posttransform ]; then
 	need curl curl
 	echo "== POST /transform vs mcpx transform, 10 MiB PDF result"
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
 	go build -o "$out/benchdata" ./internal/cmd/benchdata
 	ev=$(./scripts/conformance-tools.sh | tail -n 1)/everything
 	printf '{"mcpServers":{"everything":{"command":"%s"}}}' "$ev" >"$out/post.json"

@@ -128,7 +128,7 @@ func (p program) runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 		asJSON bool
 		scope  scopeFlag
 	)
-	o.register(fs, p.parts)
+	o.register(fs, p.stores)
 	o.readOnly = true
 	fs.BoolVar(&asJSON, "json", false, "write one ArtifactRef JSON object per line")
 	fs.Var(&scope, "scope", "list only the artifacts put under `FIELD=VALUE` (session=, trace=, user=, tenant=)")
@@ -240,7 +240,7 @@ func (p program) runArtifactsGet(args []string, stdout, stderr io.Writer) int {
 		o   common
 		out string
 	)
-	o.register(fs, p.parts)
+	o.register(fs, p.stores)
 	o.readOnly = true
 	fs.StringVar(&out, "o", "", "write the bytes to `FILE` instead of stdout (\"-\" is stdout)")
 	pos, code := parse(c, fs, args, stdout, stderr)
@@ -344,7 +344,7 @@ func (p program) runArtifactsRm(args []string, stdout, stderr io.Writer) int {
 	c := rmCmd
 	fs := newFlagSet(c)
 	var o common
-	o.register(fs, p.parts)
+	o.register(fs, p.stores)
 	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code

@@ -58,7 +58,7 @@ func (p program) runArtifactsFsck(args []string, stdout, stderr io.Writer) int {
 		o              common
 		repair, asJSON bool
 	)
-	o.register(fs, p.parts)
+	o.register(fs, p.stores)
 	fs.BoolVar(&repair, "repair", false, "repair the damage found (needs the store to itself)")
 	fs.BoolVar(&asJSON, "json", false, "write the report as one JSON object")
 	pos, code := parse(c, fs, args, stdout, stderr)

@@ -46,7 +46,7 @@ func (p program) runArtifactsGc(args []string, stdout, stderr io.Writer) int {
 		o              common
 		dryRun, asJSON bool
 	)
-	o.register(fs, p.parts)
+	o.register(fs, p.stores)
 	fs.BoolVar(&dryRun, "dry-run", false, "remove nothing; print what would be removed")
 	fs.BoolVar(&asJSON, "json", false, "write one {\"id\",\"bytes\",\"why\"} JSON object per line")
 	pos, code := parse(c, fs, args, stdout, stderr)

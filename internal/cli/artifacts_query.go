@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/query"
+	"github.com/mcpx-dev/mcpx/query/jq"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -51,7 +52,7 @@ func (p program) runArtifactsQuery(args []string, stdout, stderr io.Writer) int 
 		lines, byteRange, jsonArg string
 		req                       query.Request
 	)
-	o.register(fs, p.parts)
+	o.register(fs, p.stores)
 	fs.StringVar(&format, "format", "text", "write the answer as `text`, or as json: one object {text, cut, stored, total}")
 	fs.IntVar(&maxChars, "max-chars", query.DefaultMaxChars, fmt.Sprintf("answer in at most `N` characters (at least %d)", query.MinMaxChars))
 	fs.StringVar(&lines, "lines", "", "show lines `A-B` (1-based, inclusive; \"A-\" as many as fit)")
@@ -106,7 +107,7 @@ func (p program) runArtifactsQuery(args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, c, describe(err, id, st))
 	}
-	ans, err := query.Run(ctx, st, ref, req, query.Budget{MaxChars: maxChars, JQ: p.parts.JQ, Memory: membudget.New(0)})
+	ans, err := query.Run(ctx, st, ref, req, query.Budget{MaxChars: maxChars, JQ: jq.Run, Memory: membudget.New(0)})
 	if err != nil {
 		return fail(stderr, c, fmt.Errorf("artifact %s: %w", id, err))
 	}

@@ -58,7 +58,7 @@ func (p program) runArtifactsSearch(args []string, stdout, stderr io.Writer) int
 		scope  scopeFlag
 		limit  int
 	)
-	o.register(fs, p.parts)
+	o.register(fs, p.stores)
 	o.readOnly = true
 	fs.BoolVar(&asJSON, "json", false, "write one {\"id\",\"place\",\"snippet\",\"score\",\"artifact\"} JSON object per line")
 	fs.Var(&scope, "scope", "search only the artifacts put under `FIELD=VALUE` (session=, trace=, user=, tenant=)")

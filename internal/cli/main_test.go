@@ -27,7 +27,7 @@ func runCLI(t *testing.T, stdin io.Reader, args ...string) cli {
 		stdin = strings.NewReader("")
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(args, stdin, &stdout, &stderr)
+	code := Run(args, stdin, &stdout, &stderr)
 	return cli{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 

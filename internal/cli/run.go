@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
-	"github.com/mcpx-dev/mcpx/internal/cli/parts"
+	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
@@ -41,8 +42,6 @@ Commands:
   artifacts rm    delete artifacts
   serve           run the MCP gateway in front of the config's mcpServers
   wrap            serve one stdio MCP server through mcpx: wrap -- COMMAND
-                  (serve, wrap, artifacts query --jq and commands on an
-                  S3 store run in mcpx-server, found beside mcpx or on PATH)
   plugin test     run one WASM plugin on a result and print its rewrites
   plugin new      write a new WASM plugin project (Go or Rust)
   version         print the version
@@ -52,25 +51,18 @@ Run "mcpx <command> --help" for a command's flags and an example.
 Environment:
   MCPX_HOME        the default store is $MCPX_HOME/artifacts
   MCPX_LOG_LEVEL   trace, debug, info, warn (default), error or off
-  MCPX_SERVER_BINARY  the mcpx-server to hand serve, wrap and S3 to
 `
 
 // Run is the whole CLI: it runs the subcommand named by args[0] and
-// returns the process exit code. ps are the parts the binary links (see
-// package parts); a command that needs one it lacks (serve, wrap, or any
-// command on an S3 store) is handed to the binary that has them (see
-// delegate).
-func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, ps parts.Set) int {
-	if !ps.Complete() {
-		if why := needsServer(args, ps); why != "" {
-			return delegate(args, why, stderr)
-		}
-	}
-	return program{parts: ps}.run(args, stdin, stdout, stderr)
+// returns the process exit code. A config's store section other than a
+// folder opens a backend the binary links (store.DefaultBackends: the
+// S3 store registers itself there).
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return program{stores: store.DefaultBackends()}.run(args, stdin, stdout, stderr)
 }
 
-// program is the CLI with the parts of its binary.
-type program struct{ parts parts.Set }
+// program is the CLI with the store backends it opens.
+type program struct{ stores *store.Backends }
 
 // run runs the subcommand named by args[0].
 func (p program) run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -213,12 +205,12 @@ type common struct {
 	storeDir   string
 	// readOnly opens the store with fsstore's Config.ReadOnly (ls, get).
 	readOnly bool
-	// parts are the binary's: the S3 store is one.
-	parts parts.Set
+	// stores are the backends a config's store section may name.
+	stores *store.Backends
 }
 
-func (o *common) register(fs *flag.FlagSet, ps parts.Set) {
-	o.parts = ps
+func (o *common) register(fs *flag.FlagSet, stores *store.Backends) {
+	o.stores = stores
 	fs.StringVar(&o.configPath, "config", "", "read the JSON configuration `FILE` (store, pipeline, log sections);\nits relative paths are taken from FILE's folder")
 	fs.StringVar(&o.storeDir, "store", "", "keep artifacts in the folder `DIR`\n(default: the config's store.dir, else $MCPX_HOME/artifacts,\nelse $XDG_DATA_HOME/mcpx/artifacts, else ~/.local/share/mcpx/artifacts)")
 }
@@ -257,19 +249,29 @@ func (o *common) setup(stderr io.Writer) (config.File, hclog.Logger, error) {
 	return cfg, log, nil
 }
 
-// artifactStore is what the commands need of a store.
-type artifactStore = parts.Store
+// artifactStore is what the commands need of an artifact store; the
+// file-system store and the S3 store are both one.
+type artifactStore interface {
+	store.Store
+	store.Annotator
+	store.Searcher
+	store.Collector
+	store.AccessLister
+}
 
 // openStore opens the store: the file-system store in the folder given by
-// --store; else the S3 store of the config file's store.s3; else the
-// file-system store in the config file's store.dir, else in
+// --store; else the backend of the config file's store section (store.s3);
+// else the file-system store in the config file's store.dir, else in
 // fsstore.DefaultDir.
 func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logger) (artifactStore, error) {
-	if o.storeDir == "" && cfg.Store.S3 != nil {
-		if o.parts.OpenS3 == nil {
-			return nil, fmt.Errorf("open artifact store: %w", errNoS3)
+	if o.storeDir == "" {
+		kind, section, err := cfg.Store.Backend()
+		if err != nil {
+			return nil, fmt.Errorf("open artifact store: %w", err)
 		}
-		return o.parts.OpenS3(ctx, *cfg.Store.S3, log.Named("store"))
+		if kind != "" {
+			return o.openBackend(ctx, kind, section, log.Named("store"))
+		}
 	}
 	dir, err := o.resolveStoreDir(cfg, log)
 	if err != nil {
@@ -281,6 +283,29 @@ func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logge
 	}
 	return st, nil
 }
+
+// openBackend opens the store of the config's store.KIND section with
+// the backend registered for KIND.
+func (o *common) openBackend(ctx context.Context, kind string, section json.RawMessage, log hclog.Logger) (artifactStore, error) {
+	b, ok := o.stores.Lookup(kind)
+	if !ok {
+		return nil, fmt.Errorf("open artifact store: store.%s: %w (this binary has: %s)", kind, errNoBackend, strings.Join(append([]string{"dir"}, o.stores.Kinds()...), ", "))
+	}
+	st, err := b.Open(ctx, section, store.OpenOptions{Getenv: os.Getenv, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open artifact store: %w", err)
+	}
+	as, ok := st.(artifactStore)
+	if !ok {
+		_ = st.Close(ctx)
+		return nil, fmt.Errorf("open artifact store: store.%s: %T lacks annotations, search, retention or access listing", kind, st)
+	}
+	return as, nil
+}
+
+// errNoBackend is a config's store section of a kind no backend this
+// binary links registered.
+var errNoBackend = errors.New("no store backend of this kind is linked")
 
 // storeWhere names st for messages: its folder, or s3://bucket/prefix.
 func storeWhere(st artifactStore) string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	_ "github.com/mcpx-dev/mcpx/store/s3store" // store.s3, as cmd/mcpx links it
 	"github.com/mcpx-dev/mcpx/store/s3store/s3test"
 )
 

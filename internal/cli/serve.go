@@ -11,9 +11,9 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
-	"github.com/mcpx-dev/mcpx/internal/cli/parts"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
+	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/store/noopstore"
 )
@@ -81,7 +81,7 @@ func (p program) runServe(args []string, stdin io.Reader, stdout, stderr io.Writ
 		listen string
 		check  bool
 	)
-	o.register(fs, p.parts)
+	o.register(fs, p.stores)
 	plug.register(fs)
 	fs.StringVar(&listen, "listen", "", "serve streamable HTTP on `ADDR` (host:port; /mcp and /artifacts/{id})\ninstead of stdio")
 	fs.BoolVar(&check, "check", false, "validate the config, print what would run, and exit")
@@ -132,12 +132,12 @@ func maskSecrets(cfg config.File, log hclog.Logger, stderr io.Writer) io.Writer 
 
 // gateway opens what the gateway runs on, the store (one that writes
 // nothing for --check) and the WASM host of the configured servers, and
-// runs the binary's gateway part on them.
+// serves it (checkGateway with --check, else serveGateway).
 func (p program) gateway(c command, cfg config.File, o common, listen string, check bool, log hclog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
-	r := parts.GatewayRun{Config: cfg, ConfigPath: o.configPath, StoreDir: o.storeDir, Listen: listen, Log: log, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	var st store.Store
 	if check {
-		r.Engine.Store = noopstore.New(hclog.NewNullLogger())
+		st = noopstore.New(hclog.NewNullLogger())
 	} else {
 		if o.storeDir == "" && cfg.Store.Dir == "" && cfg.Store.S3 == nil {
 			// MCP clients often start servers with a minimal environment (no
@@ -152,27 +152,28 @@ func (p program) gateway(c command, cfg config.File, o common, listen string, ch
 			}
 			o.storeDir = dir
 		}
-		st, err := o.openStore(ctx, cfg, log)
+		as, err := o.openStore(ctx, cfg, log)
 		if err != nil {
 			return fail(stderr, c, err)
 		}
-		defer closeStore(context.Background(), st, log)
-		r.Engine.Store = st
+		defer closeStore(context.Background(), as, log)
+		st = as
 	}
 	host, reg, err := newPluginHost(ctx, serverNames(cfg))
 	if err != nil {
 		return fail(stderr, c, err)
 	}
-	// Closed after the part returns, so after the gateway's Close: the
-	// engine's layers let go of their plugins first.
+	// Closed after the gateway returns, so after its Close: the engine's
+	// layers let go of their plugins first.
 	defer host.Close(context.Background())
-	r.Engine = engine.Options{Store: r.Engine.Store, Config: cfg.Pipeline, Logger: log, Registry: reg}
-	engineRetention(cfg.Store.RetentionFor(true), &r.Engine)
-	run := p.parts.Serve
+	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Registry: reg}
+	engineRetention(cfg.Store.RetentionFor(true), &eo)
 	if check {
-		run = p.parts.Check
+		err = checkGateway(cfg, o.configPath, o.storeDir, listen, eo, stdout)
+	} else {
+		err = serveGateway(ctx, cfg, listen, eo, log, stdin, stdout, stderr)
 	}
-	if err := run(ctx, r); err != nil {
+	if err != nil {
 		return fail(stderr, c, err)
 	}
 	return exitOK

@@ -44,7 +44,7 @@ func TestServeLogMasksSecrets(t *testing.T) {
 	inR, inW := io.Pipe()
 	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
-	go func() { done <- run([]string{"serve", "--config", cfg, "--store", t.TempDir()}, inR, &stdout, &stderr) }()
+	go func() { done <- Run([]string{"serve", "--config", cfg, "--store", t.TempDir()}, inR, &stdout, &stderr) }()
 	// the upstream's initialize waits for a client's capabilities
 	go func() {
 		_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")

@@ -65,7 +65,7 @@ func (p program) runTransform(args []string, stdin io.Reader, stdout, stderr io.
 		server, tool string
 		stats        bool
 	)
-	o.register(fs, p.parts)
+	o.register(fs, p.stores)
 	fs.StringVar(&server, "server", "local", "the upstream server `NAME`: selects per-server options, prefixes artifact ids")
 	fs.StringVar(&tool, "tool", "", "the tool `NAME`: selects per-tool options")
 	fs.BoolVar(&stats, "stats", false, "print one line on stderr: bytes in and out, artifacts stored, time taken")

@@ -15,12 +15,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/internal/cli/config"
-	"github.com/mcpx-dev/mcpx/internal/cli/parts"
-	"github.com/mcpx-dev/mcpx/internal/cli/serverparts"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
@@ -28,7 +24,7 @@ import (
 // fullDiskStore is the folder store on a full disk: every put fails as
 // its own would.
 type fullDiskStore struct {
-	parts.Store
+	artifactStore
 	dir string
 }
 
@@ -48,14 +44,13 @@ func TestTransformStoreFailure(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`{"store": {"s3": {"bucket": "on-a-full-disk"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ps := serverparts.Set()
-	ps.OpenS3 = func(ctx context.Context, _ config.S3, _ hclog.Logger) (parts.Store, error) {
+	p := program{stores: store.DefaultBackends().With(store.Backend{Kind: "s3", Open: func(ctx context.Context, _ json.RawMessage, _ store.OpenOptions) (store.Store, error) {
 		st, err := fsstore.Open(ctx, dir, fsstore.Config{})
 		if err != nil {
 			return nil, err
 		}
 		return fullDiskStore{st, dir}, nil
-	}
+	}})}
 	blob := make([]byte, 2<<20)
 	_, _ = rand.Read(blob)
 	png := append([]byte("\x89PNG\r\n\x1a\n"), blob...)
@@ -74,7 +69,7 @@ func TestTransformStoreFailure(t *testing.T) {
 	content = append(content, map[string]string{"type": "text", "text": string(listing)})
 	in, _ := json.Marshal(map[string]any{"content": content})
 	var stdout, stderr bytes.Buffer
-	code := Run([]string{"transform", "--config", cfg, "--server", "shots"}, bytes.NewReader(in), &stdout, &stderr, ps)
+	code := p.run([]string{"transform", "--config", cfg, "--server", "shots"}, bytes.NewReader(in), &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

@@ -70,7 +70,7 @@ func (p program) runWrap(args []string, stdin io.Reader, stdout, stderr io.Write
 		name    string
 		timeout durationFlag
 	)
-	o.register(fs, p.parts)
+	o.register(fs, p.stores)
 	plug.register(fs)
 	fs.StringVar(&name, "name", "", "call the server `NAME`: its artifact ids' prefix and the key of its\nsettings (default: the command's base name)")
 	fs.Var(&timeout, "timeout", "bound each request to the server by `DURATION` (\"90s\", \"5m\", or seconds)\n(default: the --config entry's \"timeout\", else 60s)")

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if os.Getenv(mcpxMainEnv) == "1" {
-		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	if os.Getenv(wrapStubEnv) == "1" {
 		runWrapStub()
@@ -78,7 +78,7 @@ func wrapSession(t *testing.T, args ...string) (call func(method, params string)
 	stderr = &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	full := append(append([]string{"wrap", "--store", t.TempDir()}, args...), "--", exe, "-test.run=^$")
-	go func() { done <- run(full, inR, outW, stderr); outW.Close() }()
+	go func() { done <- Run(full, inR, outW, stderr); outW.Close() }()
 	t.Cleanup(func() {
 		inW.Close()
 		select {

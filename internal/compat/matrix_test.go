@@ -69,13 +69,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	mcpxBin = filepath.Join(dir, "mcpx")
-	// mcpx hands serve and wrap to mcpx-server beside it, as an install
-	// of both does.
-	for _, name := range []string{"mcpx", "mcpx-server"} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), "../../cmd/"+name).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build ../../cmd/%s: %v\n%s", name, err, out)
-			os.Exit(1)
-		}
+	if out, err := exec.Command("go", "build", "-o", mcpxBin, "github.com/mcpx-dev/mcpx/cmd/mcpx").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build cmd/mcpx: %v\n%s", err, out)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

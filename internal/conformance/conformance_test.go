@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
 )
 
 // goSDKVersion is the go-sdk release whose servers the suite runs against;
@@ -128,15 +130,7 @@ func needTools(t *testing.T) tools {
 			t.Skipf("%s is missing (run ./scripts/conformance-tools.sh)", f)
 		}
 	}
-	tl.mcpx = filepath.Join(t.TempDir(), "mcpx")
-	// mcpx hands serve to mcpx-server beside it, as an install of both does.
-	for _, name := range []string{"mcpx", "mcpx-server"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(tl.mcpx), name), "./cmd/"+name)
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
-		}
-	}
+	tl.mcpx = mcpxbin.Path(t)
 	return tl
 }
 

@@ -40,6 +40,7 @@ var reviewed = map[string]string{
 	"engine:isB64":                      "table",
 	"engine:now":                        "clock: tests swap it, in their own package",
 	"engine:defaultRegistry":            "the registry package layers registers into from init (as image.RegisterFormat); an engine takes Options.Registry to avoid it",
+	"store:defaultBackends":             "the backends store/s3store registers into from init (as engine:defaultRegistry); the CLI takes a *store.Backends to avoid it",
 	"inspect:odfFormats":                "table",
 	"inspect:mpegBitrates":              "table",
 	"inspect:jsonStructural":            "table",

@@ -127,6 +127,19 @@ type S3 struct {
 	PresignURLs bool `json:"presign_urls,omitempty"`
 }
 
+// Backend returns the kind and the JSON of the store section that names a
+// backend other than a folder (store.s3), for store.Backends' Lookup;
+// kind is "" for the file-system store.
+func (s Store) Backend() (kind string, section json.RawMessage, err error) {
+	if s.S3 == nil {
+		return "", nil, nil
+	}
+	if section, err = json.Marshal(s.S3); err != nil {
+		return "", nil, fmt.Errorf("store.s3: %w", err)
+	}
+	return "s3", section, nil
+}
+
 // MaxPresignExpiry is the longest a presigned URL may stay valid (S3's
 // limit for signature version 4).
 const MaxPresignExpiry = 7 * 24 * time.Hour

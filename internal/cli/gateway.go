@@ -1,4 +1,4 @@
-package serverparts
+package cli
 
 // The gateway of "mcpx serve" and "mcpx wrap": the engine, the upstreams,
 // stdio or streamable HTTP with the HTTP API, retention's collector, and
@@ -7,6 +7,7 @@ package serverparts
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -19,23 +20,24 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/auth"
+	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
-	"github.com/mcpx-dev/mcpx/internal/cli/parts"
-	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/web"
 )
 
-// check is parts.Set's Check: it prints what Serve would run, after
-// building every layer of every configured server and tool.
-func check(ctx context.Context, r parts.GatewayRun) error {
-	cfg, stdout := r.Config, r.Stdout
+// checkGateway is "serve --check": it prints what serveGateway would
+// run, after building every layer of every configured server and tool
+// with eo (its store writes nothing). configPath and storeDir (--config,
+// --store) are for the message.
+func checkGateway(cfg config.File, configPath, storeDir, listen string, eo engine.Options, stdout io.Writer) error {
 	names := make([]string, 0, len(cfg.MCPServers))
 	for n := range cfg.MCPServers {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	users := cfg.Serve.Users(r.Listen != "")
-	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Users: users, Engine: r.Engine, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets()})
+	users := cfg.Serve.Users(listen != "")
+	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Users: users, Engine: eo, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets()})
 	if err != nil {
 		return err
 	}
@@ -51,8 +53,8 @@ func check(ctx context.Context, r parts.GatewayRun) error {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "config %s is valid\n", r.ConfigPath)
-	dir := r.StoreDir
+	fmt.Fprintf(stdout, "config %s is valid\n", configPath)
+	dir := storeDir
 	if dir == "" {
 		dir = cfg.Store.Dir
 	}
@@ -60,8 +62,8 @@ func check(ctx context.Context, r parts.GatewayRun) error {
 		dir = "(default folder)"
 	}
 	fmt.Fprintf(stdout, "store: %s\n", dir)
-	if r.Listen != "" {
-		fmt.Fprintf(stdout, "downstream: streamable HTTP on http://%s/mcp, HTTP API at /artifacts, /events, /transform (docs/artifacts.md)\n", r.Listen)
+	if listen != "" {
+		fmt.Fprintf(stdout, "downstream: streamable HTTP on http://%s/mcp, HTTP API at /artifacts, /events, /transform (docs/artifacts.md)\n", listen)
 	} else {
 		fmt.Fprintln(stdout, "downstream: stdio")
 	}
@@ -72,14 +74,15 @@ func check(ctx context.Context, r parts.GatewayRun) error {
 	return nil
 }
 
-// serve is parts.Set's Serve: it runs the gateway until stdin ends
-// (stdio), or ctx ends or a signal arrives (HTTP).
-func serve(ctx context.Context, r parts.GatewayRun) error {
+// serveGateway runs the gateway of cfg with the engine of eo (its
+// store, pipeline, WASM host and retention's put-time rules) until stdin
+// ends (listen "": MCP over stdin and stdout), or ctx ends or a signal
+// arrives (HTTP on listen).
+func serveGateway(ctx context.Context, cfg config.File, listen string, eo engine.Options, log hclog.Logger, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, st, log, listen, stderr := r.Config, r.Engine.Store, r.Log, r.Listen, r.Stderr
+	st := eo.Store
 	var err error
-	eo := r.Engine
 	var (
 		signer *web.Signer
 		ln     net.Listener
@@ -134,7 +137,7 @@ func serve(ctx context.Context, r parts.GatewayRun) error {
 		}
 	}()
 	if ln == nil {
-		in, out := r.Stdin, r.Stdout
+		in, out := stdin, stdout
 		if f, ok := in.(*os.File); ok {
 			pf, restore := pollable(f, -1)
 			defer restore()
@@ -197,75 +200,4 @@ func moduleVersion() string {
 		return info.Main.Version
 	}
 	return "(devel)"
-}
-
-// collectInterval is how often the gateway's collector applies the
-// retention policy (and once at start).
-const collectInterval = time.Minute
-
-// maxRemovalsLogged is how many removed ids one collection logs by name;
-// the rest are counted.
-const maxRemovalsLogged = 20
-
-// applyRetention sets gwo's OnSessionEnd to drop a closed session's
-// artifacts under drop_on_session_end (the CLI applied policy's put-time
-// rules to the engine).
-func applyRetention(policy store.Retention, st store.Store, gwo *gateway.Options, log hclog.Logger) {
-	c, ok := st.(store.Collector)
-	if !ok || !policy.DropOnSessionEnd {
-		return
-	}
-	gwo.OnSessionEnd = func(id string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		rep, err := c.DropScope(ctx, store.Scope{SessionID: id})
-		if err != nil {
-			log.Warn("could not drop the artifacts of a closed session", "session", id, "error", err)
-			return
-		}
-		if rep.Count > 0 {
-			log.Info("dropped the artifacts of a closed session", "session", id, "count", rep.Count, "bytes", rep.Bytes)
-		}
-	}
-}
-
-// runCollector applies policy to st now and every collectInterval until
-// ctx ends, logging what it removed and handing each removal to each
-// (the HTTP API's artifact_evicted events; may be nil).
-func runCollector(ctx context.Context, st store.Store, policy store.Retention, log hclog.Logger, each func(store.Removal)) {
-	c, ok := st.(store.Collector)
-	if !ok || policy == (store.Retention{DropOnSessionEnd: policy.DropOnSessionEnd, Strategy: policy.Strategy}) {
-		return // nothing to collect
-	}
-	t := time.NewTicker(collectInterval)
-	defer t.Stop()
-	for {
-		collectOnce(ctx, c, policy, log, each)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func collectOnce(ctx context.Context, c store.Collector, policy store.Retention, log hclog.Logger, each func(store.Removal)) {
-	var ids []string
-	rep, err := c.Collect(ctx, policy, store.CollectOptions{Each: func(r store.Removal) {
-		if each != nil {
-			each(r)
-		}
-		if len(ids) < maxRemovalsLogged {
-			ids = append(ids, r.ID+" ("+r.Why+")")
-		}
-	}})
-	if err != nil {
-		if ctx.Err() == nil {
-			log.Warn("retention: gc failed", "error", err)
-		}
-		return
-	}
-	if rep.Count > 0 {
-		log.Info("removed artifacts", "count", rep.Count, "bytes", rep.Bytes, "ids", ids)
-	}
 }

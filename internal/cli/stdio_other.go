@@ -1,6 +1,6 @@
 //go:build !unix
 
-package serverparts
+package cli
 
 import "os"
 

@@ -1,4 +1,4 @@
-package serverparts
+package cli
 
 // The HTTP API of "mcpx serve --listen" (issue 19): the signing key ring
 // kept with the store, the access control and the endpoints of package
@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"path/filepath"
 	"time"
 
@@ -21,7 +22,6 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
-	"github.com/mcpx-dev/mcpx/store/s3store"
 	"github.com/mcpx-dev/mcpx/web"
 )
 
@@ -106,19 +106,25 @@ const presignTimeout = 5 * time.Second
 // gateway's URLs: the UI reads them on its own origin. Nil when presigning
 // is off.
 func presignedLinker(cfg config.File, st store.Store, signer *web.Signer, log hclog.Logger) engine.Linker {
-	s3, ok := st.(*s3store.Store)
+	p, ok := st.(presigner)
 	if !ok || cfg.Store.S3 == nil || !cfg.Store.S3.PresignURLs {
 		return nil
 	}
-	l := presignLinker{st: s3, ttl: cfg.Serve.TTL(), log: log.Named("presign")}
+	l := presignLinker{st: p, ttl: cfg.Serve.TTL(), log: log.Named("presign")}
 	if signer != nil {
 		l.fallback = signer
 	}
 	return l
 }
 
+// presigner is a store that hands out URLs of its own for an artifact's
+// bytes (s3store.Store's PresignURL).
+type presigner interface {
+	PresignURL(ctx context.Context, id, mimeType, filename string, expiry time.Duration) (*url.URL, error)
+}
+
 type presignLinker struct {
-	st       *s3store.Store
+	st       presigner
 	ttl      time.Duration
 	fallback engine.Linker
 	log      hclog.Logger

@@ -1,4 +1,4 @@
-package serverparts
+package cli
 
 // The observability of "mcpx serve" (issue 19): Prometheus metrics on a
 // registry of this process's own (GET /metrics with --listen), and
@@ -35,7 +35,8 @@ type observability struct {
 	log     hclog.Logger
 }
 
-// newObservability is parts.Set's Observe.
+// newObservability makes the metrics (with a listener's event bus) and
+// the tracer of cfg.Serve.Telemetry.
 func newObservability(ctx context.Context, cfg config.File, bus *web.EventBus, log hclog.Logger) (*observability, error) {
 	o := &observability{bus: bus, log: log}
 	// Metrics are read at GET /metrics, which only a listener serves:

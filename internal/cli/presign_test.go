@@ -1,4 +1,4 @@
-package serverparts
+package cli
 
 import (
 	"context"
@@ -53,18 +53,5 @@ func TestPresignedLinker(t *testing.T) {
 	cfg.Store.S3.PresignURLs = false
 	if l := presignedLinker(cfg, st, signer, hclog.NewNullLogger()); l != nil {
 		t.Errorf("presigning off: linker %T, want none (the gateway signs)", l)
-	}
-}
-
-// store.s3's timeouts reach the store; unset, they are zero (the
-// store's defaults).
-func TestStoreConfigTimeouts(t *testing.T) {
-	none := func(string) string { return "" }
-	c := storeConfig(config.S3{Bucket: "b", PutTimeout: gatewayconfig.Duration(30 * time.Second), OrphanGrace: gatewayconfig.Duration(2 * time.Hour)}, none)
-	if c.PutTimeout != 30*time.Second || c.OrphanGrace != 2*time.Hour {
-		t.Errorf("store config %+v", c)
-	}
-	if c := storeConfig(config.S3{Bucket: "b"}, none); c.PutTimeout != 0 || c.OrphanGrace != 0 {
-		t.Errorf("store config %+v: want the store's defaults (zero)", c)
 	}
 }

@@ -1,4 +1,4 @@
-package serverparts
+package cli
 
 import (
 	"context"
