@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -50,7 +51,7 @@ var screenshotPNG = sync.OnceValue(func() []byte {
 // sees the reference only. Both results say what they kept out.
 func TestScreenshotFittedToClient(t *testing.T) {
 	st := memstore.New(memstore.Config{})
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": playwrightUpstream(t, "")}, Engine: engine.Options{Store: st}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"playwright": playwrightUpstream(t, "")}, Engine: engine.Options{Store: st}})
 	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	orig := screenshotPNG()
 	t.Logf("screenshot: 2560x1600, %d bytes", len(orig))
@@ -140,7 +141,7 @@ func TestScreenshotFittedToClient(t *testing.T) {
 // Profiles match clientInfo.name case-insensitively by prefix, the
 // longest first; config replaces a built-in and sets "default".
 func TestProfilesMatch(t *testing.T) {
-	p, err := newProfiles(map[string]Profile{"goose": {MaxChars: 8000}, "default": {MaxChars: 30000}, "claude-code-ci": {MaxChars: 4000}})
+	p, err := newProfiles(map[string]config.Profile{"goose": {MaxChars: 8000}, "default": {MaxChars: 30000}, "claude-code-ci": {MaxChars: 4000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,10 +163,10 @@ func TestProfilesMatch(t *testing.T) {
 			t.Errorf("%q: got %+v, want profile %s chars %d images %v", c.client, v, c.profile, c.chars, c.images)
 		}
 	}
-	if _, err := newProfiles(map[string]Profile{"x": {MaxChars: -1}}); err == nil {
+	if _, err := newProfiles(map[string]config.Profile{"x": {MaxChars: -1}}); err == nil {
 		t.Error("a negative budget was accepted")
 	}
-	_, err = newProfiles(map[string]Profile{"x": {Images: true, ImageView: engine.ImageView{MaxWaitMS: -1}}})
+	_, err = newProfiles(map[string]config.Profile{"x": {Images: true, ImageView: engine.ImageView{MaxWaitMS: -1}}})
 	if want := `profiles: "x": image_view.max_wait_ms must not be negative`; err == nil || err.Error() != want {
 		t.Errorf("a negative image_view bound: %v, want %s", err, want)
 	}

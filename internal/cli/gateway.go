@@ -22,6 +22,7 @@ import (
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
+	gatewayconfig "github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/web"
 )
@@ -183,7 +184,7 @@ func serveGateway(ctx context.Context, cfg config.File, listen string, eo engine
 // keep-alive connection) is cut off instead of holding a connection
 // forever. There is no write timeout: SSE streams stay open as long as
 // their session.
-func newHTTPServer(h http.Handler, l gateway.Limits) *http.Server {
+func newHTTPServer(h http.Handler, l gatewayconfig.Limits) *http.Server {
 	l = l.WithDefaults()
 	return &http.Server{
 		Handler:           h,

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/gateway"
+	gatewayconfig "github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // Issue 7: 50 slow-loris connections stayed open. The --listen server
 // cuts a connection whose headers do not arrive within the timeout.
 func TestHTTPServerCutsSlowLoris(t *testing.T) {
-	srv := newHTTPServer(http.NotFoundHandler(), gateway.Limits{ReadHeaderTimeout: gateway.Duration(300 * time.Millisecond)})
+	srv := newHTTPServer(http.NotFoundHandler(), gatewayconfig.Limits{ReadHeaderTimeout: store.Duration(300 * time.Millisecond)})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

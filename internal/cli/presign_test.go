@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/cli/config"
-	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/s3store"
 	"github.com/mcpx-dev/mcpx/store/s3store/s3test"
@@ -33,7 +32,7 @@ func TestPresignedLinker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.File{Store: config.Store{S3: &config.S3{Bucket: "b", PresignURLs: true}}, Serve: config.Serve{URLTTL: gatewayconfig.Duration(90 * time.Second)}}
+	cfg := config.File{Store: config.Store{S3: &config.S3{Bucket: "b", PresignURLs: true}}, Serve: config.Serve{URLTTL: store.Duration(90 * time.Second)}}
 	sref, err := st.Put(ctx, strings.NewReader("linked"), store.PutOptions{Namespace: "n", MIMEType: "text/plain"})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	gatewayconfig "github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 var wrapCmd = command{
@@ -116,7 +117,7 @@ func wrapServer(name string, command []string, entries map[string]gatewayconfig.
 	// client's "env" for its entry): pass it on whole.
 	s.InheritEnv = true
 	if timeout > 0 {
-		s.Timeout = gatewayconfig.Duration(timeout)
+		s.Timeout = store.Duration(timeout)
 	}
 	return s, found
 }
@@ -133,7 +134,7 @@ func (d *durationFlag) String() string {
 }
 
 func (d *durationFlag) Set(s string) error {
-	var v gatewayconfig.Duration
+	var v store.Duration
 	q := s
 	if _, err := strconv.ParseFloat(s, 64); err != nil {
 		q = strconv.Quote(s)

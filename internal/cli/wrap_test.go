@@ -13,8 +13,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/gateway"
+	gatewayconfig "github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // wrapStubEnv makes the test binary a small stdio MCP server (runWrapStub)
@@ -162,14 +163,14 @@ func TestWrapConfigEntry(t *testing.T) {
 // mcpx section; the command, InheritEnv and --timeout are wrap's.
 func TestWrapServer(t *testing.T) {
 	rt := true
-	entries := map[string]gateway.ServerConfig{"chrome": {
+	entries := map[string]gatewayconfig.ServerConfig{"chrome": {
 		Command: "npx", Args: []string{"old"}, Env: map[string]string{"K": "v"}, Cwd: "/w",
-		Timeout: gateway.Duration(2 * time.Minute), Disabled: true,
-		Mcpx: gateway.ServerOptions{ResourceTools: &rt, StartupTimeout: gateway.Duration(time.Minute)},
+		Timeout: store.Duration(2 * time.Minute), Disabled: true,
+		Mcpx: gatewayconfig.ServerOptions{ResourceTools: &rt, StartupTimeout: store.Duration(time.Minute)},
 	}}
 	got, found := wrapServer("chrome", []string{"node", "srv.js"}, entries, 0)
-	want := gateway.ServerConfig{Command: "node", Args: []string{"srv.js"}, Env: map[string]string{"K": "v"}, Cwd: "/w",
-		Timeout: gateway.Duration(2 * time.Minute), InheritEnv: true, Mcpx: entries["chrome"].Mcpx}
+	want := gatewayconfig.ServerConfig{Command: "node", Args: []string{"srv.js"}, Env: map[string]string{"K": "v"}, Cwd: "/w",
+		Timeout: store.Duration(2 * time.Minute), InheritEnv: true, Mcpx: entries["chrome"].Mcpx}
 	if !found || !reflect.DeepEqual(got, want) {
 		t.Errorf("wrapServer with an entry: %+v (found %v), want %+v", got, found, want)
 	}
@@ -178,7 +179,7 @@ func TestWrapServer(t *testing.T) {
 		t.Errorf("--timeout 93s: timeout %s", got.Timeout)
 	}
 	got, found = wrapServer("x", []string{"node"}, entries, 0)
-	if found || !reflect.DeepEqual(got, gateway.ServerConfig{Command: "node", Args: []string{}, InheritEnv: true}) {
+	if found || !reflect.DeepEqual(got, gatewayconfig.ServerConfig{Command: "node", Args: []string{}, InheritEnv: true}) {
 		t.Errorf("wrapServer without an entry: %+v (found %v)", got, found)
 	}
 }

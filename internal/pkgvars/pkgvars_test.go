@@ -73,7 +73,7 @@ var reviewed = map[string]string{
 	"telemetry:pluginLayers":            "table",
 	"telemetry:goSourced":               "table",
 	"telemetry:memStats":                "table",
-	"internal:DefaultArgumentFields":    "table",
+	"gateway:DefaultArgumentFields":     "table",
 	"gateway:InheritedEnv":              "table",
 	"gateway:statelessProtocolVersions": "table",
 	"gateway:pathMetaVersion":           "table",

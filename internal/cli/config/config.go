@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	gatewayconfig "github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -109,13 +109,13 @@ type S3 struct {
 	// a slower object store fails the put, and the model gets the value
 	// as the server sent it with a note saying it was not stored.
 	// Defaults to s3store.DefaultPutTimeout (2m).
-	PutTimeout gatewayconfig.Duration `json:"put_timeout,omitempty"`
+	PutTimeout store.Duration `json:"put_timeout,omitempty"`
 	// OrphanGrace is how old an object no artifact names (what a killed
 	// put left) must be before a collection removes it, and an
 	// unfinished multipart upload before it is aborted. It must exceed
 	// any put in progress on any replica (PutTimeout, at least).
 	// Defaults to s3store.DefaultOrphanGrace (1h).
-	OrphanGrace gatewayconfig.Duration `json:"orphan_grace,omitempty"`
+	OrphanGrace store.Duration `json:"orphan_grace,omitempty"`
 	// PresignURLs makes the "url" of the artifact refs in results (and
 	// resources) a presigned GET of the object itself, valid for
 	// serve.url_ttl (at most 7 days), so downloads go straight to the

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/auth/authconfig"
-	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/auth"
+	gatewayconfig "github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/internal/redact"
-	"github.com/mcpx-dev/mcpx/telemetry/traceconfig"
-	"github.com/mcpx-dev/mcpx/web/apilimits"
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/telemetry"
+	"github.com/mcpx-dev/mcpx/web"
 )
 
 // Serve configures "mcpx serve" over HTTP.
@@ -45,24 +46,24 @@ type Serve struct {
 	// URLKeyRotation makes a new signing key when the current one is this
 	// old ("720h"), checked at start and hourly; older keys verify until
 	// the URLs they signed expire. Defaults to 0: never rotate.
-	URLKeyRotation gatewayconfig.Duration `json:"url_key_rotation,omitempty"`
+	URLKeyRotation store.Duration `json:"url_key_rotation,omitempty"`
 	// Auth is the access control of the HTTP API (/artifacts, /events,
 	// /resources, /transform): static tokens with tenant and user, JWTs
 	// against a JWKS, the protected-resource metadata, Host/Origin
-	// checks and rate limits (see authconfig.Config). Tokens also accepts the
+	// checks and rate limits (see auth.Config). Tokens also accepts the
 	// identities of serve.tokens. Defaults to none: a loopback listener
 	// has one local user who sees everything; any other refuses the API.
-	Auth authconfig.Config `json:"auth,omitzero"`
+	Auth auth.Config `json:"auth,omitzero"`
 	// Telemetry says where OpenTelemetry traces of tools/call go (an
-	// OTLP/HTTP collector; see traceconfig.Config). Defaults to
+	// OTLP/HTTP collector; see telemetry.TracingConfig). Defaults to
 	// none: off, unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
-	Telemetry traceconfig.Config `json:"telemetry,omitzero"`
+	Telemetry telemetry.TracingConfig `json:"telemetry,omitzero"`
 	// API bounds the HTTP API's event buffer, streams and transform body
-	// (see apilimits.Limits). Defaults to apilimits.Limits' defaults.
-	API apilimits.Limits `json:"api,omitzero"`
+	// (see web.Limits). Defaults to web.Limits' defaults.
+	API web.Limits `json:"api,omitzero"`
 	// URLTTL is how long a download URL stays valid ("15m"). Defaults to
 	// DefaultURLTTL.
-	URLTTL gatewayconfig.Duration `json:"url_ttl,omitempty"`
+	URLTTL store.Duration `json:"url_ttl,omitempty"`
 	// Limits bound message sizes, buffers, sessions, stderr logging and
 	// the HTTP listener's timeouts (see gatewayconfig.Limits; "mcpx wrap" uses
 	// them too). Defaults to gatewayconfig.Limits' defaults.
@@ -275,7 +276,7 @@ func sortedNames[V any](m map[string]V) []string {
 // JWT settings, and checks the section.
 func (s *Serve) expandAuth(lookup func(string) (string, bool)) error {
 	if len(s.Auth.Tokens) > 0 {
-		toks := make(map[string]authconfig.Identity, len(s.Auth.Tokens))
+		toks := make(map[string]auth.Identity, len(s.Auth.Tokens))
 		for tok, id := range s.Auth.Tokens {
 			t, err := Expand(tok, lookup)
 			if err != nil {
@@ -318,12 +319,12 @@ func (s Serve) Users(listening bool) gatewayconfig.Users {
 
 // AuthConfig is serve.auth with serve.tokens' identities added (a user,
 // no tenant).
-func (s Serve) AuthConfig() authconfig.Config {
+func (s Serve) AuthConfig() auth.Config {
 	c := s.Auth
 	if len(s.Tokens) > 0 {
-		toks := make(map[string]authconfig.Identity, len(c.Tokens)+len(s.Tokens))
+		toks := make(map[string]auth.Identity, len(c.Tokens)+len(s.Tokens))
 		for t, user := range s.Tokens {
-			toks[t] = authconfig.Identity{User: user}
+			toks[t] = auth.Identity{User: user}
 		}
 		for t, id := range c.Tokens {
 			toks[t] = id

@@ -15,7 +15,7 @@ import (
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	gatewayconfig "github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/internal/mergepatch"
 )
 

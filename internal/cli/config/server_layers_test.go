@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/gateway"
+	gatewayconfig "github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // TestServerLayersMergeAsPatches: mcpServers.X.mcpx.layers (and per tool)
@@ -28,14 +28,14 @@ func TestServerLayersMergeAsPatches(t *testing.T) {
 			},
 		},
 	}
-	servers := map[string]gateway.ServerConfig{
-		"tab": {Command: "x", Mcpx: gateway.ServerOptions{
+	servers := map[string]gatewayconfig.ServerConfig{
+		"tab": {Command: "x", Mcpx: gatewayconfig.ServerOptions{
 			AutoReadIfSizeUnderBytes: 4096,
 			Layers: map[string]json.RawMessage{
 				"sizenet":      json.RawMessage(`{"max_inline_size":200,"preview_chars":null,"nested":{"b":3}}`),
 				"resourcelink": json.RawMessage(`{"other":true}`),
 			},
-			Tools: map[string]gateway.ToolOptions{
+			Tools: map[string]gatewayconfig.ToolOptions{
 				"dl": {Layers: map[string]json.RawMessage{"fields": json.RawMessage(`{"mime":"c/d"}`)}},
 				"up": {Layers: map[string]json.RawMessage{"magicbytes": json.RawMessage(`{"enabled":false}`)}},
 			},
@@ -75,7 +75,7 @@ func TestServerLayersBadPatch(t *testing.T) {
 	pipeline := engine.Config{Servers: map[string]engine.ServerConfig{
 		"tab": {Layers: map[string]json.RawMessage{"resourcelink": json.RawMessage(`{"x":1}`)}},
 	}}
-	servers := map[string]gateway.ServerConfig{"tab": {Command: "x", Mcpx: gateway.ServerOptions{
+	servers := map[string]gatewayconfig.ServerConfig{"tab": {Command: "x", Mcpx: gatewayconfig.ServerOptions{
 		Layers: map[string]json.RawMessage{"resourcelink": json.RawMessage(`[1]`)},
 	}}}
 	_, err := withServerLayers(pipeline, servers)

@@ -1,7 +1,7 @@
-// Package traceconfig declares the tracing configuration (serve.telemetry)
-// apart from the exporter that uses it (telemetry.NewTracerProvider), so
-// that a config tree can name it without linking the OTLP exporter.
-package traceconfig
+package telemetry
+
+// The tracing configuration (serve.telemetry): where NewTracerProvider
+// sends spans.
 
 import (
 	"errors"
@@ -17,13 +17,13 @@ const DefaultServiceName = "mcpx"
 // carries a sampled traceparent is always followed).
 const DefaultSampleRatio = 1.0
 
-// Config is serve.telemetry: where traces go. The zero value
+// TracingConfig is serve.telemetry: where traces go. The zero value
 // exports nothing unless the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; the exporter also reads
 // the standard OTEL_EXPORTER_OTLP_HEADERS and friends.
 //
 //	{"otlp_endpoint": "http://127.0.0.1:4318", "service_name": "mcpx-prod"}
-type Config struct {
+type TracingConfig struct {
 	// OTLPEndpoint is the OTLP/HTTP collector's base URL
 	// ("http://host:4318"; spans go to its /v1/traces) or the full
 	// traces URL. Defaults to "": the environment's, else tracing off.
@@ -42,12 +42,12 @@ type Config struct {
 var ErrConfig = errors.New("telemetry: bad configuration")
 
 // Enabled reports whether c (or the environment) names a collector.
-func (c Config) Enabled() bool {
+func (c TracingConfig) Enabled() bool {
 	return c.OTLPEndpoint != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
 // Validate reports a configuration telemetry.NewTracerProvider cannot use.
-func (c Config) Validate() error {
+func (c TracingConfig) Validate() error {
 	if c.SampleRatio < 0 || c.SampleRatio > 1 {
 		return fmt.Errorf("%w: sample_ratio %v: want 0 to 1", ErrConfig, c.SampleRatio)
 	}
@@ -60,7 +60,7 @@ func (c Config) Validate() error {
 }
 
 // TracesURL is OTLPEndpoint with /v1/traces when it names no path.
-func (c Config) TracesURL() (string, error) {
+func (c TracingConfig) TracesURL() (string, error) {
 	endpoint := c.OTLPEndpoint
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

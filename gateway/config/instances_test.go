@@ -1,9 +1,11 @@
-package gatewayconfig
+package config
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // TestInstancesValidate: mcpx.instances takes shared, per_user,
@@ -41,7 +43,7 @@ func TestInstancesValidate(t *testing.T) {
 		t.Errorf("pool size outside pool %d, want 1", n)
 	}
 	l := (Limits{}).WithDefaults()
-	if l.MaxSessionProcesses != DefaultMaxSessionProcesses || l.MaxUserProcesses != DefaultMaxUserProcesses || l.UserProcessIdleTimeout != Duration(DefaultUserProcessIdleTimeout) {
+	if l.MaxSessionProcesses != DefaultMaxSessionProcesses || l.MaxUserProcesses != DefaultMaxUserProcesses || l.UserProcessIdleTimeout != store.Duration(DefaultUserProcessIdleTimeout) {
 		t.Errorf("defaults: max_session_processes %d, max_user_processes %d, user_process_idle_timeout %s", l.MaxSessionProcesses, l.MaxUserProcesses, time.Duration(l.UserProcessIdleTimeout))
 	}
 	for _, bad := range []Limits{{MaxUserProcesses: -1}, {UserProcessIdleTimeout: -1}} {

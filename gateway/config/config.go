@@ -1,8 +1,12 @@
-// Package config holds the gateway's settings: the mcpServers entries
-// (ServerConfig and mcpx's own section, ServerOptions) and the Limits.
-// The gateway root re-exports them; the upstream supervisor and the
-// gateway both read them, so they live below both.
-package gatewayconfig
+// Package config is the gateway's configuration, in the config file's
+// shape: an mcpServers entry (ServerConfig, with mcpx's own section
+// ServerOptions, per-tool ToolOptions and ArgumentOptions, and Roots),
+// the Limits, the client Profiles, the artifact tools'
+// ArtifactToolsOptions, and who calls (Users). A host fills them in
+// gateway.Options; the upstream supervisor (gateway/internal/upstream)
+// reads them too, so they live in a package below both. Durations are
+// store.Duration: "30s", or a number of seconds.
+package config
 
 import (
 	"encoding/json"
@@ -17,6 +21,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // Upstream transport types, the values of ServerConfig.Type.
@@ -74,7 +80,7 @@ type ServerConfig struct {
 	Type string `json:"type,omitempty"`
 	// Timeout bounds each request to this upstream: a duration ("30s") or
 	// seconds (30). Defaults to DefaultTimeout.
-	Timeout Duration `json:"timeout,omitempty"`
+	Timeout store.Duration `json:"timeout,omitempty"`
 	// Disabled keeps the entry in the file without starting it.
 	Disabled bool `json:"disabled,omitempty"`
 	// Mcpx holds mcpx's options for this server.
@@ -122,7 +128,7 @@ type ServerOptions struct {
 	// with notifications/tools/list_changed. A duration ("3m") or
 	// seconds. Defaults to the larger of DefaultStdioStartupTimeout and
 	// Timeout for a stdio server, to Timeout for a remote one.
-	StartupTimeout Duration `json:"startup_timeout,omitempty"`
+	StartupTimeout store.Duration `json:"startup_timeout,omitempty"`
 	// ClientCapabilities, when set (a JSON object), is declared to this
 	// server verbatim as the client's capabilities in initialize, at
 	// gateway start. Defaults to unset: mcpx serve and wrap declare what
@@ -497,37 +503,6 @@ func (c ServerConfig) Describe(u Users) string {
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
-
-// Duration is a time.Duration that decodes from "30s" or from a number of
-// seconds.
-type Duration time.Duration
-
-// UnmarshalJSON accepts a Go duration string or a number of seconds.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("duration %q: %w", s, err)
-		}
-		*d = Duration(v)
-		return nil
-	}
-	var secs float64
-	if err := json.Unmarshal(b, &secs); err != nil {
-		return fmt.Errorf("duration: want \"30s\" or a number of seconds, got %s", b)
-	}
-	*d = Duration(secs * float64(time.Second))
-	return nil
-}
-
-// MarshalJSON renders the duration as a string ("30s").
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
-}
-
-// String renders the duration as time.Duration does ("30s").
-func (d Duration) String() string { return time.Duration(d).String() }
 
 // Root is one root an upstream is given (ServerOptions.Roots). In config
 // it is an object ({"uri": "file:///srv/data", "name": "data"}) or a

@@ -1,4 +1,4 @@
-package gatewayconfig
+package config
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/query"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // Defaults of ArtifactToolsOptions.
@@ -49,12 +50,12 @@ type ArtifactToolsOptions struct {
 	// Timeout bounds one query: a jq program that loops stops here (and
 	// when its caller leaves), with a tool error that says so. Defaults
 	// to DefaultArtifactQueryTimeout (5 s).
-	Timeout Duration `json:"timeout,omitempty"`
+	Timeout store.Duration `json:"timeout,omitempty"`
 	// SearchTimeout bounds one search, its wait for the store to index
 	// what was just stored included (seconds for a large result on a
 	// busy machine); past it the search stops with a tool error that says
 	// so. Defaults to DefaultArtifactSearchTimeout (30 s).
-	SearchTimeout Duration `json:"search_timeout,omitempty"`
+	SearchTimeout store.Duration `json:"search_timeout,omitempty"`
 	// MaxMemory bounds what one query may hold, reserved from the
 	// process's serve.limits.max_work_bytes before it allocates: a jq
 	// program runs in a child process whose memory the kernel caps at
@@ -101,10 +102,10 @@ func (o ArtifactToolsOptions) WithDefaults() ArtifactToolsOptions {
 		o.MaxChars = DefaultArtifactAnswerChars
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = Duration(DefaultArtifactQueryTimeout)
+		o.Timeout = store.Duration(DefaultArtifactQueryTimeout)
 	}
 	if o.SearchTimeout <= 0 {
-		o.SearchTimeout = Duration(DefaultArtifactSearchTimeout)
+		o.SearchTimeout = store.Duration(DefaultArtifactSearchTimeout)
 	}
 	if o.MaxMemory <= 0 {
 		o.MaxMemory = DefaultArtifactQueryMemory

@@ -1,7 +1,6 @@
-// Package apilimits declares the limits of the HTTP API (serve.api in the
-// config file) apart from package web, so that the CLI's config tree
-// names them without linking an HTTP server (internal/cli/parts says why).
-package apilimits
+package web
+
+// The limits of the HTTP API (serve.api in the config file).
 
 import (
 	"time"

@@ -1,10 +1,11 @@
-package gatewayconfig
+package config
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/membudget"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // Limits bound what one client or upstream can make the gateway hold.
@@ -43,20 +44,20 @@ type Limits struct {
 	MaxSessions int `json:"max_sessions,omitempty"`
 	// SessionIdleTimeout ends an HTTP session that has had no request and
 	// no open stream for this long. Defaults to DefaultSessionIdleTimeout.
-	SessionIdleTimeout Duration `json:"session_idle_timeout,omitempty"`
+	SessionIdleTimeout store.Duration `json:"session_idle_timeout,omitempty"`
 	// StderrLinesPerSecond caps how many lines of an upstream's stderr are
 	// logged per second; the rest are counted and reported in one
 	// "stderr lines suppressed" line. Defaults to DefaultStderrLinesPerSecond.
 	StderrLinesPerSecond int `json:"stderr_lines_per_second,omitempty"`
 	// ReadHeaderTimeout bounds reading a request's headers on the HTTP
 	// listener (slow-loris). Defaults to DefaultReadHeaderTimeout.
-	ReadHeaderTimeout Duration `json:"read_header_timeout,omitempty"`
+	ReadHeaderTimeout store.Duration `json:"read_header_timeout,omitempty"`
 	// ReadTimeout bounds reading a whole HTTP request, body included.
 	// Defaults to DefaultReadTimeout.
-	ReadTimeout Duration `json:"read_timeout,omitempty"`
+	ReadTimeout store.Duration `json:"read_timeout,omitempty"`
 	// IdleTimeout closes a keep-alive HTTP connection idle this long.
 	// Defaults to DefaultIdleTimeout.
-	IdleTimeout Duration `json:"idle_timeout,omitempty"`
+	IdleTimeout store.Duration `json:"idle_timeout,omitempty"`
 	// MaxServerRequestsPerCall caps the server-to-client requests
 	// (sampling/createMessage, elicitation/create, roots/list) relayed for
 	// one client request and not yet answered; past it the upstream's
@@ -103,10 +104,10 @@ type Limits struct {
 	// StopGrace is how long a stdio upstream being stopped has to exit
 	// after its stdin is closed (the MCP stdio shutdown) before its
 	// process group gets SIGTERM. Defaults to DefaultStopGrace.
-	StopGrace Duration `json:"stop_grace,omitempty"`
+	StopGrace store.Duration `json:"stop_grace,omitempty"`
 	// KillGrace is how long a stdio upstream's process group has to exit
 	// after SIGTERM before it gets SIGKILL. Defaults to DefaultKillGrace.
-	KillGrace Duration `json:"kill_grace,omitempty"`
+	KillGrace store.Duration `json:"kill_grace,omitempty"`
 	// MaxSessionProcesses caps the processes one "per_session" server
 	// (mcpServers.X.mcpx.instances) runs for sessions at once; a session
 	// past it gets error -32014 "mcpx: too many upstream processes" for
@@ -123,7 +124,7 @@ type Limits struct {
 	// principal once it has had no call for this long (its state, a
 	// browser's pages and logins, goes with it); the principal's next
 	// call starts another. Defaults to DefaultUserProcessIdleTimeout.
-	UserProcessIdleTimeout Duration `json:"user_process_idle_timeout,omitempty"`
+	UserProcessIdleTimeout store.Duration `json:"user_process_idle_timeout,omitempty"`
 	// MaxWorkBytes is the memory the whole process may hold at once for
 	// work whose size an input chooses: artifacts_query (JSON paths, jq,
 	// grep), images decoded for a client's view, files inspected for
@@ -213,13 +214,13 @@ func (l Limits) WithDefaults() Limits {
 	if l.MaxWorkBytes <= 0 {
 		l.MaxWorkBytes = membudget.Default()
 	}
-	orDefault(&l.SessionIdleTimeout, Duration(DefaultSessionIdleTimeout))
-	orDefault(&l.ReadHeaderTimeout, Duration(DefaultReadHeaderTimeout))
-	orDefault(&l.ReadTimeout, Duration(DefaultReadTimeout))
-	orDefault(&l.IdleTimeout, Duration(DefaultIdleTimeout))
-	orDefault(&l.StopGrace, Duration(DefaultStopGrace))
-	orDefault(&l.KillGrace, Duration(DefaultKillGrace))
-	orDefault(&l.UserProcessIdleTimeout, Duration(DefaultUserProcessIdleTimeout))
+	orDefault(&l.SessionIdleTimeout, store.Duration(DefaultSessionIdleTimeout))
+	orDefault(&l.ReadHeaderTimeout, store.Duration(DefaultReadHeaderTimeout))
+	orDefault(&l.ReadTimeout, store.Duration(DefaultReadTimeout))
+	orDefault(&l.IdleTimeout, store.Duration(DefaultIdleTimeout))
+	orDefault(&l.StopGrace, store.Duration(DefaultStopGrace))
+	orDefault(&l.KillGrace, store.Duration(DefaultKillGrace))
+	orDefault(&l.UserProcessIdleTimeout, store.Duration(DefaultUserProcessIdleTimeout))
 	return l
 }
 

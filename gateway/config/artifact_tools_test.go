@@ -1,14 +1,16 @@
-package gatewayconfig
+package config
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 func TestArtifactToolsDefaults(t *testing.T) {
 	o := ArtifactToolsOptions{}.WithDefaults()
-	if o.Timeout != Duration(5*time.Second) || o.SearchTimeout != Duration(30*time.Second) || o.MaxMemory != 256<<20 || o.MaxJSONDepth != 10_000 || o.MaxExprChars != 4096 ||
+	if o.Timeout != store.Duration(5*time.Second) || o.SearchTimeout != store.Duration(30*time.Second) || o.MaxMemory != 256<<20 || o.MaxJSONDepth != 10_000 || o.MaxExprChars != 4096 ||
 		o.MaxSearchQueryChars != 1000 || o.MaxSearchTerms != 32 || o.MaxSearchHits != 50 {
 		t.Errorf("defaults: %+v", o)
 	}

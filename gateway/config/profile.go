@@ -1,4 +1,4 @@
-package gatewayconfig
+package config
 
 import "github.com/mcpx-dev/mcpx/engine"
 
