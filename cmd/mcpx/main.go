@@ -4,7 +4,7 @@
 //
 // Run "mcpx --help" for the subcommands. One binary has every command: the
 // gateway of "mcpx serve" and "mcpx wrap", jq and the S3 store are linked
-// in; start-up stays lean by what that links (internal/cli's deps test).
+// in; start-up stays lean by what that links (cmd/mcpx/internal/cli's TestBinaryLinks).
 // From a clone of the repository:
 //
 //	CGO_ENABLED=0 go install ./cmd/mcpx
@@ -13,7 +13,7 @@ package main
 import (
 	"os"
 
-	"github.com/mcpx-dev/mcpx/internal/cli"
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/cli"
 	_ "github.com/mcpx-dev/mcpx/store/s3store" // "store": {"s3": …}
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/gateway"
-	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/store/s3store"

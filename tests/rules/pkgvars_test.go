@@ -1,4 +1,4 @@
-package pkgvars
+package rules
 
 import (
 	"go/ast"
@@ -19,20 +19,20 @@ import (
 // (TestNoPackageVarIsWritten checks the assignments).
 var reviewed = map[string]string{
 	"layers:guestMemory":                "wazero's MemoryAllocator for guests: a function, holds no state",
-	"internal:lsCmd":                    "table: the command's help and flags text",
-	"internal:getCmd":                   "table: the command's help and flags text",
-	"internal:rmCmd":                    "table: the command's help and flags text",
-	"internal:fsckCmd":                  "table: the command's help and flags text",
-	"internal:gcCmd":                    "table: the command's help and flags text",
-	"internal:queryCmd":                 "table: the command's help and flags text",
-	"internal:searchCmd":                "table: the command's help and flags text",
-	"internal:pluginTestCmd":            "table: the command's help and flags text",
-	"internal:pluginNewCmd":             "table: the command's help and flags text",
-	"internal:serveCmd":                 "table: the command's help and flags text",
-	"internal:transformCmd":             "table: the command's help and flags text",
-	"internal:versionCmd":               "table: the command's help and flags text",
-	"internal:wrapCmd":                  "table: the command's help and flags text",
-	"internal:logLevels":                "table",
+	"cmd:lsCmd":                         "table: the command's help and flags text",
+	"cmd:getCmd":                        "table: the command's help and flags text",
+	"cmd:rmCmd":                         "table: the command's help and flags text",
+	"cmd:fsckCmd":                       "table: the command's help and flags text",
+	"cmd:gcCmd":                         "table: the command's help and flags text",
+	"cmd:queryCmd":                      "table: the command's help and flags text",
+	"cmd:searchCmd":                     "table: the command's help and flags text",
+	"cmd:pluginTestCmd":                 "table: the command's help and flags text",
+	"cmd:pluginNewCmd":                  "table: the command's help and flags text",
+	"cmd:serveCmd":                      "table: the command's help and flags text",
+	"cmd:transformCmd":                  "table: the command's help and flags text",
+	"cmd:versionCmd":                    "table: the command's help and flags text",
+	"cmd:wrapCmd":                       "table: the command's help and flags text",
+	"cmd:logLevels":                     "table",
 	"engine:contentVars":                "table",
 	"engine:jpegQualities":              "table",
 	"engine:argNameKeys":                "table",

@@ -1,4 +1,4 @@
-package pkgvars
+package rules
 
 import (
 	"go/ast"

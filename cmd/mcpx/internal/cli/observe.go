@@ -1,6 +1,6 @@
 package cli
 
-// The observability of "mcpx serve" (issue 19): Prometheus metrics on a
+// The observability of "mcpx serve": Prometheus metrics on a
 // registry of this process's own (GET /metrics with --listen), and
 // OpenTelemetry traces when serve.telemetry or OTEL_EXPORTER_OTLP_ENDPOINT
 // names a collector.
@@ -13,10 +13,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
-	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/telemetry"
 	"github.com/mcpx-dev/mcpx/telemetry/promtext"

@@ -20,10 +20,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/auth"
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
 	gatewayconfig "github.com/mcpx-dev/mcpx/gateway/config"
-	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/web"
 )
 

@@ -59,7 +59,7 @@ func (s stringsReader) Read(p []byte) (int, error) { return copy(p, s), nil }
 func TestLargeResults(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "mcpx")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/mcpx").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../..").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, mb := range []int64{50, 100} {

@@ -1,6 +1,6 @@
 package cli
 
-// The HTTP API of "mcpx serve --listen" (issue 19): the signing key ring
+// The HTTP API of "mcpx serve --listen": the signing key ring
 // kept with the store, the access control and the endpoints of package
 // web, mounted beside /mcp.
 
@@ -17,9 +17,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/auth"
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
-	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 	"github.com/mcpx-dev/mcpx/web"

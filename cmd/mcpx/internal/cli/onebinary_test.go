@@ -15,7 +15,7 @@ import (
 func TestOneBinary(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "mcpx")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/mcpx").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../..").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cfg := filepath.Join(dir, "mcpx.json")

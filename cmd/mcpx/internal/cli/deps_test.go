@@ -46,7 +46,7 @@ var linked = []string{
 }
 
 func TestBinaryLinks(t *testing.T) {
-	const bin = "../../cmd/mcpx"
+	const bin = "../.."
 	out, err := exec.Command("go", "list", "-deps", bin).Output()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v", bin, err)

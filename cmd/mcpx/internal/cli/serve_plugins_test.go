@@ -8,7 +8,7 @@ import (
 // serve takes the same WASM flags as transform and wrap.
 func TestServePluginFlags(t *testing.T) {
 	isolate(t)
-	cfg := "../../examples/quickstart/mcpx.json"
+	cfg := "../../../../examples/quickstart/mcpx.json"
 	if r := runCLI(t, nil, "serve", "--config", cfg, "--preset", "nope", "--check"); r.code != 2 || !strings.Contains(r.stderr, "unknown preset") {
 		t.Fatalf("unknown preset: code %d, stderr %q", r.code, r.stderr)
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -318,7 +318,7 @@ func TestTransformConfig(t *testing.T) {
 // every layer option it sets builds, and its tableau rule applies.
 func TestExampleConfig(t *testing.T) {
 	isolate(t)
-	const path = "../../examples/config/pipeline.json"
+	const path = "../../../../examples/config/pipeline.json"
 	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +347,7 @@ func TestExampleConfig(t *testing.T) {
 	}
 
 	got := runCLI(t, nil, "transform", "--config", path, "--store", t.TempDir(),
-		"--server", "tableau", "--tool", "download_workbook", "../../examples/quickstart/tableau_download_workbook.json")
+		"--server", "tableau", "--tool", "download_workbook", "../../../../examples/quickstart/tableau_download_workbook.json")
 	if got.code != exitOK {
 		t.Fatalf("exit code %d; stderr:\n%s", got.code, got.stderr)
 	}
@@ -360,7 +360,7 @@ func TestExampleConfig(t *testing.T) {
 // example and checks the PDF comes back byte for byte.
 func TestQuickstartExample(t *testing.T) {
 	isolate(t)
-	const path = "../../examples/quickstart/tableau_download_workbook.json"
+	const path = "../../../../examples/quickstart/tableau_download_workbook.json"
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

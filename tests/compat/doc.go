@@ -4,5 +4,5 @@
 // driven by real clients (the TypeScript SDK, the inspector CLI, the go-sdk
 // and mcp-go clients), each call compared with the same client's direct
 // call. The package has only tests; docs/compatibility.md is generated from
-// them (go test ./internal/compat -update).
+// them (go test ./tests/compat -update).
 package compat

@@ -45,7 +45,7 @@ func TestArtifactsQuery(t *testing.T) {
 		fmt.Fprintf(&log, "%d ok\n", i)
 	}
 	log.WriteString("501 ERROR disk full\n")
-	pdf, err := os.ReadFile("../../examples/tableau-server/sales_dashboard.pdf")
+	pdf, err := os.ReadFile("../../../../examples/tableau-server/sales_dashboard.pdf")
 	if err != nil {
 		t.Fatal(err)
 	}

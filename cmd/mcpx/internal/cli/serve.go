@@ -9,8 +9,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/internal/cli/config"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	_ "github.com/mcpx-dev/mcpx/layers" // the built-in layers
 	"github.com/mcpx-dev/mcpx/store"

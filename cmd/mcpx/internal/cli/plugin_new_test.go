@@ -64,7 +64,7 @@ func TestPluginFindGoSDK(t *testing.T) {
 		{name: "clean release", h: sdkHints{sourceFile: src, build: release}, wantVer: "v1.2.0", wantFrom: "module version"},
 		{name: "release of a modified tree: its checkout", h: sdkHints{sourceFile: src, build: dirty}, wantDir: clone, wantVer: "v1.2.0", wantFrom: "built from"},
 		{name: "source file", h: sdkHints{sourceFile: src, executable: filepath.Join(other, "mcpx"), cwd: other, build: devel}, wantDir: clone, wantFrom: "built from"},
-		{name: "trimpath: the executable's checkout", h: sdkHints{sourceFile: mcpxModule + "/internal/cli/plugin_sdk.go", executable: filepath.Join(clone, "bin", "mcpx"), cwd: other, build: devel}, wantDir: clone, wantFrom: "holding this mcpx binary"},
+		{name: "trimpath: the executable's checkout", h: sdkHints{sourceFile: mcpxModule + "/cmd/mcpx/internal/cli/plugin_sdk.go", executable: filepath.Join(clone, "bin", "mcpx"), cwd: other, build: devel}, wantDir: clone, wantFrom: "holding this mcpx binary"},
 		{name: "go run: the current folder's checkout", h: sdkHints{executable: filepath.Join(other, "go-build", "mcpx"), cwd: filepath.Join(clone, "examples"), build: devel}, wantDir: clone, wantFrom: "current folder"},
 		{name: "module cache is no checkout; pseudo-version", h: sdkHints{sourceFile: filepath.Join(modCache, "internal", "cli", "plugin_sdk.go"), cwd: other, build: pseudo}, wantVer: "v0.0.0-20261123181900-a89297f1b2c3", wantFrom: "commit"},
 		{name: "another module's go.mod is no checkout", h: sdkHints{cwd: notMcpx, build: devel}, wantErr: "pass --sdk"},

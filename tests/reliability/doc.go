@@ -1,5 +1,5 @@
 // Package reliability holds the reliability suite, behind the build tag
-// "reliability" (go test -tags reliability ./internal/reliability/):
+// "reliability" (go test -tags reliability ./tests/reliability/):
 // faults (the gateway killed with SIGKILL mid-run, a full disk, the
 // object store stopped mid-put or slowed to a trickle, one of two
 // replicas on a bucket killed mid-upload) and load (64 concurrent
@@ -8,7 +8,8 @@
 // WASM plugins that loop, allocate without bound or answer garbage), and
 // memory (ten 49-megapixel images at once for a client that takes images,
 // within serve.limits.max_work_bytes). Each
-// test checks what issue 20 asks to hold: every artifact a model was told
-// about reads back byte-exact, or the model was told it was not stored.
+// test checks what the store promises under faults: every artifact a
+// model was told about reads back byte-exact, or the model was told it
+// was not stored.
 // scripts/test.sh runs the suite in one bounded step.
 package reliability

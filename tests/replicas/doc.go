@@ -1,5 +1,4 @@
-// Package replicas holds the test of mcpx on more than one machine (issue
-// 20): two `mcpx serve --listen` processes on one S3 bucket (versitygw on
+// Package replicas holds the test of mcpx on more than one machine: two `mcpx serve --listen` processes on one S3 bucket (versitygw on
 // loopback) behind Debian's haproxy, round robin and no stickiness for
 // 2026-07-28 requests. A stateless client whose consecutive requests
 // alternate replicas stores an artifact through one and lists, reads (as
