@@ -188,30 +188,36 @@ func exempt(name string, spec *ast.ValueSpec, i int, g *ast.GenDecl) bool {
 func libraryVars(t *testing.T) ([]pkgVar, map[string][]*ast.File, *token.FileSet) {
 	files, fset, root := libraryFiles(t)
 	var vars []pkgVar
-	for dir, fs := range files {
+	eachSpec(files, token.VAR, func(dir string, g *ast.GenDecl, sp ast.Spec) {
 		top := strings.Split(filepath.ToSlash(dir), "/")[0]
+		vs := sp.(*ast.ValueSpec)
+		for i, n := range vs.Names {
+			if exempt(n.Name, vs, i, g) {
+				continue
+			}
+			pos := fset.Position(n.Pos())
+			rel, _ := filepath.Rel(root, pos.Filename)
+			vars = append(vars, pkgVar{key: top + ":" + n.Name, pos: rel + ":" + itoa(pos.Line), dir: dir})
+		}
+	})
+	sort.Slice(vars, func(i, j int) bool { return vars[i].pos < vars[j].pos })
+	return vars, files, fset
+}
+
+// eachSpec calls each with every package-level spec of kind tok (var,
+// type) in files, with the folder of its package and its declaration.
+func eachSpec(files map[string][]*ast.File, tok token.Token, each func(dir string, g *ast.GenDecl, sp ast.Spec)) {
+	for dir, fs := range files {
 		for _, f := range fs {
 			for _, decl := range f.Decls {
-				g, ok := decl.(*ast.GenDecl)
-				if !ok || g.Tok != token.VAR {
-					continue
-				}
-				for _, sp := range g.Specs {
-					vs := sp.(*ast.ValueSpec)
-					for i, n := range vs.Names {
-						if exempt(n.Name, vs, i, g) {
-							continue
-						}
-						pos := fset.Position(n.Pos())
-						rel, _ := filepath.Rel(root, pos.Filename)
-						vars = append(vars, pkgVar{key: top + ":" + n.Name, pos: rel + ":" + itoa(pos.Line), dir: dir})
+				if g, ok := decl.(*ast.GenDecl); ok && g.Tok == tok {
+					for _, sp := range g.Specs {
+						each(dir, g, sp)
 					}
 				}
 			}
 		}
 	}
-	sort.Slice(vars, func(i, j int) bool { return vars[i].pos < vars[j].pos })
-	return vars, files, fset
 }
 
 func itoa(n int) string {

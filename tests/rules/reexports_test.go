@@ -27,35 +27,22 @@ var reexportsReviewed = map[string]string{
 func TestNoTypeReexports(t *testing.T) {
 	files, fset, root := libraryFiles(t)
 	var found []string
-	for dir, fs := range files {
-		if d := "/" + filepath.ToSlash(dir) + "/"; strings.Contains(d, "/internal/") {
-			continue
+	eachSpec(files, token.TYPE, func(dir string, _ *ast.GenDecl, sp ast.Spec) {
+		ts := sp.(*ast.TypeSpec)
+		if strings.Contains("/"+filepath.ToSlash(dir)+"/", "/internal/") || !ts.Assign.IsValid() || !ts.Name.IsExported() {
+			return
 		}
-		for _, f := range fs {
-			for _, decl := range f.Decls {
-				g, ok := decl.(*ast.GenDecl)
-				if !ok || g.Tok != token.TYPE {
-					continue
-				}
-				for _, sp := range g.Specs {
-					ts := sp.(*ast.TypeSpec)
-					if !ts.Assign.IsValid() || !ts.Name.IsExported() {
-						continue
-					}
-					if _, other := ts.Type.(*ast.SelectorExpr); !other {
-						continue
-					}
-					key := filepath.ToSlash(dir) + ":" + ts.Name.Name
-					if _, ok := reexportsReviewed[key]; ok {
-						continue
-					}
-					pos := fset.Position(ts.Pos())
-					rel, _ := filepath.Rel(root, pos.Filename)
-					found = append(found, rel+": "+key)
-				}
-			}
+		if _, other := ts.Type.(*ast.SelectorExpr); !other {
+			return
 		}
-	}
+		key := filepath.ToSlash(dir) + ":" + ts.Name.Name
+		if _, ok := reexportsReviewed[key]; ok {
+			return
+		}
+		pos := fset.Position(ts.Pos())
+		rel, _ := filepath.Rel(root, pos.Filename)
+		found = append(found, rel+": "+key)
+	})
 	sort.Strings(found)
 	for _, f := range found {
 		t.Errorf("%s re-exports another package's type: declare it in the package that owns it", f)
@@ -67,18 +54,12 @@ func TestNoTypeReexports(t *testing.T) {
 func TestOneDuration(t *testing.T) {
 	files, fset, root := libraryFiles(t)
 	var decls []string
-	for _, fs := range files {
-		for _, f := range fs {
-			ast.Inspect(f, func(n ast.Node) bool {
-				if ts, ok := n.(*ast.TypeSpec); ok && ts.Name.Name == "Duration" {
-					pos := fset.Position(ts.Pos())
-					rel, _ := filepath.Rel(root, pos.Filename)
-					decls = append(decls, filepath.ToSlash(rel))
-				}
-				return true
-			})
+	eachSpec(files, token.TYPE, func(_ string, _ *ast.GenDecl, sp ast.Spec) {
+		if ts := sp.(*ast.TypeSpec); ts.Name.Name == "Duration" {
+			rel, _ := filepath.Rel(root, fset.Position(ts.Pos()).Filename)
+			decls = append(decls, filepath.ToSlash(rel))
 		}
-	}
+	})
 	sort.Strings(decls)
 	if strings.Join(decls, " ") != "store/duration.go" {
 		t.Errorf("Duration types declared in %q, want only store's (store/duration.go)", decls)
