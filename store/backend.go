@@ -38,7 +38,7 @@ type OpenOptions struct {
 	Logger hclog.Logger
 }
 
-// Backends holds backends by kind.
+// Backends holds backends by kind. The zero value is an empty set.
 type Backends struct {
 	mu     sync.RWMutex
 	byKind map[string]Backend
@@ -46,9 +46,11 @@ type Backends struct {
 
 // NewBackends returns an empty set of backends, isolated from the
 // default one.
-func NewBackends() *Backends { return &Backends{byKind: map[string]Backend{}} }
+func NewBackends() *Backends { return &Backends{} }
 
-var defaultBackends = NewBackends()
+// defaultBackends is a static empty set, not NewBackends()'s result, so
+// that linking the package runs no initialisation.
+var defaultBackends = &Backends{}
 
 // DefaultBackends is the set RegisterBackend adds to.
 func DefaultBackends() *Backends { return defaultBackends }
@@ -67,6 +69,9 @@ func (s *Backends) Register(b Backend) {
 	defer s.mu.Unlock()
 	if _, dup := s.byKind[b.Kind]; dup {
 		panic(fmt.Sprintf("store: backend %q registered twice", b.Kind))
+	}
+	if s.byKind == nil {
+		s.byKind = map[string]Backend{}
 	}
 	s.byKind[b.Kind] = b
 }
