@@ -11,7 +11,7 @@ import (
 
 // TestServerLayersBadPatch: options that are not an object are an error
 // naming where they are, not silently dropped (the merge moved to
-// cmd/mcpx/internal/config, which tests the message).
+// cmd/mcpx/internal/cli/config, which tests the message).
 func TestServerLayersBadPatch(t *testing.T) {
 	pipeline := engine.Config{Servers: map[string]engine.ServerConfig{
 		"tab": {Layers: map[string]json.RawMessage{"resourcelink": json.RawMessage(`{"x":1}`)}},

@@ -41,15 +41,15 @@ func main() {
 	}
 }
 
-// run calls the "tableau" server of the config file at config directly,
+// run calls the "tableau" server of the config file at path directly,
 // then through the gateway. On a new machine each "go run" of the server
 // compiles it first, for minutes: the gateway waits for it as its
 // mcpx.startup_timeout allows (and logs that it does), so the call
 // finds the tool.
-func run(out io.Writer, config string) error {
+func run(out io.Writer, path string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	servers, err := loadServers(config)
+	servers, err := loadServers(path)
 	if err != nil {
 		return err
 	}
