@@ -12,18 +12,6 @@ type Call = layer.Call
 // configured behaviour.
 type View = layer.View
 
-// ImageView bounds the downscaled image a client that takes images gets in
-// place of an image moved to the store (View.ImageView).
-type ImageView = layer.ImageView
-
 // ResourceReader reads an MCP resource from an upstream server for the
 // layers that may (resourcelink); the gateway provides one.
 type ResourceReader = layer.ResourceReader
-
-// The defaults of ImageView.
-const (
-	DefaultImageMaxSide         = layer.DefaultImageMaxSide
-	DefaultImageMaxBytes        = layer.DefaultImageMaxBytes
-	DefaultImageMaxSourcePixels = layer.DefaultImageMaxSourcePixels
-	DefaultImageMaxSourceBytes  = layer.DefaultImageMaxSourceBytes
-)

@@ -27,7 +27,7 @@ import (
 // holds is reserved from mem first, waiting at most v.MaxWaitMS (and
 // never past ctx) while other work holds it; a *memoryRefusal says why
 // when it cannot be had, an *imageview.Refusal why the image has no view.
-func downscale(ctx context.Context, mem *membudget.Budget, raw []byte, v ImageView) (*imageview.Image, error) {
+func downscale(ctx context.Context, mem *membudget.Budget, raw []byte, v imageview.Limits) (*imageview.Image, error) {
 	v = v.WithDefaults()
 	p, err := imageview.NewPlan(base64Source(raw), v, image.Rectangle{})
 	if err != nil {
@@ -88,7 +88,7 @@ func reserveView(ctx context.Context, mem *membudget.Budget, need int64, wait ti
 // noViewReason is the sentence a model reads for a view that err refused
 // (a *memoryRefusal or an *imageview.Refusal say it in its terms): for an
 // image only too large to show whole, with how to see part of it.
-func (e *Engine) noViewReason(err error, v ImageView) string {
+func (e *Engine) noViewReason(err error, v imageview.Limits) string {
 	var r *imageview.Refusal
 	if !errors.As(err, &r) || !errors.Is(err, imageview.ErrTooLarge) || r.Width <= 0 {
 		return err.Error()

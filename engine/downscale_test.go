@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"testing"
 
+	"github.com/mcpx-dev/mcpx/imageview"
 	"github.com/mcpx-dev/mcpx/internal/imagetest"
 )
 
@@ -20,12 +21,12 @@ func TestDownscaleReadsBase64(t *testing.T) {
 	if err := png.Encode(&small, image.NewGray(image.Rect(0, 0, 40, 30))); err != nil {
 		t.Fatal(err)
 	}
-	v, err := downscale(context.Background(), nil, []byte("data:image/png;base64,"+base64.StdEncoding.EncodeToString(small.Bytes())), ImageView{})
+	v, err := downscale(context.Background(), nil, []byte("data:image/png;base64,"+base64.StdEncoding.EncodeToString(small.Bytes())), imageview.Limits{})
 	if err != nil || !bytes.Equal(v.Data, small.Bytes()) || v.Width != 40 || v.MIMEType != "image/png" {
 		t.Fatalf("got %+v, %v", v, err)
 	}
 	huge := imagetest.PNG(30000, 30000, imagetest.RGBA, 8)
-	if _, err := downscale(context.Background(), nil, []byte(base64.StdEncoding.EncodeToString(huge)), ImageView{}); !errors.Is(err, ErrImageTooLarge) {
+	if _, err := downscale(context.Background(), nil, []byte(base64.StdEncoding.EncodeToString(huge)), imageview.Limits{}); !errors.Is(err, ErrImageTooLarge) {
 		t.Fatalf("a 30000x30000 header: got %v, want ErrImageTooLarge", err)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+
 	"github.com/mcpx-dev/mcpx/imageview"
 
 	"github.com/mcpx-dev/mcpx/engine/layer"
@@ -40,8 +41,8 @@ var (
 	ErrSchemaNotChecked = errors.New("structuredContent not checked against the outputSchema")
 	// ErrImageTooLarge is wrapped by the failure of a downscaled view for
 	// an original whose header declares more pixels than
-	// ImageView.MaxSourcePixels, or more bytes than MaxSourceBytes (it is
-	// not decoded), or of which no copy fits ImageView.MaxBytes.
+	// imageview.Limits.MaxSourcePixels, or more bytes than MaxSourceBytes (it is
+	// not decoded), or of which no copy fits imageview.Limits.MaxBytes.
 	ErrImageTooLarge = imageview.ErrTooLarge
 
 	// The errors below a rewrite can fail with (package layer's, named

@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/imageview"
 	"github.com/mcpx-dev/mcpx/internal/imagetest"
 	"github.com/mcpx-dev/mcpx/membudget"
 )
@@ -89,7 +90,7 @@ func TestConcurrentImageViewsStayInTheBudget(t *testing.T) {
 	var wg sync.WaitGroup
 	call := func(i int, wait int64) {
 		wg.Go(func() {
-			res, err := eng.Transform(context.Background(), viewCall(engine.ImageView{MaxWaitMS: wait}), in)
+			res, err := eng.Transform(context.Background(), viewCall(imageview.Limits{MaxWaitMS: wait}), in)
 			if err != nil {
 				t.Error(err)
 				return

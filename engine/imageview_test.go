@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/engine/layer"
+	"github.com/mcpx-dev/mcpx/imageview"
 	"github.com/mcpx-dev/mcpx/inspect"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/internal/imagetest"
@@ -54,7 +55,7 @@ func imageResult(img []byte) []byte {
 
 // viewCall is a call from a client that takes images, as the gateway
 // passes for claude-code.
-func viewCall(v engine.ImageView) engine.Call {
+func viewCall(v imageview.Limits) engine.Call {
 	return engine.Call{Server: "shots", Tool: "capture", View: engine.View{Profile: "claude-code", Images: true, ImageView: v}}
 }
 
@@ -67,7 +68,7 @@ func TestImageViewOverTheBudgetIsReferencedOnly(t *testing.T) {
 	mem := membudget.New(64 << 20)
 	var refused []engine.Event
 	eng := viewEngine(t, mem, &refused)
-	res, err := eng.Transform(context.Background(), viewCall(engine.ImageView{}), imageResult(imagetest.PNG(7000, 7000, imagetest.RGBA, 16)))
+	res, err := eng.Transform(context.Background(), viewCall(imageview.Limits{}), imageResult(imagetest.PNG(7000, 7000, imagetest.RGBA, 16)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestImageViewWaitsForTheBudget(t *testing.T) {
 	var refused []engine.Event
 	eng := viewEngine(t, mem, &refused)
 	in := imageResult(imagetest.PNG(800, 600, imagetest.RGBA, 16))
-	call := viewCall(engine.ImageView{MaxSide: 400, MaxWaitMS: 200})
+	call := viewCall(imageview.Limits{MaxSide: 400, MaxWaitMS: 200})
 	start := time.Now()
 	res, err := eng.Transform(context.Background(), call, in)
 	if err != nil {
@@ -157,18 +158,18 @@ func TestImageViewSaysWhyNone(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		img  []byte
-		view engine.ImageView
+		view imageview.Limits
 		why  string
 	}{
-		{"a full-page screenshot over max_source_pixels", imagetest.PNG(1280, 46261, imagetest.RGBA, 8), engine.ImageView{},
+		{"a full-page screenshot over max_source_pixels", imagetest.PNG(1280, 46261, imagetest.RGBA, 8), imageview.Limits{},
 			"this 1280x46261 PNG has 59,214,080 pixels, more than the 50,000,000 an image view decodes (image_view.max_source_pixels); ask artifacts_query for a region of it to see part of it at full size (x, y, width and height in its pixels, e.g. 0, 0, 1280, 1568)"},
-		{"over max_source_bytes", small, engine.ImageView{MaxSourceBytes: 1000},
+		{"over max_source_bytes", small, imageview.Limits{MaxSourceBytes: 1000},
 			"this 400x300 PNG takes " + humanize.Bytes(int64(len(small))) + ", more than the 1.0 kB an image view reads (image_view.max_source_bytes); ask artifacts_query for a region of it to see part of it at full size (x, y, width and height in its pixels, e.g. 0, 0, 400, 300)"},
-		{"no copy fits max_bytes", noise.Bytes(), engine.ImageView{MaxBytes: 1000},
+		{"no copy fits max_bytes", noise.Bytes(), imageview.Limits{MaxBytes: 1000},
 			"no copy of this 300x200 8-bit PNG fits the 1.0 kB an image view may take (image_view.max_bytes); ask artifacts_query for a region of it to see part of it at full size (x, y, width and height in its pixels, e.g. 0, 0, 300, 200)"},
-		{"undecodable", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"), engine.ImageView{},
+		{"undecodable", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"), imageview.Limits{},
 			"its bytes do not decode as an image (unexpected EOF)"},
-		{"a format no view decodes", []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>`), engine.ImageView{},
+		{"a format no view decodes", []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>`), imageview.Limits{},
 			"it is not a PNG, JPEG, GIF or WebP image, the formats an image view decodes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -220,7 +221,7 @@ func TestKeptOutCountsImagesByPixels(t *testing.T) {
 	}
 	prose := strings.Repeat("The quarterly report says revenue grew in every region. ", 700)
 	in := []byte(`{"content":[{"type":"image","mimeType":"image/png","data":"` + base64.StdEncoding.EncodeToString(noise.Bytes()) + `"},{"type":"text","text":"` + prose + `"}]}`)
-	res, err := eng.Transform(context.Background(), viewCall(engine.ImageView{}), in)
+	res, err := eng.Transform(context.Background(), viewCall(imageview.Limits{}), in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -31,7 +32,7 @@ func TestMCPReadNeedsAnOwnedScope(t *testing.T) {
 	mine := put("bare alice's notes", store.Scope{TenantID: "acme", UserID: "alice"})
 	put("bare alice's notes", store.Scope{UserID: "alice", SessionID: "bare-session"})
 
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"a": resourceStub(t, "a")}, Engine: engine.Options{Store: st, Linker: sessionLinker{}}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"a": resourceStub(t, "a")}, Engine: engine.Options{Store: st, Linker: sessionLinker{}}})
 	a := newAuth(t, auth.Config{Tokens: map[string]auth.Identity{"tok-bare": {User: "alice"}}, Limits: auth.Limits{RequestsPerSecond: -1}})
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{Auth: a}))
 	defer ts.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
@@ -55,7 +56,7 @@ func newAuth(t *testing.T, c auth.Config) *auth.Authenticator {
 // session, and the per-tool limit answers -32029 with its retry delay.
 func TestMCPAuthTenantScopeAndToolRateLimit(t *testing.T) {
 	st := memstore.New(memstore.Config{})
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Engine: engine.Options{Store: st}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Engine: engine.Options{Store: st}})
 	a := newAuth(t, auth.Config{
 		Tokens: map[string]auth.Identity{"tok-a": {Tenant: "acme", User: "alice"}, "tok-b": {Tenant: "other", User: "alice"}},
 		Limits: auth.Limits{RequestsPerSecond: -1, ToolCallsPerSecond: 0.001, ToolCallBurst: 1},
@@ -108,7 +109,7 @@ func TestMCPAuthTenantScopeAndToolRateLimit(t *testing.T) {
 // The principal's request rate limit answers 429 with Retry-After on
 // the transport.
 func TestMCPRequestRateLimit429(t *testing.T) {
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}})
 	a := newAuth(t, auth.Config{
 		Tokens: map[string]auth.Identity{"tok-a": {User: "alice"}},
 		Limits: auth.Limits{RequestsPerSecond: 0.001, RequestBurst: 1},
@@ -125,7 +126,7 @@ func TestMCPRequestRateLimit429(t *testing.T) {
 }
 
 func TestServerResourcesBrowser(t *testing.T) {
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"a": resourceStub(t, "a"), "plain": stubServer(t)}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"a": resourceStub(t, "a"), "plain": stubServer(t)}})
 	g.awaitStart(context.Background())
 	ctx := context.Background()
 	list, err := g.ServerResources(ctx, "a", "")
@@ -153,7 +154,7 @@ func TestResourceUpdatedPublished(t *testing.T) {
 		mu  sync.Mutex
 		got []observe.ResourceUpdate
 	)
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"a": resourceStub(t, "a")}, OnResourceUpdated: func(u observe.ResourceUpdate) {
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"a": resourceStub(t, "a")}, OnResourceUpdated: func(u observe.ResourceUpdate) {
 		mu.Lock()
 		got = append(got, u)
 		mu.Unlock()
@@ -190,7 +191,7 @@ func TestResourceUpdatedPublished(t *testing.T) {
 // 127.0.0.1 under its own name) with the 403 the API answers, before it
 // reads the body; a listener that is not loopback checks no Host.
 func TestMCPHostOnLoopback(t *testing.T) {
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}})
 	loop := httptest.NewServer(g.HTTPHandler(HTTPOptions{Auth: newAuth(t, auth.Config{AllowedHosts: []string{"mcpx.internal:8080"}})}))
 	defer loop.Close()
 	post := func(url, host string) (int, string) {

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 )
 
@@ -80,7 +80,7 @@ func mentionsField(args json.RawMessage, fields []string) bool {
 type argRewriter struct {
 	s   *session
 	ctx context.Context
-	o   ArgumentOptions
+	o   config.ArgumentOptions
 }
 
 // value rewrites v; field says v is the value of a configured field, whose

@@ -11,8 +11,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 	"github.com/mcpx-dev/mcpx/web"
 )
@@ -38,8 +38,8 @@ func TestArgumentRewriting(t *testing.T) {
 	defer srv.Close()
 
 	stub := stubServer(t)
-	stub.Mcpx.Tools = map[string]ToolOptions{"who*": {Arguments: ArgumentOptions{Mode: config.ArgsBase64}}}
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stub}, engine.Options{Store: st, Linker: signer})
+	stub.Mcpx.Tools = map[string]config.ToolOptions{"who*": {Arguments: config.ArgumentOptions{Mode: config.ArgsBase64}}}
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stub}, engine.Options{Store: st, Linker: signer})
 	c := connect(t, g)
 	uri := c.result("tools/call", toolCall("image", "")).Get(`content.#(type=="resource_link").uri`).String()
 	id, ok := artifactID(uri)
@@ -100,8 +100,8 @@ func TestArgumentRewriting(t *testing.T) {
 // tool gets the bytes inline (data-uri mode adds the MIME type).
 func TestArgumentRewritingWithoutLinker(t *testing.T) {
 	stub := stubServer(t)
-	stub.Mcpx.Tools = map[string]ToolOptions{"whoami": {Arguments: ArgumentOptions{Mode: config.ArgsDataURI}}}
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stub}, engine.Options{})
+	stub.Mcpx.Tools = map[string]config.ToolOptions{"whoami": {Arguments: config.ArgumentOptions{Mode: config.ArgsDataURI}}}
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stub}, engine.Options{})
 	c := connect(t, g)
 	uri := c.result("tools/call", toolCall("image", "")).Get(`content.#(type=="resource_link").uri`).String()
 	if v := c.result("tools/call", toolCall("echo", `{"v":"`+uri+`"}`)).Get("structuredContent.v").String(); v != pngB64 {

@@ -23,8 +23,8 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/query"
 	"github.com/mcpx-dev/mcpx/query/jq"
 	"github.com/mcpx-dev/mcpx/store"

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -29,7 +29,7 @@ func TestArtifactToolsWhenEveryUpstreamIsDown(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "no-such-server")
 	g := newGatewayWith(t, Options{
-		Servers: map[string]ServerConfig{
+		Servers: map[string]config.ServerConfig{
 			"a": {Command: missing},
 			"b": {Command: missing, Args: []string{"--flag"}},
 		},

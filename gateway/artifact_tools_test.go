@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
@@ -41,7 +41,7 @@ var artifactURI = regexp.MustCompile(`mcpx://artifacts/([a-z0-9_-]+)`)
 // an fsstore (FTS5 search), calls browser_snapshot in a new session and
 // indexes the stored snapshot as the engine does (one text part). It
 // returns the gateway, the session, the artifact id and the snapshot.
-func snapshotGateway(t *testing.T, at ArtifactToolsOptions) (*Gateway, *client, string, string) {
+func snapshotGateway(t *testing.T, at config.ArtifactToolsOptions) (*Gateway, *client, string, string) {
 	t.Helper()
 	ctx := context.Background()
 	snap := playwrightSnapshot(600_000)
@@ -50,7 +50,7 @@ func snapshotGateway(t *testing.T, at ArtifactToolsOptions) (*Gateway, *client, 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close(ctx) })
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": playwrightUpstream(t, snap)}, Engine: engine.Options{Store: st}, ArtifactTools: at})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"playwright": playwrightUpstream(t, snap)}, Engine: engine.Options{Store: st}, ArtifactTools: at})
 	c := connect(t, g)
 	res := c.result("tools/call", toolCall("browser_snapshot", "{}"))
 	visible := res.Get("content.0.text").String()
@@ -83,7 +83,7 @@ func snapshotGateway(t *testing.T, at ArtifactToolsOptions) (*Gateway, *client, 
 // artifacts_search and with artifacts_query grep, in the session era and
 // statelessly; another session finds nothing and reads "not found".
 func TestArtifactToolsPlaywrightSnapshot(t *testing.T) {
-	g, c, id, stored := snapshotGateway(t, ArtifactToolsOptions{})
+	g, c, id, stored := snapshotGateway(t, config.ArtifactToolsOptions{})
 	wantLine := `- button "Submit order" [ref=e1234]`
 	lineNo := 0
 	for i, l := range strings.Split(stored, "\n") {
@@ -153,7 +153,7 @@ func TestArtifactToolsPlaywrightSnapshot(t *testing.T) {
 
 // Bad input is a tool error the model can read, never a protocol error.
 func TestArtifactToolsBadInput(t *testing.T) {
-	_, c, id, _ := snapshotGateway(t, ArtifactToolsOptions{})
+	_, c, id, _ := snapshotGateway(t, config.ArtifactToolsOptions{})
 	for _, tc := range []struct{ tool, args, want string }{
 		{"artifacts_query", fmt.Sprintf(`{"id":%q,"lines":"1-2","grep":"x"}`, id), "exactly one"},
 		{"artifacts_query", fmt.Sprintf(`{"id":%q}`, id), "exactly one"},
@@ -182,7 +182,7 @@ func TestArtifactToolsBadInput(t *testing.T) {
 // "bytes": "A" and "A-" read from byte A to the end (as much as fits),
 // as the tool's schema says; they were refused as empty ranges.
 func TestArtifactToolsBytesFromOffset(t *testing.T) {
-	_, c, id, stored := snapshotGateway(t, ArtifactToolsOptions{})
+	_, c, id, stored := snapshotGateway(t, config.ArtifactToolsOptions{})
 	from := len(stored) - 40
 	for _, arg := range []string{fmt.Sprint(from), fmt.Sprintf(`"%d"`, from), fmt.Sprintf(`"%d-"`, from)} {
 		r := c.result("tools/call", toolCall("artifacts_query", fmt.Sprintf(`{"id":%q,"bytes":%s}`, id, arg)))
@@ -195,14 +195,14 @@ func TestArtifactToolsBytesFromOffset(t *testing.T) {
 // resources/read of a text artifact answers text, not base64: whole
 // under the limit, else its first lines and _meta saying how to read on.
 func TestArtifactResourceReadText(t *testing.T) {
-	_, c, id, stored := snapshotGateway(t, ArtifactToolsOptions{})
+	_, c, id, stored := snapshotGateway(t, config.ArtifactToolsOptions{})
 	uri := "mcpx://artifacts/" + id
 	res := c.result("resources/read", fmt.Sprintf(`{"uri":%q}`, uri)).Get("contents.0")
 	if res.Get("blob").Exists() || res.Get("text").String() != stored || !strings.HasPrefix(res.Get("mimeType").String(), "text/") {
 		t.Fatalf("resources/read: mime %s, blob %v, text %d bytes of %d", res.Get("mimeType"), res.Get("blob").Exists(), len(res.Get("text").String()), len(stored))
 	}
 
-	_, c, id, stored = snapshotGateway(t, ArtifactToolsOptions{MaxResourceTextBytes: 100_000, QueryName: "peek", SearchName: "find"})
+	_, c, id, stored = snapshotGateway(t, config.ArtifactToolsOptions{MaxResourceTextBytes: 100_000, QueryName: "peek", SearchName: "find"})
 	res = c.result("resources/read", fmt.Sprintf(`{"uri":"mcpx://artifacts/%s"}`, id)).Get("contents.0")
 	text := res.Get("text").String()
 	cut := res.Get(`_meta.mcpx/cut`).String()

@@ -21,7 +21,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // goEverything finds the go-sdk's example server, the Go upstream of the
@@ -202,7 +202,7 @@ func BenchmarkHTTP16Direct(b *testing.B) {
 // result.
 func BenchmarkHTTP16Gateway(b *testing.B) {
 	up := startGoEverything(b)
-	g := newTestGateway(b, map[string]ServerConfig{"everything": {Type: config.TypeStreamableHTTP, URL: up}}, engine.Options{})
+	g := newTestGateway(b, map[string]config.ServerConfig{"everything": {Type: config.TypeStreamableHTTP, URL: up}}, engine.Options{})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	defer srv.Close()
 	benchHTTPClients(b, srv.URL+"/mcp")

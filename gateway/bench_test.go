@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
@@ -32,7 +33,7 @@ func reportLatency(b *testing.B, samples []time.Duration) {
 // BenchmarkStdioDirect calls the stub's echo tool over stdio directly: the
 // baseline of BenchmarkStdioGateway.
 func BenchmarkStdioDirect(b *testing.B) {
-	c, err := upstream.DialStdio("stub", stubServer(b), Limits{}.WithDefaults(), hclog.NewNullLogger())
+	c, err := upstream.DialStdio("stub", stubServer(b), config.Limits{}.WithDefaults(), hclog.NewNullLogger())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func BenchmarkStdioDirect(b *testing.B) {
 // BenchmarkStdioGateway makes the same call through the gateway (a stdio
 // session in process, the stub upstream over stdio, the full layer chain).
 func BenchmarkStdioGateway(b *testing.B) {
-	g := newTestGateway(b, map[string]ServerConfig{"stub": stubServer(b)}, engine.Options{})
+	g := newTestGateway(b, map[string]config.ServerConfig{"stub": stubServer(b)}, engine.Options{})
 	c := connect(b, g)
 	params := toolCall("echo", `{"v":"small"}`)
 	samples := make([]time.Duration, 0, b.N)
@@ -120,8 +121,8 @@ func inParallel(b *testing.B, n int, call func() error) {
 
 // concurrentDirect runs 16 callers sharing one direct stdio connection
 // to cfg's server, each with one call of tool in flight.
-func concurrentDirect(b *testing.B, cfg ServerConfig, tool, args string) {
-	c, err := upstream.DialStdio("direct", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger())
+func concurrentDirect(b *testing.B, cfg config.ServerConfig, tool, args string) {
+	c, err := upstream.DialStdio("direct", cfg, config.Limits{}.WithDefaults(), hclog.NewNullLogger())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,8 +141,8 @@ func concurrentDirect(b *testing.B, cfg ServerConfig, tool, args string) {
 
 // concurrentGateway runs the same 16 callers sharing one stdio session of
 // the gateway (in process), which forwards to cfg's server over stdio.
-func concurrentGateway(b *testing.B, cfg ServerConfig, tool, args string) {
-	g := newTestGateway(b, map[string]ServerConfig{"up": cfg}, engine.Options{})
+func concurrentGateway(b *testing.B, cfg config.ServerConfig, tool, args string) {
+	g := newTestGateway(b, map[string]config.ServerConfig{"up": cfg}, engine.Options{})
 	c := connect(b, g)
 	params := toolCall(tool, args)
 	inParallel(b, benchCallers, func() error {
@@ -184,8 +185,8 @@ func BenchmarkStdioConcurrentEverythingGateway(b *testing.B) {
 // client runs it.
 func BenchmarkStdioConcurrentWrap(b *testing.B) {
 	stub := stubServer(b)
-	cfg := ServerConfig{Command: buildMCPX(b), Args: append([]string{"wrap", "--store", b.TempDir(), "--", stub.Command}, stub.Args...), Env: stub.Env}
-	c, err := upstream.DialStdio("wrap", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger())
+	cfg := config.ServerConfig{Command: buildMCPX(b), Args: append([]string{"wrap", "--store", b.TempDir(), "--", stub.Command}, stub.Args...), Env: stub.Env}
+	c, err := upstream.DialStdio("wrap", cfg, config.Limits{}.WithDefaults(), hclog.NewNullLogger())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func BenchmarkImage10MiB(b *testing.B) {
 	ctx := context.Background()
 	var raw json.RawMessage
 	b.Run("direct", func(b *testing.B) {
-		c, err := upstream.DialStdio("stub", stubServer(b), Limits{}.WithDefaults(), hclog.NewNullLogger())
+		c, err := upstream.DialStdio("stub", stubServer(b), config.Limits{}.WithDefaults(), hclog.NewNullLogger())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -269,7 +270,7 @@ func BenchmarkImage10MiB(b *testing.B) {
 		}
 	})
 	b.Run("gateway", func(b *testing.B) {
-		g := newTestGateway(b, map[string]ServerConfig{"stub": stubServer(b)}, engine.Options{})
+		g := newTestGateway(b, map[string]config.ServerConfig{"stub": stubServer(b)}, engine.Options{})
 		c := connect(b, g)
 		params := toolCall("big", args)
 		b.SetBytes(size)

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
@@ -31,7 +32,7 @@ func retryParams(params, state string, responses map[string]string) string {
 }
 
 func newBridgeServer(t *testing.T, tokens map[string]string) statelessHTTP {
-	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: tokens}))
 	t.Cleanup(srv.Close)
 	return statelessHTTP{t: t, url: srv.URL}

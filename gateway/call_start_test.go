@@ -9,13 +9,14 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // TestStartedCallCancelled: a tools/call sent by the stdio reader itself
 // (call_start.go) ends at once when the client cancels it, as one served
 // on a goroutine of its own does, and the session goes on.
 func TestStartedCallCancelled(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	id, hang := c.start("tools/call", toolCall("hang", ""))
 	waitFor(t, "the hang call reaches the upstream", func() bool {
@@ -42,7 +43,7 @@ func TestStartedCallCancelled(t *testing.T) {
 // every call is answered, each with its own result, once the upstream
 // reads again.
 func TestStdioReaderGoesOnWhileUpstreamReadsNothing(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	const sleep = 2 * time.Second
 	_, slow := c.start("tools/call", fmt.Sprintf(`{"name":"progress","arguments":{"steps":1,"delay_ms":%d},"_meta":{"progressToken":"p"}}`, sleep.Milliseconds()))
@@ -84,7 +85,7 @@ func TestStdioReaderGoesOnWhileUpstreamReadsNothing(t *testing.T) {
 // that the elicitation it was asked for has ended, and the call is
 // answered with an error.
 func TestStartedCallCancelledEndsItsServerRequest(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	c := connectWith(t, g, `{"elicitation":{}}`)
 	callID, call := c.start("tools/call", toolCall("ask", `{"method":"elicitation/create","params":{"message":"Your name?"}}`))
 	askID, _ := c.waitRequest("elicitation/create", 30*time.Second)

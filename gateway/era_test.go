@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
@@ -83,7 +84,7 @@ func (c statelessHTTP) post(token, method, params string, hdr map[string]string)
 }
 
 func newStatelessServer(t *testing.T, tokens map[string]string) (statelessHTTP, *Gateway) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: tokens}))
 	t.Cleanup(srv.Close)
 	return statelessHTTP{t: t, url: srv.URL}, g
@@ -161,7 +162,7 @@ func TestServeStatelessHTTPErrors(t *testing.T) {
 // TestServeStatelessOnStdio: one stdio connection serves both eras, each
 // request in its own.
 func TestServeStatelessOnStdio(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	d := c.result("server/discover", statelessParams("", ""))
 	if d.Get("supportedVersions.0").String() != "2026-07-28" || d.Get("resultType").String() != "complete" {

@@ -19,9 +19,10 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
 )
 
 // The real peers, installed by scripts/test.sh (npm ci in tools/npm).
@@ -57,15 +58,15 @@ func needPeers(t testing.TB, files ...string) string {
 	return node
 }
 
-func everythingStdio(t testing.TB) ServerConfig {
+func everythingStdio(t testing.TB) config.ServerConfig {
 	node := needPeers(t, everythingJS)
 	abs, _ := filepath.Abs(everythingJS)
-	return ServerConfig{Command: node, Args: []string{abs, "stdio"}}
+	return config.ServerConfig{Command: node, Args: []string{abs, "stdio"}}
 }
 
 // everythingHTTP starts server-everything's streamableHttp mode on a free
 // loopback port and returns its URL.
-func everythingHTTP(t *testing.T) ServerConfig {
+func everythingHTTP(t *testing.T) config.ServerConfig {
 	node := needPeers(t, everythingJS, loopbackJS)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -93,14 +94,14 @@ func everythingHTTP(t *testing.T) ServerConfig {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return ServerConfig{Type: config.TypeStreamableHTTP, URL: "http://" + addr + "/mcp"}
+	return config.ServerConfig{Type: config.TypeStreamableHTTP, URL: "http://" + addr + "/mcp"}
 }
 
 // direct calls a tool on a fresh direct connection to server-everything
 // (stdio), for what the server itself sends.
 func direct(t *testing.T, tool, args string) gjson.Result {
 	cfg := everythingStdio(t)
-	c, err := upstream.DialStdio("direct", cfg, Limits{}.WithDefaults(), hclog.NewNullLogger())
+	c, err := upstream.DialStdio("direct", cfg, config.Limits{}.WithDefaults(), hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,12 +120,12 @@ func direct(t *testing.T, tool, args string) gjson.Result {
 }
 
 func TestEverythingStdio(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"everything": everythingStdio(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"everything": everythingStdio(t)}, engine.Options{})
 	testEverything(t, g)
 }
 
 func TestEverythingStreamableHTTP(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"everything": everythingHTTP(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"everything": everythingHTTP(t)}, engine.Options{})
 	testEverything(t, g)
 }
 
@@ -347,14 +348,4 @@ func TestInspectorCLI(t *testing.T) {
 }
 
 // buildMCPX builds the CLI once per test binary run.
-func buildMCPX(t testing.TB) string {
-	t.Helper()
-	dir := t.TempDir()
-	// mcpx hands serve and wrap to mcpx-server beside it.
-	for _, name := range []string{"mcpx", "mcpx-server"} {
-		if b, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), "../cmd/"+name).CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, b)
-		}
-	}
-	return filepath.Join(dir, "mcpx")
-}
+func buildMCPX(t testing.TB) string { return mcpxbin.Path(t) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -25,7 +26,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	servers := map[string]gateway.ServerConfig{
+	servers := map[string]config.ServerConfig{
 		"demo": {Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{"MCPX_GATEWAY_TEST_STUB": "1"}},
 	}
 	gw, err := gateway.New(gateway.Options{

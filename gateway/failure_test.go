@@ -10,13 +10,15 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 func TestToolsForwardedRaw(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	tools := c.result("tools/list", "").Get("tools")
 	echo := tools.Get(`#(name=="echo")`)
@@ -36,7 +38,7 @@ func TestToolsForwardedRaw(t *testing.T) {
 
 func TestCrashedUpstreamRestarts(t *testing.T) {
 	var log syncbuf.Buffer
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Logger: hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Info})})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Logger: hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Info})})
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("crash", ""))
 	e := gjson.GetBytes(r, "error")
@@ -64,8 +66,8 @@ func TestCrashedUpstreamRestarts(t *testing.T) {
 
 func TestHungUpstreamTimesOut(t *testing.T) {
 	s := stubServer(t)
-	s.Timeout = Duration(2 * time.Second) // also bounds the stub's start, slow under -race
-	g := newTestGateway(t, map[string]ServerConfig{"stub": s}, engine.Options{})
+	s.Timeout = store.Duration(2 * time.Second) // also bounds the stub's start, slow under -race
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": s}, engine.Options{})
 	// a start slower than the timeout under load is retried: wait for it
 	waitFor(t, "the stub is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
@@ -79,7 +81,7 @@ func TestHungUpstreamTimesOut(t *testing.T) {
 }
 
 func TestInvalidJSONFromUpstream(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("badjson", ""))
 	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUpstreamInvalid {
@@ -91,7 +93,7 @@ func TestInvalidJSONFromUpstream(t *testing.T) {
 }
 
 func TestStderrDrained(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	// 1 MiB of stderr before the answer: a proxy that does not read
 	// stderr blocks the upstream at 64 KiB and this call never returns.
@@ -101,7 +103,7 @@ func TestStderrDrained(t *testing.T) {
 }
 
 func TestClientDisconnectMidCall(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	a := connect(t, g)
 	b := connect(t, g)
 	a.start("tools/call", toolCall("hang", ""))
@@ -123,7 +125,7 @@ func TestClientDisconnectMidCall(t *testing.T) {
 }
 
 func TestUnknownToolAndMethod(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	if code := gjson.GetBytes(c.call("tools/call", toolCall("nope", "")), "error.code").Int(); code != jsonrpc.CodeInvalidParams {
 		t.Errorf("unknown tool: code %d", code)
@@ -135,7 +137,7 @@ func TestUnknownToolAndMethod(t *testing.T) {
 }
 
 func TestNamespacedWithSeveralUpstreams(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"a": stubServer(t), "b": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"a": stubServer(t), "b": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	tools := c.result("tools/list", "").Get("tools.#.name").Array()
 	seen := map[string]bool{}
@@ -154,7 +156,7 @@ func TestNamespacedWithSeveralUpstreams(t *testing.T) {
 }
 
 func TestImageBecomesArtifactReadableBack(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	res := c.result("tools/call", toolCall("image", ""))
 	if strings.Contains(res.Raw, pngB64) {

@@ -25,9 +25,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // stubFlooder makes the stub an upstream whose tool "flood" sends the
@@ -45,7 +45,7 @@ func init() {
 	}
 }
 
-func flooderStub(t testing.TB) ServerConfig {
+func flooderStub(t testing.TB) config.ServerConfig {
 	c := stubServer(t)
 	c.Env = map[string]string{stubEnv: stubFlooder}
 	return c
@@ -185,14 +185,14 @@ func goroutinePeak() (stop func() int) {
 // floodCase is one cap a flood meets.
 type floodCase struct {
 	name    string
-	limits  Limits
+	limits  config.Limits
 	cap     int    // the cap that applies
 	refusal string // the refusal the upstream gets past it
 }
 
 var floodCases = []floodCase{
-	{"per call", Limits{MaxServerRequestsPerCall: 8, MaxServerRequestsPerUpstream: 64}, 8, "mcpx: too many outstanding server requests (limit 8 per call)"},
-	{"per upstream", Limits{MaxServerRequestsPerCall: 1000, MaxServerRequestsPerUpstream: 8}, 8, "mcpx: too many outstanding server requests (limit 8 per upstream)"},
+	{"per call", config.Limits{MaxServerRequestsPerCall: 8, MaxServerRequestsPerUpstream: 64}, 8, "mcpx: too many outstanding server requests (limit 8 per call)"},
+	{"per upstream", config.Limits{MaxServerRequestsPerCall: 1000, MaxServerRequestsPerUpstream: 8}, 8, "mcpx: too many outstanding server requests (limit 8 per upstream)"},
 }
 
 // runFlood floods client a's call (flood, n requests) on the gateway's
@@ -271,7 +271,7 @@ func runFlood(t *testing.T, g *Gateway, fc floodCase, n, peakBound int, tally fu
 func TestFloodServerRequestsStdio(t *testing.T) {
 	for _, fc := range floodCases {
 		t.Run(fc.name, func(t *testing.T) {
-			g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"flooder": flooderStub(t)}, Limits: fc.limits})
+			g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"flooder": flooderStub(t)}, Limits: fc.limits})
 			tally := func(c *client) gjson.Result {
 				return c.result("tools/call", toolCall("tally", "")).Get("structuredContent")
 			}
@@ -369,7 +369,7 @@ func TestFloodServerRequestsHTTP(t *testing.T) {
 			}
 			ts.Start()
 			t.Cleanup(ts.Close)
-			g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"flooder": {Type: config.TypeStreamableHTTP, URL: ts.URL}}, Limits: fc.limits})
+			g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"flooder": {Type: config.TypeStreamableHTTP, URL: ts.URL}}, Limits: fc.limits})
 			tally := func(c *client) gjson.Result {
 				return c.result("tools/call", toolCall("tally", "")).Get("structuredContent")
 			}
@@ -387,7 +387,7 @@ func TestFloodServerRequestsHTTP(t *testing.T) {
 // one; past max_listen_streams everyone's is; a closed stream frees its
 // slot. Before the caps one principal held 5,000 (5,017 fds).
 func TestListenStreamCaps(t *testing.T) {
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Limits: Limits{MaxListenStreamsPerPrincipal: 3, MaxListenStreams: 5}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Limits: config.Limits{MaxListenStreamsPerPrincipal: 3, MaxListenStreams: 5}})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: map[string]string{"ta": "alice", "tb": "bob", "tc": "carol"}}))
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,8 +8,8 @@
 // legacy SSE client transports (gateway/internal/upstreamhttp), and keeps
 // every upstream message raw: tool schemas, _meta, structured content and
 // annotations are forwarded byte for byte. Upstream supervision lives in
-// gateway/internal/upstream and the settings in internal/gatewayconfig;
-// this package wires them to the sessions and the engine.
+// gateway/internal/upstream and the settings in gateway/config; this
+// package wires them to the sessions and the engine.
 //
 //	gw, _ := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}})
 //	gw.Start(ctx)
@@ -42,6 +42,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/internal/redact"
@@ -61,14 +62,14 @@ const startWaitSlack = time.Second
 // Options configure a Gateway.
 type Options struct {
 	// Servers are the upstreams by name; disabled entries are skipped.
-	Servers map[string]ServerConfig
+	Servers map[string]config.ServerConfig
 	// Users is who may call the gateway: the principals its HTTP
 	// listener admits. A stdio server without mcpx.instances runs a
 	// process per principal ("per_user") when more than one may, so no
 	// user drives another's browser or sees its roots, and one shared
 	// process otherwise (ServerConfig.InstanceModeFor). Defaults to one
 	// user.
-	Users Users
+	Users config.Users
 	// Engine configures the engine every result passes through. Store is
 	// required; the gateway sets Reader to its upstreams, so the
 	// resourcelink layer can read their resources. Its Linker, when set, also makes the
@@ -87,7 +88,7 @@ type Options struct {
 	StartWait time.Duration
 	// Limits bound message sizes, buffers, sessions and logging; the zero
 	// value means every default (see Limits).
-	Limits Limits
+	Limits config.Limits
 	// StdioReadsStore says the stdio client is the user who started the
 	// gateway (as for `mcpx serve` and `mcpx wrap`, launched by an MCP
 	// client on this machine): it may read every artifact that no
@@ -122,11 +123,11 @@ type Options struct {
 	// and "default" applies to any other client. Each call's result is
 	// fitted to its client's profile: budget, images. Defaults to the
 	// built-in profiles only.
-	Profiles map[string]Profile
+	Profiles map[string]config.Profile
 	// ArtifactTools configure the artifacts_query and artifacts_search
 	// tools and resources/read of text artifacts (artifact_tools.go).
 	// The zero value means every default.
-	ArtifactTools ArtifactToolsOptions
+	ArtifactTools config.ArtifactToolsOptions
 	// Observer is told of every tools/call when it ends (metrics).
 	// Defaults to nil: nothing is timed.
 	Observer observe.Observer
@@ -154,14 +155,14 @@ type Gateway struct {
 	linker    engine.Linker
 	version   string
 	startWait time.Duration
-	stdioOwns bool                 // Options.StdioReadsStore
-	onEnd     func(string)         // Options.OnSessionEnd
-	profiles  *profiles            // Options.Profiles over builtinProfiles
-	artTools  ArtifactToolsOptions // Options.ArtifactTools, defaults applied
-	limits    Limits               // defaults applied
-	large     *semaphore.Weighted  // bytes of large requests in flight
-	mem       *membudget.Budget    // the process's work memory (limits.max_work_bytes)
-	callerSeq atomic.Int64         // numbers the callers of server-to-client requests
+	stdioOwns bool                        // Options.StdioReadsStore
+	onEnd     func(string)                // Options.OnSessionEnd
+	profiles  *profiles                   // Options.Profiles over builtinProfiles
+	artTools  config.ArtifactToolsOptions // Options.ArtifactTools, defaults applied
+	limits    config.Limits               // defaults applied
+	large     *semaphore.Weighted         // bytes of large requests in flight
+	mem       *membudget.Budget           // the process's work memory (limits.max_work_bytes)
+	callerSeq atomic.Int64                // numbers the callers of server-to-client requests
 	redact    *redact.Redactor
 	observer  observe.Observer             // Options.Observer
 	tracer    trace.Tracer                 // from Options.TracerProvider; nil: off
@@ -230,7 +231,7 @@ type toolRoute struct {
 	def       json.RawMessage // the exposed definition
 	output    json.RawMessage // the tool's outputSchema, nil when it has none
 	username  bool            // the input schema declares "username"
-	args      ArgumentOptions
+	args      config.ArgumentOptions
 	slow      atomic.Int32 // small results that kept an upstream's reader busy (call_start.go)
 }
 
@@ -356,7 +357,7 @@ func New(o Options) (*Gateway, error) {
 // their one home, where the engine merges every level once. mcpx moves
 // an old config's there when it loads it (for one release, with a
 // warning); a host that sets them here would otherwise see them ignored.
-func checkNoServerLayers(servers map[string]ServerConfig) error {
+func checkNoServerLayers(servers map[string]config.ServerConfig) error {
 	for _, name := range sortedKeys(servers) {
 		m := servers[name].Mcpx
 		at := "mcpServers." + name + ".mcpx"
@@ -565,8 +566,8 @@ func (g *Gateway) rebuildRoutes() {
 
 // toolArgs returns the argument options of tool: the exact name wins over
 // globs.
-func toolArgs(cfg ServerConfig, tool string) ArgumentOptions {
-	var a ArgumentOptions
+func toolArgs(cfg config.ServerConfig, tool string) config.ArgumentOptions {
+	var a config.ArgumentOptions
 	keys := sortedKeys(cfg.Mcpx.Tools)
 	for _, k := range keys {
 		if k != tool {

@@ -18,9 +18,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // rawCall sends line as it is and waits (bounded) for the response whose
@@ -50,7 +52,7 @@ func TestUpstreamEnvAllowlist(t *testing.T) {
 	plain.Env["OWN_KEY"] = "mine"
 	inherit := stubServer(t)
 	inherit.InheritEnv = true
-	g := newTestGateway(t, map[string]ServerConfig{"plain": plain, "inherit": inherit}, Options{}.Engine)
+	g := newTestGateway(t, map[string]config.ServerConfig{"plain": plain, "inherit": inherit}, Options{}.Engine)
 	c := connect(t, g)
 	env := func(tool string) []string {
 		var out []string
@@ -82,9 +84,9 @@ func TestUpstreamEnvAllowlist(t *testing.T) {
 func TestSecretNotInClientErrors(t *testing.T) {
 	const secret = "sk-live-4242424242"
 	var log syncbuf.Buffer
-	remote := ServerConfig{URL: "http://127.0.0.1:1/mcp?key=" + secret, Timeout: Duration(2 * time.Second)}
+	remote := config.ServerConfig{URL: "http://127.0.0.1:1/mcp?key=" + secret, Timeout: store.Duration(2 * time.Second)}
 	g := newGatewayWith(t, Options{
-		Servers: map[string]ServerConfig{"stub": resourceStub(t, "stub"), "remote": remote},
+		Servers: map[string]config.ServerConfig{"stub": resourceStub(t, "stub"), "remote": remote},
 		Logger:  hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Info}),
 		Secrets: map[string]string{"REMOTE_KEY": secret},
 	})
@@ -143,7 +145,7 @@ func (r repeatReader) Read(p []byte) (int, error) {
 // An answer over limits.max_upstream_message_bytes fails its call with a
 // clear error; the connection stays up.
 func TestUpstreamMessageTooLarge(t *testing.T) {
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Limits: Limits{MaxUpstreamMessageBytes: 1 << 20}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Limits: config.Limits{MaxUpstreamMessageBytes: 1 << 20}})
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("huge", `{"bytes":8388608}`))
 	if code := gjson.GetBytes(r, "error.code").Int(); code != jsonrpc.CodeUpstreamInvalid || !strings.Contains(gjson.GetBytes(r, "error.message").String(), "more than 1048576 bytes") {
@@ -163,9 +165,9 @@ func TestUpstreamMessageTooLarge(t *testing.T) {
 func TestStderrRateLimited(t *testing.T) {
 	var log syncbuf.Buffer
 	g := newGatewayWith(t, Options{
-		Servers: map[string]ServerConfig{"stub": stubServer(t)},
+		Servers: map[string]config.ServerConfig{"stub": stubServer(t)},
 		Logger:  hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Info}),
-		Limits:  Limits{StderrLinesPerSecond: 10},
+		Limits:  config.Limits{StderrLinesPerSecond: 10},
 	})
 	c := connect(t, g)
 	start := time.Now()
@@ -187,7 +189,7 @@ func TestStderrRateLimited(t *testing.T) {
 // echoed, "jsonrpc" was not checked, and a client's parse error was
 // worded as the upstream's.
 func TestClientJSONRPCValidation(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, Options{}.Engine)
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, Options{}.Engine)
 	c := connect(t, g)
 	for _, tc := range []struct {
 		name, line, key string
@@ -224,8 +226,8 @@ func TestClientJSONRPCValidation(t *testing.T) {
 // handled in line (a byte search), delaying every request behind it.
 func TestInitializeInArgumentsDoesNotBlock(t *testing.T) {
 	s := stubServer(t)
-	s.Timeout = Duration(time.Minute)
-	g := newTestGateway(t, map[string]ServerConfig{"stub": s}, Options{}.Engine)
+	s.Timeout = store.Duration(time.Minute)
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": s}, Options{}.Engine)
 	c := connect(t, g)
 	c.start("tools/call", toolCall("hang", `{"note":"initialize"}`))
 	_, ch := c.start("ping", "")
@@ -242,7 +244,7 @@ func TestInitializeInArgumentsDoesNotBlock(t *testing.T) {
 // A client line over limits.max_message_bytes gets -32600 with its id;
 // the session goes on.
 func TestClientLineTooLarge(t *testing.T) {
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Limits: Limits{MaxMessageBytes: 1 << 20}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Limits: config.Limits{MaxMessageBytes: 1 << 20}})
 	c := connect(t, g)
 	line := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"v":"` + strings.Repeat("z", 4<<20) + `"}}}`
 	r := c.rawCall(line, "42")
@@ -259,7 +261,7 @@ func TestClientLineTooLarge(t *testing.T) {
 // the one before it is done (over stdio the gateway reads no further line
 // meanwhile: back-pressure on the client).
 func TestLargeRequestsBounded(t *testing.T) {
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Limits: Limits{
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Limits: config.Limits{
 		MaxMessageBytes: 3 << 20, LargeMessageBytes: 1 << 20, LargeRequestBytes: 3 << 20,
 	}})
 	c := connect(t, g)
@@ -326,7 +328,7 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 // Over HTTP: a batch is -32600 with 400, a body over the limit 413 with
 // a JSON-RPC error.
 func TestHTTPInvalidAndTooLarge(t *testing.T) {
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, Limits: Limits{MaxMessageBytes: 1 << 20}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Limits: config.Limits{MaxMessageBytes: 1 << 20}})
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	defer ts.Close()
 	resp, r := httpPost(t, ts.URL, "", `[`+initBody+`]`)
@@ -343,7 +345,7 @@ func TestHTTPInvalidAndTooLarge(t *testing.T) {
 // Sessions are capped (the least recently used idle one goes) and expire
 // when idle.
 func TestHTTPSessionsCappedAndExpire(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, Options{}.Engine)
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, Options{}.Engine)
 	h := g.HTTPHandler(HTTPOptions{MaxSessions: 3, SessionIdleTimeout: 300 * time.Millisecond})
 	srv := h.(*httpServer)
 	ts := httptest.NewServer(h)
@@ -380,8 +382,8 @@ func TestHTTPSessionsCappedAndExpire(t *testing.T) {
 // the cap with every session busy, initialize gets 503.
 func TestHTTPBusySessionsKept(t *testing.T) {
 	s := stubServer(t)
-	s.Timeout = Duration(3 * time.Second)
-	g := newTestGateway(t, map[string]ServerConfig{"stub": s}, Options{}.Engine)
+	s.Timeout = store.Duration(3 * time.Second)
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": s}, Options{}.Engine)
 	h := g.HTTPHandler(HTTPOptions{MaxSessions: 1, SessionIdleTimeout: 50 * time.Millisecond})
 	ts := httptest.NewServer(h)
 	defer ts.Close()
@@ -416,7 +418,7 @@ func TestHTTPBusySessionsKept(t *testing.T) {
 // stack overflow in gjson's validator, over HTTP and stdio alike. It is
 // a parse error naming the depth limit, and the gateway goes on.
 func TestClientMessageTooDeep(t *testing.T) {
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}})
 	deep := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"v":` +
 		strings.Repeat("[", 8_000_000) + strings.Repeat("]", 8_000_000) + `}}}`
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))

@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	_ "github.com/mcpx-dev/mcpx/layers"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -221,24 +222,24 @@ func bigImageB64(n int) string {
 const pngB64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 // stubServer is the ServerConfig that runs the stub.
-func stubServer(t testing.TB) ServerConfig {
+func stubServer(t testing.TB) config.ServerConfig {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ServerConfig{Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{stubEnv: "1"}}
+	return config.ServerConfig{Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{stubEnv: "1"}}
 }
 
 // resourceStub is a stub that also serves resources, named name in its
 // URIs.
-func resourceStub(t testing.TB, name string) ServerConfig {
+func resourceStub(t testing.TB, name string) config.ServerConfig {
 	c := stubServer(t)
 	c.Env = map[string]string{stubEnv: stubResources, stubNameEnv: name}
 	return c
 }
 
 // newTestGateway starts a gateway over servers with a memory store.
-func newTestGateway(t testing.TB, servers map[string]ServerConfig, eo engine.Options) *Gateway {
+func newTestGateway(t testing.TB, servers map[string]config.ServerConfig, eo engine.Options) *Gateway {
 	t.Helper()
 	return newGatewayWith(t, Options{Servers: servers, Engine: eo})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
@@ -94,7 +95,7 @@ func TestHostileOutputSchemas(t *testing.T) {
 	}
 	var log syncbuf.Buffer
 	g := newGatewayWith(t, Options{
-		Servers: map[string]ServerConfig{"h": {Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{hostileSchemaEnv: "1"}}},
+		Servers: map[string]config.ServerConfig{"h": {Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{hostileSchemaEnv: "1"}}},
 		Logger:  hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Warn}),
 	})
 	c := connect(t, g)

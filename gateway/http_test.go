@@ -21,6 +21,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // serveProc is a running "mcpx serve --listen 127.0.0.1:0".
@@ -358,7 +359,7 @@ func TestServeHTTP(t *testing.T) {
 // loopback origins pass and any other origin is refused (DNS rebinding);
 // a request without Origin (not a browser) passes.
 func TestHTTPOriginDefault(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{})) // 127.0.0.1
 	defer srv.Close()
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`

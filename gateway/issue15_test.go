@@ -16,17 +16,18 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // Issue 15: a parse error over HTTP answered with the id guessed from the
 // broken body; JSON-RPC 2.0 wants null when the id cannot be determined.
 func TestHTTPParseErrorHasNullID(t *testing.T) {
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}})
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	defer ts.Close()
 	for _, body := range []string{`{"jsonrpc":"2.0","id":7,"method":`, `{"jsonrpc":"2.0","id":"seven","method":"ping","params":{`} {
@@ -95,9 +96,9 @@ func TestSecretFormsMasked(t *testing.T) {
 	ts := httptest.NewServer(leakyUpstream(secret))
 	defer ts.Close()
 	g := newGatewayWith(t, Options{
-		Servers: map[string]ServerConfig{
+		Servers: map[string]config.ServerConfig{
 			"leaky":  {Type: config.TypeStreamableHTTP, URL: ts.URL},
-			"remote": {URL: "http://127.0.0.1:1/mcp/" + url.PathEscape(secret) + "?key=" + url.QueryEscape(secret), Timeout: Duration(2 * time.Second)},
+			"remote": {URL: "http://127.0.0.1:1/mcp/" + url.PathEscape(secret) + "?key=" + url.QueryEscape(secret), Timeout: store.Duration(2 * time.Second)},
 		},
 		Logger:  hclog.New(&hclog.LoggerOptions{Output: redact.New(secrets).Writer(&log), Level: hclog.Debug}),
 		Secrets: secrets,
@@ -194,7 +195,7 @@ func openTokenSession(t *testing.T, url, token string) *tokenSession {
 // sessions; another principal is told the artifact is unknown, exactly as
 // for an id that does not exist.
 func TestArtifactReadableAcrossSessionsOfOnePrincipal(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: map[string]string{"tok-alice": "alice", "tok-alice-2": "alice", "tok-bob": "bob"}}))
 	defer ts.Close()
 
@@ -246,7 +247,7 @@ func TestArtifactReadableAcrossSessionsOfOnePrincipal(t *testing.T) {
 func TestStdioOwnerReadsEarlierSessions(t *testing.T) {
 	for _, owner := range []bool{true, false} {
 		t.Run(fmt.Sprintf("StdioReadsStore=%v", owner), func(t *testing.T) {
-			g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"stub": stubServer(t)}, StdioReadsStore: owner})
+			g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, StdioReadsStore: owner})
 			first := connect(t, g)
 			res := gjson.ParseBytes(first.call("tools/call", toolCall("image", "")))
 			uri := res.Get(`result.content.#(type=="resource_link").uri`).String()

@@ -31,6 +31,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
@@ -70,7 +71,7 @@ type listenSlots struct {
 
 // take counts a new stream of principal within lim's caps and returns
 // its end; over a cap it returns ErrTooManyListenStreams.
-func (ls *listenSlots) take(principal string, lim Limits) (func(), error) {
+func (ls *listenSlots) take(principal string, lim config.Limits) (func(), error) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	switch {

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/store/memstore"
@@ -20,7 +21,7 @@ import (
 // every session (tagged with the server as logger) and that its
 // tools/list_changed reloads the tool list before clients hear of it.
 func TestNotificationsForwarded(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"stub": stubServer(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	other := connect(t, g)
 	c.result("logging/setLevel", `{"level":"debug"}`)
@@ -91,7 +92,7 @@ func pages(t *testing.T, c *client, method, key, field string) []string {
 // upstreams with two pages each: every template once, in server then page
 // order, then the artifact template.
 func TestTemplatesPaginationAcrossUpstreams(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"a": resourceStub(t, "a"), "b": resourceStub(t, "b")}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"a": resourceStub(t, "a"), "b": resourceStub(t, "b")}, engine.Options{})
 	c := connect(t, g)
 	got := pages(t, c, "resources/templates/list", "resourceTemplates", "uriTemplate")
 	want := []string{"stub://a/t1/{x}", "stub://a/t2/{x}", "stub://b/t1/{x}", "stub://b/t2/{x}", engine.URIScheme + "{id}"}
@@ -116,7 +117,7 @@ func TestTemplatesPaginationAcrossUpstreams(t *testing.T) {
 func TestResourceURICollision(t *testing.T) {
 	var logBuf syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn, Output: &logBuf})
-	g, err := New(Options{Servers: map[string]ServerConfig{"a": resourceStub(t, "a"), "b": resourceStub(t, "b")}, Engine: engine.Options{Store: memstore.New(memstore.Config{})}, Logger: log})
+	g, err := New(Options{Servers: map[string]config.ServerConfig{"a": resourceStub(t, "a"), "b": resourceStub(t, "b")}, Engine: engine.Options{Store: memstore.New(memstore.Config{})}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

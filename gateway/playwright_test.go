@@ -10,7 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // playwrightUpstream is a Streamable HTTP server that answers as
@@ -18,7 +18,7 @@ import (
 // browser_snapshot returns snapshot, an accessibility snapshot, as one
 // text block; browser_take_screenshot a text block and the screenshot
 // (screenshotPNG, 2560x1600) as an image block.
-func playwrightUpstream(t *testing.T, snapshot string) ServerConfig {
+func playwrightUpstream(t *testing.T, snapshot string) config.ServerConfig {
 	text := quote(snapshot)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -54,5 +54,5 @@ func playwrightUpstream(t *testing.T, snapshot string) ServerConfig {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
 	}))
 	t.Cleanup(ts.Close)
-	return ServerConfig{URL: ts.URL, Type: config.TypeStreamableHTTP, Mcpx: ServerOptions{Protocol: "2025-11-25"}}
+	return config.ServerConfig{URL: ts.URL, Type: config.TypeStreamableHTTP, Mcpx: config.ServerOptions{Protocol: "2025-11-25"}}
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // TestStopSendsSIGTERMBeforeSIGKILL stops an upstream whose child process
@@ -33,8 +36,8 @@ func TestStopSendsSIGTERMBeforeSIGKILL(t *testing.T) {
 			cfg.Env = map[string]string{stubEnv: stubFamily, stubDirEnv: dir, stubChildTermEnv: tc.term, stubChildStdioEnv: tc.stdio,
 				"GORACE": "atexit_sleep_ms=0"} // a -race binary otherwise waits 1 s on exit
 			g := newGatewayWith(t, Options{
-				Servers: map[string]ServerConfig{"fam": cfg},
-				Limits:  Limits{StopGrace: Duration(stopGrace), KillGrace: Duration(killGrace)},
+				Servers: map[string]config.ServerConfig{"fam": cfg},
+				Limits:  config.Limits{StopGrace: store.Duration(stopGrace), KillGrace: store.Duration(killGrace)},
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()

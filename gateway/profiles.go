@@ -15,13 +15,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
-
-// Profile is what a client takes (declared in internal/gatewayconfig,
-// which the CLI's config reads too).
-type Profile = config.Profile
 
 // charsPerToken converts a token cap to characters (engine.EstimateTokens
 // counts 2 tokens per 7 characters of text).
@@ -39,7 +35,7 @@ const charsPerToken = 3.5
 //	             default stays the ceiling)
 //
 // Budgets only lower the guardrail's configured budget, never raise it.
-var builtinProfiles = map[string]Profile{
+var builtinProfiles = map[string]config.Profile{
 	"claude-code":    {MaxTokens: 25000, Images: true},
 	"claude-ai":      {Images: true},
 	"copilot":        {MaxChars: 10000},
@@ -54,12 +50,12 @@ const defaultProfileName = "default"
 // profiles matches client names to profiles.
 type profiles struct {
 	names []string // longest first
-	byKey map[string]Profile
+	byKey map[string]config.Profile
 }
 
 // newProfiles merges the built-in profiles with the configured ones.
-func newProfiles(cfg map[string]Profile) (*profiles, error) {
-	p := &profiles{byKey: map[string]Profile{}}
+func newProfiles(cfg map[string]config.Profile) (*profiles, error) {
+	p := &profiles{byKey: map[string]config.Profile{}}
 	for k, v := range builtinProfiles {
 		p.byKey[k] = v
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // schemaValidator is the engine's SchemaValidator: it compiles each
@@ -29,8 +30,8 @@ import (
 // lists bound how many there are).
 type schemaValidator struct {
 	log    hclog.Logger
-	limits Limits   // MaxSchemaNodes, MaxSchemaWork, MaxSchemaDepth; zero means the defaults
-	cache  sync.Map // schema text → *compiledSchema
+	limits config.Limits // MaxSchemaNodes, MaxSchemaWork, MaxSchemaDepth; zero means the defaults
+	cache  sync.Map      // schema text → *compiledSchema
 }
 
 type compiledSchema struct {

@@ -26,6 +26,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // Errors of the schema analysis; Validate wraps them in
@@ -65,7 +67,7 @@ type schemaCost struct {
 	// descends marks the schemas with keywords that apply to members or
 	// items.
 	descends map[*jsonschema.Schema]bool
-	limits   Limits
+	limits   config.Limits
 }
 
 // schemaFields are the fields of jsonschema.Schema that hold subschemas,
@@ -130,7 +132,7 @@ func children(s *jsonschema.Schema) []*jsonschema.Schema {
 // analyseSchema builds the cost model of root, a schema that resolved, and
 // refuses it when it loops without descending or fans out past
 // l.MaxSchemaNodes or nests past l.MaxSchemaDepth. l has its defaults.
-func analyseSchema(root *jsonschema.Schema, l Limits) (*schemaCost, error) {
+func analyseSchema(root *jsonschema.Schema, l config.Limits) (*schemaCost, error) {
 	c := &schemaCost{
 		root: root, limits: l,
 		inPlace:  map[*jsonschema.Schema][]*jsonschema.Schema{},

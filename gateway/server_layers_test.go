@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // TestServerLayersBadPatch: options that are not an object are an error
 // naming where they are, not silently dropped (the merge moved to
-// cmd/mcpx/internal/config, which tests the message).
+// cmd/mcpx/internal/cli/config, which tests the message).
 func TestServerLayersBadPatch(t *testing.T) {
 	pipeline := engine.Config{Servers: map[string]engine.ServerConfig{
 		"tab": {Layers: map[string]json.RawMessage{"resourcelink": json.RawMessage(`{"x":1}`)}},
 	}}
-	servers := map[string]ServerConfig{"tab": {Command: "x", Mcpx: ServerOptions{
+	servers := map[string]config.ServerConfig{"tab": {Command: "x", Mcpx: config.ServerOptions{
 		Layers: map[string]json.RawMessage{"resourcelink": json.RawMessage(`[1]`)},
 	}}}
 	if _, err := New(Options{Servers: servers, Engine: engine.Options{Config: pipeline}}); err == nil {
@@ -28,14 +29,14 @@ func TestServerLayersBadPatch(t *testing.T) {
 // old config's to the pipeline when it loads it.
 func TestServerLayersRefused(t *testing.T) {
 	for _, tc := range []struct {
-		mcpx ServerOptions
+		mcpx config.ServerOptions
 		want string
 	}{
-		{ServerOptions{Layers: map[string]json.RawMessage{"sizenet": json.RawMessage(`{}`)}}, "mcpServers.tab.mcpx.layers: layer options live in the pipeline: set pipeline.servers.tab.layers"},
-		{ServerOptions{AutoReadIfSizeUnderBytes: 1}, "set pipeline.servers.tab.layers.resourcelink.auto_read_if_size_under_bytes"},
-		{ServerOptions{Tools: map[string]ToolOptions{"dl": {Layers: map[string]json.RawMessage{"fields": json.RawMessage(`{}`)}}}}, "set pipeline.servers.tab.tools.dl.layers"},
+		{config.ServerOptions{Layers: map[string]json.RawMessage{"sizenet": json.RawMessage(`{}`)}}, "mcpServers.tab.mcpx.layers: layer options live in the pipeline: set pipeline.servers.tab.layers"},
+		{config.ServerOptions{AutoReadIfSizeUnderBytes: 1}, "set pipeline.servers.tab.layers.resourcelink.auto_read_if_size_under_bytes"},
+		{config.ServerOptions{Tools: map[string]config.ToolOptions{"dl": {Layers: map[string]json.RawMessage{"fields": json.RawMessage(`{}`)}}}}, "set pipeline.servers.tab.tools.dl.layers"},
 	} {
-		_, err := New(Options{Servers: map[string]ServerConfig{"tab": {Command: "x", Mcpx: tc.mcpx}}, Engine: engine.Options{}})
+		_, err := New(Options{Servers: map[string]config.ServerConfig{"tab": {Command: "x", Mcpx: tc.mcpx}}, Engine: engine.Options{}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New with %+v: err = %v, want %q", tc.mcpx, err, tc.want)
 		}

@@ -54,9 +54,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // errAmbiguousCaller is the error an upstream gets for a server-to-client

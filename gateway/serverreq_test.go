@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
@@ -27,7 +28,7 @@ import (
 // roots/list it sends on each of the latter.
 const stubAsker = "asker"
 
-func askerStub(t testing.TB) ServerConfig {
+func askerStub(t testing.TB) config.ServerConfig {
 	c := stubServer(t)
 	c.Env = map[string]string{stubEnv: stubAsker}
 	return c
@@ -135,7 +136,7 @@ func (c *client) waitRequest(method string, d time.Duration) (string, gjson.Resu
 // roots requests made during a tool call reach the client whose call it
 // is, and the client's answer goes back upstream (issue 9).
 func TestServeRelaysServerRequests(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	c := connectWith(t, g, `{"elicitation":{},"sampling":{},"roots":{"listChanged":true}}`)
 	for _, tc := range serverRequestCases {
 		t.Run(tc.method, func(t *testing.T) {
@@ -163,7 +164,7 @@ func TestServeRelaysServerRequests(t *testing.T) {
 // TestServeServerRequestNeedsClientCapability: a client that declared no
 // elicitation is not asked; the upstream gets "method not found".
 func TestServeServerRequestNeedsClientCapability(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	c := connect(t, g)
 	res := c.result("tools/call", toolCall("ask", `{"method":"elicitation/create","params":{"message":"?"}}`))
 	text := res.Get("content.0.text").String()
@@ -176,7 +177,7 @@ func TestServeServerRequestNeedsClientCapability(t *testing.T) {
 // on one stdio upstream, a server-to-client request is refused rather
 // than sent to a client it may not be meant for.
 func TestServeServerRequestAmbiguous(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	caps := `{"elicitation":{}}`
 	a := connectWith(t, g, caps)
 	b := connectWith(t, g, caps)
@@ -215,7 +216,7 @@ func TestServeRootsFromConfig(t *testing.T) {
 	if err := json.Unmarshal([]byte(`[{"uri":"file:///srv/data","name":"data"},"/var/reports"]`), &cfg.Mcpx.Roots); err != nil {
 		t.Fatal(err)
 	}
-	g := newTestGateway(t, map[string]ServerConfig{"asker": cfg}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"asker": cfg}, engine.Options{})
 	c := connect(t, g)
 	declared := gjson.Parse(c.result("tools/call", toolCall("caps", "")).Get("content.0.text").String())
 	if !declared.Get("roots").Exists() || declared.Get("roots.listChanged").Bool() {
@@ -233,7 +234,7 @@ func TestServeRootsFromConfig(t *testing.T) {
 // capability, so a server that takes its folders from roots falls back
 // to its own configuration instead of an empty list (issue 10).
 func TestServeNoRootsWithoutClientRoots(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	c := connect(t, g)
 	declared := gjson.Parse(c.result("tools/call", toolCall("caps", "")).Get("content.0.text").String())
 	if declared.Get("roots").Exists() {
@@ -249,17 +250,17 @@ func TestServeNoRootsWithoutClientRoots(t *testing.T) {
 }
 
 func TestRootConfig(t *testing.T) {
-	var roots []Root
+	var roots []config.Root
 	if err := json.Unmarshal([]byte(`["/a b/c","file:///x",{"uri":"/y","name":"y"}]`), &roots); err != nil {
 		t.Fatal(err)
 	}
-	want := []Root{{URI: "file:///a%20b/c"}, {URI: "file:///x"}, {URI: "file:///y", Name: "y"}}
+	want := []config.Root{{URI: "file:///a%20b/c"}, {URI: "file:///x"}, {URI: "file:///y", Name: "y"}}
 	for i := range want {
 		if roots[i] != want[i] {
 			t.Errorf("root %d = %+v, want %+v", i, roots[i], want[i])
 		}
 	}
-	cfg := ServerConfig{Command: "x", Mcpx: ServerOptions{Roots: []Root{{URI: "relative/dir"}}}}
+	cfg := config.ServerConfig{Command: "x", Mcpx: config.ServerOptions{Roots: []config.Root{{URI: "relative/dir"}}}}
 	if err := cfg.Validate("s"); err == nil || !strings.Contains(err.Error(), "mcpx.roots[0]") {
 		t.Fatalf("Validate = %v, want the bad root named", err)
 	}
@@ -270,7 +271,7 @@ func TestRootConfig(t *testing.T) {
 // elicitation/create first; the client POSTs its answer and the same
 // stream ends with the result built from it.
 func TestServeHTTPRelaysElicitation(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(srv.Close)
 	h := &httpClient{t: t, url: srv.URL, hc: &http.Client{Timeout: 60 * time.Second}}

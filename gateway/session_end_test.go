@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -21,7 +22,7 @@ func TestOnSessionEndDropsArtifacts(t *testing.T) {
 	st := memstore.New(memstore.Config{})
 	ended := make(chan string, 4)
 	g := newGatewayWith(t, Options{
-		Servers: map[string]ServerConfig{"stub": stubServer(t)},
+		Servers: map[string]config.ServerConfig{"stub": stubServer(t)},
 		Engine:  engine.Options{Store: st},
 		OnSessionEnd: func(id string) {
 			if _, err := st.DropScope(context.Background(), store.Scope{SessionID: id}); err != nil {

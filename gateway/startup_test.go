@@ -13,7 +13,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -58,7 +59,7 @@ func startGateway(t *testing.T, o Options, log *syncBuffer, logEvery time.Durati
 
 // slowStub is the stub, sleeping sleep before it serves as a cold "go
 // run" compiles first.
-func slowStub(t *testing.T, sleep time.Duration) ServerConfig {
+func slowStub(t *testing.T, sleep time.Duration) config.ServerConfig {
 	c := stubServer(t)
 	c.Env = map[string]string{stubEnv: "1", stubSleepEnv: sleep.String(), "GORACE": "atexit_sleep_ms=0"}
 	return c
@@ -73,7 +74,7 @@ func slowStub(t *testing.T, sleep time.Duration) ServerConfig {
 func TestSlowUpstreamWaitedForPastStartWait(t *testing.T) {
 	const sleep = 1500 * time.Millisecond
 	var log syncBuffer
-	g := startGateway(t, Options{Servers: map[string]ServerConfig{"slow": slowStub(t, sleep)}, StartWait: 100 * time.Millisecond}, &log, 300*time.Millisecond)
+	g := startGateway(t, Options{Servers: map[string]config.ServerConfig{"slow": slowStub(t, sleep)}, StartWait: 100 * time.Millisecond}, &log, 300*time.Millisecond)
 	start := time.Now()
 	c := connect(t, g)
 	if took := time.Since(start); took < sleep-200*time.Millisecond {
@@ -103,12 +104,12 @@ func TestLateUpstreamAnnouncesListChanged(t *testing.T) {
 	cfg.Env[stubSleepEnv] = "10s"
 	cfg.Env[stubSleepOnceEnv] = filepath.Join(t.TempDir(), "slept")
 	cfg.Env["GORACE"] = "atexit_sleep_ms=0"
-	cfg.Mcpx.StartupTimeout = Duration(500 * time.Millisecond)
+	cfg.Mcpx.StartupTimeout = store.Duration(500 * time.Millisecond)
 	var log syncBuffer
 	g := startGateway(t, Options{
-		Servers:   map[string]ServerConfig{"late": cfg},
+		Servers:   map[string]config.ServerConfig{"late": cfg},
 		StartWait: 100 * time.Millisecond,
-		Limits:    Limits{StopGrace: Duration(100 * time.Millisecond), KillGrace: Duration(time.Second)},
+		Limits:    config.Limits{StopGrace: store.Duration(100 * time.Millisecond), KillGrace: store.Duration(time.Second)},
 	}, &log, time.Hour)
 	c := connect(t, g)
 	// Before the upstream is up only the artifact tools are listed.
@@ -140,19 +141,19 @@ func TestLateUpstreamAnnouncesListChanged(t *testing.T) {
 func TestStartupTimeoutDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  ServerConfig
+		cfg  config.ServerConfig
 		want time.Duration
 	}{
-		{"stdio", ServerConfig{Command: "x"}, config.DefaultStdioStartupTimeout},
-		{"stdio with a longer timeout", ServerConfig{Command: "x", Timeout: Duration(5 * time.Minute)}, 5 * time.Minute},
-		{"remote", ServerConfig{URL: "http://127.0.0.1:1/mcp"}, config.DefaultTimeout},
-		{"set", ServerConfig{Command: "x", Mcpx: ServerOptions{StartupTimeout: Duration(10 * time.Second)}}, 10 * time.Second},
+		{"stdio", config.ServerConfig{Command: "x"}, config.DefaultStdioStartupTimeout},
+		{"stdio with a longer timeout", config.ServerConfig{Command: "x", Timeout: store.Duration(5 * time.Minute)}, 5 * time.Minute},
+		{"remote", config.ServerConfig{URL: "http://127.0.0.1:1/mcp"}, config.DefaultTimeout},
+		{"set", config.ServerConfig{Command: "x", Mcpx: config.ServerOptions{StartupTimeout: store.Duration(10 * time.Second)}}, 10 * time.Second},
 	} {
 		if got := tc.cfg.StartupTimeout(); got != tc.want {
 			t.Errorf("%s: startup timeout %s, want %s", tc.name, got, tc.want)
 		}
 	}
-	bad := ServerConfig{Command: "x", Mcpx: ServerOptions{StartupTimeout: Duration(-time.Second)}}
+	bad := config.ServerConfig{Command: "x", Mcpx: config.ServerOptions{StartupTimeout: store.Duration(-time.Second)}}
 	if err := bad.Validate("x"); err == nil || !strings.Contains(err.Error(), "mcpx.startup_timeout") {
 		t.Errorf("negative startup_timeout: %v", err)
 	}

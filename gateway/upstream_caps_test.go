@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
@@ -67,7 +68,7 @@ func nextClientRequest(t *testing.T, br *bufio.Reader, method string) gjson.Resu
 func TestServeRootsChangeWithoutRestart(t *testing.T) {
 	cfg := askerStub(t)
 	cfg.Mcpx.ClientCapabilities = json.RawMessage(`{"roots":{"listChanged":true}}`)
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"asker": cfg}, WaitForClientCapabilities: true})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"asker": cfg}, WaitForClientCapabilities: true})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(srv.Close)
 	hc := &http.Client{Timeout: 60 * time.Second}
@@ -128,7 +129,7 @@ func TestUpstreamDeclaresFirstClientCapabilities(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"asker": askerStub(t)}, WaitForClientCapabilities: true})
+			g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"asker": askerStub(t)}, WaitForClientCapabilities: true})
 			c := connectWith(t, g, tc.client)
 			got := c.result("tools/call", toolCall("caps", "")).Get("content.0.text").String()
 			if !jsonSame(got, tc.want) {
@@ -137,7 +138,7 @@ func TestUpstreamDeclaresFirstClientCapabilities(t *testing.T) {
 		})
 	}
 	t.Run("stateless client", func(t *testing.T) {
-		g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"asker": askerStub(t)}, WaitForClientCapabilities: true})
+		g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"asker": askerStub(t)}, WaitForClientCapabilities: true})
 		c := connectStateless(t, g)
 		res := c.result("tools/call", `{"name":"caps","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}`)
 		if got := res.Get("content.0.text").String(); !jsonSame(got, `{"sampling":{}}`) {
@@ -161,7 +162,7 @@ func TestUpstreamClientCapabilitiesConfig(t *testing.T) {
 	cfg := askerStub(t)
 	cfg.Mcpx.ClientCapabilities = json.RawMessage(`{"sampling":{},"experimental":{"k":{}}}`)
 	g := newGatewayWith(t, Options{
-		Servers:                   map[string]ServerConfig{"asker": cfg},
+		Servers:                   map[string]config.ServerConfig{"asker": cfg},
 		WaitForClientCapabilities: true,
 		Logger:                    hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs}),
 	})

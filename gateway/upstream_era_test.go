@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
@@ -40,7 +41,7 @@ func modernUpstream(t *testing.T) string {
 // inputResponses pass through both ways; a session client of the same
 // upstream keeps working (issue 9).
 func TestServeStatelessUpstreamInputRequired(t *testing.T) {
-	g := newTestGateway(t, map[string]ServerConfig{"modern": {URL: modernUpstream(t)}}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"modern": {URL: modernUpstream(t)}}, engine.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.WaitReady(ctx)
@@ -64,8 +65,8 @@ func TestServeStatelessUpstreamInputRequired(t *testing.T) {
 // TestUpstreamProtocolSessionOnly: mcpx.protocol "2025-11-25" keeps an
 // upstream to its session: no probe, no lane.
 func TestUpstreamProtocolSessionOnly(t *testing.T) {
-	cfg := ServerConfig{URL: modernUpstream(t), Mcpx: ServerOptions{Protocol: mcp.ProtocolVersion20251125}}
-	g := newTestGateway(t, map[string]ServerConfig{"modern": cfg}, engine.Options{})
+	cfg := config.ServerConfig{URL: modernUpstream(t), Mcpx: config.ServerOptions{Protocol: mcp.ProtocolVersion20251125}}
+	g := newTestGateway(t, map[string]config.ServerConfig{"modern": cfg}, engine.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.WaitReady(ctx)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // A remote upstream's answer is held to limits.max_upstream_message_bytes
@@ -40,8 +40,8 @@ func TestHTTPUpstreamMessageTooLarge(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	g := newGatewayWith(t, Options{
-		Servers: map[string]ServerConfig{"remote": {Type: config.TypeStreamableHTTP, URL: ts.URL}},
-		Limits:  Limits{MaxUpstreamMessageBytes: limit},
+		Servers: map[string]config.ServerConfig{"remote": {Type: config.TypeStreamableHTTP, URL: ts.URL}},
+		Limits:  config.Limits{MaxUpstreamMessageBytes: limit},
 	})
 	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)

@@ -15,9 +15,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // sessionUpstream is a small Streamable HTTP MCP server with sessions and
@@ -91,7 +91,7 @@ func TestHTTPUpstreamSessionExpired(t *testing.T) {
 	up := &sessionUpstream{sessions: map[string]bool{}}
 	ts := httptest.NewServer(up)
 	t.Cleanup(ts.Close) // after the gateway's, so that its DELETE lands
-	g := newTestGateway(t, map[string]ServerConfig{"remote": {Type: config.TypeStreamableHTTP, URL: ts.URL}}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"remote": {Type: config.TypeStreamableHTTP, URL: ts.URL}}, engine.Options{})
 	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
 	if v := c.result("tools/call", toolCall("echo", `{"v":"one"}`)).Get("structuredContent.v").String(); v != "one" {
@@ -124,7 +124,7 @@ func TestSSEUpstream(t *testing.T) {
 	})
 	ts := httptest.NewServer(server.NewSSEServer(s))
 	t.Cleanup(ts.Close)
-	g := newTestGateway(t, map[string]ServerConfig{"legacy": {Type: config.TypeSSE, URL: ts.URL + "/sse"}}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"legacy": {Type: config.TypeSSE, URL: ts.URL + "/sse"}}, engine.Options{})
 	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	c := connect(t, g)
 	if txt := c.result("tools/call", toolCall("echo", `{"v":"over sse"}`)).Get("content.0.text").String(); txt != "echo: over sse" {

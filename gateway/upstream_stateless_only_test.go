@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // stubModern makes the stub a server that speaks only 2026-07-28: it
@@ -112,7 +113,7 @@ func runModernStub() {
 func TestUpstreamStatelessOnly(t *testing.T) {
 	cfg := stubServer(t)
 	cfg.Env = map[string]string{stubEnv: stubModern}
-	g := newTestGateway(t, map[string]ServerConfig{"modern": cfg}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"modern": cfg}, engine.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.WaitReady(ctx)
@@ -154,7 +155,7 @@ func TestUpstreamStatelessOnly(t *testing.T) {
 func TestUpstreamListen(t *testing.T) {
 	cfg := stubServer(t)
 	cfg.Env = map[string]string{stubEnv: stubModern}
-	g := newTestGateway(t, map[string]ServerConfig{"modern": cfg}, engine.Options{})
+	g := newTestGateway(t, map[string]config.ServerConfig{"modern": cfg}, engine.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.WaitReady(ctx)

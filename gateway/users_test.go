@@ -16,8 +16,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // stubMemo makes the stub a server that keeps its user's state in its
@@ -63,7 +65,7 @@ func runMemoStub() {
 }
 
 // memoServer is the ServerConfig that runs the memo stub.
-func memoServer(t testing.TB) ServerConfig {
+func memoServer(t testing.TB) config.ServerConfig {
 	c := stubServer(t)
 	c.Env = map[string]string{stubEnv: stubMemo}
 	return c
@@ -76,7 +78,7 @@ func memoUsers(t *testing.T, o Options, instances string) (*Gateway, string) {
 	t.Helper()
 	memo := memoServer(t)
 	memo.Mcpx.Instances = instances
-	o.Servers = map[string]ServerConfig{"memo": memo}
+	o.Servers = map[string]config.ServerConfig{"memo": memo}
 	g := newGatewayWith(t, o)
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: map[string]string{"ta": "alice", "tb": "bob", "tc": "carol"}}))
 	t.Cleanup(srv.Close)
@@ -146,7 +148,7 @@ func nextNote(t *testing.T, who string, ch <-chan gjson.Result) gjson.Result {
 // resources/read goes to her process. A principal past
 // limits.max_user_processes gets -32014 naming the limit.
 func TestUsersDoNotShareAProcess(t *testing.T) {
-	_, url := memoUsers(t, Options{Users: Users{Identities: 3}, Limits: Limits{MaxUserProcesses: 2}}, "")
+	_, url := memoUsers(t, Options{Users: config.Users{Identities: 3}, Limits: config.Limits{MaxUserProcesses: 2}}, "")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	aliceNotes, bobNotes := notes(alice), notes(bob)
 	for _, c := range []*httpClient{alice, bob} {
@@ -208,8 +210,8 @@ func TestUsersDoNotShareAProcess(t *testing.T) {
 // place under limits.max_user_processes is free for another principal.
 func TestUserProcessStopsWhenIdle(t *testing.T) {
 	g, url := memoUsers(t, Options{
-		Users:  Users{JWT: true},
-		Limits: Limits{MaxUserProcesses: 1, UserProcessIdleTimeout: Duration(300 * time.Millisecond)},
+		Users:  config.Users{JWT: true},
+		Limits: config.Limits{MaxUserProcesses: 1, UserProcessIdleTimeout: store.Duration(300 * time.Millisecond)},
 	}, "")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	alice.result("tools/call", toolCall("remember", `{"v":"alice's cookie"}`))
@@ -227,7 +229,7 @@ func TestUserProcessStopsWhenIdle(t *testing.T) {
 // TestUsersShareWhenTheConfigSaysSo: "instances": "shared" keeps one
 // process for every user even where several principals may call.
 func TestUsersShareWhenTheConfigSaysSo(t *testing.T) {
-	g, url := memoUsers(t, Options{Users: Users{Identities: 3}}, "shared")
+	g, url := memoUsers(t, Options{Users: config.Users{Identities: 3}}, "shared")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	alice.result("tools/call", toolCall("remember", `{"v":"team notes"}`))
 	if memo, pid := recalled(bob); memo != "team notes" || pid != int64(g.ups["memo"].PID()) {
@@ -269,7 +271,7 @@ func TestServeUsersDoNotShareAProcess(t *testing.T) {
 // several sessions that could answer; the shared process of a per_user
 // server, which serves no user's call, asks no client at all.
 func TestUserProcessAsksItsOwnerOnly(t *testing.T) {
-	g, url := memoUsers(t, Options{Users: Users{Identities: 2}}, "")
+	g, url := memoUsers(t, Options{Users: config.Users{Identities: 2}}, "")
 	open := func(token string) {
 		c := &httpClient{t: t, url: url, token: token, hc: &http.Client{Timeout: 60 * time.Second}}
 		c.result("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"test","version":"1"}}`)
@@ -302,7 +304,7 @@ func TestUserProcessAsksItsOwnerOnly(t *testing.T) {
 func TestStatelessOnlyUsersDoNotShareAProcess(t *testing.T) {
 	modern := stubServer(t)
 	modern.Env = map[string]string{stubEnv: stubModern}
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"modern": modern}, Users: Users{Identities: 2}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"modern": modern}, Users: config.Users{Identities: 2}})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: map[string]string{"ta": "alice", "tb": "bob"}}))
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

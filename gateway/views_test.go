@@ -15,7 +15,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+	"github.com/mcpx-dev/mcpx/imageview"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
@@ -52,7 +54,7 @@ var screenshotPNG = sync.OnceValue(func() []byte {
 // 2560x1600 original to the copy's size itself and bills its pixels.
 func TestScreenshotFittedToClient(t *testing.T) {
 	st := memstore.New(memstore.Config{})
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": playwrightUpstream(t, "")}, Engine: engine.Options{Store: st}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"playwright": playwrightUpstream(t, "")}, Engine: engine.Options{Store: st}})
 	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	orig := screenshotPNG()
 	t.Logf("screenshot: 2560x1600, %d bytes", len(orig))
@@ -103,8 +105,8 @@ func TestScreenshotFittedToClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(data) > engine.DefaultImageMaxBytes {
-			t.Errorf("the copy is %d bytes, over %d", len(data), engine.DefaultImageMaxBytes)
+		if len(data) > imageview.DefaultMaxBytes {
+			t.Errorf("the copy is %d bytes, over %d", len(data), imageview.DefaultMaxBytes)
 		}
 		dec, format, err := image.Decode(bytes.NewReader(data))
 		if err != nil {
@@ -142,7 +144,7 @@ func TestScreenshotFittedToClient(t *testing.T) {
 // Profiles match clientInfo.name case-insensitively by prefix, the
 // longest first; config replaces a built-in and sets "default".
 func TestProfilesMatch(t *testing.T) {
-	p, err := newProfiles(map[string]Profile{"goose": {MaxChars: 8000}, "default": {MaxChars: 30000}, "claude-code-ci": {MaxChars: 4000}})
+	p, err := newProfiles(map[string]config.Profile{"goose": {MaxChars: 8000}, "default": {MaxChars: 30000}, "claude-code-ci": {MaxChars: 4000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,10 +166,10 @@ func TestProfilesMatch(t *testing.T) {
 			t.Errorf("%q: got %+v, want profile %s chars %d images %v", c.client, v, c.profile, c.chars, c.images)
 		}
 	}
-	if _, err := newProfiles(map[string]Profile{"x": {MaxChars: -1}}); err == nil {
+	if _, err := newProfiles(map[string]config.Profile{"x": {MaxChars: -1}}); err == nil {
 		t.Error("a negative budget was accepted")
 	}
-	_, err = newProfiles(map[string]Profile{"x": {Images: true, ImageView: engine.ImageView{MaxWaitMS: -1}}})
+	_, err = newProfiles(map[string]config.Profile{"x": {Images: true, ImageView: imageview.Limits{MaxWaitMS: -1}}})
 	if want := `profiles: "x": image_view.max_wait_ms must not be negative`; err == nil || err.Error() != want {
 		t.Errorf("a negative image_view bound: %v, want %s", err, want)
 	}
@@ -179,7 +181,7 @@ func TestProfilesMatch(t *testing.T) {
 // told so, and what it can do instead.
 func TestArtifactQueryRegion(t *testing.T) {
 	st := memstore.New(memstore.Config{})
-	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"playwright": playwrightUpstream(t, "")}, Engine: engine.Options{Store: st}})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"playwright": playwrightUpstream(t, "")}, Engine: engine.Options{Store: st}})
 	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
 	open := func(name string) *client {
 		c := connectStateless(t, g)

@@ -15,7 +15,7 @@ func TestJQModeNeedsARunner(t *testing.T) {
 	st := memstore.New(memstore.Config{})
 	js := put(t, st, "application/json", []byte(`{"a":1}`))
 	_, err := Run(context.Background(), st, js, Request{JQ: ".a"}, Budget{})
-	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "mcpx-server") {
+	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "Budget.JQ") {
 		t.Fatalf("jq without a runner: %v", err)
 	}
 }

@@ -197,7 +197,7 @@ func cutString(s string, n int) string {
 // from b.Memory first, and the artifact is streamed to it, not held here.
 func runJQ(ctx context.Context, st store.Store, ref store.Ref, program string, b Budget) (Answer, error) {
 	if b.JQ == nil {
-		return Answer{}, fmt.Errorf("%w: this binary runs no jq programs (mcpx-server does)", ErrBadRequest)
+		return Answer{}, fmt.Errorf("%w: no jq runner: set Budget.JQ (query/jq's Run) to run jq programs", ErrBadRequest)
 	}
 	if err := checkSize(ref, b, "jq"); err != nil {
 		return Answer{}, err

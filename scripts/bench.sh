@@ -9,7 +9,7 @@
 #      server directly and a bare byte relay; `mcpx serve --listen` in front of
 #      its HTTP mode, 16 concurrent clients sending stateless 2026-07-28
 #      requests, against 16 sessions on the server directly. Runs interleave
-#      and medians are reported (internal/cmd/gatewaybench).
+#      and medians are reported (bench/gatewaybench).
 # Installs hyperfine and GNU time from Debian when missing and run as root.
 #
 #   ./scripts/bench.sh            # everything
@@ -20,10 +20,12 @@
 #     benchmarks at 0/10k/100k artifacts, puts from 16 goroutines and 4
 #     processes, and `mcpx transform` of a small result and `mcpx artifacts
 #     ls` on an empty vs a 100,000-artifact store (time and max RSS), one
-#     put on each, the CLI against internal/cmd/smallest (and MCPX_OLD, a
-#     binary of an earlier commit, side by side), and the 10 MiB PDF in an
-#     existing store against internal/cmd/floor (hyperfine, then runs
-#     interleaved round by round: internal/cmd/interleave; MCPX_OLD too)
+#     put on each, the CLI against bench/smallest (and MCPX_OLD, a
+#     binary of an earlier commit, side by side; hyperfine, then
+#     interleaved without and with the Tableau preset), the binary's
+#     package initialisation (GODEBUG=inittrace=1), and the 10 MiB PDF in
+#     an existing store against bench/floor (hyperfine, then runs
+#     interleaved round by round: bench/interleave; MCPX_OLD too)
 #   BENCH=text ./scripts/bench.sh     # only the text path (issue 17): a
 #     600,000-character accessibility snapshot (as @playwright/mcp's
 #     browser_snapshot answers; an escape every dozen bytes) and 600,000
@@ -42,7 +44,7 @@
 #     against one replica behind the same haproxy, each replica in front
 #     of its own go-sdk example server over stdio; 16 clients sending
 #     stateless 2026-07-28 tools/call requests, calls/s and p99, runs
-#     interleaved (internal/cmd/gatewaybench http -direct-stateless)
+#     interleaved (bench/gatewaybench http -direct-stateless)
 #   BENCH=textproxy ./scripts/bench.sh  # a 600,000-character snapshot from
 #     a stdio server (gatewaybench snapshot-server -vary: new bytes each
 #     call), one call at a time over streamable HTTP, p50 of 15
@@ -88,9 +90,8 @@ if [ "$what" = all ] || [ "$what" = process ]; then
 	need hyperfine hyperfine
 	need /usr/bin/time time
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx # static, as README.md installs it
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
-	CGO_ENABLED=0 go build -o "$out/floor" ./internal/cmd/floor # static, as mcpx is
-	go build -o "$out/benchdata" ./internal/cmd/benchdata
+	CGO_ENABLED=0 go build -o "$out/floor" ./bench/floor # static, as mcpx is
+	go build -o "$out/benchdata" ./bench/benchdata
 	for n in 10 50 100; do "$out/benchdata" "$n" "$out/r$n.json"; done
 	mkdir -p "$out/floor-dir"
 	echo "== whole process, 10 MiB result: mcpx transform vs floor"
@@ -110,8 +111,7 @@ if [ "$what" = all ] || [ "$what" = gateway ]; then
 	gosdk=$(./scripts/conformance-tools.sh | tail -n 1)
 	ev=$gosdk/everything
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx # static, as README.md installs it
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
-	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
+	go build -o "$out/gatewaybench" ./bench/gatewaybench
 	export MCPX_HOME=$out/gateway-home
 	echo "== stdio, one call at a time: direct vs bare relay vs mcpx wrap"
 	base=()
@@ -140,7 +140,6 @@ if [ "$what" = store ]; then
 	echo "== go test -bench (store index at 0/10k/100k, parallel puts)"
 	go test ./store/fsstore -run '^$' -bench 'Index|PutParallel|PutProcesses' -benchtime 200x -count 3 | tee "$out/store-index.txt"
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
 	rm -rf "$out/empty" "$out/full"
 	mkdir -p "$out/empty"
 	"$out/mcpx" artifacts ls --store "$out/empty" >/dev/null
@@ -167,22 +166,37 @@ if [ "$what" = store ]; then
 	hyperfine -N -w 3 -r 30 --prepare "$newresult" \
 		"$out/mcpx transform --store $out/empty0 --server s $out/onestored.json" \
 		"$out/mcpx transform --store $out/full0 --server s $out/onestored.json" | tee "$out/store-transform-put.txt"
-	echo "== the CLI's own cost: mcpx transform vs the smallest engine program (internal/cmd/smallest), small result"
-	CGO_ENABLED=0 go build -o "$out/smallest" ./internal/cmd/smallest # static, as mcpx is
+	echo "== the CLI's own cost: mcpx transform vs the smallest engine program (bench/smallest), small result"
+	CGO_ENABLED=0 go build -o "$out/smallest" ./bench/smallest # static, as mcpx is
 	runs=("$out/mcpx transform --store $out/empty --server s $out/small.json" "$out/smallest $out/empty $out/small.json s")
 	# MCPX_OLD: a binary built from an earlier commit, for start-up side by side
 	if [ -n "${MCPX_OLD:-}" ]; then runs+=("$MCPX_OLD transform --store $out/empty-old --server s $out/small.json"); mkdir -p "$out/empty-old"; fi
 	hyperfine -N -w 5 -r 40 "${runs[@]}" | tee "$out/store-cli-cost.txt"
-	echo "== 10 MiB base64 PDF in an existing store: mcpx transform vs the floor program (internal/cmd/floor)"
-	CGO_ENABLED=0 go build -o "$out/floor" ./internal/cmd/floor # static, as mcpx is
-	go build -o "$out/benchdata" ./internal/cmd/benchdata
+	echo "== the same, interleaved, without and with the Tableau preset (bench/interleave; medians; target 1.25x)"
+	go build -o "$out/interleave" ./bench/interleave
+	for server in s tableau; do
+		runs=("$out/mcpx transform --store $out/empty --server $server $out/small.json")
+		[ -n "${MCPX_OLD:-}" ] && runs+=("$MCPX_OLD transform --store $out/empty-old --server $server $out/small.json")
+		"$out/interleave" -n 41 -warmup 5 "${runs[@]}" "$out/smallest $out/empty $out/small.json $server"
+	done | tee "$out/store-cli-cost-interleaved.txt"
+	echo "== package initialisation of the binary: sum of GODEBUG=inittrace=1's clock column of mcpx version, median of 41 interleaved runs"
+	bins=("$out/mcpx")
+	[ -n "${MCPX_OLD:-}" ] && bins+=("$MCPX_OLD")
+	for _ in $(seq 41); do
+		for b in "${bins[@]}"; do
+			printf '%s ' "$b"
+			GODEBUG=inittrace=1 "$b" version 2>&1 >/dev/null | awk '/^init /{for (i = 1; i < NF; i++) if ($(i + 1) == "ms" && $(i + 2) ~ /^clock/) s += $i; n++} END{printf "%.3f %d\n", s, n}'
+		done
+	done | sort -k1,1 -k2,2n | awk '{v[$1, ++c[$1]] = $2; p[$1] = $3} END{for (b in c) printf "%s: median %.2f ms (least %.2f), %d packages\n", b, v[b, int((c[b] + 1) / 2)], v[b, 1], p[b]}' | tee "$out/store-inittrace.txt"
+	echo "== 10 MiB base64 PDF in an existing store: mcpx transform vs the floor program (bench/floor)"
+	CGO_ENABLED=0 go build -o "$out/floor" ./bench/floor # static, as mcpx is
+	go build -o "$out/benchdata" ./bench/benchdata
 	"$out/benchdata" 10 "$out/r10.json"
 	hyperfine -N -w 3 -r 20 \
 		--prepare "sh -c 'rm -rf $out/pdf-store $out/floor-dir; cp -a $out/empty0 $out/pdf-store; mkdir -p $out/floor-dir'" \
 		"$out/mcpx transform --store $out/pdf-store --server tableau --tool download_workbook $out/r10.json" \
 		"$out/floor $out/r10.json $out/floor-dir" | tee "$out/store-pdf.txt"
-	echo "== the same, interleaved (internal/cmd/interleave: mcpx, then the floor, round after round; medians)"
-	go build -o "$out/interleave" ./internal/cmd/interleave
+	echo "== the same, interleaved (bench/interleave: mcpx, then the floor, round after round; medians)"
 	pdfruns=("$out/mcpx transform --store $out/pdf-store --server tableau --tool download_workbook $out/r10.json")
 	# MCPX_OLD: a binary built from an earlier commit, side by side
 	[ -n "${MCPX_OLD:-}" ] && pdfruns+=("$MCPX_OLD transform --store $out/pdf-store --server tableau --tool download_workbook $out/r10.json")
@@ -203,8 +217,7 @@ if [ "$what" = text ]; then
 	go test ./engine -run '^$' -bench ArtifactText -benchtime 20x -count 5 | tee "$out/text-engine.txt"
 	go test ./layers -run '^$' -bench ChainText600K -benchtime 20x -count 5 | tee "$out/text-chain.txt"
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
-	go build -o "$out/benchdata" ./internal/cmd/benchdata
+	go build -o "$out/benchdata" ./bench/benchdata
 	"$out/benchdata" snapshot 600000 "$out/snapshot.json"
 	"$out/benchdata" text 600000 "$out/plain.json"
 	bins=("$out/mcpx")
@@ -249,8 +262,7 @@ if [ "$what" = replicas ]; then
 	haproxy=$(./scripts/haproxy-tools.sh | tail -n 1)
 	ev=$(./scripts/conformance-tools.sh | tail -n 1)/everything
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
-	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
+	go build -o "$out/gatewaybench" ./bench/gatewaybench
 	base=$((20000 + RANDOM % 10000))
 	s3=$base r1=$((base + 1)) r2=$((base + 2)) one=$((base + 3)) two=$((base + 4))
 	rm -rf "$out/s3data"; mkdir -p "$out/s3data/mcpx-bench"
@@ -297,9 +309,8 @@ if [ "$what" = replicas ]; then
 fi
 if [ "$what" = textproxy ]; then
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
-	go build -o "$out/gatewaybench" ./internal/cmd/gatewaybench
-	go build -o "$out/benchdata" ./internal/cmd/benchdata
+	go build -o "$out/gatewaybench" ./bench/gatewaybench
+	go build -o "$out/benchdata" ./bench/benchdata
 	"$out/benchdata" snapshot 600000 "$out/snapshot.json"
 	server="$out/gatewaybench snapshot-server -vary $out/snapshot.json"
 	printf '{"mcpServers":{"snap":{"command":"%s","args":["snapshot-server","-vary","%s"]}}}' "$out/gatewaybench" "$out/snapshot.json" >"$out/textproxy-mcpx.json"
@@ -338,8 +349,7 @@ if [ "$what" = posttransform ]; then
 	need curl curl
 	echo "== POST /transform vs mcpx transform, 10 MiB PDF result"
 	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
-	CGO_ENABLED=0 go build -o "$out/mcpx-server" ./cmd/mcpx-server # serve, wrap and S3 stores: mcpx hands them to it
-	go build -o "$out/benchdata" ./internal/cmd/benchdata
+	go build -o "$out/benchdata" ./bench/benchdata
 	ev=$(./scripts/conformance-tools.sh | tail -n 1)/everything
 	printf '{"mcpServers":{"everything":{"command":"%s"}}}' "$ev" >"$out/post.json"
 	port=$((30000 + RANDOM % 5000))

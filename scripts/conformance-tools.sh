@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the MCP conformance test (internal/conformance) needs, each
+# Installs what the MCP conformance test (tests/conformance) needs, each
 # only when missing, and prints the folder of the Go servers on its last
 # line:
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Debian's haproxy, the load balancer in front of the two mcpx
-# replicas of internal/replicas, when it is missing (as root, or with
+# replicas of tests/replicas, when it is missing (as root, or with
 # passwordless sudo), and prints the binary's path on its last line:
 #
 #   MCPX_HAPROXY=$(./scripts/haproxy-tools.sh | tail -n 1)

@@ -54,7 +54,7 @@ fi
 
 # The official MCP conformance suite (Node 22 and the suite, pinned in
 # tools/conformance/package-lock.json) and the go-sdk servers it runs
-# against, built once into ~/.cache/mcpx-tools: internal/conformance runs
+# against, built once into ~/.cache/mcpx-tools: tests/conformance runs
 # the suite against them directly and through mcpx.
 step="conformance tools"
 say "MCP conformance tools (scripts/conformance-tools.sh)"
@@ -82,7 +82,7 @@ say "versitygw (scripts/s3-tools.sh)"
 MCPX_VERSITYGW=$(./scripts/s3-tools.sh | tail -n 1)
 export MCPX_VERSITYGW
 
-# A real load balancer for internal/replicas (two mcpx serve replicas on
+# A real load balancer for tests/replicas (two mcpx serve replicas on
 # one bucket): Debian's haproxy, installed when missing; the test fails
 # rather than skips under CI=true when it is absent.
 step="load balancer"
@@ -90,7 +90,7 @@ say "haproxy (scripts/haproxy-tools.sh)"
 MCPX_HAPROXY=$(./scripts/haproxy-tools.sh | tail -n 1)
 export MCPX_HAPROXY
 
-# Headless Chromium for the UI tests (internal/cli TestUIBrowser*, web
+# Headless Chromium for the UI tests (cmd/mcpx/internal/cli TestUIBrowser*, web
 # TestUIBrowser*): Debian's chromium, installed when missing; the tests
 # drive it with chromedp and fail rather than skip under CI=true when it
 # is absent. Screenshots go to $MCPX_TEST_ARTIFACTS, else testdata/out.
@@ -141,14 +141,14 @@ go test -race -count=1 -timeout 30m ./...
 # which its random drops from sync.Pool inflate) carry a !race build tag:
 # run them here.
 step="go test (large results, no race detector)"
-say "go test -count=1 -run TestLargeResults ./internal/cli"
-go test -count=1 -run TestLargeResults ./internal/cli
+say "go test -count=1 -run TestLargeResults ./cmd/mcpx/internal/cli"
+go test -count=1 -run TestLargeResults ./cmd/mcpx/internal/cli
 say "go test -count=1 -run TestViewReservesWhatItAllocates ./imageview"
 go test -count=1 -run TestViewReservesWhatItAllocates ./imageview
 say "go test -count=1 -run TestConcurrentImageViewsStayInTheBudget ./engine"
 go test -count=1 -run TestConcurrentImageViewsStayInTheBudget ./engine
 
-# The reliability suite (internal/reliability, build tag "reliability"):
+# The reliability suite (tests/reliability, build tag "reliability"):
 # the gateway killed with SIGKILL mid-run, a full disk (a tmpfs: skipped
 # without root), the object store stopped or slowed to a trickle mid-put,
 # one of two replicas on a bucket killed mid-upload, 64 sessions of 1-10
@@ -156,8 +156,8 @@ go test -count=1 -run TestConcurrentImageViewsStayInTheBudget ./engine
 # beside hostile WASM plugins, ten 49 MP images at once within the work
 # memory budget. About a minute and a half here; bounded at 10.
 step="reliability suite"
-say "go test -tags reliability -count=1 -timeout 10m ./internal/reliability/..."
-go test -tags reliability -count=1 -timeout 10m ./internal/reliability/...
+say "go test -tags reliability -count=1 -timeout 10m ./tests/reliability/..."
+go test -tags reliability -count=1 -timeout 10m ./tests/reliability/...
 
 # Fuzz targets: every "func FuzzX(" in a _test.go file of this module (a
 # folder with its own go.mod is another module, tested on its own).

@@ -6,7 +6,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -339,34 +338,6 @@ func (c *CollectReport) Add(r Removal, each func(Removal)) {
 // last read: ListAccess is ListOrder with each ref's last access time.
 type AccessLister interface {
 	ListAccess(ctx context.Context, scope Scope, cursor string, order Order) (refs []Ref, lastAccess []time.Time, next string, err error)
-}
-
-// Duration is a time.Duration written as a Go duration string in JSON
-// ("1h30m"); a bare number is seconds.
-type Duration time.Duration
-
-// MarshalJSON writes d as a duration string.
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
-}
-
-// UnmarshalJSON reads a duration string, or a number of seconds.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		var secs float64
-		if nerr := json.Unmarshal(b, &secs); nerr != nil {
-			return fmt.Errorf("want a duration such as \"1h\": %w", err)
-		}
-		*d = Duration(secs * float64(time.Second))
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
 }
 
 // Held is an artifact as a collector weighs it against a Retention (for

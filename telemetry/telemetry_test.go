@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	_ "github.com/mcpx-dev/mcpx/layers"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 	"github.com/mcpx-dev/mcpx/telemetry"
@@ -98,7 +99,7 @@ func newGateway(t testing.TB, up http.Handler, o gateway.Options) string {
 	t.Helper()
 	us := httptest.NewServer(up)
 	t.Cleanup(us.Close)
-	o.Servers = map[string]gateway.ServerConfig{"up": {Type: "streamable-http", URL: us.URL}}
+	o.Servers = map[string]config.ServerConfig{"up": {Type: "streamable-http", URL: us.URL}}
 	o.Engine.Store = memstore.New(memstore.Config{})
 	o.Engine.Config.Chain = testChain
 	o.Logger = hclog.NewNullLogger()

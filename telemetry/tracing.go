@@ -11,22 +11,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcpx-dev/mcpx/telemetry/otlphttp"
-	"github.com/mcpx-dev/mcpx/telemetry/traceconfig"
-)
-
-// The tracing configuration is declared in telemetry/traceconfig, which
-// links no exporter: the CLI's config tree names it without the OTLP
-// exporter's dependencies (see internal/cli/parts).
-type TracingConfig = traceconfig.Config
-
-// ErrConfig is returned for a tracing configuration that cannot be used.
-var ErrConfig = traceconfig.ErrConfig
-
-const (
-	// DefaultServiceName is the service.name of mcpx's spans.
-	DefaultServiceName = traceconfig.DefaultServiceName
-	// DefaultSampleRatio is the share of root traces sampled.
-	DefaultSampleRatio = traceconfig.DefaultSampleRatio
 )
 
 // serviceNameKey is the resource attribute naming the service

@@ -30,23 +30,6 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
-	"github.com/mcpx-dev/mcpx/web/apilimits"
-)
-
-// Limits bound the API's memory and streams; they are declared in
-// web/apilimits, which links no HTTP server, so that a config tree can
-// name them without this package.
-type Limits = apilimits.Limits
-
-// Defaults of Limits.
-const (
-	DefaultEventBuffer       = apilimits.DefaultEventBuffer
-	DefaultSubscriberBuffer  = apilimits.DefaultSubscriberBuffer
-	DefaultMaxEventStreams   = apilimits.DefaultMaxEventStreams
-	DefaultEventKeepAlive    = apilimits.DefaultEventKeepAlive
-	DefaultMaxTransformBytes = apilimits.DefaultMaxTransformBytes
-	DefaultTrackedOwners     = apilimits.DefaultTrackedOwners
-	DefaultPreviewBytes      = apilimits.DefaultPreviewBytes
 )
 
 // Transformer runs a raw tool result through the engine; *engine.Engine

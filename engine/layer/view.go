@@ -20,21 +20,7 @@ type View struct {
 	// natively: an image the typedcontent layer moves to the store is
 	// also sent as a downscaled image block (see ImageView).
 	Images bool `json:"images,omitempty"`
-	// ImageView bounds the downscaled copy; zero fields take the
-	// defaults of DefaultImageView.
-	ImageView ImageView `json:"image_view,omitzero"`
+	// ImageView bounds the downscaled copy (package imageview documents
+	// each bound and its default); zero fields take the defaults.
+	ImageView imageview.Limits `json:"image_view,omitzero"`
 }
-
-// ImageView bounds the downscaled image a client that takes images gets in
-// place of an image moved to the store: imageview.Limits, whose doc gives
-// each bound and its default.
-type ImageView = imageview.Limits
-
-// The defaults of ImageView.
-const (
-	DefaultImageMaxSide         = imageview.DefaultMaxSide
-	DefaultImageMaxBytes        = imageview.DefaultMaxBytes
-	DefaultImageMaxSourcePixels = imageview.DefaultMaxSourcePixels
-	DefaultImageMaxSourceBytes  = imageview.DefaultMaxSourceBytes
-	DefaultImageMaxWaitMS       = imageview.DefaultMaxWaitMS
-)

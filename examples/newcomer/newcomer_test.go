@@ -58,7 +58,7 @@ func binaries(t *testing.T) (mcpx, helpdesk string) {
 		if buildErr != nil {
 			return
 		}
-		for _, b := range []struct{ out, pkg string }{{"mcpx", "./cmd/mcpx"}, {"mcpx-server", "./cmd/mcpx-server"}, {"helpdesk", "./examples/newcomer/helpdesk"}} {
+		for _, b := range []struct{ out, pkg string }{{"mcpx", "./cmd/mcpx"}, {"helpdesk", "./examples/newcomer/helpdesk"}} {
 			cmd := exec.Command(goTool(), "build", "-o", filepath.Join(binDir, b.out), b.pkg)
 			cmd.Dir = wasmtest.Root(t)
 			if out, err := cmd.CombinedOutput(); err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	_ "github.com/mcpx-dev/mcpx/layers"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
@@ -40,15 +41,15 @@ func main() {
 	}
 }
 
-// run calls the "tableau" server of the config file at config directly,
+// run calls the "tableau" server of the config file at path directly,
 // then through the gateway. On a new machine each "go run" of the server
 // compiles it first, for minutes: the gateway waits for it as its
 // mcpx.startup_timeout allows (and logs that it does), so the call
 // finds the tool.
-func run(out io.Writer, config string) error {
+func run(out io.Writer, path string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	servers, err := loadServers(config)
+	servers, err := loadServers(path)
 	if err != nil {
 		return err
 	}
@@ -107,13 +108,13 @@ func run(out io.Writer, config string) error {
 // loadServers reads the "mcpServers" section of the configuration file at
 // path, the part of it this program uses; "mcpx serve --config" reads the
 // same file whole (its other sections and checks live in the CLI).
-func loadServers(path string) (map[string]gateway.ServerConfig, error) {
+func loadServers(path string) (map[string]config.ServerConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var file struct {
-		MCPServers map[string]gateway.ServerConfig `json:"mcpServers"`
+		MCPServers map[string]config.ServerConfig `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(data, &file); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -122,7 +123,7 @@ func loadServers(path string) (map[string]gateway.ServerConfig, error) {
 }
 
 // callDirect runs the upstream and calls download_workbook on it.
-func callDirect(ctx context.Context, up gateway.ServerConfig) ([]byte, error) {
+func callDirect(ctx context.Context, up config.ServerConfig) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, up.Command, up.Args...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()

@@ -1,6 +1,7 @@
 // Package mcpxbin builds the mcpx binary for tests that run it as a
-// process (the reliability suite, the replicas behind haproxy): once per
-// test binary, into a temp folder.
+// process (the gateway's real-peer tests, the conformance suite, the
+// reliability suite, the replicas behind haproxy): once per test binary,
+// into a temp folder.
 package mcpxbin
 
 import (
@@ -18,14 +19,11 @@ var built = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// mcpx hands serve, wrap and S3 stores to mcpx-server beside it, as
-	// an install of both does.
-	for _, name := range []string{"mcpx", "mcpx-server"} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), "github.com/mcpx-dev/mcpx/cmd/"+name).CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build cmd/%s: %v\n%s", name, err, out)
-		}
+	bin := filepath.Join(dir, "mcpx")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpx-dev/mcpx/cmd/mcpx").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build cmd/mcpx: %v\n%s", err, out)
 	}
-	return filepath.Join(dir, "mcpx"), nil
+	return bin, nil
 })
 
 // Path returns the built mcpx binary, building it on the first call; a

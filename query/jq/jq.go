@@ -12,9 +12,8 @@
 // any input (on Linux a heap reserved up front and RLIMIT_AS over it:
 // see capMemory).
 //
-// The package lives apart from package query because gojq's package
-// initialisation runs in every process that links it: cmd/mcpx, run once
-// per result, leaves it out (internal/cli/parts).
+// The package lives apart from package query so that a host that runs
+// no jq programs links neither gojq nor its package initialisation.
 package jq
 
 import (

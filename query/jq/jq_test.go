@@ -28,7 +28,7 @@ func put(t testing.TB, st store.Store, mime string, data []byte) store.Ref {
 }
 
 // runJQ is query.Run of a jq program with this package's runner, as
-// mcpx-server and the gateway run it.
+// "mcpx artifacts query --jq" and the gateway run it.
 func runJQ(st store.Store, ref store.Ref, program string, b query.Budget) (query.Answer, error) {
 	b.JQ = Run
 	return query.Run(context.Background(), st, ref, query.Request{JQ: program}, b)

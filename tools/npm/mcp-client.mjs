@@ -1,5 +1,5 @@
 // A line-driven MCP client on the TypeScript SDK (@modelcontextprotocol/client
-// 2.x) for mcpx's compatibility matrix (internal/compat): the Go test writes
+// 2.x) for mcpx's compatibility matrix (tests/compat): the Go test writes
 // one JSON request per line on stdin and reads one JSON answer per line on
 // stdout.
 //

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"syscall"
 
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // maxSpareBuffer caps the buffer a lineWriter keeps between writes; a

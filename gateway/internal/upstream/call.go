@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // Call sends a request under the upstream's timeout, down its path: to

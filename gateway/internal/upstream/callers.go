@@ -10,8 +10,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // Caller is the downstream request an upstream call is made for. The

@@ -6,8 +6,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // conn is one live connection to an upstream server.

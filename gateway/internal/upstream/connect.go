@@ -7,7 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // connect makes the upstream's shared connection: it starts the process

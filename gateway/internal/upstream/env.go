@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // InheritedEnv are the variables a stdio upstream gets from mcpx's own

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 func TestUpstreamEnvRules(t *testing.T) {

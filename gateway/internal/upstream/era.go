@@ -30,9 +30,9 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // lanes are an upstream's connections of the 2026-07-28 revision: the

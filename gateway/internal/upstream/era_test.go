@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // statelessParams adds the _meta of a 2026-07-28 request to params.

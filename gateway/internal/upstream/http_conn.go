@@ -11,9 +11,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstreamhttp"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // httpConn is a connection to a remote upstream over Streamable HTTP or

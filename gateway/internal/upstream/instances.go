@@ -44,8 +44,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // instanceMethods are the requests an extra process serves.

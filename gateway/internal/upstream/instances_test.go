@@ -16,8 +16,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // pidStubEnv makes the test binary a stdio MCP server with one tool,
@@ -295,7 +296,7 @@ func TestPerUserInstances(t *testing.T) {
 // again; the principal's next call starts another.
 func TestPerUserIdleStop(t *testing.T) {
 	const idle = 300 * time.Millisecond
-	u := startPIDUpstream(t, config.ServerOptions{Instances: config.InstancesPerUser}, config.Limits{MaxUserProcesses: 1, UserProcessIdleTimeout: config.Duration(idle)})
+	u := startPIDUpstream(t, config.ServerOptions{Instances: config.InstancesPerUser}, config.Limits{MaxUserProcesses: 1, UserProcessIdleTimeout: store.Duration(idle)})
 	ctx := context.Background()
 	alice := &testCaller{session: "s1", principal: "acme/alice"}
 	first, err := callPIDAs(ctx, u, alice, 3*idle) // held past the idle timeout

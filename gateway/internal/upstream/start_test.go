@@ -13,8 +13,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/store"
 )
 
 // outcome is what Start's done got.
@@ -75,7 +76,7 @@ func TestStartAnswers(t *testing.T) {
 // once with its error, as Call does; so does the upstream's timeout,
 // named as ErrUpstreamTimeout.
 func TestStartCancelledAndTimedOut(t *testing.T) {
-	u := startPIDUpstreamWith(t, config.ServerConfig{Timeout: config.Duration(300 * time.Millisecond)}, config.Limits{})
+	u := startPIDUpstreamWith(t, config.ServerConfig{Timeout: store.Duration(300 * time.Millisecond)}, config.Limits{})
 	o := wait(t, startPID(t, context.Background(), u, "A", 10*time.Second, 0), 5*time.Second)
 	if !errors.Is(o.err, jsonrpc.ErrUpstreamTimeout) {
 		t.Fatalf("a call past the timeout: %v, want ErrUpstreamTimeout", o.err)

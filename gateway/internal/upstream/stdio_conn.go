@@ -20,8 +20,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // stderrTailLines is how many of an upstream's last stderr lines an exit

@@ -18,7 +18,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // forRequest is the connection for a stateless client's request, or nil

@@ -8,8 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // Restart backoff of a crashed stdio upstream: the first retry waits

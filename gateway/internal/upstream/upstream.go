@@ -45,7 +45,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
+	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
 // ProtocolVersion is the MCP version mcpx asks upstreams for. Many

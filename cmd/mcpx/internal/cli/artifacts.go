@@ -1,0 +1,412 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/internal/humanize"
+	"github.com/mcpx-dev/mcpx/store"
+)
+
+const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm|gc|fsck|query|search> [flags] [arguments]
+
+Artifacts lists, reads and deletes what "mcpx transform" stored.
+
+Commands:
+  ls     list the stored artifacts
+  get    write an artifact's exact bytes to stdout or a file
+  rm     delete artifacts
+  gc     remove what the retention policy (store.retention) says must go
+  fsck   check the store for damage, and repair it
+  query  read part of an artifact: lines, bytes, grep, a JSON path, jq, a PDF page, an archive entry
+  search find lines in the stored text, best first
+
+Run "mcpx artifacts <command> --help" for its flags and an example.
+`
+
+// runArtifacts is "mcpx artifacts": it dispatches its subcommands.
+func (p program) runArtifacts(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, artifactsUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "ls", "list":
+		return p.runArtifactsLs(args[1:], stdout, stderr)
+	case "get":
+		return p.runArtifactsGet(args[1:], stdout, stderr)
+	case "rm", "delete":
+		return p.runArtifactsRm(args[1:], stdout, stderr)
+	case "fsck":
+		return p.runArtifactsFsck(args[1:], stdout, stderr)
+	case "gc":
+		return p.runArtifactsGc(args[1:], stdout, stderr)
+	case "search":
+		return p.runArtifactsSearch(args[1:], stdout, stderr)
+	case "query":
+		return p.runArtifactsQuery(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, artifactsUsage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "mcpx artifacts: unknown command %q\nRun 'mcpx artifacts --help' for the commands.\n", args[0])
+	return exitUsage
+}
+
+var lsCmd = command{
+	name:     "artifacts ls",
+	synopsis: "[--config FILE] [--store DIR] [--scope FIELD=VALUE]... [--json]",
+	about: `
+Ls lists the stored artifacts, oldest first, as a table: ID, MIME type,
+SIZE, FILENAME, SOURCE (server/tool), CREATED, LAST ACCESS (the last read
+or put, local time) and EXPIRES (when mcpx serve or wrap on this store
+removes it, as their UI shows it: by the config's store.retention ttl,
+else by their default of 1h; "-" with a ttl of 0). --scope keeps the
+artifacts put under a session, trace, user or tenant (repeat it to
+require several). With --json
+it writes one ArtifactRef JSON object per line instead, the same object
+transform puts in the output, with last_access and expires_at added. Rows
+are written a page at a time, whatever the store holds. Ls opens the store
+read-only: it changes nothing, and works on a folder this user cannot
+write.`,
+	example: `
+mcpx artifacts ls
+mcpx artifacts ls --scope session=3f2a9c
+mcpx artifacts ls --json | jq -r 'select(.mime_type == "application/pdf") | .id'`,
+}
+
+// scopeFlag is a repeatable --scope FIELD=VALUE.
+type scopeFlag struct{ store.Scope }
+
+func (f *scopeFlag) String() string { return "" }
+
+func (f *scopeFlag) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || val == "" {
+		return fmt.Errorf("want FIELD=VALUE, such as session=3f2a9c")
+	}
+	switch k {
+	case "session":
+		f.SessionID = val
+	case "trace":
+		f.TraceID = val
+	case "user":
+		f.UserID = val
+	case "tenant":
+		f.TenantID = val
+	default:
+		return fmt.Errorf("unknown scope field %q: want session, trace, user or tenant", k)
+	}
+	return nil
+}
+
+// lsEntry is one line of ls --json.
+type lsEntry struct {
+	engine.ArtifactRef
+	LastAccess *time.Time `json:"last_access,omitempty"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+}
+
+// runArtifactsLs is "mcpx artifacts ls".
+func (p program) runArtifactsLs(args []string, stdout, stderr io.Writer) int {
+	c := lsCmd
+	fs := newFlagSet(c)
+	var (
+		o      common
+		asJSON bool
+		scope  scopeFlag
+	)
+	o.register(fs, p.stores)
+	o.readOnly = true
+	fs.BoolVar(&asJSON, "json", false, "write one ArtifactRef JSON object per line")
+	fs.Var(&scope, "scope", "list only the artifacts put under `FIELD=VALUE` (session=, trace=, user=, tenant=)")
+	pos, code := parse(c, fs, args, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, c, fmt.Errorf("unexpected argument %q", pos[0]))
+	}
+	ctx := context.Background()
+	cfg, log, err := o.setup(stderr)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	st, err := o.openStore(ctx, cfg, log)
+	if err != nil {
+		return fail(stderr, c, err)
+	}
+	defer st.Close(ctx)
+	// The expiry is the gateway's, as its UI shows it: serve and wrap
+	// collect by the default policy (a 1h TTL) when the config has no
+	// store.retention section, where the CLI's own policy keeps
+	// everything and would say "-" for an artifact due to go.
+	policy := cfg.Store.RetentionFor(true)
+
+	bw := bufio.NewWriterSize(stdout, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
+	if !asJSON {
+		fmt.Fprintln(tw, "ID\tMIME\tSIZE\tFILENAME\tSOURCE\tCREATED\tLAST ACCESS\tEXPIRES")
+	}
+	const stamp = "2006-01-02 15:04:05"
+	for cursor := ""; ; {
+		refs, access, next, err := st.ListAccess(ctx, scope.Scope, cursor, store.OldestFirst)
+		if err != nil {
+			return fail(stderr, c, err)
+		}
+		for i, r := range refs {
+			la := access[i]
+			exp := policy.Expiry(r.Created, la)
+			if asJSON {
+				e := lsEntry{ArtifactRef: engine.RefFromStore(r), LastAccess: &la}
+				if !exp.IsZero() {
+					e.ExpiresAt = &exp
+				}
+				if err := enc.Encode(e); err != nil {
+					return fail(stderr, c, fmt.Errorf("write output: %w", err))
+				}
+				continue
+			}
+			source := r.Source.Server
+			if r.Source.Tool != "" {
+				source += "/" + r.Source.Tool
+			}
+			expires := "-"
+			if !exp.IsZero() {
+				expires = exp.Local().Format(stamp)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				cell(r.ID), cell(r.MIMEType), humanize.Bytes(r.SizeBytes), cell(r.Filename),
+				cell(source), r.Created.Local().Format(stamp), la.Local().Format(stamp), expires)
+		}
+		// One page at a time: the table aligns within a page, and memory
+		// stays that of a page whatever the store holds.
+		if err := tw.Flush(); err != nil {
+			return fail(stderr, c, fmt.Errorf("write output: %w", err))
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if err := bw.Flush(); err != nil {
+		return fail(stderr, c, fmt.Errorf("write output: %w", err))
+	}
+	return exitOK
+}
+
+// cell makes a table cell of s: "-" when empty, and no control
+// characters, since file names and MIME types come from upstream servers.
+func cell(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || !unicode.IsPrint(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+var getCmd = command{
+	name:     "artifacts get",
+	synopsis: "[--config FILE] [--store DIR] [-o FILE] ID",
+	about: `
+Get writes the exact bytes of artifact ID to stdout, or to FILE with -o.
+FILE is written whole or not at all: the bytes go to a temporary file in the
+same folder, which is then renamed over FILE. Get opens the store
+read-only.`,
+	example: `
+mcpx artifacts get -o sales.pdf tableau_1a2b3c4d5e6f
+mcpx artifacts get tableau_1a2b3c4d5e6f | file -`,
+}
+
+// runArtifactsGet is "mcpx artifacts get".
+func (p program) runArtifactsGet(args []string, stdout, stderr io.Writer) int {
+	c := getCmd
+	fs := newFlagSet(c)
+	var (
+		o   common
+		out string
+	)
+	o.register(fs, p.stores)
+	o.readOnly = true
+	fs.StringVar(&out, "o", "", "write the bytes to `FILE` instead of stdout (\"-\" is stdout)")
+	pos, code := parse(c, fs, args, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, c, fmt.Errorf("want one artifact ID, got %d arguments", len(pos)))
+	}
+	id := pos[0]
+	if !store.ValidID(id) {
+		return fail(stderr, c, invalidID(id))
+	}
+	ctx := context.Background()
+	st, code := o.open(ctx, c, stderr)
+	if st == nil {
+		return code
+	}
+	defer st.Close(ctx)
+
+	rc, ref, err := st.Get(ctx, id, nil)
+	if err != nil {
+		return fail(stderr, c, describe(err, id, st))
+	}
+	defer rc.Close()
+	if out == "" || out == "-" {
+		n, err := io.Copy(stdout, rc)
+		if err == nil && n != ref.SizeBytes {
+			err = fmt.Errorf("read %d bytes, the store lists %d", n, ref.SizeBytes)
+		}
+		if err != nil {
+			return fail(stderr, c, fmt.Errorf("artifact %s: %w", id, err))
+		}
+		return exitOK
+	}
+	if err := writeFileAtomic(out, rc, ref.SizeBytes); err != nil {
+		return fail(stderr, c, fmt.Errorf("artifact %s: %w", id, err))
+	}
+	return exitOK
+}
+
+// writeFileAtomic writes size bytes from r to path through a temporary file
+// in the same folder, synced and then renamed over path, so path never
+// holds a partial artifact. The new file's mode is 0666 less the umask.
+func writeFileAtomic(path string, r io.Reader, size int64) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	var tmp *os.File
+	for range 10 {
+		var rnd [6]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return err
+		}
+		name := filepath.Join(dir, "."+base+"."+hex.EncodeToString(rnd[:])+".tmp")
+		tmp, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	n, err := io.Copy(tmp, r)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if n != size {
+		return fmt.Errorf("read %d bytes, the store lists %d", n, size)
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+var rmCmd = command{
+	name:     "artifacts rm",
+	synopsis: "[--config FILE] [--store DIR] ID...",
+	about: `
+Rm deletes the named artifacts from the store. Bytes shared with an
+artifact that is kept stay stored. Deleting an ID that is not stored is an
+error (exit code 1); the other IDs are still deleted.`,
+	example: `
+mcpx artifacts rm tableau_1a2b3c4d5e6f
+mcpx artifacts ls --json | jq -r .id | xargs mcpx artifacts rm`,
+}
+
+// runArtifactsRm is "mcpx artifacts rm".
+func (p program) runArtifactsRm(args []string, stdout, stderr io.Writer) int {
+	c := rmCmd
+	fs := newFlagSet(c)
+	var o common
+	o.register(fs, p.stores)
+	pos, code := parse(c, fs, args, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) == 0 {
+		return usageError(stderr, c, errors.New("want at least one artifact ID"))
+	}
+	ctx := context.Background()
+	st, code := o.open(ctx, c, stderr)
+	if st == nil {
+		return code
+	}
+	defer st.Close(ctx)
+
+	code = exitOK
+	for _, id := range pos {
+		if !store.ValidID(id) {
+			code = fail(stderr, c, invalidID(id))
+			continue
+		}
+		if err := st.Delete(ctx, id); err != nil {
+			code = fail(stderr, c, describe(err, id, st))
+		}
+	}
+	return code
+}
+
+// open sets up logging and opens the store for an artifacts subcommand; on
+// failure it prints the error and returns a nil store and the exit code.
+func (o *common) open(ctx context.Context, c command, stderr io.Writer) (artifactStore, int) {
+	cfg, log, err := o.setup(stderr)
+	if err != nil {
+		return nil, fail(stderr, c, err)
+	}
+	st, err := o.openStore(ctx, cfg, log)
+	if err != nil {
+		return nil, fail(stderr, c, err)
+	}
+	return st, exitOK
+}
+
+// invalidID is the error for an argument that is not an artifact id. It
+// shows the argument quoted and cut short (store.QuoteID): a pasted
+// document must not come back whole on the terminal.
+func invalidID(id string) error {
+	return fmt.Errorf("%s is not an artifact id (ids look like tableau_1a2b3c4d5e6f; see 'mcpx artifacts ls'): %w",
+		store.QuoteID(id), store.ErrInvalidID)
+}
+
+// describe words the store errors a user meets by mistyping an id.
+func describe(err error, id string, st artifactStore) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%w (store %s; see 'mcpx artifacts ls')", err, storeWhere(st))
+	case errors.Is(err, store.ErrInvalidID):
+		return fmt.Errorf("%w (ids look like tableau_1a2b3c4d5e6f; see 'mcpx artifacts ls')", err)
+	}
+	return err
+}

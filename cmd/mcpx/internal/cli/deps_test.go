@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// unlinked are packages (path prefixes) that must stay out of the mcpx
+// binary: every mcpx process pays for each package's initialisation, and
+// santhosh-tekuri/jsonschema's compiles metaschemas, ~10 ms per process
+// (BENCHMARKS.md, "Process start-up"). mcp-go's server links it, and
+// mcp-go's client packages link the server (client/transport's
+// inprocess.go); the gateway's upstreams use
+// gateway/internal/upstreamhttp instead. Tests may import them.
+//
+// Nor does it link the Prometheus client (its default registry with Go
+// and process collectors, procfs), the OTLP exporter and its generated
+// types, gRPC or protobuf (descriptor registration; protobuf's detrand
+// hashes the executable at init), or the go-sdk, which the gateway does
+// not need: telemetry/promtext and telemetry/otlphttp do their work
+// without that initialisation in every process (BENCHMARKS.md, "Package
+// initialisation").
+var unlinked = []string{
+	"github.com/mark3labs/mcp-go/server",
+	"github.com/mark3labs/mcp-go/client",
+	"github.com/santhosh-tekuri/jsonschema",
+	"github.com/prometheus/client_golang",
+	"github.com/prometheus/procfs",
+	"go.opentelemetry.io/proto/otlp",
+	"go.opentelemetry.io/otel/exporters",
+	"google.golang.org/grpc",
+	"google.golang.org/protobuf",
+	"github.com/modelcontextprotocol/go-sdk",
+}
+
+// linked are packages the one binary must link: every command runs in
+// it, with the gateway, jq and the S3 store.
+var linked = []string{
+	"github.com/mcpx-dev/mcpx/gateway",
+	"github.com/mcpx-dev/mcpx/query/jq",
+	"github.com/mcpx-dev/mcpx/store/s3store",
+	"github.com/mcpx-dev/mcpx/web",
+	"github.com/mcpx-dev/mcpx/telemetry",
+}
+
+func TestBinaryLinks(t *testing.T) {
+	const bin = "../.."
+	out, err := exec.Command("go", "list", "-deps", bin).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", bin, err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 50 {
+		t.Fatalf("go list -deps %s listed only %d packages: %q", bin, len(deps), deps)
+	}
+	for _, pkg := range deps {
+		for _, bad := range unlinked {
+			if pkg == bad || strings.HasPrefix(pkg, bad+"/") {
+				t.Errorf("%s links %s; see unlinked", bin, pkg)
+			}
+		}
+	}
+	for _, want := range linked {
+		if !slices.Contains(deps, want) {
+			t.Errorf("%s does not link %s: every command runs in the one binary", bin, want)
+		}
+	}
+}

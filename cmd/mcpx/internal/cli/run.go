@@ -1,0 +1,346 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/cli/config"
+	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/fsstore"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0 // success, or -h/--help (help goes to stdout)
+	exitFail  = 1 // a runtime failure
+	exitUsage = 2 // bad flags or arguments (as flag.ExitOnError); usage to stderr
+)
+
+// envLogLevel overrides the configured log level.
+const envLogLevel = "MCPX_LOG_LEVEL"
+
+const topUsage = `mcpx keeps binary and oversized MCP tool output out of an LLM's context.
+It runs a chain of layers over each tool result, moves base64 blobs and
+oversized text into an artifact store, and leaves a compact
+{"artifact": {...}, "summary": "..."} in their place.
+
+Usage:
+  mcpx <command> [flags] [arguments]
+
+Commands:
+  transform       transform one tool result (a file or stdin) to stdout
+  artifacts ls    list the stored artifacts
+  artifacts get   write an artifact's bytes to stdout or a file
+  artifacts rm    delete artifacts
+  serve           run the MCP gateway in front of the config's mcpServers
+  wrap            serve one stdio MCP server through mcpx: wrap -- COMMAND
+  plugin test     run one WASM plugin on a result and print its rewrites
+  plugin new      write a new WASM plugin project (Go or Rust)
+  version         print the version
+
+Run "mcpx <command> --help" for a command's flags and an example.
+
+Environment:
+  MCPX_HOME        the default store is $MCPX_HOME/artifacts
+  MCPX_LOG_LEVEL   trace, debug, info, warn (default), error or off
+`
+
+// Run is the whole CLI: it runs the subcommand named by args[0] and
+// returns the process exit code. A config's store section other than a
+// folder opens a backend the binary links (store.DefaultBackends: the
+// S3 store registers itself there).
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return program{stores: store.DefaultBackends()}.run(args, stdin, stdout, stderr)
+}
+
+// program is the CLI with the store backends it opens.
+type program struct{ stores *store.Backends }
+
+// run runs the subcommand named by args[0].
+func (p program) run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "transform":
+		return p.runTransform(rest, stdin, stdout, stderr)
+	case "artifacts":
+		return p.runArtifacts(rest, stdout, stderr)
+	case "version":
+		return runVersion(rest, stdout, stderr)
+	case "serve":
+		return p.runServe(rest, stdin, stdout, stderr)
+	case "wrap":
+		return p.runWrap(rest, stdin, stdout, stderr)
+	case "plugin":
+		return runPlugin(rest, stdin, stdout, stderr)
+	case "help":
+		if len(rest) > 0 {
+			return p.run(append(rest[:len(rest):len(rest)], "--help"), stdin, stdout, stderr)
+		}
+		fmt.Fprint(stdout, topUsage)
+		return exitOK
+	case "-h", "-help", "--help":
+		fmt.Fprint(stdout, topUsage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "mcpx: unknown command %q\nRun 'mcpx --help' for the commands.\n", cmd)
+	return exitUsage
+}
+
+// command describes a subcommand for its --help text.
+type command struct {
+	name     string // "transform", "artifacts get"
+	synopsis string // the arguments after the name
+	about    string // what it does; may span lines
+	example  string // one or more command lines
+}
+
+// newFlagSet returns a FlagSet for c whose errors and usage are printed by
+// parse, never by the flag package itself.
+func newFlagSet(c command) *flag.FlagSet {
+	fs := flag.NewFlagSet("mcpx "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses args with fs, letting flags and positional arguments mix
+// ("get ID -o FILE"); "--" ends the flags. On -h/--help it prints c's help
+// to stdout (asked for, it is the command's output: "mcpx transform --help
+// | less" works) and returns exitOK; on a bad flag it prints one error line
+// to stderr and returns exitUsage; otherwise it returns the positional
+// arguments and -1.
+func parse(c command, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, int) {
+	var pos []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stdout, c, fs)
+			return nil, exitOK
+		}
+		if err != nil {
+			return nil, usageError(stderr, c, err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, -1
+		}
+		if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+			return append(pos, rest...), -1
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usageError prints a usage error and returns exitUsage.
+func usageError(stderr io.Writer, c command, err error) int {
+	fmt.Fprintf(stderr, "mcpx %s: %v\nRun 'mcpx %s --help' for usage.\n", c.name, err, c.name)
+	return exitUsage
+}
+
+// fail prints a runtime failure as one line and returns exitFail.
+func fail(stderr io.Writer, c command, err error) int {
+	fmt.Fprintf(stderr, "mcpx %s: %v\n", c.name, oneLine(err.Error()))
+	return exitFail
+}
+
+// oneLine keeps an error message on one line (a panic's stack, an error
+// joined with errors.Join).
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", "")), " ")
+}
+
+// printHelp writes c's help: usage line, description, flags, example.
+func printHelp(w io.Writer, c command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("mcpx "+c.name+" "+c.synopsis), strings.TrimSpace(c.about))
+	first := true
+	fs.VisitAll(func(f *flag.Flag) {
+		if first {
+			fmt.Fprint(w, "\nFlags:\n")
+			first = false
+		}
+		arg, usage := flag.UnquoteUsage(f)
+		if arg != "" {
+			arg = " " + arg
+		}
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		fmt.Fprintf(w, "  %s%s%s\n", dash, f.Name, arg)
+		for _, line := range strings.Split(usage, "\n") {
+			fmt.Fprintf(w, "        %s\n", line)
+		}
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, "        (default %q)\n", f.DefValue)
+		}
+	})
+	if c.example != "" {
+		fmt.Fprintf(w, "\nExample:\n")
+		for _, line := range strings.Split(strings.TrimSpace(c.example), "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+}
+
+// common are the flags every store-using subcommand takes.
+type common struct {
+	configPath string
+	storeDir   string
+	// readOnly opens the store with fsstore's Config.ReadOnly (ls, get).
+	readOnly bool
+	// stores are the backends a config's store section may name.
+	stores *store.Backends
+}
+
+func (o *common) register(fs *flag.FlagSet, stores *store.Backends) {
+	o.stores = stores
+	fs.StringVar(&o.configPath, "config", "", "read the JSON configuration `FILE` (store, pipeline, log sections);\nits relative paths are taken from FILE's folder")
+	fs.StringVar(&o.storeDir, "store", "", "keep artifacts in the folder `DIR`\n(default: the config's store.dir, else $MCPX_HOME/artifacts,\nelse $XDG_DATA_HOME/mcpx/artifacts, else ~/.local/share/mcpx/artifacts)")
+}
+
+// setup loads the configuration (config.Default without --config) and
+// makes the logger, which writes to stderr at the level of MCPX_LOG_LEVEL,
+// else of the file, else config.DefaultLogLevel.
+func (o *common) setup(stderr io.Writer) (config.File, hclog.Logger, error) {
+	cfg := config.Default()
+	var moved []string // layer options moved to their home (server_layers.go)
+	if o.configPath != "" {
+		var err error
+		if cfg, err = config.Load(o.configPath); err != nil {
+			return config.File{}, nil, err
+		}
+		if moved, err = cfg.MoveServerLayers(); err != nil {
+			return config.File{}, nil, fmt.Errorf("config %s: %w", o.configPath, err)
+		}
+	}
+	level := cfg.Log.Level
+	if env := os.Getenv(envLogLevel); env != "" {
+		if err := config.CheckLevel(env); err != nil {
+			return config.File{}, nil, fmt.Errorf("%s: %w", envLogLevel, err)
+		}
+		level = env
+	}
+	log := hclog.New(&hclog.LoggerOptions{
+		Name:        "mcpx",
+		Level:       hclog.LevelFromString(level),
+		Output:      stderr,
+		DisableTime: true,
+	})
+	for _, w := range moved {
+		log.Warn("config " + o.configPath + ": " + w)
+	}
+	return cfg, log, nil
+}
+
+// artifactStore is what the commands need of an artifact store; the
+// file-system store and the S3 store are both one.
+type artifactStore interface {
+	store.Store
+	store.Annotator
+	store.Searcher
+	store.Collector
+	store.AccessLister
+}
+
+// openStore opens the store: the file-system store in the folder given by
+// --store; else the backend of the config file's store section (store.s3);
+// else the file-system store in the config file's store.dir, else in
+// fsstore.DefaultDir.
+func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logger) (artifactStore, error) {
+	if o.storeDir == "" {
+		kind, section, err := cfg.Store.Backend()
+		if err != nil {
+			return nil, fmt.Errorf("open artifact store: %w", err)
+		}
+		if kind != "" {
+			return o.openBackend(ctx, kind, section, log.Named("store"))
+		}
+	}
+	dir, err := o.resolveStoreDir(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fsstore.Open(ctx, dir, fsstore.Config{Logger: log.Named("store"), ReadOnly: o.readOnly})
+	if err != nil {
+		return nil, fmt.Errorf("open artifact store: %w", err)
+	}
+	return st, nil
+}
+
+// openBackend opens the store of the config's store.KIND section with
+// the backend registered for KIND.
+func (o *common) openBackend(ctx context.Context, kind string, section json.RawMessage, log hclog.Logger) (artifactStore, error) {
+	b, ok := o.stores.Lookup(kind)
+	if !ok {
+		return nil, fmt.Errorf("open artifact store: store.%s: %w (this binary has: %s)", kind, errNoBackend, strings.Join(append([]string{"dir"}, o.stores.Kinds()...), ", "))
+	}
+	st, err := b.Open(ctx, section, store.OpenOptions{Getenv: os.Getenv, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open artifact store: %w", err)
+	}
+	as, ok := st.(artifactStore)
+	if !ok {
+		_ = st.Close(ctx)
+		return nil, fmt.Errorf("open artifact store: store.%s: %T lacks annotations, search, retention or access listing", kind, st)
+	}
+	return as, nil
+}
+
+// errNoBackend is a config's store section of a kind no backend this
+// binary links registered.
+var errNoBackend = errors.New("no store backend of this kind is linked")
+
+// storeWhere names st for messages: its folder, or s3://bucket/prefix.
+func storeWhere(st artifactStore) string {
+	switch st := st.(type) {
+	case *fsstore.Store:
+		return st.Dir()
+	case interface{ Where() string }:
+		return st.Where()
+	}
+	return fmt.Sprintf("%T", st)
+}
+
+// resolveStoreDir returns the store's folder: --store, else the config
+// file's store.dir, else fsstore.DefaultDir.
+func (o *common) resolveStoreDir(cfg config.File, log hclog.Logger) (string, error) {
+	if o.storeDir != "" {
+		return o.storeDir, nil
+	}
+	if cfg.Store.Dir != "" {
+		return cfg.Store.Dir, nil
+	}
+	d, why, err := fsstore.DefaultDir()
+	if err != nil {
+		return "", fmt.Errorf("default artifact store: %w", err)
+	}
+	if why != "" {
+		log.Info("default artifact store: "+why, "dir", d)
+	}
+	return d, nil
+}
+
+// closeStore closes st, logging a failure: by then the command's output is
+// written and the store's data is already durable.
+func closeStore(ctx context.Context, st artifactStore, log hclog.Logger) {
+	if err := st.Close(ctx); err != nil {
+		log.Warn("closing the artifact store", "error", err)
+	}
+}

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package serverparts
-
-import "os"
-
-// pollable returns f as it is here (see stdio_unix.go).
-func pollable(f *os.File, shared int) (*os.File, func()) { return f, func() {} }
