@@ -42,6 +42,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/schema"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/internal/redact"
@@ -308,7 +309,7 @@ func New(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	if eo.SchemaValidator == nil {
-		eo.SchemaValidator = &schemaValidator{log: g.log.Named("schema"), limits: g.limits}
+		eo.SchemaValidator = schema.NewValidator(g.log.Named("schema"), g.limits)
 	}
 	eng, err := engine.New(eo)
 	if err != nil {
@@ -544,7 +545,7 @@ func (g *Gateway) rebuildRoutes() {
 				tool:     tool,
 				def:      def,
 				username: gjson.GetBytes(def, "inputSchema.properties.username").Exists(),
-				output:   outputSchema(def),
+				output:   schema.Output(def),
 				args:     toolArgs(u.Config, tool),
 			})
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/schema"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
@@ -118,7 +119,7 @@ func TestHostileOutputSchemas(t *testing.T) {
 			t.Fatalf("after %s: %s", tool, pong.Raw)
 		}
 	}
-	for _, want := range []string{errSchemaCycle.Error(), "limits.max_schema_nodes", "not validated"} {
+	for _, want := range []string{schema.ErrCycle.Error(), "limits.max_schema_nodes", "not validated"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%.3000s", want, log.String())
 		}

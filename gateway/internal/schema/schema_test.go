@@ -1,4 +1,4 @@
-package gateway
+package schema
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestSchemaValidator(t *testing.T) {
-	v := &schemaValidator{log: hclog.NewNullLogger()}
+	v := &Validator{log: hclog.NewNullLogger()}
 	// server-filesystem's read_text_file, as zod emits it (draft-07).
 	text := json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`)
 	for _, tc := range []struct {
@@ -37,10 +37,10 @@ func TestSchemaValidator(t *testing.T) {
 }
 
 func TestOutputSchemaOfDefinition(t *testing.T) {
-	if got := outputSchema(json.RawMessage(`{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}`)); string(got) != `{"type":"object"}` {
+	if got := Output(json.RawMessage(`{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}`)); string(got) != `{"type":"object"}` {
 		t.Fatalf("outputSchema = %s", got)
 	}
-	if got := outputSchema(json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)); got != nil {
+	if got := Output(json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)); got != nil {
 		t.Fatalf("outputSchema of a tool without one = %s, want nil", got)
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package schema
 
 // Bounding what validating against an upstream's outputSchema costs.
 // jsonschema-go validates by plain recursion with no bound on depth or
@@ -26,17 +26,19 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/tidwall/gjson"
+
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
 // Errors of the schema analysis; Validate wraps them in
 // engine.ErrSchemaNotChecked.
 var (
-	// errSchemaCycle is a $ref cycle that does not descend into the value:
+	// ErrCycle is a $ref cycle that does not descend into the value:
 	// validating with it never ends.
-	errSchemaCycle = errors.New("outputSchema has a $ref cycle that does not descend into the value")
-	// errSchemaTooCostly is a schema or a result past the validation
+	ErrCycle = errors.New("outputSchema has a $ref cycle that does not descend into the value")
+	// ErrTooCostly is a schema or a result past the validation
 	// limits (Limits.MaxSchemaNodes, MaxSchemaWork, MaxSchemaDepth).
-	errSchemaTooCostly = errors.New("validating against the outputSchema is over its limits")
+	ErrTooCostly = errors.New("validating against the outputSchema is over its limits")
 	// errSchemaRef is a reference the analysis cannot follow.
 	errSchemaRef = errors.New("outputSchema reference not understood")
 )
@@ -65,7 +67,7 @@ type schemaCost struct {
 	// descends marks the schemas with keywords that apply to members or
 	// items.
 	descends map[*jsonschema.Schema]bool
-	limits   Limits
+	limits   config.Limits
 }
 
 // schemaFields are the fields of jsonschema.Schema that hold subschemas,
@@ -130,7 +132,7 @@ func children(s *jsonschema.Schema) []*jsonschema.Schema {
 // analyseSchema builds the cost model of root, a schema that resolved, and
 // refuses it when it loops without descending or fans out past
 // l.MaxSchemaNodes or nests past l.MaxSchemaDepth. l has its defaults.
-func analyseSchema(root *jsonschema.Schema, l Limits) (*schemaCost, error) {
+func analyseSchema(root *jsonschema.Schema, l config.Limits) (*schemaCost, error) {
 	c := &schemaCost{
 		root: root, limits: l,
 		inPlace:  map[*jsonschema.Schema][]*jsonschema.Schema{},
@@ -190,10 +192,10 @@ func analyseSchema(root *jsonschema.Schema, l Limits) (*schemaCost, error) {
 			return nil
 		}
 		if onPath[s] {
-			return fmt.Errorf("%w (through %s)", errSchemaCycle, schemaName(s))
+			return fmt.Errorf("%w (through %s)", ErrCycle, schemaName(s))
 		}
 		if depth > l.MaxSchemaDepth {
-			return fmt.Errorf("%w: more than %d nested subschemas on one value (limits.max_schema_depth)", errSchemaTooCostly, l.MaxSchemaDepth)
+			return fmt.Errorf("%w: more than %d nested subschemas on one value (limits.max_schema_depth)", ErrTooCostly, l.MaxSchemaDepth)
 		}
 		onPath[s] = true
 		n, enums, chain := int64(1), int64(len(s.Enum)), 0
@@ -214,7 +216,7 @@ func analyseSchema(root *jsonschema.Schema, l Limits) (*schemaCost, error) {
 			return nil, err
 		}
 		if c.nodes[s] > int64(l.MaxSchemaNodes) {
-			return nil, fmt.Errorf("%w: one value is checked against more than %d subschemas (limits.max_schema_nodes)", errSchemaTooCostly, l.MaxSchemaNodes)
+			return nil, fmt.Errorf("%w: one value is checked against more than %d subschemas (limits.max_schema_nodes)", ErrTooCostly, l.MaxSchemaNodes)
 		}
 	}
 	return c, nil
@@ -377,7 +379,7 @@ func (c *schemaCost) checkWork(instance gjson.Result) error {
 // checkDepth refuses depth nested validator calls past the limit.
 func (c *schemaCost) checkDepth(depth int) error {
 	if depth > c.limits.MaxSchemaDepth {
-		return fmt.Errorf("%w: more than %d nested checks (limits.max_schema_depth)", errSchemaTooCostly, c.limits.MaxSchemaDepth)
+		return fmt.Errorf("%w: more than %d nested checks (limits.max_schema_depth)", ErrTooCostly, c.limits.MaxSchemaDepth)
 	}
 	return nil
 }
@@ -392,7 +394,7 @@ func (w *schemaWalk) add(s *jsonschema.Schema, m int64, size int) error {
 	l := w.cost.limits
 	w.work += m * (w.cost.nodes[s]*(1+int64(size)/schemaWorkBytes) + w.cost.enums[s])
 	if w.work > l.MaxSchemaWork || w.work < 0 {
-		return fmt.Errorf("%w: more than %d units of work for one result (limits.max_schema_work)", errSchemaTooCostly, l.MaxSchemaWork)
+		return fmt.Errorf("%w: more than %d units of work for one result (limits.max_schema_work)", ErrTooCostly, l.MaxSchemaWork)
 	}
 	return nil
 }

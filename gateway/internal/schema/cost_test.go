@@ -1,8 +1,9 @@
-package gateway
+package schema
 
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,13 +13,34 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
+
+// fanOutSchema is $defs a0…a7, each anyOf of branches $refs to the next,
+// the last {"type":"object"}: branches^8 subschemas for one value. (The
+// gateway's end-to-end test of hostile schemas builds the same.)
+func fanOutSchema(branches int) string {
+	var b strings.Builder
+	b.WriteString(`{"$ref":"#/$defs/a0","$defs":{`)
+	for i := range 8 {
+		b.WriteString(fmt.Sprintf(`"a%d":{"anyOf":[`, i))
+		for j := range branches {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(fmt.Sprintf(`{"$ref":"#/$defs/a%d"}`, i+1))
+		}
+		b.WriteString(`]},`)
+	}
+	b.WriteString(`"a8":{"type":"object"}}}`)
+	return b.String()
+}
 
 // treeSchema is recursion that descends: each level is a member's item.
 const treeSchema = `{"$defs":{"n":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}}}},"$ref":"#/$defs/n"}`
 
 // validateWithin runs Validate and fails the test when it takes long.
-func validateWithin(t *testing.T, v *schemaValidator, schema, instance string) error {
+func validateWithin(t *testing.T, v *Validator, schema, instance string) error {
 	t.Helper()
 	start := time.Now()
 	err := v.Validate(json.RawMessage(schema), json.RawMessage(instance))
@@ -47,9 +69,9 @@ func TestSchemaCycleRefused(t *testing.T) {
 		"unused def":      `{"type":"object","$defs":{"a":{"not":{"$ref":"#/$defs/a"}}}}`,
 		"escaped pointer": `{"$defs":{"a/b":{"anyOf":[{"$ref":"#/$defs/a~1b"}]}},"$ref":"#/$defs/a~1b"}`,
 	} {
-		v := &schemaValidator{log: hclog.NewNullLogger()}
+		v := &Validator{log: hclog.NewNullLogger()}
 		err := validateWithin(t, v, schema, `{"p":{"q":1}}`)
-		if !errors.Is(err, errSchemaCycle) || !errors.Is(err, engine.ErrSchemaNotChecked) {
+		if !errors.Is(err, ErrCycle) || !errors.Is(err, engine.ErrSchemaNotChecked) {
 			t.Errorf("%s: Validate = %v, want ErrSchemaCycle wrapped in engine.ErrSchemaNotChecked", name, err)
 		}
 	}
@@ -72,7 +94,7 @@ func TestSchemaDescendingRecursionValidates(t *testing.T) {
 		{"dict", dict, `{"a":"x","b":{"c":{"d":"y"}}}`, true},
 		{"dict, a number", dict, `{"a":"x","b":{"c":{"d":5}}}`, false},
 	} {
-		v := &schemaValidator{log: hclog.NewNullLogger()}
+		v := &Validator{log: hclog.NewNullLogger()}
 		err := validateWithin(t, v, tc.schema, tc.instance)
 		if errors.Is(err, engine.ErrSchemaNotChecked) || (err == nil) != tc.ok {
 			t.Errorf("%s: Validate = %v, want ok=%v", tc.name, err, tc.ok)
@@ -84,10 +106,10 @@ func TestSchemaDescendingRecursionValidates(t *testing.T) {
 // count of subschemas one value meets, with multiplicity, is known when
 // the schema compiles; past limits.max_schema_nodes it is refused.
 func TestSchemaFanOutRefused(t *testing.T) {
-	v := &schemaValidator{log: hclog.NewNullLogger()}
+	v := &Validator{log: hclog.NewNullLogger()}
 	for _, branches := range []int{5, 6} {
 		err := validateWithin(t, v, fanOutSchema(branches), `{}`)
-		if !errors.Is(err, errSchemaTooCostly) || !errors.Is(err, engine.ErrSchemaNotChecked) || !strings.Contains(err.Error(), "max_schema_nodes") {
+		if !errors.Is(err, ErrTooCostly) || !errors.Is(err, engine.ErrSchemaNotChecked) || !strings.Contains(err.Error(), "max_schema_nodes") {
 			t.Errorf("%d branches: Validate = %v, want ErrSchemaTooCostly (max_schema_nodes)", branches, err)
 		}
 	}
@@ -100,20 +122,20 @@ func TestSchemaFanOutRefused(t *testing.T) {
 	}
 	// The count, exactly: a8 is 1, each level's anyOf 1 + 2*(1 + the
 	// next level's), so a0 is 1021, and the root's $ref adds 1.
-	c := compiledCost(t, fanOutSchema(2), Limits{})
+	c := compiledCost(t, fanOutSchema(2), config.Limits{})
 	if n := c.nodes[c.root]; n != 1022 {
 		t.Errorf("nodes(root) = %d, want 1022", n)
 	}
-	small := &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaNodes: 1000}}
-	if err := validateWithin(t, small, fanOutSchema(2), `{}`); !errors.Is(err, errSchemaTooCostly) {
+	small := &Validator{log: hclog.NewNullLogger(), limits: config.Limits{MaxSchemaNodes: 1000}}
+	if err := validateWithin(t, small, fanOutSchema(2), `{}`); !errors.Is(err, ErrTooCostly) {
 		t.Errorf("two branches, max_schema_nodes 1000: Validate = %v, want ErrSchemaTooCostly", err)
 	}
 }
 
 // compiledCost compiles schema with limits l and returns its cost model.
-func compiledCost(t *testing.T, schema string, l Limits) *schemaCost {
+func compiledCost(t *testing.T, schema string, l config.Limits) *schemaCost {
 	t.Helper()
-	v := &schemaValidator{log: hclog.NewNullLogger(), limits: l}
+	v := &Validator{log: hclog.NewNullLogger(), limits: l}
 	if err := v.Validate(json.RawMessage(schema), json.RawMessage(`null`)); errors.Is(err, engine.ErrSchemaNotChecked) {
 		t.Fatalf("compile: %v", err)
 	}
@@ -132,8 +154,8 @@ func compiledCost(t *testing.T, schema string, l Limits) *schemaCost {
 func TestSchemaWorkBudget(t *testing.T) {
 	doubling := `{"$defs":{"n":{"allOf":[{"properties":{"a":{"$ref":"#/$defs/n"}}},{"properties":{"a":{"$ref":"#/$defs/n"}}}]}},"$ref":"#/$defs/n"}`
 	deep := strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 40)
-	v := &schemaValidator{log: hclog.NewNullLogger()}
-	if err := validateWithin(t, v, doubling, deep); !errors.Is(err, errSchemaTooCostly) || !strings.Contains(err.Error(), "max_schema_work") {
+	v := &Validator{log: hclog.NewNullLogger()}
+	if err := validateWithin(t, v, doubling, deep); !errors.Is(err, ErrTooCostly) || !strings.Contains(err.Error(), "max_schema_work") {
 		t.Errorf("doubling schema on 40 levels: Validate = %v, want ErrSchemaTooCostly (max_schema_work)", err)
 	}
 	if err := validateWithin(t, v, doubling, strings.Repeat(`{"a":`, 8)+`1`+strings.Repeat(`}`, 8)); err != nil {
@@ -144,13 +166,13 @@ func TestSchemaWorkBudget(t *testing.T) {
 	if err := validateWithin(t, v, items, many); err != nil {
 		t.Errorf("2001 items: Validate = %v, want nil", err)
 	}
-	small := &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaWork: 5000}}
-	if err := validateWithin(t, small, items, many); !errors.Is(err, errSchemaTooCostly) {
+	small := &Validator{log: hclog.NewNullLogger(), limits: config.Limits{MaxSchemaWork: 5000}}
+	if err := validateWithin(t, small, items, many); !errors.Is(err, ErrTooCostly) {
 		t.Errorf("2001 items, max_schema_work 5000: Validate = %v, want ErrSchemaTooCostly", err)
 	}
 	// A failing check formats the value into its error: large values
 	// weigh more.
-	c := compiledCost(t, `{"anyOf":[{"type":"string"},{"type":"number"}]}`, Limits{})
+	c := compiledCost(t, `{"anyOf":[{"type":"string"},{"type":"number"}]}`, config.Limits{})
 	w := &schemaWalk{cost: c}
 	if err := w.value(gjsonParse(`[`+strings.Repeat(`1,`, 799)+`1]`), rootApplied(c), 0); err != nil || w.work != 3*(1+1600/schemaWorkBytes) {
 		t.Errorf("work = %d, %v; want 3 checks of 1600 bytes", w.work, err)
@@ -161,18 +183,18 @@ func TestSchemaWorkBudget(t *testing.T) {
 // nested checks, the value's depth times the subschemas in place.
 func TestSchemaDepthBudget(t *testing.T) {
 	nested := strings.Repeat(`{"kids":[`, 30) + strings.Repeat(`]}`, 30)
-	v := &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaDepth: 50}}
-	if err := validateWithin(t, v, treeSchema, nested); !errors.Is(err, errSchemaTooCostly) || !strings.Contains(err.Error(), "max_schema_depth") {
+	v := &Validator{log: hclog.NewNullLogger(), limits: config.Limits{MaxSchemaDepth: 50}}
+	if err := validateWithin(t, v, treeSchema, nested); !errors.Is(err, ErrTooCostly) || !strings.Contains(err.Error(), "max_schema_depth") {
 		t.Errorf("60 levels under max_schema_depth 50: Validate = %v, want ErrSchemaTooCostly (max_schema_depth)", err)
 	}
 	chain := `{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/b"}]},"b":{"allOf":[{"$ref":"#/$defs/c"}]},"c":{"type":"object"}},"$ref":"#/$defs/a"}`
-	if c := compiledCost(t, chain, Limits{}); c.chain[c.root] != 6 {
+	if c := compiledCost(t, chain, config.Limits{}); c.chain[c.root] != 6 {
 		t.Errorf("chain(root) = %d, want 6 (root, a, allOf/0, b, allOf/0, c)", c.chain[c.root])
 	}
-	if err := validateWithin(t, &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaDepth: 4}}, chain, `{}`); !errors.Is(err, errSchemaTooCostly) {
+	if err := validateWithin(t, &Validator{log: hclog.NewNullLogger(), limits: config.Limits{MaxSchemaDepth: 4}}, chain, `{}`); !errors.Is(err, ErrTooCostly) {
 		t.Errorf("a chain of 6 under max_schema_depth 4: Validate = %v, want ErrSchemaTooCostly", err)
 	}
-	if err := validateWithin(t, &schemaValidator{log: hclog.NewNullLogger()}, treeSchema, nested); err != nil {
+	if err := validateWithin(t, &Validator{log: hclog.NewNullLogger()}, treeSchema, nested); err != nil {
 		t.Errorf("60 levels under the default: Validate = %v, want nil", err)
 	}
 }
@@ -183,7 +205,7 @@ func TestSchemaDepthBudget(t *testing.T) {
 func TestSchemaRefNotFollowed(t *testing.T) {
 	for _, ref := range []string{"#/$defs/missing", "https://example.com/other", "#nowhere", "#/properties/a/7"} {
 		root := &jsonschema.Schema{Ref: ref, Properties: map[string]*jsonschema.Schema{"a": {}}}
-		if _, err := analyseSchema(root, Limits{}.WithDefaults()); !errors.Is(err, errSchemaRef) {
+		if _, err := analyseSchema(root, config.Limits{}.WithDefaults()); !errors.Is(err, errSchemaRef) {
 			t.Errorf("%s: analyseSchema = %v, want errSchemaRef", ref, err)
 		}
 	}
@@ -210,7 +232,7 @@ func FuzzSchemaValidate(f *testing.F) {
 		if !json.Valid([]byte(instance)) {
 			return
 		}
-		v := &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaNodes: 200, MaxSchemaWork: 20000, MaxSchemaDepth: 500}}
+		v := &Validator{log: hclog.NewNullLogger(), limits: config.Limits{MaxSchemaNodes: 200, MaxSchemaWork: 20000, MaxSchemaDepth: 500}}
 		start := time.Now()
 		err := v.Validate(json.RawMessage(schema), json.RawMessage(instance))
 		if d := time.Since(start); d > 2*time.Second {
@@ -226,13 +248,13 @@ func FuzzSchemaValidate(f *testing.F) {
 // item of a long array is past the budget.
 func TestSchemaWorkCountsEnums(t *testing.T) {
 	enum := `{"type":"array","items":{"enum":[` + strings.Repeat(`"x",`, 999) + `"y"]}}`
-	c := compiledCost(t, enum, Limits{})
+	c := compiledCost(t, enum, config.Limits{})
 	w := &schemaWalk{cost: c}
 	if err := w.value(gjsonParse(`["y","y"]`), rootApplied(c), 0); err != nil || w.work != 1+9/schemaWorkBytes+2*(1+1000) {
 		t.Errorf("work = %d, %v; want the root plus 2 items of 1000 enum values", w.work, err)
 	}
-	v := &schemaValidator{log: hclog.NewNullLogger(), limits: Limits{MaxSchemaWork: 100000}}
-	if err := validateWithin(t, v, enum, "["+strings.Repeat(`"y",`, 199)+`"y"]`); !errors.Is(err, errSchemaTooCostly) {
+	v := &Validator{log: hclog.NewNullLogger(), limits: config.Limits{MaxSchemaWork: 100000}}
+	if err := validateWithin(t, v, enum, "["+strings.Repeat(`"y",`, 199)+`"y"]`); !errors.Is(err, ErrTooCostly) {
 		t.Errorf("200 items of a 1000-value enum under max_schema_work 100000: Validate = %v, want ErrSchemaTooCostly", err)
 	}
 }

@@ -1,14 +1,15 @@
-package gateway
-
-// Validating rewritten structuredContent against a tool's outputSchema
-// before it leaves: clients built on the TypeScript SDK reject a whole
-// result whose structuredContent its schema does not accept.
+// Package schema validates rewritten structuredContent against a tool's
+// outputSchema before it leaves the gateway: clients built on the
+// TypeScript SDK reject a whole result whose structuredContent its schema
+// does not accept. A Validator is the engine's SchemaValidator; it owns
+// its cache of compiled schemas and knows nothing else of the gateway.
 //
 // google/jsonschema-go validates drafts 2020-12 and 07 (what MCP servers
 // declare), is already linked through mcp-go's mcp package, and its package
 // init costs about 1 ms (GODEBUG=inittrace=1), where
 // santhosh-tekuri/jsonschema/v6 compiles its metaschemas in init (~10 ms on
 // every process start).
+package schema
 
 import (
 	"encoding/json"
@@ -22,15 +23,23 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
-// schemaValidator is the engine's SchemaValidator: it compiles each
+// Validator is the engine's SchemaValidator: it compiles each
 // distinct outputSchema once and keeps it for the gateway's life (the tool
 // lists bound how many there are).
-type schemaValidator struct {
+type Validator struct {
 	log    hclog.Logger
-	limits Limits   // MaxSchemaNodes, MaxSchemaWork, MaxSchemaDepth; zero means the defaults
-	cache  sync.Map // schema text → *compiledSchema
+	limits config.Limits // MaxSchemaNodes, MaxSchemaWork, MaxSchemaDepth; zero means the defaults
+	cache  sync.Map      // schema text → *compiledSchema
+}
+
+// NewValidator returns a Validator that logs to log and bounds its work
+// by limits' MaxSchemaNodes, MaxSchemaWork and MaxSchemaDepth (zero: the
+// defaults).
+func NewValidator(log hclog.Logger, limits config.Limits) *Validator {
+	return &Validator{log: log, limits: limits}
 }
 
 type compiledSchema struct {
@@ -47,7 +56,7 @@ type compiledSchema struct {
 // stack and work (schema_cost.go), and a panic in the library, give an
 // error wrapping engine.ErrSchemaNotChecked: the engine then applies its
 // schema fallback.
-func (v *schemaValidator) Validate(schema, instance json.RawMessage) (err error) {
+func (v *Validator) Validate(schema, instance json.RawMessage) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			v.log.Error("the schema validator panicked; the result takes the schema fallback", "panic", p, "stack", string(debug.Stack()))
@@ -75,7 +84,7 @@ func (v *schemaValidator) Validate(schema, instance json.RawMessage) (err error)
 
 // compile fills cs. The library may panic on a schema it did not expect:
 // that schema is refused.
-func (v *schemaValidator) compile(schema json.RawMessage, cs *compiledSchema) {
+func (v *Validator) compile(schema json.RawMessage, cs *compiledSchema) {
 	defer func() {
 		if p := recover(); p != nil {
 			v.log.Error("compiling an outputSchema panicked; results of its tool take the schema fallback", "panic", p, "stack", string(debug.Stack()))
@@ -119,8 +128,8 @@ func supportedDraft(id string) bool {
 	return false
 }
 
-// outputSchema returns a copy of a tool definition's outputSchema, or nil.
-func outputSchema(def json.RawMessage) json.RawMessage {
+// Output returns a copy of a tool definition's outputSchema, or nil.
+func Output(def json.RawMessage) json.RawMessage {
 	if o := gjson.GetBytes(def, "outputSchema"); o.IsObject() {
 		return json.RawMessage(o.Raw)
 	}
