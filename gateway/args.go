@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
@@ -24,11 +25,11 @@ import (
 // session's artifacts by id or file name, becomes a capability URL or the
 // inlined bytes; "username" is overwritten with the session's
 // authenticated identity when the tool's schema declares it.
-func (s *session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
+func (s *session) rewriteArgs(ctx context.Context, r *router.Route, args json.RawMessage) (json.RawMessage, error) {
 	if !s.rewritesArgs(r, args) {
 		return args, nil // nothing to do: the common case stays allocation-free
 	}
-	inject := r.username && s.User != ""
+	inject := r.Username && s.User != ""
 	var v map[string]any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -37,10 +38,10 @@ func (s *session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMe
 	} else if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%w: arguments are not a JSON object: %v", jsonrpc.ErrBadParams, err)
 	}
-	if r.args.Mode != config.ArgsOff {
-		rw := argRewriter{s: s, ctx: ctx, o: r.args}
+	if r.Args.Mode != config.ArgsOff {
+		rw := argRewriter{s: s, ctx: ctx, o: r.Args}
 		for k, val := range v {
-			field := slices.Contains(r.args.Fields, k)
+			field := slices.Contains(r.Args.Fields, k)
 			nv, err := rw.value(val, field)
 			if err != nil {
 				return nil, fmt.Errorf("argument %q: %w", k, err)
@@ -60,12 +61,12 @@ func (s *session) rewriteArgs(ctx context.Context, r *toolRoute, args json.RawMe
 
 // rewritesArgs reports whether rewriteArgs has work to do on args: it
 // then decodes them, and may read the artifacts they name.
-func (s *session) rewritesArgs(r *toolRoute, args json.RawMessage) bool {
-	inject := r.username && s.User != ""
-	if r.args.Mode == config.ArgsOff && !inject {
+func (s *session) rewritesArgs(r *router.Route, args json.RawMessage) bool {
+	inject := r.Username && s.User != ""
+	if r.Args.Mode == config.ArgsOff && !inject {
 		return false
 	}
-	return inject || bytes.Contains(args, []byte(engine.URIScheme)) || mentionsField(args, r.args.Fields)
+	return inject || bytes.Contains(args, []byte(engine.URIScheme)) || mentionsField(args, r.Args.Fields)
 }
 
 func mentionsField(args json.RawMessage, fields []string) bool {

@@ -23,13 +23,14 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/query"
 	"github.com/mcpx-dev/mcpx/query/jq"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// Artifact tool kinds (toolRoute.generated of a route with no upstream).
+// Artifact tool kinds (router.Route.Generated of a route with no upstream).
 const (
 	genArtifactsQuery  = "artifacts_query"
 	genArtifactsSearch = "artifacts_search"
@@ -38,19 +39,19 @@ const (
 // namedRoute is a route and the name it is offered under.
 type namedRoute struct {
 	name  string
-	route *toolRoute
+	route *router.Route
 }
 
 // artifactToolRoutes returns the artifact tools' routes (none when
 // disabled; no search when the store cannot search).
-func (g *Gateway) artifactToolRoutes() []namedRoute {
+func (g *Gateway) artifactToolRoutes() []router.Own {
 	o := g.artTools
 	if o.Disabled {
 		return nil
 	}
-	out := []namedRoute{{o.QueryName, &toolRoute{tool: genArtifactsQuery, generated: genArtifactsQuery, def: g.artifactToolDef(genArtifactsQuery)}}}
+	out := []router.Own{{Name: o.QueryName, Kind: genArtifactsQuery, Def: g.artifactToolDef(genArtifactsQuery)}}
 	if _, ok := g.st.(store.Searcher); ok {
-		out = append(out, namedRoute{o.SearchName, &toolRoute{tool: genArtifactsSearch, generated: genArtifactsSearch, def: g.artifactToolDef(genArtifactsSearch)}})
+		out = append(out, router.Own{Name: o.SearchName, Kind: genArtifactsSearch, Def: g.artifactToolDef(genArtifactsSearch)})
 	}
 	return out
 }
@@ -103,17 +104,17 @@ func compactJSON(s string) []byte {
 }
 
 // artifactTool runs an artifact tool for the model.
-func (s *session) artifactTool(ctx context.Context, r *toolRoute, args json.RawMessage) (json.RawMessage, error) {
+func (s *session) artifactTool(ctx context.Context, r *router.Route, args json.RawMessage) (json.RawMessage, error) {
 	if len(args) > 0 && !gjson.ValidBytes(args) || len(args) > 0 && !gjson.ParseBytes(args).IsObject() {
 		return toolError("arguments must be a JSON object"), nil
 	}
-	switch r.generated {
+	switch r.Generated {
 	case genArtifactsQuery:
 		return s.queryArtifact(ctx, args)
 	case genArtifactsSearch:
 		return s.searchArtifacts(ctx, args)
 	}
-	return nil, fmt.Errorf("%w: artifact tool %q", jsonrpc.ErrUnknownTool, r.generated)
+	return nil, fmt.Errorf("%w: artifact tool %q", jsonrpc.ErrUnknownTool, r.Generated)
 }
 
 // maxChars is the budget of one answer: the configured cap, or the call's

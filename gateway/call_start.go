@@ -28,6 +28,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 )
 
 // inlineResultBytes is the largest result transformed on the goroutine
@@ -50,17 +51,17 @@ const (
 
 // inline reports whether a result of n bytes of r's tool is transformed
 // where it was read.
-func (r *toolRoute) inline(n int) bool {
-	return n <= inlineResultBytes && r.slow.Load() < inlineSlowLimit
+func inline(r *router.Route, n int) bool {
+	return n <= inlineResultBytes && r.Slow.Load() < inlineSlowLimit
 }
 
 // transformed records how an inline transform of r's tool went.
-func (r *toolRoute) transformed(took time.Duration, stored bool) {
+func transformed(r *router.Route, took time.Duration, stored bool) {
 	switch {
 	case stored:
-		r.slow.Store(inlineSlowLimit)
+		r.Slow.Store(inlineSlowLimit)
 	case took > inlineTransformBudget:
-		r.slow.Add(1)
+		r.Slow.Add(1)
 	}
 }
 
@@ -93,8 +94,8 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 	if meta.Get(keyMetaVersion).Exists() || trace.SpanContextFromContext(ctx).IsValid() {
 		return false // a stateless request (era.go); a trace to carry upstream (observe)
 	}
-	r, ok := g.route(name.String())
-	if !ok || r.generated != "" || !r.up.Starts("tools/call") {
+	r, ok := g.tools.Route(name.String())
+	if !ok || r.Generated != "" || !r.Up.Starts("tools/call") {
 		return false // awaitStart, the gateway's own tools and the rest wait
 	}
 	f := s.forwarding(r, name.String(), m.Params, args, meta, nil)
@@ -120,13 +121,13 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 	if g.observer != nil {
 		start = time.Now()
 	}
-	refused := s.allowToolCall(r.serverName(), r.tool)
+	refused := s.allowToolCall(r.Server(), r.Tool)
 	if refused != nil {
 		c.answered(nil, fmt.Errorf("tools/call %q: %w", f.name, refused))
 	} else if err := f.prepare(c.parent, meta, nil); err != nil {
 		c.answered(nil, err)
 	} else {
-		c.setCancel(r.up.Start(c.parent, "tools/call", f.up, c.answered))
+		c.setCancel(r.Up.Start(c.parent, "tools/call", f.up, c.answered))
 	}
 	// The request is out: what follows no longer delays the server. A
 	// call the rate limit refused is not observed, as handle does.
@@ -143,7 +144,7 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 type startedCall struct {
 	s        *session
 	m        *message
-	r        *toolRoute
+	r        *router.Route
 	f        *forwarded
 	ob       *observation // nil: not observed
 	key      string       // m's id, among the session's calls in flight
@@ -178,7 +179,7 @@ func (c *startedCall) arrive() {
 	if c.steps.Add(-1) != 0 {
 		return
 	}
-	if c.err == nil && !c.r.inline(len(c.raw)) {
+	if c.err == nil && !inline(c.r, len(c.raw)) {
 		c.offload(func() { c.finish(false) })
 		return
 	}
@@ -247,7 +248,7 @@ func (c *startedCall) finish(timed bool) {
 	}
 	out, err := f.finish(ctx, c.raw, c.err)
 	if timed {
-		c.r.transformed(time.Since(start), f.stored)
+		transformed(c.r, time.Since(start), f.stored)
 	}
 	c.mu.Lock()
 	c.complete = true

@@ -116,7 +116,7 @@ func (s *session) serveStateless(ctx context.Context, m *message, related func([
 		return nil, fmt.Errorf("%w: %s was removed in protocol version %s", jsonrpc.ErrMethodNotFound, m.Method, v)
 	}
 	s.g.clientArrived(json.RawMessage(caps.Raw)) // before waiting: the upstreams' initialize may wait for it
-	s.g.awaitStart(ctx)
+	s.g.ups.AwaitStart(ctx)
 	var (
 		res json.RawMessage
 		err error
@@ -202,16 +202,6 @@ func statelessCapabilities(caps map[string]any) map[string]any {
 		}
 	}
 	return out
-}
-
-// offersPrompts reports whether an upstream offers prompts.
-func (g *Gateway) offersPrompts() bool {
-	for _, name := range g.order {
-		if g.ups[name].Capability("prompts") {
-			return true
-		}
-	}
-	return false
 }
 
 // statelessSession is the Session of one stateless HTTP request: not
@@ -305,20 +295,19 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 		"resources": map[string]any{"subscribe": true, "listChanged": true},
 		"logging":   map[string]any{},
 	}
-	if g.offersPrompts() {
+	if g.ups.Offer("prompts") {
 		caps["prompts"] = map[string]any{"listChanged": true}
 	}
 	var instructions []string
-	for _, name := range g.order {
-		u := g.ups[name]
+	for _, u := range g.ups.All() {
 		if u.Capability("completions") {
 			caps["completions"] = map[string]any{}
 		}
 		if in := u.Instructions(); in != "" {
-			if g.single {
+			if g.ups.Single() {
 				instructions = append(instructions, in)
 			} else {
-				instructions = append(instructions, name+": "+in)
+				instructions = append(instructions, u.Name+": "+in)
 			}
 		}
 	}

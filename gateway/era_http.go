@@ -110,12 +110,12 @@ func (srv *httpServer) checkParamHeaders(r *http.Request, m *message) error {
 	if m.Method != "tools/call" {
 		return nil
 	}
-	rt, ok := srv.g.route(gjson.GetBytes(m.Params, "name").String())
-	if !ok || !bytes.Contains(rt.def, []byte("x-mcp-header")) {
+	rt, ok := srv.g.tools.Route(gjson.GetBytes(m.Params, "name").String())
+	if !ok || !bytes.Contains(rt.Def, []byte("x-mcp-header")) {
 		return nil
 	}
 	var tool mcp.Tool
-	if err := json.Unmarshal(rt.def, &tool); err != nil {
+	if err := json.Unmarshal(rt.Def, &tool); err != nil {
 		return nil // a definition mcp-go cannot read binds no headers it knows
 	}
 	return mcp.ValidateParamHeadersLookup(func(k string) (string, bool) {

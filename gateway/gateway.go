@@ -25,10 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,12 +33,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 	"golang.org/x/sync/semaphore"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/schema"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
@@ -54,10 +51,6 @@ import (
 // upstream that is still connecting; an upstream's start-up timeout
 // (ServerOptions.StartupTimeout) makes the wait longer.
 const defaultStartWait = 15 * time.Second
-
-// startWaitSlack is how long past an upstream's start-up timeout a client
-// waits: long enough for the attempt's own failure to land first.
-const startWaitSlack = time.Second
 
 // Options configure a Gateway.
 type Options struct {
@@ -169,19 +162,10 @@ type Gateway struct {
 	onUpdated func(observe.ResourceUpdate) // Options.OnResourceUpdated
 	quit      chan struct{}                // closed by Close
 
-	ups    map[string]*upstream.Upstream
-	order  []string // upstream names, sorted
-	single bool
-
-	routesMu sync.RWMutex
-	routes   map[string]*toolRoute // exposed tool name → route
-	toolList []json.RawMessage     // exposed definitions, in order
-	// rebuildMu makes rebuildRoutes one at a time: two upstreams ready
-	// at once each rebuilt, and the rebuild that had seen only the first
-	// could store its list last, leaving the second's tools unlisted
-	// until some later change (the reliability suite's two-replica test
-	// waited two minutes for them, in about one start of six).
-	rebuildMu sync.Mutex
+	ups     *router.Upstreams
+	tools   *router.Tools
+	uris    *router.URIs
+	prompts *router.Prompts
 
 	sessMu   sync.RWMutex
 	sessions map[string]*session
@@ -198,41 +182,17 @@ type Gateway struct {
 	progress map[string]progressRoute // upstream progress token → client's
 	progSeq  atomic.Int64
 
-	ownerMu    sync.RWMutex
-	owner      map[string]*upstream.Upstream // resource URI → the upstream that listed it first
-	collisions map[string]struct{}           // uri + "\x00" + server, logged once
-
 	cacheMu sync.Mutex
 	cache   map[cacheKey]cacheEntry
-
-	prompts promptRoutes
 
 	bridges inputBridges // stateless calls parked on an upstream's requests
 
 	first firstClient // the first client's capabilities (upstream_caps.go)
 
-	ctx     context.Context
-	cancel  context.CancelFunc
-	startAt time.Time // when Start was called
 	// startLogEvery is how often a starting upstream says it is still
 	// starting (0: the upstream's default; tests lower it)
 	startLogEvery time.Duration
-	wg            sync.WaitGroup
 	closed        atomic.Bool
-	// started: every upstream has made its first connection attempt.
-	started atomic.Bool
-}
-
-// toolRoute says where an exposed tool goes.
-type toolRoute struct {
-	up        *upstream.Upstream
-	tool      string          // the upstream's name, or the generated kind
-	generated string          // "", genList, genRead or genTemplates
-	def       json.RawMessage // the exposed definition
-	output    json.RawMessage // the tool's outputSchema, nil when it has none
-	username  bool            // the input schema declares "username"
-	args      ArgumentOptions
-	slow      atomic.Int32 // small results that kept an upstream's reader busy (call_start.go)
 }
 
 type progressRoute struct {
@@ -244,20 +204,16 @@ type progressRoute struct {
 // New checks the options and builds a Gateway; Start connects it.
 func New(o Options) (*Gateway, error) {
 	g := &Gateway{
-		log:        o.Logger,
-		version:    o.Version,
-		startWait:  o.StartWait,
-		ups:        map[string]*upstream.Upstream{},
-		routes:     map[string]*toolRoute{},
-		sessions:   map[string]*session{},
-		subs:       map[string]map[subscriber]struct{}{},
-		listeners:  map[*listener]struct{}{},
-		progress:   map[string]progressRoute{},
-		owner:      map[string]*upstream.Upstream{},
-		collisions: map[string]struct{}{},
-		cache:      map[cacheKey]cacheEntry{},
-		quit:       make(chan struct{}),
-		redact:     redact.New(o.Secrets),
+		log:       o.Logger,
+		version:   o.Version,
+		startWait: o.StartWait,
+		sessions:  map[string]*session{},
+		subs:      map[string]map[subscriber]struct{}{},
+		listeners: map[*listener]struct{}{},
+		progress:  map[string]progressRoute{},
+		cache:     map[cacheKey]cacheEntry{},
+		quit:      make(chan struct{}),
+		redact:    redact.New(o.Secrets),
 	}
 	if err := o.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -298,7 +254,8 @@ func New(o Options) (*Gateway, error) {
 			eo.Tracer = stepTracer{g.tracer}
 		}
 	}
-	eo.Reader = upstreamResources(g.ups)
+	g.ups = router.NewUpstreams(g.startWait)
+	eo.Reader = g.ups
 	eo.Memory = g.mem
 	// summaries point the model at the tools by the names it is offered
 	eo.QueryTools = engine.QueryTools{Query: g.artTools.QueryName, Search: g.artTools.SearchName}
@@ -329,7 +286,7 @@ func New(o Options) (*Gateway, error) {
 			g.log.Info("instances: "+mode, "server", name, "why", why)
 		}
 		cfg.Mcpx.Instances = mode
-		g.ups[name] = upstream.New(upstream.Options{
+		g.ups.Add(upstream.New(upstream.Options{
 			Name:        name,
 			Config:      cfg,
 			Limits:      g.limits,
@@ -338,17 +295,16 @@ func New(o Options) (*Gateway, error) {
 			StartWait:   g.startWait,
 			FirstClient: g.first.channel(),
 			Host:        upstreamHost{g},
-		})
-		g.order = append(g.order, name)
+		}))
 	}
-	if len(g.order) == 0 {
+	if g.ups.Len() == 0 {
 		return nil, errors.New("gateway: no enabled servers in mcpServers")
 	}
-	sort.Strings(g.order)
-	g.single = len(g.order) == 1
 	// The artifact tools are listed before any upstream is ready, and
 	// when none ever is: the store answers without them.
-	g.rebuildRoutes()
+	g.tools = router.NewTools(g.ups, g.artifactToolRoutes(), g.log)
+	g.uris = router.NewURIs(g.ups, g.log)
+	g.prompts = router.NewPrompts(g.ups, g.uris, g.log)
 	return g, nil
 }
 
@@ -381,77 +337,14 @@ func (g *Gateway) Engine() *engine.Engine { return g.eng }
 
 // Start connects every upstream in the background; one that fails is
 // retried with backoff and does not stop the others. It returns at once.
-func (g *Gateway) Start(ctx context.Context) {
-	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	g.startAt = time.Now()
-	for _, name := range g.order {
-		u := g.ups[name]
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			u.Run(g.ctx, g.startLogEvery)
-		}()
-	}
-}
+func (g *Gateway) Start(ctx context.Context) { g.ups.Start(ctx, g.startLogEvery) }
 
 // WaitReady waits until every upstream has made its first connection
 // attempt, or ctx ends.
-func (g *Gateway) WaitReady(ctx context.Context) {
-	for _, name := range g.order {
-		select {
-		case <-g.ups[name].FirstTry():
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// awaitStart lets a request that arrives before the upstreams' first
-// connection attempts wait for them: for each, until the larger of
-// StartWait and its start-up timeout has passed since Start (a cold "go
-// run" or "npx -y" takes minutes, and a client that lists tools before
-// must not be told there are none). Initialize waits here, and so does a
-// stateless client's first request, which has no initialize to wait in.
-// Once every upstream has tried, it costs one atomic load.
-func (g *Gateway) awaitStart(ctx context.Context) {
-	if g.started.Load() {
-		return
-	}
-	for _, name := range g.order {
-		u := g.ups[name]
-		wait := time.Until(g.startAt.Add(max(g.startWait, u.Config.StartupTimeout()) + startWaitSlack))
-		if wait <= 0 {
-			continue
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-u.FirstTry():
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		if ctx.Err() != nil {
-			return
-		}
-	}
-	for _, name := range g.order {
-		select {
-		case <-g.ups[name].FirstTry():
-		default:
-			return
-		}
-	}
-	g.started.Store(true)
-}
+func (g *Gateway) WaitReady(ctx context.Context) { g.ups.WaitReady(ctx) }
 
 // Status describes every upstream, sorted by name.
-func (g *Gateway) Status() []Status {
-	out := make([]Status, 0, len(g.order))
-	for _, name := range g.order {
-		out = append(out, g.ups[name].Status())
-	}
-	return out
-}
+func (g *Gateway) Status() []Status { return g.ups.Status() }
 
 // Close ends every session and upstream (stdio processes get their stdin
 // closed, then SIGTERM, then SIGKILL: see Limits.StopGrace) and the
@@ -470,16 +363,9 @@ func (g *Gateway) Close(ctx context.Context) error {
 	for _, s := range sessions {
 		s.Close()
 	}
-	if g.cancel != nil {
-		g.cancel()
-	}
-	done := make(chan struct{})
-	go func() { g.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	case <-time.After(time.Duration(g.limits.StopGrace+g.limits.KillGrace) + 2*time.Second):
-		g.log.Warn("upstreams did not stop", "after", time.Duration(g.limits.StopGrace+g.limits.KillGrace)+2*time.Second)
+	wait := time.Duration(g.limits.StopGrace+g.limits.KillGrace) + 2*time.Second
+	if !g.ups.Stop(ctx, wait) {
+		g.log.Warn("upstreams did not stop", "after", wait)
 	}
 	return g.eng.Close(ctx)
 }
@@ -489,7 +375,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 // client that listed before the upstream was up (it started late, or
 // restarted) learns of its tools, resources and prompts this way.
 func (g *Gateway) upstreamReady(u *upstream.Upstream) {
-	g.rebuildRoutes()
+	g.tools.Rebuild()
 	g.broadcast(upstream.Owner{}, notificationToolsListChanged, nil)
 	if u.Capability("resources") {
 		g.broadcast(upstream.Owner{}, notificationResourcesListChange, nil)
@@ -498,115 +384,6 @@ func (g *Gateway) upstreamReady(u *upstream.Upstream) {
 		g.broadcast(upstream.Owner{}, notificationPromptsListChanged, nil)
 	}
 	g.renewSubscriptions(u)
-}
-
-// Generated tool kinds.
-const (
-	genList      = "resources_list"
-	genRead      = "resources_read"
-	genTemplates = "resources_templates_list"
-)
-
-// rebuildRoutes recomputes the exposed tool names: with one upstream the
-// names are kept; with several each becomes "{server}_{tool}", made unique
-// with a numeric suffix if two would collide.
-func (g *Gateway) rebuildRoutes() {
-	g.rebuildMu.Lock()
-	defer g.rebuildMu.Unlock()
-	routes := map[string]*toolRoute{}
-	var list []json.RawMessage
-	add := func(name string, r *toolRoute) {
-		base := name
-		for i := 2; routes[name] != nil; i++ {
-			name = base + "_" + strconv.Itoa(i)
-		}
-		def, err := sjson.SetBytes(append([]byte(nil), r.def...), "name", name)
-		if err != nil {
-			g.log.Warn("tool definition is not an object; skipped", "route", name, "tool", r.tool)
-			return
-		}
-		r.def = def
-		routes[name] = r
-		list = append(list, def)
-	}
-	for _, name := range g.order {
-		u := g.ups[name]
-		for _, def := range u.ToolDefs() {
-			tool := gjson.GetBytes(def, "name").String()
-			if tool == "" {
-				continue
-			}
-			exposed := tool
-			if !g.single {
-				exposed = u.Name + "_" + tool
-			}
-			add(exposed, &toolRoute{
-				up:       u,
-				tool:     tool,
-				def:      def,
-				username: gjson.GetBytes(def, "inputSchema.properties.username").Exists(),
-				output:   schema.Output(def),
-				args:     toolArgs(u.Config, tool),
-			})
-		}
-		if u.Config.ResourceToolsOn() && u.Capability("resources") {
-			for _, kind := range []string{genList, genRead, genTemplates} {
-				add(u.Name+"_"+kind, &toolRoute{up: u, tool: kind, generated: kind, def: generatedTool(u.Name, kind)})
-			}
-		}
-	}
-	// after the upstreams' tools: an upstream's tool of the same name keeps it
-	for _, a := range g.artifactToolRoutes() {
-		add(a.name, a.route)
-	}
-	g.routesMu.Lock()
-	g.routes, g.toolList = routes, list
-	g.routesMu.Unlock()
-}
-
-// toolArgs returns the argument options of tool: the exact name wins over
-// globs.
-func toolArgs(cfg ServerConfig, tool string) ArgumentOptions {
-	var a ArgumentOptions
-	keys := sortedKeys(cfg.Mcpx.Tools)
-	for _, k := range keys {
-		if k != tool {
-			if ok, _ := path.Match(k, tool); ok {
-				a = cfg.Mcpx.Tools[k].Arguments
-			}
-		}
-	}
-	if t, ok := cfg.Mcpx.Tools[tool]; ok {
-		a = t.Arguments
-	}
-	return a.WithDefaults()
-}
-
-func generatedTool(server, kind string) json.RawMessage {
-	var desc, schema string
-	switch kind {
-	case genList:
-		desc = fmt.Sprintf("List the resources of the %s server (paginated). Returns URIs, names, MIME types and sizes; read one with %s_resources_read.", server, server)
-		schema = `{"type":"object","properties":{"cursor":{"type":"string","description":"nextCursor from a previous page"}}}`
-	case genRead:
-		desc = fmt.Sprintf("Read a resource of the %s server by URI. Small text comes back inline; binary and large content is stored as an artifact and you get its reference and a summary.", server)
-		schema = `{"type":"object","properties":{"uri":{"type":"string","description":"the resource URI"}},"required":["uri"]}`
-	case genTemplates:
-		desc = fmt.Sprintf("List the resource URI templates of the %s server (paginated).", server)
-		schema = `{"type":"object","properties":{"cursor":{"type":"string","description":"nextCursor from a previous page"}}}`
-	}
-	b := []byte(`{"name":""}`)
-	b, _ = sjson.SetBytes(b, "description", desc)
-	b, _ = sjson.SetRawBytes(b, "inputSchema", []byte(schema))
-	b, _ = sjson.SetRawBytes(b, "annotations", []byte(`{"readOnlyHint":true,"openWorldHint":false}`))
-	return b
-}
-
-func (g *Gateway) route(name string) (*toolRoute, bool) {
-	g.routesMu.RLock()
-	defer g.routesMu.RUnlock()
-	r, ok := g.routes[name]
-	return r, ok
 }
 
 // newID returns a random session id.

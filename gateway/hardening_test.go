@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
@@ -89,7 +90,7 @@ func TestSecretNotInClientErrors(t *testing.T) {
 		Secrets: map[string]string{"REMOTE_KEY": secret},
 	})
 	c := connect(t, g)
-	r := c.call("resources/read", `{"uri":"`+upstreamURI("remote", "file:///x")+`"}`)
+	r := c.call("resources/read", `{"uri":"`+router.UpstreamURI("remote", "file:///x")+`"}`)
 	msg := gjson.GetBytes(r, "error.message").String()
 	if strings.Contains(string(r), secret) || strings.Contains(msg, "127.0.0.1:1") || !strings.Contains(msg, "error_id=") {
 		t.Fatalf("client error: %s", r)

@@ -189,7 +189,7 @@ func untagSubscription(params json.RawMessage) json.RawMessage {
 func (g *Gateway) grantable(want mcp.SubscriptionFilter) mcp.SubscriptionFilter {
 	return mcp.SubscriptionFilter{
 		ToolsListChanged:      want.ToolsListChanged,
-		PromptsListChanged:    want.PromptsListChanged && g.offersPrompts(),
+		PromptsListChanged:    want.PromptsListChanged && g.ups.Offer("prompts"),
 		ResourcesListChanged:  want.ResourcesListChanged,
 		ResourceSubscriptions: want.ResourceSubscriptions,
 	}
@@ -255,8 +255,8 @@ func (s *session) serveListen(ctx context.Context, m *message, related func([]by
 	s.g.log.Debug("subscriptions/listen open", "session", s.ID, "user", s.User, "filter", string(ack))
 	if !l.filter.IsEmpty() {
 		var closing <-chan struct{} // the gateway's shutdown ends every stream
-		if g.ctx != nil {
-			closing = g.ctx.Done()
+		if ctx := g.ups.Context(); ctx != nil {
+			closing = ctx.Done()
 		}
 		select {
 		case <-ctx.Done():

@@ -80,12 +80,12 @@ func (g *Gateway) upstreamLog(u *upstream.Upstream, from upstream.Owner, method 
 // hear from: a client that lists at once sees the new list.
 func (g *Gateway) upstreamToolsChanged(u *upstream.Upstream, from upstream.Owner, method string) {
 	go func() {
-		ctx, cancel := context.WithTimeout(g.ctx, u.Config.RequestTimeout())
+		ctx, cancel := context.WithTimeout(g.ups.Context(), u.Config.RequestTimeout())
 		defer cancel()
 		if err := u.LoadTools(ctx); err != nil {
 			u.Log.Warn("reloading tools after list_changed", "error", err)
 		}
-		g.rebuildRoutes()
+		g.tools.Rebuild()
 		g.broadcast(from, method, nil)
 	}()
 }

@@ -14,20 +14,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 )
-
-// ownServer names the gateway's own tools (artifacts_query, …) in
-// observations and spans.
-const ownServer = "mcpx"
-
-func (r *toolRoute) serverName() string {
-	if r.up == nil {
-		return ownServer
-	}
-	return r.up.Name
-}
 
 // callOutcome carries what an observed call needs from forwardCall: the
 // trace context to send upstream, and the engine's result.
@@ -53,7 +43,7 @@ func (oc *callOutcome) propagate(up []byte) ([]byte, error) {
 // observedCall is forwardCall timed for the observer and traced as a
 // span (a child of the request's traceparent) whose context goes
 // upstream.
-func (s *session) observedCall(ctx context.Context, r *toolRoute, name string, params json.RawMessage, meta gjson.Result, related func([]byte)) (json.RawMessage, error) {
+func (s *session) observedCall(ctx context.Context, r *router.Route, name string, params json.RawMessage, meta gjson.Result, related func([]byte)) (json.RawMessage, error) {
 	ctx, ob := s.observe(ctx, r, meta)
 	out, err := s.forwardCall(ctx, r, name, params, meta, related, ob.oc)
 	ob.end(out, err)
@@ -63,14 +53,14 @@ func (s *session) observedCall(ctx context.Context, r *toolRoute, name string, p
 // observation is an observed tools/call in flight.
 type observation struct {
 	s     *session
-	r     *toolRoute
+	r     *router.Route
 	oc    *callOutcome
 	span  trace.Span // nil: not tracing
 	start time.Time
 }
 
 // observe starts timing (and tracing) a call to r.
-func (s *session) observe(ctx context.Context, r *toolRoute, meta gjson.Result) (context.Context, *observation) {
+func (s *session) observe(ctx context.Context, r *router.Route, meta gjson.Result) (context.Context, *observation) {
 	g := s.g
 	ob := &observation{s: s, r: r, oc: &callOutcome{}}
 	if g.tracer != nil {
@@ -90,7 +80,7 @@ func (ob *observation) end(out json.RawMessage, err error) {
 	d := time.Since(ob.start)
 	toolErr := err == nil && gjson.GetBytes(out, "isError").Bool()
 	if g.observer != nil {
-		g.observer.ObserveCall(observe.Call{Server: ob.r.serverName(), Tool: ob.r.tool, Scope: oc.scope, Duration: d, Result: oc.res, Err: err, ToolError: toolErr})
+		g.observer.ObserveCall(observe.Call{Server: ob.r.Server(), Tool: ob.r.Tool, Scope: oc.scope, Duration: d, Result: oc.res, Err: err, ToolError: toolErr})
 	}
 	if ob.span != nil {
 		endCallSpan(ob.span, oc.res, err, toolErr)

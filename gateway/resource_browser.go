@@ -29,8 +29,8 @@ var (
 
 // resourceServer returns the named upstream when it offers resources.
 func (g *Gateway) resourceServer(server string) (upstreamCaller, error) {
-	u, ok := g.ups[server]
-	if !ok || !u.Capability("resources") {
+	u := g.ups.Named(server)
+	if u == nil || !u.Capability("resources") {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
 	}
 	return u, nil

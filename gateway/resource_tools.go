@@ -13,20 +13,21 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
 // generated runs a generated resource tool for the model.
-func (s *session) generated(ctx context.Context, r *toolRoute, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
-	if r.up == nil {
+func (s *session) generated(ctx context.Context, r *router.Route, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
+	if r.Up == nil {
 		return s.artifactTool(ctx, r, args)
 	}
-	u := r.up
-	call := engine.Call{Server: u.Name, Tool: r.generated, Arguments: args, Scope: scope}
-	switch r.generated {
-	case genList, genTemplates:
+	u := r.Up
+	call := engine.Call{Server: u.Name, Tool: r.Generated, Arguments: args, Scope: scope}
+	switch r.Generated {
+	case router.GenList, router.GenTemplates:
 		method := "resources/list"
-		if r.generated == genTemplates {
+		if r.Generated == router.GenTemplates {
 			method = "resources/templates/list"
 		}
 		p := json.RawMessage(nil)
@@ -39,7 +40,7 @@ func (s *session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		}
 		if method == "resources/list" {
 			gjson.GetBytes(res, "resources").ForEach(func(_, v gjson.Result) bool {
-				s.g.claim(u, v.Get("uri").String())
+				s.g.uris.Claim(u, v.Get("uri").String())
 				return true
 			})
 		}
@@ -47,7 +48,7 @@ func (s *session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		out, _ = sjson.SetBytes(out, "content.0.text", string(res))
 		out, _ = sjson.SetRawBytes(out, "structuredContent", res)
 		return s.transform(ctx, call, out)
-	case genRead:
+	case router.GenRead:
 		uri := gjson.GetBytes(args, "uri").String()
 		if uri == "" {
 			return toolError(`"uri" is required`), nil
@@ -55,7 +56,7 @@ func (s *session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		if id, ok := artifactID(uri); ok {
 			return s.artifactSummary(ctx, uri, id)
 		}
-		if nu, orig, ok := s.g.resolveURI(uri); ok {
+		if nu, orig, ok := s.g.uris.Resolve(uri); ok {
 			if nu != u {
 				return toolError(fmt.Sprintf("%s is not a resource of the %s server", uri, u.Name)), nil
 			}
@@ -70,7 +71,7 @@ func (s *session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		if err != nil {
 			return toolError(fmt.Sprintf("resources/read %s failed: %v", uri, err)), nil
 		}
-		s.g.claim(u, uri)
+		s.g.uris.Claim(u, uri)
 		out := []byte(`{"content":[]}`)
 		gjson.GetBytes(res, "contents").ForEach(func(_, c gjson.Result) bool {
 			blk := []byte(`{"type":"resource"}`)
@@ -90,7 +91,7 @@ func (s *session) generated(ctx context.Context, r *toolRoute, args json.RawMess
 		s.g.remember(k, tres.Raw, ids)
 		return tres.Raw, nil
 	}
-	return nil, fmt.Errorf("%w: generated tool %q", jsonrpc.ErrUnknownTool, r.generated)
+	return nil, fmt.Errorf("%w: generated tool %q", jsonrpc.ErrUnknownTool, r.Generated)
 }
 
 // toolError is a tool result that reports a failure to the model.

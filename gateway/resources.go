@@ -7,102 +7,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
-
-func (g *Gateway) ownerOf(uri string) *upstream.Upstream {
-	g.ownerMu.RLock()
-	u := g.owner[uri]
-	g.ownerMu.RUnlock()
-	if u != nil {
-		return u
-	}
-	if g.single {
-		return g.ups[g.order[0]]
-	}
-	return nil
-}
-
-// candidates are the upstreams that may serve uri: its owner, else every
-// upstream with the resources capability.
-func (g *Gateway) candidates(uri string) []*upstream.Upstream {
-	if u, _, ok := g.resolveURI(uri); ok {
-		if u == nil {
-			return nil
-		}
-		return []*upstream.Upstream{u}
-	}
-	if u := g.ownerOf(uri); u != nil {
-		return []*upstream.Upstream{u}
-	}
-	var out []*upstream.Upstream
-	for _, name := range g.order {
-		if u := g.ups[name]; u.Capability("resources") {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
-// readUpstream reads uri from the upstream that serves it.
-func (g *Gateway) readUpstream(ctx context.Context, uri string, params json.RawMessage) (*upstream.Upstream, json.RawMessage, error) {
-	if u, orig, ok := g.resolveURI(uri); ok {
-		if u == nil {
-			return nil, nil, fmt.Errorf("resources/read %s: no configured server by that name (want %s{server}/{uri}): %w", uri, upstreamURIPrefix, jsonrpc.ErrUnknownResource)
-		}
-		res, err := u.Call(ctx, "resources/read", withURI(params, orig))
-		if err != nil {
-			return nil, nil, fmt.Errorf("resources/read %s: %w", uri, err)
-		}
-		return u, renameContents(res, orig, uri), nil
-	}
-	if params == nil {
-		params, _ = json.Marshal(map[string]string{"uri": uri})
-	}
-	var errs []error
-	for _, u := range g.candidates(uri) {
-		res, err := u.Call(ctx, "resources/read", params)
-		if err == nil {
-			g.claim(u, uri)
-			return u, res, nil
-		}
-		errs = append(errs, err)
-	}
-	if len(errs) == 1 {
-		return nil, nil, fmt.Errorf("resources/read %s: %w", uri, errs[0])
-	}
-	if len(errs) == 0 {
-		return nil, nil, fmt.Errorf("resources/read %s: no server offers resources: %w", uri, jsonrpc.ErrUnknownResource)
-	}
-	return nil, nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, errors.Join(errs...))
-}
-
-// upstreamResources reads upstream resources for the engine's
-// resourcelink layer (engine.ResourceReader): what a layer may reach of
-// the gateway in the middle of Transform is the upstreams by name, not
-// the gateway. It shares the gateway's map, which New fills.
-type upstreamResources map[string]*upstream.Upstream
-
-// ReadResource returns the resources/read result of uri on server.
-func (ups upstreamResources) ReadResource(ctx context.Context, server, uri string) (json.RawMessage, error) {
-	u, ok := ups[server]
-	if !ok {
-		return nil, fmt.Errorf("read %s: server %q: %w", uri, server, jsonrpc.ErrUnknownResource)
-	}
-	params, _ := json.Marshal(map[string]string{"uri": uri})
-	return u.Call(ctx, "resources/read", params)
-}
-
-var _ engine.ResourceReader = upstreamResources(nil)
 
 // pageCursor is the gateway's resources cursor: which source (an upstream
 // index, or len(upstreams) for this session's artifacts) and that
@@ -136,12 +48,7 @@ func decodeCursor(s string) (pageCursor, error) {
 // upstream's page at a time, then this session's artifacts.
 func (s *session) listResources(ctx context.Context, params json.RawMessage, templates bool) (json.RawMessage, error) {
 	g := s.g
-	var srcs []*upstream.Upstream
-	for _, name := range g.order {
-		if u := g.ups[name]; u.Capability("resources") {
-			srcs = append(srcs, u)
-		}
-	}
+	srcs := g.ups.Offering("resources")
 	cur, err := decodeCursor(gjson.GetBytes(params, "cursor").String())
 	if err != nil {
 		return nil, err
@@ -173,7 +80,7 @@ func (s *session) listResources(ctx context.Context, params json.RawMessage, tem
 		if items.IsArray() {
 			page := []byte(items.Raw)
 			if !templates {
-				page = g.exposeItems(u, items)
+				page = g.uris.Expose(u, items)
 			}
 			out, _ = sjson.SetRawBytes(out, key, page)
 		}
@@ -199,7 +106,7 @@ func (s *session) readDirect(ctx context.Context, uri string, params json.RawMes
 	if raw, ok := s.g.cached(ctx, k); ok {
 		return raw, nil
 	}
-	u, res, err := s.g.readUpstream(ctx, uri, params)
+	u, res, err := s.g.uris.Read(ctx, uri, params)
 	if err != nil {
 		return nil, err
 	}

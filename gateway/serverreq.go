@@ -156,7 +156,7 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, from upst
 		}
 		g.sessMu.RUnlock()
 		if count == 1 {
-			return &caller{s: only, ctx: g.ctx}, nil
+			return &caller{s: only, ctx: g.ups.Context()}, nil
 		}
 		if count > 1 {
 			return nil, fmt.Errorf("%w: %d sessions with roots are connected and none has a call in flight on upstream %s", errAmbiguousCaller, count, u.Name)

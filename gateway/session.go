@@ -17,6 +17,7 @@ import (
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -114,7 +115,7 @@ func (s *session) Close() {
 	delete(s.g.sessions, s.ID)
 	s.g.sessMu.Unlock()
 	s.g.dropCache(s.ID)
-	for _, u := range s.g.ups {
+	for _, u := range s.g.ups.All() {
 		u.Instances().EndSession(s) // its per_session processes (mcpx.instances)
 	}
 	if s.initialized.Load() && s.clientHas("roots") {
@@ -243,17 +244,7 @@ func (s *session) request(ctx context.Context, m *message, related func([]byte))
 	}
 	switch m.Method {
 	case "tools/list":
-		g.routesMu.RLock()
-		list := g.toolList
-		g.routesMu.RUnlock()
-		b := []byte(`{"tools":[`)
-		for i, t := range list {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, t...)
-		}
-		return append(b, "]}"...), nil
+		return g.tools.List(), nil
 	case "tools/call":
 		return s.callTool(ctx, m.Params, related)
 	case "resources/list":
@@ -277,13 +268,12 @@ func (s *session) request(ctx context.Context, m *message, related func([]byte))
 		s.unsubscribeSession(uri)
 		return json.RawMessage("{}"), nil
 	case "prompts/list":
-		return s.listPrompts(ctx, m.Params)
+		return g.prompts.List(ctx)
 	case "prompts/get":
-		return s.getPrompt(ctx, m.Params)
+		return g.prompts.Get(ctx, m.Params)
 	case "logging/setLevel":
 		var errs []error
-		for _, name := range g.order {
-			u := g.ups[name]
+		for _, u := range g.ups.All() {
 			if u.Capability("logging") {
 				if _, err := u.Call(ctx, m.Method, m.Params); err != nil {
 					errs = append(errs, err)
@@ -295,7 +285,7 @@ func (s *session) request(ctx context.Context, m *message, related func([]byte))
 		}
 		return json.RawMessage("{}"), nil
 	case "completion/complete":
-		return s.complete(ctx, m.Params)
+		return g.prompts.Complete(ctx, m.Params)
 	}
 	return nil, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, m.Method)
 }
@@ -308,7 +298,7 @@ func (s *session) initialize(ctx context.Context, params json.RawMessage) (json.
 	s.client = gjson.GetBytes(params, "clientInfo.name").String()
 	s.mu.Unlock()
 	g.clientArrived(caps) // before waiting: the upstreams' initialize may wait for it
-	g.awaitStart(ctx)
+	g.ups.AwaitStart(ctx)
 	pv := gjson.GetBytes(params, "protocolVersion").String()
 	if !slices.Contains(supportedDownstream, pv) {
 		pv = downstreamProtocolVersion
@@ -345,19 +335,19 @@ func (s *session) callTool(ctx context.Context, params json.RawMessage, related 
 
 // toolRoute finds where a tools/call goes, and checks that the caller
 // may call it now.
-func (s *session) toolRoute(ctx context.Context, params json.RawMessage) (r *toolRoute, name string, err error) {
+func (s *session) toolRoute(ctx context.Context, params json.RawMessage) (r *router.Route, name string, err error) {
 	g := s.g
 	name = gjson.GetBytes(params, "name").String()
-	r, ok := g.route(name)
+	r, ok := g.tools.Route(name)
 	if !ok {
 		// a client that did not wait for initialize: let the upstreams
 		// make their first attempt, then look again
-		g.awaitStart(ctx)
-		if r, ok = g.route(name); !ok {
+		g.ups.AwaitStart(ctx)
+		if r, ok = g.tools.Route(name); !ok {
 			return nil, name, fmt.Errorf("tools/call %q: %w", name, jsonrpc.ErrUnknownTool)
 		}
 	}
-	if err := s.allowToolCall(r.serverName(), r.tool); err != nil {
+	if err := s.allowToolCall(r.Server(), r.Tool); err != nil {
 		return nil, name, fmt.Errorf("tools/call %q: %w", name, err)
 	}
 	return r, name, nil
@@ -366,16 +356,16 @@ func (s *session) toolRoute(ctx context.Context, params json.RawMessage) (r *too
 // forwardCall sends a routed tools/call upstream and transforms its
 // result; oc, when not nil, gets the engine's result and gives the
 // traceparent to send upstream.
-func (s *session) forwardCall(ctx context.Context, r *toolRoute, name string, params json.RawMessage, meta gjson.Result, related func([]byte), oc *callOutcome) (json.RawMessage, error) {
+func (s *session) forwardCall(ctx context.Context, r *router.Route, name string, params json.RawMessage, meta gjson.Result, related func([]byte), oc *callOutcome) (json.RawMessage, error) {
 	f := s.forwarding(r, name, params, gjson.GetBytes(params, "arguments"), meta, oc)
-	if r.generated != "" {
+	if r.Generated != "" {
 		return s.generated(ctx, r, f.args, f.scope)
 	}
 	if err := f.prepare(ctx, meta, related); err != nil {
 		return nil, err
 	}
 	defer f.release()
-	raw, err := r.up.Call(ctx, "tools/call", f.up)
+	raw, err := r.Up.Call(ctx, "tools/call", f.up)
 	return f.finish(ctx, raw, err)
 }
 
@@ -383,7 +373,7 @@ func (s *session) forwardCall(ctx context.Context, r *toolRoute, name string, pa
 // upstream, and what its answer is transformed with.
 type forwarded struct {
 	s      *session
-	r      *toolRoute
+	r      *router.Route
 	name   string          // as the client called it
 	params json.RawMessage // the client's
 	args   json.RawMessage // the arguments, as they go upstream once prepared
@@ -396,7 +386,7 @@ type forwarded struct {
 
 // forwarding is the call of r's tool named name with params, whose
 // arguments and _meta are args and meta.
-func (s *session) forwarding(r *toolRoute, name string, params json.RawMessage, args, meta gjson.Result, oc *callOutcome) *forwarded {
+func (s *session) forwarding(r *router.Route, name string, params json.RawMessage, args, meta gjson.Result, oc *callOutcome) *forwarded {
 	f := &forwarded{s: s, r: r, name: name, params: params, oc: oc}
 	f.scope = store.Scope{TenantID: s.Tenant, SessionID: s.ID, UserID: s.User, TraceID: traceID(meta)}
 	if args.Exists() {
@@ -417,8 +407,8 @@ func (f *forwarded) prepare(ctx context.Context, meta gjson.Result, related func
 	// The client's params go upstream as they are unless something in
 	// them changes: the common call is neither copied nor re-encoded.
 	up := []byte(f.params)
-	if r.tool != name {
-		if up, err = sjson.SetBytes(up, "name", r.tool); err != nil {
+	if r.Tool != name {
+		if up, err = sjson.SetBytes(up, "name", r.Tool); err != nil {
 			return fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
 		}
 	}
@@ -455,10 +445,10 @@ func (f *forwarded) release() {
 func (f *forwarded) finish(ctx context.Context, raw json.RawMessage, err error) (json.RawMessage, error) {
 	s, r := f.s, f.r
 	if err != nil {
-		return nil, fmt.Errorf("tools/call %q on %s: %w", f.name, r.up.Name, err)
+		return nil, fmt.Errorf("tools/call %q on %s: %w", f.name, r.Up.Name, err)
 	}
 	view := s.g.profiles.view(s.clientName(f.params))
-	res, err := s.transformResult(ctx, engine.Call{Server: r.up.Name, Tool: r.tool, Arguments: f.args, Scope: f.scope, OutputSchema: r.output, View: view}, raw)
+	res, err := s.transformResult(ctx, engine.Call{Server: r.Up.Name, Tool: r.Tool, Arguments: f.args, Scope: f.scope, OutputSchema: r.Output, View: view}, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
@@ -81,10 +82,10 @@ func (g *Gateway) subscribe(ctx context.Context, sub subscriber, uri string) err
 // subscribeUpstream subscribes to uri on the first upstream that takes
 // it.
 func (g *Gateway) subscribeUpstream(ctx context.Context, uri string) error {
-	_, orig, namespaced := g.resolveURI(uri)
+	_, orig, namespaced := g.uris.Resolve(uri)
 	params, _ := json.Marshal(map[string]string{"uri": orig})
 	var errs []error
-	for _, u := range g.candidates(uri) {
+	for _, u := range g.uris.Candidates(uri) {
 		var err error
 		if u.StatelessOnly() {
 			err = u.Listen().Add(ctx, orig)
@@ -96,7 +97,7 @@ func (g *Gateway) subscribeUpstream(ctx context.Context, uri string) error {
 			continue
 		}
 		if !namespaced {
-			g.claim(u, uri)
+			g.uris.Claim(u, uri)
 		}
 		return nil
 	}
@@ -121,11 +122,11 @@ func (g *Gateway) unsubscribe(sub subscriber, uri string) {
 	if _, ok := artifactID(uri); ok || !last {
 		return
 	}
-	u, orig, namespaced := g.resolveURI(uri)
+	u, orig, namespaced := g.uris.Resolve(uri)
 	if !namespaced {
-		u = g.ownerOf(uri)
+		u = g.uris.OwnerOf(uri)
 	}
-	if u == nil || g.ctx == nil {
+	if u == nil || g.ups.Context() == nil {
 		return
 	}
 	if u.StatelessOnly() {
@@ -133,7 +134,7 @@ func (g *Gateway) unsubscribe(sub subscriber, uri string) {
 		return
 	}
 	params, _ := json.Marshal(map[string]string{"uri": orig})
-	if _, err := u.Call(g.ctx, "resources/unsubscribe", params); err != nil {
+	if _, err := u.Call(g.ups.Context(), "resources/unsubscribe", params); err != nil {
 		u.Log.Debug("resources/unsubscribe failed", "uri", uri, "error", err)
 	}
 }
@@ -153,11 +154,11 @@ func (g *Gateway) subscribedURIs(u *upstream.Upstream) []string {
 	defer g.subsMu.Unlock()
 	var uris []string
 	for uri := range g.subs {
-		if nu, orig, ok := g.resolveURI(uri); ok {
+		if nu, orig, ok := g.uris.Resolve(uri); ok {
 			if nu == u {
 				uris = append(uris, orig)
 			}
-		} else if g.ownerOf(uri) == u {
+		} else if g.uris.OwnerOf(uri) == u {
 			uris = append(uris, uri)
 		}
 	}
@@ -170,7 +171,7 @@ func (g *Gateway) renewSubscriptions(u *upstream.Upstream) {
 	if u.StatelessOnly() {
 		// the connection's own start must not wait for the stream
 		go func() {
-			if err := u.Listen().Reopen(g.ctx); err != nil {
+			if err := u.Listen().Reopen(g.ups.Context()); err != nil {
 				u.Log.Warn("opening subscriptions/listen", "error", err)
 			}
 		}()
@@ -178,7 +179,7 @@ func (g *Gateway) renewSubscriptions(u *upstream.Upstream) {
 	}
 	for _, uri := range g.subscribedURIs(u) {
 		params, _ := json.Marshal(map[string]string{"uri": uri})
-		if _, err := u.Call(g.ctx, "resources/subscribe", params); err != nil {
+		if _, err := u.Call(g.ups.Context(), "resources/subscribe", params); err != nil {
 			u.Log.Warn("renewing a subscription after reconnect", "uri", uri, "error", err)
 		}
 	}
@@ -190,10 +191,10 @@ func (g *Gateway) renewSubscriptions(u *upstream.Upstream) {
 // that form. Cached reads of either form are dropped.
 func (g *Gateway) resourceUpdated(u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) {
 	uri := gjson.GetBytes(params, "uri").String()
-	alias := upstreamURI(u.Name, uri)
+	alias := router.UpstreamURI(u.Name, uri)
 	g.invalidate(uri)
 	g.invalidate(alias)
-	owner := g.ownerOf(uri)
+	owner := g.uris.OwnerOf(uri)
 	g.subsMu.Lock()
 	var bare, named []subscriber
 	if owner == nil || owner == u {

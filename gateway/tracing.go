@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 )
 
 // tracerName is the instrumentation scope of the gateway's spans.
@@ -60,14 +61,14 @@ func (metaCarrier) Keys() []string     { return []string{"traceparent", "tracest
 // startCallSpan starts the span of a tools/call: a child of the
 // request's _meta.traceparent when it has one, else of ctx's (the HTTP
 // header's), else a root.
-func (g *Gateway) startCallSpan(ctx context.Context, r *toolRoute, meta gjson.Result) (context.Context, trace.Span) {
+func (g *Gateway) startCallSpan(ctx context.Context, r *router.Route, meta gjson.Result) (context.Context, trace.Span) {
 	if meta.Get("traceparent").Exists() {
 		ctx = traceContext.Extract(ctx, metaCarrier{meta})
 	}
-	return g.tracer.Start(ctx, "tools/call "+r.tool, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+	return g.tracer.Start(ctx, "tools/call "+r.Tool, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 		attribute.String("mcp.method.name", "tools/call"),
-		attribute.String("gen_ai.tool.name", r.tool),
-		attribute.String("mcpx.server", r.serverName()),
+		attribute.String("gen_ai.tool.name", r.Tool),
+		attribute.String("mcpx.server", r.Server()),
 	))
 }
 

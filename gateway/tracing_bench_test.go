@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -21,7 +22,7 @@ import (
 func BenchmarkCallTracing(b *testing.B) {
 	raw := json.RawMessage(`{"content":[{"type":"text","text":"{\"v\":\"small\"}","annotations":{"audience":["user"]}}],"structuredContent":{"v":"small"},"_meta":{"k":"v"}}`)
 	call := engine.Call{Server: "stub", Tool: "echo", Arguments: json.RawMessage(`{"v":"small"}`), Scope: store.Scope{SessionID: "s"}}
-	route := &toolRoute{tool: "echo"}
+	route := &router.Route{Tool: "echo"}
 	for _, traced := range []bool{false, true} {
 		name := "off"
 		if traced {

@@ -63,8 +63,8 @@ func (g *Gateway) clientArrived(caps json.RawMessage) {
 	if !gjson.GetBytes(caps, "roots").Exists() {
 		return
 	}
-	for _, name := range g.order {
-		g.ups[name].ClientDeclaredRoots()
+	for _, u := range g.ups.All() {
+		u.ClientDeclaredRoots()
 	}
 }
 
@@ -122,8 +122,8 @@ func (g *Gateway) anyClientHasRoots() bool {
 // arrived or left, or said its roots changed. The upstream then asks
 // roots/list, which is answered by the connected clients (callerFor).
 func (g *Gateway) clientRootsChanged() {
-	for _, name := range g.order {
-		g.ups[name].ClientRootsChanged()
+	for _, u := range g.ups.All() {
+		u.ClientRootsChanged()
 	}
 }
 

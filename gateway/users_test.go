@@ -213,7 +213,7 @@ func TestUserProcessStopsWhenIdle(t *testing.T) {
 	}, "")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	alice.result("tools/call", toolCall("remember", `{"v":"alice's cookie"}`))
-	stopped := func() bool { return len(g.ups["memo"].Instances().PIDs()) == 0 }
+	stopped := func() bool { return len(g.ups.Named("memo").Instances().PIDs()) == 0 }
 	waitFor(t, "alice's idle process stops", stopped)
 	if memo, _ := recalled(bob); memo != "" {
 		t.Errorf("bob recalls %q", memo)
@@ -230,8 +230,8 @@ func TestUsersShareWhenTheConfigSaysSo(t *testing.T) {
 	g, url := memoUsers(t, Options{Users: Users{Identities: 3}}, "shared")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	alice.result("tools/call", toolCall("remember", `{"v":"team notes"}`))
-	if memo, pid := recalled(bob); memo != "team notes" || pid != int64(g.ups["memo"].PID()) {
-		t.Errorf("bob recalls %q from pid %d; want alice's memo from the shared process %d", memo, pid, g.ups["memo"].PID())
+	if memo, pid := recalled(bob); memo != "team notes" || pid != int64(g.ups.Named("memo").PID()) {
+		t.Errorf("bob recalls %q from pid %d; want alice's memo from the shared process %d", memo, pid, g.ups.Named("memo").PID())
 	}
 }
 
@@ -277,7 +277,7 @@ func TestUserProcessAsksItsOwnerOnly(t *testing.T) {
 		resp.Body.Close()
 	}
 	open("tb") // bob's session is the only one with roots
-	u := g.ups["memo"]
+	u := g.ups.Named("memo")
 	ctx := context.Background()
 	if c, err := g.callerFor(ctx, u, upstream.Owner{Principal: "/alice"}, true); !errors.Is(err, errNoCaller) {
 		t.Errorf("alice's process, alice not connected: caller %v, %v; want errNoCaller", c, err)
@@ -308,7 +308,7 @@ func TestStatelessOnlyUsersDoNotShareAProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.WaitReady(ctx)
-	u := g.ups["modern"]
+	u := g.ups.Named("modern")
 	if !u.StatelessOnly() {
 		t.Fatal("the upstream was not recognised as stateless-only")
 	}

@@ -1,4 +1,4 @@
-package gateway
+package router
 
 // Prompts and completion: routed to the upstream that offers the prompt.
 
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
@@ -15,9 +16,13 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
-// promptRoutes maps exposed prompt names to upstreams, rebuilt on every
+// Prompts map exposed prompt names to upstreams, rebuilt on every
 // prompts/list.
-type promptRoutes struct {
+type Prompts struct {
+	ups  *Upstreams
+	uris *URIs // completion of a resource reference goes to its server
+	log  hclog.Logger
+
 	mu sync.RWMutex
 	m  map[string]promptRoute
 }
@@ -27,14 +32,18 @@ type promptRoute struct {
 	name string
 }
 
-// listPrompts merges every upstream's prompts (all pages) into one list,
+// NewPrompts returns the prompt routes of ups, none listed yet.
+func NewPrompts(ups *Upstreams, uris *URIs, log hclog.Logger) *Prompts {
+	return &Prompts{ups: ups, uris: uris, log: log}
+}
+
+// List merges every upstream's prompts (all pages) into one list,
 // namespaced like tools when there are several upstreams.
-func (s *session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
-	g := s.g
+func (t *Prompts) List(ctx context.Context) (json.RawMessage, error) {
 	table := map[string]promptRoute{}
 	out := []byte(`{"prompts":[]}`)
-	for _, name := range g.order {
-		u := g.ups[name]
+	single := t.ups.Single()
+	for _, u := range t.ups.All() {
 		if !u.Capability("prompts") {
 			continue
 		}
@@ -46,14 +55,14 @@ func (s *session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawM
 			}
 			res, err := u.Call(ctx, "prompts/list", p)
 			if err != nil {
-				g.log.Warn("prompts/list failed; skipping the server", "server", name, "error", err)
+				t.log.Warn("prompts/list failed; skipping the server", "server", u.Name, "error", err)
 				break
 			}
 			gjson.GetBytes(res, "prompts").ForEach(func(_, v gjson.Result) bool {
 				pn := v.Get("name").String()
 				exposed := pn
-				if !g.single {
-					exposed = name + "_" + pn
+				if !single {
+					exposed = u.Name + "_" + pn
 				}
 				table[exposed] = promptRoute{up: u, name: pn}
 				def, _ := sjson.SetBytes([]byte(v.Raw), "name", exposed)
@@ -65,25 +74,23 @@ func (s *session) listPrompts(ctx context.Context, _ json.RawMessage) (json.RawM
 			}
 		}
 	}
-	t := &g.prompts
 	t.mu.Lock()
 	t.m = table
 	t.mu.Unlock()
 	return out, nil
 }
 
-func (g *Gateway) promptRoute(ctx context.Context, s *session, name string) (promptRoute, bool) {
-	t := &g.prompts
+func (t *Prompts) route(ctx context.Context, name string) (promptRoute, bool) {
 	t.mu.RLock()
 	r, ok := t.m[name]
 	t.mu.RUnlock()
 	if ok {
 		return r, true
 	}
-	if g.single {
-		return promptRoute{up: g.ups[g.order[0]], name: name}, true
+	if u := t.ups.Only(); u != nil {
+		return promptRoute{up: u, name: name}, true
 	}
-	if _, err := s.listPrompts(ctx, nil); err != nil {
+	if _, err := t.List(ctx); err != nil {
 		return promptRoute{}, false
 	}
 	t.mu.RLock()
@@ -92,9 +99,10 @@ func (g *Gateway) promptRoute(ctx context.Context, s *session, name string) (pro
 	return r, ok
 }
 
-func (s *session) getPrompt(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+// Get serves prompts/get.
+func (t *Prompts) Get(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	name := gjson.GetBytes(params, "name").String()
-	r, ok := s.g.promptRoute(ctx, s, name)
+	r, ok := t.route(ctx, name)
 	if !ok {
 		return nil, fmt.Errorf("prompts/get %q: %w: unknown prompt", name, jsonrpc.ErrBadParams)
 	}
@@ -102,11 +110,13 @@ func (s *session) getPrompt(ctx context.Context, params json.RawMessage) (json.R
 	return r.up.Call(ctx, "prompts/get", p)
 }
 
-func (s *session) complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+// Complete serves completion/complete: a prompt's argument goes to the
+// prompt's server, a resource template's to the server of the URI.
+func (t *Prompts) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	ref := gjson.GetBytes(params, "ref")
 	switch ref.Get("type").String() {
 	case "ref/prompt":
-		r, ok := s.g.promptRoute(ctx, s, ref.Get("name").String())
+		r, ok := t.route(ctx, ref.Get("name").String())
 		if !ok {
 			return nil, fmt.Errorf("completion/complete: %w: unknown prompt", jsonrpc.ErrBadParams)
 		}
@@ -114,10 +124,10 @@ func (s *session) complete(ctx context.Context, params json.RawMessage) (json.Ra
 		return r.up.Call(ctx, "completion/complete", p)
 	case "ref/resource":
 		uri := ref.Get("uri").String()
-		if _, orig, ok := s.g.resolveURI(uri); ok {
+		if _, orig, ok := t.uris.Resolve(uri); ok {
 			params, _ = sjson.SetBytes(append([]byte(nil), params...), "ref.uri", orig)
 		}
-		for _, u := range s.g.candidates(uri) {
+		for _, u := range t.uris.Candidates(uri) {
 			if u.Capability("completions") {
 				return u.Call(ctx, "completion/complete", params)
 			}
