@@ -27,6 +27,7 @@ import (
 	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 )
@@ -99,7 +100,7 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 		return false // awaitStart, the gateway's own tools and the rest wait
 	}
 	f := s.forwarding(r, name.String(), m.Params, args, meta, nil)
-	if s.rewritesArgs(r, f.args) {
+	if artifacts.RewritesArgs(r.Args, s.injects(r), f.args) {
 		return false // it may read artifacts
 	}
 	// From here on as handle, serve, request and callTool do, in order.

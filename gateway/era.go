@@ -55,8 +55,8 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	"github.com/mcpx-dev/mcpx/store"
 )
 
 // statelessProtocolVersions are the stateless protocol revisions the
@@ -173,7 +173,7 @@ func (g *Gateway) decorate(method string, params, res json.RawMessage) json.RawM
 	if slices.Contains(cacheable, method) {
 		ttl, scope := int64(0), "private"
 		if method == "resources/read" {
-			if _, ok := artifactID(gjson.GetBytes(params, "uri").String()); ok {
+			if _, ok := artifacts.ID(gjson.GetBytes(params, "uri").String()); ok {
 				ttl = artifactTTLMs
 			}
 		}
@@ -215,74 +215,13 @@ func (g *Gateway) statelessSession(who identity) *session {
 		out:       func([]byte) {},
 		stateless: true,
 		inflight:  map[string]context.CancelCauseFunc{},
-		artifacts: map[string]struct{}{},
 		subs:      map[string]struct{}{},
 	}
 }
 
-// artifactScope is the store filter of the artifacts a session lists.
-func (s *session) artifactScope() store.Scope {
-	if s.User != "" || s.ID == "" || s.owner {
-		return store.Scope{TenantID: s.Tenant, UserID: s.User}
-	}
-	return store.Scope{SessionID: s.ID}
-}
-
-// reader is whose artifacts s may read (see the top of this file): an
-// owner, and which of that owner's scopes (nil: every one).
-func (s *session) reader() (store.Owner, func(store.Scope) bool) {
-	switch {
-	case s.User != "":
-		return store.Owner{TenantID: s.Tenant, UserID: s.User}, nil
-	case s.owner:
-		return store.Owner{}, nil
-	case s.ID != "":
-		id := s.ID
-		return store.Owner{}, func(sc store.Scope) bool { return sc.SessionID == id }
-	}
-	return store.Owner{}, func(sc store.Scope) bool { return sc.SessionID == "" }
-}
-
-// mayList reports whether a listed ref's scope is one s may read.
-func (s *session) mayList(r store.Ref) bool {
-	owner, match := s.reader()
-	return owner.Holds(r.Scope) && (match == nil || match(r.Scope))
-}
-
-// holding returns stored artifact id as s may read it: store.Holding,
-// the check every surface makes, whoever put the bytes first. The ref
-// carries s's own scope: a link signed for it, or an archive member
-// stored from it, is s's.
-func (s *session) holding(ctx context.Context, id string) (store.Ref, bool, error) {
-	owner, match := s.reader()
-	return store.Holding(ctx, s.g.st, id, owner, match)
-}
-
-// asRead returns r as s may read it: r itself when its scope is one s
-// may read, else s's own scope of it, if any (a store filter's empty
-// fields match any owner, so a listed ref may carry another's scope
-// first).
-func (s *session) asRead(ctx context.Context, r store.Ref) (store.Ref, bool) {
-	if s.mayList(r) {
-		return r, true
-	}
-	r, ok, err := s.holding(ctx, r.ID)
-	return r, ok && err == nil
-}
-
-// listArtifacts lists one page of the artifacts s may read.
-func (s *session) listArtifacts(ctx context.Context, cursor string) ([]store.Ref, string, error) {
-	refs, next, err := s.g.st.List(ctx, s.artifactScope(), cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	out := refs[:0:0]
-	for _, r := range refs {
-		if r, ok := s.asRead(ctx, r); ok {
-			out = append(out, r)
-		}
-	}
-	return out, next, nil
+// reader is who s is to the artifact room.
+func (s *session) reader() artifacts.Reader {
+	return artifacts.Reader{Tenant: s.Tenant, User: s.User, Session: s.ID, ReadsStore: s.owner, Shown: &s.shown}
 }
 
 // serverDescription is what initialize and server/discover tell a client
@@ -318,13 +257,7 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 		"capabilities": caps,
 		"serverInfo":   map[string]any{"name": "mcpx", "title": "mcpx gateway", "version": g.version},
 	}
-	text := "mcpx stores binary and oversized tool output as artifacts: results then hold {\"artifact\": {...}, \"summary\": \"...\"} and a resource_link whose URI (mcpx://artifacts/ followed by the id) resources/read reads"
-	if o := g.artTools; !o.Disabled {
-		text += fmt.Sprintf("; %s reads part of one (lines, grep, a JSON path, jq, a PDF page, an archive entry)", o.QueryName)
-		if _, ok := g.st.(store.Searcher); ok {
-			text += fmt.Sprintf(" and %s finds lines in all of them", o.SearchName)
-		}
-	}
+	text := g.art.Instructions()
 	if len(instructions) > 0 {
 		text = joinLines(instructions) + "\n\n" + text
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
@@ -178,7 +179,7 @@ func testEverything(t *testing.T, g *Gateway) {
 				t.Fatalf("base64 in model-visible content: %.300s", res.Raw)
 			}
 			uri := res.Get(`content.#(type=="resource_link").uri`).String()
-			id, ok := artifactID(uri)
+			id, ok := artifacts.ID(uri)
 			if !ok {
 				t.Fatalf("no artifact link in %s", res.Raw)
 			}

@@ -38,6 +38,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/schema"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
@@ -145,7 +146,7 @@ type Gateway struct {
 	log       hclog.Logger
 	eng       *engine.Engine
 	st        store.Store
-	linker    engine.Linker
+	art       *artifacts.Service
 	version   string
 	startWait time.Duration
 	stdioOwns bool                 // Options.StdioReadsStore
@@ -272,7 +273,8 @@ func New(o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g.eng, g.st, g.linker = eng, eo.Store, eo.Linker
+	g.eng, g.st = eng, eo.Store
+	g.art = artifacts.New(artifacts.Options{Engine: eng, Store: eo.Store, Linker: eo.Linker, Memory: g.mem, Tools: g.artTools, Log: g.log})
 	for name, cfg := range o.Servers {
 		if err := cfg.Validate(name); err != nil {
 			return nil, fmt.Errorf("gateway: %w", err)
@@ -302,7 +304,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	// The artifact tools are listed before any upstream is ready, and
 	// when none ever is: the store answers without them.
-	g.tools = router.NewTools(g.ups, g.artifactToolRoutes(), g.log)
+	g.tools = router.NewTools(g.ups, g.art.Tools(), g.log)
 	g.uris = router.NewURIs(g.ups, g.log)
 	g.prompts = router.NewPrompts(g.ups, g.uris, g.log)
 	return g, nil

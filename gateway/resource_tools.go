@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/store"
@@ -20,7 +21,7 @@ import (
 // generated runs a generated resource tool for the model.
 func (s *session) generated(ctx context.Context, r *router.Route, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
 	if r.Up == nil {
-		return s.artifactTool(ctx, r, args)
+		return s.g.art.Tool(ctx, s.reader(), r.Generated, args)
 	}
 	u := r.Up
 	call := engine.Call{Server: u.Name, Tool: r.Generated, Arguments: args, Scope: scope}
@@ -36,7 +37,7 @@ func (s *session) generated(ctx context.Context, r *router.Route, args json.RawM
 		}
 		res, err := u.Call(ctx, method, p)
 		if err != nil {
-			return toolError(fmt.Sprintf("%s failed: %v", method, err)), nil
+			return artifacts.ToolError(fmt.Sprintf("%s failed: %v", method, err)), nil
 		}
 		if method == "resources/list" {
 			gjson.GetBytes(res, "resources").ForEach(func(_, v gjson.Result) bool {
@@ -47,18 +48,22 @@ func (s *session) generated(ctx context.Context, r *router.Route, args json.RawM
 		out := []byte(`{"content":[{"type":"text","text":""}]}`)
 		out, _ = sjson.SetBytes(out, "content.0.text", string(res))
 		out, _ = sjson.SetRawBytes(out, "structuredContent", res)
-		return s.transform(ctx, call, out)
+		tres, err := s.g.art.Transform(ctx, s.reader(), call, out)
+		if err != nil {
+			return nil, err
+		}
+		return tres.Raw, nil
 	case router.GenRead:
 		uri := gjson.GetBytes(args, "uri").String()
 		if uri == "" {
-			return toolError(`"uri" is required`), nil
+			return artifacts.ToolError(`"uri" is required`), nil
 		}
-		if id, ok := artifactID(uri); ok {
-			return s.artifactSummary(ctx, uri, id)
+		if id, ok := artifacts.ID(uri); ok {
+			return s.g.art.Summary(ctx, s.reader(), uri, id)
 		}
 		if nu, orig, ok := s.g.uris.Resolve(uri); ok {
 			if nu != u {
-				return toolError(fmt.Sprintf("%s is not a resource of the %s server", uri, u.Name)), nil
+				return artifacts.ToolError(fmt.Sprintf("%s is not a resource of the %s server", uri, u.Name)), nil
 			}
 			uri = orig
 		}
@@ -69,7 +74,7 @@ func (s *session) generated(ctx context.Context, r *router.Route, args json.RawM
 		params, _ := json.Marshal(map[string]string{"uri": uri})
 		res, err := u.Call(ctx, "resources/read", params)
 		if err != nil {
-			return toolError(fmt.Sprintf("resources/read %s failed: %v", uri, err)), nil
+			return artifacts.ToolError(fmt.Sprintf("resources/read %s failed: %v", uri, err)), nil
 		}
 		s.g.uris.Claim(u, uri)
 		out := []byte(`{"content":[]}`)
@@ -86,16 +91,10 @@ func (s *session) generated(ctx context.Context, r *router.Route, args json.RawM
 		ids := make([]string, 0, len(tres.Artifacts))
 		for _, a := range tres.Artifacts {
 			ids = append(ids, a.ID)
-			s.addArtifact(a.ID)
+			s.shown.Add(a.ID)
 		}
 		s.g.remember(k, tres.Raw, ids)
 		return tres.Raw, nil
 	}
 	return nil, fmt.Errorf("%w: generated tool %q", jsonrpc.ErrUnknownTool, r.Generated)
-}
-
-// toolError is a tool result that reports a failure to the model.
-func toolError(msg string) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true})
-	return b
 }

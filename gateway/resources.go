@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
@@ -64,7 +65,17 @@ func (s *session) listResources(ctx context.Context, params json.RawMessage, tem
 			c = cur.Cursor
 		}
 		if i == len(srcs) {
-			return s.artifactPage(ctx, out, key, templates, c, len(srcs))
+			items, next, err := g.art.Page(ctx, s.reader(), templates, c)
+			if err != nil {
+				return nil, err
+			}
+			if items != nil {
+				out, _ = sjson.SetRawBytes(out, key, items)
+			}
+			if next != "" {
+				out, _ = sjson.SetBytes(out, "nextCursor", encodeCursor(pageCursor{Source: len(srcs), Cursor: next}))
+			}
+			return out, nil
 		}
 		u := srcs[i]
 		p := json.RawMessage(nil)
@@ -99,8 +110,8 @@ func (s *session) listResources(ctx context.Context, params json.RawMessage, tem
 // readDirect serves a client's resources/read: blob contents are stored
 // as artifacts and come back with their bytes and the ref in _meta.
 func (s *session) readDirect(ctx context.Context, uri string, params json.RawMessage) (json.RawMessage, error) {
-	if id, ok := artifactID(uri); ok {
-		return s.readArtifact(ctx, uri, id)
+	if id, ok := artifacts.ID(uri); ok {
+		return s.g.art.Read(ctx, s.reader(), uri, id)
 	}
 	k := cacheKey{session: s.ID, uri: uri, kind: "direct"}
 	if raw, ok := s.g.cached(ctx, k); ok {
@@ -118,14 +129,14 @@ func (s *session) readDirect(ctx context.Context, uri string, params json.RawMes
 		if blob.Type != gjson.String {
 			return true
 		}
-		ref, err := s.storeBlob(ctx, u.Name, c, blob.Str)
+		ref, err := s.g.art.StoreBlob(ctx, s.reader(), u.Name, c, blob.Str)
 		if err != nil {
 			perr = err
 			return false
 		}
 		ids = append(ids, ref.ID)
-		refJSON, _ := json.Marshal(s.g.link(ref))
-		out, err = sjson.SetRawBytes(out, "contents."+idx.String()+"._meta."+strings.ReplaceAll(artifactMetaKey, "/", `\/`), refJSON)
+		refJSON, _ := json.Marshal(s.g.art.Link(ref))
+		out, err = sjson.SetRawBytes(out, "contents."+idx.String()+"._meta."+strings.ReplaceAll(artifacts.MetaKey, "/", `\/`), refJSON)
 		if err != nil {
 			perr = err
 			return false

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/store"
@@ -38,11 +38,11 @@ type session struct {
 	out         func([]byte) // server-initiated messages
 	initialized atomic.Bool
 
-	mu        sync.Mutex
-	inflight  map[string]context.CancelCauseFunc
-	artifacts map[string]struct{}
-	subs      map[string]struct{}
-	closed    bool
+	mu       sync.Mutex
+	inflight map[string]context.CancelCauseFunc
+	shown    artifacts.Shown // the artifacts the client was shown
+	subs     map[string]struct{}
+	closed   bool
 
 	stateless  bool            // one 2026-07-28 HTTP request (era.go)
 	owner      bool            // the local user's stdio client (Options.StdioReadsStore)
@@ -55,15 +55,14 @@ type session struct {
 // (notifications) are written by out. Close it when the client leaves.
 func (g *Gateway) newSession(who identity, out func(msg []byte)) *session {
 	s := &session{
-		ID:        newID(),
-		User:      who.user,
-		Tenant:    who.tenant,
-		limiter:   who.limiter,
-		g:         g,
-		out:       out,
-		inflight:  map[string]context.CancelCauseFunc{},
-		artifacts: map[string]struct{}{},
-		subs:      map[string]struct{}{},
+		ID:       newID(),
+		User:     who.user,
+		Tenant:   who.tenant,
+		limiter:  who.limiter,
+		g:        g,
+		out:      out,
+		inflight: map[string]context.CancelCauseFunc{},
+		subs:     map[string]struct{}{},
 	}
 	g.sessMu.Lock()
 	g.sessions[s.ID] = s
@@ -401,7 +400,7 @@ func (f *forwarded) prepare(ctx context.Context, meta gjson.Result, related func
 	s, r, name := f.s, f.r, f.name
 	orig := f.args
 	var err error
-	if f.args, err = s.rewriteArgs(ctx, r, f.args); err != nil {
+	if f.args, err = s.g.art.RewriteArgs(ctx, s.reader(), r.Args, s.injects(r), f.args); err != nil {
 		return fmt.Errorf("tools/call %q: arguments: %w", name, err)
 	}
 	// The client's params go upstream as they are unless something in
@@ -448,7 +447,7 @@ func (f *forwarded) finish(ctx context.Context, raw json.RawMessage, err error) 
 		return nil, fmt.Errorf("tools/call %q on %s: %w", f.name, r.Up.Name, err)
 	}
 	view := s.g.profiles.view(s.clientName(f.params))
-	res, err := s.transformResult(ctx, engine.Call{Server: r.Up.Name, Tool: r.Tool, Arguments: f.args, Scope: f.scope, OutputSchema: r.Output, View: view}, raw)
+	res, err := s.g.art.Transform(ctx, s.reader(), engine.Call{Server: r.Up.Name, Tool: r.Tool, Arguments: f.args, Scope: f.scope, OutputSchema: r.Output, View: view}, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -462,42 +461,6 @@ func (f *forwarded) finish(ctx context.Context, raw json.RawMessage, err error) 
 // sameBytes reports whether a and b are the same slice of memory.
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// transform runs the engine over a result and remembers the artifacts it
-// stored as this session's.
-func (s *session) transform(ctx context.Context, c engine.Call, raw json.RawMessage) (json.RawMessage, error) {
-	res, err := s.transformResult(ctx, c, raw)
-	if err != nil {
-		return nil, err
-	}
-	return res.Raw, nil
-}
-
-// transformResult is transform with the engine's whole result.
-func (s *session) transformResult(ctx context.Context, c engine.Call, raw json.RawMessage) (*engine.Result, error) {
-	var start time.Time // for the debug line only
-	if s.g.log.IsDebug() {
-		start = time.Now()
-	}
-	res, err := s.g.eng.Transform(ctx, c, raw)
-	if err != nil {
-		if errors.Is(err, engine.ErrBadJSON) {
-			return nil, fmt.Errorf("result of %s/%s: %w", c.Server, c.Tool, errors.Join(err, jsonrpc.ErrUpstreamInvalidJSON))
-		}
-		return nil, fmt.Errorf("transform result of %s/%s: %w", c.Server, c.Tool, err)
-	}
-	if len(res.Artifacts) > 0 {
-		s.mu.Lock()
-		for _, a := range res.Artifacts {
-			s.artifacts[a.ID] = struct{}{}
-		}
-		s.mu.Unlock()
-		if s.g.log.IsDebug() {
-			s.g.log.Debug("result transformed", "server", c.Server, "tool", c.Tool, "artifacts", len(res.Artifacts), "bytes_in", len(raw), "bytes_out", len(res.Raw), "dur_ms", float64(time.Since(start).Microseconds())/1000)
-		}
-	}
-	return res, nil
 }
 
 // mapProgress gives a client's progress token a gateway-unique upstream
@@ -516,15 +479,7 @@ func (g *Gateway) unmapProgress(up string) {
 	g.progMu.Unlock()
 }
 
-func (s *session) ownsArtifact(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.artifacts[id]
-	return ok
-}
-
-func (s *session) addArtifact(id string) {
-	s.mu.Lock()
-	s.artifacts[id] = struct{}{}
-	s.mu.Unlock()
-}
+// injects reports whether a call of r's tool gets the session's user as
+// its "username" argument: the tool's schema declares it, and the user is
+// authenticated.
+func (s *session) injects(r *router.Route) bool { return r.Username && s.User != "" }

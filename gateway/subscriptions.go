@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
@@ -69,7 +70,7 @@ func (g *Gateway) subscribe(ctx context.Context, sub subscriber, uri string) err
 	first := len(set) == 0
 	set[sub] = struct{}{}
 	g.subsMu.Unlock()
-	if _, ok := artifactID(uri); ok || !first {
+	if _, ok := artifacts.ID(uri); ok || !first {
 		return nil // artifacts never change
 	}
 	if err := g.subscribeUpstream(ctx, uri); err != nil {
@@ -119,7 +120,7 @@ func (g *Gateway) unsubscribe(sub subscriber, uri string) {
 		delete(g.subs, uri)
 	}
 	g.subsMu.Unlock()
-	if _, ok := artifactID(uri); ok || !last {
+	if _, ok := artifacts.ID(uri); ok || !last {
 		return
 	}
 	u, orig, namespaced := g.uris.Resolve(uri)

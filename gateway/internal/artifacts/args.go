@@ -1,4 +1,4 @@
-package gateway
+package artifacts
 
 import (
 	"bytes"
@@ -12,24 +12,22 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
-	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 )
 
-// rewriteArgs rewrites a call's arguments on the way in (docs/design.md,
-// "Arguments on the way in"): every
-// string that is an mcpx://artifacts/{id} URI, and each value of the
-// configured fields (filename, file_names) that names one of this
-// session's artifacts by id or file name, becomes a capability URL or the
-// inlined bytes; "username" is overwritten with the session's
-// authenticated identity when the tool's schema declares it.
-func (s *session) rewriteArgs(ctx context.Context, r *router.Route, args json.RawMessage) (json.RawMessage, error) {
-	if !s.rewritesArgs(r, args) {
+// RewriteArgs rewrites a call's arguments on the way in (docs/design.md,
+// "Arguments on the way in") by the tool's options o: every string that
+// is an mcpx://artifacts/{id} URI, and each value of the configured
+// fields (filename, file_names) that names one of rd's artifacts by id or
+// file name, becomes a capability URL or the inlined bytes; with inject
+// (the tool's schema declares "username" and rd is authenticated)
+// "username" is overwritten with rd's user.
+func (s *Service) RewriteArgs(ctx context.Context, rd Reader, o config.ArgumentOptions, inject bool, args json.RawMessage) (json.RawMessage, error) {
+	if !RewritesArgs(o, inject, args) {
 		return args, nil // nothing to do: the common case stays allocation-free
 	}
-	inject := r.Username && s.User != ""
 	var v map[string]any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -38,10 +36,10 @@ func (s *session) rewriteArgs(ctx context.Context, r *router.Route, args json.Ra
 	} else if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%w: arguments are not a JSON object: %v", jsonrpc.ErrBadParams, err)
 	}
-	if r.Args.Mode != config.ArgsOff {
-		rw := argRewriter{s: s, ctx: ctx, o: r.Args}
+	if o.Mode != config.ArgsOff {
+		rw := argRewriter{s: s, rd: rd, ctx: ctx, o: o}
 		for k, val := range v {
-			field := slices.Contains(r.Args.Fields, k)
+			field := slices.Contains(o.Fields, k)
 			nv, err := rw.value(val, field)
 			if err != nil {
 				return nil, fmt.Errorf("argument %q: %w", k, err)
@@ -50,7 +48,7 @@ func (s *session) rewriteArgs(ctx context.Context, r *router.Route, args json.Ra
 		}
 	}
 	if inject {
-		v["username"] = s.User
+		v["username"] = rd.User
 	}
 	out, err := json.Marshal(v)
 	if err != nil {
@@ -59,14 +57,13 @@ func (s *session) rewriteArgs(ctx context.Context, r *router.Route, args json.Ra
 	return out, nil
 }
 
-// rewritesArgs reports whether rewriteArgs has work to do on args: it
+// RewritesArgs reports whether RewriteArgs has work to do on args: it
 // then decodes them, and may read the artifacts they name.
-func (s *session) rewritesArgs(r *router.Route, args json.RawMessage) bool {
-	inject := r.Username && s.User != ""
-	if r.Args.Mode == config.ArgsOff && !inject {
+func RewritesArgs(o config.ArgumentOptions, inject bool, args json.RawMessage) bool {
+	if o.Mode == config.ArgsOff && !inject {
 		return false
 	}
-	return inject || bytes.Contains(args, []byte(engine.URIScheme)) || mentionsField(args, r.Args.Fields)
+	return inject || bytes.Contains(args, []byte(engine.URIScheme)) || mentionsField(args, o.Fields)
 }
 
 func mentionsField(args json.RawMessage, fields []string) bool {
@@ -79,9 +76,10 @@ func mentionsField(args json.RawMessage, fields []string) bool {
 }
 
 type argRewriter struct {
-	s   *session
+	s   *Service
+	rd  Reader
 	ctx context.Context
-	o   ArgumentOptions
+	o   config.ArgumentOptions
 }
 
 // value rewrites v; field says v is the value of a configured field, whose
@@ -113,13 +111,13 @@ func (rw argRewriter) value(v any, field bool) (any, error) {
 }
 
 func (rw argRewriter) str(sv string, field bool) (any, error) {
-	if id, ok := artifactID(sv); ok {
+	if id, ok := ID(sv); ok {
 		return rw.resolve(id, sv)
 	}
 	if !field {
 		return sv, nil
 	}
-	if id := rw.s.findArtifact(rw.ctx, sv); id != "" {
+	if id := rw.s.find(rw.ctx, rw.rd, sv); id != "" {
 		return rw.resolve(id, sv)
 	}
 	return sv, nil
@@ -128,21 +126,21 @@ func (rw argRewriter) str(sv string, field bool) (any, error) {
 // resolve renders artifact id per the tool's mode.
 func (rw argRewriter) resolve(id, as string) (any, error) {
 	// The caller's own scope of it: the link is signed for its session.
-	held, ok, err := rw.s.holding(rw.ctx, id)
+	held, ok, err := rw.s.holding(rw.ctx, rw.rd, id)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", as, err)
 	}
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", as, jsonrpc.ErrForbidden)
 	}
-	rw.s.addArtifact(id)
-	st := rw.s.g.st
+	rw.rd.Shown.Add(id)
+	st := rw.s.st
 	mode := rw.o.Mode
 	if mode == config.ArgsURL {
-		if rw.s.g.linker == nil {
+		if rw.s.linker == nil {
 			mode = config.ArgsBase64 // no HTTP surface to fetch from: hand over the bytes
 		} else {
-			u := rw.s.g.linker.ArtifactURL(engine.RefFromStore(held))
+			u := rw.s.linker.ArtifactURL(engine.RefFromStore(held))
 			if u == "" {
 				return nil, fmt.Errorf("%s: no download URL could be made", as)
 			}
@@ -172,18 +170,18 @@ func (rw argRewriter) resolve(id, as string) (any, error) {
 	return enc, nil
 }
 
-// findArtifact returns the id of this session's artifact whose id or file
-// name is name, or "".
-func (s *session) findArtifact(ctx context.Context, name string) string {
+// find returns the id of rd's artifact whose id or file name is name, or
+// "".
+func (s *Service) find(ctx context.Context, rd Reader, name string) string {
 	if name == "" || strings.ContainsAny(name, "\n") {
 		return ""
 	}
-	if s.ownsArtifact(name) {
+	if rd.Shown.Has(name) {
 		return name
 	}
 	cursor := ""
 	for range upstream.MaxPages {
-		refs, next, err := s.listArtifacts(ctx, cursor)
+		refs, next, err := s.list(ctx, rd, cursor)
 		if err != nil {
 			return ""
 		}

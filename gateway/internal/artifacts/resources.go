@@ -1,4 +1,4 @@
-package gateway
+package artifacts
 
 // Artifacts as MCP resources: mcpx://artifacts/{id} listed, read and
 // summarised for the session (or principal) that may read them.
@@ -16,7 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
@@ -24,16 +23,18 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// artifactMetaKey is the _meta key under which a resources/read content
-// carries the ref of the artifact its blob was stored as.
-const artifactMetaKey = "mcpx/artifact"
+// MetaKey is the _meta key under which a resources/read content carries
+// the ref of the artifact its blob was stored as.
+const MetaKey = "mcpx/artifact"
 
-// artifactPage lists this session's artifacts as mcpx://artifacts/{id}
-// resources (or, for templates, the one artifact template).
-func (s *session) artifactPage(ctx context.Context, out []byte, key string, templates bool, cursor string, src int) (json.RawMessage, error) {
+// Page lists one page of the artifacts rd may read as
+// mcpx://artifacts/{id} resources (or, for templates, the one artifact
+// template): the page's items (nil: none to add) and the store's cursor
+// of the next page ("" when it is the last).
+func (s *Service) Page(ctx context.Context, rd Reader, templates bool, cursor string) (json.RawMessage, string, error) {
 	if templates {
 		if cursor != "" {
-			return out, nil
+			return nil, "", nil
 		}
 		t := map[string]any{
 			"uriTemplate": engine.URIScheme + "{id}",
@@ -42,16 +43,15 @@ func (s *session) artifactPage(ctx context.Context, out []byte, key string, temp
 			"description": "Bytes mcpx moved out of a tool result for this client (its session, or any session of its authenticated principal), read by id",
 		}
 		b, _ := json.Marshal([]any{t})
-		out, _ = sjson.SetRawBytes(out, key, b)
-		return out, nil
+		return b, "", nil
 	}
-	refs, next, err := s.listArtifacts(ctx, cursor)
+	refs, next, err := s.list(ctx, rd, cursor)
 	if err != nil {
-		return nil, fmt.Errorf("resources/list: artifacts: %w", err)
+		return nil, "", fmt.Errorf("resources/list: artifacts: %w", err)
 	}
 	items := make([]map[string]any, 0, len(refs))
 	for _, r := range refs {
-		s.addArtifact(r.ID)
+		rd.Shown.Add(r.ID)
 		name := r.Filename
 		if name == "" {
 			name = r.ID
@@ -68,43 +68,39 @@ func (s *session) artifactPage(ctx context.Context, out []byte, key string, temp
 		items = append(items, item)
 	}
 	b, _ := json.Marshal(items)
-	out, _ = sjson.SetRawBytes(out, key, b)
-	if next != "" {
-		out, _ = sjson.SetBytes(out, "nextCursor", encodeCursor(pageCursor{Source: src, Cursor: next}))
-	}
-	return out, nil
+	return b, next, nil
 }
 
-// artifactID returns the id of an mcpx://artifacts/{id} URI.
-func artifactID(uri string) (string, bool) {
+// ID returns the id of an mcpx://artifacts/{id} URI.
+func ID(uri string) (string, bool) {
 	id, ok := strings.CutPrefix(uri, engine.URIScheme)
 	return id, ok && id != "" && !strings.ContainsAny(id, "/?#")
 }
 
-// readArtifact returns an artifact's exact bytes: a text artifact (see
-// textMIME) that is valid UTF-8 as "text", up to
-// ArtifactToolsOptions.MaxResourceTextBytes (past it the first bytes, cut
-// at a line end, and _meta "mcpx/cut" saying how to read the rest);
-// anything else as a base64 "blob".
-func (s *session) readArtifact(ctx context.Context, uri, id string) (json.RawMessage, error) {
+// Read serves resources/read of artifact id (whose URI is uri) for rd:
+// its exact bytes, a text artifact (see textMIME) that is valid UTF-8 as
+// "text", up to ArtifactToolsOptions.MaxResourceTextBytes (past it the
+// first bytes, cut at a line end, and _meta "mcpx/cut" saying how to
+// read the rest); anything else as a base64 "blob".
+func (s *Service) Read(ctx context.Context, rd Reader, uri, id string) (json.RawMessage, error) {
 	// The caller's own scope of it, for the ref in _meta and its signed
 	// link. Another principal's artifact reads as unknown: whether an id
 	// exists is not for this client to learn.
-	ref, ok, err := s.holding(ctx, id)
+	ref, ok, err := s.holding(ctx, rd, id)
 	if err != nil {
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}
 	if !ok {
 		return nil, fmt.Errorf("resources/read %s: %w", uri, jsonrpc.ErrUnknownResource)
 	}
-	s.addArtifact(id)
-	limit := s.g.artTools.MaxResourceTextBytes
+	rd.Shown.Add(id)
+	limit := s.o.MaxResourceTextBytes
 	text := textMIME(ref.MIMEType)
 	var rng *store.Range
 	if text && ref.SizeBytes > limit {
 		rng = &store.Range{Offset: 0, Length: limit}
 	}
-	rc, _, err := s.g.st.Get(ctx, id, rng)
+	rc, _, err := s.st.Get(ctx, id, rng)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("resources/read %s: %w: %w", uri, jsonrpc.ErrUnknownResource, err)
@@ -125,10 +121,10 @@ func (s *session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 	cut := ""
 	if rng != nil {
 		data = cutText(data)
-		cut = fmt.Sprintf("the first %d of %d bytes (over the %d-byte text limit of resources/read): read the rest with the %s tool (\"id\": %q, \"bytes\": \"%d-%d\", or lines or grep), or download it from the ref's url", len(data), ref.SizeBytes, limit, s.g.artTools.QueryName, id, len(data), ref.SizeBytes)
+		cut = fmt.Sprintf("the first %d of %d bytes (over the %d-byte text limit of resources/read): read the rest with the %s tool (\"id\": %q, \"bytes\": \"%d-%d\", or lines or grep), or download it from the ref's url", len(data), ref.SizeBytes, limit, s.o.QueryName, id, len(data), ref.SizeBytes)
 	}
 	text = text && utf8.Valid(data)
-	refJSON, _ := json.Marshal(s.g.link(engine.RefFromStore(ref)))
+	refJSON, _ := json.Marshal(s.Link(engine.RefFromStore(ref)))
 	out := make([]byte, 0, len(data)*4/3+512)
 	out = append(out, `{"contents":[{"uri":`...)
 	out, _ = appendJSON(out, uri)
@@ -140,7 +136,7 @@ func (s *session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 	} else {
 		if rng != nil {
 			// not UTF-8 after all: the whole bytes, as a blob
-			return s.readArtifactBlob(ctx, uri, ref)
+			return s.readBlob(ctx, uri, ref)
 		}
 		enc := make([]byte, base64.StdEncoding.EncodedLen(len(data)))
 		base64.StdEncoding.Encode(enc, data)
@@ -148,7 +144,7 @@ func (s *session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 		out = append(out, enc...)
 		out = append(out, '"')
 	}
-	out = append(out, `,"_meta":{"`+artifactMetaKey+`":`...)
+	out = append(out, `,"_meta":{"`+MetaKey+`":`...)
 	out = append(out, refJSON...)
 	if cut != "" {
 		out = append(out, `,"mcpx/cut":`...)
@@ -158,10 +154,10 @@ func (s *session) readArtifact(ctx context.Context, uri, id string) (json.RawMes
 	return out, nil
 }
 
-// readArtifactBlob returns the bytes of the artifact ref (as the caller
-// holds it) as a base64 blob, whatever their type.
-func (s *session) readArtifactBlob(ctx context.Context, uri string, ref store.Ref) (json.RawMessage, error) {
-	rc, _, err := s.g.st.Get(ctx, ref.ID, nil)
+// readBlob returns the bytes of the artifact ref (as the caller holds
+// it) as a base64 blob, whatever their type.
+func (s *Service) readBlob(ctx context.Context, uri string, ref store.Ref) (json.RawMessage, error) {
+	rc, _, err := s.st.Get(ctx, ref.ID, nil)
 	if err != nil {
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}
@@ -170,10 +166,10 @@ func (s *session) readArtifactBlob(ctx context.Context, uri string, ref store.Re
 	if _, err := io.Copy(&buf, rc); err != nil {
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}
-	refJSON, _ := json.Marshal(s.g.link(engine.RefFromStore(ref)))
+	refJSON, _ := json.Marshal(s.Link(engine.RefFromStore(ref)))
 	return json.Marshal(map[string]any{"contents": []any{map[string]any{
 		"uri": uri, "mimeType": ref.MIMEType, "blob": base64.StdEncoding.EncodeToString(buf.Bytes()),
-		"_meta": map[string]json.RawMessage{artifactMetaKey: refJSON},
+		"_meta": map[string]json.RawMessage{MetaKey: refJSON},
 	}}})
 }
 
@@ -214,16 +210,9 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	return append(b, j...), err
 }
 
-// link sets a ref's download URL when a Linker is configured.
-func (g *Gateway) link(r engine.ArtifactRef) engine.ArtifactRef {
-	if g.linker != nil && r.URL == "" {
-		r.URL = g.linker.ArtifactURL(r)
-	}
-	return r
-}
-
-// storeBlob decodes a base64 blob into the store under this session.
-func (s *session) storeBlob(ctx context.Context, server string, c gjson.Result, b64 string) (engine.ArtifactRef, error) {
+// StoreBlob decodes the base64 blob of server's resource content c into
+// the store for rd.
+func (s *Service) StoreBlob(ctx context.Context, rd Reader, server string, c gjson.Result, b64 string) (engine.ArtifactRef, error) {
 	uri := c.Get("uri").String()
 	r := base64.NewDecoder(base64.StdEncoding, strings.NewReader(b64))
 	name := path.Base(uri)
@@ -234,10 +223,10 @@ func (s *session) storeBlob(ctx context.Context, server string, c gjson.Result, 
 		Namespace: server,
 		MIMEType:  c.Get("mimeType").String(),
 		Filename:  name,
-		Scope:     store.Scope{TenantID: s.Tenant, SessionID: s.ID, UserID: s.User},
+		Scope:     rd.putScope(),
 		Source:    store.Source{Server: server, Tool: "resources/read", Path: uri},
 	}
-	ref, err := s.g.st.Put(ctx, r, o)
+	ref, err := s.st.Put(ctx, r, o)
 	if err != nil {
 		return engine.ArtifactRef{}, fmt.Errorf("store blob of %s: %w", uri, err)
 	}
@@ -246,24 +235,24 @@ func (s *session) storeBlob(ctx context.Context, server string, c gjson.Result, 
 		ref.Filename = name
 	}
 	ref.Source = o.Source
-	s.addArtifact(ref.ID)
+	rd.Shown.Add(ref.ID)
 	return engine.RefFromStore(ref), nil
 }
 
-// artifactSummary describes one of the session's artifacts to the model
-// without its bytes.
-func (s *session) artifactSummary(ctx context.Context, uri, id string) (json.RawMessage, error) {
+// Summary describes an artifact rd may read to the model without its
+// bytes.
+func (s *Service) Summary(ctx context.Context, rd Reader, uri, id string) (json.RawMessage, error) {
 	// The caller's own scope of it, and a link signed for its session:
 	// never those of whoever put the bytes first.
-	ref, ok, err := s.holding(ctx, id)
+	ref, ok, err := s.holding(ctx, rd, id)
 	if err != nil {
-		return toolError(fmt.Sprintf("cannot read %s because %v", uri, err)), nil
+		return ToolError(fmt.Sprintf("cannot read %s because %v", uri, err)), nil
 	}
 	if !ok {
-		return toolError(fmt.Sprintf("%s is not an artifact this client may read", uri)), nil
+		return ToolError(fmt.Sprintf("%s is not an artifact this client may read", uri)), nil
 	}
-	s.addArtifact(id)
-	ar := s.g.link(engine.RefFromStore(ref))
+	rd.Shown.Add(id)
+	ar := s.Link(engine.RefFromStore(ref))
 	v := map[string]any{
 		"artifact": ar,
 		"summary":  fmt.Sprintf("Artifact %s (%s, %s) is stored and its bytes are not in this result: pass its URI %s to a tool argument to hand it over", id, ar.MIMEType, humanize.Bytes(ar.SizeBytes), uri),

@@ -1,12 +1,12 @@
-package gateway
+package artifacts
 
 // The artifact tools: artifacts_query reads part of one artifact the
 // caller may read (lines, bytes, grep, a JSON path, jq, a PDF page, an
 // archive entry) and artifacts_search ranks the lines of every such
 // artifact (store.Searcher), each answer within a character budget. They
 // are listed beside the upstreams' tools in both protocol revisions and
-// scoped as artifact resources are (era.go): another principal's artifact
-// is "not found".
+// scoped as artifact resources are (access.go): another principal's
+// artifact is "not found".
 
 import (
 	"context"
@@ -32,26 +32,20 @@ import (
 
 // Artifact tool kinds (router.Route.Generated of a route with no upstream).
 const (
-	genArtifactsQuery  = "artifacts_query"
-	genArtifactsSearch = "artifacts_search"
+	KindQuery  = "artifacts_query"
+	KindSearch = "artifacts_search"
 )
 
-// namedRoute is a route and the name it is offered under.
-type namedRoute struct {
-	name  string
-	route *router.Route
-}
-
-// artifactToolRoutes returns the artifact tools' routes (none when
-// disabled; no search when the store cannot search).
-func (g *Gateway) artifactToolRoutes() []router.Own {
-	o := g.artTools
+// Tools returns the artifact tools' routes (none when disabled; no
+// search when the store cannot search).
+func (s *Service) Tools() []router.Own {
+	o := s.o
 	if o.Disabled {
 		return nil
 	}
-	out := []router.Own{{Name: o.QueryName, Kind: genArtifactsQuery, Def: g.artifactToolDef(genArtifactsQuery)}}
-	if _, ok := g.st.(store.Searcher); ok {
-		out = append(out, router.Own{Name: o.SearchName, Kind: genArtifactsSearch, Def: g.artifactToolDef(genArtifactsSearch)})
+	out := []router.Own{{Name: o.QueryName, Kind: KindQuery, Def: s.toolDef(KindQuery)}}
+	if _, ok := s.st.(store.Searcher); ok {
+		out = append(out, router.Own{Name: o.SearchName, Kind: KindSearch, Def: s.toolDef(KindSearch)})
 	}
 	return out
 }
@@ -74,15 +68,15 @@ const searchSchema = `{"type":"object","properties":{
 "limit":{"type":"integer","minimum":1,"description":"hits to return, best first"}},
 "required":["query"],"additionalProperties":false}`
 
-// artifactToolDef is the definition of an artifact tool.
-func (g *Gateway) artifactToolDef(kind string) json.RawMessage {
-	o := g.artTools
+// toolDef is the definition of an artifact tool.
+func (s *Service) toolDef(kind string) json.RawMessage {
+	o := s.o
 	var desc, schema string
 	switch kind {
-	case genArtifactsQuery:
+	case KindQuery:
 		desc = fmt.Sprintf("Read part of a stored artifact (a tool result mcpx kept out of the context): give its id and exactly one of lines, bytes, grep (with context), json, jq, page or entry. Answers hold at most %d characters and say what was cut and how to ask for the rest.", o.MaxChars)
 		schema = querySchema
-	case genArtifactsSearch:
+	case KindSearch:
 		desc = fmt.Sprintf("Search the text of your stored artifacts (large tool results, PDF pages, archive members): returns the best lines, each with its artifact id, place (line, page, entry) and the line itself. Read around a hit with %s.", o.QueryName)
 		schema = searchSchema
 	}
@@ -103,62 +97,62 @@ func compactJSON(s string) []byte {
 	return out
 }
 
-// artifactTool runs an artifact tool for the model.
-func (s *session) artifactTool(ctx context.Context, r *router.Route, args json.RawMessage) (json.RawMessage, error) {
+// Tool runs the artifact tool of kind for the model.
+func (s *Service) Tool(ctx context.Context, rd Reader, kind string, args json.RawMessage) (json.RawMessage, error) {
 	if len(args) > 0 && !gjson.ValidBytes(args) || len(args) > 0 && !gjson.ParseBytes(args).IsObject() {
-		return toolError("arguments must be a JSON object"), nil
+		return ToolError("arguments must be a JSON object"), nil
 	}
-	switch r.Generated {
-	case genArtifactsQuery:
-		return s.queryArtifact(ctx, args)
-	case genArtifactsSearch:
-		return s.searchArtifacts(ctx, args)
+	switch kind {
+	case KindQuery:
+		return s.query(ctx, rd, args)
+	case KindSearch:
+		return s.search(ctx, rd, args)
 	}
-	return nil, fmt.Errorf("%w: artifact tool %q", jsonrpc.ErrUnknownTool, r.Generated)
+	return nil, fmt.Errorf("%w: artifact tool %q", jsonrpc.ErrUnknownTool, kind)
 }
 
 // maxChars is the budget of one answer: the configured cap, or the call's
 // max_chars when lower.
-func (s *session) maxChars(args json.RawMessage) int {
-	n := s.g.artTools.MaxChars
+func (s *Service) maxChars(args json.RawMessage) int {
+	n := s.o.MaxChars
 	if m := gjson.GetBytes(args, "max_chars").Int(); m > 0 && int(m) < n {
 		n = int(m)
 	}
 	return n
 }
 
-// queryArtifact answers artifacts_query.
-func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	o := s.g.artTools
+// query answers artifacts_query.
+func (s *Service) query(ctx context.Context, rd Reader, args json.RawMessage) (json.RawMessage, error) {
+	o := s.o
 	id := gjson.GetBytes(args, "id").String()
-	if u, ok := artifactID(id); ok {
+	if u, ok := ID(id); ok {
 		id = u
 	} else if strings.HasPrefix(id, engine.URIScheme) {
 		id = ""
 	}
 	if id == "" {
-		return toolError(`"id" is required: an artifact id or its mcpx://artifacts/{id} URI`), nil
+		return ToolError(`"id" is required: an artifact id or its mcpx://artifacts/{id} URI`), nil
 	}
 	req, err := queryRequest(args)
 	if err != nil {
-		return toolError(err.Error()), nil
+		return ToolError(err.Error()), nil
 	}
-	notFound := toolError(fmt.Sprintf("artifact %s not found: use an id from a result of this client, or %s to find one", id, o.SearchName))
+	notFound := ToolError(fmt.Sprintf("artifact %s not found: use an id from a result of this client, or %s to find one", id, o.SearchName))
 	// The caller's own scope of it: a member the query stores is the
 	// caller's, never the scope of whoever put the bytes first.
-	ref, ok, err := s.holding(ctx, id)
+	ref, ok, err := s.holding(ctx, rd, id)
 	if err != nil {
-		return toolError(fmt.Sprintf("cannot read artifact %s: %v", id, err)), nil
+		return ToolError(fmt.Sprintf("cannot read artifact %s: %v", id, err)), nil
 	}
 	if !ok {
 		return notFound, nil
 	}
-	s.addArtifact(id)
+	rd.Shown.Add(id)
 	budget := s.maxChars(args)
 	qctx, cancel := context.WithTimeout(ctx, time.Duration(o.Timeout))
 	defer cancel()
-	ans, err := query.Run(qctx, s.g.st, ref, req, query.Budget{MaxChars: budget, Timeout: time.Duration(o.Timeout), MaxMemory: o.MaxMemory,
-		MaxDepth: o.MaxJSONDepth, MaxExprChars: o.MaxExprChars, JQ: jq.Run, Memory: s.g.mem})
+	ans, err := query.Run(qctx, s.st, ref, req, query.Budget{MaxChars: budget, Timeout: time.Duration(o.Timeout), MaxMemory: o.MaxMemory,
+		MaxDepth: o.MaxJSONDepth, MaxExprChars: o.MaxExprChars, JQ: jq.Run, Memory: s.mem})
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return notFound, nil
@@ -166,10 +160,10 @@ func (s *session) queryArtifact(ctx context.Context, args json.RawMessage) (json
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && !errors.Is(err, query.ErrBudget) {
 			err = fmt.Errorf("%w: stopped after %s", query.ErrBudget, time.Duration(o.Timeout))
 		}
-		return toolError(fmt.Sprintf("artifacts query on %s failed: %v", id, err)), nil
+		return ToolError(fmt.Sprintf("artifacts query on %s failed: %v", id, err)), nil
 	}
 	if ans.Stored != nil {
-		s.addArtifact(ans.Stored.ID)
+		rd.Shown.Add(ans.Stored.ID)
 	}
 	text := ans.Text
 	var trailer []string
@@ -289,21 +283,21 @@ func parseRange(v gjson.Result, lines bool) (query.Range, error) {
 	return query.Range{From: from, To: to}, nil
 }
 
-// searchArtifacts answers artifacts_search.
-func (s *session) searchArtifacts(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	o := s.g.artTools
-	sr, ok := s.g.st.(store.Searcher)
+// search answers artifacts_search.
+func (s *Service) search(ctx context.Context, rd Reader, args json.RawMessage) (json.RawMessage, error) {
+	o := s.o
+	sr, ok := s.st.(store.Searcher)
 	if !ok {
-		return toolError("this store cannot search"), nil
+		return ToolError("this store cannot search"), nil
 	}
 	q := gjson.GetBytes(args, "query").String()
 	if err := store.CheckSearchQuery(q, o.MaxSearchQueryChars, o.MaxSearchTerms); err != nil {
-		return toolError(err.Error()), nil
+		return ToolError(err.Error()), nil
 	}
 	limit := config.DefaultSearchHits
 	if l := gjson.GetBytes(args, "limit"); l.Exists() {
 		if l.Type != gjson.Number || l.Int() < 1 {
-			return toolError("limit: want a number from 1"), nil
+			return ToolError("limit: want a number from 1"), nil
 		}
 		limit = int(min(l.Int(), int64(o.MaxSearchHits)))
 	}
@@ -312,15 +306,15 @@ func (s *session) searchArtifacts(ctx context.Context, args json.RawMessage) (js
 	// the page after that.
 	sctx, cancel := context.WithTimeout(ctx, time.Duration(o.SearchTimeout))
 	defer cancel()
-	hits, err := sr.Search(sctx, s.artifactScope(), q, min(limit*4, 4*o.MaxSearchHits))
+	hits, err := sr.Search(sctx, rd.listScope(), q, min(limit*4, 4*o.MaxSearchHits))
 	if errors.Is(err, store.ErrBadQuery) {
-		return toolError(`query: want words to search for (e.g. submit order, or "Submit order" for the phrase)`), nil
+		return ToolError(`query: want words to search for (e.g. submit order, or "Submit order" for the phrase)`), nil
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		return toolError(fmt.Sprintf("search stopped after %s: search with fewer or rarer words, or grep one artifact with %s", time.Duration(o.SearchTimeout), o.QueryName)), nil
+		return ToolError(fmt.Sprintf("search stopped after %s: search with fewer or rarer words, or grep one artifact with %s", time.Duration(o.SearchTimeout), o.QueryName)), nil
 	}
 	if err != nil {
-		return toolError(fmt.Sprintf("search failed: %v", err)), nil
+		return ToolError(fmt.Sprintf("search failed: %v", err)), nil
 	}
 	kept := hits[:0]
 	for _, h := range hits {
@@ -328,7 +322,7 @@ func (s *session) searchArtifacts(ctx context.Context, args json.RawMessage) (js
 			break
 		}
 		var ok bool
-		if h.Ref, ok = s.asRead(ctx, h.Ref); ok {
+		if h.Ref, ok = s.asRead(ctx, rd, h.Ref); ok {
 			kept = append(kept, h)
 		}
 	}
@@ -342,7 +336,7 @@ func (s *session) searchArtifacts(ctx context.Context, args json.RawMessage) (js
 	items := make([]map[string]any, 0, len(kept))
 	shown := 0
 	for _, h := range kept {
-		s.addArtifact(h.Ref.ID)
+		rd.Shown.Add(h.Ref.ID)
 		line := fmt.Sprintf("%s %s: %s\n", h.Ref.ID, h.Place, h.Snippet)
 		if utf8.RuneCountInString(b.String())+utf8.RuneCountInString(line) > budget-200 {
 			break
@@ -386,4 +380,10 @@ func toolText(text string, sc json.RawMessage) json.RawMessage {
 		out, _ = sjson.SetRawBytes(out, "structuredContent", sc)
 	}
 	return out
+}
+
+// ToolError is a tool result that reports a failure to the model.
+func ToolError(msg string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true})
+	return b
 }
