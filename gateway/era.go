@@ -57,6 +57,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 )
 
 // statelessProtocolVersions are the stateless protocol revisions the
@@ -121,8 +122,12 @@ func (s *session) serveStateless(ctx context.Context, m *message, related func([
 		res json.RawMessage
 		err error
 	)
-	if m.Method == methodSubscriptionsListen {
-		res, err = s.serveListen(ctx, m, related)
+	if m.Method == subscriptions.MethodListen {
+		emit := related
+		if emit == nil {
+			emit = s.send
+		}
+		res, err = s.g.listen.Serve(ctx, s, s.ID, s.User, m, emit)
 	} else if m.Method == "server/discover" {
 		d := s.g.serverDescription(true)
 		d["supportedVersions"] = append(slices.Clone(statelessProtocolVersions), supportedDownstream...)

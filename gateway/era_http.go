@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 )
 
 // isStatelessHTTP reports whether a POSTed message is of the stateless
@@ -56,7 +57,7 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 	}
 	s := srv.g.statelessSession(user)
 	ls := &lazyStream{srv: srv, w: w}
-	if m.Method == methodSubscriptionsListen {
+	if m.Method == subscriptions.MethodListen {
 		ctx, stop := context.WithCancel(r.Context())
 		defer stop()
 		go ls.keepAlive(ctx, srv.o.KeepAlive)
@@ -68,9 +69,9 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 		ls.mu.Unlock()
 		if !started {
 			status := statelessHTTPStatus(int(code.Int()))
-			if m.Method == methodSubscriptionsListen && code.Int() == jsonrpc.CodeLimitExceeded {
-				status = http.StatusServiceUnavailable // too many streams (listen.go)
-				w.Header().Set("Retry-After", listenRetryAfter)
+			if m.Method == subscriptions.MethodListen && code.Int() == jsonrpc.CodeLimitExceeded {
+				status = http.StatusServiceUnavailable // too many streams (subscriptions.Listeners)
+				w.Header().Set("Retry-After", subscriptions.RetryAfter)
 			}
 			writeJSON(w, status, resp)
 			return

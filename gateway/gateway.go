@@ -41,6 +41,7 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/schema"
+	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/internal/redact"
@@ -171,13 +172,8 @@ type Gateway struct {
 	sessMu   sync.RWMutex
 	sessions map[string]*session
 
-	subsMu sync.Mutex
-	subs   map[string]map[subscriber]struct{} // resource URI → subscribers
-
-	listenMu  sync.Mutex
-	listeners map[*listener]struct{} // open subscriptions/listen streams
-
-	listenSlots listenSlots // the streams' count, capped (listen.go)
+	subs   *subscriptions.Table
+	listen *subscriptions.Listeners
 
 	progMu   sync.Mutex
 	progress map[string]progressRoute // upstream progress token → client's
@@ -209,8 +205,6 @@ func New(o Options) (*Gateway, error) {
 		version:   o.Version,
 		startWait: o.StartWait,
 		sessions:  map[string]*session{},
-		subs:      map[string]map[subscriber]struct{}{},
-		listeners: map[*listener]struct{}{},
 		progress:  map[string]progressRoute{},
 		cache:     map[cacheKey]cacheEntry{},
 		quit:      make(chan struct{}),
@@ -307,6 +301,8 @@ func New(o Options) (*Gateway, error) {
 	g.tools = router.NewTools(g.ups, g.art.Tools(), g.log)
 	g.uris = router.NewURIs(g.ups, g.log)
 	g.prompts = router.NewPrompts(g.ups, g.uris, g.log)
+	g.subs = subscriptions.NewTable(g.ups, g.uris)
+	g.listen = subscriptions.NewListeners(g.ups, g.subs, g.limits, g.log)
 	return g, nil
 }
 
@@ -378,14 +374,14 @@ func (g *Gateway) Close(ctx context.Context) error {
 // restarted) learns of its tools, resources and prompts this way.
 func (g *Gateway) upstreamReady(u *upstream.Upstream) {
 	g.tools.Rebuild()
-	g.broadcast(upstream.Owner{}, notificationToolsListChanged, nil)
+	g.broadcast(upstream.Owner{}, subscriptions.NotificationToolsListChanged, nil)
 	if u.Capability("resources") {
-		g.broadcast(upstream.Owner{}, notificationResourcesListChange, nil)
+		g.broadcast(upstream.Owner{}, subscriptions.NotificationResourcesListChange, nil)
 	}
 	if u.Capability("prompts") {
-		g.broadcast(upstream.Owner{}, notificationPromptsListChanged, nil)
+		g.broadcast(upstream.Owner{}, subscriptions.NotificationPromptsListChanged, nil)
 	}
-	g.renewSubscriptions(u)
+	g.subs.Renew(u)
 }
 
 // newID returns a random session id.

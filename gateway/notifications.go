@@ -14,6 +14,8 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
+	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 )
 
@@ -21,27 +23,37 @@ import (
 // one handler per method. The tag of the upstream's subscriptions/listen
 // stream is dropped: a client's own stream tags what reaches it.
 func (g *Gateway) upstreamNotification(u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) {
-	if method != notificationSubscriptionsAcked {
-		params = untagSubscription(params)
+	if method != subscriptions.NotificationAcked {
+		params = subscriptions.Untag(params)
 	}
 	switch method {
 	case "notifications/progress":
 		g.upstreamProgress(u, method, params)
 	case "notifications/message":
 		g.upstreamLog(u, from, method, params)
-	case notificationToolsListChanged:
+	case subscriptions.NotificationToolsListChanged:
 		g.upstreamToolsChanged(u, from, method)
 	case "notifications/resources/updated":
 		g.resourceUpdated(u, from, method, params)
-	case notificationResourcesListChange, notificationPromptsListChanged:
+	case subscriptions.NotificationResourcesListChange, subscriptions.NotificationPromptsListChanged:
 		g.broadcast(from, method, params)
-	case notificationSubscriptionsAcked:
+	case subscriptions.NotificationAcked:
 		u.Listen().Acknowledged(params)
 	case "notifications/cancelled":
 		// the upstream gave up on a request of ours: nothing is pending
 	default:
 		u.Log.Debug("notification not forwarded", "method", method)
 	}
+}
+
+// resourceUpdated drops the cached reads of an updated resource (its
+// bare and its namespaced form), tells its subscribers, and publishes the
+// update (Options.OnResourceUpdated).
+func (g *Gateway) resourceUpdated(u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) {
+	uri := gjson.GetBytes(params, "uri").String()
+	g.invalidate(uri)
+	g.invalidate(router.UpstreamURI(u.Name, uri))
+	g.publishUpdate(u.Name, uri, g.subs.Updated(u, from, method, params))
 }
 
 // upstreamProgress relays progress to the client whose call it is about,
@@ -100,7 +112,7 @@ func (g *Gateway) broadcast(from upstream.Owner, method string, params json.RawM
 	g.sessMu.RLock()
 	to := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {
-		if s.initialized.Load() && s.hears(from) {
+		if s.initialized.Load() && s.Hears(from) {
 			to = append(to, s)
 		}
 	}
@@ -108,12 +120,12 @@ func (g *Gateway) broadcast(from upstream.Owner, method string, params json.RawM
 	for _, s := range to {
 		s.send(msg)
 	}
-	g.notifyListeners(from, method, params)
+	g.listen.Notify(from, method, params)
 }
 
-// hears reports whether s may hear what a process of from sends on its
+// Hears reports whether s may hear what a process of from sends on its
 // own: a process of one session or principal speaks to its owner only.
-func (s *session) hears(from upstream.Owner) bool {
+func (s *session) Hears(from upstream.Owner) bool {
 	switch {
 	case from.Session != nil:
 		return from.Session == any(s)

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -82,17 +83,16 @@ func (g *Gateway) ReadServerResource(ctx context.Context, server, uri string) (j
 }
 
 // publishUpdate tells Options.OnResourceUpdated of uri, once for each
-// principal among subs (once with an empty scope when none is one).
-func (g *Gateway) publishUpdate(server, uri string, subs ...[]subscriber) {
+// principal among the sessions of subs (once with an empty scope when
+// none is one).
+func (g *Gateway) publishUpdate(server, uri string, subs []subscriptions.Subscriber) {
 	if g.onUpdated == nil {
 		return
 	}
 	seen := map[store.Scope]bool{}
-	for _, list := range subs {
-		for _, sub := range list {
-			if s, ok := sub.(*session); ok && s.User != "" {
-				seen[store.Scope{TenantID: s.Tenant, UserID: s.User}] = true
-			}
+	for _, sub := range subs {
+		if s, ok := sub.(*session); ok && s.User != "" {
+			seen[store.Scope{TenantID: s.Tenant, UserID: s.User}] = true
 		}
 	}
 	if len(seen) == 0 {

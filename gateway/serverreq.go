@@ -149,7 +149,7 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, from upst
 		var only *session
 		count := 0
 		for _, s := range g.sessions {
-			if s.initialized.Load() && s.clientHas("roots") && s.hears(from) {
+			if s.initialized.Load() && s.clientHas("roots") && s.Hears(from) {
 				only = s
 				count++
 			}

@@ -108,7 +108,7 @@ func (s *session) Close() {
 	}
 	s.failRequests()
 	for _, uri := range subs {
-		s.g.unsubscribe(s, uri)
+		s.g.subs.Unsubscribe(s, uri)
 	}
 	s.g.sessMu.Lock()
 	delete(s.g.sessions, s.ID)
@@ -123,6 +123,31 @@ func (s *session) Close() {
 	if s.g.onEnd != nil && !s.stateless {
 		s.g.onEnd(s.ID)
 	}
+}
+
+// subscribe serves resources/subscribe: the session's subscription lasts
+// until resources/unsubscribe or the session's end.
+func (s *session) subscribe(ctx context.Context, uri string) error {
+	if err := s.g.subs.Subscribe(ctx, s, uri); err != nil {
+		return fmt.Errorf("resources/subscribe %s: %w", uri, err)
+	}
+	s.mu.Lock()
+	s.subs[uri] = struct{}{}
+	s.mu.Unlock()
+	return nil
+}
+
+// unsubscribe serves resources/unsubscribe.
+func (s *session) unsubscribe(uri string) {
+	s.mu.Lock()
+	delete(s.subs, uri)
+	s.mu.Unlock()
+	s.g.subs.Unsubscribe(s, uri)
+}
+
+// Notify sends a notification on the session's own channel.
+func (s *session) Notify(method string, params json.RawMessage) {
+	s.send(encodeRequest(nil, method, params))
 }
 
 // Handle processes one message from the client. For a request it returns
@@ -262,9 +287,9 @@ func (s *session) request(ctx context.Context, m *message, related func([]byte))
 			return nil, fmt.Errorf("%s: %w: \"uri\" is required", m.Method, jsonrpc.ErrBadParams)
 		}
 		if m.Method == "resources/subscribe" {
-			return json.RawMessage("{}"), s.subscribeSession(ctx, uri)
+			return json.RawMessage("{}"), s.subscribe(ctx, uri)
 		}
-		s.unsubscribeSession(uri)
+		s.unsubscribe(uri)
 		return json.RawMessage("{}"), nil
 	case "prompts/list":
 		return g.prompts.List(ctx)

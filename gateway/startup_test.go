@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -117,7 +118,7 @@ func TestLateUpstreamAnnouncesListChanged(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	deadline := time.After(20 * time.Second)
-	for !seen[notificationToolsListChanged] || !seen[notificationResourcesListChange] {
+	for !seen[subscriptions.NotificationToolsListChanged] || !seen[subscriptions.NotificationResourcesListChange] {
 		select {
 		case n := <-c.notes:
 			seen[gjson.GetBytes(n, "method").String()] = true

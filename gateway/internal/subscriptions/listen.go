@@ -1,4 +1,4 @@
-package gateway
+package subscriptions
 
 // subscriptions/listen downstream (2026-07-28, SEP-2575). A stateless
 // client hears of nothing it did not ask for: it opens a stream with a
@@ -17,7 +17,7 @@ package gateway
 // are one principal) and Limits.MaxListenStreams in all. Past either, a
 // new stream is refused with ErrTooManyListenStreams: JSON-RPC error
 // -32014 (CodeLimitExceeded), over stateless HTTP with status 503 and
-// Retry-After (listenRetryAfter), as a full max_sessions answers.
+// Retry-After (RetryAfter), as a full max_sessions answers.
 
 import (
 	"context"
@@ -27,21 +27,25 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
+	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
-// Notification methods of the stateless revision's subscriptions.
+// Methods of the stateless revision's subscriptions, and the list
+// changes a stream may ask for.
 const (
-	methodSubscriptionsListen       = "subscriptions/listen"
-	notificationSubscriptionsAcked  = "notifications/subscriptions/acknowledged"
-	notificationToolsListChanged    = "notifications/tools/list_changed"
-	notificationPromptsListChanged  = "notifications/prompts/list_changed"
-	notificationResourcesListChange = "notifications/resources/list_changed"
+	MethodListen                    = "subscriptions/listen"
+	NotificationAcked               = "notifications/subscriptions/acknowledged"
+	NotificationToolsListChanged    = "notifications/tools/list_changed"
+	NotificationPromptsListChanged  = "notifications/prompts/list_changed"
+	NotificationResourcesListChange = "notifications/resources/list_changed"
 )
 
 // pathMetaSubscriptionID is the subscription tag's gjson/sjson path.
@@ -56,13 +60,13 @@ const listenQueue = 256
 // errListenerTooSlow ends a stream whose client does not keep up.
 var errListenerTooSlow = errors.New("the client did not read its subscriptions/listen stream: more than 256 notifications waited")
 
-// listenRetryAfter is the Retry-After (seconds) of a refused stream over
-// HTTP: streams end when their clients go, so a short wait may do.
-const listenRetryAfter = "10"
+// RetryAfter is the Retry-After (seconds) of a refused stream over HTTP:
+// streams end when their clients go, so a short wait may do.
+const RetryAfter = "10"
 
-// listenSlots counts the open subscriptions/listen streams, in all and
-// by principal. The zero value is ready.
-type listenSlots struct {
+// slots count the open subscriptions/listen streams, in all and by
+// principal. The zero value is ready.
+type slots struct {
 	mu    sync.Mutex
 	total int
 	by    map[string]int
@@ -70,7 +74,7 @@ type listenSlots struct {
 
 // take counts a new stream of principal within lim's caps and returns
 // its end; over a cap it returns ErrTooManyListenStreams.
-func (ls *listenSlots) take(principal string, lim Limits) (func(), error) {
+func (ls *slots) take(principal string, lim config.Limits) (func(), error) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	switch {
@@ -98,7 +102,7 @@ func (ls *listenSlots) take(principal string, lim Limits) (func(), error) {
 // queue for a writer of its own, so that whoever sends one (an
 // upstream's reader) never waits for this client.
 type listener struct {
-	s      *session        // whose stream it is
+	who    Subscriber      // whose stream it is: what it hears
 	id     json.RawMessage // the request's id, the stream's tag
 	filter mcp.SubscriptionFilter
 	queue  chan []byte
@@ -106,14 +110,14 @@ type listener struct {
 	open   atomic.Bool // acknowledged: the ack is the stream's first message
 }
 
-// notify queues a notification for the stream, tagged; before the
+// Notify queues a notification for the stream, tagged; before the
 // acknowledgement there is no stream to send it on yet.
-func (l *listener) notify(method string, params json.RawMessage) {
+func (l *listener) Notify(method string, params json.RawMessage) {
 	if !l.open.Load() {
 		return
 	}
 	select {
-	case l.queue <- encodeRequest(nil, method, tagSubscription(params, l.id)):
+	case l.queue <- jsonrpc.EncodeRequest(nil, method, tagSubscription(params, l.id)):
 	default:
 		l.full()
 	}
@@ -140,18 +144,18 @@ func (l *listener) write(emit func([]byte), stop <-chan struct{}, written chan<-
 	}
 }
 
-// hears reports whether the stream may hear what a process of from
-// sends: its session's rule.
-func (l *listener) hears(from upstream.Owner) bool { return l.s.hears(from) }
+// Hears reports whether the stream may hear what a process of from
+// sends: its client's rule.
+func (l *listener) Hears(from upstream.Owner) bool { return l.who.Hears(from) }
 
 // wants reports whether the stream asked for a broadcast notification.
 func (l *listener) wants(method string) bool {
 	switch method {
-	case notificationToolsListChanged:
+	case NotificationToolsListChanged:
 		return l.filter.ToolsListChanged
-	case notificationPromptsListChanged:
+	case NotificationPromptsListChanged:
 		return l.filter.PromptsListChanged
-	case notificationResourcesListChange:
+	case NotificationResourcesListChange:
 		return l.filter.ResourcesListChanged
 	}
 	return false // opt-in is absolute: nothing outside the filter
@@ -167,9 +171,9 @@ func tagSubscription(params, id json.RawMessage) json.RawMessage {
 	return out
 }
 
-// untagSubscription drops an upstream's subscription tag from params:
-// downstream, the client's own stream tags it.
-func untagSubscription(params json.RawMessage) json.RawMessage {
+// Untag drops an upstream's subscription tag from params: downstream,
+// the client's own stream tags it.
+func Untag(params json.RawMessage) json.RawMessage {
 	if !gjson.GetBytes(params, pathMetaSubscriptionID).Exists() {
 		return params
 	}
@@ -183,41 +187,64 @@ func untagSubscription(params json.RawMessage) json.RawMessage {
 	return out
 }
 
+// Listeners are the open subscriptions/listen streams.
+type Listeners struct {
+	ups    *router.Upstreams // their run ends every stream; prompts
+	table  *Table            // a stream's resource subscriptions
+	limits config.Limits     // MaxListenStreams, MaxListenStreamsPerPrincipal
+	log    hclog.Logger
+
+	slots slots // the streams' count, capped
+
+	mu  sync.Mutex
+	set map[*listener]struct{}
+}
+
+// NewListeners returns the streams of a gateway over ups, their resource
+// subscriptions kept in table, capped by limits.
+func NewListeners(ups *router.Upstreams, table *Table, limits config.Limits, log hclog.Logger) *Listeners {
+	return &Listeners{ups: ups, table: table, limits: limits, log: log, set: map[*listener]struct{}{}}
+}
+
+// Open is how many streams are open.
+func (ls *Listeners) Open() int {
+	ls.slots.mu.Lock()
+	defer ls.slots.mu.Unlock()
+	return ls.slots.total
+}
+
 // grantable is what the gateway can announce of what a client asks for:
 // the list changes it declares, and updates of any resource (an upstream
 // that cannot subscribe refuses the URI).
-func (g *Gateway) grantable(want mcp.SubscriptionFilter) mcp.SubscriptionFilter {
+func (ls *Listeners) grantable(want mcp.SubscriptionFilter) mcp.SubscriptionFilter {
 	return mcp.SubscriptionFilter{
 		ToolsListChanged:      want.ToolsListChanged,
-		PromptsListChanged:    want.PromptsListChanged && g.ups.Offer("prompts"),
+		PromptsListChanged:    want.PromptsListChanged && ls.ups.Offer("prompts"),
 		ResourcesListChanged:  want.ResourcesListChanged,
 		ResourceSubscriptions: want.ResourceSubscriptions,
 	}
 }
 
-// serveListen serves subscriptions/listen for as long as the client keeps
-// the request open.
-func (s *session) serveListen(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
-	g := s.g
+// Serve serves subscriptions/listen request m of who (a session, or one
+// stateless request: session and user name it in the log, and user is
+// the principal whose streams are capped) for as long as the client
+// keeps the request open; emit writes the stream.
+func (ls *Listeners) Serve(ctx context.Context, who Subscriber, session, user string, m *jsonrpc.Message, emit func([]byte)) (json.RawMessage, error) {
 	var p struct {
 		Notifications *mcp.SubscriptionFilter `json:"notifications"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.Notifications == nil {
 		return nil, fmt.Errorf("%s: %w: \"notifications\" (an object) is required", m.Method, jsonrpc.ErrBadParams)
 	}
-	release, err := g.listenSlots.take(s.User, g.limits)
+	release, err := ls.slots.take(user, ls.limits)
 	if err != nil {
-		g.log.Warn("subscriptions/listen refused", "session", s.ID, "user", s.User, "error", err)
+		ls.log.Warn("subscriptions/listen refused", "session", session, "user", user, "error", err)
 		return nil, err
 	}
 	defer release()
-	emit := related
-	if emit == nil {
-		emit = s.send
-	}
 	ctx, end := context.WithCancelCause(ctx)
 	defer end(nil)
-	l := &listener{s: s, id: m.ID, filter: g.grantable(*p.Notifications), queue: make(chan []byte, listenQueue), full: func() { end(errListenerTooSlow) }}
+	l := &listener{who: who, id: m.ID, filter: ls.grantable(*p.Notifications), queue: make(chan []byte, listenQueue), full: func() { end(errListenerTooSlow) }}
 	// The writer stops after the stream is unregistered (deferred
 	// first, run last), so the result follows every notification.
 	stop, written := make(chan struct{}), make(chan struct{})
@@ -229,34 +256,34 @@ func (s *session) serveListen(ctx context.Context, m *message, related func([]by
 	var subscribed []string
 	defer func() {
 		for _, uri := range subscribed {
-			g.unsubscribe(l, uri)
+			ls.table.Unsubscribe(l, uri)
 		}
 	}()
 	for _, uri := range l.filter.ResourceSubscriptions {
 		if uri == "" {
 			return nil, fmt.Errorf("%s: %w: an empty resource URI", m.Method, jsonrpc.ErrBadParams)
 		}
-		if err := g.subscribe(ctx, l, uri); err != nil {
-			return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("subscribing to %q: %v", uri, err)}
+		if err := ls.table.Subscribe(ctx, l, uri); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("subscribing to %q: %v", uri, err)}
 		}
 		subscribed = append(subscribed, uri)
 	}
-	g.listenMu.Lock()
-	g.listeners[l] = struct{}{}
-	g.listenMu.Unlock()
+	ls.mu.Lock()
+	ls.set[l] = struct{}{}
+	ls.mu.Unlock()
 	defer func() {
-		g.listenMu.Lock()
-		delete(g.listeners, l)
-		g.listenMu.Unlock()
+		ls.mu.Lock()
+		delete(ls.set, l)
+		ls.mu.Unlock()
 	}()
 	ack, _ := json.Marshal(map[string]any{"notifications": l.filter})
-	l.queue <- encodeRequest(nil, notificationSubscriptionsAcked, tagSubscription(ack, l.id)) // the queue is empty
+	l.queue <- jsonrpc.EncodeRequest(nil, NotificationAcked, tagSubscription(ack, l.id)) // the queue is empty
 	l.open.Store(true)
-	s.g.log.Debug("subscriptions/listen open", "session", s.ID, "user", s.User, "filter", string(ack))
+	ls.log.Debug("subscriptions/listen open", "session", session, "user", user, "filter", string(ack))
 	if !l.filter.IsEmpty() {
 		var closing <-chan struct{} // the gateway's shutdown ends every stream
-		if ctx := g.ups.Context(); ctx != nil {
-			closing = ctx.Done()
+		if run := ls.ups.Context(); run != nil {
+			closing = run.Done()
 		}
 		select {
 		case <-ctx.Done():
@@ -264,23 +291,23 @@ func (s *session) serveListen(ctx context.Context, m *message, related func([]by
 		}
 	}
 	if errors.Is(context.Cause(ctx), errListenerTooSlow) {
-		s.g.log.Warn("subscriptions/listen ended: its client does not read", "session", s.ID, "user", s.User, "queued", listenQueue)
+		ls.log.Warn("subscriptions/listen ended: its client does not read", "session", session, "user", user, "queued", listenQueue)
 	}
 	return tagSubscription(nil, m.ID), nil
 }
 
-// notifyListeners sends a list change to every stream that asked for it
-// and hears from.
-func (g *Gateway) notifyListeners(from upstream.Owner, method string, params json.RawMessage) {
-	g.listenMu.Lock()
+// Notify sends a list change to every stream that asked for it and
+// hears from.
+func (ls *Listeners) Notify(from upstream.Owner, method string, params json.RawMessage) {
+	ls.mu.Lock()
 	var to []*listener
-	for l := range g.listeners {
-		if l.wants(method) && l.hears(from) {
+	for l := range ls.set {
+		if l.wants(method) && l.Hears(from) {
 			to = append(to, l)
 		}
 	}
-	g.listenMu.Unlock()
+	ls.mu.Unlock()
 	for _, l := range to {
-		l.notify(method, params)
+		l.Notify(method, params)
 	}
 }
