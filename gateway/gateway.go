@@ -39,6 +39,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
+	"github.com/mcpx-dev/mcpx/gateway/internal/resources"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/schema"
 	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
@@ -179,8 +180,8 @@ type Gateway struct {
 	progress map[string]progressRoute // upstream progress token → client's
 	progSeq  atomic.Int64
 
-	cacheMu sync.Mutex
-	cache   map[cacheKey]cacheEntry
+	cache *resources.Cache
+	res   *resources.Resources
 
 	bridges inputBridges // stateless calls parked on an upstream's requests
 
@@ -206,7 +207,6 @@ func New(o Options) (*Gateway, error) {
 		startWait: o.StartWait,
 		sessions:  map[string]*session{},
 		progress:  map[string]progressRoute{},
-		cache:     map[cacheKey]cacheEntry{},
 		quit:      make(chan struct{}),
 		redact:    redact.New(o.Secrets),
 	}
@@ -302,6 +302,8 @@ func New(o Options) (*Gateway, error) {
 	g.uris = router.NewURIs(g.ups, g.log)
 	g.prompts = router.NewPrompts(g.ups, g.uris, g.log)
 	g.subs = subscriptions.NewTable(g.ups, g.uris)
+	g.cache = resources.NewCache(g.st)
+	g.res = resources.New(g.ups, g.uris, g.art, g.eng, g.cache, g.log)
 	g.listen = subscriptions.NewListeners(g.ups, g.subs, g.limits, g.log)
 	return g, nil
 }

@@ -51,8 +51,8 @@ func (g *Gateway) upstreamNotification(u *upstream.Upstream, from upstream.Owner
 // update (Options.OnResourceUpdated).
 func (g *Gateway) resourceUpdated(u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) {
 	uri := gjson.GetBytes(params, "uri").String()
-	g.invalidate(uri)
-	g.invalidate(router.UpstreamURI(u.Name, uri))
+	g.cache.Invalidate(uri)
+	g.cache.Invalidate(router.UpstreamURI(u.Name, uri))
 	g.publishUpdate(u.Name, uri, g.subs.Updated(u, from, method, params))
 }
 

@@ -113,7 +113,7 @@ func (s *session) Close() {
 	s.g.sessMu.Lock()
 	delete(s.g.sessions, s.ID)
 	s.g.sessMu.Unlock()
-	s.g.dropCache(s.ID)
+	s.g.cache.DropSession(s.ID)
 	for _, u := range s.g.ups.All() {
 		u.Instances().EndSession(s) // its per_session processes (mcpx.instances)
 	}
@@ -272,15 +272,15 @@ func (s *session) request(ctx context.Context, m *message, related func([]byte))
 	case "tools/call":
 		return s.callTool(ctx, m.Params, related)
 	case "resources/list":
-		return s.listResources(ctx, m.Params, false)
+		return g.res.List(ctx, s.reader(), m.Params, false)
 	case "resources/templates/list":
-		return s.listResources(ctx, m.Params, true)
+		return g.res.List(ctx, s.reader(), m.Params, true)
 	case "resources/read":
 		uri := gjson.GetBytes(m.Params, "uri").String()
 		if uri == "" {
 			return nil, fmt.Errorf("resources/read: %w: \"uri\" is required", jsonrpc.ErrBadParams)
 		}
-		return s.readDirect(ctx, uri, m.Params)
+		return g.res.Read(ctx, s.reader(), uri, m.Params)
 	case "resources/subscribe", "resources/unsubscribe":
 		uri := gjson.GetBytes(m.Params, "uri").String()
 		if uri == "" {
@@ -382,8 +382,11 @@ func (s *session) toolRoute(ctx context.Context, params json.RawMessage) (r *rou
 // traceparent to send upstream.
 func (s *session) forwardCall(ctx context.Context, r *router.Route, name string, params json.RawMessage, meta gjson.Result, related func([]byte), oc *callOutcome) (json.RawMessage, error) {
 	f := s.forwarding(r, name, params, gjson.GetBytes(params, "arguments"), meta, oc)
-	if r.Generated != "" {
-		return s.generated(ctx, r, f.args, f.scope)
+	switch {
+	case r.Up == nil:
+		return s.g.art.Tool(ctx, s.reader(), r.Generated, f.args)
+	case r.Generated != "":
+		return s.g.res.Tool(ctx, s.reader(), r, f.args, f.scope)
 	}
 	if err := f.prepare(ctx, meta, related); err != nil {
 		return nil, err

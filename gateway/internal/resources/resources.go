@@ -1,7 +1,10 @@
-package gateway
-
-// Upstream resources: which upstream serves a URI, paged lists across
-// upstreams, and reads whose blobs become artifacts.
+// Package resources serves the upstreams' resources to clients: lists
+// paged across upstreams and then the client's artifacts, reads whose
+// blobs become artifacts, the generated resource tools for models that
+// cannot call resources/read (tools.go), and the cache of reads
+// (cache.go). Which upstream serves a URI is the router's (router.URIs);
+// what a client may read of the artifacts, the artifact room's.
+package resources
 
 import (
 	"context"
@@ -10,11 +13,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 )
 
 // pageCursor is the gateway's resources cursor: which source (an upstream
@@ -45,11 +51,27 @@ func decodeCursor(s string) (pageCursor, error) {
 	return c, nil
 }
 
-// listResources serves resources/list and resources/templates/list: one
-// upstream's page at a time, then this session's artifacts.
-func (s *session) listResources(ctx context.Context, params json.RawMessage, templates bool) (json.RawMessage, error) {
-	g := s.g
-	srcs := g.ups.Offering("resources")
+// Resources serve resources to clients; each call names its Reader.
+type Resources struct {
+	ups   *router.Upstreams
+	uris  *router.URIs
+	art   *artifacts.Service
+	eng   *engine.Engine
+	cache *Cache
+	log   hclog.Logger
+}
+
+// New returns the resources of ups, whose URIs uris resolve, blobs and
+// artifacts handled by art, results of the generated tools transformed
+// by eng, reads kept in cache.
+func New(ups *router.Upstreams, uris *router.URIs, art *artifacts.Service, eng *engine.Engine, cache *Cache, log hclog.Logger) *Resources {
+	return &Resources{ups: ups, uris: uris, art: art, eng: eng, cache: cache, log: log}
+}
+
+// List serves resources/list and resources/templates/list for rd: one
+// upstream's page at a time, then rd's artifacts.
+func (rs *Resources) List(ctx context.Context, rd artifacts.Reader, params json.RawMessage, templates bool) (json.RawMessage, error) {
+	srcs := rs.ups.Offering("resources")
 	cur, err := decodeCursor(gjson.GetBytes(params, "cursor").String())
 	if err != nil {
 		return nil, err
@@ -65,7 +87,7 @@ func (s *session) listResources(ctx context.Context, params json.RawMessage, tem
 			c = cur.Cursor
 		}
 		if i == len(srcs) {
-			items, next, err := g.art.Page(ctx, s.reader(), templates, c)
+			items, next, err := rs.art.Page(ctx, rd, templates, c)
 			if err != nil {
 				return nil, err
 			}
@@ -84,14 +106,14 @@ func (s *session) listResources(ctx context.Context, params json.RawMessage, tem
 		}
 		res, err := u.Call(ctx, method, p)
 		if err != nil {
-			g.log.Warn("listing an upstream's resources failed; skipping it", "server", u.Name, "method", method, "error", err)
+			rs.log.Warn("listing an upstream's resources failed; skipping it", "server", u.Name, "method", method, "error", err)
 			continue
 		}
 		items := gjson.GetBytes(res, key)
 		if items.IsArray() {
 			page := []byte(items.Raw)
 			if !templates {
-				page = g.uris.Expose(u, items)
+				page = rs.uris.Expose(u, items)
 			}
 			out, _ = sjson.SetRawBytes(out, key, page)
 		}
@@ -107,17 +129,17 @@ func (s *session) listResources(ctx context.Context, params json.RawMessage, tem
 	return out, nil
 }
 
-// readDirect serves a client's resources/read: blob contents are stored
-// as artifacts and come back with their bytes and the ref in _meta.
-func (s *session) readDirect(ctx context.Context, uri string, params json.RawMessage) (json.RawMessage, error) {
+// Read serves rd's resources/read of uri: blob contents are stored as
+// artifacts and come back with their bytes and the ref in _meta.
+func (rs *Resources) Read(ctx context.Context, rd artifacts.Reader, uri string, params json.RawMessage) (json.RawMessage, error) {
 	if id, ok := artifacts.ID(uri); ok {
-		return s.g.art.Read(ctx, s.reader(), uri, id)
+		return rs.art.Read(ctx, rd, uri, id)
 	}
-	k := cacheKey{session: s.ID, uri: uri, kind: "direct"}
-	if raw, ok := s.g.cached(ctx, k); ok {
+	k := cacheKey{session: rd.Session, uri: uri, kind: "direct"}
+	if raw, ok := rs.cache.get(ctx, k); ok {
 		return raw, nil
 	}
-	u, res, err := s.g.uris.Read(ctx, uri, params)
+	u, res, err := rs.uris.Read(ctx, uri, params)
 	if err != nil {
 		return nil, err
 	}
@@ -129,13 +151,13 @@ func (s *session) readDirect(ctx context.Context, uri string, params json.RawMes
 		if blob.Type != gjson.String {
 			return true
 		}
-		ref, err := s.g.art.StoreBlob(ctx, s.reader(), u.Name, c, blob.Str)
+		ref, err := rs.art.StoreBlob(ctx, rd, u.Name, c, blob.Str)
 		if err != nil {
 			perr = err
 			return false
 		}
 		ids = append(ids, ref.ID)
-		refJSON, _ := json.Marshal(s.g.art.Link(ref))
+		refJSON, _ := json.Marshal(rs.art.Link(ref))
 		out, err = sjson.SetRawBytes(out, "contents."+idx.String()+"._meta."+strings.ReplaceAll(artifacts.MetaKey, "/", `\/`), refJSON)
 		if err != nil {
 			perr = err
@@ -145,9 +167,9 @@ func (s *session) readDirect(ctx context.Context, uri string, params json.RawMes
 	})
 	if perr != nil {
 		// the bytes still reach the client; only the artifact is missing
-		s.g.log.Warn("storing a resource blob failed; passing it through", "uri", uri, "error", perr)
+		rs.log.Warn("storing a resource blob failed; passing it through", "uri", uri, "error", perr)
 		return res, nil
 	}
-	s.g.remember(k, out, ids)
+	rs.cache.put(k, out, ids)
 	return out, nil
 }

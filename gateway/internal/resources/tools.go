@@ -1,7 +1,7 @@
-package gateway
+package resources
 
 // The generated resource tools: resources offered to models that cannot
-// call resources/read (gateway.resource_tools).
+// call resources/read (mcpServers.NAME.mcpx.resource_tools).
 
 import (
 	"context"
@@ -18,11 +18,9 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// generated runs a generated resource tool for the model.
-func (s *session) generated(ctx context.Context, r *router.Route, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
-	if r.Up == nil {
-		return s.g.art.Tool(ctx, s.reader(), r.Generated, args)
-	}
+// Tool runs generated resource tool r for rd's model; scope is the
+// call's.
+func (rs *Resources) Tool(ctx context.Context, rd artifacts.Reader, r *router.Route, args json.RawMessage, scope store.Scope) (json.RawMessage, error) {
 	u := r.Up
 	call := engine.Call{Server: u.Name, Tool: r.Generated, Arguments: args, Scope: scope}
 	switch r.Generated {
@@ -41,14 +39,14 @@ func (s *session) generated(ctx context.Context, r *router.Route, args json.RawM
 		}
 		if method == "resources/list" {
 			gjson.GetBytes(res, "resources").ForEach(func(_, v gjson.Result) bool {
-				s.g.uris.Claim(u, v.Get("uri").String())
+				rs.uris.Claim(u, v.Get("uri").String())
 				return true
 			})
 		}
 		out := []byte(`{"content":[{"type":"text","text":""}]}`)
 		out, _ = sjson.SetBytes(out, "content.0.text", string(res))
 		out, _ = sjson.SetRawBytes(out, "structuredContent", res)
-		tres, err := s.g.art.Transform(ctx, s.reader(), call, out)
+		tres, err := rs.art.Transform(ctx, rd, call, out)
 		if err != nil {
 			return nil, err
 		}
@@ -59,16 +57,16 @@ func (s *session) generated(ctx context.Context, r *router.Route, args json.RawM
 			return artifacts.ToolError(`"uri" is required`), nil
 		}
 		if id, ok := artifacts.ID(uri); ok {
-			return s.g.art.Summary(ctx, s.reader(), uri, id)
+			return rs.art.Summary(ctx, rd, uri, id)
 		}
-		if nu, orig, ok := s.g.uris.Resolve(uri); ok {
+		if nu, orig, ok := rs.uris.Resolve(uri); ok {
 			if nu != u {
 				return artifacts.ToolError(fmt.Sprintf("%s is not a resource of the %s server", uri, u.Name)), nil
 			}
 			uri = orig
 		}
-		k := cacheKey{session: s.ID, uri: uri, kind: "tool"}
-		if raw, ok := s.g.cached(ctx, k); ok {
+		k := cacheKey{session: rd.Session, uri: uri, kind: "tool"}
+		if raw, ok := rs.cache.get(ctx, k); ok {
 			return raw, nil
 		}
 		params, _ := json.Marshal(map[string]string{"uri": uri})
@@ -76,7 +74,7 @@ func (s *session) generated(ctx context.Context, r *router.Route, args json.RawM
 		if err != nil {
 			return artifacts.ToolError(fmt.Sprintf("resources/read %s failed: %v", uri, err)), nil
 		}
-		s.g.uris.Claim(u, uri)
+		rs.uris.Claim(u, uri)
 		out := []byte(`{"content":[]}`)
 		gjson.GetBytes(res, "contents").ForEach(func(_, c gjson.Result) bool {
 			blk := []byte(`{"type":"resource"}`)
@@ -84,16 +82,16 @@ func (s *session) generated(ctx context.Context, r *router.Route, args json.RawM
 			out, _ = sjson.SetRawBytes(out, "content.-1", blk)
 			return true
 		})
-		tres, err := s.g.eng.Transform(ctx, call, out)
+		tres, err := rs.eng.Transform(ctx, call, out)
 		if err != nil {
 			return nil, fmt.Errorf("transform resource %s: %w", uri, err)
 		}
 		ids := make([]string, 0, len(tres.Artifacts))
 		for _, a := range tres.Artifacts {
 			ids = append(ids, a.ID)
-			s.shown.Add(a.ID)
+			rd.Shown.Add(a.ID)
 		}
-		s.g.remember(k, tres.Raw, ids)
+		rs.cache.put(k, tres.Raw, ids)
 		return tres.Raw, nil
 	}
 	return nil, fmt.Errorf("%w: generated tool %q", jsonrpc.ErrUnknownTool, r.Generated)
