@@ -126,7 +126,7 @@ func TestMCPRequestRateLimit429(t *testing.T) {
 
 func TestServerResourcesBrowser(t *testing.T) {
 	g := newGatewayWith(t, Options{Servers: map[string]ServerConfig{"a": resourceStub(t, "a"), "plain": stubServer(t)}})
-	g.ups.AwaitStart(context.Background())
+	g.rooms.Ups.AwaitStart(context.Background())
 	ctx := context.Background()
 	list, err := g.ServerResources(ctx, "a", "")
 	if err != nil || gjson.GetBytes(list, "resources.0.uri").String() != "stub://a/r1" || gjson.GetBytes(list, "nextCursor").String() != "p2" {

@@ -21,4 +21,6 @@ type (
 	ArtifactToolsOptions = config.ArtifactToolsOptions
 	// Users says who may call the gateway (Options.Users).
 	Users = config.Users
+	// Profile is what a client takes (Options.Profiles).
+	Profile = config.Profile
 )

@@ -11,58 +11,59 @@ import (
 
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/session"
 	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 )
 
 // isStatelessHTTP reports whether a POSTed message is of the stateless
 // revision: its _meta or its Mcp-Protocol-Version header names it.
-func isStatelessHTTP(r *http.Request, m *message) bool {
-	return requestVersion(m.Params) != "" || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+func isStatelessHTTP(r *http.Request, m *jsonrpc.Message) bool {
+	return session.RequestVersion(m.Params) != "" || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 }
 
 // postStateless serves one stateless (2026-07-28) POST: no session, the
 // headers checked against the body (Mcp-Protocol-Version, Mcp-Method,
 // Mcp-Name), errors with the HTTP status the revision gives them. The
 // response is JSON, or an SSE stream when progress comes first.
-func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, user identity, m *message) {
+func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, user session.Identity, m *jsonrpc.Message) {
 	if !m.IsRequest() {
 		w.WriteHeader(http.StatusAccepted) // a stateless notification concerns nothing here
 		return
 	}
-	fail := func(e *rpcError) {
+	fail := func(e *jsonrpc.Error) {
 		writeJSON(w, statelessHTTPStatus(e.Code), jsonrpc.EncodeError(m.ID, e))
 	}
 	header := r.Header.Get(mcp.HeaderProtocolVersion)
-	version := requestVersion(m.Params)
+	version := session.RequestVersion(m.Params)
 	switch {
 	case r.Header.Get("Last-Event-ID") != "":
-		fail(&rpcError{Code: codeHeaderMismatch, Message: "Last-Event-ID: streams are not resumable in " + mcp.ProtocolVersion20260728})
+		fail(&jsonrpc.Error{Code: mcp.HEADER_MISMATCH, Message: "Last-Event-ID: streams are not resumable in " + mcp.ProtocolVersion20260728})
 		return
 	case header == "" && version != "":
-		fail(&rpcError{Code: codeHeaderMismatch, Message: mcp.HeaderProtocolVersion + " header is required with " + mcp.MetaKeyProtocolVersion})
+		fail(&jsonrpc.Error{Code: mcp.HEADER_MISMATCH, Message: mcp.HeaderProtocolVersion + " header is required with " + mcp.MetaKeyProtocolVersion})
 		return
 	case header != "" && version != "" && header != version:
-		fail(&rpcError{Code: codeHeaderMismatch, Message: mcp.HeaderProtocolVersion + " header " + header + " does not match " + mcp.MetaKeyProtocolVersion + " " + version})
+		fail(&jsonrpc.Error{Code: mcp.HEADER_MISMATCH, Message: mcp.HeaderProtocolVersion + " header " + header + " does not match " + mcp.MetaKeyProtocolVersion + " " + version})
 		return
 	}
 	if version != "" && mcp.IsModernProtocol(version) {
 		if err := mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MCPMethod(m.Method), m.Params); err != nil {
-			fail(&rpcError{Code: codeHeaderMismatch, Message: err.Error()})
+			fail(&jsonrpc.Error{Code: mcp.HEADER_MISMATCH, Message: err.Error()})
 			return
 		}
 		if err := srv.checkParamHeaders(r, m); err != nil {
-			fail(&rpcError{Code: codeHeaderMismatch, Message: err.Error()})
+			fail(&jsonrpc.Error{Code: mcp.HEADER_MISMATCH, Message: err.Error()})
 			return
 		}
 	}
-	s := srv.g.statelessSession(user)
+	s := session.NewStateless(srv.g.rooms, user)
 	ls := &lazyStream{srv: srv, w: w}
 	if m.Method == subscriptions.MethodListen {
 		ctx, stop := context.WithCancel(r.Context())
 		defer stop()
 		go ls.keepAlive(ctx, srv.o.KeepAlive)
 	}
-	resp := s.handle(r.Context(), m, ls.emit)
+	resp := s.HandleMessage(r.Context(), m, ls.emit)
 	if code := gjson.GetBytes(resp, "error.code"); code.Exists() {
 		ls.mu.Lock()
 		started := ls.stream != 0
@@ -87,7 +88,7 @@ func statelessHTTPStatus(code int) int {
 		return http.StatusNotFound
 	case auth.JSONRPCRateLimited:
 		return http.StatusTooManyRequests
-	case codeHeaderMismatch, codeMissingClientCapability, codeUnsupportedProtocolVersion, jsonrpc.CodeInvalidRequest, jsonrpc.CodeInvalidParams, jsonrpc.CodeParseError:
+	case mcp.HEADER_MISMATCH, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, mcp.UNSUPPORTED_PROTOCOL_VERSION, jsonrpc.CodeInvalidRequest, jsonrpc.CodeInvalidParams, jsonrpc.CodeParseError:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
@@ -107,11 +108,11 @@ func rejectStatelessVerb(w http.ResponseWriter, r *http.Request) bool {
 // checkParamHeaders checks the Mcp-Param-* headers of a tools/call
 // against its arguments, for the parameters the tool's input schema
 // binds to headers (x-mcp-header, SEP-2243).
-func (srv *httpServer) checkParamHeaders(r *http.Request, m *message) error {
+func (srv *httpServer) checkParamHeaders(r *http.Request, m *jsonrpc.Message) error {
 	if m.Method != "tools/call" {
 		return nil
 	}
-	rt, ok := srv.g.tools.Route(gjson.GetBytes(m.Params, "name").String())
+	rt, ok := srv.g.rooms.Tools.Route(gjson.GetBytes(m.Params, "name").String())
 	if !ok || !bytes.Contains(rt.Def, []byte("x-mcp-header")) {
 		return nil
 	}

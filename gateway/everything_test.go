@@ -290,7 +290,7 @@ func testEverything(t *testing.T, g *Gateway) {
 		other := connect(t, g)
 		uri := "demo://resource/static/document/architecture.md"
 		c.result("resources/subscribe", `{"uri":"`+uri+`"}`)
-		if n := g.subs.Count(uri); n != 1 {
+		if n := g.rooms.Subs.Count(uri); n != 1 {
 			t.Fatalf("subscribers: %d", n)
 		}
 		c.result("tools/call", toolCall("toggle-subscriber-updates", ""))
@@ -302,7 +302,7 @@ func testEverything(t *testing.T, g *Gateway) {
 			t.Errorf("a session without the subscription got the update")
 		}
 		c.result("resources/unsubscribe", `{"uri":"`+uri+`"}`)
-		if n := g.subs.Count(uri); n != 0 {
+		if n := g.rooms.Subs.Count(uri); n != 0 {
 			t.Errorf("subscribers after unsubscribe: %d", n)
 		}
 		c.result("tools/call", toolCall("toggle-subscriber-updates", ""))

@@ -19,20 +19,14 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/tidwall/gjson"
 	"golang.org/x/sync/semaphore"
 
 	"go.opentelemetry.io/otel/trace"
@@ -42,10 +36,10 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/resources"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/schema"
+	"github.com/mcpx-dev/mcpx/gateway/internal/session"
 	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
-	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -143,115 +137,71 @@ type Options struct {
 }
 
 // Gateway is the MCP proxy. It is safe for concurrent use by any number of
-// sessions.
+// sessions. It builds the rooms (the router, resources, subscriptions,
+// the artifact room, the sessions' registry, see session.Rooms), hands
+// them to the sessions its transports open, and routes what the
+// upstreams say to them (upstream_host.go).
 type Gateway struct {
 	log       hclog.Logger
 	eng       *engine.Engine
 	st        store.Store
-	art       *artifacts.Service
-	version   string
-	startWait time.Duration
-	stdioOwns bool                 // Options.StdioReadsStore
-	onEnd     func(string)         // Options.OnSessionEnd
-	profiles  *profiles            // Options.Profiles over builtinProfiles
-	artTools  ArtifactToolsOptions // Options.ArtifactTools, defaults applied
-	limits    Limits               // defaults applied
-	large     *semaphore.Weighted  // bytes of large requests in flight
-	mem       *membudget.Budget    // the process's work memory (limits.max_work_bytes)
-	callerSeq atomic.Int64         // numbers the callers of server-to-client requests
-	redact    *redact.Redactor
-	observer  observe.Observer             // Options.Observer
-	tracer    trace.Tracer                 // from Options.TracerProvider; nil: off
+	rooms     *session.Rooms
+	artTools  ArtifactToolsOptions         // Options.ArtifactTools, defaults applied
+	limits    Limits                       // defaults applied
+	large     *semaphore.Weighted          // bytes of large requests in flight
+	stdioOwns bool                         // Options.StdioReadsStore
 	onUpdated func(observe.ResourceUpdate) // Options.OnResourceUpdated
 	quit      chan struct{}                // closed by Close
-
-	ups     *router.Upstreams
-	tools   *router.Tools
-	uris    *router.URIs
-	prompts *router.Prompts
-
-	sessMu   sync.RWMutex
-	sessions map[string]*session
-
-	subs   *subscriptions.Table
-	listen *subscriptions.Listeners
-
-	progMu   sync.Mutex
-	progress map[string]progressRoute // upstream progress token → client's
-	progSeq  atomic.Int64
-
-	cache *resources.Cache
-	res   *resources.Resources
-
-	bridges inputBridges // stateless calls parked on an upstream's requests
-
-	first firstClient // the first client's capabilities (upstream_caps.go)
-
 	// startLogEvery is how often a starting upstream says it is still
 	// starting (0: the upstream's default; tests lower it)
 	startLogEvery time.Duration
 	closed        atomic.Bool
 }
 
-type progressRoute struct {
-	s       *session
-	token   json.RawMessage
-	related func([]byte)
-}
-
 // New checks the options and builds a Gateway; Start connects it.
 func New(o Options) (*Gateway, error) {
-	g := &Gateway{
-		log:       o.Logger,
-		version:   o.Version,
-		startWait: o.StartWait,
-		sessions:  map[string]*session{},
-		progress:  map[string]progressRoute{},
-		quit:      make(chan struct{}),
-		redact:    redact.New(o.Secrets),
-	}
+	g := &Gateway{log: o.Logger, quit: make(chan struct{})}
 	if err := o.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.limits = o.Limits.WithDefaults()
-	profs, err := newProfiles(o.Profiles)
+	profs, err := session.NewProfiles(o.Profiles)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g.profiles = profs
 	if err := o.ArtifactTools.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.artTools = o.ArtifactTools.WithDefaults()
-	g.first.init(o.WaitForClientCapabilities)
 	g.large = semaphore.NewWeighted(g.limits.LargeRequestBytes)
-	g.mem = o.Engine.Memory
-	if g.mem == nil {
-		g.mem = membudget.New(g.limits.MaxWorkBytes)
+	mem := o.Engine.Memory
+	if mem == nil {
+		mem = membudget.New(g.limits.MaxWorkBytes)
 	}
 	if g.log == nil {
 		g.log = hclog.NewNullLogger()
 	}
 	g.log = g.log.Named("gateway")
-	if g.version == "" {
-		g.version = "dev"
+	version := o.Version
+	if version == "" {
+		version = "dev"
 	}
-	if g.startWait <= 0 {
-		g.startWait = defaultStartWait
+	startWait := o.StartWait
+	if startWait <= 0 {
+		startWait = defaultStartWait
 	}
-	g.stdioOwns = o.StdioReadsStore
-	g.onEnd = o.OnSessionEnd
-	g.observer, g.onUpdated = o.Observer, o.OnResourceUpdated
+	g.stdioOwns, g.onUpdated = o.StdioReadsStore, o.OnResourceUpdated
 	eo := o.Engine
+	var tracer trace.Tracer
 	if o.TracerProvider != nil {
-		g.tracer = o.TracerProvider.Tracer(tracerName)
+		tracer = o.TracerProvider.Tracer(session.TracerName)
 		if eo.Tracer == nil {
-			eo.Tracer = stepTracer{g.tracer}
+			eo.Tracer = session.StepTracer(tracer)
 		}
 	}
-	g.ups = router.NewUpstreams(g.startWait)
-	eo.Reader = g.ups
-	eo.Memory = g.mem
+	ups := router.NewUpstreams(startWait)
+	eo.Reader = ups
+	eo.Memory = mem
 	// summaries point the model at the tools by the names it is offered
 	eo.QueryTools = engine.QueryTools{Query: g.artTools.QueryName, Search: g.artTools.SearchName}
 	if eo.Logger == nil {
@@ -268,7 +218,8 @@ func New(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.eng, g.st = eng, eo.Store
-	g.art = artifacts.New(artifacts.Options{Engine: eng, Store: eo.Store, Linker: eo.Linker, Memory: g.mem, Tools: g.artTools, Log: g.log})
+	sessions := session.NewRegistry(ups)
+	clients := session.NewClients(ups, sessions, o.WaitForClientCapabilities)
 	for name, cfg := range o.Servers {
 		if err := cfg.Validate(name); err != nil {
 			return nil, fmt.Errorf("gateway: %w", err)
@@ -282,29 +233,47 @@ func New(o Options) (*Gateway, error) {
 			g.log.Info("instances: "+mode, "server", name, "why", why)
 		}
 		cfg.Mcpx.Instances = mode
-		g.ups.Add(upstream.New(upstream.Options{
+		ups.Add(upstream.New(upstream.Options{
 			Name:        name,
 			Config:      cfg,
 			Limits:      g.limits,
 			Log:         g.log,
-			Version:     g.version,
-			StartWait:   g.startWait,
-			FirstClient: g.first.channel(),
+			Version:     version,
+			StartWait:   startWait,
+			FirstClient: clients.Wait(),
 			Host:        upstreamHost{g},
 		}))
 	}
-	if g.ups.Len() == 0 {
+	if ups.Len() == 0 {
 		return nil, errors.New("gateway: no enabled servers in mcpServers")
 	}
-	// The artifact tools are listed before any upstream is ready, and
-	// when none ever is: the store answers without them.
-	g.tools = router.NewTools(g.ups, g.art.Tools(), g.log)
-	g.uris = router.NewURIs(g.ups, g.log)
-	g.prompts = router.NewPrompts(g.ups, g.uris, g.log)
-	g.subs = subscriptions.NewTable(g.ups, g.uris)
-	g.cache = resources.NewCache(g.st)
-	g.res = resources.New(g.ups, g.uris, g.art, g.eng, g.cache, g.log)
-	g.listen = subscriptions.NewListeners(g.ups, g.subs, g.limits, g.log)
+	art := artifacts.New(artifacts.Options{Engine: eng, Store: eo.Store, Linker: eo.Linker, Memory: mem, Tools: g.artTools, Log: g.log})
+	uris := router.NewURIs(ups, g.log)
+	subs := subscriptions.NewTable(ups, uris)
+	cache := resources.NewCache(eo.Store)
+	g.rooms = &session.Rooms{
+		Ups: ups,
+		// The artifact tools are listed before any upstream is ready,
+		// and when none ever is: the store answers without them.
+		Tools:    router.NewTools(ups, art.Tools(), g.log),
+		Prompts:  router.NewPrompts(ups, uris, g.log),
+		Res:      resources.New(ups, uris, art, eng, cache, g.log),
+		Cache:    cache,
+		Subs:     subs,
+		Listen:   subscriptions.NewListeners(ups, subs, g.limits, g.log),
+		Art:      art,
+		Sessions: sessions,
+		Clients:  clients,
+		Progress: session.NewProgress(),
+		Bridges:  &session.Bridges{},
+		Profiles: profs,
+		Errors:   session.NewErrors(g.log, o.Secrets),
+		Observer: o.Observer,
+		Tracer:   tracer,
+		Log:      g.log,
+		Version:  version,
+		OnEnd:    o.OnSessionEnd,
+	}
 	return g, nil
 }
 
@@ -337,14 +306,14 @@ func (g *Gateway) Engine() *engine.Engine { return g.eng }
 
 // Start connects every upstream in the background; one that fails is
 // retried with backoff and does not stop the others. It returns at once.
-func (g *Gateway) Start(ctx context.Context) { g.ups.Start(ctx, g.startLogEvery) }
+func (g *Gateway) Start(ctx context.Context) { g.rooms.Ups.Start(ctx, g.startLogEvery) }
 
 // WaitReady waits until every upstream has made its first connection
 // attempt, or ctx ends.
-func (g *Gateway) WaitReady(ctx context.Context) { g.ups.WaitReady(ctx) }
+func (g *Gateway) WaitReady(ctx context.Context) { g.rooms.Ups.WaitReady(ctx) }
 
 // Status describes every upstream, sorted by name.
-func (g *Gateway) Status() []Status { return g.ups.Status() }
+func (g *Gateway) Status() []Status { return g.rooms.Ups.Status() }
 
 // Close ends every session and upstream (stdio processes get their stdin
 // closed, then SIGTERM, then SIGKILL: see Limits.StopGrace) and the
@@ -354,62 +323,12 @@ func (g *Gateway) Close(ctx context.Context) error {
 		return nil
 	}
 	close(g.quit)
-	g.sessMu.Lock()
-	sessions := make([]*session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		sessions = append(sessions, s)
-	}
-	g.sessMu.Unlock()
-	for _, s := range sessions {
-		s.Close()
-	}
+	g.rooms.Sessions.CloseAll()
 	wait := time.Duration(g.limits.StopGrace+g.limits.KillGrace) + 2*time.Second
-	if !g.ups.Stop(ctx, wait) {
+	if !g.rooms.Ups.Stop(ctx, wait) {
 		g.log.Warn("upstreams did not stop", "after", wait)
 	}
 	return g.eng.Close(ctx)
-}
-
-// upstreamReady rebuilds the tool routes, tells sessions the lists
-// changed, and renews the upstream's subscriptions after a restart. A
-// client that listed before the upstream was up (it started late, or
-// restarted) learns of its tools, resources and prompts this way.
-func (g *Gateway) upstreamReady(u *upstream.Upstream) {
-	g.tools.Rebuild()
-	g.broadcast(upstream.Owner{}, subscriptions.NotificationToolsListChanged, nil)
-	if u.Capability("resources") {
-		g.broadcast(upstream.Owner{}, subscriptions.NotificationResourcesListChange, nil)
-	}
-	if u.Capability("prompts") {
-		g.broadcast(upstream.Owner{}, subscriptions.NotificationPromptsListChanged, nil)
-	}
-	g.subs.Renew(u)
-}
-
-// newID returns a random session id.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// traceID takes a trace id from a request's _meta: "traceId",
-// "trace_id", or the trace-id field of a W3C "traceparent".
-func traceID(meta gjson.Result) string {
-	if !meta.IsObject() {
-		return ""
-	}
-	for _, k := range []string{"traceId", "trace_id", "mcpx/trace_id"} {
-		if v := meta.Get(k); v.Type == gjson.String && v.Str != "" {
-			return v.Str
-		}
-	}
-	if tp := meta.Get("traceparent").String(); tp != "" {
-		if parts := strings.Split(tp, "-"); len(parts) >= 4 {
-			return parts[1]
-		}
-	}
-	return ""
 }
 
 // sortedKeys returns m's keys in order.

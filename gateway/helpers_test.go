@@ -415,6 +415,12 @@ func (c *client) waitNote(method string, d time.Duration) (gjson.Result, bool) {
 	}
 }
 
+// quote is s as a JSON string.
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 func toolCall(name, args string) string {
 	if args == "" {
 		args = "{}"

@@ -34,7 +34,7 @@ func (l *lazyStream) emit(msg []byte) {
 	if l.done {
 		l.mu.Unlock()
 		if l.hs != nil {
-			l.hs.s.send(msg)
+			l.hs.s.Send(msg)
 		}
 		return
 	}

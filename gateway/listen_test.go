@@ -66,7 +66,7 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 	if !granted.Get("toolsListChanged").Bool() || granted.Get("promptsListChanged").Bool() || granted.Get("resourceSubscriptions.0").String() != listenedURI {
 		t.Errorf("granted %s: want tools list changes and the resource, no prompts (the stub has none)", granted.Raw)
 	}
-	if n := g.subs.Count(listenedURI); n != 1 {
+	if n := g.rooms.Subs.Count(listenedURI); n != 1 {
 		t.Errorf("subscribers of %s: %d", listenedURI, n)
 	}
 
@@ -91,7 +91,7 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream did not end on notifications/cancelled")
 	}
-	if n := g.subs.Count(listenedURI); n != 0 {
+	if n := g.rooms.Subs.Count(listenedURI); n != 0 {
 		t.Errorf("subscribers of %s after the stream ended: %d", listenedURI, n)
 	}
 	c.result("tools/call", statelessParams(`{"name":"touch","arguments":{"uri":"`+listenedURI+`"}}`, ""))
@@ -197,7 +197,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 	}
 	cancel()
 	deadline := time.Now().Add(30 * time.Second)
-	for g.subs.Count(listenedURI) != 0 {
+	for g.rooms.Subs.Count(listenedURI) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the subscription outlived the closed stream")
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/session"
 	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
@@ -30,7 +31,7 @@ var (
 
 // resourceServer returns the named upstream when it offers resources.
 func (g *Gateway) resourceServer(server string) (upstreamCaller, error) {
-	u := g.ups.Named(server)
+	u := g.rooms.Ups.Named(server)
 	if u == nil || !u.Capability("resources") {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
 	}
@@ -69,7 +70,7 @@ func (g *Gateway) ReadServerResource(ctx context.Context, server, uri string) (j
 	}
 	p, _ := json.Marshal(map[string]string{"uri": uri})
 	res, err := u.Call(ctx, "resources/read", p)
-	var re *rpcError
+	var re *jsonrpc.Error
 	if errors.As(err, &re) && re.Code == jsonrpc.CodeResourceNotFound {
 		return nil, fmt.Errorf("%w: %s on %s", ErrUnknownResource, uri, server)
 	}
@@ -91,7 +92,7 @@ func (g *Gateway) publishUpdate(server, uri string, subs []subscriptions.Subscri
 	}
 	seen := map[store.Scope]bool{}
 	for _, sub := range subs {
-		if s, ok := sub.(*session); ok && s.User != "" {
+		if s, ok := sub.(*session.Session); ok && s.User != "" {
 			seen[store.Scope{TenantID: s.Tenant, UserID: s.User}] = true
 		}
 	}

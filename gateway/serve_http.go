@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/session"
 )
 
 // HTTPOptions configure the streamable HTTP transport.
@@ -101,7 +102,7 @@ type httpServer struct {
 // httpSession is a Session plus its event store: every SSE event gets an
 // id "{stream}-{seq}" and is kept (up to EventBuffer) for replay.
 type httpSession struct {
-	s *session
+	s *session.Session
 
 	mu      sync.Mutex
 	events  []sseEvent
@@ -238,7 +239,7 @@ func (srv *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Header.Get("traceparent") != "" {
-		r = r.WithContext(withHeaderTrace(r.Context(), r.Header))
+		r = r.WithContext(session.WithHeaderTrace(r.Context(), r.Header))
 	}
 	if r.Method != http.MethodPost && rejectStatelessVerb(w, r) {
 		return
@@ -290,9 +291,9 @@ func (srv *httpServer) originAllowed(r *http.Request) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// lookup finds the request's session; a session belongs to the identity
+// lookup finds the request's session; a session belongs to the session.Identity
 // that opened it.
-func (srv *httpServer) lookup(r *http.Request, user identity) (*httpSession, int) {
+func (srv *httpServer) lookup(r *http.Request, user session.Identity) (*httpSession, int) {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
 		return nil, http.StatusBadRequest
@@ -303,19 +304,19 @@ func (srv *httpServer) lookup(r *http.Request, user identity) (*httpSession, int
 	if hs == nil {
 		return nil, http.StatusNotFound
 	}
-	if !hs.s.identity().same(user) {
+	if !hs.s.Identity().Same(user) {
 		return nil, http.StatusForbidden
 	}
 	return hs, 0
 }
 
-func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user identity) {
+func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user session.Identity) {
 	body, release, ok := srv.readBody(w, r)
 	if !ok {
 		return
 	}
 	defer release()
-	m, errResp := parseClientMessage(body)
+	m, errResp := jsonrpc.ParseClient(body)
 	if errResp != nil {
 		writeJSON(w, http.StatusBadRequest, errResp)
 		return
@@ -327,10 +328,10 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user identit
 	var hs *httpSession
 	if m.Method == "initialize" {
 		hs = &httpSession{wake: make(chan struct{}), last: time.Now()}
-		hs.s = srv.g.newSession(user, func(msg []byte) { hs.add(0, msg, srv.o.EventBuffer) })
+		hs.s = session.New(srv.g.rooms, user, func(msg []byte) { hs.add(0, msg, srv.o.EventBuffer) }, false)
 		if !srv.addSession(hs) {
 			hs.s.Close()
-			writeJSON(w, http.StatusServiceUnavailable, jsonrpc.EncodeError(m.ID, &rpcError{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many sessions (limits.max_sessions %d), none idle: try again later", srv.o.MaxSessions)}))
+			writeJSON(w, http.StatusServiceUnavailable, jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many sessions (limits.max_sessions %d), none idle: try again later", srv.o.MaxSessions)}))
 			return
 		}
 		w.Header().Set("Mcp-Session-Id", hs.s.ID)
@@ -348,7 +349,7 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user identit
 	hs.enter()
 	defer hs.leave()
 	if !m.IsRequest() {
-		hs.s.handle(r.Context(), m, nil)
+		hs.s.HandleMessage(r.Context(), m, nil)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -356,11 +357,11 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user identit
 	wantsStream := acceptsSSE && gjson.GetBytes(m.Params, "_meta.progressToken").Exists()
 	if acceptsSSE && !wantsStream {
 		ls := &lazyStream{srv: srv, w: w, hs: hs}
-		ls.finish(hs.s.handle(r.Context(), m, ls.emit))
+		ls.finish(hs.s.HandleMessage(r.Context(), m, ls.emit))
 		return
 	}
 	if !wantsStream {
-		resp := hs.s.handle(r.Context(), m, nil)
+		resp := hs.s.HandleMessage(r.Context(), m, nil)
 		writeJSON(w, http.StatusOK, resp)
 		return
 	}
@@ -377,7 +378,7 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user identit
 func (srv *httpServer) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
 	g := srv.g
 	tooLarge := func() {
-		writeJSON(w, http.StatusRequestEntityTooLarge, jsonrpc.EncodeError(nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonrpc.TooLargeError(srv.o.MaxBody, "limits.max_message_bytes").Error()}))
+		writeJSON(w, http.StatusRequestEntityTooLarge, jsonrpc.EncodeError(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonrpc.TooLargeError(srv.o.MaxBody, "limits.max_message_bytes").Error()}))
 	}
 	if r.ContentLength > srv.o.MaxBody {
 		tooLarge()
@@ -446,7 +447,7 @@ func writeJSON(w http.ResponseWriter, code int, b []byte) {
 // (progress) in order, then the response. Every event is kept in the event
 // store, so a client that lost the connection replays it with GET and
 // Last-Event-ID.
-func (srv *httpServer) stream(w http.ResponseWriter, r *http.Request, hs *httpSession, m *message) {
+func (srv *httpServer) stream(w http.ResponseWriter, r *http.Request, hs *httpSession, m *jsonrpc.Message) {
 	hs.mu.Lock()
 	hs.streams++
 	stream := hs.streams
@@ -475,7 +476,7 @@ func (srv *httpServer) stream(w http.ResponseWriter, r *http.Request, hs *httpSe
 	// The call outlives a dropped stream only as long as the session: a
 	// client that resumes gets the rest from the event store.
 	ctx := context.WithoutCancel(r.Context())
-	resp := hs.s.handle(ctx, m, emit)
+	resp := hs.s.HandleMessage(ctx, m, emit)
 	emit(resp)
 }
 
@@ -490,7 +491,7 @@ func writeEvent(w io.Writer, ev sseEvent) error {
 
 // get serves the session's standalone SSE stream, or resumes a stream
 // from Last-Event-ID.
-func (srv *httpServer) get(w http.ResponseWriter, r *http.Request, user identity) {
+func (srv *httpServer) get(w http.ResponseWriter, r *http.Request, user session.Identity) {
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
 		return
@@ -563,7 +564,7 @@ func (srv *httpServer) get(w http.ResponseWriter, r *http.Request, user identity
 		case <-r.Context().Done():
 			return
 		}
-		if hs.s.closedNow() {
+		if hs.s.Closed() {
 			return
 		}
 	}
@@ -571,10 +572,4 @@ func (srv *httpServer) get(w http.ResponseWriter, r *http.Request, user identity
 
 func isResponse(b []byte) bool {
 	return gjson.GetBytes(b, "id").Exists() && !gjson.GetBytes(b, "method").Exists()
-}
-
-func (s *session) closedNow() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/session"
 )
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and
@@ -25,8 +26,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		return jsonrpc.ErrClosed
 	}
 	w := jsonrpc.NewLineWriter(out, g.limits.WriteBufferBytes)
-	s := g.newSession(identity{}, w.Send)
-	s.owner = g.stdioOwns
+	s := session.New(g.rooms, session.Identity{}, w.Send, g.stdioOwns)
 	defer s.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -112,14 +112,14 @@ type stdioState struct {
 // at once). A request is returned as a task for the caller to run
 // concurrently with the reading of the next lines; a large one runs once
 // it has its share of limits.large_request_bytes.
-func (g *Gateway) stdioMessage(ctx context.Context, s *session, w *jsonrpc.LineWriter, line []byte, st *stdioState) func() {
-	m, errResp := parseClientMessage(line)
+func (g *Gateway) stdioMessage(ctx context.Context, s *session.Session, w *jsonrpc.LineWriter, line []byte, st *stdioState) func() {
+	m, errResp := jsonrpc.ParseClient(line)
 	if errResp != nil {
 		w.Send(errResp)
 		return nil
 	}
 	if !m.IsRequest() || m.Method == "initialize" {
-		if resp := s.handle(ctx, m, nil); resp != nil {
+		if resp := s.HandleMessage(ctx, m, nil); resp != nil {
 			w.Send(resp)
 		}
 		return nil
@@ -134,7 +134,7 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *session, w *jsonrpc.LineW
 		}
 		st.wg.Add(1)
 		st.spawnMu.Unlock()
-		if s.startCall(ctx, m, st.pool.run, w.Send, st.wg.Done) {
+		if s.StartCall(ctx, m, st.pool.run, w.Send, st.wg.Done) {
 			return nil
 		}
 		st.wg.Done()
@@ -164,7 +164,7 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *session, w *jsonrpc.LineW
 			}
 			defer g.large.Release(weight)
 		}
-		if resp := s.handle(ctx, m, nil); resp != nil {
+		if resp := s.HandleMessage(ctx, m, nil); resp != nil {
 			w.Send(resp)
 		}
 	}
@@ -177,5 +177,5 @@ func tooLargeResponse(head []byte, limit int64) []byte {
 	if v := gjson.GetBytes(head, "id"); v.Type == gjson.Number || v.Type == gjson.String {
 		id = json.RawMessage(v.Raw)
 	}
-	return jsonrpc.EncodeError(id, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonrpc.TooLargeError(limit, "limits.max_message_bytes").Error()})
+	return jsonrpc.EncodeError(id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonrpc.TooLargeError(limit, "limits.max_message_bytes").Error()})
 }

@@ -1,4 +1,4 @@
-package gateway
+package session
 
 // Server-to-client requests (MCP 2025-11-25): an upstream asks the client
 // for sampling/createMessage, elicitation/create or roots/list. The
@@ -34,7 +34,7 @@ package gateway
 // Limits.MaxServerRequestsPerCall relayed and unanswered, each upstream
 // Limits.MaxServerRequestsPerUpstream. Past either the upstream's request
 // is answered at once with ErrTooManyServerRequests, never relayed, and
-// costs nothing while it waits (issue 15).
+// costs nothing while it waits.
 //
 // What the gateway declares upstream follows the clients (see
 // upstream_caps.go); a client that lacks the capability a request needs
@@ -59,18 +59,18 @@ import (
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
-// errAmbiguousCaller is the error an upstream gets for a server-to-client
+// ErrAmbiguousCaller is the error an upstream gets for a server-to-client
 // request that the gateway cannot tie to one downstream session.
-var errAmbiguousCaller = errors.New("mcpx cannot tell which client this request is for")
+var ErrAmbiguousCaller = errors.New("mcpx cannot tell which client this request is for")
 
-// errNoCaller is the error an upstream gets for a server-to-client request
-// while no downstream client could answer it.
-var errNoCaller = errors.New("no client is connected that could answer")
+// ErrNoCaller is the error an upstream gets for a server-to-client
+// request while no downstream client could answer it.
+var ErrNoCaller = errors.New("no client is connected that could answer")
 
 // caller is one downstream request in flight: the gateway's calls
 // upstream on its behalf carry it in their context.
 type caller struct {
-	s       *session
+	s       *Session
 	related func([]byte) // the request's own stream (HTTP), or nil
 	ctx     context.Context
 	seq     int64 // order of arrival, to pick the latest
@@ -97,8 +97,8 @@ func (c *caller) context() context.Context {
 	return c.ctx
 }
 
-func withCaller(ctx context.Context, s *session, related func([]byte)) context.Context {
-	c := &caller{s: s, related: related, seq: s.g.callerSeq.Add(1)}
+func withCaller(ctx context.Context, s *Session, related func([]byte)) context.Context {
+	c := &caller{s: s, related: related, seq: s.rooms.Sessions.seq.Add(1)}
 	ctx = upstream.WithCaller(ctx, c)
 	c.ctx = ctx
 	return ctx
@@ -118,19 +118,19 @@ func (c *caller) StatelessMeta() (json.RawMessage, bool) {
 	return c.meta, c.stateless
 }
 
-// errSharedAsksNobody is the error the shared process of a per_user
+// ErrSharedAsksNobody is the error the shared process of a per_user
 // server gets for a request outside any call (see the top of this file).
-var errSharedAsksNobody = errors.New("the shared process of a per_user server (mcpx.instances) serves no user's call, so it asks no client")
+var ErrSharedAsksNobody = errors.New("the shared process of a per_user server (mcpx.instances) serves no user's call, so it asks no client")
 
 // callerFor finds the downstream caller a server-to-client request of u's
 // process of from is for (see the top of this file).
-func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, from upstream.Owner, idleOK bool) (*caller, error) {
+func (r *Registry) callerFor(ctx context.Context, u *upstream.Upstream, from upstream.Owner, idleOK bool) (*caller, error) {
 	if c := callerFrom(ctx); c != nil {
 		return c, nil
 	}
 	everyone := from == (upstream.Owner{})
 	if everyone && u.Config.InstanceMode() == config.InstancesPerUser {
-		return nil, errSharedAsksNobody
+		return nil, ErrSharedAsksNobody
 	}
 	if everyone {
 		// An owned process's request came with the caller of its own
@@ -141,28 +141,18 @@ func (g *Gateway) callerFor(ctx context.Context, u *upstream.Upstream, from upst
 			return c, nil
 		}
 		if n > 1 {
-			return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", errAmbiguousCaller, n, u.Name)
+			return nil, fmt.Errorf("%w: %d sessions have calls in flight on upstream %s", ErrAmbiguousCaller, n, u.Name)
 		}
 	}
 	if idleOK {
-		g.sessMu.RLock()
-		var only *session
-		count := 0
-		for _, s := range g.sessions {
-			if s.initialized.Load() && s.clientHas("roots") && s.Hears(from) {
-				only = s
-				count++
-			}
-		}
-		g.sessMu.RUnlock()
-		if count == 1 {
-			return &caller{s: only, ctx: g.ups.Context()}, nil
-		}
-		if count > 1 {
-			return nil, fmt.Errorf("%w: %d sessions with roots are connected and none has a call in flight on upstream %s", errAmbiguousCaller, count, u.Name)
+		asked := r.all(func(s *Session) bool { return s.initialized.Load() && s.clientHas("roots") && s.Hears(from) })
+		if count := len(asked); count == 1 {
+			return &caller{s: asked[0], ctx: r.ups.Context()}, nil
+		} else if count > 1 {
+			return nil, fmt.Errorf("%w: %d sessions with roots are connected and none has a call in flight on upstream %s", ErrAmbiguousCaller, count, u.Name)
 		}
 	}
-	return nil, errNoCaller
+	return nil, ErrNoCaller
 }
 
 // clientCapability names the capability a client must declare to be asked
@@ -173,8 +163,21 @@ var clientCapability = map[string]string{
 	"roots/list":             "roots",
 }
 
-// upstreamRequest answers what upstream u asks the gateway.
-func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) (json.RawMessage, error) {
+// Asked returns the session a server-to-client request of u's process of
+// from goes to when it comes outside any call (as roots/list does), or
+// why none does (ErrNoCaller, ErrAmbiguousCaller, ErrSharedAsksNobody).
+func (r *Registry) Asked(ctx context.Context, u *upstream.Upstream, from upstream.Owner) (*Session, error) {
+	c, err := r.callerFor(ctx, u, from, true)
+	if err != nil {
+		return nil, err
+	}
+	return c.s, nil
+}
+
+// Relay answers what upstream u asks the gateway (a request of its
+// process of from), relaying it to the client it is for (see the top of
+// this file).
+func (r *Registry) Relay(ctx context.Context, u *upstream.Upstream, from upstream.Owner, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "ping" {
 		return json.RawMessage("{}"), nil
 	}
@@ -185,7 +188,7 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, fro
 	if method == "roots/list" && len(u.Config.Mcpx.Roots) > 0 {
 		return json.Marshal(map[string]any{"roots": u.Config.Mcpx.Roots})
 	}
-	c, err := g.callerFor(ctx, u, from, method == "roots/list")
+	c, err := r.callerFor(ctx, u, from, method == "roots/list")
 	if err != nil {
 		u.Log.Warn("server-to-client request not relayed", "method", method, "error", err)
 		return nil, fmt.Errorf("%s: %w", method, err)
@@ -214,39 +217,39 @@ func (g *Gateway) upstreamRequest(ctx context.Context, u *upstream.Upstream, fro
 	}
 	defer done()
 	u.Log.Debug("relaying a server-to-client request", "method", method, "session", c.s.ID)
-	return c.s.ask(c.context(), c.related, method, params)
+	return c.s.toClient.ask(c.context(), c.s.Send, c.related, method, params)
 }
 
 // clientRequests are a session's requests to its client awaiting answers.
 type clientRequests struct {
 	mu      sync.Mutex
 	next    int64
-	pending map[string]chan *message
+	pending map[string]chan *jsonrpc.Message
 	closed  bool
 }
 
-// ask sends the session's client a request, on related when it is not
-// nil, and waits for the answer, for ctx, or for the session to close.
-func (s *session) ask(ctx context.Context, related func([]byte), method string, params json.RawMessage) (json.RawMessage, error) {
-	cr := &s.toClient
-	ch := make(chan *message, 1)
+// ask sends the client a request with send, or on related when it is
+// not nil, and waits for the answer, for ctx, or for the session to
+// close (fail).
+func (cr *clientRequests) ask(ctx context.Context, send, related func([]byte), method string, params json.RawMessage) (json.RawMessage, error) {
+	ch := make(chan *jsonrpc.Message, 1)
 	cr.mu.Lock()
 	if cr.closed {
 		cr.mu.Unlock()
 		return nil, fmt.Errorf("%s: %w", method, errClientGone)
 	}
 	if cr.pending == nil {
-		cr.pending = map[string]chan *message{}
+		cr.pending = map[string]chan *jsonrpc.Message{}
 	}
 	cr.next++
 	id := json.RawMessage(strconv.Quote("mcpx-" + strconv.FormatInt(cr.next, 10)))
 	cr.pending[jsonrpc.IDKey(id)] = ch
 	cr.mu.Unlock()
-	msg := encodeRequest(id, method, params)
+	msg := jsonrpc.EncodeRequest(id, method, params)
 	if related != nil {
 		related(msg)
 	} else {
-		s.send(msg)
+		send(msg)
 	}
 	select {
 	case m := <-ch:
@@ -262,28 +265,27 @@ func (s *session) ask(ctx context.Context, related func([]byte), method string, 
 		delete(cr.pending, jsonrpc.IDKey(id))
 		cr.mu.Unlock()
 		p, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the request it served has ended"})
-		s.send(encodeRequest(nil, "notifications/cancelled", p))
+		send(jsonrpc.EncodeRequest(nil, "notifications/cancelled", p))
 		return nil, fmt.Errorf("%s: %w", method, context.Cause(ctx))
 	}
 }
 
-// answered delivers a client's response to the request it answers.
-func (s *session) answered(m *message) {
-	cr := &s.toClient
+// answered delivers a client's response to the request it answers; it
+// reports false when no request of ours awaits it.
+func (cr *clientRequests) answered(m *jsonrpc.Message) bool {
 	cr.mu.Lock()
 	ch, ok := cr.pending[jsonrpc.IDKey(m.ID)]
 	delete(cr.pending, jsonrpc.IDKey(m.ID))
 	cr.mu.Unlock()
 	if ok {
 		ch <- m
-	} else {
-		s.g.log.Debug("a response to no request of ours", "session", s.ID, "id", string(m.ID))
 	}
+	return ok
 }
 
-// failRequests ends every request awaiting the client's answer.
-func (s *session) failRequests() {
-	cr := &s.toClient
+// fail ends every request awaiting the client's answer, and any asked
+// later.
+func (cr *clientRequests) fail() {
 	cr.mu.Lock()
 	cr.closed = true
 	pending := cr.pending
@@ -296,7 +298,7 @@ func (s *session) failRequests() {
 
 // clientHas reports whether the session's client declared capability name
 // in initialize.
-func (s *session) clientHas(name string) bool {
+func (s *Session) clientHas(name string) bool {
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
@@ -304,7 +306,7 @@ func (s *session) clientHas(name string) bool {
 }
 
 // setClientCaps records the capabilities from the client's initialize.
-func (s *session) setClientCaps(caps json.RawMessage) {
+func (s *Session) setClientCaps(caps json.RawMessage) {
 	s.mu.Lock()
 	s.clientCaps = append(json.RawMessage(nil), caps...)
 	s.mu.Unlock()

@@ -1,11 +1,11 @@
-package gateway
+package session
 
-// OpenTelemetry traces of tools/call (issue 19): a span per call, a child
+// OpenTelemetry traces of tools/call: a span per call, a child
 // per engine step (engine.StepTracer), continuing the W3C trace context
 // of the request's _meta.traceparent or its HTTP traceparent header, and
 // passing the call's own upstream in the request's _meta. The gateway
 // uses the OpenTelemetry API only; the host picks the provider
-// (Options.TracerProvider) and its exporter.
+// (gateway.Options.TracerProvider) and its exporter.
 
 import (
 	"context"
@@ -22,8 +22,8 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 )
 
-// tracerName is the instrumentation scope of the gateway's spans.
-const tracerName = "github.com/mcpx-dev/mcpx/gateway"
+// TracerName is the instrumentation scope of the gateway's spans.
+const TracerName = "github.com/mcpx-dev/mcpx/gateway"
 
 // traceContext is the W3C Trace Context propagator.
 var traceContext = propagation.TraceContext{}
@@ -32,9 +32,9 @@ var traceContext = propagation.TraceContext{}
 // traceparent header.
 type headerTraceKey struct{}
 
-// withHeaderTrace returns ctx carrying the trace context of h's
+// WithHeaderTrace returns ctx carrying the trace context of h's
 // traceparent (and tracestate) header.
-func withHeaderTrace(ctx context.Context, h http.Header) context.Context {
+func WithHeaderTrace(ctx context.Context, h http.Header) context.Context {
 	ctx = traceContext.Extract(ctx, propagation.HeaderCarrier(h))
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return ctx
@@ -58,14 +58,14 @@ func (m metaCarrier) Get(key string) string {
 func (metaCarrier) Set(string, string) {}
 func (metaCarrier) Keys() []string     { return []string{"traceparent", "tracestate"} }
 
-// startCallSpan starts the span of a tools/call: a child of the
+// startCallSpan starts t's span of a tools/call: a child of the
 // request's _meta.traceparent when it has one, else of ctx's (the HTTP
 // header's), else a root.
-func (g *Gateway) startCallSpan(ctx context.Context, r *router.Route, meta gjson.Result) (context.Context, trace.Span) {
+func startCallSpan(t trace.Tracer, ctx context.Context, r *router.Route, meta gjson.Result) (context.Context, trace.Span) {
 	if meta.Get("traceparent").Exists() {
 		ctx = traceContext.Extract(ctx, metaCarrier{meta})
 	}
-	return g.tracer.Start(ctx, "tools/call "+r.Tool, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+	return t.Start(ctx, "tools/call "+r.Tool, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 		attribute.String("mcp.method.name", "tools/call"),
 		attribute.String("gen_ai.tool.name", r.Tool),
 		attribute.String("mcpx.server", r.Server()),
@@ -97,6 +97,10 @@ func keptOutAttributes(res *engine.Result) []attribute.KeyValue {
 		attribute.Bool("mcpx.clamped", res.Clamped),
 	}
 }
+
+// StepTracer makes a span of each engine step with t, a child of the
+// call's.
+func StepTracer(t trace.Tracer) engine.StepTracer { return stepTracer{t} }
 
 // stepTracer makes a span of each engine step, a child of the call's.
 type stepTracer struct{ t trace.Tracer }

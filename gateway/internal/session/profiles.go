@@ -1,4 +1,4 @@
-package gateway
+package session
 
 // Client profiles: what a client's host does with a tool result (where it
 // cuts, whether its model looks at images), keyed by the clientInfo.name
@@ -19,10 +19,6 @@ import (
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
 
-// Profile is what a client takes (declared in internal/gatewayconfig,
-// which the CLI's config reads too).
-type Profile = config.Profile
-
 // charsPerToken converts a token cap to characters (engine.EstimateTokens
 // counts 2 tokens per 7 characters of text).
 const charsPerToken = 3.5
@@ -39,7 +35,7 @@ const charsPerToken = 3.5
 //	             default stays the ceiling)
 //
 // Budgets only lower the guardrail's configured budget, never raise it.
-var builtinProfiles = map[string]Profile{
+var builtinProfiles = map[string]config.Profile{
 	"claude-code":    {MaxTokens: 25000, Images: true},
 	"claude-ai":      {Images: true},
 	"copilot":        {MaxChars: 10000},
@@ -51,15 +47,15 @@ var builtinProfiles = map[string]Profile{
 // other profile matches (and to one that sent no name).
 const defaultProfileName = "default"
 
-// profiles matches client names to profiles.
-type profiles struct {
+// Profiles match client names to profiles.
+type Profiles struct {
 	names []string // longest first
-	byKey map[string]Profile
+	byKey map[string]config.Profile
 }
 
-// newProfiles merges the built-in profiles with the configured ones.
-func newProfiles(cfg map[string]Profile) (*profiles, error) {
-	p := &profiles{byKey: map[string]Profile{}}
+// NewProfiles merges the built-in profiles with the configured ones.
+func NewProfiles(cfg map[string]config.Profile) (*Profiles, error) {
+	p := &Profiles{byKey: map[string]config.Profile{}}
 	for k, v := range builtinProfiles {
 		p.byKey[k] = v
 	}
@@ -85,7 +81,7 @@ func newProfiles(cfg map[string]Profile) (*profiles, error) {
 }
 
 // view returns the engine view of the client named client.
-func (p *profiles) view(client string) engine.View {
+func (p *Profiles) view(client string) engine.View {
 	if p == nil {
 		return engine.View{}
 	}
@@ -115,7 +111,7 @@ var pathMetaClientName = jsonrpc.MetaPath(mcp.MetaKeyClientInfo) + ".name"
 
 // clientName is the name the session's client gave: in initialize, or in
 // this request's _meta (a stateless request, which has no initialize).
-func (s *session) clientName(params []byte) string {
+func (s *Session) clientName(params []byte) string {
 	if n := gjson.GetBytes(params, pathMetaClientName); n.Type == gjson.String {
 		return n.String()
 	}

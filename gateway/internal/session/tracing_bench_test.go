@@ -1,4 +1,4 @@
-package gateway
+package session
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
+	_ "github.com/mcpx-dev/mcpx/layers" // the engine's default chain
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -36,7 +37,7 @@ func BenchmarkCallTracing(b *testing.B) {
 			if traced {
 				tp := sdktrace.NewTracerProvider()
 				defer tp.Shutdown(context.Background())
-				tracer = tp.Tracer(tracerName)
+				tracer = tp.Tracer(TracerName)
 				eo.Tracer = stepTracer{tracer}
 			}
 			eng, err := engine.New(eo)
@@ -44,14 +45,13 @@ func BenchmarkCallTracing(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer eng.Close(context.Background())
-			g := &Gateway{tracer: tracer}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
 				cctx := ctx
 				var span trace.Span
-				if g.tracer != nil {
-					cctx, span = g.startCallSpan(ctx, route, gjson.Result{})
+				if tracer != nil {
+					cctx, span = startCallSpan(tracer, ctx, route, gjson.Result{})
 					oc := callOutcome{}
 					oc.traceparent, oc.tracestate = traceHeaders(span.SpanContext())
 					if _, err := oc.propagate([]byte(`{"name":"echo","arguments":{"v":"small"}}`)); err != nil {

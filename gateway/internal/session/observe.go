@@ -1,4 +1,4 @@
-package gateway
+package session
 
 // What the gateway tells an observer (metrics) of each tools/call, and
 // the span it makes of one when tracing is on (tracing.go). With neither
@@ -43,7 +43,7 @@ func (oc *callOutcome) propagate(up []byte) ([]byte, error) {
 // observedCall is forwardCall timed for the observer and traced as a
 // span (a child of the request's traceparent) whose context goes
 // upstream.
-func (s *session) observedCall(ctx context.Context, r *router.Route, name string, params json.RawMessage, meta gjson.Result, related func([]byte)) (json.RawMessage, error) {
+func (s *Session) observedCall(ctx context.Context, r *router.Route, name string, params json.RawMessage, meta gjson.Result, related func([]byte)) (json.RawMessage, error) {
 	ctx, ob := s.observe(ctx, r, meta)
 	out, err := s.forwardCall(ctx, r, name, params, meta, related, ob.oc)
 	ob.end(out, err)
@@ -52,7 +52,7 @@ func (s *session) observedCall(ctx context.Context, r *router.Route, name string
 
 // observation is an observed tools/call in flight.
 type observation struct {
-	s     *session
+	s     *Session
 	r     *router.Route
 	oc    *callOutcome
 	span  trace.Span // nil: not tracing
@@ -60,11 +60,11 @@ type observation struct {
 }
 
 // observe starts timing (and tracing) a call to r.
-func (s *session) observe(ctx context.Context, r *router.Route, meta gjson.Result) (context.Context, *observation) {
-	g := s.g
+func (s *Session) observe(ctx context.Context, r *router.Route, meta gjson.Result) (context.Context, *observation) {
+	g := s.rooms
 	ob := &observation{s: s, r: r, oc: &callOutcome{}}
-	if g.tracer != nil {
-		ctx, ob.span = g.startCallSpan(ctx, r, meta)
+	if g.Tracer != nil {
+		ctx, ob.span = startCallSpan(g.Tracer, ctx, r, meta)
 		ob.oc.traceparent, ob.oc.tracestate = traceHeaders(ob.span.SpanContext())
 	} else if !meta.Get("traceparent").Exists() {
 		// not tracing: the HTTP header's trace context goes on as is
@@ -76,11 +76,11 @@ func (s *session) observe(ctx context.Context, r *router.Route, meta gjson.Resul
 
 // end tells the observer (and the span) how the call ended.
 func (ob *observation) end(out json.RawMessage, err error) {
-	g, oc := ob.s.g, ob.oc
+	g, oc := ob.s.rooms, ob.oc
 	d := time.Since(ob.start)
 	toolErr := err == nil && gjson.GetBytes(out, "isError").Bool()
-	if g.observer != nil {
-		g.observer.ObserveCall(observe.Call{Server: ob.r.Server(), Tool: ob.r.Tool, Scope: oc.scope, Duration: d, Result: oc.res, Err: err, ToolError: toolErr})
+	if g.Observer != nil {
+		g.Observer.ObserveCall(observe.Call{Server: ob.r.Server(), Tool: ob.r.Tool, Scope: oc.scope, Duration: d, Result: oc.res, Err: err, ToolError: toolErr})
 	}
 	if ob.span != nil {
 		endCallSpan(ob.span, oc.res, err, toolErr)

@@ -1,4 +1,4 @@
-package gateway
+package session
 
 // MCP 2026-07-28 downstream, decided per request as mcp-go v1.2.1's server
 // does: a request whose _meta carries io.modelcontextprotocol/protocolVersion
@@ -11,38 +11,13 @@ package gateway
 // stdio connection or HTTP endpoint.
 //
 // Artifact scope without a session (docs/design.md, "Protocol revisions",
-// "Scope without sessions"):
-// a stateless request's artifacts are scoped to its principal (the HTTP
-// bearer token's identity; "" when unauthenticated) and the trace id of
-// the W3C traceparent in its _meta. Who may read (resources/read, list,
-// pass as an argument) an artifact:
-//
-//   - an authenticated principal, in a session or statelessly: every
-//     artifact made under that principal, statelessly or in any of its
-//     sessions (a one-shot client, each call its own session, reads back
-//     what an earlier call was told about);
-//   - an unauthenticated session (stdio, or HTTP with Mcp-Session-Id and
-//     no tokens configured): its own artifacts only. Nothing tells two
-//     unauthenticated clients apart (ServeStdio may serve any byte
-//     stream, loopback any local user), so an id alone is no capability;
-//     the signed download URL is one, bound to the session it was made
-//     for, and is how such a client hands an artifact on;
-//   - an unauthenticated stateless request: only artifacts made by
-//     unauthenticated stateless requests, never a session's;
-//   - the stdio client of `mcpx serve` and `mcpx wrap`
-//     (Options.StdioReadsStore): the user who started the gateway, who
-//     can read the store's folder anyway, so every artifact an
-//     unauthenticated client made.
-//
-// A reader must hold the artifact under a scope of its own (store.Holding,
-// the check of every surface): the same bytes put first by another
-// principal give nothing away, and what a client is shown of an
-// artifact is its own scope. An artifact another principal made is
-// answered as unknown, not as forbidden: a client learns nothing of ids
-// it may not read. Over stdio a
-// stateless request is served on the stdio session and shares its scope.
-// The trace id is recorded in the scope of what a stateless request
-// stores.
+// "Scope without sessions"): a stateless request's artifacts are scoped
+// to its principal (the HTTP bearer token's identity; "" when
+// unauthenticated) and the trace id of the W3C traceparent in its _meta;
+// who may read them is the artifact room's rule (artifacts/access.go).
+// Over stdio a stateless request is served on the stdio session and
+// shares its scope. The trace id is recorded in the scope of what a
+// stateless request stores.
 
 import (
 	"context"
@@ -64,13 +39,6 @@ import (
 // gateway serves, newest first.
 var statelessProtocolVersions = []string{mcp.ProtocolVersion20260728}
 
-// Error codes of the stateless revision.
-const (
-	codeHeaderMismatch             = mcp.HEADER_MISMATCH
-	codeMissingClientCapability    = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
-	codeUnsupportedProtocolVersion = mcp.UNSUPPORTED_PROTOCOL_VERSION
-)
-
 var (
 	pathMetaVersion    = jsonrpc.MetaPath(mcp.MetaKeyProtocolVersion)
 	pathMetaClientCaps = jsonrpc.MetaPath(mcp.MetaKeyClientCapabilities)
@@ -78,9 +46,9 @@ var (
 	keyMetaVersion = strings.TrimPrefix(pathMetaVersion, "_meta.")
 )
 
-// requestVersion is the protocol version a request declares in _meta, or
-// "" (the session era).
-func requestVersion(params json.RawMessage) string {
+// RequestVersion is the protocol version a request declares in _meta,
+// or "" (the session era).
+func RequestVersion(params json.RawMessage) string {
 	return gjson.GetBytes(params, pathMetaVersion).String()
 }
 
@@ -89,35 +57,35 @@ func requestVersion(params json.RawMessage) string {
 var removedStateless = []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 
 // serve answers one request in its era.
-func (s *session) serve(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
-	if !s.stateless && requestVersion(m.Params) == "" {
+func (s *Session) serve(ctx context.Context, m *jsonrpc.Message, related func([]byte)) (json.RawMessage, error) {
+	if !s.stateless && RequestVersion(m.Params) == "" {
 		return s.request(withCaller(ctx, s, related), m, related)
 	}
 	return s.serveStateless(ctx, m, related)
 }
 
 // serveStateless answers a 2026-07-28 request.
-func (s *session) serveStateless(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
+func (s *Session) serveStateless(ctx context.Context, m *jsonrpc.Message, related func([]byte)) (json.RawMessage, error) {
 	if !gjson.GetBytes(m.Params, "_meta").IsObject() {
-		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta: a " + mcp.ProtocolVersion20260728 + " request carries " + mcp.MetaKeyProtocolVersion + " and " + mcp.MetaKeyClientCapabilities + " in params._meta"}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta: a " + mcp.ProtocolVersion20260728 + " request carries " + mcp.MetaKeyProtocolVersion + " and " + mcp.MetaKeyClientCapabilities + " in params._meta"}
 	}
-	v := requestVersion(m.Params)
+	v := RequestVersion(m.Params)
 	if v == "" {
-		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyProtocolVersion}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyProtocolVersion}
 	}
 	if !slices.Contains(statelessProtocolVersions, v) {
 		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: append(slices.Clone(statelessProtocolVersions), supportedDownstream...), Requested: v})
-		return nil, &rpcError{Code: codeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data}
+		return nil, &jsonrpc.Error{Code: mcp.UNSUPPORTED_PROTOCOL_VERSION, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data}
 	}
 	caps := gjson.GetBytes(m.Params, pathMetaClientCaps)
 	if !caps.IsObject() {
-		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyClientCapabilities}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta field " + mcp.MetaKeyClientCapabilities}
 	}
 	if slices.Contains(removedStateless, m.Method) {
 		return nil, fmt.Errorf("%w: %s was removed in protocol version %s", jsonrpc.ErrMethodNotFound, m.Method, v)
 	}
-	s.g.clientArrived(json.RawMessage(caps.Raw)) // before waiting: the upstreams' initialize may wait for it
-	s.g.ups.AwaitStart(ctx)
+	s.rooms.Clients.Arrived(json.RawMessage(caps.Raw)) // before waiting: the upstreams' initialize may wait for it
+	s.rooms.Ups.AwaitStart(ctx)
 	var (
 		res json.RawMessage
 		err error
@@ -125,11 +93,11 @@ func (s *session) serveStateless(ctx context.Context, m *message, related func([
 	if m.Method == subscriptions.MethodListen {
 		emit := related
 		if emit == nil {
-			emit = s.send
+			emit = s.Send
 		}
-		res, err = s.g.listen.Serve(ctx, s, s.ID, s.User, m, emit)
+		res, err = s.rooms.Listen.Serve(ctx, s, s.ID, s.User, m, emit)
 	} else if m.Method == "server/discover" {
-		d := s.g.serverDescription(true)
+		d := s.rooms.Describe(true)
 		d["supportedVersions"] = append(slices.Clone(statelessProtocolVersions), supportedDownstream...)
 		res, err = json.Marshal(d)
 	} else if slices.Contains(bridgedMethods, m.Method) {
@@ -144,7 +112,7 @@ func (s *session) serveStateless(ctx context.Context, m *message, related func([
 	if err != nil {
 		return nil, err
 	}
-	return s.g.decorate(m.Method, m.Params, res), nil
+	return s.rooms.decorate(m.Method, m.Params, res), nil
 }
 
 // cacheable are the methods whose results carry ttlMs and cacheScope.
@@ -159,7 +127,7 @@ const artifactTTLMs = 365 * 24 * 3600 * 1000
 // lists and reads the caching hints (an upstream's own kept; by default
 // 0 ms and "private", fail-closed as mcp-go's server does; an artifact's
 // read is immutable and fresh for a year).
-func (g *Gateway) decorate(method string, params, res json.RawMessage) json.RawMessage {
+func (r *Rooms) decorate(method string, params, res json.RawMessage) json.RawMessage {
 	out := []byte(res)
 	if !gjson.GetBytes(out, "resultType").Exists() {
 		// a go-sdk server answers a session-era caller's second round
@@ -173,7 +141,7 @@ func (g *Gateway) decorate(method string, params, res json.RawMessage) json.RawM
 	{
 		p := jsonrpc.MetaPath(mcp.MetaKeyServerInfo)
 		// the gateway is the client's server, whatever answered upstream
-		out, _ = sjson.SetRawBytes(out, p, []byte(`{"name":"mcpx","version":`+quote(g.version)+`}`))
+		out, _ = sjson.SetRawBytes(out, p, []byte(`{"name":"mcpx","version":`+quote(r.Version)+`}`))
 	}
 	if slices.Contains(cacheable, method) {
 		ttl, scope := int64(0), "private"
@@ -209,14 +177,14 @@ func statelessCapabilities(caps map[string]any) map[string]any {
 	return out
 }
 
-// statelessSession is the Session of one stateless HTTP request: not
-// registered (it hears no broadcasts), no id, the request's principal.
-func (g *Gateway) statelessSession(who identity) *session {
-	return &session{
-		User:      who.user,
-		Tenant:    who.tenant,
-		limiter:   who.limiter,
-		g:         g,
+// NewStateless is the Session of one stateless HTTP request of who,
+// served with r: not registered (it hears no broadcasts), no id.
+func NewStateless(r *Rooms, who Identity) *Session {
+	return &Session{
+		User:      who.User,
+		Tenant:    who.Tenant,
+		limiter:   who.Limiter,
+		rooms:     r,
 		out:       func([]byte) {},
 		stateless: true,
 		inflight:  map[string]context.CancelCauseFunc{},
@@ -225,30 +193,30 @@ func (g *Gateway) statelessSession(who identity) *session {
 }
 
 // reader is who s is to the artifact room.
-func (s *session) reader() artifacts.Reader {
-	return artifacts.Reader{Tenant: s.Tenant, User: s.User, Session: s.ID, ReadsStore: s.owner, Shown: &s.shown}
+func (s *Session) reader() artifacts.Reader {
+	return artifacts.Reader{Tenant: s.Tenant, User: s.User, Session: s.ID, ReadsStore: s.readsStore, Shown: &s.shown}
 }
 
-// serverDescription is what initialize and server/discover tell a client
-// of the gateway: capabilities, serverInfo and instructions. The stateless
+// Describe is what initialize and server/discover tell a client of the
+// gateway: capabilities, serverInfo and instructions. The stateless
 // revision has no logging/setLevel and hears of list changes and resource
-// updates on subscriptions/listen (listen.go).
-func (g *Gateway) serverDescription(stateless bool) map[string]any {
+// updates on subscriptions/listen (subscriptions.Listeners).
+func (r *Rooms) Describe(stateless bool) map[string]any {
 	caps := map[string]any{
 		"tools":     map[string]any{"listChanged": true},
 		"resources": map[string]any{"subscribe": true, "listChanged": true},
 		"logging":   map[string]any{},
 	}
-	if g.ups.Offer("prompts") {
+	if r.Ups.Offer("prompts") {
 		caps["prompts"] = map[string]any{"listChanged": true}
 	}
 	var instructions []string
-	for _, u := range g.ups.All() {
+	for _, u := range r.Ups.All() {
 		if u.Capability("completions") {
 			caps["completions"] = map[string]any{}
 		}
 		if in := u.Instructions(); in != "" {
-			if g.ups.Single() {
+			if r.Ups.Single() {
 				instructions = append(instructions, in)
 			} else {
 				instructions = append(instructions, u.Name+": "+in)
@@ -260,11 +228,11 @@ func (g *Gateway) serverDescription(stateless bool) map[string]any {
 	}
 	res := map[string]any{
 		"capabilities": caps,
-		"serverInfo":   map[string]any{"name": "mcpx", "title": "mcpx gateway", "version": g.version},
+		"serverInfo":   map[string]any{"name": "mcpx", "title": "mcpx gateway", "version": r.Version},
 	}
-	text := g.art.Instructions()
+	text := r.Art.Instructions()
 	if len(instructions) > 0 {
-		text = joinLines(instructions) + "\n\n" + text
+		text = strings.Join(instructions, "\n") + "\n\n" + text
 	}
 	res["instructions"] = text
 	return res

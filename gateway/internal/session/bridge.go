@@ -1,4 +1,4 @@
-package gateway
+package session
 
 // Bridging a 2025-11-25 upstream's server-to-client requests to a
 // 2026-07-28 (stateless) client. A stateless client cannot be sent
@@ -45,10 +45,10 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
-// errBadRequestState is the error a retry gets whose requestState the
+// ErrBadRequestState is the error a retry gets whose requestState the
 // gateway minted but cannot accept: tampered, expired, another
 // principal's, or used already.
-var errBadRequestState = errors.New("requestState rejected")
+var ErrBadRequestState = errors.New("requestState rejected")
 
 // bridgeTTL is how long a parked call waits for the client's retry.
 const bridgeTTL = 5 * time.Minute
@@ -59,15 +59,15 @@ const bridgeTTL = 5 * time.Minute
 // reach the client in one round.
 const bridgeGather = 25 * time.Millisecond
 
-// requestStatePrefix marks the requestState values the gateway mints.
-const requestStatePrefix = "mcpx1."
+// RequestStatePrefix marks the requestState values the gateway mints.
+const RequestStatePrefix = "mcpx1."
 
 // bridgedMethods are the requests that may take part in a multi round-trip
 // exchange.
 var bridgedMethods = []string{"tools/call", "prompts/get", "resources/read"}
 
-// inputBridges are a gateway's parked calls. The zero value is ready.
-type inputBridges struct {
+// Bridges are a gateway's parked calls. The zero value is ready.
+type Bridges struct {
 	once sync.Once
 	key  []byte
 	mu   sync.Mutex
@@ -75,7 +75,7 @@ type inputBridges struct {
 	live map[string]*inputBridge
 }
 
-func (bs *inputBridges) init() {
+func (bs *Bridges) init() {
 	bs.once.Do(func() {
 		bs.key = make([]byte, 32)
 		if _, err := rand.Read(bs.key); err != nil {
@@ -155,15 +155,15 @@ func (b *inputBridge) attach(related func([]byte)) func() {
 
 // principalOf is what a requestState is bound to: the caller's identity
 // (and over stdio its session).
-func principalOf(s *session) string { return s.User + "\x00" + s.ID }
+func principalOf(s *Session) string { return s.User + "\x00" + s.ID }
 
 // serveBridged runs a stateless client's call that an old-era upstream may
 // interrupt with requests, or resumes a parked one.
-func (s *session) serveBridged(ctx context.Context, m *message, related func([]byte)) (json.RawMessage, error) {
-	bs := &s.g.bridges
+func (s *Session) serveBridged(ctx context.Context, m *jsonrpc.Message, related func([]byte)) (json.RawMessage, error) {
+	bs := s.rooms.Bridges
 	bs.init()
 	state := gjson.GetBytes(m.Params, "requestState").String()
-	if strings.HasPrefix(state, requestStatePrefix) {
+	if strings.HasPrefix(state, RequestStatePrefix) {
 		b, err := bs.resume(s, m, state)
 		if err != nil {
 			return nil, err
@@ -208,7 +208,7 @@ func (s *session) serveBridged(ctx context.Context, m *message, related func([]b
 
 // round waits for the call's result or for the upstream's next requests,
 // which park the call and become an input_required result.
-func (bs *inputBridges) round(ctx context.Context, b *inputBridge) (json.RawMessage, error) {
+func (bs *Bridges) round(ctx context.Context, b *inputBridge) (json.RawMessage, error) {
 	var asks []*bridgeAsk
 	select {
 	case <-b.done:
@@ -263,7 +263,7 @@ collect:
 }
 
 // expire cancels a call the client did not come back for.
-func (bs *inputBridges) expire(b *inputBridge) {
+func (bs *Bridges) expire(b *inputBridge) {
 	bs.mu.Lock()
 	if bs.live[b.id] == b {
 		delete(bs.live, b.id)
@@ -279,64 +279,64 @@ type statePayload struct {
 	Expires   int64  `json:"e"`
 }
 
-func (bs *inputBridges) sign(payload []byte) []byte {
+func (bs *Bridges) sign(payload []byte) []byte {
 	mac := hmac.New(sha256.New, bs.key)
 	mac.Write(payload)
 	return mac.Sum(nil)
 }
 
 // mint is the requestState of b's parked round.
-func (bs *inputBridges) mint(b *inputBridge, exp time.Time) string {
+func (bs *Bridges) mint(b *inputBridge, exp time.Time) string {
 	p, _ := json.Marshal(statePayload{ID: b.id, Principal: b.principal, Expires: exp.Unix()})
 	enc := base64.RawURLEncoding
-	return requestStatePrefix + enc.EncodeToString(p) + "." + enc.EncodeToString(bs.sign(p))
+	return RequestStatePrefix + enc.EncodeToString(p) + "." + enc.EncodeToString(bs.sign(p))
 }
 
 // verify checks a requestState the gateway minted.
-func (bs *inputBridges) verify(state, principal string) (string, error) {
+func (bs *Bridges) verify(state, principal string) (string, error) {
 	// Strict: a state whose unused trailing bits differ from what mint
 	// wrote is not the state the gateway minted.
 	enc := base64.RawURLEncoding.Strict()
-	body, sig, ok := strings.Cut(strings.TrimPrefix(state, requestStatePrefix), ".")
+	body, sig, ok := strings.Cut(strings.TrimPrefix(state, RequestStatePrefix), ".")
 	if !ok {
-		return "", fmt.Errorf("%w: malformed", errBadRequestState)
+		return "", fmt.Errorf("%w: malformed", ErrBadRequestState)
 	}
 	p, err1 := enc.DecodeString(body)
 	mac, err2 := enc.DecodeString(sig)
 	if err1 != nil || err2 != nil || !hmac.Equal(mac, bs.sign(p)) {
-		return "", fmt.Errorf("%w: it does not verify (tampered, or minted by another gateway)", errBadRequestState)
+		return "", fmt.Errorf("%w: it does not verify (tampered, or minted by another gateway)", ErrBadRequestState)
 	}
 	var sp statePayload
 	if err := json.Unmarshal(p, &sp); err != nil {
-		return "", fmt.Errorf("%w: %w", errBadRequestState, err)
+		return "", fmt.Errorf("%w: %w", ErrBadRequestState, err)
 	}
 	if sp.Principal != principal {
-		return "", fmt.Errorf("%w: it was issued to another client", errBadRequestState)
+		return "", fmt.Errorf("%w: it was issued to another client", ErrBadRequestState)
 	}
 	if time.Now().Unix() > sp.Expires {
-		return "", fmt.Errorf("%w: it has expired", errBadRequestState)
+		return "", fmt.Errorf("%w: it has expired", ErrBadRequestState)
 	}
 	return sp.ID, nil
 }
 
 // resume verifies a retry's requestState and hands its inputResponses to
 // the parked call's upstream requests.
-func (bs *inputBridges) resume(s *session, m *message, state string) (*inputBridge, error) {
+func (bs *Bridges) resume(s *Session, m *jsonrpc.Message, state string) (*inputBridge, error) {
 	id, err := bs.verify(state, principalOf(s))
 	if err != nil {
-		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	bs.mu.Lock()
 	b := bs.live[id]
 	bs.mu.Unlock()
 	if b == nil || b.method != m.Method {
-		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: no call of %s is waiting for it (ended, expired or used)", errBadRequestState, m.Method).Error()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: no call of %s is waiting for it (ended, expired or used)", ErrBadRequestState, m.Method).Error()}
 	}
 	responses := gjson.GetBytes(m.Params, "inputResponses")
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.pending) == 0 {
-		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: used already", errBadRequestState).Error()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: used already", ErrBadRequestState).Error()}
 	}
 	var missing []string
 	for key := range b.pending {
@@ -346,7 +346,7 @@ func (bs *inputBridges) resume(s *session, m *message, state string) (*inputBrid
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses lacks an answer to " + strings.Join(missing, ", ")}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses lacks an answer to " + strings.Join(missing, ", ")}
 	}
 	for key, a := range b.pending {
 		a.answer <- json.RawMessage(bytes.Clone([]byte(responses.Get(key).Raw)))

@@ -1,8 +1,8 @@
-package gateway
+package session
 
-// A tools/call over stdio without a goroutine waiting for the upstream
-// (issue 18). The stdio hop was the relay's two copies plus, per call,
-// two goroutine hand-offs: the client's reader handed the reading on and
+// A tools/call over stdio without a goroutine waiting for the upstream.
+// The stdio hop was the relay's two copies plus, per call, two goroutine
+// hand-offs: the client's reader handed the reading on and
 // ran the call, which then waited for the upstream's reader to wake it.
 // Each hand-off is a thread woken on another CPU. A call forwarded to a
 // stdio server now goes out from the reader itself (Upstream.Start), and
@@ -66,18 +66,18 @@ func transformed(r *router.Route, took time.Duration, stored bool) {
 	}
 }
 
-// startCall serves request m without a goroutine that waits for the
+// StartCall serves request m without a goroutine that waits for the
 // upstream, where it can: a session-era tools/call of a stdio server's
 // tool is prepared on the caller's goroutine (which must not wait: it
 // is the reader of the client's requests), sent with Upstream.Start,
 // and finished on the goroutine that has the answer, or handed to
-// offload when the result is large. send gets the response, as handle
-// would return it, and then finished runs, once the call's bookkeeping
-// is done. startCall reports false, doing nothing, for any other
-// request; handle serves those.
-func (s *session) startCall(ctx context.Context, m *message, offload func(func()), send func([]byte), finished func()) bool {
-	g := s.g
-	if m.Method != "tools/call" || s.stateless || g.tracer != nil || hasHeaderTrace(ctx) {
+// offload when the result is large. send gets the response, as
+// HandleMessage would return it, and then finished runs, once the call's
+// bookkeeping is done. StartCall reports false, doing nothing, for any
+// other request; HandleMessage serves those.
+func (s *Session) StartCall(ctx context.Context, m *jsonrpc.Message, offload func(func()), send func([]byte), finished func()) bool {
+	g := s.rooms
+	if m.Method != "tools/call" || s.stateless || g.Tracer != nil || hasHeaderTrace(ctx) {
 		return false
 	}
 	var name, args, meta gjson.Result
@@ -95,7 +95,7 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 	if meta.Get(keyMetaVersion).Exists() || trace.SpanContextFromContext(ctx).IsValid() {
 		return false // a stateless request (era.go); a trace to carry upstream (observe)
 	}
-	r, ok := g.tools.Route(name.String())
+	r, ok := g.Tools.Route(name.String())
 	if !ok || r.Generated != "" || !r.Up.Starts("tools/call") {
 		return false // awaitStart, the gateway's own tools and the rest wait
 	}
@@ -103,7 +103,8 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 	if artifacts.RewritesArgs(r.Args, s.injects(r), f.args) {
 		return false // it may read artifacts
 	}
-	// From here on as handle, serve, request and callTool do, in order.
+	// From here on as HandleMessage, serve, request and callTool do, in
+	// order.
 	c := &startedCall{s: s, m: m, r: r, f: f, key: jsonrpc.IDKey(m.ID), send: send, finished: finished, offload: offload}
 	c.steps.Store(2)
 	c.parent = withCaller(ctx, s, nil)
@@ -117,9 +118,9 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 	}
 	s.inflight[c.key] = c.cancel
 	s.mu.Unlock()
-	g.clientArrived(nil)
+	g.Clients.Arrived(nil)
 	var start time.Time
-	if g.observer != nil {
+	if g.Observer != nil {
 		start = time.Now()
 	}
 	refused := s.allowToolCall(r.Server(), r.Tool)
@@ -131,8 +132,8 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 		c.setCancel(r.Up.Start(c.parent, "tools/call", f.up, c.answered))
 	}
 	// The request is out: what follows no longer delays the server. A
-	// call the rate limit refused is not observed, as handle does.
-	if g.observer != nil && refused == nil {
+	// call the rate limit refused is not observed, as HandleMessage does.
+	if g.Observer != nil && refused == nil {
 		_, c.ob = s.observe(c.parent, r, meta)
 		c.ob.start = start
 		f.oc = c.ob.oc
@@ -141,10 +142,10 @@ func (s *session) startCall(ctx context.Context, m *message, offload func(func()
 	return true
 }
 
-// startedCall is a tools/call that startCall sent.
+// startedCall is a tools/call that StartCall sent.
 type startedCall struct {
-	s        *session
-	m        *message
+	s        *Session
+	m        *jsonrpc.Message
 	r        *router.Route
 	f        *forwarded
 	ob       *observation // nil: not observed
@@ -155,7 +156,7 @@ type startedCall struct {
 	offload  func(func())
 
 	// steps counts down the two things complete waits for: the answer,
-	// and startCall's work after the request went out. Whichever is
+	// and StartCall's work after the request went out. Whichever is
 	// last runs complete.
 	steps atomic.Int32
 	raw   json.RawMessage

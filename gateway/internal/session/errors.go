@@ -1,4 +1,4 @@
-package gateway
+package session
 
 import (
 	"crypto/rand"
@@ -7,10 +7,25 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/internal/redact"
 )
 
-// clientError is what a client is told of err, a request's failure.
+// Errors say to clients what failed, and to the log why.
+type Errors struct {
+	log    hclog.Logger
+	redact *redact.Redactor // the configured secrets, masked in every message
+}
+
+// NewErrors returns the Errors that log to log and mask secrets (values
+// by variable name).
+func NewErrors(log hclog.Logger, secrets map[string]string) *Errors {
+	return &Errors{log: log, redact: redact.New(secrets)}
+}
+
+// forClient is what a client is told of err, a request's failure.
 //
 // Errors that may carry what a client must not see (an upstream's
 // stderr tail, a URL or a header expanded from ${VAR} secrets, a
@@ -21,9 +36,9 @@ import (
 // their text (an unknown tool, bad params, a timeout), and an upstream's
 // own JSON-RPC error keeps its code, message and data; in every message
 // the configured secrets are masked.
-func (g *Gateway) clientError(method, session string, err error) *rpcError {
+func (es *Errors) forClient(method, session string, err error) *jsonrpc.Error {
 	e := jsonrpc.ToRPCError(err)
-	var upstreamRPC *rpcError
+	var upstreamRPC *jsonrpc.Error
 	generic := ""
 	switch {
 	case errors.As(err, &upstreamRPC):
@@ -35,25 +50,25 @@ func (g *Gateway) clientError(method, session string, err error) *rpcError {
 		generic = "internal error"
 	}
 	if generic == "" {
-		g.log.Debug("request failed", "method", method, "session", session, "error", g.redact.String(err.Error()))
-		e.Message = g.redact.String(e.Message)
-		e.Data = g.maskData(e.Data)
+		es.log.Debug("request failed", "method", method, "session", session, "error", es.redact.String(err.Error()))
+		e.Message = es.redact.String(e.Message)
+		e.Data = es.maskData(e.Data)
 		return e
 	}
 	id := newErrorID()
-	g.log.Warn("request failed", "method", method, "session", session, "error_id", id, "error", g.redact.String(err.Error()))
-	return &rpcError{Code: e.Code, Message: fmt.Sprintf("%s: %s (details in the mcpx log under error_id=%s)", method, generic, id)}
+	es.log.Warn("request failed", "method", method, "session", session, "error_id", id, "error", es.redact.String(err.Error()))
+	return &jsonrpc.Error{Code: e.Code, Message: fmt.Sprintf("%s: %s (details in the mcpx log under error_id=%s)", method, generic, id)}
 }
 
 // maskData masks the secrets in an error's data (an upstream's, passed
 // on): in the JSON text, where a string holds a secret JSON-escaped. Data
 // that masking left invalid (a secret that was a bare number or literal)
 // is dropped rather than sent half-masked.
-func (g *Gateway) maskData(data json.RawMessage) json.RawMessage {
+func (es *Errors) maskData(data json.RawMessage) json.RawMessage {
 	if len(data) == 0 {
 		return data
 	}
-	masked := g.redact.String(string(data))
+	masked := es.redact.String(string(data))
 	if masked == string(data) {
 		return data
 	}
