@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 import (
 	"bytes"
@@ -17,86 +17,51 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/session"
 )
 
-// HTTPOptions configure the streamable HTTP transport.
-type HTTPOptions struct {
-	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed
-	// to call; a request without an Origin header (not from a browser) is
-	// always allowed. Defaults to loopback origins only.
-	AllowedOrigins []string
-	// Auth authenticates every request (static tokens with tenant and
-	// user, JWTs; see package auth), takes it from the principal's
-	// request rate limit (429 when spent), and gives tools/call the
-	// per-tool limit. The principal's tenant and user are recorded in
-	// the scope of the artifacts its calls store. On a loopback listener
-	// it also refuses (403) a Host that is not a loopback name or one of
-	// its allowed hosts, as it does for the HTTP API (DNS rebinding).
-	// Defaults to nil: Tokens.
-	Auth *auth.Authenticator
-	// Tokens maps bearer tokens to identities (users without a tenant);
-	// when not empty and Auth is nil every request needs
-	// "Authorization: Bearer TOKEN". Defaults to no authentication.
-	Tokens map[string]string
-	// MaxBody caps a POST body. Defaults to the gateway's
-	// Limits.MaxMessageBytes.
-	MaxBody int64
-	// MaxSessions caps the open sessions. Defaults to the gateway's
-	// Limits.MaxSessions.
-	MaxSessions int
-	// SessionIdleTimeout ends a session without requests or streams for
-	// this long. Defaults to the gateway's Limits.SessionIdleTimeout.
-	SessionIdleTimeout time.Duration
-	// EventBuffer is how many events per session the event store keeps
-	// for resumption (Last-Event-ID). Defaults to 1024.
-	EventBuffer int
-	// KeepAlive is the interval of SSE comments on idle streams. Defaults
-	// to 25s.
-	KeepAlive time.Duration
-	// Logger defaults to the gateway's.
-	Logger hclog.Logger
-}
-
-// HTTPHandler returns the streamable HTTP transport (MCP 2025-11-25):
-// POST a message (the response comes as JSON, or as an SSE stream when the
-// request asks for progress), GET the session's SSE stream for
-// notifications (resumable with Last-Event-ID from the event store),
-// DELETE to end the session. Mount it at /mcp.
-func (g *Gateway) HTTPHandler(o HTTPOptions) http.Handler {
-	if o.MaxBody <= 0 {
-		o.MaxBody = g.limits.MaxMessageBytes
-	}
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = g.limits.MaxSessions
-	}
-	if o.SessionIdleTimeout <= 0 {
-		o.SessionIdleTimeout = time.Duration(g.limits.SessionIdleTimeout)
-	}
-	if o.EventBuffer <= 0 {
-		o.EventBuffer = 1024
-	}
-	if o.KeepAlive <= 0 {
-		o.KeepAlive = 25 * time.Second
-	}
-	log := o.Logger
-	if log == nil {
-		log = g.log
-	}
-	srv := &httpServer{g: g, o: o, log: log.Named("http"), sessions: map[string]*httpSession{}}
-	go srv.expireIdle()
-	return srv
-}
-
-type httpServer struct {
-	g   *Gateway
-	o   HTTPOptions
+// HTTP is the streamable HTTP transport (MCP 2025-11-25): POST a message
+// (the response comes as JSON, or as an SSE stream when the request asks
+// for progress), GET the session's SSE stream for notifications
+// (resumable with Last-Event-ID from the event store), DELETE to end the
+// session; a stateless (2026-07-28) POST is served without a session
+// (era_http.go).
+type HTTP struct {
+	sh  Shared
+	o   HTTPConfig
 	log hclog.Logger
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+}
+
+// NewHTTP returns the HTTP transport of sh configured by o; idle sessions
+// expire until sh.Quit closes.
+func NewHTTP(sh Shared, o HTTPConfig) *HTTP {
+	srv := &HTTP{sh: sh, o: o, log: o.Log.Named("http"), sessions: map[string]*httpSession{}}
+	go srv.expireIdle()
+	return srv
+}
+
+// Sessions is how many sessions are open.
+func (srv *HTTP) Sessions() int {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return len(srv.sessions)
+}
+
+// Busy reports whether the session id has a request or stream in
+// progress.
+func (srv *HTTP) Busy(id string) bool {
+	srv.mu.Lock()
+	hs := srv.sessions[id]
+	srv.mu.Unlock()
+	if hs == nil {
+		return false
+	}
+	_, idle := hs.idleSince()
+	return !idle
 }
 
 // httpSession is a Session plus its event store: every SSE event gets an
@@ -173,13 +138,13 @@ func (h *httpSession) since(stream, seq int64) ([]sseEvent, <-chan struct{}) {
 
 // expireIdle ends sessions idle for longer than SessionIdleTimeout
 // (clients that never send DELETE), until the gateway closes.
-func (srv *httpServer) expireIdle() {
+func (srv *HTTP) expireIdle() {
 	every := min(max(srv.o.SessionIdleTimeout/4, 10*time.Millisecond), time.Minute)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
-		case <-srv.g.quit:
+		case <-srv.sh.Quit:
 			return
 		case now := <-t.C:
 			var expired []*httpSession
@@ -201,7 +166,7 @@ func (srv *httpServer) expireIdle() {
 
 // addSession registers a new session; at MaxSessions it first ends the
 // least recently used idle one, and fails when none is idle.
-func (srv *httpServer) addSession(hs *httpSession) bool {
+func (srv *HTTP) addSession(hs *httpSession) bool {
 	srv.mu.Lock()
 	var evicted *httpSession
 	if len(srv.sessions) >= srv.o.MaxSessions {
@@ -226,7 +191,7 @@ func (srv *httpServer) addSession(hs *httpSession) bool {
 	return true
 }
 
-func (srv *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (srv *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a := srv.o.Auth; a != nil && !a.CheckHost(w, r) {
 		return
 	}
@@ -268,7 +233,7 @@ func (srv *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // originAllowed implements the DNS-rebinding protection the MCP spec asks
 // for: a browser Origin must be allowed explicitly, or be loopback.
-func (srv *httpServer) originAllowed(r *http.Request) bool {
+func (srv *HTTP) originAllowed(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true
@@ -293,7 +258,7 @@ func (srv *httpServer) originAllowed(r *http.Request) bool {
 
 // lookup finds the request's session; a session belongs to the session.Identity
 // that opened it.
-func (srv *httpServer) lookup(r *http.Request, user session.Identity) (*httpSession, int) {
+func (srv *HTTP) lookup(r *http.Request, user session.Identity) (*httpSession, int) {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
 		return nil, http.StatusBadRequest
@@ -310,7 +275,7 @@ func (srv *httpServer) lookup(r *http.Request, user session.Identity) (*httpSess
 	return hs, 0
 }
 
-func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user session.Identity) {
+func (srv *HTTP) post(w http.ResponseWriter, r *http.Request, user session.Identity) {
 	body, release, ok := srv.readBody(w, r)
 	if !ok {
 		return
@@ -328,7 +293,7 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user session
 	var hs *httpSession
 	if m.Method == "initialize" {
 		hs = &httpSession{wake: make(chan struct{}), last: time.Now()}
-		hs.s = session.New(srv.g.rooms, user, func(msg []byte) { hs.add(0, msg, srv.o.EventBuffer) }, false)
+		hs.s = session.New(srv.sh.Rooms, user, func(msg []byte) { hs.add(0, msg, srv.o.EventBuffer) }, false)
 		if !srv.addSession(hs) {
 			hs.s.Close()
 			writeJSON(w, http.StatusServiceUnavailable, jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many sessions (limits.max_sessions %d), none idle: try again later", srv.o.MaxSessions)}))
@@ -375,8 +340,7 @@ func (srv *httpServer) post(w http.ResponseWriter, r *http.Request, user session
 // MaxBody when it turns out large and gives back the rest once read. On
 // failure readBody has answered (413 with a JSON-RPC error for a body
 // over the limit).
-func (srv *httpServer) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
-	g := srv.g
+func (srv *HTTP) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
 	tooLarge := func() {
 		writeJSON(w, http.StatusRequestEntityTooLarge, jsonrpc.EncodeError(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonrpc.TooLargeError(srv.o.MaxBody, "limits.max_message_bytes").Error()}))
 	}
@@ -387,18 +351,18 @@ func (srv *httpServer) readBody(w http.ResponseWriter, r *http.Request) (body []
 	var held int64
 	release = func() {
 		if held > 0 {
-			g.large.Release(held)
+			srv.sh.Large.Release(held)
 			held = 0
 		}
 	}
 	acquire := func(n int64) bool {
-		if err := g.large.Acquire(r.Context(), n); err != nil {
+		if err := srv.sh.Large.Acquire(r.Context(), n); err != nil {
 			return false
 		}
 		held = n
 		return true
 	}
-	large := g.limits.LargeMessageBytes
+	large := srv.sh.Limits.LargeMessageBytes
 	if r.ContentLength >= large && !acquire(r.ContentLength) {
 		return nil, nil, false
 	}
@@ -430,7 +394,7 @@ func (srv *httpServer) readBody(w http.ResponseWriter, r *http.Request) (body []
 		return nil, nil, false
 	}
 	if held > int64(len(body)) && r.ContentLength < 0 {
-		g.large.Release(held - int64(len(body)))
+		srv.sh.Large.Release(held - int64(len(body)))
 		held = int64(len(body))
 	}
 	return body, release, true
@@ -447,7 +411,7 @@ func writeJSON(w http.ResponseWriter, code int, b []byte) {
 // (progress) in order, then the response. Every event is kept in the event
 // store, so a client that lost the connection replays it with GET and
 // Last-Event-ID.
-func (srv *httpServer) stream(w http.ResponseWriter, r *http.Request, hs *httpSession, m *jsonrpc.Message) {
+func (srv *HTTP) stream(w http.ResponseWriter, r *http.Request, hs *httpSession, m *jsonrpc.Message) {
 	hs.mu.Lock()
 	hs.streams++
 	stream := hs.streams
@@ -491,7 +455,7 @@ func writeEvent(w io.Writer, ev sseEvent) error {
 
 // get serves the session's standalone SSE stream, or resumes a stream
 // from Last-Event-ID.
-func (srv *httpServer) get(w http.ResponseWriter, r *http.Request, user session.Identity) {
+func (srv *HTTP) get(w http.ResponseWriter, r *http.Request, user session.Identity) {
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
 		return

@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func isStatelessHTTP(r *http.Request, m *jsonrpc.Message) bool {
 // headers checked against the body (Mcp-Protocol-Version, Mcp-Method,
 // Mcp-Name), errors with the HTTP status the revision gives them. The
 // response is JSON, or an SSE stream when progress comes first.
-func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, user session.Identity, m *jsonrpc.Message) {
+func (srv *HTTP) postStateless(w http.ResponseWriter, r *http.Request, user session.Identity, m *jsonrpc.Message) {
 	if !m.IsRequest() {
 		w.WriteHeader(http.StatusAccepted) // a stateless notification concerns nothing here
 		return
@@ -56,7 +56,7 @@ func (srv *httpServer) postStateless(w http.ResponseWriter, r *http.Request, use
 			return
 		}
 	}
-	s := session.NewStateless(srv.g.rooms, user)
+	s := session.NewStateless(srv.sh.Rooms, user)
 	ls := &lazyStream{srv: srv, w: w}
 	if m.Method == subscriptions.MethodListen {
 		ctx, stop := context.WithCancel(r.Context())
@@ -108,11 +108,11 @@ func rejectStatelessVerb(w http.ResponseWriter, r *http.Request) bool {
 // checkParamHeaders checks the Mcp-Param-* headers of a tools/call
 // against its arguments, for the parameters the tool's input schema
 // binds to headers (x-mcp-header, SEP-2243).
-func (srv *httpServer) checkParamHeaders(r *http.Request, m *jsonrpc.Message) error {
+func (srv *HTTP) checkParamHeaders(r *http.Request, m *jsonrpc.Message) error {
 	if m.Method != "tools/call" {
 		return nil
 	}
-	rt, ok := srv.g.rooms.Tools.Route(gjson.GetBytes(m.Params, "name").String())
+	rt, ok := srv.sh.Rooms.Tools.Route(gjson.GetBytes(m.Params, "name").String())
 	if !ok || !bytes.Contains(rt.Def, []byte("x-mcp-header")) {
 		return nil
 	}

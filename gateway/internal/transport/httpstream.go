@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // session's event store like those of stream. A client that accepts
 // text/event-stream gets this for every request.
 type lazyStream struct {
-	srv *httpServer
+	srv *HTTP
 	w   http.ResponseWriter
 	hs  *httpSession
 

@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 import (
 	"bufio"
@@ -18,15 +18,14 @@ import (
 )
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and
-// out (the MCP stdio transport) until in ends or ctx is done. Requests run
-// concurrently; each message is written whole, and messages ready together
-// share a write (see lineWriter).
-func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	if g.closed.Load() {
-		return jsonrpc.ErrClosed
-	}
-	w := jsonrpc.NewLineWriter(out, g.limits.WriteBufferBytes)
-	s := session.New(g.rooms, session.Identity{}, w.Send, g.stdioOwns)
+// out (the MCP stdio transport) until in ends or ctx is done, in a
+// session of its own (readsStore: the client is the local user who
+// started the gateway, session.New). Requests run concurrently; each
+// message is written whole, and messages ready together share a write
+// (see jsonrpc.LineWriter).
+func ServeStdio(ctx context.Context, sh Shared, readsStore bool, in io.Reader, out io.Writer) error {
+	w := jsonrpc.NewLineWriter(out, sh.Limits.WriteBufferBytes)
+	s := session.New(sh.Rooms, session.Identity{}, w.Send, readsStore)
 	defer s.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -43,23 +42,23 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	}()
 	pool := newWorkers()
 	defer pool.stop()
-	st := &stdioState{wg: &wg, spawnMu: &spawnMu, ended: &ended, pool: pool, queue: semaphore.NewWeighted(g.limits.LargeRequestBytes)}
+	st := &stdioConn{sh: sh, s: s, w: w, wg: &wg, spawnMu: &spawnMu, ended: &ended, pool: pool, queue: semaphore.NewWeighted(sh.Limits.LargeRequestBytes)}
 	readErr := make(chan error, 1)
 	// The reader parses each line itself, and a request's task runs on
 	// the goroutine that read it: reading moves on to a pooled goroutine
 	// first, so there is no hop between reading a request and handling
 	// it, and the next read (which finds nothing yet and parks) happens
-	// off the request's path rather than before it (issue 9).
+	// off the request's path rather than before it.
 	br := bufio.NewReaderSize(jsonrpc.NewPipeReader(in), 64<<10)
 	var readLoop func()
 	readLoop = func() {
 		for {
-			line, over, err := jsonrpc.ReadLine(br, g.limits.MaxMessageBytes)
+			line, over, err := jsonrpc.ReadLine(br, sh.Limits.MaxMessageBytes)
 			var task func()
 			if over {
-				w.Send(tooLargeResponse(line, g.limits.MaxMessageBytes))
+				w.Send(tooLargeResponse(line, sh.Limits.MaxMessageBytes))
 			} else if len(bytes.TrimSpace(line)) > 0 && ctx.Err() == nil {
-				task = g.stdioMessage(ctx, s, w, line, st)
+				task = st.message(ctx, line)
 			}
 			if err != nil {
 				if task != nil {
@@ -91,9 +90,12 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	}
 }
 
-// stdioState is what ServeStdio's reader shares with the requests it
+// stdioConn is what ServeStdio's reader shares with the requests it
 // starts.
-type stdioState struct {
+type stdioConn struct {
+	sh      Shared
+	s       *session.Session
+	w       *jsonrpc.LineWriter
 	wg      *sync.WaitGroup
 	spawnMu *sync.Mutex
 	ended   *bool // no request starts once set
@@ -106,13 +108,14 @@ type stdioState struct {
 	queue *semaphore.Weighted
 }
 
-// stdioMessage dispatches one client line on its parsed method.
+// message dispatches one client line on its parsed method.
 // Notifications and initialize are handled in order, before the next line
 // is read (initialize and initialized before the next request, cancelled
 // at once). A request is returned as a task for the caller to run
 // concurrently with the reading of the next lines; a large one runs once
 // it has its share of limits.large_request_bytes.
-func (g *Gateway) stdioMessage(ctx context.Context, s *session.Session, w *jsonrpc.LineWriter, line []byte, st *stdioState) func() {
+func (st *stdioConn) message(ctx context.Context, line []byte) func() {
+	s, w := st.s, st.w
 	m, errResp := jsonrpc.ParseClient(line)
 	if errResp != nil {
 		w.Send(errResp)
@@ -124,9 +127,10 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *session.Session, w *jsonr
 		}
 		return nil
 	}
-	if int64(len(line)) < g.limits.LargeMessageBytes {
+	if int64(len(line)) < st.sh.Limits.LargeMessageBytes {
 		// A tools/call of a stdio server goes out from here, and its
-		// answer comes back without a goroutine waiting (call_start.go).
+		// answer comes back without a goroutine waiting
+		// (session.StartCall).
 		st.spawnMu.Lock()
 		if *st.ended {
 			st.spawnMu.Unlock()
@@ -140,7 +144,7 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *session.Session, w *jsonr
 		st.wg.Done()
 	}
 	weight := int64(0)
-	if n := int64(len(line)); n >= g.limits.LargeMessageBytes {
+	if n := int64(len(line)); n >= st.sh.Limits.LargeMessageBytes {
 		if err := st.queue.Acquire(ctx, n); err != nil {
 			return nil // the client is gone
 		}
@@ -157,12 +161,12 @@ func (g *Gateway) stdioMessage(ctx context.Context, s *session.Session, w *jsonr
 	return func() {
 		defer st.wg.Done()
 		if weight > 0 {
-			err := g.large.Acquire(ctx, weight)
+			err := st.sh.Large.Acquire(ctx, weight)
 			st.queue.Release(weight)
 			if err != nil {
 				return // the client is gone
 			}
-			defer g.large.Release(weight)
+			defer st.sh.Large.Release(weight)
 		}
 		if resp := s.HandleMessage(ctx, m, nil); resp != nil {
 			w.Send(resp)

@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 // Access control of /mcp: the same principals as the HTTP API (package
 // auth: static tokens with tenant and user, JWTs), its request rate limit
@@ -15,10 +15,10 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/session"
 )
 
-// authenticate says who r is: through HTTPOptions.Auth when set (and
+// authenticate says who r is: through HTTPConfig.Auth when set (and
 // takes a request from the principal's rate limit), else the legacy
 // token table. On false it has answered (401, 403 or 429).
-func (srv *httpServer) authenticate(w http.ResponseWriter, r *http.Request) (session.Identity, bool) {
+func (srv *HTTP) authenticate(w http.ResponseWriter, r *http.Request) (session.Identity, bool) {
 	if a := srv.o.Auth; a != nil {
 		p, err := a.Authenticate(r)
 		if err != nil {
