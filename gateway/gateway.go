@@ -4,12 +4,20 @@
 // and passes every tool result through the engine, so base64 blobs and
 // oversized text reach the model as artifact references.
 //
-// The gateway speaks JSON-RPC itself, with its own Streamable HTTP and
-// legacy SSE client transports (gateway/internal/upstreamhttp), and keeps
-// every upstream message raw: tool schemas, _meta, structured content and
-// annotations are forwarded byte for byte. Upstream supervision lives in
-// gateway/internal/upstream and the settings in internal/gatewayconfig;
-// this package wires them to the sessions and the engine.
+// The gateway speaks JSON-RPC itself (gateway/internal/jsonrpc), with
+// its own Streamable HTTP and legacy SSE client transports
+// (gateway/internal/upstreamhttp), and keeps every upstream message raw:
+// tool schemas, _meta, structured content and annotations are forwarded
+// byte for byte. Its parts are rooms that each own their state and lock
+// (docs/design.md, "The gateway's rooms"): upstream supervision
+// (internal/upstream), the downstream transports (internal/transport),
+// the sessions (internal/session), the router of tools, resource URIs and
+// prompts (internal/router), resources (internal/resources),
+// subscriptions and listen streams (internal/subscriptions), the artifact
+// room (internal/artifacts) and output-schema validation
+// (internal/schema). This package builds them, hands the sessions their
+// Rooms, and routes what the upstreams say to them (upstream_host.go);
+// the settings live in internal/gatewayconfig.
 //
 //	gw, _ := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}})
 //	gw.Start(ctx)

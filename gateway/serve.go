@@ -57,17 +57,7 @@ type HTTPOptions struct {
 // notifications (resumable with Last-Event-ID from the event store),
 // DELETE to end the session. Mount it at /mcp.
 func (g *Gateway) HTTPHandler(o HTTPOptions) http.Handler {
-	c := transport.HTTPConfig{
-		AllowedOrigins:     o.AllowedOrigins,
-		Auth:               o.Auth,
-		Tokens:             o.Tokens,
-		MaxBody:            o.MaxBody,
-		MaxSessions:        o.MaxSessions,
-		SessionIdleTimeout: o.SessionIdleTimeout,
-		EventBuffer:        o.EventBuffer,
-		KeepAlive:          o.KeepAlive,
-		Log:                o.Logger,
-	}
+	c := transport.HTTPConfig(o)
 	if c.MaxBody <= 0 {
 		c.MaxBody = g.limits.MaxMessageBytes
 	}
@@ -83,8 +73,8 @@ func (g *Gateway) HTTPHandler(o HTTPOptions) http.Handler {
 	if c.KeepAlive <= 0 {
 		c.KeepAlive = 25 * time.Second
 	}
-	if c.Log == nil {
-		c.Log = g.log
+	if c.Logger == nil {
+		c.Logger = g.log
 	}
 	return transport.NewHTTP(g.shared(), c)
 }

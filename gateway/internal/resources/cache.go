@@ -7,6 +7,7 @@ package resources
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/store"
@@ -64,23 +65,16 @@ func (c *Cache) put(k cacheKey, raw json.RawMessage, ids []string) {
 }
 
 // Invalidate drops every cached read of uri.
-func (c *Cache) Invalidate(uri string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k := range c.entries {
-		if k.uri == uri {
-			delete(c.entries, k)
-		}
-	}
-}
+func (c *Cache) Invalidate(uri string) { c.drop(func(k cacheKey) bool { return k.uri == uri }) }
 
 // DropSession drops the reads of a session that ended.
 func (c *Cache) DropSession(session string) {
+	c.drop(func(k cacheKey) bool { return k.session == session })
+}
+
+// drop deletes the entries whose key matches.
+func (c *Cache) drop(match func(cacheKey) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k := range c.entries {
-		if k.session == session {
-			delete(c.entries, k)
-		}
-	}
+	maps.DeleteFunc(c.entries, func(k cacheKey, _ cacheEntry) bool { return match(k) })
 }

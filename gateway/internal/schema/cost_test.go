@@ -3,7 +3,6 @@ package schema
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,28 +12,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
+	"github.com/mcpx-dev/mcpx/gateway/internal/schema/schematest"
 	config "github.com/mcpx-dev/mcpx/internal/gatewayconfig"
 )
-
-// fanOutSchema is $defs a0…a7, each anyOf of branches $refs to the next,
-// the last {"type":"object"}: branches^8 subschemas for one value. (The
-// gateway's end-to-end test of hostile schemas builds the same.)
-func fanOutSchema(branches int) string {
-	var b strings.Builder
-	b.WriteString(`{"$ref":"#/$defs/a0","$defs":{`)
-	for i := range 8 {
-		b.WriteString(fmt.Sprintf(`"a%d":{"anyOf":[`, i))
-		for j := range branches {
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(fmt.Sprintf(`{"$ref":"#/$defs/a%d"}`, i+1))
-		}
-		b.WriteString(`]},`)
-	}
-	b.WriteString(`"a8":{"type":"object"}}}`)
-	return b.String()
-}
 
 // treeSchema is recursion that descends: each level is a member's item.
 const treeSchema = `{"$defs":{"n":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}}}},"$ref":"#/$defs/n"}`
@@ -108,26 +88,26 @@ func TestSchemaDescendingRecursionValidates(t *testing.T) {
 func TestSchemaFanOutRefused(t *testing.T) {
 	v := &Validator{log: hclog.NewNullLogger()}
 	for _, branches := range []int{5, 6} {
-		err := validateWithin(t, v, fanOutSchema(branches), `{}`)
+		err := validateWithin(t, v, schematest.FanOut(branches), `{}`)
 		if !errors.Is(err, ErrTooCostly) || !errors.Is(err, engine.ErrSchemaNotChecked) || !strings.Contains(err.Error(), "max_schema_nodes") {
 			t.Errorf("%d branches: Validate = %v, want ErrSchemaTooCostly (max_schema_nodes)", branches, err)
 		}
 	}
 	// Two branches: 1022 subschemas counted, under the default: validated.
-	if err := validateWithin(t, v, fanOutSchema(2), `{}`); err != nil {
+	if err := validateWithin(t, v, schematest.FanOut(2), `{}`); err != nil {
 		t.Errorf("two branches: Validate = %v, want nil", err)
 	}
-	if err := validateWithin(t, v, fanOutSchema(2), `[]`); err == nil || errors.Is(err, engine.ErrSchemaNotChecked) {
+	if err := validateWithin(t, v, schematest.FanOut(2), `[]`); err == nil || errors.Is(err, engine.ErrSchemaNotChecked) {
 		t.Errorf("two branches, an array: Validate = %v, want a mismatch", err)
 	}
 	// The count, exactly: a8 is 1, each level's anyOf 1 + 2*(1 + the
 	// next level's), so a0 is 1021, and the root's $ref adds 1.
-	c := compiledCost(t, fanOutSchema(2), config.Limits{})
+	c := compiledCost(t, schematest.FanOut(2), config.Limits{})
 	if n := c.nodes[c.root]; n != 1022 {
 		t.Errorf("nodes(root) = %d, want 1022", n)
 	}
 	small := &Validator{log: hclog.NewNullLogger(), limits: config.Limits{MaxSchemaNodes: 1000}}
-	if err := validateWithin(t, small, fanOutSchema(2), `{}`); !errors.Is(err, ErrTooCostly) {
+	if err := validateWithin(t, small, schematest.FanOut(2), `{}`); !errors.Is(err, ErrTooCostly) {
 		t.Errorf("two branches, max_schema_nodes 1000: Validate = %v, want ErrSchemaTooCostly", err)
 	}
 }
@@ -221,7 +201,7 @@ func rootApplied(c *schemaCost) map[*jsonschema.Schema]int64 {
 // stack overflow, no panic out of it) within the limits' time, and a
 // library panic it recovers is reported.
 func FuzzSchemaValidate(f *testing.F) {
-	for _, s := range []string{treeSchema, fanOutSchema(3), `{"$ref":"#"}`, `{"anyOf":[{"$ref":"#"},{"type":"object"}]}`,
+	for _, s := range []string{treeSchema, schematest.FanOut(3), `{"$ref":"#"}`, `{"anyOf":[{"$ref":"#"},{"type":"object"}]}`,
 		`{"$defs":{"a":{"$anchor":"x","allOf":[{"$ref":"#x"}]}},"properties":{"p":{"$ref":"#x"}}}`,
 		`{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"type":"string"}],"additionalItems":{"$ref":"#"}}`,
 		`{"$dynamicAnchor":"n","properties":{"k":{"$dynamicRef":"#n"}},"patternProperties":{"^a":{"$ref":"#"}}}`,

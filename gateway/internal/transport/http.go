@@ -39,7 +39,7 @@ type HTTP struct {
 // NewHTTP returns the HTTP transport of sh configured by o; idle sessions
 // expire until sh.Quit closes.
 func NewHTTP(sh Shared, o HTTPConfig) *HTTP {
-	srv := &HTTP{sh: sh, o: o, log: o.Log.Named("http"), sessions: map[string]*httpSession{}}
+	srv := &HTTP{sh: sh, o: o, log: o.Logger.Named("http"), sessions: map[string]*httpSession{}}
 	go srv.expireIdle()
 	return srv
 }

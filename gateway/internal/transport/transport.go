@@ -32,8 +32,10 @@ type Shared struct {
 	Quit <-chan struct{}
 }
 
-// HTTPConfig configures the streamable HTTP transport; the gateway has
-// applied its defaults (gateway.HTTPOptions says what each field means).
+// HTTPConfig configures the streamable HTTP transport: the gateway's
+// public HTTPOptions, converted, their defaults applied (gateway.HTTPOptions
+// says what each field means). The fields stay those of HTTPOptions, in
+// their order.
 type HTTPConfig struct {
 	AllowedOrigins     []string
 	Auth               *auth.Authenticator
@@ -43,5 +45,5 @@ type HTTPConfig struct {
 	SessionIdleTimeout time.Duration
 	EventBuffer        int
 	KeepAlive          time.Duration
-	Log                hclog.Logger
+	Logger             hclog.Logger
 }
