@@ -104,7 +104,7 @@ type Options struct {
 	// start) wait for the first client's capabilities and declare only
 	// what that client has of what mcpx relays, so a server that offers
 	// tools by capability offers what it would offer that client
-	// directly (upstream_caps.go). Set it when clients will connect (mcpx
+	// directly (session.Clients). Set it when clients will connect (mcpx
 	// serve and wrap do). Defaults to false: upstreams initialize at
 	// Start, declaring sampling and elicitation.
 	WaitForClientCapabilities bool
@@ -115,7 +115,7 @@ type Options struct {
 	// goroutine; keep it short. Defaults to nil.
 	OnSessionEnd func(sessionID string)
 	// Profiles are client profiles by the prefix of clientInfo.name they
-	// match (profiles.go); they add to and replace the built-in ones
+	// match (session.Profiles); they add to and replace the built-in ones
 	// (claude-code: 25,000 tokens and images; claude-ai: images; copilot
 	// and github-copilot: 10,000 characters; goose: 200,000 characters)
 	// and "default" applies to any other client. Each call's result is
@@ -123,7 +123,7 @@ type Options struct {
 	// built-in profiles only.
 	Profiles map[string]Profile
 	// ArtifactTools configure the artifacts_query and artifacts_search
-	// tools and resources/read of text artifacts (artifact_tools.go).
+	// tools and resources/read of text artifacts (artifacts.Service).
 	// The zero value means every default.
 	ArtifactTools ArtifactToolsOptions
 	// Observer is told of every tools/call when it ends (metrics).

@@ -53,7 +53,7 @@ type compiledSchema struct {
 // use (not JSON, an unsupported draft, an unresolvable $ref) is logged once
 // and accepts everything: the engine's type-keeping pass still ran. A
 // schema or a result the validator would not be done with in bounded
-// stack and work (schema_cost.go), and a panic in the library, give an
+// stack and work (cost.go), and a panic in the library, give an
 // error wrapping engine.ErrSchemaNotChecked: the engine then applies its
 // schema fallback.
 func (v *Validator) Validate(schema, instance json.RawMessage) (err error) {

@@ -97,7 +97,7 @@ func (s *Session) StartCall(ctx context.Context, m *jsonrpc.Message, offload fun
 	}
 	r, ok := g.Tools.Route(name.String())
 	if !ok || r.Generated != "" || !r.Up.Starts("tools/call") {
-		return false // awaitStart, the gateway's own tools and the rest wait
+		return false // Upstreams.AwaitStart, the gateway's own tools and the rest wait
 	}
 	f := s.forwarding(r, name.String(), m.Params, args, meta, nil)
 	if artifacts.RewritesArgs(r.Args, s.injects(r), f.args) {

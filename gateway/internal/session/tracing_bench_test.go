@@ -17,7 +17,7 @@ import (
 )
 
 // BenchmarkCallTracing is the engine's work on a small result as a call
-// has it: untraced (Options.TracerProvider nil: no span, no allocation)
+// has it: untraced (gateway.Options.TracerProvider nil: no span, no allocation)
 // and traced by an SDK provider without an exporter (the call's span, a
 // span per step, the upstream traceparent), recorded and dropped.
 func BenchmarkCallTracing(b *testing.B) {
