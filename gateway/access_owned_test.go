@@ -9,6 +9,7 @@ import (
 	"github.com/mcpx-dev/mcpx/auth"
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -47,7 +48,7 @@ func TestMCPReadNeedsAnOwnedScope(t *testing.T) {
 		if r.Get("error").Exists() {
 			return "error: " + r.Get("error.message").String()
 		}
-		meta = r.Get("result.contents.0._meta." + strings.ReplaceAll(artifactMetaKey, "/", `\/`)).Raw
+		meta = r.Get("result.contents.0._meta." + strings.ReplaceAll(artifacts.MetaKey, "/", `\/`)).Raw
 		return r.Get("result.contents.0.text").String()
 	}
 	query := func(id string) string {

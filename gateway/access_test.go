@@ -127,7 +127,7 @@ func TestMCPRequestRateLimit429(t *testing.T) {
 
 func TestServerResourcesBrowser(t *testing.T) {
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"a": resourceStub(t, "a"), "plain": stubServer(t)}})
-	g.awaitStart(context.Background())
+	g.rooms.Ups.AwaitStart(context.Background())
 	ctx := context.Background()
 	list, err := g.ServerResources(ctx, "a", "")
 	if err != nil || gjson.GetBytes(list, "resources.0.uri").String() != "stub://a/r1" || gjson.GetBytes(list, "nextCursor").String() != "p2" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 	"github.com/mcpx-dev/mcpx/web"
@@ -42,7 +43,7 @@ func TestArgumentRewriting(t *testing.T) {
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stub}, engine.Options{Store: st, Linker: signer})
 	c := connect(t, g)
 	uri := c.result("tools/call", toolCall("image", "")).Get(`content.#(type=="resource_link").uri`).String()
-	id, ok := artifactID(uri)
+	id, ok := artifacts.ID(uri)
 	if !ok {
 		t.Fatalf("no artifact from the image tool")
 	}

@@ -58,8 +58,8 @@ func snapshotGateway(t *testing.T, at config.ArtifactToolsOptions) (*Gateway, *c
 	if m == nil || len(res.Raw) > 10_000 {
 		t.Fatalf("browser_snapshot through mcpx: %d bytes, no artifact: %.500s", len(res.Raw), res.Raw)
 	}
-	if !strings.Contains(g.serverDescription(false)["instructions"].(string), g.artTools.SearchName+" finds lines") {
-		t.Errorf("instructions do not name artifacts_search: %v", g.serverDescription(false)["instructions"])
+	if !strings.Contains(g.rooms.Describe(false)["instructions"].(string), g.artTools.SearchName+" finds lines") {
+		t.Errorf("instructions do not name artifacts_search: %v", g.rooms.Describe(false)["instructions"])
 	}
 	t.Logf("model-visible text (%d bytes): %.300s", len(visible), visible)
 	// what the model reads says how to find an element in the snapshot

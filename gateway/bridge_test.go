@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/session"
 )
 
 // bridgeParams is a stateless tools/call of the asker stub's "ask" tool
@@ -64,7 +65,7 @@ func TestBridgeOldUpstreamToStatelessClient(t *testing.T) {
 				t.Errorf("params reached the client as %s, want %s", req.Get("params").Raw, tc.params)
 			}
 			state := r.Get("requestState").String()
-			if !strings.HasPrefix(state, requestStatePrefix) {
+			if !strings.HasPrefix(state, session.RequestStatePrefix) {
 				t.Fatalf("requestState %q is not the gateway's", state)
 			}
 			st, res = c.post("", "tools/call", retryParams(params, state, map[string]string{key: tc.answer}), nil)
@@ -95,17 +96,17 @@ func TestBridgeRequestStateAuthenticated(t *testing.T) {
 	var key string
 	res.Get("result.inputRequests").ForEach(func(k, _ gjson.Result) bool { key = k.String(); return true })
 	answer := map[string]string{key: `{"action":"accept","content":{"name":"Ada"}}`}
-	body, sig, _ := strings.Cut(strings.TrimPrefix(state, requestStatePrefix), ".")
+	body, sig, _ := strings.Cut(strings.TrimPrefix(state, session.RequestStatePrefix), ".")
 	flipped := []byte(body)
 	flipped[len(flipped)/2] ^= 1
 	for name, tc := range map[string]struct{ token, state string }{
-		"tampered payload":   {"tok-a", requestStatePrefix + string(flipped) + "." + sig},
-		"tampered signature": {"tok-a", requestStatePrefix + body + "." + strings.Repeat("A", len(sig))},
-		"malformed":          {"tok-a", requestStatePrefix + "x"},
+		"tampered payload":   {"tok-a", session.RequestStatePrefix + string(flipped) + "." + sig},
+		"tampered signature": {"tok-a", session.RequestStatePrefix + body + "." + strings.Repeat("A", len(sig))},
+		"malformed":          {"tok-a", session.RequestStatePrefix + "x"},
 		"another principal":  {"tok-b", state},
 	} {
 		st, res := c.post(tc.token, "tools/call", retryParams(params, tc.state, answer), nil)
-		if st != http.StatusBadRequest || res.Get("error.code").Int() != jsonrpc.CodeInvalidParams || !strings.Contains(res.Get("error.message").String(), errBadRequestState.Error()) {
+		if st != http.StatusBadRequest || res.Get("error.code").Int() != jsonrpc.CodeInvalidParams || !strings.Contains(res.Get("error.message").String(), session.ErrBadRequestState.Error()) {
 			t.Errorf("%s: %d %s, want requestState rejected", name, st, res.Raw)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/engine"
@@ -129,10 +130,10 @@ func TestServeStatelessHTTPErrors(t *testing.T) {
 		status, code         int
 	}{
 		{"missing client capabilities", "tools/list", noCaps, nil, 400, jsonrpc.CodeInvalidParams},
-		{"unsupported version", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, map[string]string{"Mcp-Protocol-Version": "2099-01-01"}, 400, codeUnsupportedProtocolVersion},
-		{"version header mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Protocol-Version": "2026-08-01"}, 400, codeHeaderMismatch},
-		{"Mcp-Method mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Method": "prompts/list"}, 400, codeHeaderMismatch},
-		{"Mcp-Name mismatch", "tools/call", statelessParams(`{"name":"echo"}`, ""), map[string]string{"Mcp-Name": "other"}, 400, codeHeaderMismatch},
+		{"unsupported version", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, map[string]string{"Mcp-Protocol-Version": "2099-01-01"}, 400, mcp.UNSUPPORTED_PROTOCOL_VERSION},
+		{"version header mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Protocol-Version": "2026-08-01"}, 400, mcp.HEADER_MISMATCH},
+		{"Mcp-Method mismatch", "tools/list", statelessParams("", ""), map[string]string{"Mcp-Method": "prompts/list"}, 400, mcp.HEADER_MISMATCH},
+		{"Mcp-Name mismatch", "tools/call", statelessParams(`{"name":"echo"}`, ""), map[string]string{"Mcp-Name": "other"}, 400, mcp.HEADER_MISMATCH},
 		{"removed method", "ping", statelessParams("", ""), nil, 404, jsonrpc.CodeMethodNotFound},
 		{"unknown method", "nope/nope", statelessParams("", ""), nil, 404, jsonrpc.CodeMethodNotFound},
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
@@ -179,7 +180,7 @@ func testEverything(t *testing.T, g *Gateway) {
 				t.Fatalf("base64 in model-visible content: %.300s", res.Raw)
 			}
 			uri := res.Get(`content.#(type=="resource_link").uri`).String()
-			id, ok := artifactID(uri)
+			id, ok := artifacts.ID(uri)
 			if !ok {
 				t.Fatalf("no artifact link in %s", res.Raw)
 			}
@@ -290,7 +291,7 @@ func testEverything(t *testing.T, g *Gateway) {
 		other := connect(t, g)
 		uri := "demo://resource/static/document/architecture.md"
 		c.result("resources/subscribe", `{"uri":"`+uri+`"}`)
-		if n := g.subscribers(uri); n != 1 {
+		if n := g.rooms.Subs.Count(uri); n != 1 {
 			t.Fatalf("subscribers: %d", n)
 		}
 		c.result("tools/call", toolCall("toggle-subscriber-updates", ""))
@@ -302,7 +303,7 @@ func testEverything(t *testing.T, g *Gateway) {
 			t.Errorf("a session without the subscription got the update")
 		}
 		c.result("resources/unsubscribe", `{"uri":"`+uri+`"}`)
-		if n := g.subscribers(uri); n != 0 {
+		if n := g.rooms.Subs.Count(uri); n != 0 {
 			t.Errorf("subscribers after unsubscribe: %d", n)
 		}
 		c.result("tools/call", toolCall("toggle-subscriber-updates", ""))

@@ -192,5 +192,5 @@ func TestImageBecomesArtifactReadableBack(t *testing.T) {
 // stderrTail returns the last stderr lines of the named stdio upstream's
 // current connection ("" before it has one).
 func stderrTail(g *Gateway, server string) string {
-	return g.ups[server].StderrTail()
+	return g.rooms.Ups.Named(server).StderrTail()
 }

@@ -445,9 +445,7 @@ func TestListenStreamCaps(t *testing.T) {
 	refused("carol, all 5 open", r, e, "limits.max_listen_streams")
 	closeAlice()
 	waitFor(t, "alice's streams are closed", func() bool {
-		g.listenSlots.mu.Lock()
-		defer g.listenSlots.mu.Unlock()
-		return g.listenSlots.total == 2
+		return g.rooms.Listen.Open() == 2
 	})
 	r, e = listen(ctx, "tc")
 	opened("carol after alice left", r, e)

@@ -4,12 +4,20 @@
 // and passes every tool result through the engine, so base64 blobs and
 // oversized text reach the model as artifact references.
 //
-// The gateway speaks JSON-RPC itself, with its own Streamable HTTP and
-// legacy SSE client transports (gateway/internal/upstreamhttp), and keeps
-// every upstream message raw: tool schemas, _meta, structured content and
-// annotations are forwarded byte for byte. Upstream supervision lives in
-// gateway/internal/upstream and the settings in gateway/config; this
-// package wires them to the sessions and the engine.
+// The gateway speaks JSON-RPC itself (gateway/internal/jsonrpc), with
+// its own Streamable HTTP and legacy SSE client transports
+// (gateway/internal/upstreamhttp), and keeps every upstream message raw:
+// tool schemas, _meta, structured content and annotations are forwarded
+// byte for byte. Its parts are rooms that each own their state and lock
+// (docs/design.md, "The gateway's rooms"): upstream supervision
+// (internal/upstream), the downstream transports (internal/transport),
+// the sessions (internal/session), the router of tools, resource URIs and
+// prompts (internal/router), resources (internal/resources),
+// subscriptions and listen streams (internal/subscriptions), the artifact
+// room (internal/artifacts) and output-schema validation
+// (internal/schema). This package builds them, hands the sessions their
+// Rooms, and routes what the upstreams say to them (upstream_host.go);
+// the settings live in gateway/config.
 //
 //	gw, _ := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}})
 //	gw.Start(ctx)
@@ -19,33 +27,28 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 	"golang.org/x/sync/semaphore"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
+	"github.com/mcpx-dev/mcpx/gateway/internal/resources"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
+	"github.com/mcpx-dev/mcpx/gateway/internal/schema"
+	"github.com/mcpx-dev/mcpx/gateway/internal/session"
+	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
-	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -54,10 +57,6 @@ import (
 // upstream that is still connecting; an upstream's start-up timeout
 // (ServerOptions.StartupTimeout) makes the wait longer.
 const defaultStartWait = 15 * time.Second
-
-// startWaitSlack is how long past an upstream's start-up timeout a client
-// waits: long enough for the attempt's own failure to land first.
-const startWaitSlack = time.Second
 
 // Options configure a Gateway.
 type Options struct {
@@ -106,7 +105,7 @@ type Options struct {
 	// start) wait for the first client's capabilities and declare only
 	// what that client has of what mcpx relays, so a server that offers
 	// tools by capability offers what it would offer that client
-	// directly (upstream_caps.go). Set it when clients will connect (mcpx
+	// directly (session.Clients). Set it when clients will connect (mcpx
 	// serve and wrap do). Defaults to false: upstreams initialize at
 	// Start, declaring sampling and elicitation.
 	WaitForClientCapabilities bool
@@ -117,7 +116,7 @@ type Options struct {
 	// goroutine; keep it short. Defaults to nil.
 	OnSessionEnd func(sessionID string)
 	// Profiles are client profiles by the prefix of clientInfo.name they
-	// match (profiles.go); they add to and replace the built-in ones
+	// match (session.Profiles); they add to and replace the built-in ones
 	// (claude-code: 25,000 tokens and images; claude-ai: images; copilot
 	// and github-copilot: 10,000 characters; goose: 200,000 characters)
 	// and "default" applies to any other client. Each call's result is
@@ -125,7 +124,7 @@ type Options struct {
 	// built-in profiles only.
 	Profiles map[string]config.Profile
 	// ArtifactTools configure the artifacts_query and artifacts_search
-	// tools and resources/read of text artifacts (artifact_tools.go).
+	// tools and resources/read of text artifacts (artifacts.Service).
 	// The zero value means every default.
 	ArtifactTools config.ArtifactToolsOptions
 	// Observer is told of every tools/call when it ends (metrics).
@@ -147,159 +146,71 @@ type Options struct {
 }
 
 // Gateway is the MCP proxy. It is safe for concurrent use by any number of
-// sessions.
+// sessions. It builds the rooms (the router, resources, subscriptions,
+// the artifact room, the sessions' registry, see session.Rooms), hands
+// them to the sessions its transports open, and routes what the
+// upstreams say to them (upstream_host.go).
 type Gateway struct {
 	log       hclog.Logger
 	eng       *engine.Engine
 	st        store.Store
-	linker    engine.Linker
-	version   string
-	startWait time.Duration
-	stdioOwns bool                        // Options.StdioReadsStore
-	onEnd     func(string)                // Options.OnSessionEnd
-	profiles  *profiles                   // Options.Profiles over builtinProfiles
-	artTools  config.ArtifactToolsOptions // Options.ArtifactTools, defaults applied
-	limits    config.Limits               // defaults applied
-	large     *semaphore.Weighted         // bytes of large requests in flight
-	mem       *membudget.Budget           // the process's work memory (limits.max_work_bytes)
-	callerSeq atomic.Int64                // numbers the callers of server-to-client requests
-	redact    *redact.Redactor
-	observer  observe.Observer             // Options.Observer
-	tracer    trace.Tracer                 // from Options.TracerProvider; nil: off
+	rooms     *session.Rooms
+	artTools  config.ArtifactToolsOptions  // Options.ArtifactTools, defaults applied
+	limits    config.Limits                // defaults applied
+	large     *semaphore.Weighted          // bytes of large requests in flight
+	stdioOwns bool                         // Options.StdioReadsStore
 	onUpdated func(observe.ResourceUpdate) // Options.OnResourceUpdated
 	quit      chan struct{}                // closed by Close
-
-	ups    map[string]*upstream.Upstream
-	order  []string // upstream names, sorted
-	single bool
-
-	routesMu sync.RWMutex
-	routes   map[string]*toolRoute // exposed tool name → route
-	toolList []json.RawMessage     // exposed definitions, in order
-	// rebuildMu makes rebuildRoutes one at a time: two upstreams ready
-	// at once each rebuilt, and the rebuild that had seen only the first
-	// could store its list last, leaving the second's tools unlisted
-	// until some later change (the reliability suite's two-replica test
-	// waited two minutes for them, in about one start of six).
-	rebuildMu sync.Mutex
-
-	sessMu   sync.RWMutex
-	sessions map[string]*session
-
-	subsMu sync.Mutex
-	subs   map[string]map[subscriber]struct{} // resource URI → subscribers
-
-	listenMu  sync.Mutex
-	listeners map[*listener]struct{} // open subscriptions/listen streams
-
-	listenSlots listenSlots // the streams' count, capped (listen.go)
-
-	progMu   sync.Mutex
-	progress map[string]progressRoute // upstream progress token → client's
-	progSeq  atomic.Int64
-
-	ownerMu    sync.RWMutex
-	owner      map[string]*upstream.Upstream // resource URI → the upstream that listed it first
-	collisions map[string]struct{}           // uri + "\x00" + server, logged once
-
-	cacheMu sync.Mutex
-	cache   map[cacheKey]cacheEntry
-
-	prompts promptRoutes
-
-	bridges inputBridges // stateless calls parked on an upstream's requests
-
-	first firstClient // the first client's capabilities (upstream_caps.go)
-
-	ctx     context.Context
-	cancel  context.CancelFunc
-	startAt time.Time // when Start was called
 	// startLogEvery is how often a starting upstream says it is still
 	// starting (0: the upstream's default; tests lower it)
 	startLogEvery time.Duration
-	wg            sync.WaitGroup
 	closed        atomic.Bool
-	// started: every upstream has made its first connection attempt.
-	started atomic.Bool
-}
-
-// toolRoute says where an exposed tool goes.
-type toolRoute struct {
-	up        *upstream.Upstream
-	tool      string          // the upstream's name, or the generated kind
-	generated string          // "", genList, genRead or genTemplates
-	def       json.RawMessage // the exposed definition
-	output    json.RawMessage // the tool's outputSchema, nil when it has none
-	username  bool            // the input schema declares "username"
-	args      config.ArgumentOptions
-	slow      atomic.Int32 // small results that kept an upstream's reader busy (call_start.go)
-}
-
-type progressRoute struct {
-	s       *session
-	token   json.RawMessage
-	related func([]byte)
 }
 
 // New checks the options and builds a Gateway; Start connects it.
 func New(o Options) (*Gateway, error) {
-	g := &Gateway{
-		log:        o.Logger,
-		version:    o.Version,
-		startWait:  o.StartWait,
-		ups:        map[string]*upstream.Upstream{},
-		routes:     map[string]*toolRoute{},
-		sessions:   map[string]*session{},
-		subs:       map[string]map[subscriber]struct{}{},
-		listeners:  map[*listener]struct{}{},
-		progress:   map[string]progressRoute{},
-		owner:      map[string]*upstream.Upstream{},
-		collisions: map[string]struct{}{},
-		cache:      map[cacheKey]cacheEntry{},
-		quit:       make(chan struct{}),
-		redact:     redact.New(o.Secrets),
-	}
+	g := &Gateway{log: o.Logger, quit: make(chan struct{})}
 	if err := o.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.limits = o.Limits.WithDefaults()
-	profs, err := newProfiles(o.Profiles)
+	profs, err := session.NewProfiles(o.Profiles)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g.profiles = profs
 	if err := o.ArtifactTools.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.artTools = o.ArtifactTools.WithDefaults()
-	g.first.init(o.WaitForClientCapabilities)
 	g.large = semaphore.NewWeighted(g.limits.LargeRequestBytes)
-	g.mem = o.Engine.Memory
-	if g.mem == nil {
-		g.mem = membudget.New(g.limits.MaxWorkBytes)
+	mem := o.Engine.Memory
+	if mem == nil {
+		mem = membudget.New(g.limits.MaxWorkBytes)
 	}
 	if g.log == nil {
 		g.log = hclog.NewNullLogger()
 	}
 	g.log = g.log.Named("gateway")
-	if g.version == "" {
-		g.version = "dev"
+	version := o.Version
+	if version == "" {
+		version = "dev"
 	}
-	if g.startWait <= 0 {
-		g.startWait = defaultStartWait
+	startWait := o.StartWait
+	if startWait <= 0 {
+		startWait = defaultStartWait
 	}
-	g.stdioOwns = o.StdioReadsStore
-	g.onEnd = o.OnSessionEnd
-	g.observer, g.onUpdated = o.Observer, o.OnResourceUpdated
+	g.stdioOwns, g.onUpdated = o.StdioReadsStore, o.OnResourceUpdated
 	eo := o.Engine
+	var tracer trace.Tracer
 	if o.TracerProvider != nil {
-		g.tracer = o.TracerProvider.Tracer(tracerName)
+		tracer = o.TracerProvider.Tracer(session.TracerName)
 		if eo.Tracer == nil {
-			eo.Tracer = stepTracer{g.tracer}
+			eo.Tracer = session.StepTracer(tracer)
 		}
 	}
-	eo.Reader = upstreamResources(g.ups)
-	eo.Memory = g.mem
+	ups := router.NewUpstreams(startWait)
+	eo.Reader = ups
+	eo.Memory = mem
 	// summaries point the model at the tools by the names it is offered
 	eo.QueryTools = engine.QueryTools{Query: g.artTools.QueryName, Search: g.artTools.SearchName}
 	if eo.Logger == nil {
@@ -309,13 +220,15 @@ func New(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	if eo.SchemaValidator == nil {
-		eo.SchemaValidator = &schemaValidator{log: g.log.Named("schema"), limits: g.limits}
+		eo.SchemaValidator = schema.NewValidator(g.log.Named("schema"), g.limits)
 	}
 	eng, err := engine.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g.eng, g.st, g.linker = eng, eo.Store, eo.Linker
+	g.eng, g.st = eng, eo.Store
+	sessions := session.NewRegistry(ups)
+	clients := session.NewClients(ups, sessions, o.WaitForClientCapabilities)
 	for name, cfg := range o.Servers {
 		if err := cfg.Validate(name); err != nil {
 			return nil, fmt.Errorf("gateway: %w", err)
@@ -329,26 +242,47 @@ func New(o Options) (*Gateway, error) {
 			g.log.Info("instances: "+mode, "server", name, "why", why)
 		}
 		cfg.Mcpx.Instances = mode
-		g.ups[name] = upstream.New(upstream.Options{
+		ups.Add(upstream.New(upstream.Options{
 			Name:        name,
 			Config:      cfg,
 			Limits:      g.limits,
 			Log:         g.log,
-			Version:     g.version,
-			StartWait:   g.startWait,
-			FirstClient: g.first.channel(),
+			Version:     version,
+			StartWait:   startWait,
+			FirstClient: clients.Wait(),
 			Host:        upstreamHost{g},
-		})
-		g.order = append(g.order, name)
+		}))
 	}
-	if len(g.order) == 0 {
+	if ups.Len() == 0 {
 		return nil, errors.New("gateway: no enabled servers in mcpServers")
 	}
-	sort.Strings(g.order)
-	g.single = len(g.order) == 1
-	// The artifact tools are listed before any upstream is ready, and
-	// when none ever is: the store answers without them.
-	g.rebuildRoutes()
+	art := artifacts.New(artifacts.Options{Engine: eng, Store: eo.Store, Linker: eo.Linker, Memory: mem, Tools: g.artTools, Log: g.log})
+	uris := router.NewURIs(ups, g.log)
+	subs := subscriptions.NewTable(ups, uris)
+	cache := resources.NewCache(eo.Store)
+	g.rooms = &session.Rooms{
+		Ups: ups,
+		// The artifact tools are listed before any upstream is ready,
+		// and when none ever is: the store answers without them.
+		Tools:    router.NewTools(ups, art.Tools(), g.log),
+		Prompts:  router.NewPrompts(ups, uris, g.log),
+		Res:      resources.New(ups, uris, art, eng, cache, g.log),
+		Cache:    cache,
+		Subs:     subs,
+		Listen:   subscriptions.NewListeners(ups, subs, g.limits, g.log),
+		Art:      art,
+		Sessions: sessions,
+		Clients:  clients,
+		Progress: session.NewProgress(),
+		Bridges:  &session.Bridges{},
+		Profiles: profs,
+		Errors:   session.NewErrors(g.log, o.Secrets),
+		Observer: o.Observer,
+		Tracer:   tracer,
+		Log:      g.log,
+		Version:  version,
+		OnEnd:    o.OnSessionEnd,
+	}
 	return g, nil
 }
 
@@ -381,77 +315,14 @@ func (g *Gateway) Engine() *engine.Engine { return g.eng }
 
 // Start connects every upstream in the background; one that fails is
 // retried with backoff and does not stop the others. It returns at once.
-func (g *Gateway) Start(ctx context.Context) {
-	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	g.startAt = time.Now()
-	for _, name := range g.order {
-		u := g.ups[name]
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			u.Run(g.ctx, g.startLogEvery)
-		}()
-	}
-}
+func (g *Gateway) Start(ctx context.Context) { g.rooms.Ups.Start(ctx, g.startLogEvery) }
 
 // WaitReady waits until every upstream has made its first connection
 // attempt, or ctx ends.
-func (g *Gateway) WaitReady(ctx context.Context) {
-	for _, name := range g.order {
-		select {
-		case <-g.ups[name].FirstTry():
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// awaitStart lets a request that arrives before the upstreams' first
-// connection attempts wait for them: for each, until the larger of
-// StartWait and its start-up timeout has passed since Start (a cold "go
-// run" or "npx -y" takes minutes, and a client that lists tools before
-// must not be told there are none). Initialize waits here, and so does a
-// stateless client's first request, which has no initialize to wait in.
-// Once every upstream has tried, it costs one atomic load.
-func (g *Gateway) awaitStart(ctx context.Context) {
-	if g.started.Load() {
-		return
-	}
-	for _, name := range g.order {
-		u := g.ups[name]
-		wait := time.Until(g.startAt.Add(max(g.startWait, u.Config.StartupTimeout()) + startWaitSlack))
-		if wait <= 0 {
-			continue
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-u.FirstTry():
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		if ctx.Err() != nil {
-			return
-		}
-	}
-	for _, name := range g.order {
-		select {
-		case <-g.ups[name].FirstTry():
-		default:
-			return
-		}
-	}
-	g.started.Store(true)
-}
+func (g *Gateway) WaitReady(ctx context.Context) { g.rooms.Ups.WaitReady(ctx) }
 
 // Status describes every upstream, sorted by name.
-func (g *Gateway) Status() []Status {
-	out := make([]Status, 0, len(g.order))
-	for _, name := range g.order {
-		out = append(out, g.ups[name].Status())
-	}
-	return out
-}
+func (g *Gateway) Status() []Status { return g.rooms.Ups.Status() }
 
 // Close ends every session and upstream (stdio processes get their stdin
 // closed, then SIGTERM, then SIGKILL: see Limits.StopGrace) and the
@@ -461,178 +332,12 @@ func (g *Gateway) Close(ctx context.Context) error {
 		return nil
 	}
 	close(g.quit)
-	g.sessMu.Lock()
-	sessions := make([]*session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		sessions = append(sessions, s)
-	}
-	g.sessMu.Unlock()
-	for _, s := range sessions {
-		s.Close()
-	}
-	if g.cancel != nil {
-		g.cancel()
-	}
-	done := make(chan struct{})
-	go func() { g.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	case <-time.After(time.Duration(g.limits.StopGrace+g.limits.KillGrace) + 2*time.Second):
-		g.log.Warn("upstreams did not stop", "after", time.Duration(g.limits.StopGrace+g.limits.KillGrace)+2*time.Second)
+	g.rooms.Sessions.CloseAll()
+	wait := time.Duration(g.limits.StopGrace+g.limits.KillGrace) + 2*time.Second
+	if !g.rooms.Ups.Stop(ctx, wait) {
+		g.log.Warn("upstreams did not stop", "after", wait)
 	}
 	return g.eng.Close(ctx)
-}
-
-// upstreamReady rebuilds the tool routes, tells sessions the lists
-// changed, and renews the upstream's subscriptions after a restart. A
-// client that listed before the upstream was up (it started late, or
-// restarted) learns of its tools, resources and prompts this way.
-func (g *Gateway) upstreamReady(u *upstream.Upstream) {
-	g.rebuildRoutes()
-	g.broadcast(upstream.Owner{}, notificationToolsListChanged, nil)
-	if u.Capability("resources") {
-		g.broadcast(upstream.Owner{}, notificationResourcesListChange, nil)
-	}
-	if u.Capability("prompts") {
-		g.broadcast(upstream.Owner{}, notificationPromptsListChanged, nil)
-	}
-	g.renewSubscriptions(u)
-}
-
-// Generated tool kinds.
-const (
-	genList      = "resources_list"
-	genRead      = "resources_read"
-	genTemplates = "resources_templates_list"
-)
-
-// rebuildRoutes recomputes the exposed tool names: with one upstream the
-// names are kept; with several each becomes "{server}_{tool}", made unique
-// with a numeric suffix if two would collide.
-func (g *Gateway) rebuildRoutes() {
-	g.rebuildMu.Lock()
-	defer g.rebuildMu.Unlock()
-	routes := map[string]*toolRoute{}
-	var list []json.RawMessage
-	add := func(name string, r *toolRoute) {
-		base := name
-		for i := 2; routes[name] != nil; i++ {
-			name = base + "_" + strconv.Itoa(i)
-		}
-		def, err := sjson.SetBytes(append([]byte(nil), r.def...), "name", name)
-		if err != nil {
-			g.log.Warn("tool definition is not an object; skipped", "route", name, "tool", r.tool)
-			return
-		}
-		r.def = def
-		routes[name] = r
-		list = append(list, def)
-	}
-	for _, name := range g.order {
-		u := g.ups[name]
-		for _, def := range u.ToolDefs() {
-			tool := gjson.GetBytes(def, "name").String()
-			if tool == "" {
-				continue
-			}
-			exposed := tool
-			if !g.single {
-				exposed = u.Name + "_" + tool
-			}
-			add(exposed, &toolRoute{
-				up:       u,
-				tool:     tool,
-				def:      def,
-				username: gjson.GetBytes(def, "inputSchema.properties.username").Exists(),
-				output:   outputSchema(def),
-				args:     toolArgs(u.Config, tool),
-			})
-		}
-		if u.Config.ResourceToolsOn() && u.Capability("resources") {
-			for _, kind := range []string{genList, genRead, genTemplates} {
-				add(u.Name+"_"+kind, &toolRoute{up: u, tool: kind, generated: kind, def: generatedTool(u.Name, kind)})
-			}
-		}
-	}
-	// after the upstreams' tools: an upstream's tool of the same name keeps it
-	for _, a := range g.artifactToolRoutes() {
-		add(a.name, a.route)
-	}
-	g.routesMu.Lock()
-	g.routes, g.toolList = routes, list
-	g.routesMu.Unlock()
-}
-
-// toolArgs returns the argument options of tool: the exact name wins over
-// globs.
-func toolArgs(cfg config.ServerConfig, tool string) config.ArgumentOptions {
-	var a config.ArgumentOptions
-	keys := sortedKeys(cfg.Mcpx.Tools)
-	for _, k := range keys {
-		if k != tool {
-			if ok, _ := path.Match(k, tool); ok {
-				a = cfg.Mcpx.Tools[k].Arguments
-			}
-		}
-	}
-	if t, ok := cfg.Mcpx.Tools[tool]; ok {
-		a = t.Arguments
-	}
-	return a.WithDefaults()
-}
-
-func generatedTool(server, kind string) json.RawMessage {
-	var desc, schema string
-	switch kind {
-	case genList:
-		desc = fmt.Sprintf("List the resources of the %s server (paginated). Returns URIs, names, MIME types and sizes; read one with %s_resources_read.", server, server)
-		schema = `{"type":"object","properties":{"cursor":{"type":"string","description":"nextCursor from a previous page"}}}`
-	case genRead:
-		desc = fmt.Sprintf("Read a resource of the %s server by URI. Small text comes back inline; binary and large content is stored as an artifact and you get its reference and a summary.", server)
-		schema = `{"type":"object","properties":{"uri":{"type":"string","description":"the resource URI"}},"required":["uri"]}`
-	case genTemplates:
-		desc = fmt.Sprintf("List the resource URI templates of the %s server (paginated).", server)
-		schema = `{"type":"object","properties":{"cursor":{"type":"string","description":"nextCursor from a previous page"}}}`
-	}
-	b := []byte(`{"name":""}`)
-	b, _ = sjson.SetBytes(b, "description", desc)
-	b, _ = sjson.SetRawBytes(b, "inputSchema", []byte(schema))
-	b, _ = sjson.SetRawBytes(b, "annotations", []byte(`{"readOnlyHint":true,"openWorldHint":false}`))
-	return b
-}
-
-func (g *Gateway) route(name string) (*toolRoute, bool) {
-	g.routesMu.RLock()
-	defer g.routesMu.RUnlock()
-	r, ok := g.routes[name]
-	return r, ok
-}
-
-// newID returns a random session id.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// traceID takes a trace id from a request's _meta: "traceId",
-// "trace_id", or the trace-id field of a W3C "traceparent".
-func traceID(meta gjson.Result) string {
-	if !meta.IsObject() {
-		return ""
-	}
-	for _, k := range []string{"traceId", "trace_id", "mcpx/trace_id"} {
-		if v := meta.Get(k); v.Type == gjson.String && v.Str != "" {
-			return v.Str
-		}
-	}
-	if tp := meta.Get("traceparent").String(); tp != "" {
-		if parts := strings.Split(tp, "-"); len(parts) >= 4 {
-			return parts[1]
-		}
-	}
-	return ""
 }
 
 // sortedKeys returns m's keys in order.

@@ -20,6 +20,8 @@ import (
 
 	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
+	"github.com/mcpx-dev/mcpx/gateway/internal/transport"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/store"
@@ -91,7 +93,7 @@ func TestSecretNotInClientErrors(t *testing.T) {
 		Secrets: map[string]string{"REMOTE_KEY": secret},
 	})
 	c := connect(t, g)
-	r := c.call("resources/read", `{"uri":"`+upstreamURI("remote", "file:///x")+`"}`)
+	r := c.call("resources/read", `{"uri":"`+router.UpstreamURI("remote", "file:///x")+`"}`)
 	msg := gjson.GetBytes(r, "error.message").String()
 	if strings.Contains(string(r), secret) || strings.Contains(msg, "127.0.0.1:1") || !strings.Contains(msg, "error_id=") {
 		t.Fatalf("client error: %s", r)
@@ -347,14 +349,10 @@ func TestHTTPInvalidAndTooLarge(t *testing.T) {
 func TestHTTPSessionsCappedAndExpire(t *testing.T) {
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, Options{}.Engine)
 	h := g.HTTPHandler(HTTPOptions{MaxSessions: 3, SessionIdleTimeout: 300 * time.Millisecond})
-	srv := h.(*httpServer)
+	srv := h.(*transport.HTTP)
 	ts := httptest.NewServer(h)
 	defer ts.Close()
-	count := func() int {
-		srv.mu.Lock()
-		defer srv.mu.Unlock()
-		return len(srv.sessions)
-	}
+	count := srv.Sessions
 	var ids []string
 	for range 20 {
 		resp, r := httpPost(t, ts.URL, "", initBody)
@@ -396,14 +394,8 @@ func TestHTTPBusySessionsKept(t *testing.T) {
 		defer wg.Done()
 		_, hung = httpPost(t, ts.URL, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":%s}`, toolCall("hang", "")))
 	}()
-	srv := h.(*httpServer)
-	waitFor(t, "the call is in flight", func() bool {
-		srv.mu.Lock()
-		hs := srv.sessions[sid]
-		srv.mu.Unlock()
-		_, idle := hs.idleSince()
-		return !idle
-	})
+	srv := h.(*transport.HTTP)
+	waitFor(t, "the call is in flight", func() bool { return srv.Busy(sid) })
 	resp, r := httpPost(t, ts.URL, "", initBody)
 	if resp.StatusCode != http.StatusServiceUnavailable || r.Get("error").Raw == "" {
 		t.Errorf("initialize at the cap with the only session busy: %d %s", resp.StatusCode, r.Raw)

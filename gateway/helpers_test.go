@@ -416,6 +416,17 @@ func (c *client) waitNote(method string, d time.Duration) (gjson.Result, bool) {
 	}
 }
 
+// isResponse reports whether a JSON-RPC message is a response.
+func isResponse(b []byte) bool {
+	return gjson.GetBytes(b, "id").Exists() && !gjson.GetBytes(b, "method").Exists()
+}
+
+// quote is s as a JSON string.
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 func toolCall(name, args string) string {
 	if args == "" {
 		args = "{}"

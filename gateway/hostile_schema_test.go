@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +11,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/schema"
+	"github.com/mcpx-dev/mcpx/gateway/internal/schema/schematest"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
@@ -27,32 +28,13 @@ func init() {
 	}
 }
 
-// fanOutSchema is $defs a0…a7, each anyOf of branches $refs to the next,
-// the last {"type":"object"}: branches^8 subschemas for one value.
-func fanOutSchema(branches int) string {
-	var b strings.Builder
-	b.WriteString(`{"$ref":"#/$defs/a0","$defs":{`)
-	for i := range 8 {
-		b.WriteString(fmt.Sprintf(`"a%d":{"anyOf":[`, i))
-		for j := range branches {
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(fmt.Sprintf(`{"$ref":"#/$defs/a%d"}`, i+1))
-		}
-		b.WriteString(`]},`)
-	}
-	b.WriteString(`"a8":{"type":"object"}}}`)
-	return b.String()
-}
-
 // The outputSchemas of the hostile stub's tools; each answers
 // structuredContent {"image": <a 256 KiB PNG in base64>}, which the
 // engine moves out, so the rewritten result is validated.
 var hostileSchemas = map[string]string{
 	"selfref": `{"$ref":"#/$defs/a","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object"}]}}}`,
-	"fanout5": fanOutSchema(5),
-	"fanout6": fanOutSchema(6),
+	"fanout5": schematest.FanOut(5),
+	"fanout6": schematest.FanOut(6),
 	// ordinary recursion that descends: validated as usual
 	"tree": `{"$defs":{"n":{"type":"object","properties":{"image":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}}}},"$ref":"#/$defs/n"}`,
 }
@@ -119,7 +101,7 @@ func TestHostileOutputSchemas(t *testing.T) {
 			t.Fatalf("after %s: %s", tool, pong.Raw)
 		}
 	}
-	for _, want := range []string{errSchemaCycle.Error(), "limits.max_schema_nodes", "not validated"} {
+	for _, want := range []string{schema.ErrCycle.Error(), "limits.max_schema_nodes", "not validated"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%.3000s", want, log.String())
 		}

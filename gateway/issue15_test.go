@@ -18,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/internal/redact"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
@@ -117,7 +118,7 @@ func TestSecretFormsMasked(t *testing.T) {
 	if !strings.Contains(msg, "denied: GET") || !strings.Contains(msg, "${API_KEY:masked}") || gjson.GetBytes(r, "error.data.sent").String() != "${API_KEY:masked}" {
 		t.Fatalf("the upstream's error did not reach the client masked: %s", r)
 	}
-	r2 := c.call("resources/read", `{"uri":"`+upstreamURI("remote", "file:///x")+`"}`)
+	r2 := c.call("resources/read", `{"uri":"`+router.UpstreamURI("remote", "file:///x")+`"}`)
 	for name, form := range secretForms(secret) {
 		if strings.Contains(string(r), form) {
 			t.Errorf("the client's error shows the secret's %s form %q: %s", name, form, r)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -68,7 +67,7 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 	if !granted.Get("toolsListChanged").Bool() || granted.Get("promptsListChanged").Bool() || granted.Get("resourceSubscriptions.0").String() != listenedURI {
 		t.Errorf("granted %s: want tools list changes and the resource, no prompts (the stub has none)", granted.Raw)
 	}
-	if n := g.subscribers(listenedURI); n != 1 {
+	if n := g.rooms.Subs.Count(listenedURI); n != 1 {
 		t.Errorf("subscribers of %s: %d", listenedURI, n)
 	}
 
@@ -93,7 +92,7 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream did not end on notifications/cancelled")
 	}
-	if n := g.subscribers(listenedURI); n != 0 {
+	if n := g.rooms.Subs.Count(listenedURI); n != 0 {
 		t.Errorf("subscribers of %s after the stream ended: %d", listenedURI, n)
 	}
 	c.result("tools/call", statelessParams(`{"name":"touch","arguments":{"uri":"`+listenedURI+`"}}`, ""))
@@ -199,7 +198,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 	}
 	cancel()
 	deadline := time.Now().Add(30 * time.Second)
-	for g.subscribers(listenedURI) != 0 {
+	for g.rooms.Subs.Count(listenedURI) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the subscription outlived the closed stream")
 		}
@@ -268,31 +267,5 @@ func TestSubscriptionsListenShutdown(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream outlived the gateway")
-	}
-}
-
-// A stream's notifications queue for its own writer: a full queue ends
-// the stream instead of waiting, and the writer sends what was queued,
-// in order, before it stops.
-func TestListenerQueue(t *testing.T) {
-	fulls := 0
-	l := &listener{id: json.RawMessage(`9`), queue: make(chan []byte, 2), full: func() { fulls++ }}
-	l.notify("notifications/tools/list_changed", json.RawMessage(`{"n":-1}`)) // before the ack: dropped
-	l.open.Store(true)
-	for i := range 3 {
-		l.notify("notifications/tools/list_changed", json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)))
-	}
-	if fulls != 1 {
-		t.Fatalf("a third notification on a queue of two: full called %d times", fulls)
-	}
-	var got []string
-	stop, written := make(chan struct{}), make(chan struct{})
-	close(stop)
-	l.write(func(b []byte) {
-		got = append(got, gjson.GetBytes(b, "params.n").Raw+":"+gjson.GetBytes(b, `params._meta.io\.modelcontextprotocol/subscriptionId`).Raw)
-	}, stop, written)
-	<-written
-	if strings.Join(got, ",") != "0:9,1:9" {
-		t.Errorf("written: %v", got)
 	}
 }

@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
 // minimalEnv is what an MCP client may start a server with: a short PATH

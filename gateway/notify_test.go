@@ -13,6 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -126,7 +127,7 @@ func TestResourceURICollision(t *testing.T) {
 	c := connect(t, g)
 
 	const bare = "shared://readme"
-	alias := upstreamURIPrefix + "b/" + bare
+	alias := router.UpstreamURIPrefix + "b/" + bare
 	got := pages(t, c, "resources/list", "resources", "uri")
 	want := []string{"stub://a/r1", bare, "stub://a/r2", "stub://b/r1", alias, "stub://b/r2"}
 	if !slices.Equal(got, want) {
@@ -140,13 +141,13 @@ func TestResourceURICollision(t *testing.T) {
 		t.Errorf("collision logged %d times after a second listing", n)
 	}
 
-	for uri, text := range map[string]string{bare: "from a: " + bare, alias: "from b: " + bare, upstreamURIPrefix + "a/stub://a/r2": "from a: stub://a/r2"} {
+	for uri, text := range map[string]string{bare: "from a: " + bare, alias: "from b: " + bare, router.UpstreamURIPrefix + "a/stub://a/r2": "from a: stub://a/r2"} {
 		r := c.result("resources/read", `{"uri":"`+uri+`"}`)
 		if r.Get("contents.0.text").String() != text || r.Get("contents.0.uri").String() != uri {
 			t.Errorf("read %s: %s", uri, r.Raw)
 		}
 	}
-	if code := gjson.GetBytes(c.call("resources/read", `{"uri":"`+upstreamURIPrefix+`nope/x://y"}`), "error.code").Int(); code != jsonrpc.CodeResourceNotFound {
+	if code := gjson.GetBytes(c.call("resources/read", `{"uri":"`+router.UpstreamURIPrefix+`nope/x://y"}`), "error.code").Int(); code != jsonrpc.CodeResourceNotFound {
 		t.Errorf("namespaced URI of no server: code %d", code)
 	}
 

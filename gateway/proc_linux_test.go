@@ -42,7 +42,7 @@ func TestStopSendsSIGTERMBeforeSIGKILL(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			g.WaitReady(ctx)
-			u := g.ups["fam"]
+			u := g.rooms.Ups.Named("fam")
 			pgid := u.PID()
 			if pgid == 0 {
 				t.Fatalf("upstream not ready: %+v", u.Status())

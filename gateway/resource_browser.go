@@ -13,6 +13,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/session"
+	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -29,8 +31,8 @@ var (
 
 // resourceServer returns the named upstream when it offers resources.
 func (g *Gateway) resourceServer(server string) (upstreamCaller, error) {
-	u, ok := g.ups[server]
-	if !ok || !u.Capability("resources") {
+	u := g.rooms.Ups.Named(server)
+	if u == nil || !u.Capability("resources") {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
 	}
 	return u, nil
@@ -68,7 +70,7 @@ func (g *Gateway) ReadServerResource(ctx context.Context, server, uri string) (j
 	}
 	p, _ := json.Marshal(map[string]string{"uri": uri})
 	res, err := u.Call(ctx, "resources/read", p)
-	var re *rpcError
+	var re *jsonrpc.Error
 	if errors.As(err, &re) && re.Code == jsonrpc.CodeResourceNotFound {
 		return nil, fmt.Errorf("%w: %s on %s", ErrUnknownResource, uri, server)
 	}
@@ -82,17 +84,16 @@ func (g *Gateway) ReadServerResource(ctx context.Context, server, uri string) (j
 }
 
 // publishUpdate tells Options.OnResourceUpdated of uri, once for each
-// principal among subs (once with an empty scope when none is one).
-func (g *Gateway) publishUpdate(server, uri string, subs ...[]subscriber) {
+// principal among the sessions of subs (once with an empty scope when
+// none is one).
+func (g *Gateway) publishUpdate(server, uri string, subs []subscriptions.Subscriber) {
 	if g.onUpdated == nil {
 		return
 	}
 	seen := map[store.Scope]bool{}
-	for _, list := range subs {
-		for _, sub := range list {
-			if s, ok := sub.(*session); ok && s.User != "" {
-				seen[store.Scope{TenantID: s.Tenant, UserID: s.User}] = true
-			}
+	for _, sub := range subs {
+		if s, ok := sub.(*session.Session); ok && s.User != "" {
+			seen[store.Scope{TenantID: s.Tenant, UserID: s.User}] = true
 		}
 	}
 	if len(seen) == 0 {

@@ -182,7 +182,7 @@ func TestServeServerRequestAmbiguous(t *testing.T) {
 	a := connectWith(t, g, caps)
 	b := connectWith(t, g, caps)
 	a.start("tools/call", toolCall("hang", ""))
-	u := g.ups["asker"]
+	u := g.rooms.Ups.Named("asker")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if c, _ := u.Callers().Sole(); c != nil {

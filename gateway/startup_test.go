@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
@@ -118,7 +119,7 @@ func TestLateUpstreamAnnouncesListChanged(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	deadline := time.After(20 * time.Second)
-	for !seen[notificationToolsListChanged] || !seen[notificationResourcesListChange] {
+	for !seen[subscriptions.NotificationToolsListChanged] || !seen[subscriptions.NotificationResourcesListChange] {
 		select {
 		case n := <-c.notes:
 			seen[gjson.GetBytes(n, "method").String()] = true

@@ -45,7 +45,7 @@ func TestServeStatelessUpstreamInputRequired(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.WaitReady(ctx)
-	if !g.ups["modern"].HasLane() {
+	if !g.rooms.Ups.Named("modern").HasLane() {
 		t.Fatal("the upstream speaks 2026-07-28 but no stateless lane was opened")
 	}
 	c := connect(t, g)
@@ -73,7 +73,7 @@ func TestUpstreamProtocolSessionOnly(t *testing.T) {
 	if st := g.Status()[0]; st.State != upstream.StateReady {
 		t.Fatalf("not ready: %+v", st)
 	}
-	if g.ups["modern"].HasLane() {
+	if g.rooms.Ups.Named("modern").HasLane() {
 		t.Fatal("a lane was opened although config says 2025-11-25")
 	}
 }

@@ -117,7 +117,7 @@ func TestUpstreamStatelessOnly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.WaitReady(ctx)
-	if !g.ups["modern"].StatelessOnly() {
+	if !g.rooms.Ups.Named("modern").StatelessOnly() {
 		t.Fatal("the upstream was not recognised as stateless-only")
 	}
 	c := connectWith(t, g, `{"elicitation":{}}`)

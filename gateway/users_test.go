@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
+	"github.com/mcpx-dev/mcpx/gateway/internal/session"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -215,7 +216,7 @@ func TestUserProcessStopsWhenIdle(t *testing.T) {
 	}, "")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	alice.result("tools/call", toolCall("remember", `{"v":"alice's cookie"}`))
-	stopped := func() bool { return len(g.ups["memo"].Instances().PIDs()) == 0 }
+	stopped := func() bool { return len(g.rooms.Ups.Named("memo").Instances().PIDs()) == 0 }
 	waitFor(t, "alice's idle process stops", stopped)
 	if memo, _ := recalled(bob); memo != "" {
 		t.Errorf("bob recalls %q", memo)
@@ -232,8 +233,8 @@ func TestUsersShareWhenTheConfigSaysSo(t *testing.T) {
 	g, url := memoUsers(t, Options{Users: config.Users{Identities: 3}}, "shared")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	alice.result("tools/call", toolCall("remember", `{"v":"team notes"}`))
-	if memo, pid := recalled(bob); memo != "team notes" || pid != int64(g.ups["memo"].PID()) {
-		t.Errorf("bob recalls %q from pid %d; want alice's memo from the shared process %d", memo, pid, g.ups["memo"].PID())
+	if memo, pid := recalled(bob); memo != "team notes" || pid != int64(g.rooms.Ups.Named("memo").PID()) {
+		t.Errorf("bob recalls %q from pid %d; want alice's memo from the shared process %d", memo, pid, g.rooms.Ups.Named("memo").PID())
 	}
 }
 
@@ -279,22 +280,22 @@ func TestUserProcessAsksItsOwnerOnly(t *testing.T) {
 		resp.Body.Close()
 	}
 	open("tb") // bob's session is the only one with roots
-	u := g.ups["memo"]
+	u := g.rooms.Ups.Named("memo")
 	ctx := context.Background()
-	if c, err := g.callerFor(ctx, u, upstream.Owner{Principal: "/alice"}, true); !errors.Is(err, errNoCaller) {
-		t.Errorf("alice's process, alice not connected: caller %v, %v; want errNoCaller", c, err)
+	if c, err := g.rooms.Sessions.Asked(ctx, u, upstream.Owner{Principal: "/alice"}); !errors.Is(err, session.ErrNoCaller) {
+		t.Errorf("alice's process, alice not connected: caller %v, %v; want session.ErrNoCaller", c, err)
 	}
 	open("ta")
-	c, err := g.callerFor(ctx, u, upstream.Owner{Principal: "/alice"}, true)
-	if err != nil || c.s.User != "alice" {
+	c, err := g.rooms.Sessions.Asked(ctx, u, upstream.Owner{Principal: "/alice"})
+	if err != nil || c.User != "alice" {
 		t.Fatalf("alice's process: %v, %v; want alice's session", c, err)
 	}
 	open("ta")
-	if _, err := g.callerFor(ctx, u, upstream.Owner{Principal: "/alice"}, true); !errors.Is(err, errAmbiguousCaller) {
-		t.Errorf("alice's process, two of her sessions with roots: %v, want errAmbiguousCaller", err)
+	if _, err := g.rooms.Sessions.Asked(ctx, u, upstream.Owner{Principal: "/alice"}); !errors.Is(err, session.ErrAmbiguousCaller) {
+		t.Errorf("alice's process, two of her sessions with roots: %v, want session.ErrAmbiguousCaller", err)
 	}
-	if _, err := g.callerFor(ctx, u, upstream.Owner{}, true); !errors.Is(err, errSharedAsksNobody) {
-		t.Errorf("the shared process of a per_user server: %v, want errSharedAsksNobody", err)
+	if _, err := g.rooms.Sessions.Asked(ctx, u, upstream.Owner{}); !errors.Is(err, session.ErrSharedAsksNobody) {
+		t.Errorf("the shared process of a per_user server: %v, want session.ErrSharedAsksNobody", err)
 	}
 }
 
@@ -310,7 +311,7 @@ func TestStatelessOnlyUsersDoNotShareAProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.WaitReady(ctx)
-	u := g.ups["modern"]
+	u := g.rooms.Ups.Named("modern")
 	if !u.StatelessOnly() {
 		t.Fatal("the upstream was not recognised as stateless-only")
 	}

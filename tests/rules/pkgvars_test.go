@@ -4,12 +4,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/gosrc"
 )
 
 // reviewed lists the package-level variables of the libraries that are
@@ -110,40 +110,27 @@ type pkgVar struct {
 // its globals are the instance's), by folder.
 func libraryFiles(t *testing.T) (map[string][]*ast.File, *token.FileSet, string) {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := gosrc.Root(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+	notLibrary := map[string]bool{"tools": true, "examples": true, filepath.Join("sdk", "wasm-guest", "go"): true, filepath.Join("internal", "wasmtest"): true}
+	files, fset, err := gosrc.Parse(root, func(rel string) bool { return notLibrary[rel] }, parser.ParseComments)
+	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
-	files := map[string][]*ast.File{}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			if p != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || rel == "tools" || rel == "examples" || rel == filepath.Join("sdk", "wasm-guest", "go") || rel == filepath.Join("internal", "wasmtest")) {
-				return filepath.SkipDir
+	for dir, fs := range files {
+		lib := fs[:0]
+		for _, f := range fs {
+			if f.Name.Name != "main" {
+				lib = append(lib, f)
 			}
-			return nil
 		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
+		if len(lib) == 0 {
+			delete(files, dir)
+		} else {
+			files[dir] = lib
 		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		if f.Name.Name != "main" {
-			files[filepath.Dir(rel)] = append(files[filepath.Dir(rel)], f)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return files, fset, root
 }
