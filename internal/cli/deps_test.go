@@ -37,7 +37,8 @@ var unlinked = []string{
 // OpenTelemetry SDK's (internal/cli/parts says why), and the go-sdk's,
 // which the gateway does not need.
 var serverOnly = []string{
-	"github.com/minio/minio-go",
+	"github.com/aws/aws-sdk-go-v2",
+	"github.com/aws/smithy-go",
 	"github.com/itchyny/gojq",
 	"github.com/mcpx-dev/mcpx/gateway",
 	"github.com/mark3labs/mcp-go",

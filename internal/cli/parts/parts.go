@@ -2,7 +2,7 @@
 // CLI itself: the S3 store, jq, and the gateway of "mcpx serve" and "mcpx
 // wrap" with its HTTP API, metrics and traces.
 //
-// They live apart because their dependencies (minio-go, gojq, the
+// They live apart because their dependencies (the AWS SDK, gojq, the
 // gateway's mcp-go and JSON Schema packages, the OpenTelemetry SDK) run
 // package initializers
 // in every process that links them: about 5 ms before main, on each "mcpx
