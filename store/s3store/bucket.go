@@ -101,9 +101,13 @@ func clientOptions(cfg Config, u *url.URL, region string) s3.Options {
 		o.HTTPClient = &http.Client{Transport: cfg.Transport}
 	} else {
 		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
-			// List and Collect make up to parallel requests at once;
-			// keep their connections.
-			t.MaxIdleConnsPerHost = 2 * parallel
+			// List and Collect make up to parallel requests at once:
+			// keep their connections. HTTP/1.1, as S3 speaks it; a
+			// server that accepts a request and never answers fails it
+			// after a minute; bodies are never decoded.
+			t.MaxIdleConnsPerHost = parallel
+			t.ForceAttemptHTTP2 = false
+			t.ResponseHeaderTimeout = time.Minute
 			t.DisableCompression = true
 		})
 	}

@@ -190,7 +190,8 @@ type Config struct {
 	// failures of best-effort cleanups (warn). Defaults to a null logger.
 	Logger hclog.Logger `json:"-"`
 	// Transport carries the HTTP requests. Defaults to the SDK's
-	// transport, keeping up to 32 idle connections to the server.
+	// transport over HTTP/1.1, keeping 16 idle connections to the
+	// server, with a one-minute wait for a response's headers.
 	Transport http.RoundTripper `json:"-"`
 }
 
