@@ -199,9 +199,10 @@ type Config struct {
 // goroutines and by other processes that open the same folder.
 //
 // It is the front of parts that each own one concern, built by Open and
-// given the siblings they use: the blob files, the index (its pool and
-// write lock), the reads not yet recorded, the search indexer, and the
-// readers, writers, searcher and collector over them.
+// given the siblings they use: the blob folders, open.lock, the index (its
+// pool, write lock and opening), recovery, the reads not yet recorded,
+// the search indexer, and the reader, writer, searcher and collector
+// over them.
 type Store struct {
 	dir      string
 	readOnly bool
@@ -216,7 +217,7 @@ type Store struct {
 	writer   *writer
 	searcher *searcher
 	gc       *collector
-	// hook, when set (by tests), is called at named points of Put,
+	// hook's fn, when a test sets it, is called at named points of Put,
 	// Delete, Collect and the indexer to simulate a kill there.
 	hook *hook
 }

@@ -181,6 +181,18 @@ func (x *index) write(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error
 	return tx.Commit()
 }
 
+// writeVersioned is write that reads the index's schema version first,
+// inside the transaction, where no other process can change it.
+func (x *index) writeVersioned(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx, version int) error) error {
+	return x.write(ctx, db, func(tx *sql.Tx) error {
+		var v int
+		if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+			return err
+		}
+		return fn(tx, v)
+	})
+}
+
 // indexName is the SQLite database that indexes the blobs; SQLite keeps
 // its write-ahead log and shared memory beside it (-wal, -shm).
 const indexName = "index.db"
@@ -443,22 +455,6 @@ func createSchema(ctx context.Context, tx *sql.Tx) error {
 	}
 	_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 	return err
-}
-
-// beginVersioned starts a write transaction and reads the index's schema
-// version inside it, where no other process can change it. The caller
-// holds s.wmu and rolls tx back or commits it.
-func beginVersioned(ctx context.Context, db *sql.DB) (*sql.Tx, int, error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	var v int
-	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		tx.Rollback()
-		return nil, 0, err
-	}
-	return tx, v, nil
 }
 
 // insertArtifact inserts ref (with its first scope, created with it) and

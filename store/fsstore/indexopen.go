@@ -132,49 +132,42 @@ func (x *index) setAside(ctx context.Context, cause error) error {
 // create creates the schema of a new index and fills it: from the
 // journal of a version 1 store, then from every blob nothing holds.
 func (x *index) create(ctx context.Context, db *sql.DB) error {
-	x.wmu.Lock()
-	defer x.wmu.Unlock()
-	tx, v, err := beginVersioned(ctx, db)
+	var c recoveryCounts
+	made, adopted := true, false
+	err := x.writeVersioned(ctx, db, func(tx *sql.Tx, v int) error {
+		if v != 0 {
+			made = false // another process made it while this one waited
+			return nil
+		}
+		if err := createSchema(ctx, tx); err != nil {
+			return err
+		}
+		deleted := map[string]bool{}
+		if fi, err := statIfExists(x.journalPath); err != nil {
+			return err
+		} else if fi != nil {
+			n, err := x.rebuild.importJournal(ctx, tx, &c, deleted, true)
+			if err != nil {
+				return fmt.Errorf("adopt %s: %w", journalName, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('journal_imported', ?)`, time.Now().UTC().Format(time.RFC3339)); err != nil {
+				return err
+			}
+			adopted = true
+			x.log.Info("adopted a journal store: imported its journal into the index", "dir", x.dir, "artifacts", n)
+		}
+		if x.files.hasBlobs() {
+			return x.rebuild.reconcile(ctx, tx, &c, deleted, nil)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if v != 0 {
-		// Another process made it while this one waited.
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-		return x.finishAdoption(ctx, db)
+	if made {
+		x.rebuild.logCounts(c)
 	}
-	if err := createSchema(ctx, tx); err != nil {
-		return err
-	}
-	var c recoveryCounts
-	deleted := map[string]bool{}
-	adopted := false
-	if fi, err := statIfExists(x.journalPath); err != nil {
-		return err
-	} else if fi != nil {
-		n, err := x.rebuild.importJournal(ctx, tx, &c, deleted, true)
-		if err != nil {
-			return fmt.Errorf("adopt %s: %w", journalName, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('journal_imported', ?)`, time.Now().UTC().Format(time.RFC3339)); err != nil {
-			return err
-		}
-		adopted = true
-		x.log.Info("adopted a journal store: imported its journal into the index", "dir", x.dir, "artifacts", n)
-	}
-	if x.files.hasBlobs() {
-		if err := x.rebuild.reconcile(ctx, tx, &c, deleted, nil); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	x.rebuild.logCounts(c)
-	if adopted {
+	if !made || adopted {
 		return x.finishAdoption(ctx, db)
 	}
 	return nil
@@ -206,32 +199,25 @@ func (x *index) finishAdoption(ctx context.Context, db *sql.DB) error {
 // one transaction (another process may have done it meanwhile: the
 // version is read again inside it).
 func (x *index) migrate(ctx context.Context, db *sql.DB) error {
-	x.wmu.Lock()
-	defer x.wmu.Unlock()
-	tx, v, err := beginVersioned(ctx, db)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if v >= schemaVersion {
-		return tx.Commit()
-	}
-	from := v
-	for ; v < schemaVersion; v++ {
-		for _, q := range migrations[v+1] {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("migrate index to version %d: %w", v+1, err)
+	from := schemaVersion
+	err := x.writeVersioned(ctx, db, func(tx *sql.Tx, v int) error {
+		if v >= schemaVersion {
+			return nil
+		}
+		for from = v; v < schemaVersion; v++ {
+			for _, q := range migrations[v+1] {
+				if _, err := tx.ExecContext(ctx, q); err != nil {
+					return fmt.Errorf("migrate index to version %d: %w", v+1, err)
+				}
 			}
 		}
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 		return err
+	})
+	if err == nil && from < schemaVersion {
+		x.log.Info("migrated the index", "index", x.path, "from_version", from, "to_version", schemaVersion)
 	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	x.log.Info("migrated the index", "index", x.path, "from_version", from, "to_version", schemaVersion)
-	return nil
+	return err
 }
 
 // ensureSearchSchema makes the search tables when the index lacks them.

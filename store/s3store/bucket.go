@@ -132,10 +132,19 @@ func virtualHosted(u *url.URL, bucket string) bool {
 		strings.HasPrefix(h, "s3") && strings.HasSuffix(h, ".amazonaws.com")
 }
 
-// region asks the server for the bucket's region (signed for
-// defaultRegion, as S3 answers that question from any region). A server
-// that will not say (access denied, not implemented) is taken to use
-// defaultRegion.
+// locationOptions are the client options of the request that asks the
+// bucket's region: to the endpoint as configured, by path, signed for
+// defaultRegion, as S3 answers that question at any endpoint for a bucket
+// of any region (minio-go asked it so).
+func locationOptions(cfg Config, u *url.URL) s3.Options {
+	o := clientOptions(cfg, u, defaultRegion)
+	o.BaseEndpoint = aws.String(u.Scheme + "://" + u.Host)
+	o.UsePathStyle = true
+	return o
+}
+
+// region asks the server for the bucket's region. A server that will not
+// say (access denied, not implemented) is taken to use defaultRegion.
 func region(ctx context.Context, client *s3.Client, name string) (string, error) {
 	out, err := client.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: aws.String(name)})
 	if err != nil {

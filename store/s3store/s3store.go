@@ -250,7 +250,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	b.where = "s3://" + b.name + "/" + b.prefix
 	reg := cfg.Region
 	if reg == "" {
-		if reg, err = region(ctx, s3.New(clientOptions(cfg, u, defaultRegion)), cfg.Bucket); err != nil {
+		if reg, err = region(ctx, s3.New(locationOptions(cfg, u)), cfg.Bucket); err != nil {
 			if errorCode(err) == "NoSuchBucket" {
 				err = ErrNoBucket
 			}
