@@ -76,7 +76,7 @@ func (u *uploader) upload(ctx context.Context, blob string, r io.Reader, maxByte
 	}
 	hr.h = sha256.New()
 	hr.h.Write(head)
-	err = u.multipart(ctx, key, io.MultiReader(bytes.NewReader(head), hr))
+	err = u.multipart(ctx, key, head, hr)
 	if hr.err != nil { // what made the upload fail
 		u.bucket.remove(ctx, key)
 		return 0, "", hr.err
@@ -97,38 +97,66 @@ func ctxErrOr(ctx context.Context, err error) error {
 	return err
 }
 
-// multipart writes src to key in parts of PartSize, read and sent one at
-// a time; content that fits one part goes in one PUT. A failure aborts
-// the upload.
-func (u *uploader) multipart(ctx context.Context, key string, src io.Reader) error {
+// minPartSize is S3's smallest part but the last.
+const minPartSize = 5 << 20
+
+// multipart writes head and then rest to key in parts of PartSize;
+// content that fits one part goes in one PUT. Each part is sent while the
+// next is read (and hashed), from two buffers in turn: the head itself
+// and one more when the head is a whole part (the defaults), else two
+// more. A failure aborts the upload.
+func (u *uploader) multipart(ctx context.Context, key string, head []byte, rest io.Reader) error {
+	first, src := head, rest
+	if int64(len(head)) != u.partSize || len(head) < minPartSize {
+		// The head is read again into parts of their own size.
+		pp := u.parts.Get().(*[]byte)
+		defer u.parts.Put(pp)
+		src = io.MultiReader(bytes.NewReader(head), rest)
+		n, err := io.ReadFull(src, *pp)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return u.bucket.putBlob(ctx, key, (*pp)[:n])
+		}
+		if err != nil {
+			return err
+		}
+		first = *pp
+	}
 	pp := u.parts.Get().(*[]byte)
 	defer u.parts.Put(pp)
-	buf := *pp
-	n, err := io.ReadFull(src, buf)
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return u.bucket.putBlob(ctx, key, buf[:n])
-	}
-	if err != nil {
-		return err
-	}
+	bufs := [2][]byte{first, *pp}
 	id, err := u.bucket.startUpload(ctx, key)
 	if err != nil {
 		return err
 	}
 	var parts []types.CompletedPart
-	for i, last := int32(1), false; n > 0; i++ {
-		part, err := u.bucket.uploadPart(ctx, key, id, i, buf[:n])
-		if err != nil {
-			return u.abort(ctx, key, id, err)
+	part, last := first, false
+	for i, cur := int32(1), 0; ; i, cur = i+1, 1-cur {
+		type sent struct {
+			part types.CompletedPart
+			err  error
 		}
-		parts = append(parts, part)
-		if last {
+		done := make(chan sent, 1)
+		go func(data []byte) {
+			p, err := u.bucket.uploadPart(ctx, key, id, i, data)
+			done <- sent{p, err}
+		}(part)
+		var n int
+		var rerr error
+		if !last {
+			n, rerr = io.ReadFull(src, bufs[1-cur])
+		}
+		r := <-done
+		if r.err != nil {
+			return u.abort(ctx, key, id, r.err)
+		}
+		parts = append(parts, r.part)
+		if last || errors.Is(rerr, io.EOF) {
 			break
 		}
-		n, err = io.ReadFull(src, buf)
-		if last = err != nil; last && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return u.abort(ctx, key, id, err)
+		if rerr != nil && !errors.Is(rerr, io.ErrUnexpectedEOF) {
+			return u.abort(ctx, key, id, rerr)
 		}
+		part, last = bufs[1-cur][:n], rerr != nil
 	}
 	if err := u.bucket.completeUpload(ctx, key, id, parts); err != nil {
 		return u.abort(ctx, key, id, err)
