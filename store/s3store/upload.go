@@ -1,7 +1,7 @@
 package s3store
 
 // Streaming a put to the bucket: the sha256 that names the artifact is
-// the only pass of hashing over its bytes, and memory holds one part.
+// the only pass of hashing over its bytes, and memory holds two parts.
 
 import (
 	"bytes"
@@ -39,13 +39,13 @@ func newUploader(b *bucket, log hclog.Logger, partSize, singlePut int64) *upload
 // first SinglePutBytes are read ahead. Content that ends there goes in one
 // PUT while another goroutine hashes it, and onSum is told the sum as soon
 // as it is known (from that goroutine, before upload returns). Longer
-// content goes as a multipart upload of PartSize parts, one part in
-// memory at a time, hashed as it is read, and onSum is not called. Either
-// way the bytes go unsigned (UNSIGNED-PAYLOAD): signing them would hash
-// them a second time in line on each side (a signed 10 MiB put took 1.4x
-// an unsigned one; BENCHMARKS.md). A failure leaves no object (the
-// multipart upload is aborted) and returns the reader's or the context's
-// error as it is.
+// content goes as a multipart upload of PartSize parts (see multipart),
+// hashed as it is read, and onSum is not called. Either way the bytes go
+// unsigned (UNSIGNED-PAYLOAD) and without a checksum: signing them would
+// hash them a second time in line on each side (the SDK's signed PUT of
+// 10 MiB takes 1.3-1.8x its unsigned one; BENCHMARKS.md). A failure
+// leaves no object (the multipart upload is aborted) and returns the
+// reader's or the context's error as it is.
 func (u *uploader) upload(ctx context.Context, blob string, r io.Reader, maxBytes int64, onSum func(sum string)) (int64, string, error) {
 	hr := &hashingReader{ctx: ctx, r: r, max: maxBytes}
 	hp := u.heads.Get().(*[]byte)
