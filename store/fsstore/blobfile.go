@@ -108,8 +108,11 @@ func (b *blobFolders) removeTemp(name string) error {
 }
 
 // temps lists tmp/.
-func (b *blobFolders) temps() ([]fs.DirEntry, error) {
-	d, err := b.tmp.Open(".")
+func (b *blobFolders) temps() ([]fs.DirEntry, error) { return readDir(b.tmp, ".") }
+
+// readDir lists the folder name in root.
+func readDir(root *os.Root, name string) ([]fs.DirEntry, error) {
+	d, err := root.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -256,12 +259,7 @@ func (b *blobFolders) removeParked(parked []parkedBlob) {
 // walk calls fn for every file under blobs/: sum is its name when the
 // name is a sha256 in the right shard and the file a regular one, else "".
 func (b *blobFolders) walk(fn func(sum, path string, fi fs.FileInfo) error) error {
-	d, err := b.blobs.Open(".")
-	if err != nil {
-		return err
-	}
-	shards, err := d.ReadDir(-1)
-	d.Close()
+	shards, err := readDir(b.blobs, ".")
 	if err != nil {
 		return err
 	}
@@ -273,12 +271,7 @@ func (b *blobFolders) walk(fn func(sum, path string, fi fs.FileInfo) error) erro
 			}
 			continue
 		}
-		sd, err := b.blobs.Open(sh.Name())
-		if err != nil {
-			return err
-		}
-		files, err := sd.ReadDir(-1)
-		sd.Close()
+		files, err := readDir(b.blobs, sh.Name())
 		if err != nil {
 			return err
 		}

@@ -231,6 +231,16 @@ var (
 	_ store.AccessLister  = (*Store)(nil)
 )
 
+// hook lets a test stop the process at a named point of a write (the
+// crash tests kill it there). The zero value does nothing.
+type hook struct{ fn func(point string) }
+
+func (h *hook) at(point string) {
+	if h.fn != nil {
+		h.fn(point)
+	}
+}
+
 // Open opens (creating it when missing, mode 0700) the store in dir. When
 // no other process has the folder open it settles what an earlier kill
 // left in tmp/ first (see the package doc). The index is opened on first

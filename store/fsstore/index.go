@@ -26,8 +26,8 @@ import (
 // index is the SQLite database that indexes the blobs: its connection
 // pool, opened on first use, and the write lock that orders this
 // process's write transactions. Opening it may create, migrate, adopt a
-// journal into or rebuild it (indexopen.go), with the blob files and the
-// open lock it is given.
+// journal into or rebuild it (indexopen.go), with the blob folders, the
+// open lock and the recovery it is given.
 type index struct {
 	path, journalPath, dir string
 	busyTimeout            time.Duration

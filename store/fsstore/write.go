@@ -35,16 +35,6 @@ type writer struct {
 	text        *indexer
 }
 
-// hook lets a test stop the process at a named point of a write (the
-// crash tests kill it there). The zero value does nothing.
-type hook struct{ fn func(point string) }
-
-func (h *hook) at(point string) {
-	if h.fn != nil {
-		h.fn(point)
-	}
-}
-
 // tempName returns a new name for a temp file: prefix and random digits.
 func tempName(prefix string) string {
 	var b [8]byte

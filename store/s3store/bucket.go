@@ -357,28 +357,20 @@ type listing struct {
 // list yields the keys l names, one page a request, until the caller
 // stops or a request fails (yielded as the last error).
 func (b *bucket) list(ctx context.Context, l listing) iter.Seq2[object, error] {
-	return func(yield func(object, error) bool) {
-		in := &s3.ListObjectsV2Input{Bucket: aws.String(b.name), Prefix: aws.String(l.prefix)}
-		if l.startAfter != "" {
-			in.StartAfter = aws.String(l.startAfter)
-		}
-		if l.pageKeys > 0 {
-			in.MaxKeys = aws.Int32(int32(l.pageKeys))
-		}
-		pages := s3.NewListObjectsV2Paginator(b.client, in)
-		for pages.HasMorePages() {
-			page, err := pages.NextPage(ctx)
-			if err != nil {
-				yield(object{}, err)
-				return
-			}
-			for _, o := range page.Contents {
-				if !yield(object{key: aws.ToString(o.Key), modified: aws.ToTime(o.LastModified)}, nil) {
-					return
-				}
-			}
-		}
+	in := &s3.ListObjectsV2Input{Bucket: aws.String(b.name), Prefix: aws.String(l.prefix)}
+	if l.startAfter != "" {
+		in.StartAfter = aws.String(l.startAfter)
 	}
+	if l.pageKeys > 0 {
+		in.MaxKeys = aws.Int32(int32(l.pageKeys))
+	}
+	return pages(ctx, s3.NewListObjectsV2Paginator(b.client, in), func(page *s3.ListObjectsV2Output) []object {
+		objs := make([]object, len(page.Contents))
+		for i, o := range page.Contents {
+			objs[i] = object{key: aws.ToString(o.Key), modified: aws.ToTime(o.LastModified)}
+		}
+		return objs
+	})
 }
 
 // keys lists the keys under part and prefix (below the store's prefix).
@@ -395,16 +387,35 @@ type upload struct {
 // uploads yields the open multipart uploads of keys under prefix (a full
 // key prefix).
 func (b *bucket) uploads(ctx context.Context, prefix string) iter.Seq2[upload, error] {
-	return func(yield func(upload, error) bool) {
-		pages := s3.NewListMultipartUploadsPaginator(b.client, &s3.ListMultipartUploadsInput{Bucket: aws.String(b.name), Prefix: aws.String(prefix)})
-		for pages.HasMorePages() {
-			page, err := pages.NextPage(ctx)
+	in := &s3.ListMultipartUploadsInput{Bucket: aws.String(b.name), Prefix: aws.String(prefix)}
+	return pages(ctx, s3.NewListMultipartUploadsPaginator(b.client, in), func(page *s3.ListMultipartUploadsOutput) []upload {
+		ups := make([]upload, len(page.Uploads))
+		for i, u := range page.Uploads {
+			ups[i] = upload{key: aws.ToString(u.Key), id: aws.ToString(u.UploadId), initiated: aws.ToTime(u.Initiated)}
+		}
+		return ups
+	})
+}
+
+// pager is one of the SDK's paginators.
+type pager[P any] interface {
+	HasMorePages() bool
+	NextPage(ctx context.Context, opts ...func(*s3.Options)) (P, error)
+}
+
+// pages yields the items of each page p fetches, a request a page, until
+// the caller stops or a request fails (yielded as the last error).
+func pages[P, T any](ctx context.Context, p pager[P], items func(P) []T) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
 			if err != nil {
-				yield(upload{}, err)
+				var zero T
+				yield(zero, err)
 				return
 			}
-			for _, u := range page.Uploads {
-				if !yield(upload{key: aws.ToString(u.Key), id: aws.ToString(u.UploadId), initiated: aws.ToTime(u.Initiated)}, nil) {
+			for _, it := range items(page) {
+				if !yield(it, nil) {
 					return
 				}
 			}
