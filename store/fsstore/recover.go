@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+
 	"github.com/mcpx-dev/mcpx/store"
 )
 
