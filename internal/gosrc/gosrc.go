@@ -1,6 +1,6 @@
 // Package gosrc parses the repository's own Go source for the tests that
 // keep its rules as code: no mutable package state (internal/pkgvars), no
-// type over its size (internal/typesize).
+// type over its size (tests/rules).
 package gosrc
 
 import (

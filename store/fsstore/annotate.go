@@ -11,45 +11,44 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// Annotate records the artifact's content summary in the index (returned
-// in Ref.Content by Stat, Get and List) and hands its text parts to the
-// search index, written beside the caller (see indexer.go): annotating
-// again replaces both.
-func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage, parts []store.TextPart) error {
-	if s.readOnly {
+// annotate records the artifact's content summary in the index and
+// hands its text parts to the indexer, or indexes them itself when its
+// queue is full.
+func (w *writer) annotate(ctx context.Context, id string, content json.RawMessage, parts []store.TextPart) error {
+	if w.readOnly {
 		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), ErrReadOnly)
 	}
 	if len(content) > 0 && !json.Valid(content) {
 		return fmt.Errorf("fsstore: artifact[%s]: content is not JSON", store.QuoteID(id))
 	}
-	s.wmu.enter()
-	defer s.wmu.leave()
-	db, err := s.readIndex(ctx, id)
+	w.idx.wmu.enter()
+	defer w.idx.wmu.leave()
+	db, err := w.idx.forID(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := s.annotate(ctx, db, id, content); err != nil {
+	if err := w.summarize(ctx, db, id, content); err != nil {
 		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
-	if len(parts) == 0 || s.queueText(id, parts) {
+	if len(parts) == 0 || w.text.queue(id, parts) {
 		return nil
 	}
-	if err := s.indexText(ctx, id, parts); err != nil {
+	if err := w.text.indexText(ctx, id, parts); err != nil {
 		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
 	return nil
 }
 
-// annotate writes the content summary in a transaction that commits
+// summarize writes the content summary in a transaction that commits
 // without an fsync of its own (synchronous=NORMAL on its connection): a
 // summary is derived from the blob and computed again when missing, so it
 // need not survive a power loss as the put it follows does, and a CLI run
 // that stores one artifact pays one fsync of the index, not two. A process
 // that dies after the commit keeps it (the OS has the WAL's pages); the
 // next commit or checkpoint of any connection makes it durable.
-func (s *Store) annotate(ctx context.Context, db *sql.DB, id string, content json.RawMessage) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+func (w *writer) summarize(ctx context.Context, db *sql.DB, id string, content json.RawMessage) error {
+	w.idx.wmu.Lock()
+	defer w.idx.wmu.Unlock()
 	conn, err := unsyncedConn(ctx, db)
 	if err != nil {
 		return err
@@ -66,7 +65,7 @@ func (s *Store) annotate(ctx context.Context, db *sql.DB, id string, content jso
 		return store.ErrNotFound
 	}
 	if err != nil {
-		return s.queryErr(err)
+		return w.idx.queryErr(err)
 	}
 	var col any // NULL: no summary
 	if len(content) > 0 {
@@ -75,9 +74,7 @@ func (s *Store) annotate(ctx context.Context, db *sql.DB, id string, content jso
 	if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET content = ? WHERE seq = ?`, col, seq); err != nil {
 		return err
 	}
-	if err := s.touchesIn(ctx, tx); err != nil {
-		s.log.Warn("could not record artifact reads", "error", err)
-	}
+	w.reads.carry(ctx, tx)
 	return tx.Commit()
 }
 

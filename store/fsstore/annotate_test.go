@@ -55,7 +55,7 @@ func TestIndexMigratesToContent(t *testing.T) {
 		t.Fatalf("Annotate after the migration: %v", err)
 	}
 	var v int
-	idx, _ := rw.index(ctx)
+	idx, _ := rw.idx.db(ctx)
 	if err := idx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != schemaVersion {
 		t.Errorf("user_version = %d, %v; want %d", v, err, schemaVersion)
 	}
@@ -83,7 +83,7 @@ func TestAnnotateLeavesPutsSynced(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := s.index(ctx)
+	db, err := s.idx.db(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func fillIndex(tb testing.TB, dir string, n int) {
 		tb.Fatal(err)
 	}
 	defer s.Close(ctx)
-	db, err := s.index(ctx)
+	db, err := s.idx.db(ctx)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func helperMain(mode, dir string) error {
 	switch mode {
 	case "crash":
 		point := os.Getenv("FSSTORE_POINT")
-		s.hook = func(p string) {
+		s.hook.fn = func(p string) {
 			if p == point {
 				killSelf(p)
 			}

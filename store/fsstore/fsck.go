@@ -74,33 +74,33 @@ func Check(ctx context.Context, dir string, cfg Config) (Report, error) {
 	if _, err := os.Stat(s.dir); err != nil {
 		return Report{}, fmt.Errorf("fsstore: dir[%s]: %w", s.dir, err)
 	}
-	if err := s.open(ctx); err != nil {
+	if err := s.open(ctx, openMode{}); err != nil {
 		s.closeFiles()
 		return Report{}, fmt.Errorf("fsstore: dir[%s]: %w", s.dir, err)
 	}
 	defer s.Close(ctx)
-	rep, err := s.check(ctx)
+	rep, err := check(ctx, s.dir, s.idx, s.files)
 	if err != nil {
 		return Report{}, fmt.Errorf("fsstore: dir[%s]: check: %w", s.dir, err)
 	}
 	return rep, nil
 }
 
-// check builds the report.
-func (s *Store) check(ctx context.Context) (Report, error) {
-	rep := Report{Dir: s.dir}
-	if s.blobs == nil {
+// check builds the report of the store in dir.
+func check(ctx context.Context, dir string, idx *index, files *blobFolders) (Report, error) {
+	rep := Report{Dir: dir}
+	if !files.present() {
 		return rep, nil
 	}
 	held := map[string]bool{}
-	db, err := s.index(ctx)
+	db, err := idx.db(ctx)
 	switch {
 	case err != nil && !isCorrupt(err):
 		return rep, err
 	case err != nil:
 		rep.IndexDamaged, rep.IndexError = true, err.Error()
 	case db == nil:
-		if s.hasBlobs() {
+		if files.hasBlobs() {
 			rep.IndexDamaged, rep.IndexError = true, "the store has blobs but no index"
 		}
 	default:
@@ -111,7 +111,7 @@ func (s *Store) check(ctx context.Context) (Report, error) {
 			rep.IndexDamaged, rep.IndexError = true, msg
 			break
 		}
-		if err := s.checkRows(ctx, db, &rep, held); err != nil {
+		if err := checkRows(ctx, db, files, &rep, held); err != nil {
 			if !isCorrupt(err) {
 				return rep, err
 			}
@@ -119,12 +119,12 @@ func (s *Store) check(ctx context.Context) (Report, error) {
 		}
 	}
 	rel := func(path string) string {
-		if r, err := filepath.Rel(s.dir, path); err == nil {
+		if r, err := filepath.Rel(dir, path); err == nil {
 			return r
 		}
 		return path
 	}
-	err = s.walkBlobs(func(sum, path string, _ fs.FileInfo) error {
+	err = files.walk(func(sum, path string, _ fs.FileInfo) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (s *Store) check(ctx context.Context) (Report, error) {
 			rep.Unknown = append(rep.Unknown, rel(path))
 			return nil
 		}
-		got, err := hashIn(s.blobs, blobName(sum))
+		got, err := files.hashBlob(sum)
 		if err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func (s *Store) check(ctx context.Context) (Report, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rep, err
 	}
-	tmps, err := os.ReadDir(filepath.Join(s.dir, tmpName))
+	tmps, err := os.ReadDir(filepath.Join(dir, tmpName))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rep, err
 	}
@@ -156,7 +156,7 @@ func (s *Store) check(ctx context.Context) (Report, error) {
 		kind, _ := tempKind(t.Name())
 		switch {
 		case !t.Type().IsRegular() || kind == "":
-			rep.Unknown = append(rep.Unknown, rel(filepath.Join(s.dir, tmpName, t.Name())))
+			rep.Unknown = append(rep.Unknown, rel(filepath.Join(dir, tmpName, t.Name())))
 		case kind == "del":
 			rep.Leftover++
 		default:
@@ -190,7 +190,7 @@ func integrityCheck(ctx context.Context, db *sql.DB) (string, error) {
 
 // checkRows counts the artifacts, lists those whose blob is unusable and
 // collects the blobs they hold.
-func (s *Store) checkRows(ctx context.Context, db *sql.DB, rep *Report, held map[string]bool) error {
+func checkRows(ctx context.Context, db *sql.DB, files *blobFolders, rep *Report, held map[string]bool) error {
 	rows, err := db.QueryContext(ctx, `SELECT id, sha256, size FROM artifacts ORDER BY seq`)
 	if err != nil {
 		return err
@@ -204,7 +204,7 @@ func (s *Store) checkRows(ctx context.Context, db *sql.DB, rep *Report, held map
 		}
 		rep.Artifacts++
 		held[sum] = true
-		fi, err := s.blobs.Lstat(blobName(sum))
+		fi, err := files.stat(sum)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() != size {
 			rep.Missing = append(rep.Missing, id)
 		}
@@ -234,8 +234,7 @@ func Repair(ctx context.Context, dir string, cfg Config) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	s.repair, s.repairRebuild, s.corrupt = true, rep.IndexDamaged, rep.Corrupt
-	if err := s.open(ctx); err != nil {
+	if err := s.open(ctx, openMode{repair: true, rebuild: rep.IndexDamaged, corrupt: rep.Corrupt}); err != nil {
 		s.closeFiles()
 		return rep, fmt.Errorf("fsstore: dir[%s]: repair: %w", s.dir, err)
 	}
@@ -243,125 +242,4 @@ func Repair(ctx context.Context, dir string, cfg Config) (Report, error) {
 		return rep, err
 	}
 	return rep, nil
-}
-
-// repairIndex runs during a repair, with the folder to itself: it sets a
-// damaged index aside (opening the index then rebuilds it) or reconciles
-// a sound one with the blobs.
-func (s *Store) repairIndex(ctx context.Context) error {
-	if s.repairRebuild {
-		if _, err := os.Lstat(s.indexPath); err == nil {
-			if err := s.setIndexAside(ctx, errIndexDamaged); err != nil {
-				return err
-			}
-		}
-		_, err := s.index(ctx)
-		return err
-	}
-	db, err := s.index(ctx)
-	if err != nil {
-		return err
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var c recoveryCounts
-	if err := s.reconcile(ctx, tx, &c, nil, s.corrupt); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	s.logCounts(c)
-	return nil
-}
-
-// openIndexReadOnly opens the index for reading: nil when the store has
-// none. A journal store not yet adopted is read into a private in-memory
-// index; an index in a folder this process cannot write is opened
-// immutable (SQLite cannot make its shared-memory file there).
-func (s *Store) openIndexReadOnly(ctx context.Context) (*sql.DB, error) {
-	if s.blobs == nil {
-		return nil, nil
-	}
-	f, err := openIfPresent(s.indexPath)
-	if err != nil {
-		return nil, err
-	}
-	if f == nil {
-		if fi, err := statIfExists(s.journalPath); err != nil || fi == nil {
-			return nil, err
-		}
-		return s.journalInMemory(ctx)
-	}
-	_, herr := checkIndexHeader(f)
-	f.Close()
-	if herr != nil {
-		return nil, fmt.Errorf("%w: %w", ErrIndexDamaged, herr)
-	}
-	// A reader in WAL mode makes -wal and -shm when they are missing,
-	// which a read-only open must not. They are missing only when no
-	// connection has the index open; then nothing is in a WAL and the
-	// file can be read immutable (index drops that handle once a writer
-	// appears). The same goes for a folder this process cannot write.
-	wal, err := statIfExists(s.indexPath + "-wal")
-	if err != nil {
-		return nil, err
-	}
-	immutable := wal == nil || !writable(s.dir)
-	s.dbImmutable = immutable
-	db, v, err := openIndexDB(ctx, indexDSN(s.indexPath, s.busyTimeout, true, immutable))
-	if err != nil {
-		return nil, err
-	}
-	if v == 0 {
-		// Being created by a writer right now: nothing in it yet.
-		db.Close()
-		return nil, nil
-	}
-	// An index older than this mcpx lacks columns; a read-only store
-	// reads it without them (the next read-write open migrates).
-	s.oldIndex.Store(0)
-	if v < schemaVersion {
-		s.oldIndex.Store(int32(v))
-	}
-	return db, nil
-}
-
-// journalInMemory reads the journal of a store not yet adopted into an
-// in-memory index.
-func (s *Store) journalInMemory(ctx context.Context) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		return nil, err
-	}
-	// One connection: each connection to :memory: is a database of its own.
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	tx, err := db.BeginTx(ctx, nil)
-	if err == nil {
-		defer tx.Rollback()
-		err = createSchema(ctx, tx)
-	}
-	if err == nil {
-		var c recoveryCounts
-		_, err = s.importJournal(ctx, tx, &c, map[string]bool{}, false)
-		if c.badLines > 0 || c.tornTail {
-			s.log.Warn("the journal is damaged; a read-only open may list fewer artifacts than the store holds: run 'mcpx artifacts fsck'", "journal", s.journalPath)
-		}
-	}
-	if err == nil {
-		err = tx.Commit()
-	}
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s.log.Info("read a journal store (not yet adopted) into memory; a read-write open adopts it", "journal", s.journalPath)
-	return db, nil
 }

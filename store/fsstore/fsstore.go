@@ -107,9 +107,7 @@ package fsstore
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -117,17 +115,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/mcpx-dev/mcpx/store"
-	"github.com/mcpx-dev/mcpx/store/internal/catalog"
-	"github.com/mcpx-dev/mcpx/store/internal/putio"
 )
 
 // DefaultPageSize is the number of refs List returns per page by default.
@@ -204,83 +197,48 @@ type Config struct {
 
 // Store is an artifact store on a folder. It is safe for concurrent use, by
 // goroutines and by other processes that open the same folder.
+//
+// It is the front of parts that each own one concern, built by Open and
+// given the siblings they use: the blob folders, open.lock, the index (its
+// pool, write lock and opening), recovery, the reads not yet recorded,
+// the search indexer, and the reader, writer, searcher and collector
+// over them.
 type Store struct {
-	candidates                  int // Config.SearchCandidates, default applied
-	dir, indexPath, journalPath string
-	pageSize, idPrefixLen       int
-	busyTimeout                 time.Duration
-	log                         hclog.Logger
-	readOnly                    bool
-
-	// repair (set by Repair) makes open fail with ErrBusy unless this
-	// process has the folder to itself, and rebuild or reconcile the
-	// index; corrupt lists the blobs Check found rotten.
-	repair        bool
-	repairRebuild bool
-	corrupt       []string
-	// exclusive is set while open holds open.lock exclusively.
-	exclusive bool
-
-	// hook, when set (by tests), is called at named points of Put and
-	// Delete to simulate a kill there.
-	hook func(point string)
-
-	// Directory handles opened at Open (nil on a read-only store of a
-	// missing folder).
-	blobs, tmp       *os.Root
-	blobsDir, tmpDir *os.File
-	openLock         *os.File
-
-	mu     sync.Mutex // guards closed, db, prefetching
-	closed bool
-	db     *sql.DB
-	// prefetching is set once a put started opening the index ahead of
-	// its commit (see Put).
-	prefetching bool
-	// dbImmutable is set when db reads the index immutable (see
-	// openIndexReadOnly).
-	dbImmutable bool
-	// oldIndex is the schema version of an index older than this mcpx's
-	// that a read-only store reads as it is (see refColumnsOf); 0 for a
-	// current one.
-	oldIndex atomic.Int32
-	// wmu lets one write transaction of this process at a time ask
-	// SQLite for the write lock, the search indexer's after the others
-	// (see writeLock).
-	wmu writeLock
-
-	// Reads waiting to be written as last_access_at (see touch): tmu
-	// guards touched and touchPending; fmu orders flushes (Close waits for
-	// the timer's).
-	// Text parts waiting for the search index (indexer.go): imu guards
-	// them; idone is open while the indexer runs; iwaiters counts the
-	// Search and Close calls waiting for it.
-	imu           sync.Mutex
-	ipending      []pendingText
-	ipendingBytes int
-	idone         chan struct{}
-	iwaiters      int
-
-	tmu          sync.Mutex
-	touched      map[int64]int64
-	touchPending bool
-	fmu          sync.Mutex
+	dir      string
+	readOnly bool
+	log      hclog.Logger
+	lock     *openLock
+	files    *blobFolders
+	idx      *index
+	rebuild  *recovery
+	reads    *accessLog
+	text     *indexer
+	reader   *reader
+	writer   *writer
+	searcher *searcher
+	gc       *collector
+	// hook's fn, when a test sets it, is called at named points of Put,
+	// Delete, Collect and the indexer to simulate a kill there.
+	hook *hook
 }
 
 var (
-	_ store.Store     = (*Store)(nil)
-	_ store.Annotator = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.OrderedLister = (*Store)(nil)
+	_ store.Annotator     = (*Store)(nil)
+	_ store.Searcher      = (*Store)(nil)
+	_ store.Collector     = (*Store)(nil)
+	_ store.AccessLister  = (*Store)(nil)
 )
 
-// refColumns is the select list of scanRef for the open index.
-func (s *Store) refColumns() string { return refColumnsOf(s.version()) }
+// hook lets a test stop the process at a named point of a write (the
+// crash tests kill it there). The zero value does nothing.
+type hook struct{ fn func(point string) }
 
-// version is the schema version of the open index.
-func (s *Store) version() int {
-	if v := s.oldIndex.Load(); v != 0 {
-		return int(v)
+func (h *hook) at(point string) {
+	if h.fn != nil {
+		h.fn(point)
 	}
-	return schemaVersion
 }
 
 // Open opens (creating it when missing, mode 0700) the store in dir. When
@@ -299,14 +257,15 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.open(ctx); err != nil {
+	if err := s.open(ctx, openMode{}); err != nil {
 		s.closeFiles()
 		return nil, fmt.Errorf("fsstore: dir[%s]: %w", s.dir, err)
 	}
 	return s, nil
 }
 
-// newStore returns a Store for dir, not yet opened.
+// newStore returns a Store for dir, not yet opened: its parts, each given
+// the defaults of cfg and the siblings it uses.
 func newStore(dir string, cfg Config) (*Store, error) {
 	if !locksSupported {
 		return nil, fmt.Errorf("fsstore: dir[%s]: %w", dir, ErrUnsupportedPlatform)
@@ -315,36 +274,52 @@ func newStore(dir string, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fsstore: dir[%s]: %w", dir, err)
 	}
-	s := &Store{
-		dir:         abs,
-		indexPath:   filepath.Join(abs, indexName),
-		journalPath: filepath.Join(abs, journalName),
-		pageSize:    cfg.PageSize,
-		idPrefixLen: cfg.IDPrefixLen,
-		busyTimeout: cfg.BusyTimeout,
-		log:         cfg.Logger,
-		readOnly:    cfg.ReadOnly,
-		candidates:  cfg.SearchCandidates,
-	}
-	if s.candidates < 1 {
-		s.candidates = DefaultSearchCandidates
-	}
-	if s.pageSize < 1 {
-		s.pageSize = DefaultPageSize
-	}
-	if s.idPrefixLen < 1 {
-		s.idPrefixLen = store.DefaultIDPrefixLen
-	}
-	if s.busyTimeout <= 0 {
-		s.busyTimeout = DefaultBusyTimeout
-	}
-	if s.log == nil {
-		s.log = hclog.NewNullLogger()
-	}
+	cfg = cfg.withDefaults()
+	log, ro := cfg.Logger, cfg.ReadOnly
+	s := &Store{dir: abs, readOnly: ro, log: log, lock: &openLock{}, hook: &hook{}}
+	s.files = &blobFolders{dir: abs, readOnly: ro, log: log}
+	s.rebuild = &recovery{dir: abs, journalPath: filepath.Join(abs, journalName), idPrefixLen: cfg.IDPrefixLen, files: s.files, log: log}
+	s.idx = &index{path: filepath.Join(abs, indexName), journalPath: s.rebuild.journalPath, dir: abs,
+		busyTimeout: cfg.BusyTimeout, readOnly: ro, log: log, files: s.files, lock: s.lock, rebuild: s.rebuild}
+	s.reads = &accessLog{readOnly: ro, log: log, idx: s.idx}
+	s.text = &indexer{log: log, hook: s.hook, idx: s.idx}
+	s.reader = &reader{pageSize: cfg.PageSize, idx: s.idx, files: s.files, reads: s.reads}
+	s.writer = &writer{dir: abs, readOnly: ro, idPrefixLen: cfg.IDPrefixLen, log: log, hook: s.hook,
+		idx: s.idx, files: s.files, reads: s.reads, text: s.text}
+	s.searcher = &searcher{candidates: cfg.SearchCandidates, idx: s.idx, text: s.text}
+	s.gc = &collector{readOnly: ro, log: log, hook: s.hook, idx: s.idx, files: s.files, reads: s.reads}
 	return s, nil
 }
 
-func (s *Store) open(ctx context.Context) error {
+// withDefaults returns c with every unset field at its default.
+func (c Config) withDefaults() Config {
+	if c.SearchCandidates < 1 {
+		c.SearchCandidates = DefaultSearchCandidates
+	}
+	if c.PageSize < 1 {
+		c.PageSize = DefaultPageSize
+	}
+	if c.IDPrefixLen < 1 {
+		c.IDPrefixLen = store.DefaultIDPrefixLen
+	}
+	if c.BusyTimeout <= 0 {
+		c.BusyTimeout = DefaultBusyTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	return c
+}
+
+// openMode is what Repair asks of open: to fail with ErrBusy unless this
+// process has the folder to itself, and to rebuild (rebuild) or reconcile
+// the index, moving the blobs Check found rotten (corrupt) to lost+found/.
+type openMode struct {
+	repair, rebuild bool
+	corrupt         []string
+}
+
+func (s *Store) open(ctx context.Context, mode openMode) error {
 	if s.readOnly {
 		return s.openReadOnly(ctx)
 	}
@@ -365,65 +340,44 @@ func (s *Store) open(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := s.openDirs(); err != nil {
+	if err := s.files.open(); err != nil {
 		return err
 	}
-	var err error
-	if s.openLock, err = os.OpenFile(filepath.Join(s.dir, openLockName), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	if err := s.lock.create(filepath.Join(s.dir, openLockName)); err != nil {
 		return err
 	}
-	alone, err := tryFlock(s.openLock, true)
+	alone, err := s.lock.tryExclusive()
 	if err != nil {
 		return err
 	}
-	if s.repair && !alone {
+	if mode.repair && !alone {
 		return ErrBusy
 	}
 	if alone {
-		s.exclusive = true
-		defer func() { s.exclusive = false }()
-		if err := s.recoverTmp(ctx); err != nil {
+		s.lock.exclusive = true
+		defer func() { s.lock.exclusive = false }()
+		if err := s.rebuild.recoverTmp(ctx, s.idx); err != nil {
 			return err
 		}
-		if s.repair {
-			if err := s.repairIndex(ctx); err != nil {
+		if mode.repair {
+			if err := s.idx.repair(ctx, mode.rebuild, mode.corrupt); err != nil {
 				return err
 			}
 		}
 	}
 	// Convert to (or wait for) a shared hold for the store's lifetime.
-	if err := flock(ctx, s.openLock, false); err != nil {
+	if err := s.lock.share(ctx); err != nil {
 		return err
 	}
-	if fi, err := statIfExists(s.journalPath); err != nil {
+	if fi, err := statIfExists(s.rebuild.journalPath); err != nil {
 		return err
 	} else if fi != nil {
 		// A version 1 store: adopt its journal now (see the package doc).
-		if _, err := s.index(ctx); err != nil {
+		if _, err := s.idx.db(ctx); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// openDirs opens blobs/ and tmp/ as directory handles; checkOwnFolder has
-// made sure neither is a link.
-func (s *Store) openDirs() error {
-	var err error
-	if s.blobs, err = os.OpenRoot(filepath.Join(s.dir, blobsName)); err != nil {
-		return err
-	}
-	if s.blobsDir, err = s.blobs.Open("."); err != nil {
-		return err
-	}
-	if s.readOnly {
-		return nil
-	}
-	if s.tmp, err = os.OpenRoot(filepath.Join(s.dir, tmpName)); err != nil {
-		return err
-	}
-	s.tmpDir, err = s.tmp.Open(".")
-	return err
 }
 
 // openReadOnly opens the store without writing anything: a missing folder
@@ -436,25 +390,23 @@ func (s *Store) openReadOnly(ctx context.Context) error {
 	if err := checkOwnFolder(s.dir, blobsName); err != nil {
 		return err
 	}
-	if s.openLock, err = openIfPresent(filepath.Join(s.dir, openLockName)); err != nil {
+	if err := s.lock.openIfPresent(filepath.Join(s.dir, openLockName)); err != nil {
 		return err
 	}
-	if s.openLock != nil {
-		// Shared, like every open store: waits while another process
-		// recovers, and keeps recovery from starting while this is open.
-		if err := flock(ctx, s.openLock, false); err != nil {
-			return err
-		}
+	// Shared, like every open store: waits while another process
+	// recovers, and keeps recovery from starting while this is open.
+	if err := s.lock.share(ctx); err != nil {
+		return err
 	}
-	if err := s.openDirs(); err != nil {
+	if err := s.files.open(); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			s.blobs, s.blobsDir = nil, nil // a folder with a marker only
+			s.files.close() // a folder with a marker only
 			return nil
 		}
 		return err
 	}
 	// Warn now, cheaply, about what only a read-write open or fsck mends.
-	f, err := openIfPresent(s.indexPath)
+	f, err := openIfPresent(s.idx.path)
 	if err != nil {
 		return err
 	}
@@ -462,28 +414,14 @@ func (s *Store) openReadOnly(ctx context.Context) error {
 		_, herr := checkIndexHeader(f)
 		f.Close()
 		if herr != nil {
-			s.log.Warn("the index is damaged; a read-only open cannot rebuild it: run 'mcpx artifacts fsck'", "index", s.indexPath, "error", herr)
+			s.log.Warn("the index is damaged; a read-only open cannot rebuild it: run 'mcpx artifacts fsck'", "index", s.idx.path, "error", herr)
 		}
 		return nil
 	}
-	if fi, _ := statIfExists(s.journalPath); fi == nil && s.hasBlobs() {
+	if fi, _ := statIfExists(s.rebuild.journalPath); fi == nil && s.files.hasBlobs() {
 		s.log.Warn("the store has blobs but no index; a read-only open lists none of them: run 'mcpx artifacts fsck'", "dir", s.dir)
 	}
 	return nil
-}
-
-// hasBlobs reports whether blobs/ holds anything.
-func (s *Store) hasBlobs() bool {
-	if s.blobs == nil {
-		return false
-	}
-	d, err := s.blobs.Open(".")
-	if err != nil {
-		return false
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(1)
-	return len(names) > 0
 }
 
 // openIfPresent opens path for reading; nil when it is missing or this
@@ -499,540 +437,47 @@ func openIfPresent(path string) (*os.File, error) {
 // Dir returns the store's folder (an absolute path).
 func (s *Store) Dir() string { return s.dir }
 
-// blobName is the blob's path relative to blobs/.
-func blobName(sha256hex string) string {
-	return sha256hex[:2] + "/" + sha256hex
-}
-
-func (s *Store) at(point string) {
-	if s.hook != nil {
-		s.hook(point)
-	}
-}
-
-// index returns the index, opening it on first use (see openIndex). A
-// read-only store of a folder without an index returns nil, nil.
-func (s *Store) index(ctx context.Context) (*sql.DB, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, store.ErrClosed
-	}
-	if s.db != nil && s.dbImmutable {
-		if wal, _ := statIfExists(s.indexPath + "-wal"); wal != nil {
-			// A writer has the index open now: read its WAL too.
-			s.db.Close()
-			s.db = nil
-		}
-	}
-	if s.db != nil {
-		return s.db, nil
-	}
-	db, err := s.openIndex(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	s.db = db
-	return db, nil
-}
-
-// tempName returns a new name for a temp file: prefix and random digits.
-func tempName(prefix string) string {
-	var b [8]byte
-	rand.Read(b[:])
-	return prefix + strconv.FormatUint(binary.LittleEndian.Uint64(b[:])>>1, 10)
-}
-
 // Put streams r into a temp file while hashing it, then commits it (see the
 // package doc). The returned ref carries o.Scope and when the bytes were
 // first put under it; an artifact put again keeps its id and first MIME
 // type, and is listed under the name and source of the latest put under
 // each scope.
 func (s *Store) Put(ctx context.Context, r io.Reader, o store.PutOptions) (store.Ref, error) {
-	ns := store.SanitizeNamespace(o.Namespace)
-	s.wmu.enter()
-	defer s.wmu.leave()
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, store.ErrClosed)
-	}
-	if s.readOnly {
-		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, ErrReadOnly)
-	}
-	if err := ctx.Err(); err != nil {
-		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, err)
-	}
-	s.mu.Lock()
-	if s.db == nil && !s.prefetching {
-		// The first put of a process opens the index beside the copy and
-		// its fsync rather than after them: a CLI run storing one large
-		// artifact waits for the slower of the two, not their sum. An
-		// error is the commit's to report, when it opens the index itself.
-		s.prefetching = true
-		go s.index(context.WithoutCancel(ctx))
-	}
-	s.mu.Unlock()
-	name := tempName("put-")
-	tmp, err := s.tmp.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, err)
-	}
-	defer func() {
-		tmp.Close()
-		if err := s.tmp.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("could not remove temp file", "file", filepath.Join(s.dir, tmpName, name), "error", err)
-		}
-	}()
-	n, sum, err := putio.Copy(ctx, tmp, r, o.MaxBytes)
-	if err != nil {
-		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return store.Ref{}, fmt.Errorf("fsstore: put[%s]: %w", ns, err)
-	}
-	s.at("put:synced")
-	ref, err := s.commit(ctx, name, n, sum, ns, o)
-	if err != nil {
-		return store.Ref{}, fmt.Errorf("fsstore: put[%s] sha256[%s]: %w", ns, sum, err)
-	}
-	return ref, nil
-}
-
-// commit records the synced temp file tmpName as an artifact.
-func (s *Store) commit(ctx context.Context, tmpName string, n int64, sum, ns string, o store.PutOptions) (store.Ref, error) {
-	db, err := s.index(ctx)
-	if err != nil {
-		return store.Ref{}, err
-	}
-	linked, err := s.placeBlob(tmpName, sum)
-	if err != nil {
-		return store.Ref{}, err
-	}
-	s.at("put:linked")
-	ref, err := s.record(ctx, db, tmpName, n, sum, ns, o)
-	if err != nil {
-		if linked {
-			s.dropUnheldBlob(db, sum)
-		}
-		return store.Ref{}, err
-	}
-	s.at("put:committed")
-	return ref, nil
-}
-
-// record is Put's write transaction.
-func (s *Store) record(ctx context.Context, db *sql.DB, tmpName string, n int64, sum, ns string, o store.PutOptions) (store.Ref, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return store.Ref{}, err
-	}
-	defer tx.Rollback()
-	seq, ref, err := scanRef(tx.QueryRowContext(ctx, `SELECT `+s.refColumns()+`, `+scopeColumns+`
-		FROM artifacts a JOIN scopes s ON s.seq = a.seq
-		WHERE a.namespace = ? AND a.sha256 = ? ORDER BY s.ord LIMIT 1`, ns, sum))
-	switch {
-	case err == nil:
-		if !o.Quota.IsZero() {
-			if err := checkQuota(ctx, tx, o.Quota, o.Scope, seq, ref.SizeBytes); err != nil {
-				return store.Ref{}, err
-			}
-		}
-		// Put again is used again (LRU).
-		now := time.Now().UnixNano()
-		if err := addScope(ctx, tx, seq, o.Scope, now, o.Filename, o.Source); err != nil {
-			return store.Ref{}, err
-		}
-		var created int64
-		if err := tx.QueryRowContext(ctx, `SELECT created_at, filename, source_server, source_tool, source_path, source_layer FROM scopes
-			WHERE seq = ? AND tenant_id = ? AND user_id = ? AND session_id = ? AND trace_id = ?`,
-			seq, o.Scope.TenantID, o.Scope.UserID, o.Scope.SessionID, o.Scope.TraceID).Scan(&created,
-			&ref.Filename, &ref.Source.Server, &ref.Source.Tool, &ref.Source.Path, &ref.Source.Layer); err != nil {
-			return store.Ref{}, err
-		}
-		ref.Created = time.Unix(0, created).UTC()
-		if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET last_access_at = ? WHERE seq = ? AND last_access_at < ?`,
-			now, seq, now); err != nil {
-			return store.Ref{}, err
-		}
-		ref.Scope = o.Scope
-		ref.AlreadyStored = true
-	case errors.Is(err, sql.ErrNoRows):
-		if !o.Quota.IsZero() {
-			if err := checkQuota(ctx, tx, o.Quota, o.Scope, 0, n); err != nil {
-				return store.Ref{}, err
-			}
-		}
-		id, err := allocateID(ctx, tx, ns, sum, s.idPrefixLen)
-		if err != nil {
-			return store.Ref{}, err
-		}
-		ref = store.NewRef(id, sum, n, o)
-		if _, err := insertArtifact(ctx, tx, ns, ref); err != nil {
-			return store.Ref{}, fmt.Errorf("artifact[%s]: %w", id, err)
-		}
-	default:
-		return store.Ref{}, err
-	}
-	// A delete in another process may have taken the blob between the
-	// link and this transaction; the temp file still has the bytes.
-	if _, err := s.blobs.Lstat(blobName(sum)); errors.Is(err, fs.ErrNotExist) {
-		if _, err := s.placeBlob(tmpName, sum); err != nil {
-			return store.Ref{}, err
-		}
-	} else if err != nil {
-		return store.Ref{}, err
-	}
-	if err := s.touchesIn(ctx, tx); err != nil {
-		s.log.Warn("could not record artifact reads", "error", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return store.Ref{}, err
-	}
-	return ref, nil
-}
-
-// placeBlob links the temp file tmpName to the blob's name and makes the
-// link durable. It reports false when the blob was there already.
-func (s *Store) placeBlob(tmpName, sum string) (bool, error) {
-	shard := sum[:2]
-	created := false
-	switch err := s.blobs.Mkdir(shard, 0o700); {
-	case err == nil:
-		created = true
-	case !errors.Is(err, fs.ErrExist):
-		return false, err
-	}
-	fi, err := s.blobs.Lstat(shard)
-	if err != nil {
-		return false, err
-	}
-	if !fi.IsDir() {
-		return false, fmt.Errorf("blobs/%s is not a folder (mode %v): %w", shard, fi.Mode(), ErrNotAStore)
-	}
-	d, err := s.blobs.Open(shard)
-	if err != nil {
-		return false, err
-	}
-	defer d.Close()
-	// A new shard's entry in blobs/ is synced after the link, not before:
-	// both are durable before the put commits either way, and where the
-	// file system has one journal (ext4, xfs) the shard's sync commits
-	// the folder's creation too, so this one finds nothing left to write.
-	syncShard := func() error {
-		if !created {
-			return nil
-		}
-		return s.blobsDir.Sync()
-	}
-	err = linkAt(s.tmpDir, tmpName, d, sum)
-	if errors.Is(err, fs.ErrExist) {
-		// Another process linked the same bytes into the shard this put
-		// made: the shard is still this put's to sync.
-		return false, syncShard()
-	}
-	if err != nil {
-		return false, fmt.Errorf("link blob %s: %w", sum, err)
-	}
-	if err := d.Sync(); err != nil {
-		return false, err
-	}
-	return true, syncShard()
-}
-
-// dropUnheldBlob removes the blob sum that a failed put linked, unless an
-// artifact holds it (another put of the same bytes may have committed).
-func (s *Store) dropUnheldBlob(db *sql.DB, sum string) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	ctx := context.Background()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		s.log.Warn("could not remove the blob of a failed put", "sha256", sum, "error", err)
-		return
-	}
-	defer tx.Rollback()
-	if held, err := blobHeld(ctx, tx, sum); err != nil || held {
-		return
-	}
-	if err := s.blobs.Remove(blobName(sum)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		s.log.Warn("could not remove the blob of a failed put", "sha256", sum, "error", err)
-	}
+	return s.writer.put(ctx, r, o)
 }
 
 // Get returns a reader of the artifact's bytes, or of rng of them, reading
 // the blob file in place.
 func (s *Store) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCloser, store.Ref, error) {
-	seq, ref, err := s.statSeq(ctx, id)
-	if err != nil {
-		return nil, store.Ref{}, err
-	}
-	off, n, err := catalog.Bounds(rng, ref.SizeBytes)
-	if err != nil {
-		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
-	}
-	f, err := s.blobs.Open(blobName(ref.SHA256))
-	if errors.Is(err, fs.ErrNotExist) {
-		// Deleted by another process since the lookup.
-		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
-	}
-	fi, err := f.Stat()
-	if err == nil && fi.Size() != ref.SizeBytes {
-		err = fmt.Errorf("blob %s has %d bytes, the index says %d", ref.SHA256, fi.Size(), ref.SizeBytes)
-	}
-	if err != nil {
-		f.Close()
-		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
-	}
-	// The open file stays readable to its end even if gc removes the
-	// blob now (Unix keeps an unlinked file's bytes while it is open).
-	s.touch(seq)
-	return &blobReader{SectionReader: io.NewSectionReader(f, off, n), f: f}, ref, nil
+	return s.reader.get(ctx, id, rng)
 }
-
-// blobReader reads a section of an open blob file.
-type blobReader struct {
-	*io.SectionReader
-	f *os.File
-}
-
-// Close closes the blob file.
-func (b *blobReader) Close() error { return b.f.Close() }
 
 // Stat returns the artifact's ref.
 func (s *Store) Stat(ctx context.Context, id string) (store.Ref, error) {
-	return s.stat(ctx, id)
-}
-
-// readIndex checks ctx and id and returns the index for a lookup of id;
-// nil when a read-only store has none (nothing is found).
-func (s *Store) readIndex(ctx context.Context, id string) (*sql.DB, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), err)
-	}
-	if !store.ValidID(id) {
-		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
-	}
-	db, err := s.index(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
-	}
-	if db == nil {
-		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
-	}
-	return db, nil
-}
-
-func (s *Store) stat(ctx context.Context, id string) (store.Ref, error) {
-	_, ref, err := s.statSeq(ctx, id)
+	_, ref, err := s.reader.statSeq(ctx, id)
 	return ref, err
-}
-
-func (s *Store) statSeq(ctx context.Context, id string) (int64, store.Ref, error) {
-	db, err := s.readIndex(ctx, id)
-	if err != nil {
-		return 0, store.Ref{}, err
-	}
-	seq, ref, err := scanRef(db.QueryRowContext(ctx, `SELECT `+s.refColumns()+`, `+scopeColumns+`
-		FROM artifacts a JOIN scopes s ON s.seq = a.seq WHERE a.id = ? ORDER BY s.ord LIMIT 1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return 0, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
-	}
-	return seq, ref, nil
-}
-
-// queryErr adds to a query's error what to do when the index is damaged.
-func (s *Store) queryErr(err error) error {
-	if isCorrupt(err) {
-		s.log.Warn("the index is damaged: run 'mcpx artifacts fsck --repair'", "index", s.indexPath, "error", err)
-		return fmt.Errorf("%w: %w", ErrIndexDamaged, err)
-	}
-	return err
 }
 
 // InScope reports whether the artifact was put under a scope that scope
 // contains.
 func (s *Store) InScope(ctx context.Context, id string, scope store.Scope) (bool, error) {
-	db, err := s.readIndex(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	cond, args := scopeFilter(scope)
-	var in bool
-	err = db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM scopes s WHERE s.seq = a.seq`+cond+`)
-		FROM artifacts a WHERE a.id = ?`, append(args, id)...).Scan(&in)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return false, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
-	}
-	return in, nil
+	return s.reader.inScope(ctx, id, scope)
 }
 
 // Owned returns the artifact as owner holds it (see store.Store.Owned):
 // one indexed lookup of its scope rows.
 func (s *Store) Owned(ctx context.Context, id string, owner store.Owner) ([]store.Ref, error) {
-	db, err := s.readIndex(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(ctx, `SELECT `+s.refColumns()+`, `+scopeColumns+`
-		FROM artifacts a JOIN scopes s ON s.seq = a.seq
-		WHERE a.id = ? AND s.tenant_id = ? AND s.user_id = ? ORDER BY s.ord`, id, owner.TenantID, owner.UserID)
-	if err != nil {
-		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
-	}
-	defer rows.Close()
-	var refs []store.Ref
-	for rows.Next() {
-		_, ref, err := scanRef(rows)
-		if err != nil {
-			return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
-		}
-		refs = append(refs, ref)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, s.queryErr(err))
-	}
-	if len(refs) == 0 {
-		if ok, err := s.Exists(ctx, id); err != nil || !ok {
-			if err == nil {
-				err = fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
-			}
-			return nil, err
-		}
-	}
-	return refs, nil
+	return s.reader.owned(ctx, id, owner)
 }
 
 // Exists reports whether the artifact is stored.
 func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
-	_, err := s.stat(ctx, id)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, store.ErrNotFound):
-		return false, nil
-	}
-	return false, err
+	return s.reader.exists(ctx, id)
 }
 
 // Delete removes the artifact, and its blob when no other id holds it.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if s.readOnly {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), ErrReadOnly)
-	}
-	db, err := s.readIndex(ctx, id)
-	if err != nil {
-		return err
-	}
-	if err := s.delete(ctx, db, id); err != nil {
-		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
-	}
-	return nil
-}
-
-func (s *Store) delete(ctx context.Context, db *sql.DB, id string) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var seq int64
-	var sum string
-	err = tx.QueryRowContext(ctx, `SELECT seq, sha256 FROM artifacts WHERE id = ?`, id).Scan(&seq, &sum)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.ErrNotFound
-	}
-	if err != nil {
-		return s.queryErr(err)
-	}
-	parked, err := s.removeInTx(ctx, tx, seq, sum)
-	if err != nil {
-		return err
-	}
-	s.at("delete:parked")
-	if err := tx.Commit(); err != nil {
-		if parked != "" {
-			if uerr := s.unparkBlob(parked, sum); uerr != nil {
-				s.log.Warn("could not put back the blob of a failed delete", "file", parked, "error", uerr)
-			}
-		}
-		return err
-	}
-	s.at("delete:committed")
-	if parked != "" {
-		if err := s.tmp.Remove(parked); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			// Removed by the next recovering Open; the delete is done.
-			s.log.Warn("could not remove blob", "artifact", id, "error", err)
-		}
-	}
-	return nil
-}
-
-// removeInTx deletes the artifact seq (whose blob is sum) in tx, and parks
-// its blob in tmp/ when no other artifact holds it; it returns the parked
-// name ("" when none). The caller commits, then removes the parked blob,
-// or puts it back (unparkBlob) when the commit fails.
-func (s *Store) removeInTx(ctx context.Context, tx *sql.Tx, seq int64, sum string) (string, error) {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM scopes WHERE seq = ?`, seq); err != nil {
-		return "", err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE seq = ?`, seq); err != nil {
-		return "", err
-	}
-	held, err := blobHeld(ctx, tx, sum)
-	if err != nil || held {
-		return "", err
-	}
-	// Parked, not removed, until the commit: a kill before it leaves the
-	// artifact recorded and its blob in tmp/, put back by recovery.
-	return s.parkBlob(sum, tempName("del-"+sum+"-"))
-}
-
-// parkBlob moves the blob sum to tmp/name; "" when there was no blob.
-func (s *Store) parkBlob(sum, name string) (string, error) {
-	d, err := s.blobs.Open(sum[:2])
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	defer d.Close()
-	err = renameAt(d, sum, s.tmpDir, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	return name, err
-}
-
-// unparkBlob moves tmp/name back to the blob sum.
-func (s *Store) unparkBlob(name, sum string) error {
-	d, err := s.blobs.Open(sum[:2])
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := renameAt(s.tmpDir, name, d, sum); err != nil {
-		return err
-	}
-	return d.Sync()
+	return s.writer.delete(ctx, id)
 }
 
 // List returns one page of the refs whose scope scope contains, oldest
@@ -1046,106 +491,56 @@ func (s *Store) List(ctx context.Context, scope store.Scope, cursor string) ([]s
 // in the other. It reads one page through an index whatever the store
 // holds.
 func (s *Store) ListOrder(ctx context.Context, scope store.Scope, cursor string, order store.Order) ([]store.Ref, string, error) {
-	refs, _, next, err := s.list(ctx, scope, cursor, order, false)
+	refs, _, next, err := s.reader.list(ctx, scope, cursor, order, false)
 	return refs, next, err
 }
 
 // ListAccess is ListOrder with each ref's last access (its last read, or
 // its creation), for mcpx artifacts ls (see store.AccessLister).
 func (s *Store) ListAccess(ctx context.Context, scope store.Scope, cursor string, order store.Order) ([]store.Ref, []time.Time, string, error) {
-	return s.list(ctx, scope, cursor, order, true)
+	return s.reader.list(ctx, scope, cursor, order, true)
 }
 
-func (s *Store) list(ctx context.Context, scope store.Scope, cursor string, order store.Order, withAccess bool) ([]store.Ref, []time.Time, string, error) {
-	refs, access, next, err := s.listPage(ctx, scope, cursor, order, withAccess)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("fsstore: list: %w", err)
-	}
-	return refs, access, next, nil
+// LastAccess returns when artifact id was last read (or put): the time
+// lru retention counts from. The HTTP API's /artifacts/{id}/meta reports
+// it (web.AccessStater).
+func (s *Store) LastAccess(ctx context.Context, id string) (time.Time, error) {
+	return s.reader.lastAccess(ctx, id)
 }
 
-func (s *Store) listPage(ctx context.Context, scope store.Scope, cursor string, order store.Order, withAccess bool) ([]store.Ref, []time.Time, string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, "", err
-	}
-	after, err := decodeCursor(cursor, order)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	db, err := s.index(ctx)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	if db == nil {
-		return nil, nil, "", nil
-	}
-	cond, args := scopeFilter(scope)
-	q := `SELECT ` + s.refColumns() + `, ` + scopeColumns + `, MIN(s.ord), a.last_access_at
-		FROM scopes s JOIN artifacts a ON a.seq = s.seq WHERE `
-	if order == store.NewestFirst {
-		if after == 0 {
-			after = 1<<63 - 1
-		}
-		q += `s.seq < ?` + cond + ` GROUP BY s.seq ORDER BY s.seq DESC LIMIT ?`
-	} else {
-		q += `s.seq > ?` + cond + ` GROUP BY s.seq ORDER BY s.seq LIMIT ?`
-	}
-	rows, err := db.QueryContext(ctx, q, append(append([]any{after}, args...), s.pageSize+1)...)
-	if err != nil {
-		return nil, nil, "", s.queryErr(err)
-	}
-	defer rows.Close()
-	var refs []store.Ref
-	var access []time.Time
-	var last int64
-	next := ""
-	for rows.Next() {
-		if len(refs) == s.pageSize {
-			next = encodeCursor(last, order)
-			break
-		}
-		var ord, la int64
-		seq, ref, err := scanRef(rows, &ord, &la)
-		if err != nil {
-			return nil, nil, "", s.queryErr(err)
-		}
-		refs = append(refs, ref)
-		if withAccess {
-			access = append(access, time.Unix(0, la).UTC())
-		}
-		last = seq
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, "", s.queryErr(err)
-	}
-	return refs, access, next, nil
+// Annotate records the artifact's content summary in the index (returned
+// in Ref.Content by Stat, Get and List) and hands its text parts to the
+// search index, written beside the caller (see indexer.go): annotating
+// again replaces both.
+func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage, parts []store.TextPart) error {
+	return s.writer.annotate(ctx, id, content, parts)
 }
 
-// encodeCursor returns the cursor that resumes after seq: "s<base36>"
-// oldest first (the cursors of the journal store), "r<base36>" newest first.
-func encodeCursor(seq int64, order store.Order) string {
-	if order == store.NewestFirst {
-		return "r" + strconv.FormatInt(seq, 36)
-	}
-	return catalog.EncodeCursor(uint64(seq))
+// Search returns the best limit hits of query among the artifacts put
+// under a scope that scope contains, ranked by FTS5's bm25() (Score is its
+// negation: higher is better), each with a snippet() of its line. It ranks
+// the newest Config.SearchCandidates matching lines.
+func (s *Store) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+	return s.searcher.search(ctx, scope, query, limit)
 }
 
-func decodeCursor(cursor string, order store.Order) (int64, error) {
-	if order != store.NewestFirst {
-		seq, err := catalog.DecodeCursor(cursor)
-		if err != nil || seq > 1<<63-1 {
-			return 0, fmt.Errorf("cursor[%s]: %w", cursor, store.ErrInvalidCursor)
-		}
-		return int64(seq), nil
-	}
-	if cursor == "" {
-		return 0, nil
-	}
-	seq, err := strconv.ParseInt(cursor[min(1, len(cursor)):], 36, 64)
-	if cursor[0] != 'r' || err != nil || seq <= 0 || encodeCursor(seq, order) != cursor {
-		return 0, fmt.Errorf("cursor[%s]: %w", cursor, store.ErrInvalidCursor)
-	}
-	return seq, nil
+// Collect applies policy (see store.Collector). It chooses the scopes
+// that go in a few set-based statements over the index into a temporary
+// table (so memory does not grow with the store), then, artifact by
+// artifact in short transactions of collectBatch, removes those scope
+// rows, and the artifacts left with none as Delete does: rows deleted
+// and unheld blobs parked in tmp/, commit, then the parked blobs
+// removed. An artifact read (lru) or removed by another collector since
+// it was chosen is skipped.
+func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.CollectOptions) (store.CollectReport, error) {
+	return s.gc.collect(ctx, policy, o)
+}
+
+// DropScope removes scope from every artifact put under it, and removes
+// the artifacts left with no scope (see store.Collector), in one
+// transaction.
+func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.CollectReport, error) {
+	return s.gc.dropScope(ctx, scope)
 }
 
 // Close releases the store's index, files and locks. Readers returned by
@@ -1153,39 +548,19 @@ func decodeCursor(cursor string, order store.Order) (int64, error) {
 func (s *Store) Close(context.Context) error {
 	// Text still to index and reads not yet written go now, while the
 	// index is open.
-	s.waitIndexed(context.Background())
-	s.flushTouches(context.Background(), false)
-	s.fmu.Lock()
-	defer s.fmu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
+	s.text.wait(context.Background())
+	s.reads.stop(context.Background())
 	if err := s.closeFiles(); err != nil {
 		return fmt.Errorf("fsstore: dir[%s]: close: %w", s.dir, err)
 	}
 	return nil
 }
 
+// closeFiles closes the index, the blob files and the lock, once.
 func (s *Store) closeFiles() error {
-	var errs []error
-	if s.db != nil {
-		errs = append(errs, s.db.Close())
-		s.db = nil
+	first, err := s.idx.close()
+	if !first {
+		return nil
 	}
-	for _, f := range []**os.File{&s.blobsDir, &s.tmpDir, &s.openLock} {
-		if *f != nil {
-			errs = append(errs, (*f).Close())
-			*f = nil
-		}
-	}
-	for _, r := range []**os.Root{&s.blobs, &s.tmp} {
-		if *r != nil {
-			errs = append(errs, (*r).Close())
-			*r = nil
-		}
-	}
-	return errors.Join(errs...)
+	return errors.Join(err, s.files.close(), s.lock.close())
 }

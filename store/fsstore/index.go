@@ -12,13 +12,186 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
+
+// index is the SQLite database that indexes the blobs: its connection
+// pool, opened on first use, and the write lock that orders this
+// process's write transactions. Opening it may create, migrate, adopt a
+// journal into or rebuild it (indexopen.go), with the blob folders, the
+// open lock and the recovery it is given.
+type index struct {
+	path, journalPath, dir string
+	busyTimeout            time.Duration
+	readOnly               bool
+	log                    hclog.Logger
+	files                  *blobFolders
+	lock                   *openLock
+	rebuild                *recovery
+
+	// wmu lets one write transaction of this process at a time ask
+	// SQLite for the write lock, the search indexer's after the others
+	// (see writeLock).
+	wmu writeLock
+
+	mu     sync.Mutex // guards closed, pool, prefetching, immutable
+	closed bool
+	pool   *sql.DB
+	// prefetching is set once a put started opening the index ahead of
+	// its commit (see prefetch).
+	prefetching bool
+	// immutable is set when pool reads the index immutable (see
+	// openReadOnly).
+	immutable bool
+	// oldVersion is the schema version of an index older than this mcpx's
+	// that a read-only store reads as it is (see refColumnsOf); 0 for a
+	// current one.
+	oldVersion atomic.Int32
+}
+
+// db returns the index, opening it on first use (see open). A read-only
+// store of a folder without an index returns nil, nil.
+func (x *index) db(ctx context.Context) (*sql.DB, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil, store.ErrClosed
+	}
+	if x.pool != nil && x.immutable {
+		if wal, _ := statIfExists(x.path + "-wal"); wal != nil {
+			// A writer has the index open now: read its WAL too.
+			x.pool.Close()
+			x.pool = nil
+		}
+	}
+	if x.pool != nil {
+		return x.pool, nil
+	}
+	db, err := x.open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	x.pool = db
+	return db, nil
+}
+
+// forID checks ctx and id and returns the index for a lookup of id; an
+// error wrapping store.ErrNotFound when a read-only store has none.
+func (x *index) forID(ctx context.Context, id string) (*sql.DB, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), err)
+	}
+	if !store.ValidID(id) {
+		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), store.ErrInvalidID)
+	}
+	db, err := x.db(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+	}
+	if db == nil {
+		return nil, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
+	}
+	return db, nil
+}
+
+// prefetch starts opening the index in the background, once: the first
+// put of a process opens it beside its copy and fsync rather than after
+// them, so a CLI run storing one large artifact waits for the slower of
+// the two, not their sum. An error is the commit's to report, when it
+// opens the index itself.
+func (x *index) prefetch(ctx context.Context) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.pool == nil && !x.prefetching {
+		x.prefetching = true
+		go x.db(context.WithoutCancel(ctx))
+	}
+}
+
+// opened returns the index when it is open, else nil (never opening it).
+func (x *index) opened() *sql.DB {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.pool
+}
+
+// isClosed reports whether close ran.
+func (x *index) isClosed() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.closed
+}
+
+// close closes the pool; first is false when an earlier close did.
+func (x *index) close() (first bool, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return false, nil
+	}
+	x.closed = true
+	if x.pool != nil {
+		err = x.pool.Close()
+		x.pool = nil
+	}
+	return true, err
+}
+
+// refColumns is the select list of scanRef for the open index.
+func (x *index) refColumns() string { return refColumnsOf(x.version()) }
+
+// version is the schema version of the open index.
+func (x *index) version() int {
+	if v := x.oldVersion.Load(); v != 0 {
+		return int(v)
+	}
+	return schemaVersion
+}
+
+// queryErr adds to a query's error what to do when the index is damaged.
+func (x *index) queryErr(err error) error {
+	if isCorrupt(err) {
+		x.log.Warn("the index is damaged: run 'mcpx artifacts fsck --repair'", "index", x.path, "error", err)
+		return fmt.Errorf("%w: %w", ErrIndexDamaged, err)
+	}
+	return err
+}
+
+// write runs fn in a write transaction of the index, holding wmu, and
+// commits when fn succeeds.
+func (x *index) write(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// writeVersioned is write that reads the index's schema version first,
+// inside the transaction, where no other process can change it.
+func (x *index) writeVersioned(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx, version int) error) error {
+	return x.write(ctx, db, func(tx *sql.Tx) error {
+		var v int
+		if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+			return err
+		}
+		return fn(tx, v)
+	})
+}
 
 // indexName is the SQLite database that indexes the blobs; SQLite keeps
 // its write-ahead log and shared memory beside it (-wal, -shm).
@@ -282,54 +455,6 @@ func createSchema(ctx context.Context, tx *sql.Tx) error {
 	}
 	_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 	return err
-}
-
-// beginVersioned starts a write transaction and reads the index's schema
-// version inside it, where no other process can change it. The caller
-// holds s.wmu and rolls tx back or commits it.
-func beginVersioned(ctx context.Context, db *sql.DB) (*sql.Tx, int, error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	var v int
-	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		tx.Rollback()
-		return nil, 0, err
-	}
-	return tx, v, nil
-}
-
-// migrateSchema brings an index of version from up to schemaVersion, in
-// one transaction (another process may have done it meanwhile: the
-// version is read again inside it).
-func (s *Store) migrateSchema(ctx context.Context, db *sql.DB) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, v, err := beginVersioned(ctx, db)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if v >= schemaVersion {
-		return tx.Commit()
-	}
-	from := v
-	for ; v < schemaVersion; v++ {
-		for _, q := range migrations[v+1] {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("migrate index to version %d: %w", v+1, err)
-			}
-		}
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	s.log.Info("migrated the index", "index", s.indexPath, "from_version", from, "to_version", schemaVersion)
-	return nil
 }
 
 // insertArtifact inserts ref (with its first scope, created with it) and

@@ -29,6 +29,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -43,6 +46,20 @@ const MaxPendingIndexBytes = 64 << 20
 // what its commit syncs when a call starts.
 const indexTxRows = 4 * indexRowsPerInsert
 
+// indexer writes the queued text parts of annotated artifacts to the
+// search index, one goroutine per store while there is any.
+type indexer struct {
+	log  hclog.Logger
+	hook *hook
+	idx  *index
+
+	mu           sync.Mutex // guards what follows
+	pending      []pendingText
+	pendingBytes int
+	done         chan struct{} // open while the goroutine runs
+	waiters      int           // Search and Close calls waiting for it
+}
+
 // pendingText is one artifact's text parts waiting to be indexed.
 type pendingText struct {
 	id    string
@@ -50,112 +67,107 @@ type pendingText struct {
 	bytes int
 }
 
-// queueText hands parts to the indexer; false when the queue is full (the
+// queue hands parts to the indexer; false when the queue is full (the
 // caller indexes them itself).
-func (s *Store) queueText(id string, parts []store.TextPart) bool {
+func (x *indexer) queue(id string, parts []store.TextPart) bool {
 	n := 0
 	for _, p := range parts {
 		n += len(p.Text)
 	}
-	s.imu.Lock()
-	defer s.imu.Unlock()
-	if s.ipendingBytes+n > MaxPendingIndexBytes {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.pendingBytes+n > MaxPendingIndexBytes {
 		return false
 	}
-	s.ipending = append(s.ipending, pendingText{id: id, parts: parts, bytes: n})
-	s.ipendingBytes += n
-	if s.idone == nil {
-		s.idone = make(chan struct{})
-		go s.indexQueued(s.idone)
+	x.pending = append(x.pending, pendingText{id: id, parts: parts, bytes: n})
+	x.pendingBytes += n
+	if x.done == nil {
+		x.done = make(chan struct{})
+		go x.run(x.done)
 	}
 	return true
 }
 
-// indexQueued writes the queued text until the queue is empty, and
-// checkpoints after each artifact; then it closes done.
-func (s *Store) indexQueued(done chan struct{}) {
+// run writes the queued text until the queue is empty, and checkpoints
+// after each artifact; then it closes done.
+func (x *indexer) run(done chan struct{}) {
 	ctx := context.Background()
 	dirty := false // the indexer committed since its last checkpoint
 	for {
 		if dirty {
-			s.checkpointQuiet(ctx)
+			x.checkpointQuiet(ctx)
 			dirty = false
 		}
-		s.imu.Lock()
-		if len(s.ipending) == 0 {
-			s.idone = nil
-			s.imu.Unlock()
+		x.mu.Lock()
+		if len(x.pending) == 0 {
+			x.done = nil
+			x.mu.Unlock()
 			close(done)
 			return
 		}
-		p := s.ipending[0]
-		s.ipending[0] = pendingText{}
-		s.ipending = s.ipending[1:]
-		s.imu.Unlock()
-		if err := s.indexTextBehind(ctx, p.id, p.parts, &dirty); err != nil {
-			s.log.Warn("could not index an artifact's text for search", "id", p.id, "error", err)
+		p := x.pending[0]
+		x.pending[0] = pendingText{}
+		x.pending = x.pending[1:]
+		x.mu.Unlock()
+		if err := x.indexBehind(ctx, p.id, p.parts, &dirty); err != nil {
+			x.log.Warn("could not index an artifact's text for search", "id", p.id, "error", err)
 		}
-		s.imu.Lock()
-		s.ipendingBytes -= p.bytes
-		s.imu.Unlock()
+		x.mu.Lock()
+		x.pendingBytes -= p.bytes
+		x.mu.Unlock()
 	}
 }
 
-// urgentIndex reports whether the indexer should not wait for gaps
-// between calls: the queue is more than half full, or Search or Close
-// waits for it.
-func (s *Store) urgentIndex() bool {
-	s.imu.Lock()
-	defer s.imu.Unlock()
-	return s.ipendingBytes > MaxPendingIndexBytes/2 || s.iwaiters > 0
+// urgent reports whether the indexer should not wait for gaps between
+// calls: the queue is more than half full, or Search or Close waits for
+// it.
+func (x *indexer) urgent() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.pendingBytes > MaxPendingIndexBytes/2 || x.waiters > 0
 }
 
 // checkpointQuiet waits for a gap between calls and copies the WAL into
 // index.db there (PASSIVE: it takes no lock that a writer waits for).
-func (s *Store) checkpointQuiet(ctx context.Context) {
-	s.wmu.waitQuiet(s.urgentIndex)
-	db, err := s.index(ctx)
+func (x *indexer) checkpointQuiet(ctx context.Context) {
+	x.idx.wmu.waitQuiet(x.urgent)
+	db, err := x.idx.db(ctx)
 	if err != nil {
 		return
 	}
 	if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
-		s.log.Debug("could not checkpoint the index", "error", err)
+		x.log.Debug("could not checkpoint the index", "error", err)
 	}
 }
 
 // indexText replaces the artifact's search text with parts, in one
 // transaction.
-func (s *Store) indexText(ctx context.Context, id string, parts []store.TextPart) error {
-	db, err := s.index(ctx)
+func (x *indexer) indexText(ctx context.Context, id string, parts []store.TextPart) error {
+	db, err := x.idx.db(ctx)
 	if err != nil {
 		return err
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := s.indexParts(ctx, tx, id, parts); err != nil {
-		return fmt.Errorf("index text: %w", err)
-	}
-	return tx.Commit()
+	return x.idx.write(ctx, db, func(tx *sql.Tx) error {
+		if err := indexParts(ctx, tx, id, parts); err != nil {
+			return fmt.Errorf("index text: %w", err)
+		}
+		return nil
+	})
 }
 
-// indexTextBehind is indexText for the indexer: transactions of at most
+// indexBehind is indexText for the indexer: transactions of at most
 // indexTxRows lines, each started in a gap between calls and ended early
 // when a call starts storing (see the file comment). It sets dirty when
 // it commits.
-func (s *Store) indexTextBehind(ctx context.Context, id string, parts []store.TextPart, dirty *bool) error {
-	db, err := s.index(ctx)
+func (x *indexer) indexBehind(ctx context.Context, id string, parts []store.TextPart, dirty *bool) error {
+	db, err := x.idx.db(ctx)
 	if err != nil {
 		return err
 	}
 	rows := searchRows(parts)
 	var seq int64
 	for done := 0; ; {
-		n, committed, err := s.indexRowsBehind(ctx, db, id, &seq, done == 0, rows[done:min(done+indexTxRows, len(rows))])
+		n, committed, err := x.rowsBehind(ctx, db, id, &seq, done == 0, rows[done:min(done+indexTxRows, len(rows))])
 		if err != nil {
 			return fmt.Errorf("index text: %w", err)
 		}
@@ -163,21 +175,21 @@ func (s *Store) indexTextBehind(ctx context.Context, id string, parts []store.Te
 			return nil // the artifact is gone
 		}
 		*dirty = true
-		s.at("index:committed")
+		x.hook.at("index:committed")
 		if done += n; done == len(rows) {
 			return nil
 		}
 	}
 }
 
-// indexRowsBehind is one transaction of indexTextBehind: the first one
+// rowsBehind is one transaction of indexBehind: the first one
 // (first) deletes the artifact's earlier rows and notes its seq; a later
 // one adds nothing when the artifact is gone, or is another put (a new
 // seq), since. It returns how many of rows it added, and whether it
 // committed.
-func (s *Store) indexRowsBehind(ctx context.Context, db *sql.DB, id string, seq *int64, first bool, rows []searchRow) (int, bool, error) {
-	s.wmu.lockBackground(s.urgentIndex)
-	defer s.wmu.Unlock()
+func (x *indexer) rowsBehind(ctx context.Context, db *sql.DB, id string, seq *int64, first bool, rows []searchRow) (int, bool, error) {
+	x.idx.wmu.lockBackground(x.urgent)
+	defer x.idx.wmu.Unlock()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, false, err
@@ -196,31 +208,31 @@ func (s *Store) indexRowsBehind(ctx context.Context, db *sql.DB, id string, seq 
 			return 0, false, err
 		}
 	}
-	n, err := insertSearchRows(ctx, tx, now, rows, func() bool { return s.wmu.yield(s.urgentIndex) })
+	n, err := insertSearchRows(ctx, tx, now, rows, func() bool { return x.idx.wmu.yield(x.urgent) })
 	if err != nil {
 		return 0, false, err
 	}
 	return n, true, tx.Commit()
 }
 
-// waitIndexed returns once the text queued so far is in the index, or
-// when ctx ends.
-func (s *Store) waitIndexed(ctx context.Context) error {
-	s.imu.Lock()
-	done := s.idone
+// wait returns once the text queued so far is in the index, or when ctx
+// ends.
+func (x *indexer) wait(ctx context.Context) error {
+	x.mu.Lock()
+	done := x.done
 	if done != nil {
-		s.iwaiters++
+		x.waiters++
 	}
-	s.imu.Unlock()
+	x.mu.Unlock()
 	if done == nil {
 		return nil
 	}
 	defer func() {
-		s.imu.Lock()
-		s.iwaiters--
-		s.imu.Unlock()
+		x.mu.Lock()
+		x.waiters--
+		x.mu.Unlock()
 	}()
-	s.wmu.wake() // no more waiting for gaps
+	x.idx.wmu.wake() // no more waiting for gaps
 	select {
 	case <-done:
 		return nil

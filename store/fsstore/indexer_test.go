@@ -106,7 +106,7 @@ func snapshotLines(n int) string {
 
 func searchRowCount(t *testing.T, s *Store) int {
 	t.Helper()
-	db, err := s.index(context.Background())
+	db, err := s.idx.db(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestIndexerStopsWhenArtifactGoes(t *testing.T) {
 	ref := putT(t, s, []byte(text), store.PutOptions{Namespace: "t", MIMEType: "text/plain"})
 	var once sync.Once
 	committed := 0
-	s.hook = func(p string) {
+	s.hook.fn = func(p string) {
 		if p != "index:committed" {
 			return
 		}
@@ -164,7 +164,7 @@ func TestIndexerCheckpoints(t *testing.T) {
 	s := openT(t, dir, Config{})
 	text := snapshotLines(4000)
 	ref := putT(t, s, []byte(text), store.PutOptions{Namespace: "t", MIMEType: "text/plain"})
-	before, err := os.Stat(s.indexPath)
+	before, err := os.Stat(s.idx.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestIndexerCheckpoints(t *testing.T) {
 	if _, err := s.Search(ctx, store.Scope{}, "row4000", 1); err != nil {
 		t.Fatal(err)
 	}
-	after, err := os.Stat(s.indexPath)
+	after, err := os.Stat(s.idx.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func indexHelper(ctx context.Context, s *Store) error {
 		return err
 	}
 	n := 0
-	s.hook = func(p string) {
+	s.hook.fn = func(p string) {
 		if p == "index:committed" {
 			if n++; n == 2 {
 				killSelf(p)

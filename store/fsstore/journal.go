@@ -152,8 +152,8 @@ func firstFew(bad []int) []int {
 // cursors stay valid) and scopes. With checkBlobs, an entry whose blob is
 // missing or of the wrong size is dropped. deleted collects the sha256 of
 // blobs the journal's deletes freed. It returns the number imported.
-func (s *Store) importJournal(ctx context.Context, tx *sql.Tx, c *recoveryCounts, deleted map[string]bool, checkBlobs bool) (int, error) {
-	f, err := os.Open(s.journalPath)
+func (r *recovery) importJournal(ctx context.Context, tx *sql.Tx, c *recoveryCounts, deleted map[string]bool, checkBlobs bool) (int, error) {
+	f, err := os.Open(r.journalPath)
 	if err != nil {
 		return 0, err
 	}
@@ -163,7 +163,7 @@ func (s *Store) importJournal(ctx context.Context, tx *sql.Tx, c *recoveryCounts
 		switch rec.Op {
 		case opPut:
 			if _, err := cat.Insert(rec.Seq, *rec.Ref); err != nil {
-				s.log.Warn("skipped journal record", "journal", s.journalPath, "error", err)
+				r.log.Warn("skipped journal record", "journal", r.journalPath, "error", err)
 			}
 		case opScope:
 			// The journal kept no time per scope: the artifact's
@@ -180,22 +180,22 @@ func (s *Store) importJournal(ctx context.Context, tx *sql.Tx, c *recoveryCounts
 		}
 	}, nil)
 	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", s.journalPath, err)
+		return 0, fmt.Errorf("read %s: %w", r.journalPath, err)
 	}
 	c.badLines, c.tornTail = len(res.bad), res.torn
 	if len(res.bad) > 0 || res.torn {
-		s.log.Warn("skipped damaged journal lines; the journal is kept as "+journalImportedName,
-			"journal", s.journalPath, "count", len(res.bad), "lines", firstFew(res.bad), "torn_last_line", res.torn)
+		r.log.Warn("skipped damaged journal lines; the journal is kept as "+journalImportedName,
+			"journal", r.journalPath, "count", len(res.bad), "lines", firstFew(res.bad), "torn_last_line", res.torn)
 	}
 	n := 0
 	for _, e := range cat.Entries() {
 		if checkBlobs {
-			fi, err := s.blobs.Lstat(blobName(e.Ref.SHA256))
+			fi, err := r.files.stat(e.Ref.SHA256)
 			if err != nil || !fi.Mode().IsRegular() || fi.Size() != e.Ref.SizeBytes {
 				if err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return n, err
 				}
-				s.log.Warn("dropped journal entry whose blob is unusable", "artifact", e.Ref.ID)
+				r.log.Warn("dropped journal entry whose blob is unusable", "artifact", e.Ref.ID)
 				c.missing++
 				continue
 			}

@@ -66,7 +66,7 @@ func TestIndexMigratesToScopeCreation(t *testing.T) {
 
 	rw := openT(t, dir, Config{})
 	var v int
-	idx, _ := rw.index(ctx)
+	idx, _ := rw.idx.db(ctx)
 	if err := idx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != schemaVersion {
 		t.Fatalf("user_version = %d, %v; want %d", v, err, schemaVersion)
 	}

@@ -1,119 +1,32 @@
 package fsstore
 
-// Retention: gc in SQL over the index, DropScope, quotas at put, and the
-// batched recording of reads (LRU order).
+// Retention: gc in SQL over the index, DropScope, and quotas at put.
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
-
-// touchFlushInterval is how long a read's new last access waits in memory
-// before it is written, together with every other read of that span, in
-// one transaction: reading never waits for the index's write lock.
-const touchFlushInterval = 2 * time.Second
 
 // collectBatch is how many artifacts one gc transaction removes: short
 // transactions keep the write lock free for puts between them. A var so
 // that tests can cross batches with few artifacts.
 var collectBatch = 1000
 
-var _ store.Collector = (*Store)(nil)
-var _ store.AccessLister = (*Store)(nil)
-
-// touch records that the artifact seq was read now; flushTouches writes it.
-func (s *Store) touch(seq int64) {
-	if s.readOnly {
-		return
-	}
-	s.tmu.Lock()
-	defer s.tmu.Unlock()
-	if s.touched == nil {
-		s.touched = make(map[int64]int64)
-	}
-	s.touched[seq] = time.Now().UnixNano()
-	if !s.touchPending {
-		s.touchPending = true
-		time.AfterFunc(touchFlushInterval, func() {
-			s.tmu.Lock()
-			s.touchPending = false
-			s.tmu.Unlock()
-			s.flushTouches(context.Background(), true)
-		})
-	}
-}
-
-// flushTouches writes the recorded reads in one UPDATE transaction. timed
-// is set for the timer's flush, which does nothing once the store closed
-// (Close flushed itself).
-func (s *Store) flushTouches(ctx context.Context, timed bool) {
-	s.fmu.Lock()
-	defer s.fmu.Unlock()
-	if !s.hasTouches() {
-		return
-	}
-	s.mu.Lock()
-	db, closed := s.db, s.closed
-	s.mu.Unlock()
-	if db == nil || (closed && timed) {
-		return
-	}
-	if err := s.writeTouches(ctx, db); err != nil {
-		// Only LRU order is lost: the artifacts are untouched.
-		s.log.Warn("could not record artifact reads", "error", err)
-	}
-}
-
-func (s *Store) hasTouches() bool {
-	s.tmu.Lock()
-	defer s.tmu.Unlock()
-	return len(s.touched) > 0
-}
-
-func (s *Store) writeTouches(ctx context.Context, db *sql.DB) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := s.touchesIn(ctx, tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// touchesIn writes the reads recorded so far inside tx, so that a put or
-// an annotation carries them in its own commit rather than the timer
-// paying one more (a CLI run that stores and inspects an artifact commits
-// once less). A failure loses LRU order only and is logged, not returned:
-// the write that carries them goes on.
-func (s *Store) touchesIn(ctx context.Context, tx *sql.Tx) error {
-	s.tmu.Lock()
-	m := s.touched
-	s.touched = nil
-	s.tmu.Unlock()
-	if len(m) == 0 {
-		return nil
-	}
-	st, err := tx.PrepareContext(ctx, `UPDATE artifacts SET last_access_at = ? WHERE seq = ? AND last_access_at < ?`)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for seq, at := range m {
-		if _, err := st.ExecContext(ctx, at, seq, at); err != nil {
-			return fmt.Errorf("record %d artifact reads: %w", len(m), err)
-		}
-	}
-	return nil
+// collector applies retention (Collect) and drops scopes (DropScope).
+type collector struct {
+	readOnly bool
+	log      hclog.Logger
+	hook     *hook
+	idx      *index
+	files    *blobFolders
+	reads    *accessLog
 }
 
 // checkQuota refuses (store.ErrQuotaExceeded) a put under sc that would
@@ -155,7 +68,7 @@ func checkQuota(ctx context.Context, tx *sql.Tx, q store.Quota, sc store.Scope, 
 	return q.CheckQuota(size, session, trace, user)
 }
 
-// Collect applies policy (see store.Collector). It chooses the scopes
+// collect applies policy (see store.Collector). It chooses the scopes
 // that go in a few set-based statements over the index into a temporary
 // table (so memory does not grow with the store), then, artifact by
 // artifact in short transactions of collectBatch, removes those scope
@@ -163,20 +76,20 @@ func checkQuota(ctx context.Context, tx *sql.Tx, q store.Quota, sc store.Scope, 
 // and unheld blobs parked in tmp/, commit, then the parked blobs
 // removed. An artifact read (lru) or removed by another collector since
 // it was chosen is skipped.
-func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.CollectOptions) (store.CollectReport, error) {
+func (c *collector) collect(ctx context.Context, policy store.Retention, o store.CollectOptions) (store.CollectReport, error) {
 	rep := store.CollectReport{DryRun: o.DryRun}
 	if err := policy.Check(); err != nil {
 		return rep, fmt.Errorf("fsstore: collect: %w", err)
 	}
-	if s.readOnly && !o.DryRun {
+	if c.readOnly && !o.DryRun {
 		return rep, fmt.Errorf("fsstore: collect: %w", ErrReadOnly)
 	}
-	db, err := s.index(ctx)
+	db, err := c.idx.db(ctx)
 	if err != nil || db == nil {
 		return rep, wrapErr("collect", err)
 	}
-	if !s.readOnly {
-		s.flushTouches(ctx, false)
+	if !c.readOnly {
+		c.reads.flush(ctx)
 	}
 	now := o.Now
 	if now.IsZero() {
@@ -187,15 +100,15 @@ func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.Col
 		return rep, wrapErr("collect", err)
 	}
 	defer conn.Close()
-	if err := chooseVictims(ctx, conn, policy, now, s.version()); err != nil {
-		return rep, wrapErr("collect", s.queryErr(err))
+	if err := chooseVictims(ctx, conn, policy, now, c.idx.version()); err != nil {
+		return rep, wrapErr("collect", c.idx.queryErr(err))
 	}
 	defer conn.ExecContext(context.Background(), `DROP TABLE IF EXISTS temp.victims`)
 	for after := int64(0); ; {
 		var to sql.NullInt64
 		if err := conn.QueryRowContext(ctx, `SELECT MAX(seq) FROM
 			(SELECT DISTINCT seq FROM temp.victims WHERE seq > ? ORDER BY seq LIMIT ?)`, after, collectBatch).Scan(&to); err != nil {
-			return rep, wrapErr("collect", s.queryErr(err))
+			return rep, wrapErr("collect", c.idx.queryErr(err))
 		}
 		if !to.Valid {
 			return rep, nil
@@ -203,12 +116,12 @@ func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.Col
 		if o.DryRun {
 			chosen, err := readChosen(ctx, conn, after, to.Int64, policy.ByAccess())
 			if err != nil {
-				return rep, wrapErr("collect", s.queryErr(err))
+				return rep, wrapErr("collect", c.idx.queryErr(err))
 			}
 			for _, a := range chosen {
 				rep.Add(a.removal(), o.Each)
 			}
-		} else if err := s.removeVictims(ctx, conn, after, to.Int64, policy.ByAccess(), o.Each, &rep); err != nil {
+		} else if err := c.removeVictims(ctx, conn, after, to.Int64, policy.ByAccess(), o.Each, &rep); err != nil {
 			return rep, wrapErr("collect", err)
 		}
 		after = to.Int64
@@ -373,9 +286,9 @@ func liveVictims(lru bool) string {
 // chosen are deleted, then the artifacts left with none, in two
 // statements, and the blobs no artifact holds any more parked in tmp/
 // (as Delete does); after the commit the parked blobs are removed.
-func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, from, to int64, lru bool, each func(store.Removal), rep *store.CollectReport) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+func (c *collector) removeVictims(ctx context.Context, conn *sql.Conn, from, to int64, lru bool, each func(store.Removal), rep *store.CollectReport) error {
+	c.idx.wmu.Lock()
+	defer c.idx.wmu.Unlock()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -383,7 +296,7 @@ func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, from, to int6
 	defer tx.Rollback()
 	chosen, err := readChosen(ctx, tx, from, to, lru)
 	if err != nil {
-		return s.queryErr(err)
+		return c.idx.queryErr(err)
 	}
 	if len(chosen) == 0 {
 		return nil
@@ -401,7 +314,7 @@ func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, from, to int6
 	// the lookup (modernc's prepare is a full parse).
 	heldStmt, err := tx.PrepareContext(ctx, blobHeldQuery)
 	if err != nil {
-		return s.queryErr(err)
+		return c.idx.queryErr(err)
 	}
 	defer heldStmt.Close()
 	sums := map[string]bool{}
@@ -414,67 +327,45 @@ func (s *Store) removeVictims(ctx context.Context, conn *sql.Conn, from, to int6
 		err := heldStmt.QueryRowContext(ctx, a.sum).Scan(&held)
 		if err == nil && !held {
 			var name string
-			if name, err = s.parkBlob(a.sum, tempName("del-"+a.sum+"-")); err == nil && name != "" {
+			if name, err = c.files.park(a.sum, tempName("del-"+a.sum+"-")); err == nil && name != "" {
 				parked = append(parked, parkedBlob{name, a.sum})
 			}
 		}
 		if err != nil {
-			s.unparkAll(parked)
+			c.files.unparkAll(parked)
 			return err
 		}
 	}
-	s.at("gc:parked")
+	c.hook.at("gc:parked")
 	if err := tx.Commit(); err != nil {
-		s.unparkAll(parked)
+		c.files.unparkAll(parked)
 		return err
 	}
-	s.at("gc:committed")
-	s.removeParked(parked)
+	c.hook.at("gc:committed")
+	c.files.removeParked(parked)
 	for _, a := range chosen {
 		rep.Add(a.removal(), each)
 	}
 	return nil
 }
 
-// parkedBlob is a blob a transaction moved to tmp/ (see delete).
-type parkedBlob struct{ name, sum string }
-
-// unparkAll puts back the blobs of a transaction that did not commit.
-func (s *Store) unparkAll(parked []parkedBlob) {
-	for i := len(parked) - 1; i >= 0; i-- {
-		if err := s.unparkBlob(parked[i].name, parked[i].sum); err != nil {
-			s.log.Warn("could not put back the blob of a failed removal", "file", parked[i].name, "error", err)
-		}
-	}
-}
-
-// removeParked removes the blobs a committed transaction parked; one left
-// behind is removed by the next recovering Open.
-func (s *Store) removeParked(parked []parkedBlob) {
-	for _, p := range parked {
-		if err := s.tmp.Remove(p.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("could not remove blob", "file", p.name, "error", err)
-		}
-	}
-}
-
-// DropScope removes scope from every artifact put under it, and removes
+// dropScope removes scope from every artifact put under it, and removes
 // the artifacts left with no scope (see store.Collector), in one
 // transaction.
-func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.CollectReport, error) {
+func (c *collector) dropScope(ctx context.Context, scope store.Scope) (store.CollectReport, error) {
 	var rep store.CollectReport
 	if scope.IsZero() {
 		return rep, fmt.Errorf("fsstore: drop scope: empty scope would drop every artifact")
 	}
-	if s.readOnly {
+	if c.readOnly {
 		return rep, fmt.Errorf("fsstore: drop scope: %w", ErrReadOnly)
 	}
-	db, err := s.index(ctx)
+	db, err := c.idx.db(ctx)
 	if err != nil {
 		return rep, wrapErr("drop scope", err)
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	c.idx.wmu.Lock()
+	defer c.idx.wmu.Unlock()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return rep, wrapErr("drop scope", err)
@@ -483,7 +374,7 @@ func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.Collect
 	cond, args := scopeFilter(scope)
 	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.seq FROM scopes s WHERE 1`+cond, args...)
 	if err != nil {
-		return rep, wrapErr("drop scope", s.queryErr(err))
+		return rep, wrapErr("drop scope", c.idx.queryErr(err))
 	}
 	var seqs []int64
 	for rows.Next() {
@@ -517,21 +408,21 @@ func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.Collect
 		}
 		if err == nil {
 			var p string
-			if p, err = s.removeInTx(ctx, tx, seq, sum); err == nil && p != "" {
+			if p, err = removeArtifact(ctx, tx, c.files, seq, sum); err == nil && p != "" {
 				parked = append(parked, parkedBlob{p, sum})
 			}
 		}
 		if err != nil {
-			s.unparkAll(parked)
+			c.files.unparkAll(parked)
 			return rep, wrapErr("drop scope", err)
 		}
 		removed = append(removed, store.Removal{ID: id, Bytes: size, Why: why})
 	}
 	if err := tx.Commit(); err != nil {
-		s.unparkAll(parked)
+		c.files.unparkAll(parked)
 		return rep, wrapErr("drop scope", err)
 	}
-	s.removeParked(parked)
+	c.files.removeParked(parked)
 	for _, r := range removed {
 		rep.Add(r, nil)
 	}

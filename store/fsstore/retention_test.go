@@ -41,7 +41,7 @@ func gcHelper(ctx context.Context, s *Store) error {
 		collectBatch = n
 	}
 	if point := os.Getenv("FSSTORE_POINT"); point != "" {
-		s.hook = func(p string) {
+		s.hook.fn = func(p string) {
 			if p == point {
 				killSelf(p)
 			}
@@ -242,7 +242,7 @@ func TestReadsUpdateLastAccess(t *testing.T) {
 // traces of 10, the older half past a 1 h TTL.
 func fillSessionIndex(b *testing.B, s *Store, n int) {
 	ctx := context.Background()
-	db, err := s.index(ctx)
+	db, err := s.idx.db(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,8 +15,6 @@ import (
 	"github.com/mcpx-dev/mcpx/store/internal/searchq"
 )
 
-var _ store.Searcher = (*Store)(nil)
-
 // DefaultSearchLimit is how many hits Search returns when limit < 1.
 const DefaultSearchLimit = 10
 
@@ -55,33 +53,10 @@ var searchSchema = []string{
 	END`,
 }
 
-// ensureSearchSchema makes the search tables when the index lacks them.
-func (s *Store) ensureSearchSchema(ctx context.Context, db *sql.DB) error {
-	var n int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'artifacts_delete_search'`).Scan(&n); err != nil {
-		return err
-	}
-	if n > 0 {
-		return nil
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, q := range searchSchema {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("create search index: %w", err)
-		}
-	}
-	return tx.Commit()
-}
-
 // indexParts replaces the search rows of artifact id with parts, one row
-// per line that holds a word. The caller holds s.wmu and commits tx.
-func (s *Store) indexParts(ctx context.Context, tx *sql.Tx, id string, parts []store.TextPart) error {
+// per line that holds a word. The caller holds the index's write lock and
+// commits tx.
+func indexParts(ctx context.Context, tx *sql.Tx, id string, parts []store.TextPart) error {
 	seq, err := artifactSeq(ctx, tx, id)
 	if err != nil {
 		return err
@@ -177,35 +152,41 @@ func insertPartsSQL(n int) string {
 	return b.String()
 }
 
-// Search returns the best limit hits of query among the artifacts put
-// under a scope that scope contains, ranked by FTS5's bm25() (Score is its
-// negation: higher is better), each with a snippet() of its line. It ranks
-// the newest Config.SearchCandidates matching lines.
-func (s *Store) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+// searcher ranks the lines of the search index, once the indexer has
+// written what is queued.
+type searcher struct {
+	candidates int // Config.SearchCandidates, default applied
+	idx        *index
+	text       *indexer
+}
+
+// search returns the best limit hits of query among the artifacts put
+// under a scope that scope contains, ranked by FTS5's bm25().
+func (x *searcher) search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
 	// A query with nothing to search for is answered before waiting for
 	// the indexer.
 	terms := searchq.Parse(query)
 	if len(terms) == 0 {
 		return nil, fmt.Errorf("fsstore: search: %w", store.ErrBadQuery)
 	}
-	if err := s.waitIndexed(ctx); err != nil {
+	if err := x.text.wait(ctx); err != nil {
 		return nil, fmt.Errorf("fsstore: search: %w", err)
 	}
-	hits, err := s.search(ctx, scope, terms, limit)
+	hits, err := x.rank(ctx, scope, terms, limit)
 	if err != nil {
 		return nil, fmt.Errorf("fsstore: search: %w", err)
 	}
 	return hits, nil
 }
 
-func (s *Store) search(ctx context.Context, scope store.Scope, terms []searchq.Term, limit int) ([]store.Hit, error) {
+func (x *searcher) rank(ctx context.Context, scope store.Scope, terms []searchq.Term, limit int) ([]store.Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if limit < 1 {
 		limit = DefaultSearchLimit
 	}
-	db, err := s.index(ctx)
+	db, err := x.idx.db(ctx)
 	if err != nil || db == nil {
 		return nil, err
 	}
@@ -218,12 +199,12 @@ func (s *Store) search(ctx context.Context, scope store.Scope, terms []searchq.T
 			SELECT f.rowid AS id, bm25(search_fts) AS r FROM search_fts f JOIN search_parts p ON p.id = f.rowid
 			WHERE search_fts MATCH ? AND EXISTS (SELECT 1 FROM scopes s WHERE s.seq = p.seq`+cond+`)
 			ORDER BY f.rowid DESC LIMIT ?)
-		ORDER BY r, id LIMIT ?`, append(append([]any{match}, args...), s.candidates, limit)...)
+		ORDER BY r, id LIMIT ?`, append(append([]any{match}, args...), x.candidates, limit)...)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table") {
 			return nil, nil // a read-only index an earlier mcpx made: nothing indexed
 		}
-		return nil, s.queryErr(err)
+		return nil, x.idx.queryErr(err)
 	}
 	var rowids []int64
 	var ranks []float64
@@ -232,17 +213,17 @@ func (s *Store) search(ctx context.Context, scope store.Scope, terms []searchq.T
 		var rank float64
 		if err := top.Scan(&id, &rank); err != nil {
 			top.Close()
-			return nil, s.queryErr(err)
+			return nil, x.idx.queryErr(err)
 		}
 		rowids, ranks = append(rowids, id), append(ranks, rank)
 	}
 	top.Close()
 	if err := top.Err(); err != nil {
-		return nil, s.queryErr(err)
+		return nil, x.idx.queryErr(err)
 	}
 	// Then each hit's ref (with the first of its scopes that scope
 	// contains, as List gives) and snippet.
-	q := `SELECT ` + s.refColumns() + `, ` + scopeColumns + `, p.place,
+	q := `SELECT ` + x.idx.refColumns() + `, ` + scopeColumns + `, p.place,
 			snippet(search_fts, 0, '', '', '…', ` + strconv.Itoa(searchSnippetTokens) + `)
 		FROM search_fts
 		JOIN search_parts p ON p.id = search_fts.rowid
@@ -257,7 +238,7 @@ func (s *Store) search(ctx context.Context, scope store.Scope, terms []searchq.T
 			continue // deleted meanwhile
 		}
 		if err != nil {
-			return nil, s.queryErr(err)
+			return nil, x.idx.queryErr(err)
 		}
 		hits = append(hits, h)
 	}

@@ -23,7 +23,7 @@ import (
 func BenchmarkSearch10k(b *testing.B) {
 	ctx := context.Background()
 	s := openT(b, b.TempDir(), Config{})
-	db, err := s.index(ctx)
+	db, err := s.idx.db(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func BenchmarkSearch10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.wmu.Lock()
+	s.idx.wmu.Lock()
 	for i := range 10000 {
 		var t strings.Builder
 		for l := range 40 {
@@ -45,14 +45,14 @@ func BenchmarkSearch10k(b *testing.B) {
 		if _, err := insertArtifact(ctx, tx, "bench", ref); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.indexParts(ctx, tx, ref.ID, []store.TextPart{{Text: t.String()}}); err != nil {
+		if err := indexParts(ctx, tx, ref.ID, []store.TextPart{{Text: t.String()}}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		b.Fatal(err)
 	}
-	s.wmu.Unlock()
+	s.idx.wmu.Unlock()
 	queries := []struct {
 		name, q string
 		scope   store.Scope

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/s3store"
 	"github.com/mcpx-dev/mcpx/store/s3store/s3test"
@@ -56,11 +54,7 @@ func TestAccessCleanupCoalesces(t *testing.T) {
 	if n := lists.n.Load(); n > 32 { // one per put before; a pass per few puts now
 		t.Errorf("64 re-puts listed access keys %d times; want a few (one cleanup at a time)", n)
 	}
-	var keys []string
-	for o := range srv.Client().ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Prefix: "p/access/" + id + "/", Recursive: true}) {
-		keys = append(keys, o.Key)
-	}
-	if len(keys) != 1 {
+	if keys := srv.Keys(t, bucket, "p/access/"+id+"/"); len(keys) != 1 {
 		t.Errorf("access keys left: %v, want the newest only", keys)
 	}
 }

@@ -19,9 +19,9 @@ const maxKeyRingBytes = 1 << 20
 // ReadKeys returns the key ring, or an error matching fs.ErrNotExist when
 // none is kept yet. It implements web.KeyKeeper.
 func (s *Store) ReadKeys(ctx context.Context) ([]byte, error) {
-	b, _, err := s.getBytes(ctx, s.key(keyRingKey, ""), maxKeyRingBytes)
+	b, _, err := s.bucket.getBytes(ctx, s.bucket.key(keyRingKey, ""), maxKeyRingBytes)
 	if isNotFound(err) {
-		return nil, fmt.Errorf("s3store: %s%s: %w", s.where, keyRingKey, fs.ErrNotExist)
+		return nil, fmt.Errorf("s3store: %s%s: %w", s.bucket.where, keyRingKey, fs.ErrNotExist)
 	}
 	return b, err
 }
@@ -29,5 +29,5 @@ func (s *Store) ReadKeys(ctx context.Context) ([]byte, error) {
 // WriteKeys keeps the key ring; with create only when none is kept (of
 // replicas starting at once, one ring wins), reporting whether it wrote.
 func (s *Store) WriteKeys(ctx context.Context, b []byte, create bool) (bool, error) {
-	return s.putJSON(ctx, s.key(keyRingKey, ""), json.RawMessage(b), create)
+	return s.bucket.putJSON(ctx, s.bucket.key(keyRingKey, ""), json.RawMessage(b), create)
 }

@@ -7,18 +7,16 @@ package s3store
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/minio/minio-go/v7"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
-
-var _ store.OrderedLister = (*Store)(nil)
 
 // orderEntry is one key of order/ (or rorder/), parsed.
 type orderEntry struct {
@@ -28,22 +26,6 @@ type orderEntry struct {
 	id      string
 	size    int64
 	blob    string
-}
-
-func (s *Store) orderKey(id string, rec record) string {
-	return s.key("order/", fmt.Sprintf("%020d.%s.%d.%s", rec.Created.UnixNano(), id, rec.Size, rec.Blob))
-}
-
-func (s *Store) rorderKey(id string, rec record) string {
-	return s.key("rorder/", fmt.Sprintf("%020d.%s.%d.%s", math.MaxInt64-rec.Created.UnixNano(), id, rec.Size, rec.Blob))
-}
-
-// putOrder writes both order keys of id (again: they are idempotent).
-func (s *Store) putOrder(ctx context.Context, id string, rec record) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.putBytes(gctx, s.orderKey(id, rec), nil) })
-	g.Go(func() error { return s.putBytes(gctx, s.rorderKey(id, rec), nil) })
-	return g.Wait()
 }
 
 // parseOrderName reads the name of an order/ or rorder/ key (reverse for
@@ -64,27 +46,10 @@ func parseOrderName(name string, reverse bool) (orderEntry, bool) {
 	return orderEntry{name: name, created: t, id: f[1], size: size, blob: f[3]}, true
 }
 
-// List returns one page of the refs whose scope scope contains, oldest
-// first (see store.Store.List).
-func (s *Store) List(ctx context.Context, scope store.Scope, cursor string) ([]store.Ref, string, error) {
-	return s.ListOrder(ctx, scope, cursor, store.OldestFirst)
-}
-
-// ListOrder is List in either order. A cursor of one order is invalid
-// in the other.
-func (s *Store) ListOrder(ctx context.Context, scope store.Scope, cursor string, order store.Order) ([]store.Ref, string, error) {
-	refs, _, next, err := s.listPage(ctx, scope, cursor, order, false)
-	return refs, next, err
-}
-
-// ListAccess is ListOrder with when each artifact was last read (or
-// created, when never read).
-func (s *Store) ListAccess(ctx context.Context, scope store.Scope, cursor string, order store.Order) ([]store.Ref, []time.Time, string, error) {
-	return s.listPage(ctx, scope, cursor, order, true)
-}
-
-func (s *Store) listPage(ctx context.Context, scope store.Scope, cursor string, order store.Order, withAccess bool) ([]store.Ref, []time.Time, string, error) {
-	if err := s.usable(ctx); err != nil {
+// list returns one page of the refs whose scope scope contains, in
+// order, with when each artifact was last read when withAccess.
+func (r *reader) list(ctx context.Context, scope store.Scope, cursor string, order store.Order, withAccess bool) ([]store.Ref, []time.Time, string, error) {
+	if err := r.life.usable(ctx); err != nil {
 		return nil, nil, "", fmt.Errorf("s3store: list: %w", err)
 	}
 	part, tag, reverse := "order/", "o", false
@@ -97,35 +62,37 @@ func (s *Store) listPage(ctx context.Context, scope store.Scope, cursor string, 
 		if _, valid := parseOrderName(name, reverse); !ok || !valid {
 			return nil, nil, "", fmt.Errorf("s3store: list: cursor %q: %w", cursor, store.ErrInvalidCursor)
 		}
-		startAfter = s.key(part, name)
+		startAfter = r.bucket.key(part, name)
 	}
-	lctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	keys := s.client.ListObjects(lctx, s.bucket, minio.ListObjectsOptions{
-		Prefix: s.key(part, ""), StartAfter: startAfter, Recursive: true, MaxKeys: min(1000, 2*s.pageSize)})
+	next, stop := iter.Pull2(r.bucket.list(ctx, listing{prefix: r.bucket.key(part, ""), startAfter: startAfter, pageKeys: min(1000, 2*r.pageSize)}))
+	defer stop()
 	var (
 		refs   []store.Ref
 		access []time.Time
 	)
 	for {
 		var batch []orderEntry
-		for obj := range keys {
-			if obj.Err != nil {
-				return nil, nil, "", fmt.Errorf("s3store: list: %w", obj.Err)
+		for {
+			obj, err, more := next()
+			if !more {
+				break
 			}
-			e, ok := parseOrderName(strings.TrimPrefix(obj.Key, s.key(part, "")), reverse)
+			if err != nil {
+				return nil, nil, "", fmt.Errorf("s3store: list: %w", err)
+			}
+			e, ok := parseOrderName(strings.TrimPrefix(obj.key, r.bucket.key(part, "")), reverse)
 			if !ok {
 				continue
 			}
 			batch = append(batch, e)
-			if len(batch) == s.pageSize {
+			if len(batch) == r.pageSize {
 				break
 			}
 		}
 		if len(batch) == 0 {
 			return refs, access, "", nil
 		}
-		got, at, err := s.resolve(ctx, batch, scope, withAccess)
+		got, at, err := r.resolve(ctx, batch, scope, withAccess)
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("s3store: list: %w", err)
 		}
@@ -135,11 +102,11 @@ func (s *Store) listPage(ctx context.Context, scope store.Scope, cursor string, 
 			}
 			refs = append(refs, *got[i])
 			access = append(access, at[i])
-			if len(refs) == s.pageSize {
+			if len(refs) == r.pageSize {
 				return refs, access, tag + e.name, nil
 			}
 		}
-		if len(batch) < s.pageSize {
+		if len(batch) < r.pageSize {
 			return refs, access, "", nil
 		}
 	}
@@ -147,24 +114,24 @@ func (s *Store) listPage(ctx context.Context, scope store.Scope, cursor string, 
 
 // resolve reads the refs of entries, seen from filter, in parallel: nil
 // where the artifact is gone, stale or in no scope filter contains.
-func (s *Store) resolve(ctx context.Context, entries []orderEntry, filter store.Scope, withAccess bool) ([]*store.Ref, []time.Time, error) {
+func (r *reader) resolve(ctx context.Context, entries []orderEntry, filter store.Scope, withAccess bool) ([]*store.Ref, []time.Time, error) {
 	refs := make([]*store.Ref, len(entries))
 	access := make([]time.Time, len(entries))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
 	for i, e := range entries {
 		g.Go(func() error {
-			rec, _, ok, err := s.getRecord(gctx, e.id)
+			rec, _, ok, err := r.records.get(gctx, e.id)
 			if err != nil || !ok || rec.Created.UnixNano() != e.created || rec.Blob != e.blob {
 				return err
 			}
-			ref, ok, err := s.refIn(gctx, e.id, rec, filter)
+			ref, ok, err := r.records.refIn(gctx, e.id, rec, filter)
 			if err != nil || !ok {
 				return err
 			}
 			refs[i] = &ref
 			if withAccess {
-				access[i], err = s.lastAccess(gctx, e.id, rec.Created)
+				access[i], err = r.access.last(gctx, e.id, rec.Created)
 			}
 			return err
 		})
@@ -173,20 +140,6 @@ func (s *Store) resolve(ctx context.Context, entries []orderEntry, filter store.
 		return nil, nil, err
 	}
 	return refs, access, nil
-}
-
-// lastAccess is when id was last read or put again, else created.
-func (s *Store) lastAccess(ctx context.Context, id string, created time.Time) (time.Time, error) {
-	last := created
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key("access/", id+"/"), Recursive: true}) {
-		if obj.Err != nil {
-			return time.Time{}, obj.Err
-		}
-		if t, ok := parseNanos(obj.Key[strings.LastIndexByte(obj.Key, '/')+1:]); ok && t.After(last) {
-			last = t
-		}
-	}
-	return last, nil
 }
 
 // parseNanos reads what nanos wrote.

@@ -19,7 +19,7 @@ import (
 // type and name costs a stat (three small requests). The URL is a bearer
 // capability: whoever holds it reads the bytes, whatever their scope.
 func (s *Store) PresignGet(ctx context.Context, id string, expiry time.Duration) (*url.URL, error) {
-	ref, rec, err := s.stat(ctx, id)
+	ref, rec, err := s.reader.stat(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("s3store: artifact[%s]: %w", store.QuoteID(id), err)
 	}
@@ -31,12 +31,12 @@ func (s *Store) PresignGet(ctx context.Context, id string, expiry time.Duration)
 // it, so finding the bytes costs one request (the record), or none for an
 // artifact this process put or read within the last minute.
 func (s *Store) PresignURL(ctx context.Context, id, mimeType, filename string, expiry time.Duration) (*url.URL, error) {
-	if err := s.usableID(ctx, id); err != nil {
+	if err := s.life.usableID(ctx, id); err != nil {
 		return nil, fmt.Errorf("s3store: artifact[%s]: %w", store.QuoteID(id), err)
 	}
 	blob, ok := s.recent.get(id)
 	if !ok {
-		rec, _, found, err := s.getRecord(ctx, id)
+		rec, _, found, err := s.records.get(ctx, id)
 		if err == nil && !found {
 			err = store.ErrNotFound
 		}
@@ -53,14 +53,11 @@ func (s *Store) presign(ctx context.Context, id, blob, mimeType, filename string
 	if expiry < 1 {
 		expiry = DefaultPresignExpiry
 	}
-	params := url.Values{}
-	if mimeType != "" {
-		params.Set("response-content-type", mimeType)
-	}
+	disposition := ""
 	if filename != "" {
-		params.Set("response-content-disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
+		disposition = mime.FormatMediaType("attachment", map[string]string{"filename": filename})
 	}
-	u, err := s.client.PresignedGetObject(ctx, s.bucket, s.key("blobs/", blob), expiry, params)
+	u, err := s.bucket.presignGet(ctx, s.bucket.key("blobs/", blob), expiry, mimeType, disposition)
 	if err != nil {
 		return nil, fmt.Errorf("s3store: artifact[%s]: presign: %w", store.QuoteID(id), err)
 	}

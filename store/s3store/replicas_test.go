@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/minio-go/v7"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/s3store"
@@ -45,13 +46,17 @@ func TestServerRefusesSecondCreate(t *testing.T) {
 	srv := s3test.Start(t)
 	bucket := srv.Bucket(t)
 	ctx := context.Background()
-	var opts minio.PutObjectOptions
-	opts.SetMatchETagExcept("*")
-	if _, err := srv.Client().PutObject(ctx, bucket, "k", strings.NewReader("a"), 1, opts); err != nil {
+	create := func(body string) error {
+		_, err := srv.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"),
+			Body: strings.NewReader(body), IfNoneMatch: aws.String("*")})
+		return err
+	}
+	if err := create("a"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := srv.Client().PutObject(ctx, bucket, "k", strings.NewReader("b"), 1, opts)
-	if minio.ToErrorResponse(err).StatusCode != http.StatusPreconditionFailed {
+	err := create("b")
+	var status interface{ HTTPStatusCode() int }
+	if !errors.As(err, &status) || status.HTTPStatusCode() != http.StatusPreconditionFailed {
 		t.Fatalf("second create: %v, want 412 Precondition Failed", err)
 	}
 }
@@ -137,14 +142,8 @@ func TestMultipartPut(t *testing.T) {
 	if after := countKeys(t, srv, bucket, "shared/blobs/"); after != before {
 		t.Errorf("failed put left %d blobs, had %d", after, before)
 	}
-	ups := 0
-	for u := range srv.Client().ListIncompleteUploads(ctx, bucket, "shared/", true) {
-		if u.Err == nil {
-			ups++
-		}
-	}
-	if ups != 0 {
-		t.Errorf("failed put left %d multipart uploads", ups)
+	if ups := srv.Uploads(t, bucket, "shared/"); len(ups) != 0 {
+		t.Errorf("failed put left %d multipart uploads", len(ups))
 	}
 }
 
@@ -154,14 +153,7 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 func countKeys(t *testing.T, srv *s3test.Server, bucket, prefix string) int {
 	t.Helper()
-	n := 0
-	for obj := range srv.Client().ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
-		if obj.Err != nil {
-			t.Fatal(obj.Err)
-		}
-		n++
-	}
-	return n
+	return len(srv.Keys(t, bucket, prefix))
 }
 
 // What a put killed half way leaves (bytes, a record, the content's
@@ -177,7 +169,7 @@ func TestCollectSweepsOrphans(t *testing.T) {
 	}
 	for _, k := range []string{"shared/blobs/0123456789abcdef0123456789abcdef", "shared/meta/srv_0123456789ab", "shared/scope/srv_0123456789ab/00000000000000000001.e30",
 		"shared/hash/srv/0123456789ab" + strings.Repeat("0", 52)} {
-		if _, err := srv.Client().PutObject(ctx, bucket, k, strings.NewReader("{}"), 2, minio.PutObjectOptions{}); err != nil {
+		if _, err := srv.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(k), Body: strings.NewReader("{}")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -186,25 +178,16 @@ func TestCollectSweepsOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for obj := range srv.Client().ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: "shared/scope/" + unscoped.ID + "/", Recursive: true}) {
-		if err := srv.Client().RemoveObject(ctx, bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
+	for _, k := range srv.Keys(t, bucket, "shared/scope/"+unscoped.ID+"/") {
+		if _, err := srv.Client().DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(k)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	core := minio.Core{Client: srv.Client()}
-	if _, err := core.NewMultipartUpload(ctx, bucket, "shared/blobs/fedcba9876543210fedcba9876543210", minio.PutObjectOptions{}); err != nil {
+	if _, err := srv.Client().CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket),
+		Key: aws.String("shared/blobs/fedcba9876543210fedcba9876543210")}); err != nil {
 		t.Fatal(err)
 	}
-	uploads := func() int {
-		n := 0
-		for u := range srv.Client().ListIncompleteUploads(ctx, bucket, "shared/", true) {
-			if u.Err != nil {
-				t.Fatal(u.Err)
-			}
-			n++
-		}
-		return n
-	}
+	uploads := func() int { return len(srv.Uploads(t, bucket, "shared/")) }
 	if _, err := a.Collect(ctx, store.Retention{}, store.CollectOptions{}); err != nil {
 		t.Fatal(err)
 	}

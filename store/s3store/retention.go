@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/minio/minio-go/v7"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/store"
 )
@@ -39,86 +39,59 @@ func (e *artifactEntry) held() store.Held {
 	return h
 }
 
-// snapshot lists every artifact with its scopes and last access.
-func (s *Store) snapshot(ctx context.Context) ([]*artifactEntry, error) {
-	var out []*artifactEntry
-	byID := map[string]*artifactEntry{}
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key("order/", ""), Recursive: true}) {
-		if obj.Err != nil {
-			return nil, obj.Err
-		}
-		e, ok := parseOrderName(strings.TrimPrefix(obj.Key, s.key("order/", "")), false)
-		if !ok || byID[e.id] != nil {
-			continue
-		}
-		e.key = obj.Key
-		a := &artifactEntry{order: e, lastAccess: e.created}
-		byID[e.id] = a
-		out = append(out, a)
-	}
-	scopes, err := s.listScopes(ctx, "scope/")
-	if err != nil {
-		return nil, err
-	}
-	for _, sc := range scopes {
-		if a := byID[sc.id]; a != nil {
-			a.scopes = append(a.scopes, sc)
-		}
-	}
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key("access/", ""), Recursive: true}) {
-		if obj.Err != nil {
-			return nil, obj.Err
-		}
-		id, at, _ := strings.Cut(strings.TrimPrefix(obj.Key, s.key("access/", "")), "/")
-		if t, ok := parseNanos(at); ok && byID[id] != nil {
-			byID[id].lastAccess = max(byID[id].lastAccess, t.UnixNano())
-		}
-	}
-	return out, nil
+// collector applies retention (Collect), drops scopes (DropScope) and
+// sweeps what crashed puts and deletes left.
+type collector struct {
+	orphanGrace time.Duration // Config.OrphanGrace
+	log         hclog.Logger
+	life        *openState
+	bucket      *bucket
+	records     *records
+	writer      *writer
 }
 
-// Collect applies policy (see store.Collector). Each removal is reported
+// collect applies policy (see store.Collector). Each removal is reported
 // by the collector whose delete found the artifact, so collectors on
 // several replicas never report one twice. Unless DryRun, it then
 // removes objects no artifact names that are older than
 // Config.OrphanGrace.
-func (s *Store) Collect(ctx context.Context, policy store.Retention, o store.CollectOptions) (store.CollectReport, error) {
+func (c *collector) collect(ctx context.Context, policy store.Retention, o store.CollectOptions) (store.CollectReport, error) {
 	rep := store.CollectReport{DryRun: o.DryRun}
 	if err := policy.Check(); err != nil {
 		return rep, fmt.Errorf("s3store: collect: %w", err)
 	}
-	if err := s.usable(ctx); err != nil {
+	if err := c.life.usable(ctx); err != nil {
 		return rep, fmt.Errorf("s3store: collect: %w", err)
 	}
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	entries, err := s.snapshot(ctx)
+	entries, err := c.records.snapshot(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("s3store: collect: %w", err)
 	}
 	chosen := choose(entries, policy, now)
 	slices.SortFunc(entries, func(a, b *artifactEntry) int { return cmp.Compare(a.order.created, b.order.created) })
 	for _, e := range entries {
-		c, ok := chosen[e.order.id]
+		ch, ok := chosen[e.order.id]
 		if !ok {
 			continue
 		}
 		if !o.DryRun {
-			if claimed, err := s.release(ctx, e, c); err != nil {
+			if claimed, err := c.release(ctx, e, ch); err != nil {
 				return rep, fmt.Errorf("s3store: collect: %w", err)
 			} else if !claimed {
 				continue // another collector took it
 			}
 		}
-		rep.Add(c.Removal(e.held()), o.Each)
+		rep.Add(ch.Removal(e.held()), o.Each)
 	}
 	if !o.DryRun {
-		if err := s.dropUnscoped(ctx, entries, chosen); err != nil {
+		if err := c.dropUnscoped(ctx, entries, chosen); err != nil {
 			return rep, fmt.Errorf("s3store: collect: %w", err)
 		}
-		if err := s.sweep(ctx, entries); err != nil {
+		if err := c.sweep(ctx, entries); err != nil {
 			return rep, fmt.Errorf("s3store: collect: sweep: %w", err)
 		}
 	}
@@ -138,35 +111,35 @@ func helds(entries []*artifactEntry) []store.Held {
 	return held
 }
 
-// release applies c to e: the artifact is deleted, or the scope keys c
+// release applies ch to e: the artifact is deleted, or the scope keys ch
 // names are. claimed is false when another collector deleted it first.
-func (s *Store) release(ctx context.Context, e *artifactEntry, c store.Chosen) (claimed bool, err error) {
-	if c.All {
-		err := s.Delete(ctx, e.order.id)
+func (c *collector) release(ctx context.Context, e *artifactEntry, ch store.Chosen) (claimed bool, err error) {
+	if ch.All {
+		err := c.writer.delete(ctx, e.order.id)
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
 		}
 		return err == nil, err
 	}
-	for _, i := range c.Scopes {
-		if err := s.removeErr(ctx, e.scopes[i].key); err != nil {
+	for _, i := range ch.Scopes {
+		if err := c.bucket.removeErr(ctx, e.scopes[i].key); err != nil {
 			return false, err
 		}
 	}
 	return true, nil
 }
 
-// DropScope removes scope from every artifact put under it, and the
+// dropScope removes scope from every artifact put under it, and the
 // artifacts left with no scope (see store.Collector).
-func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.CollectReport, error) {
+func (c *collector) dropScope(ctx context.Context, scope store.Scope) (store.CollectReport, error) {
 	var rep store.CollectReport
 	if scope.IsZero() {
 		return rep, fmt.Errorf("s3store: drop scope: empty scope would drop every artifact")
 	}
-	if err := s.usable(ctx); err != nil {
+	if err := c.life.usable(ctx); err != nil {
 		return rep, fmt.Errorf("s3store: drop scope: %w", err)
 	}
-	keys, err := s.listScopes(ctx, "scope/")
+	keys, err := c.records.listScopes(ctx, "scope/")
 	if err != nil {
 		return rep, fmt.Errorf("s3store: drop scope: %w", err)
 	}
@@ -181,14 +154,14 @@ func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.Collect
 	}
 	done := map[string]bool{}
 	for _, k := range dropped {
-		if err := s.removeErr(ctx, k.key); err != nil {
+		if err := c.bucket.removeErr(ctx, k.key); err != nil {
 			return rep, fmt.Errorf("s3store: drop scope: %w", err)
 		}
 		if left[k.id] > 0 || done[k.id] {
 			continue
 		}
 		done[k.id] = true
-		rec, _, ok, err := s.getRecord(ctx, k.id)
+		rec, _, ok, err := c.records.get(ctx, k.id)
 		if err != nil {
 			return rep, fmt.Errorf("s3store: drop scope: %w", err)
 		}
@@ -196,13 +169,13 @@ func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.Collect
 			continue
 		}
 		// A put under another scope may have come meanwhile.
-		if rest, err := s.scopeKeys(ctx, k.id); err != nil || len(rest) > 0 {
+		if rest, err := c.records.scopeKeys(ctx, k.id); err != nil || len(rest) > 0 {
 			if err != nil {
 				return rep, fmt.Errorf("s3store: drop scope: %w", err)
 			}
 			continue
 		}
-		if claimed, err := s.claimAndDelete(ctx, k.id, rec); err != nil {
+		if claimed, err := c.writer.claimAndDelete(ctx, k.id, rec); err != nil {
 			return rep, fmt.Errorf("s3store: drop scope: %w", err)
 		} else if !claimed {
 			continue
@@ -212,32 +185,21 @@ func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.Collect
 	return rep, nil
 }
 
-// checkQuota is memstore's checkQuota over a snapshot: not atomic with
-// the put across replicas (two replicas may each admit the last
-// artifact a limit allows).
-func (s *Store) checkQuota(ctx context.Context, q store.Quota, sc store.Scope, id string, size int64) error {
-	entries, err := s.snapshot(ctx)
-	if err != nil {
-		return err
-	}
-	return q.Check(helds(entries), sc, id, size)
-}
-
 // dropUnscoped deletes the artifacts, older than OrphanGrace, that have
 // an order key but no scope: what a put killed after its order key and
 // before its scope key left (Put writes them at once). Nobody can list or
 // read them. Those the policy removed (why) are gone already.
-func (s *Store) dropUnscoped(ctx context.Context, entries []*artifactEntry, chosen map[string]store.Chosen) error {
-	cutoff := time.Now().Add(-s.orphanGrace).UnixNano()
+func (c *collector) dropUnscoped(ctx context.Context, entries []*artifactEntry, chosen map[string]store.Chosen) error {
+	cutoff := time.Now().Add(-c.orphanGrace).UnixNano()
 	for _, e := range entries {
 		if len(e.scopes) > 0 || e.order.created > cutoff {
 			continue
 		}
-		if c, gone := chosen[e.order.id]; gone && c.All {
+		if ch, gone := chosen[e.order.id]; gone && ch.All {
 			continue
 		}
-		s.log.Info("removing an artifact no scope holds", "id", e.order.id)
-		if err := s.Delete(ctx, e.order.id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		c.log.Info("removing an artifact no scope holds", "id", e.order.id)
+		if err := c.writer.delete(ctx, e.order.id); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 	}
@@ -247,23 +209,23 @@ func (s *Store) dropUnscoped(ctx context.Context, entries []*artifactEntry, chos
 // sweep removes objects older than OrphanGrace that no listed artifact
 // names, and aborts multipart uploads begun before then: what a put or
 // delete killed half way left.
-func (s *Store) sweep(ctx context.Context, entries []*artifactEntry) error {
+func (c *collector) sweep(ctx context.Context, entries []*artifactEntry) error {
 	ids, blobs, orders := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, e := range entries {
 		ids[e.order.id], blobs[e.order.blob] = true, true
 		orders[fmt.Sprintf("%s.%d.%s", e.order.id, e.order.size, e.order.blob)] = true
 	}
-	cutoff := time.Now().Add(-s.orphanGrace)
+	cutoff := time.Now().Add(-c.orphanGrace)
 	for _, part := range []string{"blobs/", "meta/", "text/", "scope/", "access/", "rorder/", "gone/", "hash/"} {
-		for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key(part, ""), Recursive: true}) {
-			if obj.Err != nil {
-				return obj.Err
+		for obj, err := range c.bucket.keys(ctx, part, "") {
+			if err != nil {
+				return err
 			}
 			// S3 times are whole seconds (truncated): a second's margin.
-			if obj.LastModified.Add(time.Second).After(cutoff) {
+			if obj.modified.Add(time.Second).After(cutoff) {
 				continue
 			}
-			name := strings.TrimPrefix(obj.Key, s.key(part, ""))
+			name := strings.TrimPrefix(obj.key, c.bucket.key(part, ""))
 			var known bool
 			switch part {
 			case "blobs/":
@@ -280,8 +242,8 @@ func (s *Store) sweep(ctx context.Context, entries []*artifactEntry) error {
 				known = ids[id]
 			}
 			if !known {
-				s.log.Info("removing an orphan object", "key", obj.Key, "modified", obj.LastModified)
-				if err := s.removeErr(ctx, obj.Key); err != nil {
+				c.log.Info("removing an orphan object", "key", obj.key, "modified", obj.modified)
+				if err := c.bucket.removeErr(ctx, obj.key); err != nil {
 					return err
 				}
 			}
@@ -290,15 +252,15 @@ func (s *Store) sweep(ctx context.Context, entries []*artifactEntry) error {
 	// A put killed during a multipart upload leaves the upload open: its
 	// parts take space but are no object. The lifecycle rule the package
 	// doc recommends aborts them too; this serves buckets without one.
-	for up := range s.client.ListIncompleteUploads(ctx, s.bucket, s.key("blobs/", ""), true) {
-		if up.Err != nil {
-			return up.Err
+	for up, err := range c.bucket.uploads(ctx, c.bucket.key("blobs/", "")) {
+		if err != nil {
+			return err
 		}
-		if up.Initiated.Add(time.Second).After(cutoff) {
+		if up.initiated.Add(time.Second).After(cutoff) {
 			continue
 		}
-		s.log.Info("aborting an unfinished multipart upload", "key", up.Key, "initiated", up.Initiated)
-		if err := s.core.AbortMultipartUpload(ctx, s.bucket, up.Key, up.UploadID); err != nil && !isNotFound(err) {
+		c.log.Info("aborting an unfinished multipart upload", "key", up.key, "initiated", up.initiated)
+		if err := c.bucket.abortUpload(ctx, up.key, up.id); err != nil {
 			return err
 		}
 	}

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -39,9 +37,9 @@ func encodeScope(sc store.Scope) (part string, inKey bool) {
 }
 
 // scopeKey is the key that records sc on id, added at t.
-func (s *Store) scopeKey(id string, t time.Time, sc store.Scope) string {
+func (r *records) scopeKey(id string, t time.Time, sc store.Scope) string {
 	part, _ := encodeScope(sc)
-	return s.key("scope/", id+"/"+nanos(t)+"."+part)
+	return r.bucket.key("scope/", id+"/"+nanos(t)+"."+part)
 }
 
 // scopeEntry is one scope an artifact was put under.
@@ -63,8 +61,8 @@ func (e scopeEntry) created(rec record) time.Time {
 
 // parseScopeKey reads a key of scope/; a scope kept in the body is read
 // with one GET. ok is false for a key the store did not make.
-func (s *Store) parseScopeKey(ctx context.Context, key string) (e scopeEntry, ok bool, err error) {
-	rest, found := strings.CutPrefix(key, s.key("scope/", ""))
+func (r *records) parseScopeKey(ctx context.Context, key string) (e scopeEntry, ok bool, err error) {
+	rest, found := strings.CutPrefix(key, r.bucket.key("scope/", ""))
 	if !found {
 		return e, false, nil
 	}
@@ -75,7 +73,7 @@ func (s *Store) parseScopeKey(ctx context.Context, key string) (e scopeEntry, ok
 	}
 	e = scopeEntry{key: key, id: id, added: added}
 	if strings.HasPrefix(part, hashedScope) {
-		n, err := s.getNaming(ctx, key)
+		n, err := r.naming(ctx, key)
 		if err != nil || n.Scope == nil {
 			return e, false, err
 		}
@@ -90,19 +88,19 @@ func (s *Store) parseScopeKey(ctx context.Context, key string) (e scopeEntry, ok
 }
 
 // scopeKeys lists the scopes of id, first added first.
-func (s *Store) scopeKeys(ctx context.Context, id string) ([]scopeEntry, error) {
-	return s.listScopes(ctx, "scope/"+id+"/")
+func (r *records) scopeKeys(ctx context.Context, id string) ([]scopeEntry, error) {
+	return r.listScopes(ctx, "scope/"+id+"/")
 }
 
 // listScopes lists the scope keys under prefix (below the store's), in
 // key order: by artifact, then first added first.
-func (s *Store) listScopes(ctx context.Context, prefix string) ([]scopeEntry, error) {
+func (r *records) listScopes(ctx context.Context, prefix string) ([]scopeEntry, error) {
 	var out []scopeEntry
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix + prefix, Recursive: true}) {
-		if obj.Err != nil {
-			return nil, obj.Err
+	for obj, err := range r.bucket.keys(ctx, prefix, "") {
+		if err != nil {
+			return nil, err
 		}
-		e, ok, err := s.parseScopeKey(ctx, obj.Key)
+		e, ok, err := r.parseScopeKey(ctx, obj.key)
 		if err != nil && !isNotFound(err) {
 			return nil, err
 		}

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/minio/minio-go/v7"
-
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/internal/searchq"
 )
@@ -33,12 +31,20 @@ const maxTextBytes = 64 << 20
 // context: a search that its caller left stops within a few ms.
 const ctxCheckLines = 256
 
-// Search returns the best limit lines that hold every term of query,
+// searcher scans the text parts Annotate kept.
+type searcher struct {
+	candidates int // Config.SearchCandidates
+	life       *openState
+	bucket     *bucket
+	records    *records
+}
+
+// search returns the best limit lines that hold every term of query,
 // among the artifacts put under a scope that scope contains. A line
 // scores the sum of its terms' counts over the square root of its length.
 // It stops with ctx's error when ctx ends.
-func (s *Store) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
-	if err := s.usable(ctx); err != nil {
+func (x *searcher) search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+	if err := x.life.usable(ctx); err != nil {
 		return nil, fmt.Errorf("s3store: search: %w", err)
 	}
 	terms := searchq.Parse(query)
@@ -48,7 +54,7 @@ func (s *Store) Search(ctx context.Context, scope store.Scope, query string, lim
 	if limit < 1 {
 		limit = DefaultSearchLimit
 	}
-	hits, err := s.search(ctx, scope, terms)
+	hits, err := x.scan(ctx, scope, terms)
 	if err != nil {
 		return nil, fmt.Errorf("s3store: search: %w", err)
 	}
@@ -64,42 +70,42 @@ func (s *Store) Search(ctx context.Context, scope store.Scope, query string, lim
 	return hits[:min(limit, len(hits))], nil
 }
 
-func (s *Store) search(ctx context.Context, scope store.Scope, terms []searchq.Term) ([]store.Hit, error) {
+func (x *searcher) scan(ctx context.Context, scope store.Scope, terms []searchq.Term) ([]store.Hit, error) {
 	texts := map[string]bool{}
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key("text/", ""), Recursive: true}) {
-		if obj.Err != nil {
-			return nil, obj.Err
+	for obj, err := range x.bucket.keys(ctx, "text/", "") {
+		if err != nil {
+			return nil, err
 		}
-		texts[strings.TrimPrefix(obj.Key, s.key("text/", ""))] = true
+		texts[strings.TrimPrefix(obj.key, x.bucket.key("text/", ""))] = true
 	}
 	var hits []store.Hit
 	if len(texts) == 0 {
 		return nil, nil
 	}
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key("rorder/", ""), Recursive: true}) {
-		if obj.Err != nil {
-			return nil, obj.Err
+	for obj, err := range x.bucket.keys(ctx, "rorder/", "") {
+		if err != nil {
+			return nil, err
 		}
-		e, ok := parseOrderName(strings.TrimPrefix(obj.Key, s.key("rorder/", "")), true)
+		e, ok := parseOrderName(strings.TrimPrefix(obj.key, x.bucket.key("rorder/", "")), true)
 		if !ok || !texts[e.id] {
 			continue
 		}
 		delete(texts, e.id)
-		rec, _, ok, err := s.getRecord(ctx, e.id)
+		rec, _, ok, err := x.records.get(ctx, e.id)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			continue
 		}
-		ref, ok, err := s.refIn(ctx, e.id, rec, scope)
+		ref, ok, err := x.records.refIn(ctx, e.id, rec, scope)
 		if err != nil || !ok {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		b, _, err := s.getBytes(ctx, s.key("text/", e.id), maxTextBytes)
+		b, _, err := x.bucket.getBytes(ctx, x.bucket.key("text/", e.id), maxTextBytes)
 		if isNotFound(err) {
 			continue
 		}
@@ -119,13 +125,13 @@ func (s *Store) search(ctx context.Context, scope store.Scope, terms []searchq.T
 				if score := scoreLine(searchq.Tokens(line), terms); score > 0 {
 					hits = append(hits, store.Hit{Ref: ref, Place: place, Snippet: snippet(line), Score: score})
 				}
-				return len(hits) < s.candidates
+				return len(hits) < x.candidates
 			})
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if len(hits) >= s.candidates || len(texts) == 0 {
+		if len(hits) >= x.candidates || len(texts) == 0 {
 			break
 		}
 	}

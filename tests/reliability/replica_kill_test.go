@@ -3,7 +3,6 @@
 package reliability
 
 import (
-	"context"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -11,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/minio/minio-go/v7"
 
 	"github.com/mcpx-dev/mcpx/store/s3store/s3test"
 )
@@ -160,26 +157,15 @@ func TestReplicaKilledMidUpload(t *testing.T) {
 
 // openUploads counts the multipart uploads open in the bucket.
 func openUploads(t *testing.T, srv *s3test.Server, bucket string) int {
-	n := 0
-	for up := range srv.Client().ListIncompleteUploads(context.Background(), bucket, "mcpx/", true) {
-		if up.Err != nil {
-			t.Error(up.Err)
-			return n
-		}
-		n++
-	}
-	return n
+	return len(srv.Uploads(t, bucket, "mcpx/"))
 }
 
 // countParts counts the objects under each part of the layout.
 func countParts(t *testing.T, srv *s3test.Server, bucket string) map[string]int {
 	t.Helper()
 	counts := map[string]int{}
-	for obj := range srv.Client().ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Prefix: "mcpx/", Recursive: true}) {
-		if obj.Err != nil {
-			t.Fatal(obj.Err)
-		}
-		part, _, _ := strings.Cut(strings.TrimPrefix(obj.Key, "mcpx/"), "/")
+	for _, key := range srv.Keys(t, bucket, "mcpx/") {
+		part, _, _ := strings.Cut(strings.TrimPrefix(key, "mcpx/"), "/")
 		counts[part]++
 	}
 	return counts

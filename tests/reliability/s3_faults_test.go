@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/s3store"
 	"github.com/mcpx-dev/mcpx/store/s3store/s3test"
@@ -79,8 +77,8 @@ func openFaulty(t *testing.T, srv *s3test.Server, bucket string) (*s3store.Store
 
 // TestS3TransientErrorsRetried: PUTs answered 503 SlowDown (a part of a
 // 12 MB multipart upload among them) are retried with backoff by the
-// client (minio-go's retry: up to 10 tries, 200 ms doubling to 1 s, with
-// jitter), and the artifact reads back byte-exact.
+// client (up to 10 tries, at most 1 s apart, with jitter; see
+// store/s3store's bucket.go), and the artifact reads back byte-exact.
 func TestS3TransientErrorsRetried(t *testing.T) {
 	srv := s3test.Start(t)
 	st, f := openFaulty(t, srv, srv.Bucket(t))
@@ -137,9 +135,9 @@ func TestS3StoppedMidPut(t *testing.T) {
 	if len(refs) != 0 {
 		t.Errorf("after a put cut mid-upload %d artifacts are listed: %+v", len(refs), refs)
 	}
-	for obj := range srv.Client().ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: true}) {
-		if obj.Err == nil && strings.Contains(obj.Key, "blobs/") {
-			t.Errorf("object %s left in the bucket by the cut put", obj.Key)
+	for _, key := range srv.Keys(t, bucket, "") {
+		if strings.Contains(key, "blobs/") {
+			t.Errorf("object %s left in the bucket by the cut put", key)
 		}
 	}
 	data := blob(9, 6<<20)

@@ -3,7 +3,6 @@
 package reliability
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os/exec"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/minio-go/v7"
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/store/s3store/s3test"
@@ -131,22 +129,11 @@ func checkBucket(t *testing.T, cfg string, srv *s3test.Server, bucket string, to
 			t.Errorf("listed artifact %s reads back %d bytes that are not its %d", id, len(b), r.Get("size_bytes").Int())
 		}
 	}
-	ctx := context.Background()
-	var blobs []string
-	for obj := range srv.Client().ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: "mcpx/blobs/", Recursive: true}) {
-		if obj.Err != nil {
-			t.Fatal(obj.Err)
-		}
-		blobs = append(blobs, obj.Key)
-	}
-	if len(blobs) != len(listed) {
+	if blobs := srv.Keys(t, bucket, "mcpx/blobs/"); len(blobs) != len(listed) {
 		t.Errorf("%d blobs in the bucket for %d listed artifacts: %v", len(blobs), len(listed), blobs)
 	}
-	for up := range srv.Client().ListIncompleteUploads(ctx, bucket, "mcpx/", true) {
-		if up.Err != nil {
-			t.Fatal(up.Err)
-		}
-		t.Errorf("multipart upload of %s begun %s is still open", up.Key, up.Initiated)
+	for _, key := range srv.Uploads(t, bucket, "mcpx/") {
+		t.Errorf("multipart upload of %s is still open", key)
 	}
 	return len(listed)
 }

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // EnvBinary names the versitygw binary.
@@ -35,7 +35,7 @@ type Server struct {
 	Endpoint string
 	// Dir is the folder it keeps buckets in.
 	Dir    string
-	client *minio.Client
+	client *s3.Client
 	// buckets counts the buckets made, for unique names.
 	buckets atomic.Int64
 }
@@ -80,10 +80,10 @@ func Start(t testing.TB) *Server {
 				_ = cmd.Process.Kill()
 				<-exited
 			})
-			srv.client, err = minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(AccessKey, SecretKey, ""), BucketLookup: minio.BucketLookupPath})
-			if err != nil {
-				t.Fatal(err)
-			}
+			srv.client = s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.Endpoint), UsePathStyle: true,
+				Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+					return aws.Credentials{AccessKeyID: AccessKey, SecretAccessKey: SecretKey}, nil
+				})})
 			return srv
 		}
 		_ = cmd.Process.Kill()
@@ -126,11 +126,47 @@ func (s *Server) Bucket(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("mcpx-test-%d-%d", os.Getpid(), s.buckets.Add(1))
 	name = strings.ToLower(name)
-	if err := s.client.MakeBucket(context.Background(), name, minio.MakeBucketOptions{}); err != nil {
+	if _, err := s.client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
 		t.Fatalf("make bucket %s: %v", name, err)
 	}
 	return name
 }
 
-// Client is a minio-go client of the server (path style, root keys).
-func (s *Server) Client() *minio.Client { return s.client }
+// Client is an aws-sdk-go-v2 client of the server (path style, root
+// keys).
+func (s *Server) Client() *s3.Client { return s.client }
+
+// Keys lists the keys under prefix in bucket, in key order.
+func (s *Server) Keys(t testing.TB, bucket, prefix string) []string {
+	t.Helper()
+	var keys []string
+	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("list %s/%s: %v", bucket, prefix, err)
+		}
+		for _, o := range page.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+	}
+	return keys
+}
+
+// Uploads lists the keys of the multipart uploads open under prefix in
+// bucket.
+func (s *Server) Uploads(t testing.TB, bucket, prefix string) []string {
+	t.Helper()
+	var keys []string
+	pages := s3.NewListMultipartUploadsPaginator(s.client, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("list uploads %s/%s: %v", bucket, prefix, err)
+		}
+		for _, u := range page.Uploads {
+			keys = append(keys, aws.ToString(u.Key))
+		}
+	}
+	return keys
+}

@@ -21,8 +21,12 @@ import (
 // hashes the executable at init), or the go-sdk, which the gateway does
 // not need: telemetry/promtext and telemetry/otlphttp do their work
 // without that initialisation in every process (BENCHMARKS.md, "Package
-// initialisation").
+// initialisation"). Nor minio-go, whose regexps, CPU probing and
+// compression tables cost over a millisecond of it: the S3 store speaks
+// through the AWS SDK's client (BENCHMARKS.md, "The stores in parts").
 var unlinked = []string{
+	"github.com/minio/minio-go",
+	"github.com/klauspost/cpuid",
 	"github.com/mark3labs/mcp-go/server",
 	"github.com/mark3labs/mcp-go/client",
 	"github.com/santhosh-tekuri/jsonschema",

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/minio/minio-go/v7"
-
 	_ "github.com/mcpx-dev/mcpx/store/s3store" // store.s3, as cmd/mcpx links it
 	"github.com/mcpx-dev/mcpx/store/s3store/s3test"
 )
@@ -41,7 +39,7 @@ func TestTransformAndArtifactsOnS3(t *testing.T) {
 	if back.code != exitOK || !bytes.Equal([]byte(back.stdout), pdf) {
 		t.Fatalf("artifacts get: exit %d, %d bytes, want the %d original; stderr:\n%s", back.code, len(back.stdout), len(pdf), back.stderr)
 	}
-	if objs := srv.Client().ListObjects(t.Context(), bucket, listOpts("cli/blobs/")); len(drain(objs)) != 1 {
+	if keys := srv.Keys(t, bucket, "cli/blobs/"); len(keys) != 1 {
 		t.Fatalf("the bucket does not hold the artifact's bytes")
 	}
 	missing := runCLI(t, nil, "artifacts", "get", "--config", cfg, "tableau_000000000000")
@@ -55,18 +53,4 @@ func TestTransformAndArtifactsOnS3(t *testing.T) {
 	if ls := runCLI(t, nil, "artifacts", "ls", "--config", cfg); strings.Contains(ls.stdout, id) {
 		t.Errorf("ls after rm still lists %s", id)
 	}
-}
-
-func listOpts(prefix string) minio.ListObjectsOptions {
-	return minio.ListObjectsOptions{Prefix: prefix, Recursive: true}
-}
-
-func drain(ch <-chan minio.ObjectInfo) []string {
-	var keys []string
-	for o := range ch {
-		if o.Err == nil {
-			keys = append(keys, o.Key)
-		}
-	}
-	return keys
 }
