@@ -22,8 +22,9 @@ import (
 )
 
 // pidStubEnv makes the test binary a stdio MCP server with one tool,
-// "pid": it sleeps sleep_ms, then answers its process id. It answers one
-// request at a time, as most Python servers do.
+// "pid": it sleeps sleep_ms, or waits until the file named gate exists,
+// then answers its process id. It answers one request at a time, as
+// most Python servers do.
 const pidStubEnv = "MCPX_UPSTREAM_TEST_PID_STUB"
 
 func TestMain(m *testing.M) {
@@ -54,6 +55,11 @@ func runPIDStub() {
 			answer(id, `{"tools":[{"name":"pid","inputSchema":{"type":"object"}}]}`)
 		case "tools/call":
 			time.Sleep(time.Duration(gjson.GetBytes(line, "params.arguments.sleep_ms").Int()) * time.Millisecond)
+			if gate := gjson.GetBytes(line, "params.arguments.gate").String(); gate != "" {
+				for _, err := os.Stat(gate); err != nil; _, err = os.Stat(gate) {
+					time.Sleep(time.Millisecond)
+				}
+			}
 			answer(id, fmt.Sprintf(`{"content":[{"type":"text","text":"%d"}]}`, os.Getpid()))
 		default:
 			if len(id) > 0 {
