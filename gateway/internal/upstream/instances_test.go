@@ -128,8 +128,19 @@ func startPIDUpstreamWith(t *testing.T, cfg config.ServerConfig, lim config.Limi
 		cancel()
 		<-done
 	})
+	// Ready (calls go to the process) comes before the shared process's
+	// tools/list is answered; up, after it: a test that counts the calls
+	// in flight must not count that one.
+	up := func() bool {
+		select {
+		case <-u.inst.up:
+			return true
+		default:
+			return false
+		}
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for u.Status().State != StateReady || len(u.Instances().PIDs()) < cfg.PoolSize()-1 {
+	for !up() || u.Status().State != StateReady || len(u.Instances().PIDs()) < cfg.PoolSize()-1 {
 		if time.Now().After(deadline) {
 			t.Fatalf("not ready: %+v, %d instances", u.Status(), len(u.Instances().PIDs()))
 		}
