@@ -23,7 +23,7 @@
 #   MCPX_LONG      1 for the long passes (above); CI runs the short ones.
 #   MCPX_FUZZTIME  fuzz budget per target (a go test -fuzztime value: a
 #                  count such as 200000x, or a duration such as 5m); by
-#                  default 50000x, 2-20 s a target here, and 5000000x
+#                  default 50000x, 2-20 s a target here, and 500000x
 #                  with MCPX_LONG=1.
 set -euo pipefail
 
