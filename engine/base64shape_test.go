@@ -18,6 +18,7 @@ import (
 // itself, other shapes through the ref's Encoding, and an original no shape
 // rebuilds is stored as the string itself.
 func TestBase64OriginalRecoverable(t *testing.T) {
+	t.Parallel()
 	hello := []byte("Hello, world! Some bytes: \x00\x01\x02\xfe\xff and more of them.")
 	std := base64.StdEncoding.EncodeToString(hello)
 	for _, tc := range []struct {
@@ -88,6 +89,7 @@ func TestBase64OriginalRecoverable(t *testing.T) {
 // Two shapes of the same bytes share an artifact, each ref carrying the
 // shape that gives its own original back (issue 11's collapse).
 func TestBase64ShapesOfOneArtifact(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Config{})
 	eng := newEngine(t, st, fixed{{Path: "#", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
 	in := []byte(`["SGVs\nbG8=","data:text/plain;base64,SGVsbG8=","SGVsbG8="]`)

@@ -35,6 +35,7 @@ func runJQ(st store.Store, ref store.Ref, program string, b query.Budget) (query
 }
 
 func TestRunAnswers(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Config{})
 	js := put(t, st, "application/json", []byte(`{"items":[{"name":"a","n":1},{"name":"b","n":2}],"total":2}`))
 	lines := put(t, st, "application/x-ndjson", []byte("{\"n\":1}\n{\"n\":2}\n"))
@@ -62,6 +63,7 @@ func TestRunAnswers(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Config{})
 	js := put(t, st, "application/json", []byte(`{"a":[1,2,3]}`))
 	text := put(t, st, "text/plain", []byte("line 1\nline 2\n"))
