@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
 )
 
 // writeBigResult streams a Tableau download_workbook result whose JSON-in-
@@ -62,10 +64,7 @@ func (s stringsReader) Read(p []byte) (int, error) { return copy(p, s), nil }
 // byte-exact and the peak memory stays within 3x the result's size.
 func TestLargeResults(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mcpx")
-	if out, err := exec.Command("go", "build", "-o", bin, "../..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mcpxbin.Path(t)
 	for _, mb := range []int64{50, 100} {
 		in := filepath.Join(dir, "result.json")
 		sum := writeBigResult(t, in, mb<<20*3/4)

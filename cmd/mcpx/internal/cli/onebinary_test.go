@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
 )
 
 // TestOneBinary runs cmd/mcpx as built, alone in its folder and with
@@ -15,8 +17,8 @@ import (
 func TestOneBinary(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "mcpx")
-	if out, err := exec.Command("go", "build", "-o", bin, "../..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := os.Link(mcpxbin.Path(t), bin); err != nil {
+		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "mcpx.json")
 	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"files": {"command": "files-server"}}}`), 0o600); err != nil {
