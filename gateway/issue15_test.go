@@ -28,6 +28,7 @@ import (
 // Issue 15: a parse error over HTTP answered with the id guessed from the
 // broken body; JSON-RPC 2.0 wants null when the id cannot be determined.
 func TestHTTPParseErrorHasNullID(t *testing.T) {
+	t.Parallel()
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}})
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	defer ts.Close()
@@ -89,6 +90,7 @@ func secretForms(secret string) map[string]string {
 // message keeps its text for the client) and a connect error of a URL
 // holding it are masked in every form.
 func TestSecretFormsMasked(t *testing.T) {
+	t.Parallel()
 	const secret = `sk "live"\ 42/x&y=z`
 	// The log goes through the masking writer serve puts under the
 	// logger (cmd/mcpx maskSecrets), as in production.
@@ -196,6 +198,7 @@ func openTokenSession(t *testing.T, url, token string) *tokenSession {
 // sessions; another principal is told the artifact is unknown, exactly as
 // for an id that does not exist.
 func TestArtifactReadableAcrossSessionsOfOnePrincipal(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: map[string]string{"tok-alice": "alice", "tok-alice-2": "alice", "tok-bob": "bob"}}))
 	defer ts.Close()
@@ -246,6 +249,7 @@ func TestArtifactReadableAcrossSessionsOfOnePrincipal(t *testing.T) {
 // authenticated principal's artifact stays unknown to it. Without
 // StdioReadsStore a stdio session reads its own artifacts only.
 func TestStdioOwnerReadsEarlierSessions(t *testing.T) {
+	t.Parallel()
 	for _, owner := range []bool{true, false} {
 		t.Run(fmt.Sprintf("StdioReadsStore=%v", owner), func(t *testing.T) {
 			g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, StdioReadsStore: owner})
