@@ -15,6 +15,7 @@ import (
 // the config's server), jq and a transform run in it, and no message
 // sends the user to install another binary.
 func TestOneBinary(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "mcpx")
 	if err := os.Link(mcpxbin.Path(t), bin); err != nil {

@@ -164,6 +164,7 @@ func TestWrapConfigEntry(t *testing.T) {
 // TestWrapServer: the entry named NAME gives env, cwd, timeout and the
 // mcpx section; the command, InheritEnv and --timeout are wrap's.
 func TestWrapServer(t *testing.T) {
+	t.Parallel()
 	rt := true
 	entries := map[string]gatewayconfig.ServerConfig{"chrome": {
 		Command: "npx", Args: []string{"old"}, Env: map[string]string{"K": "v"}, Cwd: "/w",
