@@ -19,7 +19,8 @@
 #   BENCH=store ./scripts/bench.sh    # only the store (issue 16): its Go
 #     benchmarks at 0/10k/100k artifacts, puts from 16 goroutines and 4
 #     processes, and `mcpx transform` of a small result and `mcpx artifacts
-#     ls` on an empty vs a 100,000-artifact store (time and max RSS), one
+#     ls` on an empty vs a 100,000-artifact store (time, time to the first
+#     line and max RSS), one
 #     put on each, the CLI against bench/smallest (and MCPX_OLD, a
 #     binary of an earlier commit, side by side; hyperfine, then
 #     interleaved without and with the Tableau preset), the binary's
@@ -153,6 +154,11 @@ if [ "$what" = store ]; then
 	hyperfine -N -w 3 -r 20 \
 		"$out/mcpx artifacts ls --store $out/empty" \
 		"$out/mcpx artifacts ls --store $out/full" | tee "$out/store-ls.txt"
+	echo "== mcpx artifacts ls, time to the first line (table and --json): 100,000-artifact vs empty store (bench/interleave -first-line; medians; target 1.3x)"
+	go build -o "$out/interleave" ./bench/interleave
+	"$out/interleave" -n 41 -warmup 5 -first-line \
+		"$out/mcpx artifacts ls --store $out/full" "$out/mcpx artifacts ls --json --store $out/full" \
+		"$out/mcpx artifacts ls --store $out/empty" | tee "$out/store-ls-first-line.txt"
 	echo "== mcpx transform of a result that stores one new 30 kB text artifact: empty vs 100,000-artifact store"
 	# each run stores new bytes (the prepare step writes them); the stores
 	# persist across runs, as a user's does (the first open of a copied
