@@ -66,6 +66,14 @@
 #     (time and max RSS, 5 runs), then inspect's Go benchmarks (per page,
 #     a page as artifacts query reads it, a page rendered). Medians; set
 #     BENCH_BASELINE to another mcpx binary to measure it side by side.
+#   BENCH=steady ./scripts/bench.sh   # the two whole-process targets,
+#     each checked BENCH_STEADY_RUNS (5) times over, with a count of the
+#     checks that held: the 10 MiB PDF in an existing store against
+#     bench/floor (each check: bench/interleave -n 30 -warmup 3, median
+#     ratio at most 1.25x) and the stdio hop of `mcpx wrap` against the
+#     bare relay (each check: gatewaybench stdio -n 1000 -runs 5,
+#     median p50 within 25 µs and calls/s at least 0.9x). Meant for a
+#     quiet machine; it prints `uptime` before and after.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -425,5 +433,42 @@ if [ "$what" = pdf ]; then
 		rm -rf "$cache"
 	done
 	go test ./inspect -run '^$' -bench 'BenchmarkPDF' -benchtime 5x -count 5 | tee "$out/pdf-go.txt"
+fi
+if [ "$what" = steady ]; then
+	runs=${BENCH_STEADY_RUNS:-5}
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
+	CGO_ENABLED=0 go build -o "$out/floor" ./bench/floor # static, as mcpx is
+	go build -o "$out/benchdata" ./bench/benchdata
+	go build -o "$out/interleave" ./bench/interleave
+	go build -o "$out/gatewaybench" ./bench/gatewaybench
+	ev=$(./scripts/conformance-tools.sh | tail -n 1)/everything
+	"$out/benchdata" 10 "$out/r10.json"
+	# an existing store holding one artifact, copied fresh before each run
+	rm -rf "$out/steady-store0"; mkdir -p "$out/steady-store0"
+	printf '{"content":[{"type":"text","text":"%s"}]}' "$(head -c 22500 /dev/urandom | base64 -w0)" >"$out/steady-one.json"
+	"$out/mcpx" transform --store "$out/steady-store0" --server warm "$out/steady-one.json" >/dev/null
+	echo "== uptime: $(uptime)"
+	echo "== 10 MiB PDF in an existing store vs bench/floor: $runs checks of 30 interleaved rounds (target: median at most 1.25x in every check)"
+	for i in $(seq "$runs"); do
+		"$out/interleave" -n 30 -warmup 3 \
+			-prepare "rm -rf $out/steady-store $out/steady-floor; cp -a $out/steady-store0 $out/steady-store; mkdir -p $out/steady-floor" \
+			"$out/mcpx transform --store $out/steady-store --server tableau --tool download_workbook $out/r10.json" \
+			"$out/floor $out/r10.json $out/steady-floor" >"$out/steady-pdf-$i.txt"
+		ratio=$(awk '/ mcpx / {for (f = 1; f <= NF; f++) if ($f ~ /^[0-9.]+x$/) {sub(/x$/, "", $f); print $f}}' "$out/steady-pdf-$i.txt")
+		ok=$(awk -v r="$ratio" 'BEGIN {print (r <= 1.25) ? "held" : "MISSED"}')
+		echo "check $i: $(grep ' mcpx ' "$out/steady-pdf-$i.txt" | awk '{print $3, $4}') vs floor $(grep ' floor ' "$out/steady-pdf-$i.txt" | awk '{print $3, $4}'): ${ratio}x $ok"
+	done | tee "$out/steady-pdf.txt"
+	echo "10 MiB PDF: $(grep -c ' held$' "$out/steady-pdf.txt") of $runs checks held" | tee -a "$out/steady-pdf.txt"
+	echo "== stdio hop, mcpx wrap vs the bare relay: $runs checks of 5 x 1000 interleaved calls (target: p50 within 25 µs and at least 0.9x the calls/s in every check)"
+	export MCPX_HOME=$out/steady-home
+	for i in $(seq "$runs"); do
+		"$out/gatewaybench" stdio -n 1000 -runs 5 -direct "$ev" -relay "$out/gatewaybench relay $ev" \
+			-via "$out/mcpx wrap -- $ev" >"$out/steady-stdio-$i.txt"
+		line=$(grep '^via - relay:' "$out/steady-stdio-$i.txt")
+		ok=$(echo "$line" | awk '{p = $5 + 0; for (f = 1; f <= NF; f++) if ($f ~ /^[0-9.]+x$/) {sub(/x$/, "", $f); x = $f + 0} print (p <= 25 && x >= 0.9) ? "held" : "MISSED"}')
+		echo "check $i: $line $ok"
+	done | tee "$out/steady-stdio.txt"
+	echo "stdio hop: $(grep -c ' held$' "$out/steady-stdio.txt") of $runs checks held" | tee -a "$out/steady-stdio.txt"
+	echo "== uptime: $(uptime)"
 fi
 echo "raw output in $out"
