@@ -150,6 +150,12 @@ func (p program) runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return usageError(stderr, c, fmt.Errorf("unexpected argument %q", pos[0]))
 	}
+	if asJSON {
+		// encoding/json builds a type's encoder by reflection on its
+		// first use: build lsEntry's beside the store's opening rather
+		// than before the first line.
+		go func() { _, _ = json.Marshal(lsEntry{}) }()
+	}
 	ctx := context.Background()
 	cfg, log, err := o.setup(stderr)
 	if err != nil {
