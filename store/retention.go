@@ -340,7 +340,8 @@ func (c *CollectReport) Add(r Removal, each func(Removal)) {
 // to each as the store reads it, so that a caller such as mcpx artifacts
 // ls shows the first row without waiting for the page to be whole; it
 // returns the cursor of the next page, and an error from each stops the
-// page and is returned as it is.
+// page and is returned as it is. each runs while the page is being read:
+// a slow one keeps that read open (writers of the store go on).
 type AccessLister interface {
 	ListAccess(ctx context.Context, scope Scope, cursor string, order Order) (refs []Ref, lastAccess []time.Time, next string, err error)
 	EachAccess(ctx context.Context, scope Scope, cursor string, order Order, each func(Ref, time.Time) error) (next string, err error)
