@@ -36,6 +36,14 @@ func TestReferenceIsCurrent(t *testing.T) {
 // declared: a doc comment that says what the key does and, for a value,
 // what it is when absent ("Defaults to ...", or "Required").
 func TestEveryKeyStatesItsDefault(t *testing.T) {
+	if missing := loadReference(t).Undocumented(); len(missing) > 0 {
+		t.Errorf("these keys' doc comments do not say what they default to (write \"Defaults to DefaultX.\" naming the constant, or the value in words, or \"Required.\"):\n\t%s", strings.Join(missing, "\n\t"))
+	}
+}
+
+// loadReference reads mcpx's configuration tree from the repository.
+func loadReference(t *testing.T) configref.Reference {
+	t.Helper()
 	root, err := gosrc.Root(".")
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +52,7 @@ func TestEveryKeyStatesItsDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if missing := ref.Undocumented(); len(missing) > 0 {
-		t.Errorf("these keys' doc comments do not say what they default to (write \"Defaults to DefaultX.\" naming the constant, or the value in words, or \"Required.\"):\n\t%s", strings.Join(missing, "\n\t"))
-	}
+	return ref
 }
 
 func firstDiffLine(a, b []byte) int {
@@ -64,16 +70,8 @@ func firstDiffLine(a, b []byte) int {
 // duration as written), a default in words, a required key, a map of
 // objects and a deprecated key.
 func TestKeysReadFromTheCode(t *testing.T) {
-	root, err := gosrc.Root(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := configref.Load(root, configref.RootPackage, configref.RootType)
-	if err != nil {
-		t.Fatal(err)
-	}
 	keys := map[string]configref.Key{}
-	for _, s := range ref.Sections {
+	for _, s := range loadReference(t).Sections {
 		for _, k := range s.Keys {
 			keys[k.Path] = k
 		}
