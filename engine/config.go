@@ -53,15 +53,15 @@ type Config struct {
 	Servers map[string]ServerConfig `json:"servers,omitempty"`
 	// MaxArtifactBytes caps the bytes of one artifact; a larger value is
 	// not stored: the result keeps a truncated preview and a note naming
-	// the limit, and EventArtifactRefused is emitted. Defaults
-	// to 1 GiB.
+	// the limit, and EventArtifactRefused is emitted. Defaults to
+	// DefaultMaxArtifactBytes (1 GiB).
 	MaxArtifactBytes int64 `json:"max_artifact_bytes,omitempty"`
 	// SchemaFallback says what happens to a value in structuredContent
 	// that no rewrite can replace validly under the tool's outputSchema
 	// (the schema wants a number where a blob was, or the result fails
-	// validation after the rewrite). Defaults to "placeholder", which keeps the
-	// structure with a placeholder the schema accepts and puts the
-	// artifact's reference in content and in _meta["mcpx/artifacts"];
+	// validation after the rewrite). Defaults to "placeholder", which
+	// keeps the structure with a placeholder the schema accepts and puts
+	// the artifact's reference in content and in _meta["mcpx/artifacts"];
 	// "keep" leaves the original value in place. Either way it is logged.
 	SchemaFallback string `json:"schema_fallback,omitempty"`
 	// MaxArtifactsPerResult caps the artifacts the layers before the
