@@ -44,8 +44,9 @@ type Config struct {
 	// Chain is the order of layers. Defaults to the registry's Chain.
 	Chain []string `json:"chain,omitempty"`
 	// Layers holds each layer's options by name, for every server and
-	// tool. {"enabled": false} switches a layer off. Defaults to none:
-	// every layer with its own defaults.
+	// tool. {"enabled": false} switches a layer off; each layer's options
+	// are listed in docs/config.md. Defaults to none: every layer with its
+	// own defaults.
 	Layers map[string]json.RawMessage `json:"layers,omitempty"`
 	// Servers overrides Layers per upstream server. Keys are server names
 	// or globs ("github*", "*"); an exact name wins over globs, and globs

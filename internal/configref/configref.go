@@ -11,6 +11,7 @@
 package configref
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -22,6 +23,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/packages"
@@ -47,6 +49,8 @@ type Section struct {
 	Depth int
 	// GoType is the Go type that declares it ("config.Limits").
 	GoType string
+	// Summary is a layer's one line, for a layer's options; "" otherwise.
+	Summary string
 	// Doc is the type's doc comment.
 	Doc string
 	// Keys are the object's members.
@@ -89,13 +93,28 @@ func (r Reference) Undocumented() []string {
 	return out
 }
 
-// ErrNoType is returned by Load when the root type is not a struct
-// declared in the named package.
+// ErrNoType is returned by Load when the root type or a layer's options
+// are not a struct declared in a package of the module.
 var ErrNoType = errors.New("configref: no such struct type")
 
+// LayerOptions are the options of one layer kind, the keys of
+// pipeline.layers.<Name> (and of its per-server and per-tool overrides):
+// a registry's layer.Info, without the dependency on it.
+type LayerOptions struct {
+	// Name is the layer's name in config.
+	Name string
+	// Summary says in one line what the layer does.
+	Summary string
+	// Defaults is the layer's options struct with its defaults (what
+	// layer.Info.Defaults returns): its JSON gives each key's default
+	// exactly.
+	Defaults any
+}
+
 // Load reads the configuration tree below the struct type typeName of
-// package pkgPath, a package of the module at dir.
-func Load(dir, pkgPath, typeName string) (Reference, error) {
+// package pkgPath, a package of the module at dir, then the options of
+// each layer as sections of pipeline.layers.
+func Load(dir, pkgPath, typeName string, layers []LayerOptions) (Reference, error) {
 	l := &loader{dir: dir, types: map[string]*types.Package{}, docs: map[string]*pkgDocs{}}
 	root, err := l.pkg(pkgPath)
 	if err != nil {
@@ -114,10 +133,53 @@ func Load(dir, pkgPath, typeName string) (Reference, error) {
 		return Reference{}, err
 	}
 	ref := Reference{Intro: docs.pkgDoc}
-	if err := l.section(&ref, "", 0, named); err != nil {
+	if err := l.section(&ref, "", 0, named, nil); err != nil {
 		return Reference{}, err
 	}
+	for _, lo := range layers {
+		if err := l.layerSection(&ref, lo); err != nil {
+			return Reference{}, err
+		}
+	}
 	return ref, nil
+}
+
+// layerSection appends the section of one layer's options, its defaults
+// read from lo.Defaults' JSON.
+func (l *loader) layerSection(ref *Reference, lo LayerOptions) error {
+	t := reflect.TypeOf(lo.Defaults)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct || t.PkgPath() == "" {
+		return fmt.Errorf("%w: layer %s's options are %v", ErrNoType, lo.Name, t)
+	}
+	p, err := l.pkg(t.PkgPath())
+	if err != nil {
+		return err
+	}
+	tn, ok := p.Scope().Lookup(t.Name()).(*types.TypeName)
+	if !ok {
+		return fmt.Errorf("%w: %s.%s", ErrNoType, t.PkgPath(), t.Name())
+	}
+	named, ok := tn.Type().(*types.Named)
+	if !ok {
+		return fmt.Errorf("%w: %s.%s", ErrNoType, t.PkgPath(), t.Name())
+	}
+	raw, err := json.Marshal(lo.Defaults)
+	if err != nil {
+		return fmt.Errorf("configref: layer %s's defaults: %w", lo.Name, err)
+	}
+	var defaults map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &defaults); err != nil {
+		return fmt.Errorf("configref: layer %s's defaults: %w", lo.Name, err)
+	}
+	start := len(ref.Sections)
+	if err := l.section(ref, "pipeline.layers."+lo.Name, 1, named, defaults); err != nil {
+		return err
+	}
+	ref.Sections[start].Summary = lo.Summary
+	return nil
 }
 
 // loader caches the packages it has type-checked and parsed.
@@ -239,8 +301,10 @@ func fileImports(f *ast.File) map[string]string {
 }
 
 // section appends the section of the struct type named at path, then the
-// sections of its members.
-func (l *loader) section(ref *Reference, path string, depth int, named *types.Named) error {
+// sections of its members. defaults, when not nil, are the JSON values of
+// its keys when absent (a layer's options): they win over the comments'
+// words.
+func (l *loader) section(ref *Reference, path string, depth int, named *types.Named, defaults map[string]json.RawMessage) error {
 	pkgPath := named.Obj().Pkg().Path()
 	docs, err := l.docsOf(pkgPath)
 	if err != nil {
@@ -265,11 +329,14 @@ func (l *loader) section(ref *Reference, path string, depth int, named *types.Na
 		k.Deprecated = strings.Contains(doc, "\nDeprecated: ") || strings.HasPrefix(doc, "Deprecated: ")
 		if inner, suffix := objectOf(f.Type()); inner != nil {
 			k.Section = k.Path + suffix
-			below = append(below, func() error { return l.section(ref, k.Section, depth+1, inner) })
+			below = append(below, func() error { return l.section(ref, k.Section, depth+1, inner, nil) })
 		}
 		k.Default, err = l.defaultOf(doc, f.Type(), strings.Contains(name, "bytes") || strings.Contains(name, "memory"), pkgPath, docs.imports[typeName])
 		if err != nil {
 			return fmt.Errorf("configref: %s: %w", k.Path, err)
+		}
+		if v, ok := defaults[name]; ok && k.Section == "" {
+			k.Default = jsonDefault(v, strings.Contains(name, "bytes"))
 		}
 		ref.Sections[idx].Keys = append(ref.Sections[idx].Keys, k)
 	}
@@ -445,6 +512,15 @@ func (l *loader) defaultOf(doc string, t types.Type, bytes bool, pkgPath string,
 		v += " " + rest
 	}
 	return v, nil
+}
+
+// jsonDefault renders a default read from JSON; a byte count also in
+// binary units.
+func jsonDefault(v json.RawMessage, bytes bool) string {
+	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && bytes {
+		return bytesString(n)
+	}
+	return string(v)
 }
 
 // sentence cuts s at the end of its first sentence: a period followed by

@@ -1,77 +1,28 @@
 package configref_test
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/internal/configref"
 	"github.com/mcpx-dev/mcpx/internal/gosrc"
 )
 
-// TestReferenceIsCurrent keeps docs/config.md what the config types'
-// doc comments say: a changed comment, key or default fails here until
-// the reference is remade.
-func TestReferenceIsCurrent(t *testing.T) {
-	root, err := gosrc.Root(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := configref.Generate(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join(root, configref.Output))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale: run\n\tgo generate ./internal/configref\nand commit it; first difference at line %d", configref.Output, firstDiffLine(got, want))
-	}
-}
-
-// TestEveryKeyStatesItsDefault keeps each setting documented where it is
-// declared: a doc comment that says what the key does and, for a value,
-// what it is when absent ("Defaults to ...", or "Required").
-func TestEveryKeyStatesItsDefault(t *testing.T) {
-	if missing := loadReference(t).Undocumented(); len(missing) > 0 {
-		t.Errorf("these keys' doc comments do not say what they default to (write \"Defaults to DefaultX.\" naming the constant, or the value in words, or \"Required.\"):\n\t%s", strings.Join(missing, "\n\t"))
-	}
-}
-
-// loadReference reads mcpx's configuration tree from the repository.
-func loadReference(t *testing.T) configref.Reference {
-	t.Helper()
-	root, err := gosrc.Root(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := configref.Load(root, configref.RootPackage, configref.RootType)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ref
-}
-
-func firstDiffLine(a, b []byte) int {
-	la, lb := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
-	for i := range min(len(la), len(lb)) {
-		if !bytes.Equal(la[i], lb[i]) {
-			return i + 1
-		}
-	}
-	return min(len(la), len(lb)) + 1
-}
-
 // TestKeysReadFromTheCode pins what Load reads for keys of each kind: a
 // default from a named constant (exact, in binary units for bytes; a
 // duration as written), a default in words, a required key, a map of
-// objects and a deprecated key.
+// objects and a deprecated key. (cmd/mcpx/internal/configdoc checks the
+// whole reference, the layers' options included.)
 func TestKeysReadFromTheCode(t *testing.T) {
+	root, err := gosrc.Root(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := configref.Load(root, configref.RootPackage, configref.RootType, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	keys := map[string]configref.Key{}
-	for _, s := range loadReference(t).Sections {
+	for _, s := range ref.Sections {
 		for _, k := range s.Keys {
 			keys[k.Path] = k
 		}

@@ -11,7 +11,7 @@ import (
 
 // Header is the first line of a rendered reference: it says where the
 // text comes from and how to remake it.
-const Header = "<!-- Generated from the config types' doc comments by internal/configref; DO NOT EDIT. Run: go generate ./internal/configref -->"
+const Header = "<!-- Generated from the config types' doc comments by internal/configref; DO NOT EDIT. Run: go generate ./cmd/mcpx/internal/configdoc -->"
 
 // Markdown renders the reference: the root package's doc, a contents
 // list of the sections, then each section with its keys, each key under
@@ -21,11 +21,19 @@ func (r Reference) Markdown() []byte {
 	fmt.Fprintf(&b, "%s\n\n# Configuration reference\n\n", Header)
 	b.Write(markdown(r.Intro))
 	b.WriteString("\n## Sections\n\n")
+	layers := false
 	for _, s := range r.Sections {
+		if s.Summary != "" && !layers {
+			layers = true
+			b.WriteString("- Layer options, under `pipeline.layers` (and per server and tool under `pipeline.servers`; each layer also takes `\"enabled\": false`):\n")
+		}
 		fmt.Fprintf(&b, "%s- [%s](#%s)\n", strings.Repeat("  ", s.Depth), title(s.Path), mdanchor.Slug(title(s.Path)))
 	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(&b, "\n## %s\n\n", title(s.Path))
+		if s.Summary != "" {
+			fmt.Fprintf(&b, "The %s layer: %s.\n\n", strings.TrimPrefix(s.Path, "pipeline.layers."), s.Summary)
+		}
 		fmt.Fprintf(&b, "Declared by `%s`.\n\n", s.GoType)
 		if s.Doc != "" {
 			b.Write(markdown(s.Doc))
@@ -78,9 +86,10 @@ const (
 )
 
 // Generate renders the reference of mcpx's configuration file, reading
-// the module at dir.
-func Generate(dir string) ([]byte, error) {
-	ref, err := Load(dir, RootPackage, RootType)
+// the module at dir, with the options of the given layers (the default
+// registry's, in its chain order).
+func Generate(dir string, layers []LayerOptions) ([]byte, error) {
+	ref, err := Load(dir, RootPackage, RootType, layers)
 	if err != nil {
 		return nil, err
 	}
