@@ -5,9 +5,10 @@
 // doc comment; its default from the Default* constant the comment names
 // ("Defaults to DefaultMaxSessions."), whose value is read from the
 // compiled package and so is exact, else from the comment's own
-// "Defaults to ..." words. A field whose comment states no default (and
-// does not say it is required) is listed by Reference.Undocumented, which
-// a test keeps empty.
+// "Defaults to ..." words. A layer's options (pipeline.layers.<name>) take
+// their defaults from the value the layer registered, marshalled: exact
+// too. A field whose comment states no default (and does not say it is
+// required) is listed by Reference.Undocumented, which a test keeps empty.
 package configref
 
 import (
@@ -96,6 +97,10 @@ func (r Reference) Undocumented() []string {
 // ErrNoType is returned by Load when the root type or a layer's options
 // are not a struct declared in a package of the module.
 var ErrNoType = errors.New("configref: no such struct type")
+
+// ErrEmbedded is returned by Load for a config struct that embeds another
+// without naming it in its json tag.
+var ErrEmbedded = errors.New("configref: embedded struct")
 
 // LayerOptions are the options of one layer kind, the keys of
 // pipeline.layers.<Name> (and of its per-server and per-tool overrides):
@@ -322,6 +327,11 @@ func (l *loader) section(ref *Reference, path string, depth int, named *types.Na
 		if !ok {
 			continue
 		}
+		if f.Embedded() && !strings.Contains(st.Tag(i), `json:"`) {
+			// encoding/json would lift its fields into this object; the
+			// reference would list it as one key instead.
+			return fmt.Errorf("%w: %s embeds %s, whose keys the reference cannot place", ErrEmbedded, sec.GoType, f.Name())
+		}
 		k := Key{Path: join(path, name), Name: name}
 		doc := docs.fieldDoc[typeName+"."+f.Name()]
 		k.Doc = strings.TrimSpace(replaceLeadingName(doc, f.Name(), name))
@@ -331,12 +341,12 @@ func (l *loader) section(ref *Reference, path string, depth int, named *types.Na
 			k.Section = k.Path + suffix
 			below = append(below, func() error { return l.section(ref, k.Section, depth+1, inner, nil) })
 		}
-		k.Default, err = l.defaultOf(doc, f.Type(), strings.Contains(name, "bytes") || strings.Contains(name, "memory"), pkgPath, docs.imports[typeName])
+		k.Default, err = l.defaultOf(doc, f.Type(), isBytes(name), pkgPath, docs.imports[typeName])
 		if err != nil {
 			return fmt.Errorf("configref: %s: %w", k.Path, err)
 		}
 		if v, ok := defaults[name]; ok && k.Section == "" {
-			k.Default = jsonDefault(v, strings.Contains(name, "bytes"))
+			k.Default = jsonDefault(v, isBytes(name))
 		}
 		ref.Sections[idx].Keys = append(ref.Sections[idx].Keys, k)
 	}
@@ -361,6 +371,12 @@ func jsonName(f *types.Var, tag string) (string, bool) {
 		return f.Name(), true
 	}
 	return name, true
+}
+
+// isBytes says a key counts bytes ("max_bytes", "max_memory"), so its
+// default reads in binary units too.
+func isBytes(key string) bool {
+	return strings.Contains(key, "bytes") || strings.Contains(key, "memory")
 }
 
 func join(path, name string) string {

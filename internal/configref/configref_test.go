@@ -1,6 +1,8 @@
 package configref_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/internal/configref"
@@ -48,5 +50,19 @@ func TestKeysReadFromTheCode(t *testing.T) {
 			t.Errorf("%s: got type %q default %q section %q deprecated %v, want %q %q %q %v",
 				tc.path, k.Type, k.Default, k.Section, k.Deprecated, tc.typ, tc.def, tc.section, tc.deprecated)
 		}
+	}
+}
+
+// TestEmbeddedStructRefused: a config struct that embeds another (whose
+// keys encoding/json lifts into it) is an error naming it, not a
+// reference that lists the embedded type as one key.
+func TestEmbeddedStructRefused(t *testing.T) {
+	root, err := gosrc.Root(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = configref.Load(root, "github.com/mcpx-dev/mcpx/internal/configref/testdata/embedded", "Root", nil)
+	if !errors.Is(err, configref.ErrEmbedded) || !strings.Contains(err.Error(), "embedded.Root embeds Base") {
+		t.Fatalf("Load = %v, want ErrEmbedded naming embedded.Root and Base", err)
 	}
 }
