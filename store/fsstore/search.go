@@ -195,11 +195,14 @@ func (x *searcher) rank(ctx context.Context, scope store.Scope, terms []searchq.
 	// First the best of the newest candidates in scope, by rank alone:
 	// bm25(), snippet() and the joins a ref needs cost per row, and a
 	// common word matches most lines (rowid order costs nothing in FTS5).
+	// Among equal ranks the newest artifact comes first: the same line in
+	// a page's snapshots of the last hour ranks the same in each, and the
+	// current page is the one whose refs still exist.
 	top, err := db.QueryContext(ctx, `SELECT id, r FROM (
-			SELECT f.rowid AS id, bm25(search_fts) AS r FROM search_fts f JOIN search_parts p ON p.id = f.rowid
+			SELECT f.rowid AS id, p.seq AS seq, bm25(search_fts) AS r FROM search_fts f JOIN search_parts p ON p.id = f.rowid
 			WHERE search_fts MATCH ? AND EXISTS (SELECT 1 FROM scopes s WHERE s.seq = p.seq`+cond+`)
 			ORDER BY f.rowid DESC LIMIT ?)
-		ORDER BY r, id LIMIT ?`, append(append([]any{match}, args...), x.candidates, limit)...)
+		ORDER BY r, seq DESC, id LIMIT ?`, append(append([]any{match}, args...), x.candidates, limit)...)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table") {
 			return nil, nil // a read-only index an earlier mcpx made: nothing indexed
