@@ -64,6 +64,15 @@ type Source struct {
 	Layer  string `json:"layer,omitempty"`
 }
 
+// Call names the call that produced the value, as SERVER/TOOL (SERVER
+// alone when no tool is known); empty when neither is.
+func (s Source) Call() string {
+	if s.Tool == "" {
+		return s.Server
+	}
+	return s.Server + "/" + s.Tool
+}
+
 // Ref describes a stored artifact. Field names follow docs/design.md's "ArtifactRef".
 type Ref struct {
 	ID        string `json:"id"`

@@ -183,17 +183,13 @@ func (p program) runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 				}
 				continue
 			}
-			source := r.Source.Server
-			if r.Source.Tool != "" {
-				source += "/" + r.Source.Tool
-			}
 			expires := "-"
 			if !exp.IsZero() {
 				expires = exp.Local().Format(stamp)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				cell(r.ID), cell(r.MIMEType), humanize.Bytes(r.SizeBytes), cell(r.Filename),
-				cell(source), r.Created.Local().Format(stamp), la.Local().Format(stamp), expires)
+				cell(r.Source.Call()), r.Created.Local().Format(stamp), la.Local().Format(stamp), expires)
 		}
 		// One page at a time: the table aligns within a page, and memory
 		// stays that of a page whatever the store holds.

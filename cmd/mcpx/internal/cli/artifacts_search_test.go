@@ -19,14 +19,18 @@ import (
 func TestArtifactsSearch(t *testing.T) {
 	isolate(t)
 	snap := "- generic [ref=e1]:\n  - button \"Cancel\" [ref=e2]\n  - button \"Submit order\" [ref=e1234]\n"
-	dir, ref := indexedStore(t, snap, store.PutOptions{Namespace: "playwright", MIMEType: "text/plain", Scope: store.Scope{SessionID: "s1"}})
+	dir, ref := indexedStore(t, snap, store.PutOptions{Namespace: "playwright", MIMEType: "text/plain", Scope: store.Scope{SessionID: "s1"},
+		Source: store.Source{Server: "playwright", Tool: "browser_snapshot"}})
 	r := runCLI(t, nil, "artifacts", "search", "--store", dir, `"submit order"`)
-	if want := ref.ID + "\tline 3\t- button \"Submit order\" [ref=e1234]\n"; r.code != exitOK || r.stdout != want {
+	// Each hit says when its artifact was stored and by which call.
+	stored := ref.Created.UTC().Format(time.RFC3339)
+	if want := ref.ID + "\tline 3\t" + stored + "\tplaywright/browser_snapshot\t- button \"Submit order\" [ref=e1234]\n"; r.code != exitOK || r.stdout != want {
 		t.Fatalf("search: exit %d, %q; want %q (stderr %s)", r.code, r.stdout, want, r.stderr)
 	}
 	j := runCLI(t, nil, "artifacts", "search", "--store", dir, "--scope", "session=s1", "--json", "--limit", "1", "Submit", "order")
 	var h searchHit
-	if err := json.Unmarshal([]byte(j.stdout), &h); err != nil || j.code != exitOK || h.ID != ref.ID || h.Place != "line 3" || h.Artifact.SHA256 != ref.SHA256 {
+	if err := json.Unmarshal([]byte(j.stdout), &h); err != nil || j.code != exitOK || h.ID != ref.ID || h.Place != "line 3" || h.Artifact.SHA256 != ref.SHA256 ||
+		!h.StoredAt.Equal(ref.Created) || h.Artifact.Source.Tool != "browser_snapshot" {
 		t.Fatalf("search --json: exit %d, %q, %v", j.code, j.stdout, err)
 	}
 	if r := runCLI(t, nil, "artifacts", "search", "--store", dir, "--scope", "session=other", "Submit"); r.code != exitFail || r.stdout != "" {
