@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"strings"
 	"time"
 
@@ -29,7 +30,9 @@ SQLite FTS5 index. --scope keeps the artifacts put under a session,
 trace, user or tenant (repeat it to require several). --limit caps the
 hits (default 10). --json writes one {"id","place","snippet","score",
 "stored_at","artifact"} object per line. Exit code 0 with hits, 1 with none. Search
-opens the store read-only. A query of more than
+first indexes the text that earlier commands stored and left pending
+(mcpx transform does not wait for it), so it opens the store for writing,
+or read-only where it may not write (then pending text is not found). A query of more than
 serve.artifact_tools.max_search_query_chars characters (1,000) or
 max_search_terms words and phrases (32) is refused, and a search stops
 after serve.artifact_tools.search_timeout (30s), as the gateway's
@@ -61,7 +64,6 @@ func (p program) runArtifactsSearch(args []string, stdout, stderr io.Writer) int
 		limit  int
 	)
 	o.register(fs, p.stores)
-	o.readOnly = true
 	fs.BoolVar(&asJSON, "json", false, "write one {\"id\",\"place\",\"snippet\",\"score\",\"stored_at\",\"artifact\"} JSON object per line")
 	fs.Var(&scope, "scope", "search only the artifacts put under `FIELD=VALUE` (session=, trace=, user=, tenant=)")
 	fs.IntVar(&limit, "limit", 10, "print at most `N` hits")
@@ -85,7 +87,13 @@ func (p program) runArtifactsSearch(args []string, stdout, stderr io.Writer) int
 	if err := store.CheckSearchQuery(q, at.MaxSearchQueryChars, at.MaxSearchTerms); err != nil {
 		return usageError(stderr, c, err)
 	}
+	// Opened for writing where it can be: a search first indexes the
+	// text that transforms left pending (fsstore's indexer.go).
 	st, err := o.openStore(ctx, cfg, log)
+	if errors.Is(err, iofs.ErrPermission) {
+		o.readOnly = true
+		st, err = o.openStore(ctx, cfg, log)
+	}
 	if err != nil {
 		return fail(stderr, c, err)
 	}
