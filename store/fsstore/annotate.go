@@ -52,9 +52,8 @@ func (w *writer) annotateAs(ctx context.Context, id string, content json.RawMess
 
 // summarize writes the content summary, and parts (when any; with later,
 // readLater) as the artifact's pending search text in place of any
-// earlier, in a
-// transaction that commits
-// without an fsync of its own (synchronous=NORMAL on its connection): a
+// earlier, in a transaction that commits without an fsync of its own
+// (synchronous=NORMAL on its connection): a
 // summary is derived from the blob and computed again when missing, so it
 // need not survive a power loss as the put it follows does, and a CLI run
 // that stores one artifact pays one fsync of the index, not two. A process

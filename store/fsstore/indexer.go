@@ -383,6 +383,9 @@ func (x *indexer) indexPending(ctx context.Context, scope store.Scope) error {
 // only ctx's end leaves the text pending.
 func (x *indexer) readText(ctx context.Context, id string) ([]store.TextPart, error) {
 	rc, ref, err := x.open(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return []store.TextPart{}, nil // gone, and its pending row with it
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -21,18 +21,20 @@ var searchCmd = command{
 	about: `
 Search finds lines in the text of the stored artifacts (large text
 results, PDF pages, archive members: what their summaries indexed) and
-prints the best first, the newest artifact first among equal hits, one
-a line: ID, PLACE (line N, page N, entry NAME), when the artifact was
-stored (UTC), the call that stored it (SERVER/TOOL) and the line. QUERY is words that must all occur on one line, in any
-order, and "quoted words" that must occur together; case does not matter
-and punctuation only separates words. Ranking is BM25 over the store's
-SQLite FTS5 index. --scope keeps the artifacts put under a session,
-trace, user or tenant (repeat it to require several). --limit caps the
-hits (default 10). --json writes one {"id","place","snippet","score",
-"stored_at","artifact"} object per line. Exit code 0 with hits, 1 with none. Search
-first indexes the text that earlier commands stored and left pending
-(mcpx transform does not wait for it), so it opens the store for writing,
-or read-only where it may not write (then pending text is not found). A query of more than
+prints the best first, the newest artifact first among equal hits, one a
+line: ID, PLACE (line N, page N, entry NAME), when the artifact was
+stored (UTC), the call that stored it (SERVER/TOOL) and the line. QUERY
+is words that must all occur on one line, in any order, and "quoted
+words" that must occur together; case does not matter and punctuation
+only separates words. Ranking is BM25 over the store's SQLite FTS5
+index. --scope keeps the artifacts put under a session, trace, user or
+tenant (repeat it to require several). --limit caps the hits (default
+10). --json writes one {"id","place","snippet","score",
+"stored_at","artifact"} object per line. Exit code 0 with hits, 1 with
+none. Search first indexes the text that earlier commands stored and
+left pending (mcpx transform does not wait for it), so it opens the
+store for writing, or read-only where it may not write (then pending
+text is not found). A query of more than
 serve.artifact_tools.max_search_query_chars characters (1,000) or
 max_search_terms words and phrases (32) is refused, and a search stops
 after serve.artifact_tools.search_timeout (30s), as the gateway's
