@@ -100,7 +100,7 @@ func (s *Session) serveStateless(ctx context.Context, m *jsonrpc.Message, relate
 		d := s.rooms.Describe(true)
 		d["supportedVersions"] = append(slices.Clone(statelessProtocolVersions), supportedDownstream...)
 		res, err = json.Marshal(d)
-	} else if slices.Contains(bridgedMethods, m.Method) {
+	} else if slices.Contains(bridgedMethods, m.Method) && !s.answeredStateless(m) {
 		res, err = s.serveBridged(ctx, m, related)
 	} else {
 		ctx = withCaller(ctx, s, related)
@@ -113,6 +113,18 @@ func (s *Session) serveStateless(ctx context.Context, m *jsonrpc.Message, relate
 		return nil, err
 	}
 	return s.rooms.decorate(m.Method, m.Params, res), nil
+}
+
+// answeredStateless reports whether a stateless tools/call reaches its
+// upstream in the 2026-07-28 revision (Upstream.AnswersStateless): such
+// a server asks for input in its own result, so the call needs no
+// bridge, whose goroutine and parking would cost every call a hand-off.
+func (s *Session) answeredStateless(m *jsonrpc.Message) bool {
+	if m.Method != "tools/call" {
+		return false
+	}
+	r, ok := s.rooms.Tools.Route(gjson.GetBytes(m.Params, "name").String())
+	return ok && r.Up != nil && r.Generated == "" && r.Up.AnswersStateless(m.Method)
 }
 
 // cacheable are the methods whose results carry ttlMs and cacheScope.
