@@ -9,6 +9,7 @@
 //	gatewaybench stdio -n 2000 -runs 5 -direct 'everything' -relay 'gatewaybench relay everything' -via '/tmp/mcpx wrap -- everything'
 //	gatewaybench http -clients 16 -n 500 -runs 5 -direct http://127.0.0.1:8001/mcp -via http://127.0.0.1:8002/mcp
 //	gatewaybench http -direct-stateless -names one,two -direct http://127.0.0.1:8080/mcp -via http://127.0.0.1:8090/mcp
+//	gatewaybench http -clients 1 -target old=http://127.0.0.1:8090/mcp -target new=stateless+http://127.0.0.1:8090/mcp -target proxy=http://127.0.0.1:9090/everything/mcp
 package main
 
 import (
@@ -116,7 +117,7 @@ func report(names []string, runs [][]run) {
 		fmt.Printf("median %-7s p50 %7.1f µs  p99 %7.1f µs  %8.0f calls/s\n", names[i], us(m.p50), us(m.p99), m.perSec)
 	}
 	for i := 1; i < len(med); i++ {
-		fmt.Printf("%s - %s: p50 %+.1f µs, p99 %+.1f µs; calls/s %s/%s %.2fx\n", names[i], names[0], us(med[i].p50-med[0].p50), us(med[i].p99-med[0].p99), names[i], names[0], med[i].perSec/med[0].perSec)
+		fmt.Printf("%s - %s: p50 %+.1f µs (%.2fx), p99 %+.1f µs; calls/s %s/%s %.2fx\n", names[i], names[0], us(med[i].p50-med[0].p50), float64(med[i].p50)/float64(med[0].p50), us(med[i].p99-med[0].p99), names[i], names[0], med[i].perSec/med[0].perSec)
 	}
 	// the gateways against the relay, the floor of any proxy (issue 18)
 	if len(names) > 2 && names[1] == "relay" {
@@ -424,24 +425,43 @@ func httpMain(args []string) error {
 	via := fs.String("via", "", "the gateway's MCP endpoint (stateless 2026-07-28 requests)")
 	directStateless := fs.Bool("direct-stateless", false, "send stateless 2026-07-28 requests to -direct too (two gateways compared)")
 	names := fs.String("names", "direct,via", "the two targets' names in the report")
+	var more multiFlag
+	fs.Var(&more, "target", "name=URL (sessions, 2025-11-25) or name=stateless+URL (2026-07-28 requests); repeatable, instead of -direct and -via")
 	_ = fs.Parse(args)
-	if *direct == "" || *via == "" {
-		return errors.New("-direct and -via are required")
+	type target struct {
+		name, url string
+		stateless bool
 	}
-	label := strings.Split(*names, ",")
-	if len(label) != 2 {
-		return errors.New("-names takes two comma-separated names")
+	var want []target
+	for _, t := range more {
+		name, u, ok := strings.Cut(t, "=")
+		if !ok {
+			return fmt.Errorf("-target %q: want name=URL", t)
+		}
+		u, stateless := strings.CutPrefix(u, "stateless+")
+		want = append(want, target{name, u, stateless})
 	}
-	var targets [2][]*httpClient
-	for i, u := range []string{*direct, *via} {
-		cs, err := newHTTPClients(u, *clients, i == 1 || *directStateless)
+	if len(want) == 0 {
+		if *direct == "" || *via == "" {
+			return errors.New("-direct and -via (or -target) are required")
+		}
+		label := strings.Split(*names, ",")
+		if len(label) != 2 {
+			return errors.New("-names takes two comma-separated names")
+		}
+		want = []target{{label[0], *direct, *directStateless}, {label[1], *via, true}}
+	}
+	label := make([]string, len(want))
+	targets := make([][]*httpClient, len(want))
+	for i, t := range want {
+		cs, err := newHTTPClients(t.url, *clients, t.stateless)
 		if err != nil {
 			return err
 		}
 		if _, err := httpRun(cs, 20); err != nil { // warm up
 			return err
 		}
-		targets[i] = cs
+		label[i], targets[i] = t.name, cs
 	}
 	all := make([][]run, len(targets))
 	for r := 0; r < *runs; r++ {

@@ -154,8 +154,9 @@ func (l *lanes) call(ctx context.Context, lane conn, method string, params json.
 	return withoutServerInfo(res), nil
 }
 
-// pathMetaServerInfo is where a 2026-07-28 result names its server.
-var pathMetaServerInfo = jsonrpc.MetaPath(mcp.MetaKeyServerInfo)
+// pathMetaServerInfo is where a 2026-07-28 result names its server:
+// jsonrpc.MetaPath(mcp.MetaKeyServerInfo), spelled out to be a constant.
+const pathMetaServerInfo = `_meta.io\.modelcontextprotocol/serverInfo`
 
 // withoutServerInfo drops the server's identity from a 2026-07-28
 // result: the gateway is its client's server and names itself there
@@ -194,6 +195,9 @@ func callStateless(ctx context.Context, c conn, tool json.RawMessage, method str
 func withStatelessMeta(params, meta json.RawMessage) json.RawMessage {
 	if len(meta) == 0 {
 		return params
+	}
+	if own := jsonrpc.ParseView(params).Get("_meta"); own.Raw == string(meta) {
+		return params // the client's own request: it has them all
 	}
 	out := []byte(params)
 	if len(out) == 0 {

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // statelessParams adds the _meta of a 2026-07-28 request to params.
@@ -89,6 +91,9 @@ func (answerConn) close() error                                          { retur
 // go-sdk server's carries a data: URI icon the engine would otherwise
 // store on every call); the rest of its _meta and the result stay.
 func TestLaneResultWithoutServerInfo(t *testing.T) {
+	if p := jsonrpc.MetaPath(mcp.MetaKeyServerInfo); p != pathMetaServerInfo {
+		t.Fatalf("pathMetaServerInfo is %s, MetaPath gives %s", pathMetaServerInfo, p)
+	}
 	l := &lanes{name: "up", cfg: config.ServerConfig{Command: "up"}}
 	for _, tc := range []struct{ name, res, wantMeta string }{
 		{"only serverInfo", `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"everything","icons":[{"src":"data:image/png;base64,iVBORw0KGgo="}]}},"content":[{"type":"text","text":"Hi"}]}`, ""},
