@@ -257,9 +257,10 @@ func (a *bridgeAsk) inputRequest() json.RawMessage {
 	return req
 }
 
-// reask answers a retry that left the pending requests keys unanswered
-// with them again, as SEP-2322 asks of a server: the client gets another
-// round rather than an error, and the call stays parked.
+// reask answers a retry that left the pending requests named by keys
+// unanswered by asking them again, as SEP-2322 asks of a server: the
+// client gets another round rather than an error, and the call stays
+// parked.
 func (bs *Bridges) reask(b *inputBridge, keys []string) (json.RawMessage, error) {
 	requests := map[string]json.RawMessage{}
 	b.mu.Lock()
