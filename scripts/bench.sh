@@ -62,7 +62,9 @@
 #     called by 16 clients and by 1: mcpx with 2025-11-25 sessions, mcpx
 #     with stateless 2026-07-28 requests, and the proxy, runs interleaved
 #     (bench/gatewaybench http -target), medians; BENCH_HTTP_CALLS calls
-#     per client per run, BENCH_RUNS runs
+#     per client per run, BENCH_RUNS runs; then the server's own cost of
+#     each revision, directly over stdio (gatewaybench stdio
+#     -direct-stateless)
 #   BENCH=posttransform ./scripts/bench.sh  # issue 19: POST /transform of a
 #     10 MiB PDF result to `mcpx serve --listen` against `mcpx transform`
 #     of the same input, new bytes each round (8 bytes of the base64
@@ -403,6 +405,8 @@ if [ "$what" = httpproxy ]; then
 			-target "mcpx-2025=http://127.0.0.1:$gw/mcp" \
 			-target "mcpx-2026=stateless+http://127.0.0.1:$gw/mcp"
 	done | tee -a "$out/httpproxy.txt"
+	echo "== the server's own cost of each revision: directly over stdio, one call at a time, initialized vs never initialized"
+	"$out/gatewaybench" stdio -n 1000 -runs "${BENCH_RUNS:-5}" -direct "$ev" -direct-stateless | tee -a "$out/httpproxy.txt"
 	kill "${pids[@]}" 2>/dev/null || true
 	trap - EXIT
 fi

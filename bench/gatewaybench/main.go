@@ -141,19 +141,24 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 const (
 	initParams = `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"gatewaybench","version":"1"}}`
 	callParams = `{"name":"greet","arguments":{"name":"bench"}}`
+	// statelessCallParams is callParams as a 2026-07-28 request
+	statelessCallParams = `{"name":"greet","arguments":{"name":"bench"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
 )
 
 // stdioPeer is a server process spoken to over its stdin and stdout.
 type stdioPeer struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	id   int
-	buf  []byte
-	long []byte
+	cmd    *exec.Cmd
+	params string // of each tools/call
+	in     io.WriteCloser
+	out    *bufio.Reader
+	id     int
+	buf    []byte
+	long   []byte
 }
 
-func startStdio(command string) (*stdioPeer, error) {
+// startStdio starts command and initializes it, or, stateless, sends it
+// 2026-07-28 requests on a pipe that is never initialized.
+func startStdio(command string, stateless bool) (*stdioPeer, error) {
 	f := strings.Fields(command)
 	cmd := exec.Command(f[0], f[1:]...)
 	// Both targets' stderr is discarded: the go-sdk example logs every
@@ -172,7 +177,11 @@ func startStdio(command string) (*stdioPeer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &stdioPeer{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	p := &stdioPeer{cmd: cmd, params: callParams, in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	if stateless {
+		p.params = statelessCallParams
+		return p, nil
+	}
 	if _, err := p.call("initialize", initParams); err != nil {
 		return nil, fmt.Errorf("%s: initialize: %w", command, err)
 	}
@@ -234,32 +243,40 @@ func stdioMain(args []string) error {
 	via := fs.String("via", "", "the command line of the gateway in front of it")
 	relay := fs.String("relay", "", "optional: the command line of a bare byte relay in front of it (gatewaybench relay SERVER)")
 	base := fs.String("base", "", "optional: another gateway's command line measured beside -via (an earlier build, say)")
+	directStateless := fs.Bool("direct-stateless", false, "also send -direct's server stateless 2026-07-28 requests on a pipe never initialized (target direct-2026); -via is optional then")
 	_ = fs.Parse(args)
-	if *direct == "" || *via == "" {
+	if *direct == "" || *via == "" && !*directStateless {
 		return errors.New("-direct and -via are required")
 	}
 	names, cmds := []string{"direct"}, []string{*direct}
+	stateless := map[int]bool{}
+	if *directStateless {
+		stateless[len(cmds)] = true
+		names, cmds = append(names, "direct-2026"), append(cmds, *direct)
+	}
 	if *relay != "" {
 		names, cmds = append(names, "relay"), append(cmds, *relay)
 	}
 	if *base != "" {
 		names, cmds = append(names, "base"), append(cmds, *base)
 	}
-	names, cmds = append(names, "via"), append(cmds, *via)
+	if *via != "" {
+		names, cmds = append(names, "via"), append(cmds, *via)
+	}
 	peers := make([]*stdioPeer, len(cmds))
 	for i, c := range cmds {
-		p, err := startStdio(c)
+		p, err := startStdio(c, stateless[i])
 		if err != nil {
 			return err
 		}
 		defer p.stop()
-		if r, err := p.call("tools/call", callParams); err != nil {
+		if r, err := p.call("tools/call", p.params); err != nil {
 			return fmt.Errorf("%s: %w", c, err)
 		} else if i == 0 {
 			fmt.Printf("response: %s", r)
 		}
 		for range *warm {
-			if _, err := p.call("tools/call", callParams); err != nil {
+			if _, err := p.call("tools/call", p.params); err != nil {
 				return err
 			}
 		}
@@ -279,7 +296,7 @@ func stdioMain(args []string) error {
 			start := time.Now()
 			for k := range lat {
 				t := time.Now()
-				if _, err := p.call("tools/call", callParams); err != nil {
+				if _, err := p.call("tools/call", p.params); err != nil {
 					return err
 				}
 				lat[k] = time.Since(t)
