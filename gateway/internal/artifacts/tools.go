@@ -351,19 +351,23 @@ func (s *Service) search(ctx context.Context, rd Reader, args json.RawMessage) (
 	if len(kept) == 0 {
 		fmt.Fprintf(&b, "No line of your artifacts holds %s.", q)
 	} else {
-		fmt.Fprintf(&b, "%d hits for %s, best first (artifact id, place: line):\n", len(kept), q)
+		fmt.Fprintf(&b, "%d hits for %s, best first, the newest first among equals (artifact id, place (when stored, by which call): line):\n", len(kept), q)
 	}
 	items := make([]map[string]any, 0, len(kept))
 	shown := 0
 	for _, h := range kept {
 		rd.Shown.Add(h.Ref.ID)
-		line := fmt.Sprintf("%s %s: %s\n", h.Ref.ID, h.Place, h.Snippet)
+		// When and by which call: the same line in an hour of a page's
+		// snapshots is many hits, and only the newest one's refs still exist.
+		stored := h.Ref.Created.UTC().Format(time.RFC3339)
+		line := fmt.Sprintf("%s %s (stored %s by %s): %s\n", h.Ref.ID, h.Place, stored, callName(h.Ref.Source), h.Snippet)
 		if utf8.RuneCountInString(b.String())+utf8.RuneCountInString(line) > budget-200 {
 			break
 		}
 		b.WriteString(line)
 		shown++
-		items = append(items, map[string]any{"id": h.Ref.ID, "uri": engine.URIScheme + h.Ref.ID, "place": h.Place, "snippet": h.Snippet, "score": h.Score, "mime_type": h.Ref.MIMEType})
+		items = append(items, map[string]any{"id": h.Ref.ID, "uri": engine.URIScheme + h.Ref.ID, "place": h.Place, "snippet": h.Snippet, "score": h.Score, "mime_type": h.Ref.MIMEType,
+			"stored_at": stored, "source": map[string]string{"server": h.Ref.Source.Server, "tool": h.Ref.Source.Tool}})
 	}
 	if shown < len(kept) {
 		fmt.Fprintf(&b, "[cut: %d more hits past %d characters; search with more words or a lower limit]\n", len(kept)-shown, budget)
@@ -380,6 +384,14 @@ func (s *Service) search(ctx context.Context, rd Reader, args json.RawMessage) (
 	}
 	sc, _ := json.Marshal(map[string]any{"hits": items})
 	return toolText(b.String(), sc), nil
+}
+
+// callName is the call that stored an artifact, as server/tool.
+func callName(src store.Source) string {
+	if c := src.Call(); c != "" {
+		return c
+	}
+	return "an unnamed call"
 }
 
 // firstWord returns the first word of a query, for a grep hint.

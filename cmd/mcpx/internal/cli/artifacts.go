@@ -210,16 +210,12 @@ func (p program) runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 			}
 			return nil
 		}
-		source := r.Source.Server
-		if r.Source.Tool != "" {
-			source += "/" + r.Source.Tool
-		}
 		expires := "-"
 		if !exp.IsZero() {
 			expires = exp.Local().Format(stamp)
 		}
 		if err := cols.row(tw, cell(r.ID), cell(r.MIMEType), humanize.Bytes(r.SizeBytes), cell(r.Filename),
-			cell(source), r.Created.Local().Format(stamp), la.Local().Format(stamp), expires); err != nil {
+			cell(r.Source.Call()), r.Created.Local().Format(stamp), la.Local().Format(stamp), expires); err != nil {
 			return fmt.Errorf("write output: %w", err)
 		}
 		// The table's first block is its first lsFirstBlock rows, so that

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/cli/config"
+	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
@@ -277,7 +278,7 @@ func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logge
 	if err != nil {
 		return nil, err
 	}
-	st, err := fsstore.Open(ctx, dir, fsstore.Config{Logger: log.Named("store"), ReadOnly: o.readOnly})
+	st, err := fsstore.Open(ctx, dir, fsstore.Config{Logger: log.Named("store"), ReadOnly: o.readOnly, Text: engine.SearchText(cfg.Pipeline.Inspect)})
 	if err != nil {
 		return nil, fmt.Errorf("open artifact store: %w", err)
 	}
