@@ -16,6 +16,7 @@ import (
 
 var queryCmd = command{
 	name:     "artifacts query",
+	brief:    "read part of an artifact: lines, bytes, grep, a JSON path, jq, a PDF page, an archive entry",
 	synopsis: "[--config FILE] [--store DIR] [--format text|json] [--max-chars N] ID (--lines A-B | --bytes A-B | --grep REGEX [--context N] | --json PATH | --jq EXPR | --page N | --entry NAME)",
 	about: `
 Query answers one question about artifact ID without writing all of its

@@ -21,6 +21,7 @@ import (
 
 var pluginNewCmd = command{
 	name:     "plugin new",
+	brief:    "write a new WASM plugin project (Go or Rust)",
 	synopsis: "--lang go|rust [--name NAME] [--server NAME] [--tool GLOB] [--sdk DIR] DIR",
 	about: `
 Plugin new writes a plugin project into DIR (which must not exist or be

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -27,31 +28,90 @@ const (
 // envLogLevel overrides the configured log level.
 const envLogLevel = "MCPX_LOG_LEVEL"
 
-const topUsage = `mcpx keeps binary and oversized MCP tool output out of an LLM's context.
+// topAbout and topEnvironment frame the command list of "mcpx --help".
+const (
+	topAbout = `mcpx keeps binary and oversized MCP tool output out of an LLM's context.
 It runs a chain of layers over each tool result, moves base64 blobs and
 oversized text into an artifact store, and leaves a compact
 {"artifact": {...}, "summary": "..."} in their place.
 
 Usage:
   mcpx <command> [flags] [arguments]
-
-Commands:
-  transform       transform one tool result (a file or stdin) to stdout
-  artifacts ls    list the stored artifacts
-  artifacts get   write an artifact's bytes to stdout or a file
-  artifacts rm    delete artifacts
-  serve           run the MCP gateway in front of the config's mcpServers
-  wrap            serve one stdio MCP server through mcpx: wrap -- COMMAND
-  plugin test     run one WASM plugin on a result and print its rewrites
-  plugin new      write a new WASM plugin project (Go or Rust)
-  version         print the version
-
+`
+	topEnvironment = `
 Run "mcpx <command> --help" for a command's flags and an example.
 
 Environment:
   MCPX_HOME        the default store is $MCPX_HOME/artifacts
   MCPX_LOG_LEVEL   trace, debug, info, warn (default), error or off
 `
+)
+
+// groups are the commands of two words, by their first: what "mcpx
+// GROUP --help" says of them above their list.
+var groups = map[string]string{
+	"artifacts": `Artifacts reads, searches and keeps the artifact store that transform,
+serve and wrap write to.`,
+	"plugin": `Plugin writes and tries WASM plugins (README.md#wasm-plugins).`,
+}
+
+// entry is one command of the table: its help, the other names of its
+// last word ("list" for "artifacts ls"), and what runs it.
+type entry struct {
+	cmd     command
+	aliases []string
+	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+// table is every command, in the order "mcpx --help" lists them; run
+// dispatches by it, so no command runs that the help does not name.
+func (p program) table() []entry {
+	noStdin := func(f func([]string, io.Writer, io.Writer) int) func([]string, io.Reader, io.Writer, io.Writer) int {
+		return func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return f(args, stdout, stderr) }
+	}
+	return []entry{
+		{cmd: transformCmd, run: p.runTransform},
+		{cmd: lsCmd, aliases: []string{"list"}, run: noStdin(p.runArtifactsLs)},
+		{cmd: getCmd, run: noStdin(p.runArtifactsGet)},
+		{cmd: rmCmd, aliases: []string{"delete"}, run: noStdin(p.runArtifactsRm)},
+		{cmd: gcCmd, run: noStdin(p.runArtifactsGc)},
+		{cmd: fsckCmd, run: noStdin(p.runArtifactsFsck)},
+		{cmd: queryCmd, run: noStdin(p.runArtifactsQuery)},
+		{cmd: searchCmd, run: noStdin(p.runArtifactsSearch)},
+		{cmd: serveCmd, run: p.runServe},
+		{cmd: wrapCmd, run: p.runWrap},
+		{cmd: pluginTestCmd, run: runPluginTest},
+		{cmd: pluginNewCmd, run: runPluginNew},
+		{cmd: versionCmd, run: noStdin(runVersion)},
+	}
+}
+
+// topUsage is "mcpx --help": every command of the table with its brief.
+func (p program) topUsage() string {
+	var b strings.Builder
+	b.WriteString(topAbout)
+	b.WriteString("\nCommands:\n")
+	for _, e := range p.table() {
+		fmt.Fprintf(&b, "  %-17s %s\n", e.cmd.name, e.cmd.brief)
+	}
+	b.WriteString(topEnvironment)
+	return b.String()
+}
+
+// groupUsage is "mcpx GROUP --help": the group's commands by their last
+// word.
+func (p program) groupUsage(group string) string {
+	var names []string
+	var list strings.Builder
+	for _, e := range p.table() {
+		if last, ok := strings.CutPrefix(e.cmd.name, group+" "); ok {
+			names = append(names, last)
+			fmt.Fprintf(&list, "  %-7s %s\n", last, e.cmd.brief)
+		}
+	}
+	return fmt.Sprintf("Usage: mcpx %s <%s> [flags] [arguments]\n\n%s\n\nCommands:\n%s\nRun \"mcpx %s <command> --help\" for its flags and an example.\n",
+		group, strings.Join(names, "|"), groups[group], list.String(), group)
+}
 
 // Run is the whole CLI: it runs the subcommand named by args[0] and
 // returns the process exit code. A config's store section other than a
@@ -64,43 +124,60 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // program is the CLI with the store backends it opens.
 type program struct{ stores *store.Backends }
 
-// run runs the subcommand named by args[0].
+// run runs the command args name: one word, or a group's two.
 func (p program) run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, topUsage)
+		fmt.Fprint(stderr, p.topUsage())
 		return exitUsage
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "transform":
-		return p.runTransform(rest, stdin, stdout, stderr)
-	case "artifacts":
-		return p.runArtifacts(rest, stdout, stderr)
-	case "version":
-		return runVersion(rest, stdout, stderr)
-	case "serve":
-		return p.runServe(rest, stdin, stdout, stderr)
-	case "wrap":
-		return p.runWrap(rest, stdin, stdout, stderr)
-	case "plugin":
-		return runPlugin(rest, stdin, stdout, stderr)
+	word, rest := args[0], args[1:]
+	switch word {
 	case "help":
 		if len(rest) > 0 {
 			return p.run(append(rest[:len(rest):len(rest)], "--help"), stdin, stdout, stderr)
 		}
-		fmt.Fprint(stdout, topUsage)
+		fmt.Fprint(stdout, p.topUsage())
 		return exitOK
 	case "-h", "-help", "--help":
-		fmt.Fprint(stdout, topUsage)
+		fmt.Fprint(stdout, p.topUsage())
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "mcpx: unknown command %q\nRun 'mcpx --help' for the commands.\n", cmd)
+	if _, ok := groups[word]; ok {
+		return p.runGroup(word, rest, stdin, stdout, stderr)
+	}
+	for _, e := range p.table() {
+		if e.cmd.name == word {
+			return e.run(rest, stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "mcpx: unknown command %q\nRun 'mcpx --help' for the commands.\n", word)
+	return exitUsage
+}
+
+// runGroup runs the command of group (artifacts, plugin) args[0] names.
+func (p program) runGroup(group string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, p.groupUsage(group))
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, p.groupUsage(group))
+		return exitOK
+	}
+	for _, e := range p.table() {
+		if last, ok := strings.CutPrefix(e.cmd.name, group+" "); ok && (last == args[0] || slices.Contains(e.aliases, args[0])) {
+			return e.run(args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "mcpx %s: unknown command %q\nRun 'mcpx %s --help' for the commands.\n", group, args[0], group)
 	return exitUsage
 }
 
 // command describes a subcommand for its --help text.
 type command struct {
 	name     string // "transform", "artifacts get"
+	brief    string // one line in "mcpx --help"
 	synopsis string // the arguments after the name
 	about    string // what it does; may span lines
 	example  string // one or more command lines

@@ -20,6 +20,7 @@ import (
 
 var serveCmd = command{
 	name:     "serve",
+	brief:    "run the MCP gateway in front of the config's mcpServers",
 	synopsis: "--config FILE [--listen ADDR] [--store DIR] [--preset NAME]... [--plugin FILE.wasm]... [--plugins DIR] [--check]",
 	about: `
 Serve runs the MCP gateway: it starts the upstream servers of the config

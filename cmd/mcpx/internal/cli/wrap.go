@@ -15,6 +15,7 @@ import (
 
 var wrapCmd = command{
 	name:     "wrap",
+	brief:    "serve one stdio MCP server through mcpx: wrap -- COMMAND",
 	synopsis: "[--name NAME] [--timeout DURATION] [--config FILE] [--store DIR] [--preset NAME]... [--plugin FILE.wasm]... [--plugins DIR] -- COMMAND [ARGS...]",
 	about: `
 Wrap serves one stdio MCP server over stdio, with mcpx's defaults: the
