@@ -29,9 +29,9 @@ import (
 
 // checkGateway is "serve --check": it prints what serveGateway would
 // run, after building every layer of every configured server and tool
-// with eo (its store writes nothing). configPath and storeDir (--config,
-// --store) are for the message.
-func checkGateway(cfg config.File, configPath, storeDir, listen string, eo engine.Options, stdout io.Writer) error {
+// with eo (its store writes nothing). o's config file (and whether
+// --config or $MCPX_CONFIG named it) and --store are for the message.
+func checkGateway(cfg config.File, o common, listen string, eo engine.Options, stdout io.Writer) error {
 	names := make([]string, 0, len(cfg.MCPServers))
 	for n := range cfg.MCPServers {
 		names = append(names, n)
@@ -54,8 +54,9 @@ func checkGateway(cfg config.File, configPath, storeDir, listen string, eo engin
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "config %s is valid\n", configPath)
-	dir := storeDir
+	fmt.Fprintf(stdout, "config %s is valid\n", o.configPath)
+	fmt.Fprintf(stdout, "config file from: %s\n", o.configFrom)
+	dir := o.storeDir
 	if dir == "" {
 		dir = cfg.Store.Dir
 	}

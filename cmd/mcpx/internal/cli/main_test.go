@@ -39,6 +39,7 @@ func isolate(t *testing.T) (home string) {
 	home = t.TempDir()
 	t.Setenv("MCPX_HOME", home)
 	t.Setenv("MCPX_LOG_LEVEL", "")
+	t.Setenv(envConfig, "")
 	t.Setenv("TMPDIR", t.TempDir())
 	return home
 }

@@ -28,6 +28,11 @@ const (
 // envLogLevel overrides the configured log level.
 const envLogLevel = "MCPX_LOG_LEVEL"
 
+// envConfig names the config file of a command run without --config, so
+// an MCP client's entry needs no flags: the inspector CLI, for one, takes
+// "mcpx serve --config FILE" as a --config of its own. The flag wins.
+const envConfig = "MCPX_CONFIG"
+
 // topAbout and topEnvironment frame the command list of "mcpx --help".
 const (
 	topAbout = `mcpx keeps binary and oversized MCP tool output out of an LLM's context.
@@ -42,6 +47,7 @@ Usage:
 Run "mcpx <command> --help" for a command's flags and an example.
 
 Environment:
+  MCPX_CONFIG      the config file of a command run without --config
   MCPX_HOME        the default store is $MCPX_HOME/artifacts
   MCPX_LOG_LEVEL   trace, debug, info, warn (default), error or off
 `
@@ -279,6 +285,9 @@ func printHelp(w io.Writer, c command, fs *flag.FlagSet) {
 // common are the flags every store-using subcommand takes.
 type common struct {
 	configPath string
+	// configFrom is where configPath came from: "--config", envConfig,
+	// or "" before resolveConfig, or for none.
+	configFrom string
 	storeDir   string
 	// readOnly opens the store with fsstore's Config.ReadOnly (ls, get).
 	readOnly bool
@@ -288,14 +297,27 @@ type common struct {
 
 func (o *common) register(fs *flag.FlagSet, stores *store.Backends) {
 	o.stores = stores
-	fs.StringVar(&o.configPath, "config", "", "read the JSON configuration `FILE` (store, pipeline, log sections);\nits relative paths are taken from FILE's folder")
+	fs.StringVar(&o.configPath, "config", "", "read the JSON configuration `FILE` (store, pipeline, log sections);\nits relative paths are taken from FILE's folder\n(default: $"+envConfig+", when set)")
 	fs.StringVar(&o.storeDir, "store", "", "keep artifacts in the folder `DIR`\n(default: the config's store.dir, else $MCPX_HOME/artifacts,\nelse $XDG_DATA_HOME/mcpx/artifacts, else ~/.local/share/mcpx/artifacts)")
 }
 
-// setup loads the configuration (config.Default without --config) and
-// makes the logger, which writes to stderr at the level of MCPX_LOG_LEVEL,
-// else of the file, else config.DefaultLogLevel.
+// resolveConfig takes the config file from $MCPX_CONFIG when --config
+// was not given, and records where it came from.
+func (o *common) resolveConfig() {
+	switch {
+	case o.configFrom != "":
+	case o.configPath != "":
+		o.configFrom = "--config"
+	case os.Getenv(envConfig) != "":
+		o.configPath, o.configFrom = os.Getenv(envConfig), "$"+envConfig
+	}
+}
+
+// setup loads the configuration (--config, else $MCPX_CONFIG, else
+// config.Default) and makes the logger, which writes to stderr at the
+// level of MCPX_LOG_LEVEL, else of the file, else config.DefaultLogLevel.
 func (o *common) setup(stderr io.Writer) (config.File, hclog.Logger, error) {
+	o.resolveConfig()
 	cfg := config.Default()
 	var moved []string // layer options moved to their home (server_layers.go)
 	if o.configPath != "" {

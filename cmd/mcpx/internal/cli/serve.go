@@ -93,8 +93,9 @@ func (p program) runServe(args []string, stdin io.Reader, stdout, stderr io.Writ
 	if len(pos) > 0 {
 		return usageError(stderr, c, fmt.Errorf("unexpected argument %q", pos[0]))
 	}
+	o.resolveConfig()
 	if o.configPath == "" {
-		return usageError(stderr, c, errors.New("--config FILE is required (or use \"mcpx wrap -- COMMAND\")"))
+		return usageError(stderr, c, errors.New("--config FILE (or $"+envConfig+") is required (or use \"mcpx wrap -- COMMAND\")"))
 	}
 	cfg, log, err := o.setup(stderr)
 	if err != nil {
@@ -170,7 +171,7 @@ func (p program) gateway(c command, cfg config.File, o common, listen string, ch
 	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Registry: reg}
 	engineRetention(cfg.Store.RetentionFor(true), &eo)
 	if check {
-		err = checkGateway(cfg, o.configPath, o.storeDir, listen, eo, stdout)
+		err = checkGateway(cfg, o, listen, eo, stdout)
 	} else {
 		err = serveGateway(ctx, cfg, listen, eo, log, stdin, stdout, stderr)
 	}
