@@ -53,7 +53,7 @@ and sidecars are documented in README.md#wasm-plugins; "mcpx plugin new
 --server NAME" writes a plugin project with its NAME.json.`,
 	example: `
 mcpx wrap -- npx -y @modelcontextprotocol/server-everything
-mcpx wrap --name chrome --timeout 3m -- npx -y chrome-devtools-mcp@latest
+mcpx wrap --name files --timeout 3m -- npx -y @modelcontextprotocol/server-filesystem@2026.8.31 ~/reports
 mcpx wrap --store /tmp/artifacts -- node server.js --stdio
 mcpx wrap --name bi --config mcpx.json -- ./bi-server --stdio
 mcpx wrap --preset tableau -- ./bi-server --stdio
