@@ -53,12 +53,16 @@ Environment:
 `
 )
 
-// groups are the commands of two words, by their first: what "mcpx
-// GROUP --help" says of them above their list.
-var groups = map[string]string{
-	"artifacts": `Artifacts reads, searches and keeps the artifact store that transform,
-serve and wrap write to.`,
-	"plugin": `Plugin writes and tries WASM plugins (README.md#wasm-plugins).`,
+// groupAbout is what "mcpx GROUP --help" says above the list of a group
+// of commands of two words (artifacts, plugin); false for any other word.
+func groupAbout(group string) (string, bool) {
+	switch group {
+	case "artifacts":
+		return "Artifacts reads, searches and keeps the artifact store that transform,\nserve and wrap write to.", true
+	case "plugin":
+		return "Plugin writes and tries WASM plugins (README.md#wasm-plugins).", true
+	}
+	return "", false
 }
 
 // entry is one command of the table: its help, the other names of its
@@ -115,8 +119,9 @@ func (p program) groupUsage(group string) string {
 			fmt.Fprintf(&list, "  %-7s %s\n", last, e.cmd.brief)
 		}
 	}
+	about, _ := groupAbout(group)
 	return fmt.Sprintf("Usage: mcpx %s <%s> [flags] [arguments]\n\n%s\n\nCommands:\n%s\nRun \"mcpx %s <command> --help\" for its flags and an example.\n",
-		group, strings.Join(names, "|"), groups[group], list.String(), group)
+		group, strings.Join(names, "|"), about, list.String(), group)
 }
 
 // Run is the whole CLI: it runs the subcommand named by args[0] and
@@ -148,7 +153,7 @@ func (p program) run(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		fmt.Fprint(stdout, p.topUsage())
 		return exitOK
 	}
-	if _, ok := groups[word]; ok {
+	if _, ok := groupAbout(word); ok {
 		return p.runGroup(word, rest, stdin, stdout, stderr)
 	}
 	for _, e := range p.table() {
