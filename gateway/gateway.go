@@ -105,9 +105,10 @@ type Options struct {
 	// start) wait for the first client's capabilities and declare only
 	// what that client has of what mcpx relays, so a server that offers
 	// tools by capability offers what it would offer that client
-	// directly (session.Clients). Set it when clients will connect (mcpx
-	// serve and wrap do). Defaults to false: upstreams initialize at
-	// Start, declaring sampling and elicitation.
+	// directly (session.Clients). Set it when a client will connect
+	// (mcpx serve and wrap over stdio do); not for a listener, whose
+	// readiness would wait for a client. Defaults to false: upstreams
+	// initialize at Start, declaring sampling and elicitation.
 	WaitForClientCapabilities bool
 	// OnSessionEnd, when set, is called with a session's id after the
 	// session closed (not for stateless requests, which have no session
