@@ -27,7 +27,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -61,6 +60,8 @@ const defaultStartWait = 15 * time.Second
 // Options configure a Gateway.
 type Options struct {
 	// Servers are the upstreams by name; disabled entries are skipped.
+	// None is valid: the gateway then offers the artifact tools only, as
+	// an artifact service does (mcpx serve --listen with no servers).
 	Servers map[string]config.ServerConfig
 	// Users is who may call the gateway: the principals its HTTP
 	// listener admits. A stdio server without mcpx.instances runs a
@@ -253,9 +254,6 @@ func New(o Options) (*Gateway, error) {
 			FirstClient: clients.Wait(),
 			Host:        upstreamHost{g},
 		}))
-	}
-	if ups.Len() == 0 {
-		return nil, errors.New("gateway: no enabled servers in mcpServers")
 	}
 	art := artifacts.New(artifacts.Options{Engine: eng, Store: eo.Store, Linker: eo.Linker, Memory: mem, Tools: g.artTools, Log: g.log})
 	uris := router.NewURIs(ups, g.log)

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sort"
 	"syscall"
 	"time"
 
@@ -32,11 +31,7 @@ import (
 // with eo (its store writes nothing). o's config file (and whether
 // --config or $MCPX_CONFIG named it) and --store are for the message.
 func checkGateway(cfg config.File, o common, listen string, eo engine.Options, stdout io.Writer) error {
-	names := make([]string, 0, len(cfg.MCPServers))
-	for n := range cfg.MCPServers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := serverNames(cfg)
 	users := cfg.Serve.Users(listen != "")
 	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Users: users, Engine: eo, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets()})
 	if err != nil {
@@ -69,7 +64,11 @@ func checkGateway(cfg config.File, o common, listen string, eo engine.Options, s
 	} else {
 		fmt.Fprintln(stdout, "downstream: stdio")
 	}
-	fmt.Fprintln(stdout, "upstreams:")
+	if len(names) == 0 {
+		fmt.Fprintln(stdout, "upstreams: none (the artifact service only: /mcp offers the artifact tools)")
+	} else {
+		fmt.Fprintln(stdout, "upstreams:")
+	}
 	for _, n := range names {
 		fmt.Fprintf(stdout, "  %s: %s\n", n, cfg.MCPServers[n].Describe(users))
 	}

@@ -108,8 +108,10 @@ func (p program) runServe(args []string, stdin io.Reader, stdout, stderr io.Writ
 	if listen == "" {
 		listen = cfg.Serve.Listen
 	}
-	if len(cfg.MCPServers) == 0 {
-		return fail(stderr, c, fmt.Errorf("%s: no \"mcpServers\" to serve", o.configPath))
+	if listen == "" && enabledServers(cfg) == 0 {
+		// One client over stdio wants servers; a listener with none is an
+		// artifact service (POST /transform, the artifact tools on /mcp).
+		return fail(stderr, c, fmt.Errorf("%s: no enabled \"mcpServers\" to serve over stdio (with --listen, no servers is an artifact service: /mcp offers the artifact tools, the HTTP API /transform and /artifacts)", o.configPath))
 	}
 	if check {
 		stdout = redact.New(cfg.Secrets()).Writer(stdout)
@@ -179,6 +181,17 @@ func (p program) gateway(c command, cfg config.File, o common, listen string, ch
 		return fail(stderr, c, err)
 	}
 	return exitOK
+}
+
+// enabledServers counts the upstreams that are not disabled.
+func enabledServers(cfg config.File) int {
+	n := 0
+	for _, s := range cfg.MCPServers {
+		if !s.Disabled {
+			n++
+		}
+	}
+	return n
 }
 
 // serverNames lists the upstreams' names, for the WASM host.
