@@ -103,7 +103,11 @@ func runPageImage(ctx context.Context, st store.Store, ref store.Ref, page int, 
 	text := fmt.Sprintf("Page %d of %d of the PDF %s, as a %dx%d %s (%s)", page, p.Pages, ref.ID, p.Width, p.Height,
 		strings.ToUpper(strings.TrimPrefix(p.MIME, "image/")), humanize.Bytes(int64(len(p.Data))))
 	img := &imageview.Image{Data: p.Data, MIMEType: p.MIME, Width: p.Width, Height: p.Height, Region: image.Rect(0, 0, p.Width, p.Height), OrigWidth: p.Width, OrigHeight: p.Height, OrigFormat: "pdf"}
-	return Answer{Text: text, Cut: nextPage(page, p.Pages), Image: img, Total: int64(p.Pages)}, nil
+	a := Answer{Text: text, Image: img, Total: int64(p.Pages)}
+	if page < p.Pages {
+		a.Cut = fmt.Sprintf("page %d of %d shown; ask for page %d", page, p.Pages, page+1)
+	}
+	return a, nil
 }
 
 func nextPage(page, pages int) string {

@@ -47,7 +47,7 @@ func TestRunPageImage(t *testing.T) {
 	if err != nil || "image/"+format != a.Image.MIMEType || img.Bounds().Dx() != a.Image.Width || img.Bounds().Dy() != a.Image.Height {
 		t.Fatalf("the image does not decode as described: %s %v %v", a.Image.MIMEType, img, err)
 	}
-	if a.Image.Height != imageview.DefaultMaxSide || !strings.HasPrefix(a.Text, "Page 2 of 3 of the PDF "+doc.ID+", as a 1212x1568 PNG (") || a.Cut != "ask for page 3" || a.Total != 3 {
+	if a.Image.Height != imageview.DefaultMaxSide || !strings.HasPrefix(a.Text, "Page 2 of 3 of the PDF "+doc.ID+", as a 1212x1568 PNG (") || a.Cut != "page 2 of 3 shown; ask for page 3" || a.Total != 3 {
 		t.Errorf("page image: %q %q %d, %dx%d", a.Text, a.Cut, a.Total, a.Image.Width, a.Image.Height)
 	}
 	if bitmap := int64(4 * 1212 * 1568); mem.Peak() < bitmap || mem.InUse() != 0 {
