@@ -13,9 +13,8 @@ package session
 //     wrap over stdio), the process starts at Start (it warms up) but
 //     its initialize waits for the first client's capabilities (its
 //     initialize, or a stateless request's _meta) and declares what of
-//     them mcpx relays:
-//     sampling and elicitation as the client declared them (sub-fields
-//     kept), roots (with listChanged) when it has roots;
+//     them mcpx relays: sampling and elicitation as the client declared
+//     them (sub-fields kept), roots (with listChanged) when it has roots;
 //   - otherwise (mcpx serve --listen, where no client may ever come, and
 //     a gateway used with no client in view) sampling and elicitation,
 //     and roots when a connected client declared roots: the upstream
