@@ -60,7 +60,7 @@ func checkGateway(cfg config.File, o common, listen string, eo engine.Options, s
 	}
 	fmt.Fprintf(stdout, "store: %s\n", dir)
 	if listen != "" {
-		fmt.Fprintf(stdout, "downstream: streamable HTTP on http://%s/mcp, HTTP API at /artifacts, /events, /transform (docs/artifacts.md)\n", listen)
+		fmt.Fprintf(stdout, "downstream: streamable HTTP on http://%s/mcp, HTTP API at /artifacts, /events, /transform (docs/http.md)\n", listen)
 	} else {
 		fmt.Fprintln(stdout, "downstream: stdio")
 	}
