@@ -116,7 +116,7 @@ func serveGateway(ctx context.Context, cfg config.File, listen string, eo engine
 	// Over stdio the one client will connect: each upstream is told what
 	// it can do, so it offers what it would offer that client directly.
 	// A listener starts its upstreams at once, declaring the gateway's
-	// default set (config.MCPXOptions.ClientCapabilities): no client may
+	// default set (config.ServerOptions.ClientCapabilities): no client may
 	// ever come, and a readiness probe that gates traffic waits for them.
 	gwo := gateway.Options{Servers: cfg.MCPServers, Users: cfg.Serve.Users(listen != ""), Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: listen == ""}
 	obs.Configure(&gwo)
