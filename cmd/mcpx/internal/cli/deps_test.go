@@ -24,6 +24,9 @@ import (
 // initialisation"). Nor minio-go, whose regexps, CPU probing and
 // compression tables cost over a millisecond of it: the S3 store speaks
 // through the AWS SDK's client (BENCHMARKS.md, "The stores in parts").
+// Nor runtime/metrics, whose init builds a description of every metric
+// (0.1 ms): telemetry/promtext reads its three gauges from the runtime
+// directly (BENCHMARKS.md, "Start-up").
 var unlinked = []string{
 	"github.com/minio/minio-go",
 	"github.com/klauspost/cpuid",
@@ -37,6 +40,7 @@ var unlinked = []string{
 	"google.golang.org/grpc",
 	"google.golang.org/protobuf",
 	"github.com/modelcontextprotocol/go-sdk",
+	"runtime/metrics",
 }
 
 // linked are packages the one binary must link: every command runs in
