@@ -7,7 +7,7 @@
 // last line per command sums the medians of the packages the first
 // command links and the others do not: what the first adds.
 //
-//	inittrace [-n ROUNDS] [-warmup N] [-top K] CMD...
+//	inittrace [-n ROUNDS] [-warmup N] [-top K] CMD [CMD...]
 //
 // Each CMD is split on spaces and run without a shell; its stdout is
 // discarded and its exit status ignored (a program that prints its usage
@@ -18,6 +18,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,7 +50,7 @@ func run(args []string, out io.Writer) error {
 	}
 	cmds := fs.Args()
 	if len(cmds) == 0 || *rounds < 1 || *warmup < 0 || *top < 0 {
-		return fmt.Errorf("usage: inittrace [-n ROUNDS] [-warmup N] [-top K] CMD...")
+		return errors.New("usage: inittrace [-n ROUNDS] [-warmup N] [-top K] CMD [CMD...]")
 	}
 	traces := make([][]trace, len(cmds))
 	for r := range *warmup + *rounds {
@@ -63,8 +64,10 @@ func run(args []string, out io.Writer) error {
 			}
 		}
 	}
-	report(out, cmds, traces, *top)
-	return nil
+	var b bytes.Buffer
+	report(&b, cmds, traces, *top)
+	_, err := out.Write(b.Bytes())
+	return err
 }
 
 // traceOne runs argv once with GODEBUG=inittrace=1 and parses its trace.
@@ -106,7 +109,7 @@ func parse(r io.Reader) trace {
 	return t
 }
 
-func report(out io.Writer, cmds []string, traces [][]trace, top int) {
+func report(out *bytes.Buffer, cmds []string, traces [][]trace, top int) {
 	fmt.Fprintf(out, "%d rounds, commands in turn; sums of the \"ms clock\" column: median (first quartile, least), packages\n", len(traces[0]))
 	meds := make([]map[string]float64, len(cmds))
 	for i, c := range cmds {
