@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/engine/layer"
@@ -53,7 +54,9 @@ mcpx plugin new --lang go --server helpdesk ./helpdesk-plugin && cd helpdesk-plu
 mcpx plugin new --lang rust --name search_digest --server docs ./search-digest`,
 }
 
-var validName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+// validName is a plugin's name; compiled on first use, not in every mcpx
+// process's init (BENCHMARKS.md, "Start-up").
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
 
 // sampleTool is the tool of the scaffolds' sample result when --tool names
 // none.
@@ -90,7 +93,7 @@ func runPluginNew(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	if name == "" {
 		name = strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToLower(filepath.Base(filepath.Clean(dir))))
 	}
-	if !validName.MatchString(name) {
+	if !validName().MatchString(name) {
 		return usageError(stderr, c, fmt.Errorf("name %q: want lowercase letters, digits and _ (use --name)", name))
 	}
 	if tool == "" {
