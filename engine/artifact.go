@@ -74,7 +74,7 @@ func ownWords(tmpl string, v templateVars, marker string) string {
 // put streams a value into the store and returns its ref and the
 // variables of its summary template.
 func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Encoding, mimeType, filenameTmpl string) (ArtifactRef, templateVars, error) {
-	vars := templateVars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t), Tools: x.e.tools}
+	vars := templateVars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t), Tools: x.e.tools, Images: x.d.Call.View.Images}
 	key := fmt.Sprintf("%d\x00%s\x00%s\x00%d", t.rw, t.path, enc, len(val))
 	if prev, ok := x.done[key]; ok && bytes.Equal(prev.val, val) {
 		vars.Ref = prev.ref

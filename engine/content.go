@@ -231,6 +231,10 @@ func contentVar(s *inspect.Summary, name string) string {
 		return strings.Join(s.Keys, ", ")
 	case "length":
 		return num(int64(s.Length))
+	case "no_text_pages":
+		return num(int64(s.NoTextPages))
+	case "no_text":
+		return pageNumbers(s.NoText)
 	case "item_keys":
 		return strings.Join(s.ItemKeys, ", ")
 	case "columns":
@@ -241,6 +245,15 @@ func contentVar(s *inspect.Summary, name string) string {
 		return s.Partial
 	}
 	return ""
+}
+
+// pageNumbers lists pages: "2, 5, 7".
+func pageNumbers(pages []int) string {
+	s := make([]string, len(pages))
+	for i, p := range pages {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ", ")
 }
 
 // contentSize is the pixel size a content summary (an ArtifactRef's
@@ -259,6 +272,7 @@ var contentVars = map[string]bool{
 	"width": true, "height": true, "entries": true, "names": true, "sheets": true, "words": true,
 	"duration_ms": true, "duration": true, "lines": true, "keys": true, "length": true,
 	"item_keys": true, "columns": true, "rows": true, "partial": true,
+	"no_text_pages": true, "no_text": true,
 }
 
 // duration renders milliseconds as people read a recording's length.

@@ -24,7 +24,8 @@
 #     put on each, the CLI against bench/smallest (and MCPX_OLD, a
 #     binary of an earlier commit, side by side; hyperfine, then
 #     interleaved without and with the Tableau preset), the binary's
-#     package initialisation (GODEBUG=inittrace=1), and the 10 MiB PDF in
+#     package initialisation against bench/smallest's, per package
+#     (GODEBUG=inittrace=1, bench/inittrace), and the 10 MiB PDF in
 #     an existing store against bench/floor (hyperfine, then runs
 #     interleaved round by round: bench/interleave; MCPX_OLD too)
 #   BENCH=text ./scripts/bench.sh     # only the text path: a
@@ -205,15 +206,11 @@ if [ "$what" = store ]; then
 		[ -n "${MCPX_OLD:-}" ] && runs+=("$MCPX_OLD transform --store $out/empty-old --server $server $out/small.json")
 		"$out/interleave" -n 41 -warmup 5 "${runs[@]}" "$out/smallest $out/empty $out/small.json $server"
 	done | tee "$out/store-cli-cost-interleaved.txt"
-	echo "== package initialisation of the binary: sum of GODEBUG=inittrace=1's clock column of mcpx version, median of 41 interleaved runs"
-	bins=("$out/mcpx")
-	[ -n "${MCPX_OLD:-}" ] && bins+=("$MCPX_OLD")
-	for _ in $(seq 41); do
-		for b in "${bins[@]}"; do
-			printf '%s ' "$b"
-			GODEBUG=inittrace=1 "$b" version 2>&1 >/dev/null | awk '/^init /{for (i = 1; i < NF; i++) if ($(i + 1) == "ms" && $(i + 2) ~ /^clock/) s += $i; n++} END{printf "%.3f %d\n", s, n}'
-		done
-	done | sort -k1,1 -k2,2n | awk '{v[$1, ++c[$1]] = $2; p[$1] = $3} END{for (b in c) printf "%s: median %.2f ms (least %.2f), %d packages\n", b, v[b, int((c[b] + 1) / 2)], v[b, 1], p[b]}' | tee "$out/store-inittrace.txt"
+	echo "== package initialisation: sums of GODEBUG=inittrace=1's clock column, mcpx version against bench/smallest, 41 rounds in turn (bench/inittrace; target 1.5 ms)"
+	go build -o "$out/inittrace" ./bench/inittrace
+	inits=("$out/mcpx version" "$out/smallest")
+	[ -n "${MCPX_OLD:-}" ] && inits+=("$MCPX_OLD version")
+	"$out/inittrace" -n 41 "${inits[@]}" | tee "$out/store-inittrace.txt"
 	echo "== 10 MiB base64 PDF in an existing store: mcpx transform vs the floor program (bench/floor)"
 	CGO_ENABLED=0 go build -o "$out/floor" ./bench/floor # static, as mcpx is
 	go build -o "$out/benchdata" ./bench/benchdata

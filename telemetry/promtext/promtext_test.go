@@ -9,6 +9,9 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -80,6 +83,27 @@ func TestRuntimeFamiliesMatchClientLibrary(t *testing.T) {
 
 // Counters and histograms updated from many goroutines while being
 // scraped end with every update counted, and each scrape's histogram
+
+// The gauges the client library sources from runtime/metrics hold what
+// runtime/metrics reads, also when the process has changed them.
+func TestGoSourcedMatchRuntimeMetrics(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(3 << 30))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	samples := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}, {Name: "/sched/gomaxprocs:threads"}}
+	metrics.Read(samples)
+	reg := promtext.NewRegistry()
+	reg.Collect(promtext.WriteRuntime)
+	rec := httptest.NewRecorder()
+	reg.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	fams := parse(t, rec.Body.Bytes())
+	for i, name := range []string{"go_gc_gogc_percent", "go_gc_gomemlimit_bytes", "go_sched_gomaxprocs_threads"} {
+		want := float64(samples[i].Value.Uint64())
+		if f := fams[name]; f == nil || f.Metric[0].GetGauge().GetValue() != want {
+			t.Errorf("%s: %v, want %v", name, f, want)
+		}
+	}
+}
+
 // count equals its +Inf bucket.
 func TestConcurrentUpdatesAndScrapes(t *testing.T) {
 	reg := promtext.NewRegistry()

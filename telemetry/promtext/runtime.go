@@ -1,9 +1,10 @@
 package promtext
 
 import (
+	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
+	"strconv"
 	"time"
 )
 
@@ -16,12 +17,35 @@ func WriteRuntime(w *Writer) {
 	writeProcess(w)
 }
 
-// goSourced are the runtime/metrics samples the Go collector exposes by
-// default, in the order written.
-var goSourced = [...]struct{ name, help, sample string }{
-	{"go_gc_gogc_percent", "Heap size target percentage configured by the user, otherwise 100. This value is set by the GOGC environment variable, and the runtime/debug.SetGCPercent function. Sourced from /gc/gogc:percent.", "/gc/gogc:percent"},
-	{"go_gc_gomemlimit_bytes", "Go runtime memory limit configured by the user, otherwise math.MaxInt64. This value is set by the GOMEMLIMIT environment variable, and the runtime/debug.SetMemoryLimit function. Sourced from /gc/gomemlimit:bytes.", "/gc/gomemlimit:bytes"},
-	{"go_sched_gomaxprocs_threads", "The current runtime.GOMAXPROCS setting, or the number of operating system threads that can execute user-level Go code simultaneously. Sourced from /sched/gomaxprocs:threads.", "/sched/gomaxprocs:threads"},
+// goSourced are the gauges the Go collector sources from runtime/metrics
+// by default, in the order written. They are read without that package:
+// its init builds its table of every metric's description, about 0.1 ms
+// of every mcpx process's start (BENCHMARKS.md, "Start-up"), for three
+// numbers the runtime also gives directly.
+var goSourced = [...]struct {
+	name, help string
+	v          func() float64
+}{
+	{"go_gc_gogc_percent", "Heap size target percentage configured by the user, otherwise 100. This value is set by the GOGC environment variable, and the runtime/debug.SetGCPercent function. Sourced from /gc/gogc:percent.", gogcPercent},
+	{"go_gc_gomemlimit_bytes", "Go runtime memory limit configured by the user, otherwise math.MaxInt64. This value is set by the GOMEMLIMIT environment variable, and the runtime/debug.SetMemoryLimit function. Sourced from /gc/gomemlimit:bytes.", func() float64 { return float64(debug.SetMemoryLimit(-1)) }},
+	{"go_sched_gomaxprocs_threads", "The current runtime.GOMAXPROCS setting, or the number of operating system threads that can execute user-level Go code simultaneously. Sourced from /sched/gomaxprocs:threads.", func() float64 { return float64(runtime.GOMAXPROCS(0)) }},
+}
+
+// gogcPercent is GOGC as the runtime reads it at start ("off" is -1,
+// what does not parse is 100). The runtime offers no getter but
+// runtime/metrics, and debug.SetGCPercent's round trip would change the
+// setting for a moment; a process that serves metrics never calls
+// SetGCPercent (only the short "mcpx transform" does), so the
+// environment is the setting.
+func gogcPercent() float64 {
+	v := os.Getenv("GOGC")
+	if v == "off" {
+		return -1
+	}
+	if n, err := strconv.ParseInt(v, 10, 32); err == nil {
+		return float64(n)
+	}
+	return 100
 }
 
 // memStats are the go_memstats_ gauges and counters, from
@@ -69,16 +93,9 @@ func writeGo(w *Writer) {
 	w.Sample("go_gc_duration_seconds_sum", gc.PauseTotal.Seconds())
 	w.Sample("go_gc_duration_seconds_count", float64(gc.NumGC))
 
-	samples := make([]metrics.Sample, len(goSourced))
-	for i, s := range goSourced {
-		samples[i].Name = s.sample
-	}
-	metrics.Read(samples)
-	for i, s := range goSourced {
-		if v, ok := sampleValue(samples[i].Value); ok {
-			w.Family(s.name, s.help, TypeGauge)
-			w.Sample(s.name, v)
-		}
+	for _, s := range goSourced {
+		w.Family(s.name, s.help, TypeGauge)
+		w.Sample(s.name, s.v())
 	}
 	w.Family("go_goroutines", "Number of goroutines that currently exist.", TypeGauge)
 	w.Sample("go_goroutines", float64(runtime.NumGoroutine()))
@@ -94,14 +111,4 @@ func writeGo(w *Writer) {
 	threads, _ := runtime.ThreadCreateProfile(nil)
 	w.Family("go_threads", "Number of OS threads created.", TypeGauge)
 	w.Sample("go_threads", float64(threads))
-}
-
-func sampleValue(v metrics.Value) (float64, bool) {
-	switch v.Kind() {
-	case metrics.KindUint64:
-		return float64(v.Uint64()), true
-	case metrics.KindFloat64:
-		return v.Float64(), true
-	}
-	return 0, false
 }

@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/tidwall/gjson"
@@ -71,8 +72,9 @@ type schemaCost struct {
 }
 
 // schemaFields are the fields of jsonschema.Schema that hold subschemas,
-// by keyword.
-var schemaFields = func() map[string][]int {
+// by keyword. Found by reflection on the first schema analysed, not at
+// init: every mcpx process would pay for it (BENCHMARKS.md, "Start-up").
+var schemaFields = sync.OnceValue(func() map[string][]int {
 	t := reflect.TypeFor[jsonschema.Schema]()
 	out := map[string][]int{}
 	for i := range t.NumField() {
@@ -94,7 +96,7 @@ var schemaFields = func() map[string][]int {
 		}
 	}
 	return out
-}()
+})
 
 // inPlaceKeywords apply their subschemas to the value itself.
 var inPlaceKeywords = []string{"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies"}
@@ -103,7 +105,7 @@ var inPlaceKeywords = []string{"allOf", "anyOf", "oneOf", "not", "if", "then", "
 func subschemas(s *jsonschema.Schema, keyword string) []*jsonschema.Schema {
 	var out []*jsonschema.Schema
 	v := reflect.ValueOf(s).Elem()
-	for _, i := range schemaFields[keyword] {
+	for _, i := range schemaFields()[keyword] {
 		switch f := v.Field(i).Interface().(type) {
 		case *jsonschema.Schema:
 			if f != nil {
@@ -123,7 +125,7 @@ func subschemas(s *jsonschema.Schema, keyword string) []*jsonschema.Schema {
 // children returns every subschema s holds, $defs included.
 func children(s *jsonschema.Schema) []*jsonschema.Schema {
 	var out []*jsonschema.Schema
-	for kw := range schemaFields {
+	for kw := range schemaFields() {
 		out = append(out, subschemas(s, kw)...)
 	}
 	return out
@@ -340,7 +342,7 @@ func pointTo(s *jsonschema.Schema, ptr string) (*jsonschema.Schema, error) {
 				return nil, fmt.Errorf("%w: %q", errSchemaRef, ptr)
 			}
 			var next reflect.Value
-			for _, i := range schemaFields[seg] {
+			for _, i := range schemaFields()[seg] {
 				if f := v.Elem().Field(i); !f.IsNil() {
 					next = f
 					break

@@ -17,6 +17,7 @@ import (
 
 var searchCmd = command{
 	name:     "artifacts search",
+	brief:    "find lines in the stored text, best first",
 	synopsis: "[--config FILE] [--store DIR] [--scope FIELD=VALUE]... [--limit N] [--json] QUERY",
 	about: `
 Search finds lines in the text of the stored artifacts (large text

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/engine/layer"
@@ -21,6 +22,7 @@ import (
 
 var pluginNewCmd = command{
 	name:     "plugin new",
+	brief:    "write a new WASM plugin project (Go or Rust)",
 	synopsis: "--lang go|rust [--name NAME] [--server NAME] [--tool GLOB] [--sdk DIR] DIR",
 	about: `
 Plugin new writes a plugin project into DIR (which must not exist or be
@@ -52,7 +54,9 @@ mcpx plugin new --lang go --server helpdesk ./helpdesk-plugin && cd helpdesk-plu
 mcpx plugin new --lang rust --name search_digest --server docs ./search-digest`,
 }
 
-var validName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+// validName is a plugin's name; compiled on first use, not in every mcpx
+// process's init (BENCHMARKS.md, "Start-up").
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
 
 // sampleTool is the tool of the scaffolds' sample result when --tool names
 // none.
@@ -89,7 +93,7 @@ func runPluginNew(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	if name == "" {
 		name = strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToLower(filepath.Base(filepath.Clean(dir))))
 	}
-	if !validName.MatchString(name) {
+	if !validName().MatchString(name) {
 		return usageError(stderr, c, fmt.Errorf("name %q: want lowercase letters, digits and _ (use --name)", name))
 	}
 	if tool == "" {
@@ -283,7 +287,8 @@ func (s *scaffold) rustFiles() error {
 const goMain = `// Command __NAME__ is an mcpx custom transformer (a WASM plugin) for the
 // server __SERVER__. It moves the base64 files of a tool result into the
 // artifact store, long and short ones, and leaves a summary that names the
-// server and tool. Edit transform to taste.
+// server and tool; mcpx appends what the file is, its id and how to read
+// it. Edit transform to taste.
 package main
 
 import (
@@ -301,7 +306,7 @@ func main() {}
 
 func transform(req *guest.Request) (*guest.Response, error) {
 	var out guest.Response
-	summary := "{kind} from " + req.Server() + "/" + req.Tool() + " ({size}). Artifact: {id}"
+	summary := "A file from " + req.Server() + "/" + req.Tool()
 	// The long strings (256 bytes and more unless the sandbox's
 	// long_string says otherwise) are stubs in the skeleton; Candidates
 	// says where each is and what its first bytes are. Every base64 one
@@ -503,7 +508,8 @@ lto = true
 
 const rustLib = `//! __NAME__: an mcpx custom transformer for the server __SERVER__. It moves the
 //! base64 files of a tool result into the artifact store, long and short ones,
-//! and leaves a summary that names the server and tool. Edit transform to taste.
+//! and leaves a summary that names the server and tool; mcpx appends what the
+//! file is, its id and how to read it. Edit transform to taste.
 
 use mcpx_guest::{Request, Response, Rewrite, Value};
 
@@ -512,7 +518,7 @@ const FILE_KEYS: &[&str] = &["photo", "thumbnail", "icon"];
 
 fn transform(req: &Request) -> Result<Response, String> {
     let mut out = Response::new();
-    let summary = format!("{{kind}} from {}/{} ({{size}}). Artifact: {{id}}", req.server(), req.tool());
+    let summary = format!("A file from {}/{}", req.server(), req.tool());
     // The long strings (256 bytes and more by default) are stubs in the
     // skeleton; candidates() says where each is and what its first bytes are.
     // Every base64 one moves, files of text (a base64 CSV) included; plain
@@ -578,7 +584,7 @@ mod tests {
         let out = mcpx_guest::handle(include_bytes!("../testdata/request.json"), super::transform).unwrap();
         assert!(out.contains("\"path\":\"data\""), "{}", out);
         assert!(out.contains("\"encoding\":\"base64\""), "{}", out);
-        assert!(out.contains("{kind} from __SERVER__/__TOOL__"), "{}", out);
+        assert!(out.contains("A file from __SERVER__/__TOOL__"), "{}", out);
     }
 
     /// A request built by hand: a long text string is left alone.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/auth"
@@ -104,7 +105,11 @@ func (s Serve) TTL() time.Duration {
 	return time.Duration(s.URLTTL)
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+// envRef matches ${VAR} and ${VAR:-default}; compiled on first use, not
+// in every mcpx process's init (BENCHMARKS.md, "Start-up").
+var envRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+})
 
 // Expand replaces ${VAR} and ${VAR:-default} in s using lookup. A VAR
 // that is unset or set to "" takes the default, as in the shell's ":-";
@@ -118,8 +123,9 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 	const esc = "\x00dollar\x00"
 	s = strings.ReplaceAll(s, "$${", esc)
 	var missing []string
-	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
-		sub := envRef.FindStringSubmatch(m)
+	re := envRef()
+	out := re.ReplaceAllStringFunc(s, func(m string) string {
+		sub := re.FindStringSubmatch(m)
 		if v, ok := lookup(sub[1]); ok && v != "" {
 			return v
 		}
