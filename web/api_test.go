@@ -190,7 +190,7 @@ func ids(page ArtifactPage) []string {
 	return out
 }
 
-// Issue 19: another user's or tenant's artifact answers 404 on every
+// Another user's or tenant's artifact answers 404 on every
 // endpoint, as a missing one does.
 func TestAPIScopeIsolation(t *testing.T) {
 	f := newAPIFixture(t, testTokens, auth.Limits{})
