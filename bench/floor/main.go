@@ -1,5 +1,5 @@
 // Command floor is the tight single-purpose program that `mcpx transform`
-// is measured against in BENCHMARKS.md (issue 16's floor): read a result
+// is measured against in BENCHMARKS.md: read a result
 // file into one buffer of its size, find the one base64 value after
 // `"content":"` (escaped or not), decode it with SIMD base64 in 64 KiB
 // chunks while hashing it (SHA-256) and writing it to a temp file, fsync,

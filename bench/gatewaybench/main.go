@@ -1,5 +1,5 @@
 // Command gatewaybench measures an MCP server directly and through the
-// gateway, side by side in one run (issue 9): over stdio, one call at a
+// gateway, side by side in one run: over stdio, one call at a
 // time, and over streamable HTTP with concurrent clients. The client is
 // minimal (raw JSON-RPC lines, one reused HTTP connection per client) so
 // that its own cost stays small next to what it measures. Runs alternate
@@ -118,7 +118,7 @@ func report(names []string, runs [][]run) {
 	for i := 1; i < len(med); i++ {
 		fmt.Printf("%s - %s: p50 %+.1f µs, p99 %+.1f µs; calls/s %s/%s %.2fx\n", names[i], names[0], us(med[i].p50-med[0].p50), us(med[i].p99-med[0].p99), names[i], names[0], med[i].perSec/med[0].perSec)
 	}
-	// the gateways against the relay, the floor of any proxy (issue 18)
+	// the gateways against the relay, the floor of any proxy
 	if len(names) > 2 && names[1] == "relay" {
 		for i := 2; i < len(med); i++ {
 			fmt.Printf("%s - relay: p50 %+.1f µs; calls/s %s/relay %.2fx\n", names[i], us(med[i].p50-med[1].p50), names[i], med[i].perSec/med[1].perSec)

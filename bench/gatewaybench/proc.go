@@ -15,7 +15,7 @@ import (
 // CPU time (user and system) and context switches (voluntary and not),
 // summed over its threads from /proc. On a loaded machine these move
 // much less than latency does, and they tell where a proxy's time goes
-// (issue 18: a relay's thread wake-ups against the gateway's).
+// (a relay's thread wake-ups against the gateway's).
 type procCost struct {
 	cpu      time.Duration
 	switches int

@@ -1,6 +1,6 @@
 package main
 
-// The text path side by side (issue 17): one large tool result (a
+// The text path side by side: one large tool result (a
 // 600,000-character accessibility snapshot, as @playwright/mcp's
 // browser_snapshot answers) fetched one call at a time from a stdio
 // server directly and through HTTP proxies in front of it (a

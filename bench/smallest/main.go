@@ -1,5 +1,5 @@
 // Command smallest is the smallest program that transforms a result with
-// mcpx's engine, the floor issue 16 measures `mcpx transform` against (the
+// mcpx's engine, the floor BENCHMARKS.md measures `mcpx transform` against (the
 // CLI's own cost): it opens the fs store, builds the default engine (the
 // built-in layers and the WASM layers they register) and transforms one
 // result file to stdout. No flags, config, logging or gateway.
