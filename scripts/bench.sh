@@ -4,7 +4,7 @@
 #   2. whole-process `mcpx transform` against the minimal floor program on a
 #      10 MiB Tableau PDF result (hyperfine);
 #   3. peak memory (max RSS) of `mcpx transform` on 10, 50 and 100 MiB results;
-#   4. the gateway through the built binary (issue 9): `mcpx wrap` in front of
+#   4. the gateway through the built binary: `mcpx wrap` in front of
 #      the go-sdk example server over stdio, one call at a time, against the
 #      server directly and a bare byte relay; `mcpx serve --listen` in front of
 #      its HTTP mode, 16 concurrent clients sending stateless 2026-07-28
@@ -16,7 +16,7 @@
 #   BENCH=engine ./scripts/bench.sh   # only step 1
 #   BENCH=gateway ./scripts/bench.sh  # only step 4 (BENCH_CALLS calls per
 #     run, BENCH_RUNS runs; BENCH_BASELINE: another mcpx binary beside it)
-#   BENCH=store ./scripts/bench.sh    # only the store (issue 16): its Go
+#   BENCH=store ./scripts/bench.sh    # only the store: its Go
 #     benchmarks at 0/10k/100k artifacts, puts from 16 goroutines and 4
 #     processes, and `mcpx transform` of a small result and `mcpx artifacts
 #     ls` on an empty vs a 100,000-artifact store (time and max RSS), one
@@ -26,20 +26,20 @@
 #     package initialisation (GODEBUG=inittrace=1), and the 10 MiB PDF in
 #     an existing store against bench/floor (hyperfine, then runs
 #     interleaved round by round: bench/interleave; MCPX_OLD too)
-#   BENCH=text ./scripts/bench.sh     # only the text path (issue 17): a
+#   BENCH=text ./scripts/bench.sh     # only the text path: a
 #     600,000-character accessibility snapshot (as @playwright/mcp's
 #     browser_snapshot answers; an escape every dozen bytes) and 600,000
 #     characters of plain text: the Go benchmarks, `mcpx transform --stats`
 #     (p50 of 15), the whole process against `cat` of the same file (the
 #     pass-through floor), and strace's count of write calls. Set
 #     BENCH_BASELINE to another mcpx binary to measure it side by side.
-#   BENCH=s3 ./scripts/bench.sh       # only the S3 store (issue 20): put and
+#   BENCH=s3 ./scripts/bench.sh       # only the S3 store: put and
 #     get of 10 and 100 MiB through store/s3store against minio-go's own
 #     PutObject/GetObject of the same bytes (the floor; PutObject also with
 #     the payload unsigned, as over HTTPS), B/op, and the cost of a
 #     presigned URL, on versitygw over loopback with keep-alive
 #     (scripts/s3-tools.sh)
-#   BENCH=replicas ./scripts/bench.sh # only replicas (issue 20): two `mcpx
+#   BENCH=replicas ./scripts/bench.sh # only replicas: two `mcpx
 #     serve` replicas on one versitygw bucket behind haproxy (round robin)
 #     against one replica behind the same haproxy, each replica in front
 #     of its own go-sdk example server over stdio; 16 clients sending
@@ -53,7 +53,7 @@
 #     from a clone: git clone https://github.com/TBXark/mcp-proxy && cd
 #     mcp-proxy && go build -o mcp-proxy .); BENCH_BASELINE adds another
 #     mcpx binary
-#   BENCH=posttransform ./scripts/bench.sh  # issue 19: POST /transform of a
+#   BENCH=posttransform ./scripts/bench.sh  # POST /transform of a
 #     10 MiB PDF result to `mcpx serve --listen` against `mcpx transform`
 #     of the same input, new bytes each round (8 bytes of the base64
 #     changed), p50 of 10 rounds

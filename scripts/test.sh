@@ -182,9 +182,9 @@ done < <(grep -rlE --include='*_test.go' --exclude-dir=.git --exclude-dir=node_m
 	'^func Fuzz[A-Za-z0-9_]*\(' . | sort)
 
 # The budget is a count of executions, not a duration: a duration races
-# the fuzzing coordinator's own deadline (golang/go#75804: "context
-# deadline exceeded" with no failing input; it hit CI here while a new
-# input was being minimised past the budget). Minimising is bounded by a
+# the fuzzing coordinator's own deadline (Go's fuzzer then fails with
+# "context deadline exceeded" and no failing input; it hit CI here while a
+# new input was being minimised past the budget). Minimising is bounded by a
 # count too, so a new input never stalls a target for the default minute.
 if [ "${#targets[@]}" -gt 0 ]; then
 	fuzztime=${MCPX_FUZZTIME:-50000x}
