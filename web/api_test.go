@@ -316,9 +316,10 @@ func TestAPIRebindingAndRateLimits(t *testing.T) {
 	}
 }
 
-// sseReader reads events from a GET /events response.
+// sseEvent is one event of a GET /events response.
 type sseEvent struct{ id, typ, data string }
 
+// readSSE reads events from a GET /events response.
 func readSSE(t *testing.T, body io.Reader, n int, ch chan<- sseEvent) {
 	sc := bufio.NewScanner(body)
 	var ev sseEvent

@@ -154,8 +154,6 @@ func appendRaw(b, raw []byte) []byte {
 	return append(b, raw...)
 }
 
-// appendSkeleton appends buf with each span (sorted, disjoint) replaced by a
-// stub.
 // skeletonSize is about what appendSkeleton writes for a buffer of n
 // bytes: what the spans leave, and a stub for each (a 10 MiB string is
 // not worth a 2.5 MiB guess).
@@ -166,6 +164,8 @@ func skeletonSize(n int, spans []span) int {
 	return max(n, 64)
 }
 
+// appendSkeleton appends buf with each span (sorted, disjoint) replaced by a
+// stub.
 func appendSkeleton(b, buf []byte, spans []span) []byte {
 	last := 0
 	for _, s := range spans {
