@@ -48,8 +48,8 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/session"
 	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
 	"github.com/mcpx-dev/mcpx/gateway/internal/upstream"
-	"github.com/mcpx-dev/mcpx/gateway/observe"
 	"github.com/mcpx-dev/mcpx/membudget"
+	"github.com/mcpx-dev/mcpx/observe"
 	"github.com/mcpx-dev/mcpx/store"
 )
 

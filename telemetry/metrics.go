@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/gateway/observe"
+	"github.com/mcpx-dev/mcpx/observe"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/telemetry/promtext"
 )

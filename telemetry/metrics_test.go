@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/mcpx-dev/mcpx/engine"
-	"github.com/mcpx-dev/mcpx/gateway/observe"
+	"github.com/mcpx-dev/mcpx/observe"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/telemetry"
 	"github.com/mcpx-dev/mcpx/telemetry/promtext"

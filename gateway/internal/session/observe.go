@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
-	"github.com/mcpx-dev/mcpx/gateway/observe"
+	"github.com/mcpx-dev/mcpx/observe"
 	"github.com/mcpx-dev/mcpx/store"
 )
 

@@ -33,7 +33,7 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/resources"
 	"github.com/mcpx-dev/mcpx/gateway/internal/router"
 	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
-	"github.com/mcpx-dev/mcpx/gateway/observe"
+	"github.com/mcpx-dev/mcpx/observe"
 )
 
 // Rooms are what sessions are served with: the gateway's rooms, built

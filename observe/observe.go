@@ -1,8 +1,9 @@
-// Package observe is what the gateway tells whoever watches it: each
-// tools/call when it ends (for metrics, the artifact UI) and each upstream
-// resource that changed. The gateway's Options take an Observer and a
-// func(ResourceUpdate); this package keeps their vocabulary out of the
-// gateway's small API.
+// Package observe is what mcpx tells whoever watches it: each tool call
+// when it ends, whether it came through the gateway or the HTTP API's
+// POST /transform (for metrics, the artifact UI), and each upstream
+// resource that changed. The gateway's Options and web's APIOptions take
+// an Observer; it lives apart from both so that neither imports the
+// other for it.
 package observe
 
 import (
