@@ -143,7 +143,10 @@ func errMessage(err error, re *Error) string {
 }
 
 var (
-	ErrBadParams      = errors.New("invalid params")
+	// ErrBadParams is a request whose params are not what its method
+	// takes (JSON-RPC's invalid params).
+	ErrBadParams = errors.New("invalid params")
+	// ErrMethodNotFound is a request for a method nobody serves.
 	ErrMethodNotFound = errors.New("method not found")
 )
 
