@@ -77,7 +77,6 @@ func BenchmarkDownload100MB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	data = nil
 	var blob string
 	_ = filepath.WalkDir(filepath.Join(dir, "blobs"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.Contains(p, ref.SHA256[:8]) {

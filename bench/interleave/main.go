@@ -13,6 +13,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,7 +45,7 @@ func run(args []string, out io.Writer) error {
 	}
 	cmds := fs.Args()
 	if len(cmds) == 0 || *rounds < 1 {
-		return fmt.Errorf("usage: interleave [-n ROUNDS] [-warmup N] [-prepare CMD] CMD...")
+		return errors.New("usage: interleave [-n ROUNDS] [-warmup N] [-prepare CMD] CMD [CMD...]")
 	}
 	samples := make([][]sample, len(cmds))
 	for r := range *warmup + *rounds {
