@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -119,7 +120,7 @@ func TestReadLineCapsMemory(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	head, over, err := jsonrpc.ReadLine(br, 1<<20)
 	runtime.ReadMemStats(&after)
-	if !over || err != io.EOF || len(head) != jsonrpc.LineHeadBytes {
+	if !over || !errors.Is(err, io.EOF) || len(head) != jsonrpc.LineHeadBytes {
 		t.Fatalf("300 MB line: over %v, err %v, head %d bytes", over, err, len(head))
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {

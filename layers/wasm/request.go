@@ -278,7 +278,7 @@ func ParseResponse(out []byte, mode Mode) ([]layer.Rewrite, error) {
 	dec.DisallowUnknownFields()
 	var r response
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadResponse, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadResponse, err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: trailing data after the response object", ErrBadResponse)
@@ -294,7 +294,7 @@ func ParseResponse(out []byte, mode Mode) ([]layer.Rewrite, error) {
 	}
 	for i := range r.Rewrites {
 		if err := checkRewrite(&r.Rewrites[i]); err != nil {
-			return nil, fmt.Errorf("%w: rewrites[%d]: %v", ErrBadResponse, i, err)
+			return nil, fmt.Errorf("%w: rewrites[%d]: %w", ErrBadResponse, i, err)
 		}
 	}
 	return r.Rewrites, nil

@@ -136,7 +136,8 @@ func ToRPCError(err error) *Error {
 // errMessage is re's own message when err is re itself, else err's text
 // (which carries re's with the context the gateway added).
 func errMessage(err error, re *Error) string {
-	if err == error(re) {
+	if err == error(re) { //nolint:errorlint // re itself, not a match: a wrapped re has context to keep
+
 		return re.Message
 	}
 	return err.Error()
