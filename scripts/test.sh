@@ -132,6 +132,17 @@ step="go vet"
 say "go vet ./..."
 go vet ./...
 
+# golangci-lint with .golangci.yml (staticcheck, revive's doc-comment
+# rules, errorlint, govet, ineffassign, unused), pinned and built once by
+# scripts/lint-tools.sh; any finding fails the run. The Go guests are
+# linted once more as the wasip1 builds they are, without their tests,
+# which run on the host.
+step="golangci-lint"
+say "golangci-lint run (scripts/lint-tools.sh)"
+golangci_lint=$(./scripts/lint-tools.sh | tail -n 1)
+"$golangci_lint" run ./...
+GOOS=wasip1 GOARCH=wasm "$golangci_lint" run --tests=false ./sdk/wasm-guest/go/... ./plugins/... ./examples/wasm-go/...
+
 step="go test -race"
 say "go test -race -count=1 -timeout 30m ./..."
 go test -race -count=1 -timeout 30m ./...
