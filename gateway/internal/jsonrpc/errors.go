@@ -137,7 +137,6 @@ func ToRPCError(err error) *Error {
 // (which carries re's with the context the gateway added).
 func errMessage(err error, re *Error) string {
 	if err == error(re) { //nolint:errorlint // re itself, not a match: a wrapped re has context to keep
-
 		return re.Message
 	}
 	return err.Error()
