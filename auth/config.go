@@ -72,10 +72,12 @@ type Config struct {
 	// URLs) the metadata points clients to. Defaults to JWT.Issuer.
 	AuthorizationServers []string `json:"authorization_servers,omitempty"`
 	// AllowedHosts are Host header values (host or host:port) accepted on
-	// a loopback listener besides loopback names; AllowedOrigins are
-	// browser origins (scheme://host[:port]) accepted besides loopback
-	// ones. Defaults to none (loopback only): DNS-rebinding protection.
-	AllowedHosts   []string `json:"allowed_hosts,omitempty"`
+	// a loopback listener besides loopback names. Defaults to none
+	// (loopback only): DNS-rebinding protection.
+	AllowedHosts []string `json:"allowed_hosts,omitempty"`
+	// AllowedOrigins are browser origins (scheme://host[:port]) accepted
+	// besides loopback ones. Defaults to none (loopback only), for the
+	// same reason.
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
 	// Limits are the rate limits. Defaults to Limits' defaults.
 	Limits Limits `json:"limits,omitzero"`
@@ -131,18 +133,22 @@ func (j JWTConfig) WithDefaults() JWTConfig {
 // Limits are the rate limits, per principal and per principal and tool.
 // A rate of -1 turns that limit off.
 type Limits struct {
-	// RequestsPerSecond and RequestBurst limit each principal's requests
-	// to the HTTP surface. Default DefaultRequestsPerSecond (50) and
-	// DefaultRequestBurst (100). The defaults of both rates apply to
-	// authenticated principals: the local user of an unauthenticated
-	// loopback listener is limited only by a rate set here.
+	// RequestsPerSecond limits each principal's requests to the HTTP
+	// surface. The defaults of both rates apply to authenticated
+	// principals: the local user of an unauthenticated loopback listener
+	// is limited only by a rate set here. Defaults to
+	// DefaultRequestsPerSecond.
 	RequestsPerSecond float64 `json:"requests_per_second,omitempty"`
-	RequestBurst      int     `json:"request_burst,omitempty"`
-	// ToolCallsPerSecond and ToolCallBurst limit each principal's calls
-	// of one server's tool (POST /transform; the gateway's tools/call).
-	// Default DefaultToolCallsPerSecond (10) and DefaultToolCallBurst (20).
+	// RequestBurst is how many requests over RequestsPerSecond a
+	// principal may make at once. Defaults to DefaultRequestBurst.
+	RequestBurst int `json:"request_burst,omitempty"`
+	// ToolCallsPerSecond limits each principal's calls of one server's
+	// tool (POST /transform; the gateway's tools/call). Defaults to
+	// DefaultToolCallsPerSecond.
 	ToolCallsPerSecond float64 `json:"tool_calls_per_second,omitempty"`
-	ToolCallBurst      int     `json:"tool_call_burst,omitempty"`
+	// ToolCallBurst is how many calls over ToolCallsPerSecond a principal
+	// may make at once. Defaults to DefaultToolCallBurst.
+	ToolCallBurst int `json:"tool_call_burst,omitempty"`
 	// MaxLimiters bounds the limiters kept in memory. Defaults to
 	// DefaultMaxLimiters.
 	MaxLimiters int `json:"max_limiters,omitempty"`
@@ -214,8 +220,10 @@ func (c Config) Enabled() bool { return len(c.Tokens) > 0 || c.JWT != nil }
 
 // Identity is what a static token stands for.
 type Identity struct {
+	// Tenant scopes the user's artifacts. Defaults to "" (no tenant).
 	Tenant string `json:"tenant,omitempty"`
-	User   string `json:"user"`
+	// User is the user the token authenticates. Required.
+	User string `json:"user"`
 }
 
 // Identities counts the distinct identities c's tokens stand for:

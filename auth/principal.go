@@ -1,5 +1,5 @@
-// Package auth is the access control of mcpx's HTTP surface (README.md,
-// "The HTTP API, access and signed links"): who a request is (a
+// Package auth is the access control of mcpx's HTTP surface
+// (docs/operations.md, "Security: who reads what"): who a request is (a
 // Principal, from a static bearer token or a JWT verified against a
 // JWKS), what it may see (the artifacts of its tenant and user;
 // another's answer 404), how often it may ask (per-principal and

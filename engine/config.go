@@ -44,23 +44,25 @@ type Config struct {
 	// Chain is the order of layers. Defaults to the registry's Chain.
 	Chain []string `json:"chain,omitempty"`
 	// Layers holds each layer's options by name, for every server and
-	// tool. {"enabled": false} switches a layer off.
+	// tool. {"enabled": false} switches a layer off; each layer's options
+	// are listed in docs/config.md. Defaults to none: every layer with its
+	// own defaults.
 	Layers map[string]json.RawMessage `json:"layers,omitempty"`
 	// Servers overrides Layers per upstream server. Keys are server names
 	// or globs ("github*", "*"); an exact name wins over globs, and globs
-	// apply in sorted order.
+	// apply in sorted order. Defaults to none.
 	Servers map[string]ServerConfig `json:"servers,omitempty"`
 	// MaxArtifactBytes caps the bytes of one artifact; a larger value is
 	// not stored: the result keeps a truncated preview and a note naming
-	// the limit, and EventArtifactRefused is emitted. Defaults
-	// to 1 GiB.
+	// the limit, and EventArtifactRefused is emitted. Defaults to
+	// DefaultMaxArtifactBytes (1 GiB).
 	MaxArtifactBytes int64 `json:"max_artifact_bytes,omitempty"`
 	// SchemaFallback says what happens to a value in structuredContent
 	// that no rewrite can replace validly under the tool's outputSchema
 	// (the schema wants a number where a blob was, or the result fails
-	// validation after the rewrite): "placeholder" (the default) keeps the
-	// structure with a placeholder the schema accepts and puts the
-	// artifact's reference in content and in _meta["mcpx/artifacts"];
+	// validation after the rewrite). Defaults to "placeholder", which
+	// keeps the structure with a placeholder the schema accepts and puts
+	// the artifact's reference in content and in _meta["mcpx/artifacts"];
 	// "keep" leaves the original value in place. Either way it is logged.
 	SchemaFallback string `json:"schema_fallback,omitempty"`
 	// MaxArtifactsPerResult caps the artifacts the layers before the
@@ -83,15 +85,17 @@ type Config struct {
 // ServerConfig overrides layer options for one server and its tools.
 type ServerConfig struct {
 	// Layers overrides the global options of each named layer (a JSON
-	// merge patch, RFC 7396).
+	// merge patch, RFC 7396). Defaults to none.
 	Layers map[string]json.RawMessage `json:"layers,omitempty"`
 	// Tools overrides the server's options per tool name or glob.
+	// Defaults to none.
 	Tools map[string]ToolConfig `json:"tools,omitempty"`
 }
 
 // ToolConfig overrides layer options for one tool.
 type ToolConfig struct {
 	// Layers overrides the server's options of each named layer.
+	// Defaults to none.
 	Layers map[string]json.RawMessage `json:"layers,omitempty"`
 }
 

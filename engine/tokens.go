@@ -12,7 +12,7 @@ import (
 // binary carries no BPE tables):
 //
 //	sample                      chars   o200k  chars/token
-//	English prose (README.md)   35,035  9,134  3.84
+//	English prose (results.md)  21,698  5,690  3.81
 //	design notes (markdown)     16,681  4,466  3.74
 //	Go source                   18,215  5,494  3.32
 //	MCP result JSON (golden)     4,837  1,470  3.29

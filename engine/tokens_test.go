@@ -26,7 +26,7 @@ func TestEstimateTokensCalibrated(t *testing.T) {
 		return string(b)
 	}
 	samples := map[string]string{
-		"prose":        read("../README.md"),
+		"prose":        read("../docs/results.md"),
 		"go":           read("execute.go"),
 		"result json":  read("../layers/testdata/typedcontent/everything.in.json"),
 		"golden json":  read("../layers/testdata/typedcontent/everything.golden.json"),

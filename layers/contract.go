@@ -27,8 +27,8 @@ type ContractOptions struct {
 	// _meta (as "mcpx/display" and "mcpx/canvas") for the host. Defaults
 	// to true.
 	KeepHints bool `json:"keep_hints"`
-	// Summary is the summary template; empty uses the engine's default,
-	// which names the file.
+	// Summary is the summary template. Defaults to "": the engine's
+	// default summary, which names the file.
 	Summary string `json:"summary,omitempty"`
 }
 

@@ -27,27 +27,33 @@ type FieldRule struct {
 	// Path is a gjson path in the payload; # and * match every index or
 	// key ("artifacts.#.data"). Required.
 	Path string `json:"path"`
-	// Target is "payload" (default) or "result" for the whole CallToolResult.
+	// Target is "payload" or "result" for the whole CallToolResult.
+	// Defaults to "payload".
 	Target layer.Target `json:"target,omitempty"`
-	// Action is "artifact" (default), "truncate" or "drop".
+	// Action is "artifact", "truncate" or "drop". Defaults to "artifact".
 	Action layer.Action `json:"action,omitempty"`
-	// Encoding of the value: "base64" (default), "text", "json" or "auto".
+	// Encoding of the value: "base64", "text", "json" or "auto". Defaults
+	// to "base64".
 	Encoding layer.Encoding `json:"encoding,omitempty"`
 	// Verify refuses base64 that does not decode to a known signature.
+	// Defaults to false.
 	Verify bool `json:"verify,omitempty"`
-	// MIME of the artifact; detected when empty.
+	// MIME of the artifact. Defaults to "": detected from the bytes.
 	MIME string `json:"mime,omitempty"`
-	// Filename template, e.g. "{.name}.pdf".
+	// Filename template, e.g. "{.name}.pdf". Defaults to "": the name the
+	// engine gives (from the call's arguments, else none).
 	Filename string `json:"filename,omitempty"`
 	// Summary template: the rule's own words, e.g. "Downloaded workbook
 	// '{.name}'"; the engine appends what the bytes are, the artifact's id
 	// and URI and how to read further, unless the template names them
 	// ({content}, {uri}, {hint}; sdk/wasm-guest/ABI.md, Summaries).
+	// Defaults to "": the engine's summary alone.
 	Summary string `json:"summary,omitempty"`
 	// Keep: characters, items or members kept by truncate; preview
-	// characters for a text artifact.
+	// characters for a text artifact. Defaults to 0.
 	Keep int `json:"keep,omitempty"`
 	// MinSize leaves values whose JSON is shorter than this alone.
+	// Defaults to 0: every value.
 	MinSize int `json:"min_size,omitempty"`
 }
 

@@ -25,8 +25,10 @@ type MagicBytesOptions struct {
 	// minimum size is stored as application/octet-stream. Defaults to true.
 	RequireMagicBytes bool `json:"require_magic_bytes"`
 	// MIMETypes, when set, limits detection to these media types.
+	// Defaults to none: every type with a known signature.
 	MIMETypes []string `json:"mime_types,omitempty"`
-	// Summary is the summary template; empty uses the engine's default.
+	// Summary is the summary template. Defaults to "": the engine's
+	// default summary.
 	Summary string `json:"summary,omitempty"`
 }
 

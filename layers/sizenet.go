@@ -21,7 +21,8 @@ type SizeNetOptions struct {
 	// PreviewChars is how much of the text the model still sees. Defaults
 	// to 200.
 	PreviewChars int `json:"preview_chars"`
-	// Summary is the summary template; empty uses the engine's default.
+	// Summary is the summary template. Defaults to "": the engine's
+	// default summary.
 	Summary string `json:"summary,omitempty"`
 }
 

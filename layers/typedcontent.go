@@ -26,7 +26,8 @@ type TypedContentOptions struct {
 	// characters inline; longer ones become text artifacts. Defaults to
 	// 10000.
 	InlineTextIfUnderChars int `json:"inline_text_if_under_chars"`
-	// Summary is the summary template; empty uses the engine's default.
+	// Summary is the summary template. Defaults to "": the engine's
+	// default summary.
 	Summary string `json:"summary,omitempty"`
 }
 

@@ -19,7 +19,8 @@
 #   BENCH=store ./scripts/bench.sh    # only the store: its Go
 #     benchmarks at 0/10k/100k artifacts, puts from 16 goroutines and 4
 #     processes, and `mcpx transform` of a small result and `mcpx artifacts
-#     ls` on an empty vs a 100,000-artifact store (time and max RSS), one
+#     ls` on an empty vs a 100,000-artifact store (time, time to the first
+#     line and max RSS), one
 #     put on each, the CLI against bench/smallest (and MCPX_OLD, a
 #     binary of an earlier commit, side by side; hyperfine, then
 #     interleaved without and with the Tableau preset), the binary's
@@ -65,6 +66,14 @@
 #     (time and max RSS, 5 runs), then inspect's Go benchmarks (per page,
 #     a page as artifacts query reads it, a page rendered). Medians; set
 #     BENCH_BASELINE to another mcpx binary to measure it side by side.
+#   BENCH=steady ./scripts/bench.sh   # the two whole-process targets,
+#     each checked BENCH_STEADY_RUNS (5) times over, with a count of the
+#     checks that held: the 10 MiB PDF in an existing store against
+#     bench/floor (each check: bench/interleave -n 30 -warmup 3, median
+#     ratio at most 1.25x) and the stdio hop of `mcpx wrap` against the
+#     bare relay (each check: gatewaybench stdio -n 1000 -runs 5,
+#     median p50 within 25 µs and calls/s at least 0.9x). Meant for a
+#     quiet machine; it prints `uptime` before and after.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${BENCH_OUT:-$(mktemp -d)}
@@ -153,6 +162,11 @@ if [ "$what" = store ]; then
 	hyperfine -N -w 3 -r 20 \
 		"$out/mcpx artifacts ls --store $out/empty" \
 		"$out/mcpx artifacts ls --store $out/full" | tee "$out/store-ls.txt"
+	echo "== mcpx artifacts ls, time to the first line (table and --json): 100,000-artifact vs empty store (bench/interleave -first-line; medians; target 1.3x)"
+	go build -o "$out/interleave" ./bench/interleave
+	"$out/interleave" -n 41 -warmup 5 -first-line \
+		"$out/mcpx artifacts ls --store $out/full" "$out/mcpx artifacts ls --json --store $out/full" \
+		"$out/mcpx artifacts ls --store $out/empty" | tee "$out/store-ls-first-line.txt"
 	echo "== mcpx transform of a result that stores one new 30 kB text artifact: empty vs 100,000-artifact store"
 	# each run stores new bytes (the prepare step writes them); the stores
 	# persist across runs, as a user's does (the first open of a copied
@@ -419,5 +433,42 @@ if [ "$what" = pdf ]; then
 		rm -rf "$cache"
 	done
 	go test ./inspect -run '^$' -bench 'BenchmarkPDF' -benchtime 5x -count 5 | tee "$out/pdf-go.txt"
+fi
+if [ "$what" = steady ]; then
+	runs=${BENCH_STEADY_RUNS:-5}
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
+	CGO_ENABLED=0 go build -o "$out/floor" ./bench/floor # static, as mcpx is
+	go build -o "$out/benchdata" ./bench/benchdata
+	go build -o "$out/interleave" ./bench/interleave
+	go build -o "$out/gatewaybench" ./bench/gatewaybench
+	ev=$(./scripts/conformance-tools.sh | tail -n 1)/everything
+	"$out/benchdata" 10 "$out/r10.json"
+	# an existing store holding one artifact, copied fresh before each run
+	rm -rf "$out/steady-store0"; mkdir -p "$out/steady-store0"
+	printf '{"content":[{"type":"text","text":"%s"}]}' "$(head -c 22500 /dev/urandom | base64 -w0)" >"$out/steady-one.json"
+	"$out/mcpx" transform --store "$out/steady-store0" --server warm "$out/steady-one.json" >/dev/null
+	echo "== uptime: $(uptime)"
+	echo "== 10 MiB PDF in an existing store vs bench/floor: $runs checks of 30 interleaved rounds (target: median at most 1.25x in every check)"
+	for i in $(seq "$runs"); do
+		"$out/interleave" -n 30 -warmup 3 \
+			-prepare "rm -rf $out/steady-store $out/steady-floor; cp -a $out/steady-store0 $out/steady-store; mkdir -p $out/steady-floor" \
+			"$out/mcpx transform --store $out/steady-store --server tableau --tool download_workbook $out/r10.json" \
+			"$out/floor $out/r10.json $out/steady-floor" >"$out/steady-pdf-$i.txt"
+		ratio=$(awk '/ mcpx / {for (f = 1; f <= NF; f++) if ($f ~ /^[0-9.]+x$/) {sub(/x$/, "", $f); print $f}}' "$out/steady-pdf-$i.txt")
+		ok=$(awk -v r="$ratio" 'BEGIN {print (r <= 1.25) ? "held" : "MISSED"}')
+		echo "check $i: $(grep ' mcpx ' "$out/steady-pdf-$i.txt" | awk '{print $3, $4}') vs floor $(grep ' floor ' "$out/steady-pdf-$i.txt" | awk '{print $3, $4}'): ${ratio}x $ok"
+	done | tee "$out/steady-pdf.txt"
+	echo "10 MiB PDF: $(grep -c ' held$' "$out/steady-pdf.txt") of $runs checks held" | tee -a "$out/steady-pdf.txt"
+	echo "== stdio hop, mcpx wrap vs the bare relay: $runs checks of 5 x 1000 interleaved calls (target: p50 within 25 µs and at least 0.9x the calls/s in every check)"
+	export MCPX_HOME=$out/steady-home
+	for i in $(seq "$runs"); do
+		"$out/gatewaybench" stdio -n 1000 -runs 5 -direct "$ev" -relay "$out/gatewaybench relay $ev" \
+			-via "$out/mcpx wrap -- $ev" >"$out/steady-stdio-$i.txt"
+		line=$(grep '^via - relay:' "$out/steady-stdio-$i.txt")
+		ok=$(echo "$line" | awk '{p = $5 + 0; for (f = 1; f <= NF; f++) if ($f ~ /^[0-9.]+x$/) {sub(/x$/, "", $f); x = $f + 0} print (p <= 25 && x >= 0.9) ? "held" : "MISSED"}')
+		echo "check $i: $line $ok"
+	done | tee "$out/steady-stdio.txt"
+	echo "stdio hop: $(grep -c ' held$' "$out/steady-stdio.txt") of $runs checks held" | tee -a "$out/steady-stdio.txt"
+	echo "== uptime: $(uptime)"
 fi
 echo "raw output in $out"

@@ -336,8 +336,15 @@ func (c *CollectReport) Add(r Removal, each func(Removal)) {
 
 // AccessLister is implemented by stores that record when an artifact was
 // last read: ListAccess is ListOrder with each ref's last access time.
+// EachAccess reads the same page but hands each ref and its last access
+// to each as the store reads it, so that a caller such as mcpx artifacts
+// ls shows the first row without waiting for the page to be whole; it
+// returns the cursor of the next page, and an error from each stops the
+// page and is returned as it is. each runs while the page is being read:
+// a slow one keeps that read open (writers of the store go on).
 type AccessLister interface {
 	ListAccess(ctx context.Context, scope Scope, cursor string, order Order) (refs []Ref, lastAccess []time.Time, next string, err error)
+	EachAccess(ctx context.Context, scope Scope, cursor string, order Order, each func(Ref, time.Time) error) (next string, err error)
 }
 
 // Held is an artifact as a collector weighs it against a Retention (for

@@ -10,5 +10,5 @@
 // Neither the Prometheus client library nor the OpenTelemetry OTLP
 // exporter is linked: their package initialisation (a default registry
 // with collectors, gRPC, protobuf descriptors) ran before main in every
-// process (BENCHMARKS.md, "Package initialisation").
+// process (BENCHMARKS.md, "Start-up").
 package telemetry

@@ -100,7 +100,7 @@ func TestActiveTypesNeverRender(t *testing.T) {
 		{"image/png", "\x89PNG\r\n\x1a\n", "", true},
 		{"application/pdf", "%PDF-1.4", "", true},
 		// A passive type with a file name was an attachment,
-		// though the README says passive types show inline.
+		// though docs/operations.md says passive types show inline.
 		{"image/png", "\x89PNG\r\n\x1a\n named", "chart.png", true},
 		{"image/jpeg", "\xff\xd8\xff named", "photo.jpg", true},
 		{"image/gif", "GIF89a named", "anim.gif", true},

@@ -1,6 +1,6 @@
 // Command floor is the tight single-purpose program that `mcpx transform`
-// is measured against in BENCHMARKS.md: read a result
-// file into one buffer of its size, find the one base64 value after
+// is measured against (BENCHMARKS.md, "The engine against its floor"):
+// read a result file into one buffer of its size, find the one base64 value after
 // `"content":"` (escaped or not), decode it with SIMD base64 in 64 KiB
 // chunks while hashing it (SHA-256) and writing it to a temp file, fsync,
 // and rename it to its hash. It does nothing else: no validation, no

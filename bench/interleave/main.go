@@ -4,15 +4,19 @@
 // compare mcpx with a floor program. Before every run it runs the prepare
 // command (with sh -c), untimed. It prints, per command, the median and
 // the least wall-clock time, the median CPU time (user and system, all
-// threads) and the ratio of its median to the last command's.
+// threads) and the ratio of its median to the last command's. With
+// -first-line the time measured is from the start to the first line the
+// command writes to stdout (what a user waiting on `mcpx artifacts ls`
+// sees), the rest of its output still read to the end.
 //
-//	interleave [-n ROUNDS] [-warmup N] [-prepare CMD] CMD...
+//	interleave [-n ROUNDS] [-warmup N] [-prepare CMD] [-first-line] CMD...
 //
 // Each CMD is split on spaces and run without a shell; its stdout is
 // discarded, and a command that fails stops the run.
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,12 +44,13 @@ func run(args []string, out io.Writer) error {
 	rounds := fs.Int("n", 20, "timed `rounds`")
 	warmup := fs.Int("warmup", 2, "untimed rounds first")
 	prepare := fs.String("prepare", "", "`command` run with sh -c before every run, untimed")
+	firstLine := fs.Bool("first-line", false, "time to the first line of stdout, not to the exit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	cmds := fs.Args()
 	if len(cmds) == 0 || *rounds < 1 {
-		return errors.New("usage: interleave [-n ROUNDS] [-warmup N] [-prepare CMD] CMD [CMD...]")
+		return errors.New("usage: interleave [-n ROUNDS] [-warmup N] [-prepare CMD] [-first-line] CMD [CMD...]")
 	}
 	samples := make([][]sample, len(cmds))
 	for r := range *warmup + *rounds {
@@ -55,7 +60,7 @@ func run(args []string, out io.Writer) error {
 					return fmt.Errorf("prepare: %w\n%s", err, b)
 				}
 			}
-			s, err := timeOne(strings.Fields(c))
+			s, err := timeOne(strings.Fields(c), *firstLine)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c, err)
 			}
@@ -65,7 +70,11 @@ func run(args []string, out io.Writer) error {
 		}
 	}
 	ref := median(samples[len(cmds)-1], func(s sample) time.Duration { return s.wall })
-	fmt.Fprintf(out, "%d rounds, commands in turn; medians (least wall time); ratio to the last command's median\n", *rounds)
+	what := "wall"
+	if *firstLine {
+		what = "time to the first line of stdout"
+	}
+	fmt.Fprintf(out, "%d rounds, commands in turn; medians of %s (least); ratio to the last command's median\n", *rounds, what)
 	for i, c := range cmds {
 		wall := median(samples[i], func(s sample) time.Duration { return s.wall })
 		least := slices.MinFunc(samples[i], func(a, b sample) int { return int(a.wall - b.wall) }).wall
@@ -76,15 +85,37 @@ func run(args []string, out io.Writer) error {
 	return nil
 }
 
-// timeOne runs argv and returns its wall-clock and CPU time.
-func timeOne(argv []string) (sample, error) {
+// timeOne runs argv and returns its wall-clock and CPU time; with
+// firstLine the wall-clock time ends at the first newline on its stdout.
+func timeOne(argv []string, firstLine bool) (sample, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
 		return sample{}, err
 	}
-	return sample{wall: time.Since(start), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return sample{}, err
+	}
+	r := bufio.NewReader(stdout)
+	var wall time.Duration
+	if firstLine {
+		if _, err := r.ReadSlice('\n'); err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
+			return sample{}, fmt.Errorf("read stdout: %w", err)
+		}
+		wall = time.Since(start)
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return sample{}, fmt.Errorf("read stdout: %w", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		return sample{}, err
+	}
+	if !firstLine {
+		wall = time.Since(start)
+	}
+	return sample{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
 }
 
 func median(s []sample, key func(sample) time.Duration) time.Duration {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,5 +34,39 @@ func TestRun(t *testing.T) {
 	}
 	if err := run([]string{"-n", "1", sh + " -c false"}, &out); err == nil {
 		t.Error("a failing command: no error")
+	}
+}
+
+// TestRunFirstLine: -first-line times a command to the first line it
+// writes, not to its exit.
+func TestRunFirstLine(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "late.sh")
+	if err := os.WriteFile(script, []byte("echo first\nsleep 1\necho second\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args  []string
+		short bool
+	}{
+		{[]string{"-n", "1", "-warmup", "0", "-first-line", sh + " " + script}, true},
+		{[]string{"-n", "1", "-warmup", "0", sh + " " + script}, false},
+	} {
+		var out bytes.Buffer
+		if err := run(tc.args, &out); err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(strings.Split(out.String(), "\n")[1])
+		ms, err := strconv.ParseFloat(f[2], 64)
+		if err != nil {
+			t.Fatalf("output:\n%s", out.String())
+		}
+		// The script writes its first line at once and exits a second later.
+		if short := ms < 800; short != tc.short {
+			t.Errorf("%v: %.1f ms, want under 800 ms: %v\n%s", tc.args, ms, tc.short, out.String())
+		}
 	}
 }

@@ -218,7 +218,8 @@ func (d *Doc) inCarrier(off int) bool {
 // index validates Raw and indexes it in one walk.
 func (d *Doc) index() {
 	d.once.Do(func() {
-		ix := rawIndex{d: d, structured: Carrier{Kind: CarrierStructured, Off: -1}, typedAll: true}
+		ix := &rawIndex{d: d, structured: Carrier{Kind: CarrierStructured, Off: -1}, typedAll: true}
+		ix.rootMem = ix.rootBuf[:0]
 		d.err = jsonwalk.WalkFiltered(d.Raw, 3, IndexMinString, d.depthLimit(), ix.visit)
 		if d.err != nil {
 			d.blocks = nil
@@ -257,6 +258,10 @@ type rawIndex struct {
 	typedAll   bool
 	texts      []textLit
 	strs       []StringRef
+	// rootBuf backs rootMem for the few members a result's root has, so
+	// that a small result's index costs no allocation per member (the
+	// gateway indexes one a call).
+	rootBuf [4]jsonwalk.Field
 }
 
 // visit is the walk's callback.
@@ -309,7 +314,7 @@ func (ix *rawIndex) rootMember(v *jsonwalk.Visit) {
 	if ix.rootKind != jsonwalk.KindObject {
 		return
 	}
-	key := v.Path[0].KeyString()
+	key := rootKey(v.Path[0])
 	enterMember(&ix.rootMem, key, jsonwalk.Span{Off: v.Off, End: v.End, Kind: v.Kind})
 	switch key {
 	case "structuredContent":
@@ -319,6 +324,41 @@ func (ix *rawIndex) rootMember(v *jsonwalk.Visit) {
 	case "content":
 		ix.hasContent = v.Kind == jsonwalk.KindArray
 	}
+}
+
+// rootKey returns the key of a root member: a CallToolResult's own
+// members as constants rather than a string made of each result's bytes.
+func rootKey(p jsonwalk.PathElem) string {
+	switch {
+	case p.KeyIs("content"):
+		return "content"
+	case p.KeyIs("structuredContent"):
+		return "structuredContent"
+	case p.KeyIs("isError"):
+		return "isError"
+	case p.KeyIs("_meta"):
+		return "_meta"
+	}
+	return p.KeyString()
+}
+
+// blockType returns a content block's type from its literal's bytes: the
+// types MCP defines as constants, any other unescaped.
+func blockType(lit []byte) string {
+	switch string(lit) { // compared in place, no string made
+	case "text":
+		return "text"
+	case "image":
+		return "image"
+	case "audio":
+		return "audio"
+	case "resource":
+		return "resource"
+	case "resource_link":
+		return "resource_link"
+	}
+	t, _ := jsonwalk.UnescapeString(lit)
+	return t
 }
 
 // secondLevel records a member of structuredContent or a content block.
@@ -352,10 +392,12 @@ func (ix *rawIndex) blockField(v *jsonwalk.Visit) {
 	if ix.rootKind != jsonwalk.KindObject || v.Kind != jsonwalk.KindString || !v.Path[0].KeyIs("content") || !v.Path[1].IsIndex() || len(d.blocks) == 0 {
 		return
 	}
-	switch v.Path[2].KeyString() {
-	case "type":
-		d.blocks[len(d.blocks)-1].Type, _ = jsonwalk.UnescapeString(d.Raw[v.Off+1 : v.End-1])
-	case "text":
+	// KeyIs compares in place: every field of every block passes here,
+	// and a key made a string only to be compared is an allocation a call.
+	switch k := v.Path[2]; {
+	case k.KeyIs("type"):
+		d.blocks[len(d.blocks)-1].Type = blockType(d.Raw[v.Off+1 : v.End-1])
+	case k.KeyIs("text"):
 		ix.texts = append(ix.texts, textLit{v.Path[1].Index, jsonwalk.Span{Off: v.Off, End: v.End, Kind: jsonwalk.KindString}})
 	}
 }

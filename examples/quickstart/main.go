@@ -49,7 +49,7 @@ func main() {
 func run(out io.Writer, path string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	servers, err := loadServers(path)
+	servers, pipeline, err := loadConfig(path)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func run(out io.Writer, path string) error {
 	defer st.Close(context.Background())
 	// a server still starting past 15 s is logged (a warning) every 5 s
 	log := hclog.New(&hclog.LoggerOptions{Name: "mcpx", Level: hclog.Warn, Output: os.Stderr})
-	gw, err := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st}, Logger: log})
+	gw, err := gateway.New(gateway.Options{Servers: servers, Engine: engine.Options{Store: st, Config: pipeline}, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -105,21 +105,27 @@ func run(out io.Writer, path string) error {
 	return nil
 }
 
-// loadServers reads the "mcpServers" section of the configuration file at
-// path, the part of it this program uses; "mcpx serve --config" reads the
-// same file whole (its other sections and checks live in the CLI).
-func loadServers(path string) (map[string]config.ServerConfig, error) {
+// loadConfig reads the "mcpServers" and "pipeline" sections of the
+// configuration file at path, the parts of it this program uses; "mcpx
+// serve --config" reads the same file whole (its other sections and
+// checks live in the CLI). The file gives the PDF's summary time to read
+// the PDF's text (pipeline.inspect.timeout_ms): under mcpx's default
+// (250 ms) a machine busy with other work, or a binary built with the
+// race detector, ends the summary before the text, and the output would
+// not be the one the README shows.
+func loadConfig(path string) (map[string]config.ServerConfig, engine.Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, engine.Config{}, err
 	}
 	var file struct {
 		MCPServers map[string]config.ServerConfig `json:"mcpServers"`
+		Pipeline   engine.Config                  `json:"pipeline"`
 	}
 	if err := json.Unmarshal(data, &file); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, engine.Config{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return file.MCPServers, nil
+	return file.MCPServers, file.Pipeline, nil
 }
 
 // callDirect runs the upstream and calls download_workbook on it.

@@ -59,7 +59,10 @@ type ArtifactToolsOptions struct {
 	// MaxMemory bounds what one query may hold, reserved from the
 	// process's serve.limits.max_work_bytes before it allocates: a jq
 	// program runs in a child process whose memory the kernel caps at
-	// it; JSON a json or jq query reads may be a quarter of it. Defaults
+	// it (its heap reserved up front, the kernel's address-space limit
+	// over it with 128 MiB for its threads and tables; measured, its peak
+	// RSS stays under the cap); JSON a json or jq query reads may be a
+	// quarter of it. Defaults
 	// to DefaultArtifactQueryMemory (256 MiB).
 	MaxMemory int64 `json:"max_memory,omitempty"`
 	// MaxJSONDepth is how deep a JSON artifact may nest for a json path

@@ -60,10 +60,12 @@ const DefaultStdioStartupTimeout = 2 * time.Minute
 //	"github":  {"type": "streamable-http", "url": "https://api.example/mcp", "headers": {"Authorization": "Bearer ${GH}"}}
 type ServerConfig struct {
 	// Command starts a stdio upstream. Either Command or URL is required.
+	// Defaults to "" (a remote upstream at URL).
 	Command string `json:"command,omitempty"`
-	// Args are Command's arguments.
+	// Args are Command's arguments. Defaults to none.
 	Args []string `json:"args,omitempty"`
 	// Env adds variables to the environment mcpx passes on to Command.
+	// Defaults to none.
 	Env map[string]string `json:"env,omitempty"`
 	// InheritEnv passes mcpx's whole environment to Command (besides
 	// Env). Defaults to false: Command gets only the InheritedEnv
@@ -71,9 +73,11 @@ type ServerConfig struct {
 	InheritEnv bool `json:"inherit_env,omitempty"`
 	// Cwd is Command's working folder. Defaults to mcpx's own.
 	Cwd string `json:"cwd,omitempty"`
-	// URL is a remote upstream's endpoint.
+	// URL is a remote upstream's endpoint. Defaults to "" (a stdio
+	// upstream run by Command).
 	URL string `json:"url,omitempty"`
 	// Headers are sent with every request to URL (e.g. Authorization).
+	// Defaults to none.
 	Headers map[string]string `json:"headers,omitempty"`
 	// Type is "stdio", "streamable-http" ("http" is accepted) or "sse".
 	// Defaults to "stdio" with Command, "streamable-http" with URL.
@@ -81,7 +85,8 @@ type ServerConfig struct {
 	// Timeout bounds each request to this upstream: a duration ("30s") or
 	// seconds (30). Defaults to DefaultTimeout.
 	Timeout store.Duration `json:"timeout,omitempty"`
-	// Disabled keeps the entry in the file without starting it.
+	// Disabled keeps the entry in the file without starting it. Defaults
+	// to false.
 	Disabled bool `json:"disabled,omitempty"`
 	// Mcpx holds mcpx's options for this server.
 	Mcpx ServerOptions `json:"mcpx,omitzero"`
@@ -108,8 +113,8 @@ type ServerOptions struct {
 	Layers map[string]json.RawMessage `json:"layers,omitempty"`
 	// Tools holds per-tool settings by tool name or glob.
 	Tools map[string]ToolOptions `json:"tools,omitempty"`
-	// Protocol says which revisions mcpx speaks to this server: "auto"
-	// (the default) probes a streamable-HTTP server with server/discover
+	// Protocol says which revisions mcpx speaks to this server. Defaults
+	// to "auto", which probes a streamable-HTTP server with server/discover
 	// and sends it the stateless (2026-07-28) requests of stateless
 	// clients when it speaks that revision, besides the 2025-11-25 session
 	// every upstream has; "2025-11-25" keeps to the session;
@@ -508,7 +513,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // it is an object ({"uri": "file:///srv/data", "name": "data"}) or a
 // string: a URI, or an absolute path that becomes a file:// URI.
 type Root struct {
-	URI  string `json:"uri"`
+	// URI is the root ("file:///srv/data"). Required.
+	URI string `json:"uri"`
+	// Name is the root's name for the server. Defaults to "".
 	Name string `json:"name,omitempty"`
 }
 

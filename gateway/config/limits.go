@@ -10,20 +10,24 @@ import (
 
 // Limits bound what one client or upstream can make the gateway hold.
 // The zero value means every default; each field's default is named in
-// its comment and in the README ("Upstreams and limits").
+// its comment, and docs/config.md lists them all.
 type Limits struct {
 	// MaxMessageBytes caps one message from a client: a stdio line or an
 	// HTTP POST body. A larger one is answered with -32600 (and HTTP 413)
-	// and never held whole. Defaults to DefaultMaxMessageBytes.
+	// and never held whole; the session goes on. Defaults to
+	// DefaultMaxMessageBytes.
 	MaxMessageBytes int64 `json:"max_message_bytes,omitempty"`
 	// MaxUpstreamMessageBytes caps one line a stdio upstream writes. A
 	// larger one is skipped without being held; the call it answers fails
 	// with ErrMessageTooLarge and the connection stays up. Over HTTP it
 	// caps a JSON body (counted after gzip is undone; a larger declared
-	// Content-Length is refused unread), an SSE line and an SSE event's
-	// data: the call fails with ErrMessageTooLarge, and an SSE stream
-	// carrying one is dropped (the legacy transport's, its connection).
-	// Defaults to DefaultMaxUpstreamMessageBytes.
+	// Content-Length is refused unread, and no buffer is sized from a
+	// declared length), an SSE line and an SSE event's data: the call
+	// fails with ErrMessageTooLarge (error -32012, naming the limit), and
+	// an SSE stream carrying one is dropped and reopened (the legacy
+	// transport's, its connection). Reading one holds at most 1.5 times
+	// the cap, a gzip body inflating past it included. Defaults to
+	// DefaultMaxUpstreamMessageBytes.
 	MaxUpstreamMessageBytes int64 `json:"max_upstream_message_bytes,omitempty"`
 	// LargeMessageBytes is the size from which a client's message counts
 	// as large. Defaults to DefaultLargeMessageBytes.
@@ -39,15 +43,19 @@ type Limits struct {
 	// wait for the peer to read. Defaults to DefaultWriteBufferBytes.
 	WriteBufferBytes int64 `json:"write_buffer_bytes,omitempty"`
 	// MaxSessions caps the open streamable-HTTP sessions; at the cap a new
-	// initialize ends the least recently used idle session, or gets 503
-	// when none is idle. Defaults to DefaultMaxSessions.
+	// initialize ends the least recently used idle session (its client
+	// gets 404 and starts a new one), or gets 503 when none is idle.
+	// Defaults to DefaultMaxSessions.
 	MaxSessions int `json:"max_sessions,omitempty"`
 	// SessionIdleTimeout ends an HTTP session that has had no request and
-	// no open stream for this long. Defaults to DefaultSessionIdleTimeout.
+	// no open stream for this long, as if the client had sent DELETE.
+	// Defaults to DefaultSessionIdleTimeout.
 	SessionIdleTimeout store.Duration `json:"session_idle_timeout,omitempty"`
 	// StderrLinesPerSecond caps how many lines of an upstream's stderr are
-	// logged per second; the rest are counted and reported in one
-	// "stderr lines suppressed" line. Defaults to DefaultStderrLinesPerSecond.
+	// logged (at info) per second; the rest are counted and reported in
+	// one "stderr lines suppressed" line. An exit error still quotes the
+	// last 8 lines (4 KiB each at most). Defaults to
+	// DefaultStderrLinesPerSecond.
 	StderrLinesPerSecond int `json:"stderr_lines_per_second,omitempty"`
 	// ReadHeaderTimeout bounds reading a request's headers on the HTTP
 	// listener (slow-loris). Defaults to DefaultReadHeaderTimeout.
@@ -87,8 +95,8 @@ type Limits struct {
 	// value is checked against, counted with multiplicity through $ref,
 	// allOf, anyOf, oneOf, not and if/then/else. A schema past it (or one
 	// whose $refs loop without descending into the value) is never
-	// validated: rewritten results of its tool take the schema_fallback.
-	// Defaults to DefaultMaxSchemaNodes.
+	// validated: rewritten results of its tool take the schema_fallback,
+	// with a warning in the log. Defaults to DefaultMaxSchemaNodes.
 	MaxSchemaNodes int `json:"max_schema_nodes,omitempty"`
 	// MaxSchemaWork caps the work of validating one rewritten result:
 	// each subschema applied to a value counts 1, plus 1 per 16 bytes of
@@ -114,8 +122,9 @@ type Limits struct {
 	// its calls to that server until another session ends. Defaults to
 	// DefaultMaxSessionProcesses.
 	MaxSessionProcesses int `json:"max_session_processes,omitempty"`
-	// MaxUserProcesses caps the processes one "per_user" server runs for
-	// principals at once; a principal past it gets error -32014 "mcpx:
+	// MaxUserProcesses caps the processes one "per_user" server (the
+	// default for a stdio server when the listener admits several
+	// principals) runs for principals at once; a principal past it gets error -32014 "mcpx:
 	// too many upstream processes" for its calls to that server until
 	// another principal's process stops (idle for
 	// UserProcessIdleTimeout). Defaults to DefaultMaxUserProcesses.
@@ -126,8 +135,8 @@ type Limits struct {
 	// call starts another. Defaults to DefaultUserProcessIdleTimeout.
 	UserProcessIdleTimeout store.Duration `json:"user_process_idle_timeout,omitempty"`
 	// MaxWorkBytes is the memory the whole process may hold at once for
-	// work whose size an input chooses: artifacts_query (JSON paths, jq,
-	// grep), images decoded for a client's view, files inspected for
+	// work whose size an input chooses: artifacts_query (every mode; a jq
+	// query reserves its child process's max_memory), images decoded for a client's view, files inspected for
 	// their summaries. Each reserves what it may hold before it
 	// allocates; work that does not fit waits for its turn until its
 	// deadline and then fails with a tool error that says so, and work

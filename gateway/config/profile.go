@@ -9,11 +9,11 @@ import "github.com/mcpx-dev/mcpx/imageview"
 type Profile struct {
 	// MaxChars is the most characters of a result the client's host
 	// keeps; the guardrail cuts to the smaller of it and its own budget.
-	// 0: no client limit (the guardrail's budget).
+	// Defaults to 0: no client limit (the guardrail's budget).
 	MaxChars int `json:"max_chars,omitempty"`
 	// MaxTokens is the host's cap in tokens; it counts as MaxTokens ×
 	// 3.5 characters (engine.EstimateTokens' text ratio)
-	// when tighter than MaxChars. 0: none.
+	// when tighter than MaxChars. Defaults to 0: none.
 	MaxTokens int `json:"max_tokens,omitempty"`
 	// Images says the client's model looks at image content blocks: an
 	// image moved to the store is also sent as a downscaled image block

@@ -157,6 +157,7 @@ type PluginFile struct {
 	// File is the .wasm path. Required.
 	File string `json:"file"`
 	// Config is handed to the plugin (request "config", host.get_config).
+	// Defaults to none.
 	Config json.RawMessage `json:"config,omitempty"`
 	// Limits override the layer's limits for this plugin.
 	Limits *Limits `json:"limits,omitempty"`
@@ -207,7 +208,7 @@ type PresetsOptions struct {
 	// Add names presets to run besides Names or the server's defaults
 	// (mcpx transform --preset). Defaults to none.
 	Add []string `json:"add,omitempty"`
-	// Config holds each preset's config by name.
+	// Config holds each preset's config by name. Defaults to none.
 	Config map[string]json.RawMessage `json:"config,omitempty"`
 	// Limits apply to the presets. Defaults as for custom.
 	Limits Limits `json:"limits,omitempty"`

@@ -501,6 +501,12 @@ func (s *Store) ListAccess(ctx context.Context, scope store.Scope, cursor string
 	return s.reader.list(ctx, scope, cursor, order, true)
 }
 
+// EachAccess is ListAccess handing each row to each as the index query
+// yields it (see store.AccessLister).
+func (s *Store) EachAccess(ctx context.Context, scope store.Scope, cursor string, order store.Order, each func(store.Ref, time.Time) error) (string, error) {
+	return s.reader.each(ctx, scope, cursor, order, each)
+}
+
 // LastAccess returns when artifact id was last read (or put): the time
 // lru retention counts from. The HTTP API's /artifacts/{id}/meta reports
 // it (web.AccessStater).

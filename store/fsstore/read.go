@@ -166,27 +166,56 @@ func (r *reader) lastAccess(ctx context.Context, id string) (time.Time, error) {
 // list returns one page of the refs in scope, in order, with each one's
 // last access when withAccess.
 func (r *reader) list(ctx context.Context, scope store.Scope, cursor string, order store.Order, withAccess bool) ([]store.Ref, []time.Time, string, error) {
-	refs, access, next, err := r.listPage(ctx, scope, cursor, order, withAccess)
+	var refs []store.Ref
+	var access []time.Time
+	next, err := r.each(ctx, scope, cursor, order, func(ref store.Ref, la time.Time) error {
+		refs = append(refs, ref)
+		if withAccess {
+			access = append(access, la)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("fsstore: list: %w", err)
+		return nil, nil, "", err
 	}
 	return refs, access, next, nil
 }
 
-func (r *reader) listPage(ctx context.Context, scope store.Scope, cursor string, order store.Order, withAccess bool) ([]store.Ref, []time.Time, string, error) {
+// each hands fn the refs of one page in scope, in order, with each one's
+// last access, as the query yields them, and returns the next page's
+// cursor. An error from fn stops the page and is returned unwrapped.
+func (r *reader) each(ctx context.Context, scope store.Scope, cursor string, order store.Order, fn func(store.Ref, time.Time) error) (string, error) {
+	var fnErr error
+	next, err := r.eachPage(ctx, scope, cursor, order, func(ref store.Ref, la time.Time) bool {
+		fnErr = fn(ref, la)
+		return fnErr == nil
+	})
+	if fnErr != nil {
+		return "", fnErr
+	}
+	if err != nil {
+		return "", fmt.Errorf("fsstore: list: %w", err)
+	}
+	return next, nil
+}
+
+// eachPage runs the page's query and hands fn each row as it is read, so
+// that the first row reaches the caller before the rest are read; fn
+// returning false stops it.
+func (r *reader) eachPage(ctx context.Context, scope store.Scope, cursor string, order store.Order, fn func(store.Ref, time.Time) bool) (string, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, nil, "", err
+		return "", err
 	}
 	after, err := decodeCursor(cursor, order)
 	if err != nil {
-		return nil, nil, "", err
+		return "", err
 	}
 	db, err := r.idx.db(ctx)
 	if err != nil {
-		return nil, nil, "", err
+		return "", err
 	}
 	if db == nil {
-		return nil, nil, "", nil
+		return "", nil
 	}
 	cond, args := scopeFilter(scope)
 	q := `SELECT ` + r.idx.refColumns() + `, ` + scopeColumns + `, MIN(s.ord), a.last_access_at
@@ -201,33 +230,32 @@ func (r *reader) listPage(ctx context.Context, scope store.Scope, cursor string,
 	}
 	rows, err := db.QueryContext(ctx, q, append(append([]any{after}, args...), r.pageSize+1)...)
 	if err != nil {
-		return nil, nil, "", r.idx.queryErr(err)
+		return "", r.idx.queryErr(err)
 	}
 	defer rows.Close()
-	var refs []store.Ref
-	var access []time.Time
 	var last int64
+	n := 0
 	next := ""
 	for rows.Next() {
-		if len(refs) == r.pageSize {
+		if n == r.pageSize {
 			next = encodeCursor(last, order)
 			break
 		}
 		var ord, la int64
 		seq, ref, err := scanRef(rows, &ord, &la)
 		if err != nil {
-			return nil, nil, "", r.idx.queryErr(err)
+			return "", r.idx.queryErr(err)
 		}
-		refs = append(refs, ref)
-		if withAccess {
-			access = append(access, time.Unix(0, la).UTC())
+		if !fn(ref, time.Unix(0, la).UTC()) {
+			return "", nil
 		}
+		n++
 		last = seq
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, "", r.idx.queryErr(err)
+		return "", r.idx.queryErr(err)
 	}
-	return refs, access, next, nil
+	return next, nil
 }
 
 // encodeCursor returns the cursor that resumes after seq: "s<base36>"

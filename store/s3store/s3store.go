@@ -376,6 +376,22 @@ func (s *Store) ListAccess(ctx context.Context, scope store.Scope, cursor string
 	return s.reader.list(ctx, scope, cursor, order, true)
 }
 
+// EachAccess is ListAccess handing each row to each (see
+// store.AccessLister). The records of a page are read in parallel
+// batches, so each sees the rows once the page's batch is in.
+func (s *Store) EachAccess(ctx context.Context, scope store.Scope, cursor string, order store.Order, each func(store.Ref, time.Time) error) (string, error) {
+	refs, access, next, err := s.reader.list(ctx, scope, cursor, order, true)
+	if err != nil {
+		return "", err
+	}
+	for i := range refs {
+		if err := each(refs[i], access[i]); err != nil {
+			return "", err
+		}
+	}
+	return next, nil
+}
+
 // Annotate keeps the artifact's content summary in its record (returned
 // in Ref.Content) and its text parts in text/<id> (what Search reads),
 // replacing earlier ones. The record is rewritten only if unchanged since

@@ -74,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Concurrent", testConcurrent},
 		{"Close", testClose},
 		{"Annotate", testAnnotate},
+		{"EachAccess", testEachAccess},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

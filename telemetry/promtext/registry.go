@@ -8,7 +8,7 @@
 // descriptors) and VictoriaMetrics/metrics' (it reads cgroup and
 // pressure files at init) cost more than the rest of this process's
 // telemetry; this package does nothing before it is used
-// (BENCHMARKS.md, "Package initialisation"). Its text is the client
+// (BENCHMARKS.md, "Start-up"). Its text is the client
 // library's, byte for byte, for the same families (the tests compare).
 package promtext
 

@@ -19,7 +19,7 @@ import (
 // envHAProxy names the haproxy binary (scripts/haproxy-tools.sh).
 const envHAProxy = "MCPX_HAPROXY"
 
-// haproxyConfig is the load balancer's config; docs/deploy.md shows it
+// haproxyConfig is the load balancer's config; docs/operations.md shows it
 // with the ports of docsPorts (TestDeployDocShowsHAProxyConfig). A
 // 2026-07-28 request carries no Mcp-Session-Id, so the stick rules pass
 // it by and round robin sends consecutive requests to alternate
@@ -62,7 +62,7 @@ frontend stats
 // lbAddrs are the addresses the haproxy config names.
 type lbAddrs struct{ Front, Stats, R1, R2 string }
 
-// docsPorts are the addresses docs/deploy.md uses.
+// docsPorts are the addresses docs/operations.md uses.
 var docsPorts = lbAddrs{Front: "0.0.0.0:8080", Stats: "127.0.0.1:8404", R1: "10.0.0.11:8081", R2: "10.0.0.12:8081"}
 
 func renderHAProxy(a lbAddrs) string {

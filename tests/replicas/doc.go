@@ -5,6 +5,6 @@
 // a resource and by signed URL), queries and collects it through the
 // other; another principal gets "not found" on either; a subscription
 // made on one replica hears of an update made through the other when the
-// upstream is shared. docs/deploy.md shows the haproxy config the test
+// upstream is shared. docs/operations.md shows the haproxy config the test
 // runs (checked against the test's). The package has only tests.
 package replicas

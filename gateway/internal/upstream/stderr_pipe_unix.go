@@ -17,7 +17,7 @@ import (
 // the poller's thread on every write the upstream makes while nobody
 // reads, which for a server that logs each message (the go-sdk examples)
 // is a thread wake-up or two per call on the hop (BENCHMARKS.md, "The
-// stdio hop at the floor"). A blocking
+// stdio hop against a bare relay"). A blocking
 // read wakes a thread only when it waits for data, once per batch.
 // closeChild closes the write end; call it once cmd has started (or
 // failed to).

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
@@ -80,7 +81,10 @@ artifacts put under a session, trace, user or tenant (repeat it to
 require several). With --json
 it writes one ArtifactRef JSON object per line instead, the same object
 transform puts in the output, with last_access and expires_at added. Rows
-are written a page at a time, whatever the store holds. Ls opens the store
+are written as the store reads them: the first at once, then a page at a
+time (the table aligns its first 10 rows, then each page, and a column
+never narrows), so memory stays that of a page whatever the store
+holds. Ls opens the store
 read-only: it changes nothing, and works on a folder this user cannot
 write.`,
 	example: `
@@ -114,6 +118,11 @@ func (f *scopeFlag) Set(v string) error {
 	return nil
 }
 
+// lsFirstBlock is how many rows the table of ls aligns before the first
+// of it is written: enough for the columns to settle, few enough to read
+// in a fraction of a page.
+const lsFirstBlock = 10
+
 // lsEntry is one line of ls --json.
 type lsEntry struct {
 	engine.ArtifactRef
@@ -141,6 +150,12 @@ func (p program) runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return usageError(stderr, c, fmt.Errorf("unexpected argument %q", pos[0]))
 	}
+	if asJSON {
+		// encoding/json builds a type's encoder by reflection on its
+		// first use: build lsEntry's beside the store's opening rather
+		// than before the first line.
+		go func() { _, _ = json.Marshal(lsEntry{}) }()
+	}
 	ctx := context.Background()
 	cfg, log, err := o.setup(stderr)
 	if err != nil {
@@ -161,54 +176,105 @@ func (p program) runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
+	var cols widths
 	if !asJSON {
-		fmt.Fprintln(tw, "ID\tMIME\tSIZE\tFILENAME\tSOURCE\tCREATED\tLAST ACCESS\tEXPIRES")
+		cols.row(tw, "ID", "MIME", "SIZE", "FILENAME", "SOURCE", "CREATED", "LAST ACCESS", "EXPIRES")
 	}
 	const stamp = "2006-01-02 15:04:05"
+	// flush writes what is buffered: the table's block so far aligned.
+	flush := func() error {
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+		return nil
+	}
+	rows := 0
+	row := func(r store.Ref, la time.Time) error {
+		rows++
+		exp := policy.Expiry(r.Created, la)
+		if asJSON {
+			e := lsEntry{ArtifactRef: engine.RefFromStore(r), LastAccess: &la}
+			if !exp.IsZero() {
+				e.ExpiresAt = &exp
+			}
+			if err := enc.Encode(e); err != nil {
+				return fmt.Errorf("write output: %w", err)
+			}
+			// The first line goes out as soon as the store yields it,
+			// as soon as on an empty store; the rest a page at a time.
+			if rows == 1 {
+				return flush()
+			}
+			return nil
+		}
+		source := r.Source.Server
+		if r.Source.Tool != "" {
+			source += "/" + r.Source.Tool
+		}
+		expires := "-"
+		if !exp.IsZero() {
+			expires = exp.Local().Format(stamp)
+		}
+		if err := cols.row(tw, cell(r.ID), cell(r.MIMEType), humanize.Bytes(r.SizeBytes), cell(r.Filename),
+			cell(source), r.Created.Local().Format(stamp), la.Local().Format(stamp), expires); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+		// The table's first block is its first lsFirstBlock rows, so that
+		// its head is on screen about as soon as on an empty store; then
+		// a block per page.
+		if rows == lsFirstBlock {
+			return flush()
+		}
+		return nil
+	}
 	for cursor := ""; ; {
-		refs, access, next, err := st.ListAccess(ctx, scope.Scope, cursor, store.OldestFirst)
+		next, err := st.EachAccess(ctx, scope.Scope, cursor, store.OldestFirst, row)
 		if err != nil {
 			return fail(stderr, c, err)
 		}
-		for i, r := range refs {
-			la := access[i]
-			exp := policy.Expiry(r.Created, la)
-			if asJSON {
-				e := lsEntry{ArtifactRef: engine.RefFromStore(r), LastAccess: &la}
-				if !exp.IsZero() {
-					e.ExpiresAt = &exp
-				}
-				if err := enc.Encode(e); err != nil {
-					return fail(stderr, c, fmt.Errorf("write output: %w", err))
-				}
-				continue
-			}
-			source := r.Source.Server
-			if r.Source.Tool != "" {
-				source += "/" + r.Source.Tool
-			}
-			expires := "-"
-			if !exp.IsZero() {
-				expires = exp.Local().Format(stamp)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				cell(r.ID), cell(r.MIMEType), humanize.Bytes(r.SizeBytes), cell(r.Filename),
-				cell(source), r.Created.Local().Format(stamp), la.Local().Format(stamp), expires)
-		}
-		// One page at a time: the table aligns within a page, and memory
-		// stays that of a page whatever the store holds.
-		if err := tw.Flush(); err != nil {
-			return fail(stderr, c, fmt.Errorf("write output: %w", err))
+		// One page at a time: the table aligns within a page, memory
+		// stays that of a page whatever the store holds, and each page
+		// reaches the reader as soon as it is read.
+		if err := flush(); err != nil {
+			return fail(stderr, c, err)
 		}
 		if next == "" {
 			break
 		}
 		cursor = next
 	}
-	if err := bw.Flush(); err != nil {
-		return fail(stderr, c, fmt.Errorf("write output: %w", err))
-	}
 	return exitOK
+}
+
+// widths keeps the widest cell of each column of ls's table so far. The
+// table is aligned a block at a time (tabwriter, flushed per block); a
+// cell padded to its column's width so far keeps a later block's columns
+// from being narrower than an earlier one's.
+type widths []int
+
+// row writes cells as one tab-separated row to w, each padded to the
+// widest cell its column has had.
+func (ws *widths) row(w io.Writer, cells ...string) error {
+	if len(*ws) < len(cells) {
+		*ws = append(*ws, make([]int, len(cells)-len(*ws))...)
+	}
+	var b strings.Builder
+	for i, c := range cells {
+		n := utf8.RuneCountInString(c)
+		(*ws)[i] = max((*ws)[i], n)
+		b.WriteString(c)
+		if i == len(cells)-1 {
+			break
+		}
+		b.WriteString(strings.Repeat(" ", (*ws)[i]-n))
+		b.WriteByte('\t')
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // cell makes a table cell of s: "-" when empty, and no control

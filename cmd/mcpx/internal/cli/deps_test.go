@@ -10,7 +10,7 @@ import (
 // unlinked are packages (path prefixes) that must stay out of the mcpx
 // binary: every mcpx process pays for each package's initialisation, and
 // santhosh-tekuri/jsonschema's compiles metaschemas, ~10 ms per process
-// (BENCHMARKS.md, "Process start-up"). mcp-go's server links it, and
+// (BENCHMARKS.md, "Start-up"). mcp-go's server links it, and
 // mcp-go's client packages link the server (client/transport's
 // inprocess.go); the gateway's upstreams use
 // gateway/internal/upstreamhttp instead. Tests may import them.
@@ -20,10 +20,10 @@ import (
 // types, gRPC or protobuf (descriptor registration; protobuf's detrand
 // hashes the executable at init), or the go-sdk, which the gateway does
 // not need: telemetry/promtext and telemetry/otlphttp do their work
-// without that initialisation in every process (BENCHMARKS.md, "Package
-// initialisation"). Nor minio-go, whose regexps, CPU probing and
+// without that initialisation in every process (BENCHMARKS.md,
+// "Start-up"). Nor minio-go, whose regexps, CPU probing and
 // compression tables cost over a millisecond of it: the S3 store speaks
-// through the AWS SDK's client (BENCHMARKS.md, "The stores in parts").
+// through the AWS SDK's client (BENCHMARKS.md, "Start-up").
 var unlinked = []string{
 	"github.com/minio/minio-go",
 	"github.com/klauspost/cpuid",

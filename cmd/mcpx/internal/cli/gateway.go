@@ -64,7 +64,7 @@ func checkGateway(cfg config.File, configPath, storeDir, listen string, eo engin
 	}
 	fmt.Fprintf(stdout, "store: %s\n", dir)
 	if listen != "" {
-		fmt.Fprintf(stdout, "downstream: streamable HTTP on http://%s/mcp, HTTP API at /artifacts, /events, /transform (docs/artifacts.md)\n", listen)
+		fmt.Fprintf(stdout, "downstream: streamable HTTP on http://%s/mcp, HTTP API at /artifacts, /events, /transform (docs/http.md)\n", listen)
 	} else {
 		fmt.Fprintln(stdout, "downstream: stdio")
 	}

@@ -168,9 +168,9 @@ func TestHelp(t *testing.T) {
 		{name: "artifacts get", args: []string{"artifacts", "get"}, flags: []string{"--store DIR", "-o FILE"}},
 		{name: "artifacts rm", args: []string{"artifacts", "rm"}, flags: []string{"--store DIR"}},
 		{name: "version", args: []string{"version"}},
-		{name: "transform", args: []string{"transform"}, flags: []string{"--plugin FILE.wasm", "--plugins DIR", "--preset NAME", "README.md#wasm-plugins", "NAME.json"}},
-		{name: "wrap", args: []string{"wrap"}, flags: []string{"--plugin FILE.wasm", "--plugins DIR", "--preset NAME", "README.md#wasm-plugins", "NAME.json", "--name NAME", "--timeout DURATION", "mcpServers entry named NAME"}},
-		{name: "serve", args: []string{"serve"}, flags: []string{"--plugins DIR", "--listen ADDR", "README.md#wasm-plugins"}},
+		{name: "transform", args: []string{"transform"}, flags: []string{"--plugin FILE.wasm", "--plugins DIR", "--preset NAME", "docs/plugins.md", "NAME.json"}},
+		{name: "wrap", args: []string{"wrap"}, flags: []string{"--plugin FILE.wasm", "--plugins DIR", "--preset NAME", "docs/plugins.md", "NAME.json", "--name NAME", "--timeout DURATION", "mcpServers entry named NAME"}},
+		{name: "serve", args: []string{"serve"}, flags: []string{"--plugins DIR", "--listen ADDR", "docs/plugins.md"}},
 		{name: "plugin new", args: []string{"plugin", "new"}, flags: []string{"--lang", "--server NAME", "--sdk DIR"}},
 		{name: "plugin test", args: []string{"plugin", "test"}, flags: []string{"--server NAME", "--dump-request"}},
 	}

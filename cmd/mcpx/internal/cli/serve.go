@@ -39,7 +39,7 @@ http://ADDR/artifacts/{id}; refs then carry a "url".
 --preset, --plugin and --plugins add WASM presets and custom transformers
 for this run, besides the config's; a --plugins folder is watched, and a
 new or changed .wasm is swapped in without a restart. Plugins, folders and
-their NAME.json sidecars are documented in README.md#wasm-plugins (and
+their NAME.json sidecars are documented in docs/plugins.md (and
 "mcpx plugin --help").
 
 --check validates the config (strings may use ${VAR} and ${VAR:-default}),
@@ -53,7 +53,7 @@ A stdio upstream gets only an allowlist of mcpx's environment (PATH, HOME,
 USER, SHELL, TERM, locale, TZ, TMPDIR, ...) plus its entry's "env";
 "inherit_env": true in the entry passes everything. The config's
 "serve.limits" caps message sizes, buffers, sessions, stderr logging and
-the HTTP timeouts (see the README, "Upstreams and limits").
+the HTTP timeouts (docs/config.md lists each with its default).
 
 One upstream keeps its tool names; with several, tools are named
 {server}_{tool}. Resource URIs are passed on as the servers send them;

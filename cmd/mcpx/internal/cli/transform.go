@@ -48,7 +48,7 @@ presets and a plugins folder for this run, besides those of the config.
 In a plugins folder NAME.wasm serves the server NAME, unless a NAME.json
 beside it names the servers and tools ({"servers": [...], "tools": [...],
 "config": {...}}). Plugins, folders, sidecars and their config keys
-(pipeline.layers.custom, .presets) are documented in README.md#wasm-plugins;
+(pipeline.layers.custom, .presets) are documented in docs/plugins.md;
 "mcpx plugin new" writes a plugin project, "mcpx plugin test" runs one.`,
 	example: `
 mcpx transform --server tableau --tool download_workbook result.json > out.json

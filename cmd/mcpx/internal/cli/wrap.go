@@ -48,7 +48,7 @@ tableau-mcp gets the tableau preset without it); --plugin and --plugins add
 WASM custom transformers. A --plugins folder is watched: NAME.wasm serves
 the server NAME unless a NAME.json beside it names the servers and tools,
 and a new or changed file is swapped in without a restart. Plugins, folders
-and sidecars are documented in README.md#wasm-plugins; "mcpx plugin new
+and sidecars are documented in docs/plugins.md; "mcpx plugin new
 --server NAME" writes a plugin project with its NAME.json.`,
 	example: `
 mcpx wrap -- npx -y @modelcontextprotocol/server-everything

@@ -12,8 +12,16 @@
 //	  "log":      {"level": "info"}
 //	}
 //
-// New sections (the gateway's "mcpServers", an HTTP "web" section) are new
-// fields of File; existing files stay valid.
+// An error names the file, the line, the column and the key's path. Every
+// path in the file (store.dir, the custom layer's dir and plugins, an
+// upstream's cwd and a command such as ./bin/server) is relative to the
+// file's folder, whichever folder mcpx starts in. Strings in mcpServers
+// and serve may use ${VAR} and ${VAR:-default}; values taken from the
+// environment are masked wherever mcpx prints them. Durations are strings
+// ("30s", "15m") or a number of seconds. Each key's comment says what it
+// is when it is left out.
+//
+// New sections are new fields of File; existing files stay valid.
 package config
 
 import (
