@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -73,7 +74,7 @@ func ownWords(tmpl string, v templateVars, marker string) string {
 // put streams a value into the store and returns its ref and the
 // variables of its summary template.
 func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Encoding, mimeType, filenameTmpl string) (ArtifactRef, templateVars, error) {
-	vars := templateVars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t), Tools: x.e.tools}
+	vars := templateVars{Server: x.d.Call.Server, Tool: x.d.Call.Tool, Path: t.path, Lookup: x.lookup(t), Tools: x.e.tools, Images: x.d.Call.View.Images}
 	key := fmt.Sprintf("%d\x00%s\x00%s\x00%d", t.rw, t.path, enc, len(val))
 	if prev, ok := x.done[key]; ok && bytes.Equal(prev.val, val) {
 		vars.Ref = prev.ref
@@ -649,6 +650,11 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 		default:
 			marker = fmt.Sprintf("[truncated: showing %d of %d %s; all of it (%s) is artifact %s at %s ]", keep, len(spans), what, humanize.Bytes(ref.SizeBytes), ref.ID, ref.URI)
 		}
+		if ref.NotStored == nil && t.path != "" && len(spans) > 0 {
+			// The artifact is part of the result: queries take the paths
+			// the model sees here (package query), and the note shows one.
+			marker = strings.TrimSuffix(marker, " ]") + resultPathNote(t.path, val, spans[len(spans)-1][0], len(spans)-1, t.kind) + " ]"
+		}
 		if rw.Summary != "" {
 			marker = ownWords(rw.Summary, vars, marker)
 		}
@@ -680,6 +686,30 @@ func (x *executor) truncate(ctx context.Context, t *target) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("%w: cannot truncate a %s", ErrBadRewrite, map[jsonwalk.Kind]string{jsonwalk.KindNumber: "number", jsonwalk.KindLiteral: "literal"}[t.kind])
 	}
+}
+
+// maxPathNote bounds the example path a truncation note shows: the
+// guardrail keeps room for a note of about 220 characters.
+const maxPathNote = 60
+
+// resultPathNote is what a truncation note of a value at path in the
+// result adds: that the artifact answers the result's paths, with the
+// path of its last item (index last) or member (whose key starts at
+// val[start]) as an example.
+func resultPathNote(path string, val []byte, start, last int, kind jsonwalk.Kind) string {
+	example := path + "." + strconv.Itoa(last)
+	if kind == jsonwalk.KindObject {
+		end, ok := jsonwalk.StringEnd(val, start)
+		key, err := jsonwalk.UnescapeString(val[start+1 : max(end-1, start+1)])
+		if !ok || err != nil {
+			return " ; query it by this result's paths"
+		}
+		example = path + "." + gjson.Escape(key)
+	}
+	if len(example) > maxPathNote {
+		return " ; query it by this result's paths"
+	}
+	return " ; query it by this result's paths, as " + example
 }
 
 // prefixRunes unescapes the start of a JSON string body and returns its

@@ -42,6 +42,44 @@ type InspectConfig struct {
 	// MaxTextBytes caps the text of one artifact kept for search. Defaults
 	// to inspect.DefaultMaxTextBytes (1 MiB).
 	MaxTextBytes int64 `json:"max_text_bytes,omitempty"`
+	// SearchTimeoutMS caps, in milliseconds, reading the whole text of an
+	// artifact for search whose summary ran out of TimeoutMS (a long
+	// PDF's later pages): a store that indexes text later (the fs store)
+	// reads it then, beside the calls, up to MaxBytes read and
+	// MaxTextBytes kept. Defaults to DefaultSearchTimeoutMS (30 s);
+	// values below 1 mean the default.
+	SearchTimeoutMS int64 `json:"search_timeout_ms,omitempty"`
+}
+
+// DefaultSearchTimeoutMS is InspectConfig.SearchTimeoutMS's default: a
+// 100-page PDF's text takes about 1 s of CPU (BENCHMARKS.md).
+const DefaultSearchTimeoutMS = 30_000
+
+// SearchText is the store.TextReader of c (fsstore's Config.Text): the
+// text parts of a whole artifact, read within SearchTimeoutMS, MaxBytes
+// and MaxTextBytes, for the artifacts whose summary ran out of time.
+func SearchText(c InspectConfig) store.TextReader {
+	lim := c.limits()
+	lim.Timeout = time.Duration(c.SearchTimeoutMS) * time.Millisecond
+	if c.SearchTimeoutMS < 1 {
+		lim.Timeout = DefaultSearchTimeoutMS * time.Millisecond
+	}
+	return func(ctx context.Context, ref store.Ref, r io.ReaderAt, size int64) ([]store.TextPart, error) {
+		_, parts, err := inspect.Inspect(ctx, r, size, ref.MIMEType, lim)
+		if err != nil {
+			return nil, err
+		}
+		return storeParts(parts), nil
+	}
+}
+
+// storeParts is parts as a store keeps them.
+func storeParts(parts []inspect.TextPart) []store.TextPart {
+	sp := make([]store.TextPart, len(parts))
+	for i, p := range parts {
+		sp[i] = store.TextPart{Place: p.Place, Text: p.Text}
+	}
+	return sp
 }
 
 // enabled reports whether summaries are on.
@@ -123,12 +161,21 @@ func (e *Engine) inspectStored(ctx context.Context, c Call, step, path string, s
 	if err != nil {
 		return nil, nil
 	}
-	if an, ok := e.store.(store.Annotator); ok {
-		sp := make([]store.TextPart, len(parts))
-		for i, p := range parts {
-			sp[i] = store.TextPart{Place: p.Place, Text: p.Text}
+	// A summary that ran out of time read only the start (a long PDF's
+	// first pages): a store that reads the text later, within a budget
+	// of its own, makes the rest searchable too.
+	if la, ok := e.store.(store.LateAnnotator); ok && s.Partial == inspect.PartialTime {
+		err := la.AnnotateLater(ctx, sref.ID, content)
+		if err == nil {
+			return content, &s
 		}
-		if err := an.Annotate(ctx, sref.ID, content, sp); err != nil {
+		if !errors.Is(err, store.ErrNoTextReader) {
+			e.log.Warn("content summary not kept in the store", "artifact", sref.ID, "error", err)
+			return content, &s
+		}
+	}
+	if an, ok := e.store.(store.Annotator); ok {
+		if err := an.Annotate(ctx, sref.ID, content, storeParts(parts)); err != nil {
 			e.log.Warn("content summary not kept in the store", "artifact", sref.ID, "error", err)
 		}
 	}
@@ -184,6 +231,10 @@ func contentVar(s *inspect.Summary, name string) string {
 		return strings.Join(s.Keys, ", ")
 	case "length":
 		return num(int64(s.Length))
+	case "no_text_pages":
+		return num(int64(s.NoTextPages))
+	case "no_text":
+		return pageNumbers(s.NoText)
 	case "item_keys":
 		return strings.Join(s.ItemKeys, ", ")
 	case "columns":
@@ -194,6 +245,15 @@ func contentVar(s *inspect.Summary, name string) string {
 		return s.Partial
 	}
 	return ""
+}
+
+// pageNumbers lists pages: "2, 5, 7".
+func pageNumbers(pages []int) string {
+	s := make([]string, len(pages))
+	for i, p := range pages {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ", ")
 }
 
 // contentSize is the pixel size a content summary (an ArtifactRef's
@@ -212,6 +272,7 @@ var contentVars = map[string]bool{
 	"width": true, "height": true, "entries": true, "names": true, "sheets": true, "words": true,
 	"duration_ms": true, "duration": true, "lines": true, "keys": true, "length": true,
 	"item_keys": true, "columns": true, "rows": true, "partial": true,
+	"no_text_pages": true, "no_text": true,
 }
 
 // duration renders milliseconds as people read a recording's length.

@@ -30,6 +30,9 @@ type templateVars struct {
 	// text instead (its data is not base64 that decodes back to the same
 	// string): the default summary keeps it in sight.
 	Declared string
+	// Images: the client takes images (View.Images), so a PDF page with
+	// no text is pointed at as an image to look at.
+	Images bool
 }
 
 // render fills a template. A placeholder is {name}; {a|b|c} takes the first
@@ -42,7 +45,8 @@ type templateVars struct {
 // argument of the call) and content.field (what the bytes say:
 // content.pages, content.text, content.width, content.height,
 // content.entries, content.names, content.lines, content.keys,
-// content.columns, content.rows, content.duration ...; see contentVar). A
+// content.columns, content.rows, content.duration, content.no_text (a
+// PDF's pages without text) ...; see contentVar). A
 // known name with no value renders empty; braces around anything else are
 // kept as they are.
 func render(tmpl string, v templateVars) string {
@@ -274,7 +278,25 @@ func (v templateVars) describe(b *strings.Builder) string {
 		if c.Pages > 1 {
 			page = 2
 		}
-		return fmt.Sprintf("ask %s for page %d, %s for words", query, page, search)
+		if c.NoTextPages == 0 {
+			return fmt.Sprintf("ask %s for page %d, %s for words", query, page, search)
+		}
+		b.WriteString(noTextPages(c))
+		look := page
+		if len(c.NoText) > 0 {
+			look = c.NoText[0]
+		}
+		switch {
+		case !v.Images && c.NoTextPages == c.Pages:
+			return ""
+		case !v.Images:
+			return fmt.Sprintf("ask %s for page %d, %s for words", query, page, search)
+		case c.NoTextPages == c.Pages:
+			return fmt.Sprintf("ask %s for page %d with view \"image\" to look at it", query, look)
+		case look == page:
+			return fmt.Sprintf("ask %s for page %d with view \"image\" to look at it, %s for words", query, look, search)
+		}
+		return fmt.Sprintf("ask %s for page %d, or for page %d with view \"image\" to look at it, %s for words", query, page, look, search)
 	case c.Kind == "image" && c.Width > 0:
 		fmt.Fprintf(b, "%s%s %dx%d (%s)", kind, name, c.Width, c.Height, size)
 		return ""
@@ -341,6 +363,22 @@ func (v templateVars) describe(b *strings.Builder) string {
 		fmt.Fprintf(b, " (%s)", size)
 	}
 	return ""
+}
+
+// noTextPages says which of a PDF's pages have no text to read (scans,
+// drawings): "; page 2 has no text (a scan or a drawing)", "; pages 2,
+// 5, … (7 in all) have no text (scans or drawings)".
+func noTextPages(c *inspect.Summary) string {
+	pages := pageNumbers(c.NoText)
+	switch {
+	case c.NoTextPages == c.Pages:
+		return "; no page has text (scans or drawings)"
+	case c.NoTextPages == 1:
+		return "; page " + pages + " has no text (a scan or a drawing)"
+	case c.NoTextPages > len(c.NoText):
+		return fmt.Sprintf("; pages %s, … (%d in all) have no text (scans or drawings)", pages, c.NoTextPages)
+	}
+	return "; pages " + pages + " have no text (scans or drawings)"
 }
 
 // archiveKind names an archive by its format: "ZIP archive", "XLSX

@@ -194,7 +194,7 @@ func TestTruncateTemplateKeepsTheCount(t *testing.T) {
 	if got, want := out.Get("structuredContent.log").String(), "line of the build log\n… [build log of ci — truncated: showing 21 of 2200 chars; the full text is artifact "+logID+" at mcpx://artifacts/"+logID+" ]"; got != want {
 		t.Errorf("log\n%q\nwant\n%q", got, want)
 	}
-	if got, want := out.Get("structuredContent.rows.2").String(), "[rows of rows — truncated: showing 2 of 40 items; all of it (321 B) is artifact "+rowsID+" at mcpx://artifacts/"+rowsID+" ]"; got != want {
+	if got, want := out.Get("structuredContent.rows.2").String(), "[rows of rows — truncated: showing 2 of 40 items; all of it (321 B) is artifact "+rowsID+" at mcpx://artifacts/"+rowsID+" ; query it by this result's paths, as rows.39 ]"; got != want {
 		t.Errorf("rows marker\n%q\nwant\n%q", got, want)
 	}
 }

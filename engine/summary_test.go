@@ -113,3 +113,38 @@ func TestLayerSummaryKeepsWhatTheEngineKnows(t *testing.T) {
 		t.Errorf("not stored:\ngot  %q\nwant %q", got, want)
 	}
 }
+
+// TestSummaryNamesPagesWithoutText: a PDF's pages with no text (a scan, a
+// drawing) are named, so the model knows the text it reads is not all;
+// a client that takes images is told to look at such a page, one that
+// takes none is not pointed at what it cannot see.
+func TestSummaryNamesPagesWithoutText(t *testing.T) {
+	ref := ArtifactRef{ID: "s_1a2b3c4d5e6f", SizeBytes: 1_600_000, URI: "mcpx://artifacts/s_1a2b3c4d5e6f"}
+	const tail = " is not in this result: it is stored as artifact s_1a2b3c4d5e6f and can be referenced by that id or as mcpx://artifacts/s_1a2b3c4d5e6f"
+	for _, tc := range []struct {
+		name   string
+		c      inspect.Summary
+		images bool
+		want   string
+	}{
+		{"one scanned page", inspect.Summary{Kind: "pdf", Pages: 3, Text: "Costs", NoTextPages: 1, NoText: []int{2}}, true,
+			`PDF (3 pages, 1.6 MB) starting "Costs"; page 2 has no text (a scan or a drawing)` + tail + ` — ask artifacts_query for page 2 with view "image" to look at it, artifacts_search for words`},
+		{"several", inspect.Summary{Kind: "pdf", Pages: 30, Text: "Costs", NoTextPages: 12, NoText: []int{3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}, true,
+			`PDF (30 pages, 1.6 MB) starting "Costs"; pages 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, … (12 in all) have no text (scans or drawings)` + tail + ` — ask artifacts_query for page 2, or for page 3 with view "image" to look at it, artifacts_search for words`},
+		{"all scanned", inspect.Summary{Kind: "pdf", Pages: 2, NoTextPages: 2, NoText: []int{1, 2}}, true,
+			`PDF (2 pages, 1.6 MB); no page has text (scans or drawings)` + tail + ` — ask artifacts_query for page 1 with view "image" to look at it`},
+		{"no images", inspect.Summary{Kind: "pdf", Pages: 3, Text: "Costs", NoTextPages: 2, NoText: []int{1, 3}}, false,
+			`PDF (3 pages, 1.6 MB) starting "Costs"; pages 1, 3 have no text (scans or drawings)` + tail + ` — ask artifacts_query for page 2, artifacts_search for words`},
+		{"no images, all scanned", inspect.Summary{Kind: "pdf", Pages: 1, NoTextPages: 1, NoText: []int{1}}, false,
+			`PDF (1 page, 1.6 MB); no page has text (scans or drawings)` + tail},
+	} {
+		c := tc.c
+		if got := defaultSummary(templateVars{Ref: ref, Kind: "PDF", Content: &c, Images: tc.images}); got != tc.want {
+			t.Errorf("%s:\ngot  %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+	c := inspect.Summary{Kind: "pdf", Pages: 9, NoTextPages: 2, NoText: []int{4, 9}}
+	if got := render("{content.no_text_pages} scanned: {content.no_text}", templateVars{Ref: ref, Content: &c}); got != "2 scanned: 4, 9" {
+		t.Errorf("content.no_text: %q", got)
+	}
+}

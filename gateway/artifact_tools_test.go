@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
@@ -102,10 +103,16 @@ func TestArtifactToolsPlaywrightSnapshot(t *testing.T) {
 
 	search := c.result("tools/call", toolCall("artifacts_search", `{"query":"\"Submit order\""}`))
 	text := search.Get("content.0.text").String()
-	if search.Get("isError").Bool() || !strings.Contains(text, wantLine) || !strings.Contains(text, fmt.Sprintf("%s line %d:", id, lineNo)) || len(text) > config.DefaultArtifactAnswerChars {
-		t.Fatalf("artifacts_search: %s", search.Raw)
+	// Each hit says when its artifact was stored and by which call.
+	storedAt := search.Get("structuredContent.hits.0.stored_at").String()
+	if at, err := time.Parse(time.RFC3339, storedAt); err != nil || time.Since(at) > time.Hour || time.Since(at) < -time.Minute {
+		t.Fatalf("hit stored at %q (%v), want the snapshot's time, just now", storedAt, err)
 	}
-	if h := search.Get("structuredContent.hits.0"); h.Get("id").String() != id || h.Get("place").String() != fmt.Sprintf("line %d", lineNo) {
+	if at := fmt.Sprintf("%s line %d (stored %s by playwright/browser_snapshot):   %s", id, lineNo, storedAt, wantLine); search.Get("isError").Bool() || !strings.Contains(text, at) || len(text) > config.DefaultArtifactAnswerChars {
+		t.Fatalf("artifacts_search: %s; want a line %q", search.Raw, at)
+	}
+	if h := search.Get("structuredContent.hits.0"); h.Get("id").String() != id || h.Get("place").String() != fmt.Sprintf("line %d", lineNo) ||
+		h.Get("stored_at").String() != storedAt || h.Get("source.server").String() != "playwright" || h.Get("source.tool").String() != "browser_snapshot" {
 		t.Fatalf("structured hit = %s", h.Raw)
 	}
 	if !strings.Contains(text, fmt.Sprintf(`artifacts_query {"id": %q, "lines": "%d-%d"}`, id, lineNo-10, lineNo+10)) {

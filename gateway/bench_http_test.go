@@ -90,6 +90,8 @@ type mcpHTTPClient struct {
 	session string
 	hc      *http.Client
 	next    atomic.Int64
+	// stateless: 2026-07-28 requests (the revision's headers, no session)
+	stateless bool
 }
 
 func newMCPHTTPClient(url string, tr http.RoundTripper) (*mcpHTTPClient, error) {
@@ -123,7 +125,13 @@ func (c *mcpHTTPClient) post(body []byte) ([]byte, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if c.session != "" {
+	if c.stateless {
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", gjson.GetBytes(body, "method").String())
+		if n := gjson.GetBytes(body, "params.name"); n.Exists() {
+			req.Header.Set("Mcp-Name", n.String())
+		}
+	} else if c.session != "" {
 		req.Header.Set("Mcp-Session-Id", c.session)
 		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
 	}
@@ -168,17 +176,30 @@ func benchTransport() *http.Transport {
 // benchHTTPClients runs b.N greet calls from 16 clients, each with its
 // own session and one call in flight, against url.
 func benchHTTPClients(b *testing.B, url string) {
+	benchHTTPRevision(b, url, false)
+}
+
+// benchHTTPRevision is benchHTTPClients with stateless 2026-07-28
+// clients (no session; the revision's _meta and headers) when stateless.
+func benchHTTPRevision(b *testing.B, url string, stateless bool) {
 	tr := benchTransport()
 	defer tr.CloseIdleConnections()
 	clients := make(chan *mcpHTTPClient, benchCallers)
 	for range benchCallers {
-		c, err := newMCPHTTPClient(url, tr)
-		if err != nil {
-			b.Fatal(err)
+		c := &mcpHTTPClient{url: url, hc: &http.Client{Transport: tr, Timeout: 60 * time.Second}, stateless: true}
+		if !stateless {
+			var err error
+			if c, err = newMCPHTTPClient(url, tr); err != nil {
+				b.Fatal(err)
+			}
 		}
 		clients <- c
 	}
 	params := `{"name":"greet","arguments":{"name":"bench"}}`
+	if stateless {
+		params = `{"name":"greet","arguments":{"name":"bench"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
+	}
+	b.ReportAllocs()
 	inParallel(b, benchCallers, func() error {
 		c := <-clients
 		defer func() { clients <- c }()
@@ -207,3 +228,21 @@ func BenchmarkHTTP16Gateway(b *testing.B) {
 	defer srv.Close()
 	benchHTTPClients(b, srv.URL+"/mcp")
 }
+
+// benchHTTPStdio: 16 clients of one revision call greet through the
+// gateway's streamable HTTP downstream, which forwards to the go-sdk
+// everything server over stdio: the path of an HTTP deployment in front
+// of a local server, where a stateless client's call goes to the
+// upstream's stateless lane.
+func benchHTTPStdio(b *testing.B, stateless bool) {
+	g := newTestGateway(b, map[string]config.ServerConfig{"everything": {Command: goEverything(b)}}, engine.Options{})
+	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
+	defer srv.Close()
+	benchHTTPRevision(b, srv.URL+"/mcp", stateless)
+}
+
+// BenchmarkHTTPStdioSession: 2025-11-25 clients, each with its session.
+func BenchmarkHTTPStdioSession(b *testing.B) { benchHTTPStdio(b, false) }
+
+// BenchmarkHTTPStdioStateless: 2026-07-28 clients.
+func BenchmarkHTTPStdioStateless(b *testing.B) { benchHTTPStdio(b, true) }

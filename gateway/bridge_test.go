@@ -110,11 +110,14 @@ func TestBridgeRequestStateAuthenticated(t *testing.T) {
 			t.Errorf("%s: %d %s, want requestState rejected", name, st, res.Raw)
 		}
 	}
+	// A retry without the answer is asked again (SEP-2322: re-request,
+	// not an error), under a new requestState; the call stays parked.
 	st, res = c.post("tok-a", "tools/call", retryParams(params, state, map[string]string{}), nil)
-	if st != http.StatusBadRequest || !strings.Contains(res.Get("error.message").String(), key) {
-		t.Errorf("retry without the answer: %d %s, want the missing key named", st, res.Raw)
+	again := res.Get("result.requestState").String()
+	if st != http.StatusOK || res.Get("result.resultType").String() != "input_required" || !res.Get("result.inputRequests."+key).Exists() || !strings.HasPrefix(again, session.RequestStatePrefix) {
+		t.Fatalf("retry without the answer: %d %s, want the missing key asked again", st, res.Raw)
 	}
-	st, res = c.post("tok-a", "tools/call", retryParams(params, state, answer), nil)
+	st, res = c.post("tok-a", "tools/call", retryParams(params, again, answer), nil)
 	if st != http.StatusOK || !strings.Contains(res.Get("result.content.0.text").String(), "Ada") {
 		t.Fatalf("rightful retry: %d %s", st, res.Raw)
 	}

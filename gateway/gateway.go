@@ -27,7 +27,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -61,6 +60,8 @@ const defaultStartWait = 15 * time.Second
 // Options configure a Gateway.
 type Options struct {
 	// Servers are the upstreams by name; disabled entries are skipped.
+	// None is valid: the gateway then offers the artifact tools only, as
+	// an artifact service does (mcpx serve --listen with no servers).
 	Servers map[string]config.ServerConfig
 	// Users is who may call the gateway: the principals its HTTP
 	// listener admits. A stdio server without mcpx.instances runs a
@@ -105,9 +106,10 @@ type Options struct {
 	// start) wait for the first client's capabilities and declare only
 	// what that client has of what mcpx relays, so a server that offers
 	// tools by capability offers what it would offer that client
-	// directly (session.Clients). Set it when clients will connect (mcpx
-	// serve and wrap do). Defaults to false: upstreams initialize at
-	// Start, declaring sampling and elicitation.
+	// directly (session.Clients). Set it when a client will connect
+	// (mcpx serve and wrap over stdio do); not for a listener, whose
+	// readiness would wait for a client. Defaults to false: upstreams
+	// initialize at Start, declaring sampling and elicitation.
 	WaitForClientCapabilities bool
 	// OnSessionEnd, when set, is called with a session's id after the
 	// session closed (not for stateless requests, which have no session
@@ -252,9 +254,6 @@ func New(o Options) (*Gateway, error) {
 			FirstClient: clients.Wait(),
 			Host:        upstreamHost{g},
 		}))
-	}
-	if ups.Len() == 0 {
-		return nil, errors.New("gateway: no enabled servers in mcpServers")
 	}
 	art := artifacts.New(artifacts.Options{Engine: eng, Store: eo.Store, Linker: eo.Linker, Memory: mem, Tools: g.artTools, Log: g.log})
 	uris := router.NewURIs(ups, g.log)

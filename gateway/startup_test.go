@@ -159,3 +159,30 @@ func TestStartupTimeoutDefaults(t *testing.T) {
 		t.Errorf("negative startup_timeout: %v", err)
 	}
 }
+
+// TestWaitForFirstClientIsNotSlow: an upstream whose initialize waits
+// for the first client's capabilities started at once; the wait is no
+// slowness of the server's. The log says so at debug, not "waiting for
+// upstream to start (N s so far)" at warn past StartWait, and once the
+// client came the start-up is counted from its arrival.
+func TestWaitForFirstClientIsNotSlow(t *testing.T) {
+	var log syncBuffer
+	g := startGateway(t, Options{Servers: map[string]config.ServerConfig{"quick": stubServer(t)}, StartWait: 100 * time.Millisecond, WaitForClientCapabilities: true}, &log, 100*time.Millisecond)
+	const said = "upstream quick started; its initialize waits for the first client"
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(log.String(), said) < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("log lacks %q five times:\n%s", said, log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c := connect(t, g)
+	if tools := c.result("tools/list", "{}").Get("tools.#.name").String(); !strings.Contains(tools, `"echo"`) {
+		t.Fatalf("tools/list: %s", tools)
+	}
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, "waiting for upstream quick to start") {
+			t.Errorf("the wait for the first client logged as a slow start: %s", line)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -189,4 +191,52 @@ func TestArtifactQueryRegion(t *testing.T) {
 			t.Errorf("got %.300s, want a tool error saying %q", res.Raw, want)
 		}
 	})
+}
+
+// artifacts_query's page with view "image": a client that takes images
+// sees a stored PDF's page as an image block (a scan has no text to
+// read), with a sentence naming the page; a client that takes none is
+// told so, and what it can ask instead.
+func TestArtifactQueryPageImage(t *testing.T) {
+	st := memstore.New(memstore.Config{})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"docs": stubServer(t)}, Engine: engine.Options{Store: st}})
+	waitFor(t, "the upstream is ready", func() bool { return g.Status()[0].State == upstream.StateReady })
+	open := func(name string) *client {
+		c := connectStateless(t, g)
+		c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"`+name+`","version":"1"}}`)
+		c.notify("notifications/initialized", "")
+		return c
+	}
+	pdf, err := os.ReadFile(filepath.Join("..", "inspect", "testdata", "pdf", "scan.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := open("claude-code")
+	res := c.result("tools/call", toolCall("echo", `{"v":"`+base64.StdEncoding.EncodeToString(pdf)+`"}`))
+	id := res.Get(`_meta.mcpx/artifacts.0.artifact.id`).String()
+	if id == "" || res.Get(`_meta.mcpx/artifacts.0.artifact.mime_type`).String() != "application/pdf" {
+		t.Fatalf("the PDF is not an artifact (the test's premise): %.600s", res.Raw)
+	}
+	args := `{"id":"` + id + `","page":1,"view":"image"}`
+	res = c.result("tools/call", toolCall("artifacts_query", args))
+	img, text := res.Get("content.0"), res.Get("content.1.text").String()
+	data, err := base64.StdEncoding.DecodeString(img.Get("data").String())
+	if res.Get("isError").Bool() || img.Get("type").String() != "image" || err != nil {
+		t.Fatalf("no image block: %.400s", res.Raw)
+	}
+	dec, format, err := image.Decode(bytes.NewReader(data))
+	if err != nil || "image/"+format != img.Get("mimeType").String() || max(dec.Bounds().Dx(), dec.Bounds().Dy()) != imageview.DefaultMaxSide {
+		t.Fatalf("the page's image: %v %s (%v)", dec.Bounds(), format, err)
+	}
+	if want := "Page 1 of 2 of the PDF " + id + ", as a "; !strings.HasPrefix(text, want) || !strings.HasSuffix(text, "\n[cut: page 1 of 2 shown; ask for page 2]") {
+		t.Errorf("text %q, want it to start %q", text, want)
+	}
+	res = open("some-agent").result("tools/call", toolCall("artifacts_query", args))
+	if want := `view "image": this client takes no image content`; !res.Get("isError").Bool() || !strings.Contains(res.Get("content.0.text").String(), want) {
+		t.Errorf("got %.300s, want a tool error saying %q", res.Raw, want)
+	}
+	res = c.result("tools/call", toolCall("artifacts_query", `{"id":"`+id+`","view":"image"}`))
+	if want := `view: want "text" or "image", with page`; !res.Get("isError").Bool() || !strings.Contains(res.Get("content.0.text").String(), want) {
+		t.Errorf("view without page: %.300s, want %q", res.Raw, want)
+	}
 }

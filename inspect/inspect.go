@@ -213,7 +213,10 @@ func Inspect(ctx context.Context, r io.ReaderAt, size int64, mimeType string, li
 	case "audio", "video":
 		s, err = inspectMedia(br, size, head, format, kind)
 	case "text", "json", "csv":
-		s, parts, err = inspectText(br, size, kind, format, lim)
+		// A table is recognised by its shape in text that says no more
+		// than that it is text.
+		mt, _, _ := mime.ParseMediaType(mimeType)
+		s, parts, err = inspectText(br, size, kind, format, mt == "" || mt == "text/plain", lim)
 	default:
 		return Summary{}, nil, nil
 	}

@@ -29,8 +29,9 @@ const (
 )
 
 // inspectText reads text of the given kind (text, json, csv; format tsv
-// splits CSV at tabs).
-func inspectText(r io.ReaderAt, size int64, kind, format string, lim Limits) (Summary, []TextPart, error) {
+// splits CSV at tabs). With byShape, text shaped as a table is read as CSV
+// or TSV (see tableFormat).
+func inspectText(r io.ReaderAt, size int64, kind, format string, byShape bool, lim Limits) (Summary, []TextPart, error) {
 	s := Summary{Kind: kind, Format: format}
 	p := textPass{parts: partCutter{max: lim.MaxTextBytes, line: 1}}
 	p.parts.grow(size)
@@ -50,6 +51,13 @@ func inspectText(r io.ReaderAt, size int64, kind, format string, lim Limits) (Su
 	for off < size {
 		n, rerr := r.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
 		data := buf[:n]
+		if off == 0 && byShape && kind == "text" {
+			if f := tableFormat(data, int64(n) == size); f != "" {
+				kind, format = "csv", f
+				s.Kind, s.Format = kind, format
+				cs = &csvCounter{}
+			}
+		}
 		if off == 0 {
 			p.head = append(p.head, data[:min(len(data), textChars*utf8.UTFMax)]...)
 			if cs != nil {
@@ -490,6 +498,7 @@ func csvHeader(head []byte, firstRecord int, comma rune) []string {
 	if firstRecord > 0 && firstRecord <= len(head) {
 		head = head[:firstRecord]
 	}
+	head = bytes.TrimPrefix(head, []byte("\ufeff"))
 	cr := csv.NewReader(bytes.NewReader(head))
 	cr.Comma, cr.LazyQuotes, cr.FieldsPerRecord = comma, true, -1
 	rec, err := cr.Read()

@@ -94,3 +94,26 @@ func BenchmarkGrep100MB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPageImage renders a US Letter page of text as the default
+// view (1568 px, PNG): what artifacts_query's page with view "image"
+// costs, against the memory runPageImage reserves for it.
+func BenchmarkPageImage(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "inspect", "testdata", "pdf", "chromium.pdf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, ref, _ := benchArtifact(b, len(data), "application/pdf", func(w *bufio.Writer, _ int) { w.Write(data) })
+	ctx := context.Background()
+	if _, err := Run(ctx, st, ref, Request{Page: 1, View: ViewImage}, Budget{}); err != nil {
+		b.Fatal(err) // the PDF reader's one-time start, outside the timing
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		a, err := Run(ctx, st, ref, Request{Page: 1, View: ViewImage}, Budget{})
+		if err != nil || a.Image == nil {
+			b.Fatal(err)
+		}
+	}
+}

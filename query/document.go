@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"path"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/imageview"
 	"github.com/mcpx-dev/mcpx/inspect"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/store"
@@ -57,6 +59,53 @@ func runPage(ctx context.Context, st store.Store, ref store.Ref, page int, b Bud
 	if text == "" {
 		a.Text = ""
 		a.Cut = strings.TrimSpace(fmt.Sprintf("page %d of %d has no text (scanned or drawn); %s", page, pages, nextPage(page, pages)))
+	}
+	return a, nil
+}
+
+// runPageImage renders a PDF page as an image fitted to b.ImageView (its
+// longest side and encoded size): what the PDF reader may hold, the
+// page's bitmap and its encodings are reserved from b.Memory first.
+func runPageImage(ctx context.Context, st store.Store, ref store.Ref, page int, b Budget) (Answer, error) {
+	o := inspect.RenderOptions{MaxSide: b.ImageView.MaxSide, MaxBytes: b.ImageView.MaxBytes}.WithDefaults()
+	if err := o.Validate(); err != nil {
+		return Answer{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	side := int64(o.MaxSide)
+	// the PDF reader's input, the page's RGBA bitmap and a copy of it, and
+	// the encodings tried
+	need := int64(inspect.DefaultMaxBytes) + 2*4*side*side + 2*o.MaxBytes
+	if need > b.MaxMemory {
+		return Answer{}, fmt.Errorf("%w: rendering page %d at %d px takes %s, more than the %s a query may hold (max_memory)",
+			ErrBudget, page, side, humanize.Bytes(need), humanize.Bytes(b.MaxMemory))
+	}
+	release, err := b.reserve(ctx, need, "rendering a PDF page as an image")
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
+	ra, closeFn, err := readerAt(ctx, st, ref)
+	if err != nil {
+		return Answer{}, err
+	}
+	defer closeFn()
+	p, err := inspect.RenderPDFPage(ctx, ra, ref.SizeBytes, page, o)
+	switch {
+	case errors.Is(err, inspect.ErrNoPage):
+		return Answer{}, fmt.Errorf("%w: page %d: %s has %d pages", ErrOutOfRange, page, ref.ID, p.Pages)
+	case errors.Is(err, inspect.ErrNotPDF):
+		return Answer{}, fmt.Errorf("%w: %s is not a PDF (%s); a page image is of a stored PDF", ErrBadRequest, ref.ID, orUnknown(ref.MIMEType))
+	case errors.Is(err, inspect.ErrRenderTooLarge):
+		return Answer{}, fmt.Errorf("%w: %w", ErrBudget, err)
+	case err != nil:
+		return Answer{}, err
+	}
+	text := fmt.Sprintf("Page %d of %d of the PDF %s, as a %dx%d %s (%s)", page, p.Pages, ref.ID, p.Width, p.Height,
+		strings.ToUpper(strings.TrimPrefix(p.MIME, "image/")), humanize.Bytes(int64(len(p.Data))))
+	img := &imageview.Image{Data: p.Data, MIMEType: p.MIME, Width: p.Width, Height: p.Height, Region: image.Rect(0, 0, p.Width, p.Height), OrigWidth: p.Width, OrigHeight: p.Height, OrigFormat: "pdf"}
+	a := Answer{Text: text, Image: img, Total: int64(p.Pages)}
+	if page < p.Pages {
+		a.Cut = fmt.Sprintf("page %d of %d shown; ask for page %d", page, p.Pages, page+1)
 	}
 	return a, nil
 }

@@ -76,8 +76,19 @@ func runJSON(ctx context.Context, st store.Store, ref store.Ref, path string, b 
 		return Answer{}, err
 	}
 	res := gjson.GetBytes(data, path)
+	rp, part := resultPathOf(ref)
+	if !res.Exists() && part {
+		// A path the model wrote from the root of the result it saw.
+		if rel, ok := rp.within(path); ok {
+			res = gjson.GetBytes(data, rel)
+		}
+	}
 	if !res.Exists() {
-		return Answer{}, fmt.Errorf("%w: path %q matches nothing in %s%s", ErrOutOfRange, path, ref.ID, topLevel(data))
+		hint := topLevel(data)
+		if part {
+			hint = rp.notFound(data)
+		}
+		return Answer{}, fmt.Errorf("%w: path %q matches nothing in %s%s", ErrOutOfRange, path, ref.ID, hint)
 	}
 	a := Answer{Text: res.Raw}
 	if res.IsArray() || res.IsObject() {
@@ -120,16 +131,8 @@ func topLevel(data []byte) string {
 	root := gjson.ParseBytes(data)
 	switch {
 	case root.IsObject():
-		var keys []byte
-		root.ForEach(func(k, _ gjson.Result) bool {
-			if len(keys) > 0 {
-				keys = append(keys, ',')
-			}
-			keys = append(keys, k.Raw...)
-			return len(keys) <= 200
-		})
-		if len(keys) > 0 {
-			return "; the top-level keys are " + cutString("["+string(keys)+"]", 200)
+		if keys, _ := topKeys(root); keys != "" {
+			return "; the top-level keys are " + keys
 		}
 	case root.IsArray():
 		n := 0
@@ -207,30 +210,26 @@ func runJQ(ctx context.Context, st store.Store, ref store.Ref, program string, b
 		return Answer{}, err
 	}
 	defer release()
-	rc, _, err := st.Get(ctx, ref.ID, nil)
-	if err != nil {
-		return Answer{}, err
-	}
-	defer rc.Close()
-	// The first bytes tell binary from text that is not JSON.
-	br := bufio.NewReaderSize(io.LimitReader(rc, b.maxInput()+1), 8<<10)
-	head, _ := br.Peek(8 << 10)
-	head = bytes.Clone(head)
-	in := &countingReader{r: br}
-	ans, err := b.JQ(ctx, program, in, JQLimits{MaxOutput: b.textLimit(), MaxMemory: b.MaxMemory})
-	switch {
-	case in.n > b.maxInput():
-		return Answer{}, fmt.Errorf("%w: %s holds more than the %s bytes a jq query reads", ErrBudget, ref.ID, humanize.Count(b.maxInput()))
-	case errors.Is(err, ErrNotJSON):
-		if ans.Results == 0 && !looksText(head) {
-			return Answer{}, notText(ref)
+	rp, part := resultPathOf(ref)
+	var (
+		ans  JQAnswer
+		head []byte
+	)
+	if wrapped, ok := rp.jqProgram(program); ok {
+		// A program written from the root of the result the model saw;
+		// should it fail, the program as written may still be the
+		// artifact's own.
+		ans, head, err = jqOnce(ctx, st, ref, wrapped, b)
+		if errors.Is(err, ErrBadProgram) {
+			ans, head, err = jqOnce(ctx, st, ref, program, b)
 		}
-		return Answer{}, fmt.Errorf("%w: %s is %w; ask for lines or grep", ErrBadRequest, ref.ID, err)
-	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrBudget):
-		return Answer{}, fmt.Errorf("%w: the jq program ran past %v", ErrBudget, b.Timeout)
-	case err != nil && ctx.Err() != nil:
-		return Answer{}, fmt.Errorf("query: the jq program stopped: %w", ctx.Err())
-	case err != nil:
+	} else {
+		ans, head, err = jqOnce(ctx, st, ref, program, b)
+	}
+	if errors.Is(err, ErrBadProgram) && part && len(bytes.TrimSpace(head)) > 0 {
+		return Answer{}, fmt.Errorf("%w; %s", err, rp.jqHint(ref.ID, bytes.TrimSpace(head)[0]))
+	}
+	if err != nil {
 		return Answer{}, err
 	}
 	a := Answer{Text: strings.TrimSuffix(cutUTF8(ans.Text, b.textLimit()), "\n")}
@@ -241,6 +240,37 @@ func runJQ(ctx context.Context, st store.Store, ref store.Ref, program string, b
 		a.Total = ans.Results
 	}
 	return a, nil
+}
+
+// jqOnce runs program over the artifact's values through b.JQ, streaming
+// them from the store, and returns what it printed and the artifact's
+// first bytes.
+func jqOnce(ctx context.Context, st store.Store, ref store.Ref, program string, b Budget) (JQAnswer, []byte, error) {
+	rc, _, err := st.Get(ctx, ref.ID, nil)
+	if err != nil {
+		return JQAnswer{}, nil, err
+	}
+	defer rc.Close()
+	// The first bytes tell binary from text that is not JSON.
+	br := bufio.NewReaderSize(io.LimitReader(rc, b.maxInput()+1), 8<<10)
+	head, _ := br.Peek(8 << 10)
+	head = bytes.Clone(head)
+	in := &countingReader{r: br}
+	ans, err := b.JQ(ctx, program, in, JQLimits{MaxOutput: b.textLimit(), MaxMemory: b.MaxMemory})
+	switch {
+	case in.n > b.maxInput():
+		return ans, head, fmt.Errorf("%w: %s holds more than the %s bytes a jq query reads", ErrBudget, ref.ID, humanize.Count(b.maxInput()))
+	case errors.Is(err, ErrNotJSON):
+		if ans.Results == 0 && !looksText(head) {
+			return ans, head, notText(ref)
+		}
+		return ans, head, fmt.Errorf("%w: %s is %w; ask for lines or grep", ErrBadRequest, ref.ID, err)
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrBudget):
+		return ans, head, fmt.Errorf("%w: the jq program ran past %v", ErrBudget, b.Timeout)
+	case err != nil && ctx.Err() != nil:
+		return ans, head, fmt.Errorf("query: the jq program stopped: %w", ctx.Err())
+	}
+	return ans, head, err
 }
 
 // countingReader counts the bytes read through it.

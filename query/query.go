@@ -88,11 +88,21 @@ type Request struct {
 	JSON    string `json:"json,omitempty"`
 	JQ      string `json:"jq,omitempty"`
 	Page    int    `json:"page,omitempty"`
-	Entry   string `json:"entry,omitempty"`
+	// View is how a Page is answered: ViewText (the default) its text,
+	// ViewImage the page rendered as an image (Answer.Image), fitted to
+	// Budget.ImageView, for a scan or a chart that has no text to read.
+	View  string `json:"view,omitempty"`
+	Entry string `json:"entry,omitempty"`
 	// Region asks for an image view of part of a stored image
 	// (Answer.Image), fitted to Budget.ImageView.
 	Region *Region `json:"region,omitempty"`
 }
+
+// Views of a PDF page (Request.View).
+const (
+	ViewText  = "text"
+	ViewImage = "image"
+)
 
 // Budget bounds a Run; zero fields take their defaults. Characters are
 // counted as UTF-8 bytes, which never undercounts.
@@ -156,8 +166,8 @@ type Answer struct {
 	Cut    string     `json:"cut,omitempty"`    // what was cut and how to ask for the next part
 	Stored *store.Ref `json:"stored,omitempty"` // a binary entry stored as its own artifact
 	Total  int64      `json:"total,omitempty"`  // lines/bytes/matches/pages in all
-	// Image is a region's view, for an image content block; Text
-	// describes it.
+	// Image is a region's view, or a PDF page's, for an image content
+	// block; Text describes it.
 	Image *imageview.Image `json:"-"`
 }
 
@@ -238,6 +248,8 @@ func run(ctx context.Context, st store.Store, ref store.Ref, req Request, b Budg
 		return runJSON(ctx, st, ref, req.JSON, b)
 	case req.JQ != "":
 		return runJQ(ctx, st, ref, req.JQ, b)
+	case req.Page != 0 && req.View == ViewImage:
+		return runPageImage(ctx, st, ref, req.Page, b)
 	case req.Page != 0:
 		return runPage(ctx, st, ref, req.Page, b)
 	case req.Region != nil:
@@ -264,6 +276,10 @@ func (r Request) check() error {
 		return fmt.Errorf("%w: bytes %d-%d: offsets count from 0 and the range must not be empty", ErrBadRequest, r.Bytes.From, r.Bytes.To)
 	case r.Page < 0:
 		return fmt.Errorf("%w: page %d: pages count from 1", ErrBadRequest, r.Page)
+	case r.View != "" && r.View != ViewText && r.View != ViewImage:
+		return fmt.Errorf("%w: view %q: want %q or %q (of a page)", ErrBadRequest, r.View, ViewText, ViewImage)
+	case r.View != "" && r.Page == 0:
+		return fmt.Errorf("%w: view goes with page: a PDF page's text or image", ErrBadRequest)
 	case r.Context < 0 || (r.Context > 0 && r.Grep == ""):
 		return fmt.Errorf("%w: context goes with grep and is not negative", ErrBadRequest)
 	case r.Region != nil && (r.Region.X < 0 || r.Region.Y < 0 || r.Region.Width < 0 || r.Region.Height < 0):

@@ -54,6 +54,18 @@
 #     from a clone: git clone https://github.com/TBXark/mcp-proxy && cd
 #     mcp-proxy && go build -o mcp-proxy .); BENCH_BASELINE adds another
 #     mcpx binary
+#   BENCH=httpproxy ./scripts/bench.sh  # is mcpx ahead of a pass-through
+#     proxy over HTTP, and is 2026-07-28 as fast as 2025-11-25? the go-sdk
+#     example server over stdio behind `mcpx serve --listen` and behind
+#     TBXark/mcp-proxy (built from source at a pinned commit and cached in
+#     ~/.cache/mcpx-tools; MCP_PROXY_SRC may name a local clone where
+#     github.com cannot be reached, MCP_PROXY a built binary), greet
+#     called by 16 clients and by 1: mcpx with 2025-11-25 sessions, mcpx
+#     with stateless 2026-07-28 requests, and the proxy, runs interleaved
+#     (bench/gatewaybench http -target), medians; BENCH_HTTP_CALLS calls
+#     per client per run, BENCH_RUNS runs; then the server's own cost of
+#     each revision, directly over stdio (gatewaybench stdio
+#     -direct-stateless)
 #   BENCH=posttransform ./scripts/bench.sh  # POST /transform of a
 #     10 MiB PDF result to `mcpx serve --listen` against `mcpx transform`
 #     of the same input, new bytes each round (8 bytes of the base64
@@ -356,6 +368,59 @@ if [ "$what" = textproxy ]; then
 	done
 	echo "== 600,000-character snapshot, one call at a time: direct (stdio) vs HTTP proxies"
 	"$out/gatewaybench" text -runs 15 -stdio "$server" "${targets[@]}" | tee "$out/textproxy.txt"
+	kill "${pids[@]}" 2>/dev/null || true
+	trap - EXIT
+fi
+# mcpProxyCommit is the TBXark/mcp-proxy commit BENCH=httpproxy builds
+# (v0.43.2 and three commits: mcp-go v0.44.0); its module versions are
+# not on the Go module proxy, so it is built from a clone.
+mcpProxyCommit=4f78891f47eb18578039ec8d45f827e998631f12
+# mcpProxy prints the path of TBXark/mcp-proxy's binary, building it into
+# the tools cache first when it is not there.
+mcpProxy() {
+	if [ -n "${MCP_PROXY:-}" ]; then echo "$MCP_PROXY"; return; fi
+	local dir=${XDG_CACHE_HOME:-$HOME/.cache}/mcpx-tools/mcp-proxy-${mcpProxyCommit:0:12}
+	if [ ! -x "$dir/mcp-proxy" ]; then
+		local src
+		src=$(mktemp -d)
+		git clone -q "${MCP_PROXY_SRC:-https://github.com/TBXark/mcp-proxy}" "$src" >&2
+		git -C "$src" checkout -q "$mcpProxyCommit" >&2
+		mkdir -p "$dir"
+		(cd "$src" && go build -o "$dir/mcp-proxy" .) >&2
+		rm -rf "$src"
+	fi
+	echo "$dir/mcp-proxy"
+}
+if [ "$what" = httpproxy ]; then
+	proxy=$(mcpProxy)
+	ev=$(./scripts/conformance-tools.sh | tail -n 1)/everything
+	CGO_ENABLED=0 go build -o "$out/mcpx" ./cmd/mcpx
+	go build -o "$out/gatewaybench" ./bench/gatewaybench
+	gw=$((20000 + RANDOM % 10000)); px=$((gw + 1))
+	# the server logs every message to stderr, which mcp-proxy does not
+	# read (the server blocks once the pipe is full): both get it discarded
+	up=(sh -c "exec $ev 2>/dev/null")
+	printf '{"mcpServers":{"everything":{"command":"%s","args":["%s","%s"]}}}' "${up[@]}" >"$out/httpproxy-mcpx.json"
+	MCPX_HOME=$out/httpproxy-home "$out/mcpx" serve --config "$out/httpproxy-mcpx.json" --listen "127.0.0.1:$gw" 2>"$out/httpproxy-serve.log" &
+	pids=($!)
+	printf '{"mcpProxy":{"baseURL":"http://127.0.0.1:%d","addr":"127.0.0.1:%d","name":"p","version":"1","type":"streamable-http","options":{"logEnabled":false}},"mcpServers":{"everything":{"command":"%s","args":["%s","%s"]}}}' \
+		"$px" "$px" "${up[@]}" >"$out/httpproxy-mcp-proxy.json"
+	"$proxy" -config "$out/httpproxy-mcp-proxy.json" 2>"$out/httpproxy-mcp-proxy.log" &
+	pids+=($!)
+	trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+	for port in $gw $px; do
+		for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+	done
+	uptime | tee "$out/httpproxy.txt"
+	for clients in 16 1; do
+		echo "== streamable HTTP, $clients client(s), the go-sdk example server over stdio: mcpx 2025-11-25, mcpx 2026-07-28, TBXark/mcp-proxy"
+		"$out/gatewaybench" http -clients "$clients" -n "${BENCH_HTTP_CALLS:-300}" -runs "${BENCH_RUNS:-5}" \
+			-target "mcp-proxy=http://127.0.0.1:$px/everything/mcp" \
+			-target "mcpx-2025=http://127.0.0.1:$gw/mcp" \
+			-target "mcpx-2026=stateless+http://127.0.0.1:$gw/mcp"
+	done | tee -a "$out/httpproxy.txt"
+	echo "== the server's own cost of each revision: directly over stdio, one call at a time, initialized vs never initialized"
+	"$out/gatewaybench" stdio -n 1000 -runs "${BENCH_RUNS:-5}" -direct "$ev" -direct-stateless | tee -a "$out/httpproxy.txt"
 	kill "${pids[@]}" 2>/dev/null || true
 	trap - EXIT
 fi

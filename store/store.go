@@ -64,6 +64,15 @@ type Source struct {
 	Layer  string `json:"layer,omitempty"`
 }
 
+// Call names the call that produced the value, as SERVER/TOOL (SERVER
+// alone when no tool is known); empty when neither is.
+func (s Source) Call() string {
+	if s.Tool == "" {
+		return s.Server
+	}
+	return s.Server + "/" + s.Tool
+}
+
 // Ref describes a stored artifact. Field names follow docs/design.md's "ArtifactRef".
 type Ref struct {
 	ID        string `json:"id"`
@@ -187,6 +196,26 @@ type TextPart struct{ Place, Text string }
 type Annotator interface {
 	Annotate(ctx context.Context, id string, content json.RawMessage, parts []TextPart) error
 }
+
+// TextReader reads the searchable text of an artifact from its bytes,
+// whole, within limits of its own: a summary reads a PDF's pages only as
+// far as its deadline allows, and search should find the last page too.
+// A store that indexes text later than the put (fsstore's Config.Text)
+// calls it then, for an artifact annotated with AnnotateLater.
+type TextReader func(ctx context.Context, ref Ref, r io.ReaderAt, size int64) ([]TextPart, error)
+
+// LateAnnotator is implemented by stores that read an artifact's search
+// text from its bytes with a TextReader when they index it:
+// AnnotateLater keeps content as Annotate does and leaves the text to
+// that reader. A store that has no TextReader returns ErrNoTextReader
+// and keeps nothing.
+type LateAnnotator interface {
+	AnnotateLater(ctx context.Context, id string, content json.RawMessage) error
+}
+
+// ErrNoTextReader is returned by AnnotateLater of a store without a
+// TextReader: annotate with the text parts at hand instead.
+var ErrNoTextReader = errors.New("store: no text reader to read the search text later")
 
 // Hit is one place in an artifact that matches a search: the artifact's
 // ref (with the first of its scopes the search's scope contains), where

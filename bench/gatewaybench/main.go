@@ -9,6 +9,7 @@
 //	gatewaybench stdio -n 2000 -runs 5 -direct 'everything' -relay 'gatewaybench relay everything' -via '/tmp/mcpx wrap -- everything'
 //	gatewaybench http -clients 16 -n 500 -runs 5 -direct http://127.0.0.1:8001/mcp -via http://127.0.0.1:8002/mcp
 //	gatewaybench http -direct-stateless -names one,two -direct http://127.0.0.1:8080/mcp -via http://127.0.0.1:8090/mcp
+//	gatewaybench http -clients 1 -target old=http://127.0.0.1:8090/mcp -target new=stateless+http://127.0.0.1:8090/mcp -target proxy=http://127.0.0.1:9090/everything/mcp
 package main
 
 import (
@@ -116,7 +117,7 @@ func report(names []string, runs [][]run) {
 		fmt.Printf("median %-7s p50 %7.1f µs  p99 %7.1f µs  %8.0f calls/s\n", names[i], us(m.p50), us(m.p99), m.perSec)
 	}
 	for i := 1; i < len(med); i++ {
-		fmt.Printf("%s - %s: p50 %+.1f µs, p99 %+.1f µs; calls/s %s/%s %.2fx\n", names[i], names[0], us(med[i].p50-med[0].p50), us(med[i].p99-med[0].p99), names[i], names[0], med[i].perSec/med[0].perSec)
+		fmt.Printf("%s - %s: p50 %+.1f µs (%.2fx), p99 %+.1f µs; calls/s %s/%s %.2fx\n", names[i], names[0], us(med[i].p50-med[0].p50), float64(med[i].p50)/float64(med[0].p50), us(med[i].p99-med[0].p99), names[i], names[0], med[i].perSec/med[0].perSec)
 	}
 	// the gateways against the relay, the floor of any proxy
 	if len(names) > 2 && names[1] == "relay" {
@@ -140,19 +141,24 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 const (
 	initParams = `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"gatewaybench","version":"1"}}`
 	callParams = `{"name":"greet","arguments":{"name":"bench"}}`
+	// statelessCallParams is callParams as a 2026-07-28 request
+	statelessCallParams = `{"name":"greet","arguments":{"name":"bench"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
 )
 
 // stdioPeer is a server process spoken to over its stdin and stdout.
 type stdioPeer struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	id   int
-	buf  []byte
-	long []byte
+	cmd    *exec.Cmd
+	params string // of each tools/call
+	in     io.WriteCloser
+	out    *bufio.Reader
+	id     int
+	buf    []byte
+	long   []byte
 }
 
-func startStdio(command string) (*stdioPeer, error) {
+// startStdio starts command and initializes it, or, stateless, sends it
+// 2026-07-28 requests on a pipe that is never initialized.
+func startStdio(command string, stateless bool) (*stdioPeer, error) {
 	f := strings.Fields(command)
 	cmd := exec.Command(f[0], f[1:]...)
 	// Both targets' stderr is discarded: the go-sdk example logs every
@@ -171,7 +177,11 @@ func startStdio(command string) (*stdioPeer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &stdioPeer{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	p := &stdioPeer{cmd: cmd, params: callParams, in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	if stateless {
+		p.params = statelessCallParams
+		return p, nil
+	}
 	if _, err := p.call("initialize", initParams); err != nil {
 		return nil, fmt.Errorf("%s: initialize: %w", command, err)
 	}
@@ -233,32 +243,40 @@ func stdioMain(args []string) error {
 	via := fs.String("via", "", "the command line of the gateway in front of it")
 	relay := fs.String("relay", "", "optional: the command line of a bare byte relay in front of it (gatewaybench relay SERVER)")
 	base := fs.String("base", "", "optional: another gateway's command line measured beside -via (an earlier build, say)")
+	directStateless := fs.Bool("direct-stateless", false, "also send -direct's server stateless 2026-07-28 requests on a pipe never initialized (target direct-2026); -via is optional then")
 	_ = fs.Parse(args)
-	if *direct == "" || *via == "" {
+	if *direct == "" || *via == "" && !*directStateless {
 		return errors.New("-direct and -via are required")
 	}
 	names, cmds := []string{"direct"}, []string{*direct}
+	stateless := map[int]bool{}
+	if *directStateless {
+		stateless[len(cmds)] = true
+		names, cmds = append(names, "direct-2026"), append(cmds, *direct)
+	}
 	if *relay != "" {
 		names, cmds = append(names, "relay"), append(cmds, *relay)
 	}
 	if *base != "" {
 		names, cmds = append(names, "base"), append(cmds, *base)
 	}
-	names, cmds = append(names, "via"), append(cmds, *via)
+	if *via != "" {
+		names, cmds = append(names, "via"), append(cmds, *via)
+	}
 	peers := make([]*stdioPeer, len(cmds))
 	for i, c := range cmds {
-		p, err := startStdio(c)
+		p, err := startStdio(c, stateless[i])
 		if err != nil {
 			return err
 		}
 		defer p.stop()
-		if r, err := p.call("tools/call", callParams); err != nil {
+		if r, err := p.call("tools/call", p.params); err != nil {
 			return fmt.Errorf("%s: %w", c, err)
 		} else if i == 0 {
 			fmt.Printf("response: %s", r)
 		}
 		for range *warm {
-			if _, err := p.call("tools/call", callParams); err != nil {
+			if _, err := p.call("tools/call", p.params); err != nil {
 				return err
 			}
 		}
@@ -278,7 +296,7 @@ func stdioMain(args []string) error {
 			start := time.Now()
 			for k := range lat {
 				t := time.Now()
-				if _, err := p.call("tools/call", callParams); err != nil {
+				if _, err := p.call("tools/call", p.params); err != nil {
 					return err
 				}
 				lat[k] = time.Since(t)
@@ -424,24 +442,43 @@ func httpMain(args []string) error {
 	via := fs.String("via", "", "the gateway's MCP endpoint (stateless 2026-07-28 requests)")
 	directStateless := fs.Bool("direct-stateless", false, "send stateless 2026-07-28 requests to -direct too (two gateways compared)")
 	names := fs.String("names", "direct,via", "the two targets' names in the report")
+	var more multiFlag
+	fs.Var(&more, "target", "name=URL (sessions, 2025-11-25) or name=stateless+URL (2026-07-28 requests); repeatable, instead of -direct and -via")
 	_ = fs.Parse(args)
-	if *direct == "" || *via == "" {
-		return errors.New("-direct and -via are required")
+	type target struct {
+		name, url string
+		stateless bool
 	}
-	label := strings.Split(*names, ",")
-	if len(label) != 2 {
-		return errors.New("-names takes two comma-separated names")
+	var want []target
+	for _, t := range more {
+		name, u, ok := strings.Cut(t, "=")
+		if !ok {
+			return fmt.Errorf("-target %q: want name=URL", t)
+		}
+		u, stateless := strings.CutPrefix(u, "stateless+")
+		want = append(want, target{name, u, stateless})
 	}
-	var targets [2][]*httpClient
-	for i, u := range []string{*direct, *via} {
-		cs, err := newHTTPClients(u, *clients, i == 1 || *directStateless)
+	if len(want) == 0 {
+		if *direct == "" || *via == "" {
+			return errors.New("-direct and -via (or -target) are required")
+		}
+		label := strings.Split(*names, ",")
+		if len(label) != 2 {
+			return errors.New("-names takes two comma-separated names")
+		}
+		want = []target{{label[0], *direct, *directStateless}, {label[1], *via, true}}
+	}
+	label := make([]string, len(want))
+	targets := make([][]*httpClient, len(want))
+	for i, t := range want {
+		cs, err := newHTTPClients(t.url, *clients, t.stateless)
 		if err != nil {
 			return err
 		}
 		if _, err := httpRun(cs, 20); err != nil { // warm up
 			return err
 		}
-		targets[i] = cs
+		label[i], targets[i] = t.name, cs
 	}
 	all := make([][]run, len(targets))
 	for r := 0; r < *runs; r++ {

@@ -115,7 +115,7 @@ func textMain(args []string) error {
 	}
 	params := `{"name":"` + *tool + `","arguments":{}}`
 	var targets []textTarget
-	p, err := startStdio(*direct)
+	p, err := startStdio(*direct, false)
 	if err != nil {
 		return err
 	}

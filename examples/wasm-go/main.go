@@ -46,7 +46,9 @@ func transform(req *guest.Request) (*guest.Response, error) {
 			Encoding: guest.Base64,
 			Verify:   true, // only files with a known signature
 			Filename: "{.name}",
-			Summary:  "Attachment '{.name}' of report '" + title + "' ({kind}, {size}). Artifact: {id}",
+			// The engine appends what the file is, its id and how to read
+			// it; the summary says only what the engine cannot know.
+			Summary: "Attachment '{.name}' of report '" + title + "'",
 		})
 	}
 	if req.Payload().Get("debug").Exists() {

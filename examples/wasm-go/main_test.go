@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,8 +87,18 @@ func TestPlugin(t *testing.T) {
 				t.Fatalf("artifacts = %+v", res.Artifacts)
 			}
 			s := string(res.Raw)
-			if !strings.Contains(s, "Attachment 'q3-review.pdf' of report 'Q3 pipeline review' (PDF") || strings.Contains(s, "trace_id") {
-				t.Fatalf("output: %s", s)
+			if !strings.Contains(s, "Attachment 'q3-review.pdf' of report 'Q3 pipeline review' — PDF 'q3-review.pdf'") || strings.Contains(s, "trace_id") {
+				t.Errorf("output: %s", s)
+			}
+			// The plugin's words, then the engine's reference: the
+			// plugin's own words do not name the id again.
+			payload := gjson.Get(s, "content.0.text").String()
+			for i, a := range res.Artifacts {
+				sum := gjson.Get(payload, fmt.Sprintf("attachments.%d.data.summary", i)).String()
+				const ref = "stored as artifact "
+				if first, engine := strings.Index(sum, a.ID), strings.Index(sum, ref+a.ID); engine < 0 || first != engine+len(ref) {
+					t.Errorf("attachment %d's summary names %s before the engine's reference: %s", i, a.ID, sum)
+				}
 			}
 			outs = append(outs, s)
 		})

@@ -136,12 +136,17 @@ type ServerOptions struct {
 	StartupTimeout store.Duration `json:"startup_timeout,omitempty"`
 	// ClientCapabilities, when set (a JSON object), is declared to this
 	// server verbatim as the client's capabilities in initialize, at
-	// gateway start. Defaults to unset: mcpx serve and wrap declare what
-	// the first connected client declared, of what mcpx relays (sampling,
-	// elicitation, roots), and initialize waits for that client (see
-	// upstream_caps.go). Set it where several HTTP clients share the
-	// server and it should know of, e.g., roots from the start:
-	// {"roots": {"listChanged": true}}.
+	// gateway start. Defaults to unset: over stdio (mcpx wrap, mcpx
+	// serve) mcpx declares what the one client declared, of what it
+	// relays (sampling, elicitation, roots), and initialize waits for
+	// that client; over --listen, where no client may ever come, the
+	// server starts at once and is told {"sampling": {}, "elicitation":
+	// {}}: mcpx relays those requests to the client whose call asked,
+	// and answers a client that lacks the capability "method not found:
+	// the client declared no sampling capability", which fails that one
+	// call upstream (session/upstream_caps.go). Set it where the clients
+	// of a listener are known: {} for clients that take no server
+	// requests, {"roots": {"listChanged": true}} for clients with roots.
 	ClientCapabilities json.RawMessage `json:"client_capabilities,omitempty"`
 	// Instances says how many processes of a stdio server serve the
 	// gateway's clients (gateway/internal/upstream/instances.go):

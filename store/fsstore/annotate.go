@@ -11,10 +11,16 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// annotate records the artifact's content summary in the index and
-// hands its text parts to the indexer, or indexes them itself when its
-// queue is full.
+// annotate records the artifact's content summary in the index with its
+// text parts pending for search, and hands the parts to the indexer, or
+// indexes them itself when its queue is full.
 func (w *writer) annotate(ctx context.Context, id string, content json.RawMessage, parts []store.TextPart) error {
+	return w.annotateAs(ctx, id, content, parts, false)
+}
+
+// annotateAs is annotate; with later, the text is left pending for the
+// indexer's TextReader to read from the bytes (parts is nil).
+func (w *writer) annotateAs(ctx context.Context, id string, content json.RawMessage, parts []store.TextPart, later bool) error {
 	if w.readOnly {
 		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), ErrReadOnly)
 	}
@@ -27,55 +33,75 @@ func (w *writer) annotate(ctx context.Context, id string, content json.RawMessag
 	if err != nil {
 		return err
 	}
-	if err := w.summarize(ctx, db, id, content); err != nil {
+	seq, pending, err := w.summarize(ctx, db, id, content, parts, later)
+	if err != nil {
 		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
-	if len(parts) == 0 || w.text.queue(id, parts) {
+	if later {
+		w.text.queue(id, pending, nil)
 		return nil
 	}
-	if err := w.text.indexText(ctx, id, parts); err != nil {
+	if len(parts) == 0 || w.text.queue(id, pending, parts) {
+		return nil
+	}
+	if err := w.text.indexText(ctx, seq, parts); err != nil {
 		return fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
 	return nil
 }
 
-// summarize writes the content summary in a transaction that commits
-// without an fsync of its own (synchronous=NORMAL on its connection): a
+// summarize writes the content summary, and parts (when any; with later,
+// readLater) as the artifact's pending search text in place of any
+// earlier, in a transaction that commits without an fsync of its own
+// (synchronous=NORMAL on its connection): a
 // summary is derived from the blob and computed again when missing, so it
 // need not survive a power loss as the put it follows does, and a CLI run
 // that stores one artifact pays one fsync of the index, not two. A process
 // that dies after the commit keeps it (the OS has the WAL's pages); the
-// next commit or checkpoint of any connection makes it durable.
-func (w *writer) summarize(ctx context.Context, db *sql.DB, id string, content json.RawMessage) error {
+// next commit or checkpoint of any connection makes it durable. It
+// returns the artifact's seq and the pending text's id.
+func (w *writer) summarize(ctx context.Context, db *sql.DB, id string, content json.RawMessage, parts []store.TextPart, later bool) (seq, pending int64, err error) {
+	var text []byte
+	if later {
+		text = []byte(readLater)
+	} else if len(parts) > 0 {
+		if text, err = json.Marshal(parts); err != nil {
+			return 0, 0, err
+		}
+	}
 	w.idx.wmu.Lock()
 	defer w.idx.wmu.Unlock()
 	conn, err := unsyncedConn(ctx, db)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	defer conn.Close()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	defer tx.Rollback()
-	var seq int64
 	err = tx.QueryRowContext(ctx, `SELECT seq FROM artifacts WHERE id = ?`, id).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.ErrNotFound
+		return 0, 0, store.ErrNotFound
 	}
 	if err != nil {
-		return w.idx.queryErr(err)
+		return 0, 0, w.idx.queryErr(err)
 	}
 	var col any // NULL: no summary
 	if len(content) > 0 {
 		col = string(content)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE artifacts SET content = ? WHERE seq = ?`, col, seq); err != nil {
-		return err
+		return 0, 0, err
+	}
+	if text != nil {
+		if pending, err = setPending(ctx, tx, seq, text); err != nil {
+			return 0, 0, err
+		}
 	}
 	w.reads.carry(ctx, tx)
-	return tx.Commit()
+	return seq, pending, tx.Commit()
 }
 
 // unsyncedConn returns a connection of db whose commits do not fsync the

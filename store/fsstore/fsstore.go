@@ -193,6 +193,13 @@ type Config struct {
 	// newest this many in scope (ranking costs per line, and a common
 	// word matches most). Defaults to DefaultSearchCandidates.
 	SearchCandidates int
+	// Text reads the search text of an artifact annotated with
+	// AnnotateLater from its bytes, when the indexer or a search indexes
+	// it (see indexer.go); it runs beside the calls, within its own
+	// limits. Defaults to nil: AnnotateLater returns
+	// store.ErrNoTextReader, and text left for a reader by another
+	// process stays pending.
+	Text store.TextReader
 }
 
 // Store is an artifact store on a folder. It is safe for concurrent use, by
@@ -226,6 +233,7 @@ var (
 	_ store.Store         = (*Store)(nil)
 	_ store.OrderedLister = (*Store)(nil)
 	_ store.Annotator     = (*Store)(nil)
+	_ store.LateAnnotator = (*Store)(nil)
 	_ store.Searcher      = (*Store)(nil)
 	_ store.Collector     = (*Store)(nil)
 	_ store.AccessLister  = (*Store)(nil)
@@ -282,8 +290,8 @@ func newStore(dir string, cfg Config) (*Store, error) {
 	s.idx = &index{path: filepath.Join(abs, indexName), journalPath: s.rebuild.journalPath, dir: abs,
 		busyTimeout: cfg.BusyTimeout, readOnly: ro, log: log, files: s.files, lock: s.lock, rebuild: s.rebuild}
 	s.reads = &accessLog{readOnly: ro, log: log, idx: s.idx}
-	s.text = &indexer{log: log, hook: s.hook, idx: s.idx}
 	s.reader = &reader{pageSize: cfg.PageSize, idx: s.idx, files: s.files, reads: s.reads}
+	s.text = &indexer{log: log, hook: s.hook, idx: s.idx, read: cfg.Text, open: s.reader.open}
 	s.writer = &writer{dir: abs, readOnly: ro, idPrefixLen: cfg.IDPrefixLen, log: log, hook: s.hook,
 		idx: s.idx, files: s.files, reads: s.reads, text: s.text}
 	s.searcher = &searcher{candidates: cfg.SearchCandidates, idx: s.idx, text: s.text}
@@ -522,6 +530,16 @@ func (s *Store) Annotate(ctx context.Context, id string, content json.RawMessage
 	return s.writer.annotate(ctx, id, content, parts)
 }
 
+// AnnotateLater records the artifact's content summary as Annotate does
+// and leaves its search text to Config.Text, which reads it from the
+// bytes when the text is indexed: store.ErrNoTextReader without one.
+func (s *Store) AnnotateLater(ctx context.Context, id string, content json.RawMessage) error {
+	if s.text.read == nil {
+		return fmt.Errorf("fsstore: artifact[%s]: %w", store.QuoteID(id), store.ErrNoTextReader)
+	}
+	return s.writer.annotateAs(ctx, id, content, nil, true)
+}
+
 // Search returns the best limit hits of query among the artifacts put
 // under a scope that scope contains, ranked by FTS5's bm25() (Score is its
 // negation: higher is better), each with a snippet() of its line. It ranks
@@ -552,9 +570,10 @@ func (s *Store) DropScope(ctx context.Context, scope store.Scope) (store.Collect
 // Close releases the store's index, files and locks. Readers returned by
 // Get stay readable. Close is idempotent and ignores ctx.
 func (s *Store) Close(context.Context) error {
-	// Text still to index and reads not yet written go now, while the
-	// index is open.
-	s.text.wait(context.Background())
+	// Text not yet indexed stays pending in the index, for a later
+	// search or process (indexer.go); reads not yet written go now,
+	// while the index is open.
+	s.text.stop()
 	s.reads.stop(context.Background())
 	if err := s.closeFiles(); err != nil {
 		return fmt.Errorf("fsstore: dir[%s]: close: %w", s.dir, err)

@@ -3,9 +3,15 @@ package fsstore
 // Search text indexed beside the calls, not in them: FTS5 takes 70-100 ms
 // of CPU and writes 3-6 MB for the 13,000 lines of a 600 kB accessibility
 // snapshot, which a tool call through the gateway would otherwise wait
-// for. Annotate records the summary at once and queues the text; one
-// goroutine per store writes it to the search index, and Search and Close
-// wait for what is queued, so a process always finds what it stored.
+// for, and a one-shot "mcpx transform" would pay before it exits.
+// Annotate records the summary and the text parts (search_pending) in one
+// transaction, and queues the parts; one goroutine per store writes them
+// to the search index and removes the pending row in the transaction
+// that writes an artifact's last line. Search waits for what is queued
+// and then indexes whatever is still pending in its scope: text another
+// process left (Close does not wait for the indexer) or a killed process
+// was writing. A kill leaves the pending row, so nothing is half-indexed
+// for good: whoever indexes it next deletes the rows written so far.
 //
 // The indexer works in the gaps between calls (see writeLock): it starts
 // a transaction only once no put or annotation has been under way for
@@ -14,21 +20,21 @@ package fsstore
 // one INSERT of the indexer nor shares the disk with its writes. It also
 // checkpoints the WAL itself in those gaps, once an artifact
 // (walAutoCheckpoint is the backstop), so that a call's commit does not
-// copy the index's pages into index.db. While Search or Close waits for
-// it, or the queue holds more than half of MaxPendingIndexBytes, the
-// indexer stops waiting for gaps and yields only to a write that waits
-// for the lock: steady traffic cannot starve it.
+// copy the index's pages into index.db. While Search waits for it, or the
+// queue holds more than half of MaxPendingIndexBytes, the indexer stops
+// waiting for gaps and yields only to a write that waits for the lock:
+// steady traffic cannot starve it.
 //
 // Another process searching the same folder sees the text as it is
-// written (an artifact's lines can be partly there for a moment); a crash
-// before then leaves the artifact, its bytes and its summary intact, only
-// not (or partly) searchable.
+// written (an artifact's lines can be partly there for a moment).
 
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -52,46 +58,64 @@ type indexer struct {
 	log  hclog.Logger
 	hook *hook
 	idx  *index
+	// read reads the text of an artifact annotated with AnnotateLater
+	// (Config.Text; nil: such text stays pending), from the blob open
+	// gives.
+	read store.TextReader
+	open func(ctx context.Context, id string) (io.ReadCloser, store.Ref, error)
 
 	mu           sync.Mutex // guards what follows
 	pending      []pendingText
 	pendingBytes int
 	done         chan struct{} // open while the goroutine runs
-	waiters      int           // Search and Close calls waiting for it
+	waiters      int           // Search calls waiting for it
+	stopping     bool          // Close: leave the rest pending
+	cancel       func()        // ends the goroutine's context (a read under way)
 }
 
-// pendingText is one artifact's text parts waiting to be indexed.
+// readLater is the pending text of an artifact whose text the indexer's
+// TextReader reads from its bytes (AnnotateLater).
+const readLater = "null"
+
+// pendingText is one artifact's text parts waiting to be indexed, and
+// their row in search_pending; no parts: the TextReader reads them.
 type pendingText struct {
-	id    string
-	parts []store.TextPart
-	bytes int
+	id      string
+	pending int64
+	parts   []store.TextPart
+	bytes   int
 }
 
-// queue hands parts to the indexer; false when the queue is full (the
-// caller indexes them itself).
-func (x *indexer) queue(id string, parts []store.TextPart) bool {
+// queue hands parts, pending as row pending of search_pending, to the
+// indexer; false when the queue is full (the caller indexes them itself)
+// or the store is closing (they stay pending).
+func (x *indexer) queue(id string, pending int64, parts []store.TextPart) bool {
 	n := 0
 	for _, p := range parts {
 		n += len(p.Text)
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.stopping {
+		return true
+	}
 	if x.pendingBytes+n > MaxPendingIndexBytes {
 		return false
 	}
-	x.pending = append(x.pending, pendingText{id: id, parts: parts, bytes: n})
+	x.pending = append(x.pending, pendingText{id: id, pending: pending, parts: parts, bytes: n})
 	x.pendingBytes += n
 	if x.done == nil {
 		x.done = make(chan struct{})
-		go x.run(x.done)
+		ctx, cancel := context.WithCancel(context.Background())
+		x.cancel = cancel
+		go x.run(ctx, x.done)
 	}
 	return true
 }
 
 // run writes the queued text until the queue is empty, and checkpoints
 // after each artifact; then it closes done.
-func (x *indexer) run(done chan struct{}) {
-	ctx := context.Background()
+func (x *indexer) run(ctx context.Context, done chan struct{}) {
 	dirty := false // the indexer committed since its last checkpoint
 	for {
 		if dirty {
@@ -99,7 +123,9 @@ func (x *indexer) run(done chan struct{}) {
 			dirty = false
 		}
 		x.mu.Lock()
-		if len(x.pending) == 0 {
+		if len(x.pending) == 0 || x.stopping {
+			x.pending, x.pendingBytes = nil, 0
+			x.cancel()
 			x.done = nil
 			x.mu.Unlock()
 			close(done)
@@ -109,7 +135,7 @@ func (x *indexer) run(done chan struct{}) {
 		x.pending[0] = pendingText{}
 		x.pending = x.pending[1:]
 		x.mu.Unlock()
-		if err := x.indexBehind(ctx, p.id, p.parts, &dirty); err != nil {
+		if err := x.indexBehind(ctx, p, &dirty); err != nil && ctx.Err() == nil {
 			x.log.Warn("could not index an artifact's text for search", "id", p.id, "error", err)
 		}
 		x.mu.Lock()
@@ -119,12 +145,36 @@ func (x *indexer) run(done chan struct{}) {
 }
 
 // urgent reports whether the indexer should not wait for gaps between
-// calls: the queue is more than half full, or Search or Close waits for
-// it.
+// calls: the queue is more than half full, Search waits for it, or Close
+// stops it.
 func (x *indexer) urgent() bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.pendingBytes > MaxPendingIndexBytes/2 || x.waiters > 0
+	return x.pendingBytes > MaxPendingIndexBytes/2 || x.waiters > 0 || x.stopping
+}
+
+// stopped reports whether Close stops the indexer.
+func (x *indexer) stopped() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.stopping
+}
+
+// stop makes the indexer leave what it has not written pending, and
+// returns once its goroutine has ended: within one INSERT.
+func (x *indexer) stop() {
+	x.mu.Lock()
+	x.stopping = true
+	done := x.done
+	if done != nil {
+		x.cancel()
+	}
+	x.mu.Unlock()
+	if done == nil {
+		return
+	}
+	x.idx.wmu.wake()
+	<-done
 }
 
 // checkpointQuiet waits for a gap between calls and copies the WAL into
@@ -140,15 +190,15 @@ func (x *indexer) checkpointQuiet(ctx context.Context) {
 	}
 }
 
-// indexText replaces the artifact's search text with parts, in one
+// indexText replaces the search text of artifact seq with parts, in one
 // transaction.
-func (x *indexer) indexText(ctx context.Context, id string, parts []store.TextPart) error {
+func (x *indexer) indexText(ctx context.Context, seq int64, parts []store.TextPart) error {
 	db, err := x.idx.db(ctx)
 	if err != nil {
 		return err
 	}
 	return x.idx.write(ctx, db, func(tx *sql.Tx) error {
-		if err := indexParts(ctx, tx, id, parts); err != nil {
+		if err := indexParts(ctx, tx, seq, parts); err != nil {
 			return fmt.Errorf("index text: %w", err)
 		}
 		return nil
@@ -159,20 +209,30 @@ func (x *indexer) indexText(ctx context.Context, id string, parts []store.TextPa
 // indexTxRows lines, each started in a gap between calls and ended early
 // when a call starts storing (see the file comment). It sets dirty when
 // it commits.
-func (x *indexer) indexBehind(ctx context.Context, id string, parts []store.TextPart, dirty *bool) error {
+func (x *indexer) indexBehind(ctx context.Context, p pendingText, dirty *bool) error {
 	db, err := x.idx.db(ctx)
 	if err != nil {
 		return err
 	}
+	parts := p.parts
+	if parts == nil {
+		// Reading a PDF's pages takes CPU a call could use: in a gap too.
+		x.idx.wmu.waitQuiet(x.urgent)
+		if x.stopped() {
+			return nil
+		}
+		if parts, err = x.readText(ctx, p.id); err != nil {
+			return err
+		}
+	}
 	rows := searchRows(parts)
-	var seq int64
 	for done := 0; ; {
-		n, committed, err := x.rowsBehind(ctx, db, id, &seq, done == 0, rows[done:min(done+indexTxRows, len(rows))])
+		n, committed, err := x.rowsBehind(ctx, db, p.pending, done == 0, rows[done:], len(rows[done:]) <= indexTxRows)
 		if err != nil {
 			return fmt.Errorf("index text: %w", err)
 		}
 		if !committed {
-			return nil // the artifact is gone
+			return nil // indexed by another, annotated again, gone, or left for later
 		}
 		*dirty = true
 		x.hook.at("index:committed")
@@ -182,37 +242,170 @@ func (x *indexer) indexBehind(ctx context.Context, id string, parts []store.Text
 	}
 }
 
-// rowsBehind is one transaction of indexBehind: the first one
-// (first) deletes the artifact's earlier rows and notes its seq; a later
-// one adds nothing when the artifact is gone, or is another put (a new
-// seq), since. It returns how many of rows it added, and whether it
-// committed.
-func (x *indexer) rowsBehind(ctx context.Context, db *sql.DB, id string, seq *int64, first bool, rows []searchRow) (int, bool, error) {
+// rowsBehind is one transaction of indexBehind, of at most indexTxRows
+// of rows. It adds nothing while Close stops the indexer, or once the
+// pending row is gone (its artifact deleted or annotated again, or its
+// text indexed by a search). The first one (first) deletes the
+// artifact's earlier rows; the one that adds the last of rows (last)
+// deletes the pending row. It returns how many of rows it added, and
+// whether it committed.
+func (x *indexer) rowsBehind(ctx context.Context, db *sql.DB, pending int64, first bool, rows []searchRow, last bool) (int, bool, error) {
 	x.idx.wmu.lockBackground(x.urgent)
 	defer x.idx.wmu.Unlock()
+	if x.stopped() {
+		return 0, false, nil
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, false, err
 	}
 	defer tx.Rollback()
-	now, err := artifactSeq(ctx, tx, id)
-	if !first && (errors.Is(err, store.ErrNotFound) || err == nil && now != *seq) {
+	var seq int64
+	err = tx.QueryRowContext(ctx, `SELECT seq FROM search_pending WHERE id = ?`, pending).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, err
 	}
 	if first {
-		*seq = now
-		if _, err := tx.ExecContext(ctx, `DELETE FROM search_parts WHERE seq = ?`, now); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_parts WHERE seq = ?`, seq); err != nil {
 			return 0, false, err
 		}
 	}
-	n, err := insertSearchRows(ctx, tx, now, rows, func() bool { return x.idx.wmu.yield(x.urgent) })
+	rows = rows[:min(indexTxRows, len(rows))]
+	n, err := insertSearchRows(ctx, tx, seq, rows, func() bool { return x.stopped() || x.idx.wmu.yield(x.urgent) })
 	if err != nil {
 		return 0, false, err
 	}
+	if x.stopped() {
+		return 0, false, nil // rolled back: the text stays pending whole
+	}
+	if last && n == len(rows) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_pending WHERE id = ?`, pending); err != nil {
+			return 0, false, err
+		}
+	}
 	return n, true, tx.Commit()
+}
+
+// setPending makes text (a JSON array of store.TextPart) the pending
+// search text of artifact seq, in place of any earlier, and returns its
+// row's id.
+func setPending(ctx context.Context, tx *sql.Tx, seq int64, text []byte) (int64, error) {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM search_pending WHERE seq = ?`, seq); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO search_pending (seq, parts) VALUES (?, ?)`, seq, text)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// indexPending indexes the pending text of the artifacts put under a
+// scope that scope contains, one artifact a transaction, newest first;
+// it stops with ctx's error when ctx ends. A read-only store indexes
+// nothing, and text left for a TextReader stays pending without one.
+func (x *indexer) indexPending(ctx context.Context, scope store.Scope) error {
+	if x.idx.readOnly {
+		return nil
+	}
+	db, err := x.idx.db(ctx)
+	if err != nil || db == nil {
+		return err
+	}
+	cond, args := scopeFilter(scope)
+	rows, err := db.QueryContext(ctx, `SELECT p.id, p.seq, a.id FROM search_pending p JOIN artifacts a ON a.seq = p.seq
+		WHERE EXISTS (SELECT 1 FROM scopes s WHERE s.seq = p.seq`+cond+`) ORDER BY p.seq DESC`, args...)
+	if err != nil {
+		return x.idx.queryErr(err)
+	}
+	type pendingRow struct {
+		id, seq  int64
+		artifact string
+	}
+	var todo []pendingRow
+	for rows.Next() {
+		var r pendingRow
+		if err := rows.Scan(&r.id, &r.seq, &r.artifact); err != nil {
+			rows.Close()
+			return x.idx.queryErr(err)
+		}
+		todo = append(todo, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return x.idx.queryErr(err)
+	}
+	for _, r := range todo {
+		var text []byte
+		err := db.QueryRowContext(ctx, `SELECT parts FROM search_pending WHERE id = ?`, r.id).Scan(&text)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // indexed meanwhile, or gone
+		}
+		if err != nil {
+			return fmt.Errorf("index pending text: %w", x.idx.queryErr(err))
+		}
+		var parts []store.TextPart
+		switch {
+		case string(text) == readLater && x.read == nil:
+			continue
+		case string(text) == readLater:
+			// Read outside the write lock: a PDF's pages take a while.
+			if parts, err = x.readText(ctx, r.artifact); err != nil {
+				return fmt.Errorf("index pending text: %w", err)
+			}
+		default:
+			if err := json.Unmarshal(text, &parts); err != nil {
+				// Not text this store wrote: dropped, or every search
+				// would stop at it.
+				x.log.Warn("dropping pending search text that does not decode", "id", r.artifact, "error", err)
+				parts = nil
+			}
+		}
+		err = x.idx.write(ctx, db, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM search_pending WHERE id = ?`, r.id).Scan(&n); err != nil || n == 0 {
+				return err // indexed meanwhile, annotated again, or gone
+			}
+			return indexParts(ctx, tx, r.seq, parts)
+		})
+		if err != nil {
+			return fmt.Errorf("index pending text: %w", err)
+		}
+	}
+	return nil
+}
+
+// readText reads the search text of artifact id with the TextReader. A
+// reader that fails gives no text (logged), so that no search tries again;
+// only ctx's end leaves the text pending.
+func (x *indexer) readText(ctx context.Context, id string) ([]store.TextPart, error) {
+	rc, ref, err := x.open(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return []store.TextPart{}, nil // gone, and its pending row with it
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	ra, ok := rc.(io.ReaderAt)
+	if !ok {
+		return nil, fmt.Errorf("artifact[%s]: the blob reader cannot read at offsets", id)
+	}
+	parts, err := x.read(ctx, ref, ra, ref.SizeBytes)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		x.log.Warn("could not read an artifact's text for search", "id", id, "error", err)
+		return []store.TextPart{}, nil
+	}
+	if parts == nil {
+		parts = []store.TextPart{}
+	}
+	return parts, nil
 }
 
 // wait returns once the text queued so far is in the index, or when ctx

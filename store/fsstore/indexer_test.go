@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -212,9 +213,9 @@ func indexHelper(ctx context.Context, s *Store) error {
 }
 
 // A kill while the indexer writes an artifact's text: the artifact, its
-// bytes and its summary are intact; the search index is consistent and
-// holds the lines of the transactions that committed; annotating again
-// indexes all of it.
+// bytes and its summary are intact, its text still pending; the next
+// search indexes it whole (the rows of the killed transactions replaced,
+// none twice) and finds its last line.
 func TestCrashWhileIndexing(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -241,20 +242,133 @@ func TestCrashWhileIndexing(t *testing.T) {
 	if n := searchRowCount(t, s); n != 2*indexTxRows {
 		t.Errorf("%d search rows after the kill, want the %d of the two committed transactions", n, 2*indexTxRows)
 	}
-	if hits, err := s.Search(ctx, store.Scope{}, "row7", 1); err != nil || len(hits) != 1 {
-		t.Errorf("a line of the first transaction: %d hits, %v", len(hits), err)
+	if n := pendingCount(t, s); n != 1 {
+		t.Errorf("%d texts pending after the kill, want the killed one", n)
 	}
 	last := fmt.Sprintf("row%d", indexCrashLines)
-	if hits, err := s.Search(ctx, store.Scope{}, last, 1); err != nil || len(hits) != 0 {
-		t.Errorf("a line never indexed: %d hits, %v", len(hits), err)
-	}
-	if err := s.Annotate(ctx, ref.ID, ref.Content, []store.TextPart{{Text: text}}); err != nil {
-		t.Fatal(err)
-	}
 	if hits, err := s.Search(ctx, store.Scope{}, last, 1); err != nil || len(hits) != 1 {
-		t.Errorf("annotated again, the last line: %d hits, %v", len(hits), err)
+		t.Errorf("the last line, never indexed before the kill: %d hits, %v", len(hits), err)
+	}
+	if hits, err := s.Search(ctx, store.Scope{}, "row7", 5); err != nil || len(hits) != 1 {
+		t.Errorf("a line of the first transaction: %d hits, %v; want 1", len(hits), err)
 	}
 	if n := searchRowCount(t, s); n != indexCrashLines {
 		t.Errorf("%d search rows, want %d", n, indexCrashLines)
+	}
+	if n := pendingCount(t, s); n != 0 {
+		t.Errorf("%d texts pending after a search, want 0", n)
+	}
+}
+
+// Close does not wait for the indexer: what it had not written stays
+// pending, and a search of another open store (another process, later)
+// indexes what is pending in its scope first, and only that.
+func TestCloseLeavesTextPending(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openT(t, dir, Config{})
+	s.hook.fn = func(p string) {
+		if p == "index:committed" {
+			t.Errorf("the indexer committed before Close")
+		}
+	}
+	var refs []store.Ref
+	for i, sc := range []store.Scope{{SessionID: "a"}, {SessionID: "b"}} {
+		text := snapshotLines(3*indexTxRows) + fmt.Sprintf("tail of text %d\n", i)
+		ref := putT(t, s, []byte(text), store.PutOptions{Namespace: "t", MIMEType: "text/plain", Scope: sc})
+		// A call under way: the indexer waits for a gap that does not come.
+		s.idx.wmu.enter()
+		if err := s.Annotate(ctx, ref.ID, nil, []store.TextPart{{Text: text}}); err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, ref)
+	}
+	closed := make(chan struct{})
+	go func() {
+		s.Close(ctx)
+		close(closed)
+	}()
+	<-closed
+	s.idx.wmu.leave()
+	s.idx.wmu.leave()
+	s = openT(t, dir, Config{})
+	if n := searchRowCount(t, s); n != 0 {
+		t.Errorf("%d search rows after Close, want none (the text pending)", n)
+	}
+	hits, err := s.Search(ctx, store.Scope{SessionID: "b"}, `"tail of text 1"`, 5)
+	if err != nil || len(hits) != 1 || hits[0].Ref.ID != refs[1].ID {
+		t.Fatalf("search of session b = %+v, %v; want the line of its artifact", hits, err)
+	}
+	if n := pendingCount(t, s); n != 1 {
+		t.Errorf("%d texts pending after a search of session b, want session a's", n)
+	}
+	if hits, err := s.Search(ctx, store.Scope{}, `"tail of text 0"`, 5); err != nil || len(hits) != 1 || hits[0].Ref.ID != refs[0].ID {
+		t.Errorf("search of every session = %+v, %v; want session a's artifact", hits, err)
+	}
+	if n, want := searchRowCount(t, s), 2*(3*indexTxRows+1); n != want {
+		t.Errorf("%d search rows, want %d", n, want)
+	}
+}
+
+// pendingCount is how many artifacts' texts are pending in s's index.
+func pendingCount(t *testing.T, s *Store) int {
+	t.Helper()
+	db, err := s.idx.db(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM search_pending`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// AnnotateLater leaves the text to Config.Text, which reads it from the
+// blob when a search (here another open store) indexes it; a reader that
+// fails leaves no text and nothing pending; a store without a reader
+// refuses.
+func TestAnnotateLaterReadsTheBlob(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	calls := 0
+	read := func(_ context.Context, ref store.Ref, r io.ReaderAt, size int64) ([]store.TextPart, error) {
+		calls++
+		b := make([]byte, size)
+		if _, err := r.ReadAt(b, 0); err != nil && err != io.EOF {
+			return nil, err
+		}
+		if bytes.HasPrefix(b, []byte("broken")) {
+			return nil, errors.New("not a document")
+		}
+		return []store.TextPart{{Place: "page 2", Text: strings.ToUpper(string(b))}}, nil
+	}
+	if err := openT(t, dir, Config{}).AnnotateLater(ctx, "t_000000000000", nil); !errors.Is(err, store.ErrNoTextReader) {
+		t.Errorf("AnnotateLater without a reader: %v, want ErrNoTextReader", err)
+	}
+	s := openT(t, dir, Config{Text: read})
+	good := putT(t, s, []byte("the last page of a long document"), store.PutOptions{Namespace: "t"})
+	bad := putT(t, s, []byte("broken bytes"), store.PutOptions{Namespace: "t"})
+	s.idx.wmu.enter() // a call under way: the indexer waits
+	for _, ref := range []store.Ref{good, bad} {
+		if err := s.AnnotateLater(ctx, ref.ID, json.RawMessage(`{"kind":"pdf","partial":"time"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close(ctx)
+	s.idx.wmu.leave()
+	if calls != 0 {
+		t.Errorf("the reader ran %d times before any search", calls)
+	}
+	s = openT(t, dir, Config{Text: read})
+	hits, err := s.Search(ctx, store.Scope{}, `"LAST PAGE"`, 5)
+	if err != nil || len(hits) != 1 || hits[0].Ref.ID != good.ID || hits[0].Place != "page 2" || string(hits[0].Ref.Content) != `{"kind":"pdf","partial":"time"}` {
+		t.Fatalf("search = %+v, %v; want the text the reader read, at its place", hits, err)
+	}
+	if calls != 2 || pendingCount(t, s) != 0 {
+		t.Errorf("reader ran %d times, %d texts pending; want 2 and none (a failed read leaves no text)", calls, pendingCount(t, s))
+	}
+	if _, err := s.Search(ctx, store.Scope{}, "broken", 5); err != nil || calls != 2 {
+		t.Errorf("a second search: %v, reader ran %d times; want it not to run again", err, calls)
 	}
 }

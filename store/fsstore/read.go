@@ -28,21 +28,39 @@ type reader struct {
 // get opens the artifact's blob file in place, sectioned to rng, and
 // notes the read.
 func (r *reader) get(ctx context.Context, id string, rng *store.Range) (io.ReadCloser, store.Ref, error) {
-	seq, ref, err := r.statSeq(ctx, id)
+	seq, rc, ref, err := r.openRange(ctx, id, rng)
 	if err != nil {
 		return nil, store.Ref{}, err
 	}
+	r.reads.touch(seq)
+	return rc, ref, nil
+}
+
+// open is get of the whole blob that records no read: the indexer's
+// reading of an artifact's text is not a use that lru retention counts.
+func (r *reader) open(ctx context.Context, id string) (io.ReadCloser, store.Ref, error) {
+	_, rc, ref, err := r.openRange(ctx, id, nil)
+	return rc, ref, err
+}
+
+// openRange opens rng of artifact id's blob; it returns the artifact's
+// seq too.
+func (r *reader) openRange(ctx context.Context, id string, rng *store.Range) (int64, io.ReadCloser, store.Ref, error) {
+	seq, ref, err := r.statSeq(ctx, id)
+	if err != nil {
+		return 0, nil, store.Ref{}, err
+	}
 	off, n, err := catalog.Bounds(rng, ref.SizeBytes)
 	if err != nil {
-		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+		return 0, nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
 	f, err := r.files.openBlob(ref.SHA256)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Deleted by another process since the lookup.
-		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
+		return 0, nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+		return 0, nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
 	fi, err := f.Stat()
 	if err == nil && fi.Size() != ref.SizeBytes {
@@ -50,12 +68,11 @@ func (r *reader) get(ctx context.Context, id string, rng *store.Range) (io.ReadC
 	}
 	if err != nil {
 		f.Close()
-		return nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
+		return 0, nil, store.Ref{}, fmt.Errorf("fsstore: artifact[%s]: %w", id, err)
 	}
 	// The open file stays readable to its end even if gc removes the
 	// blob now (Unix keeps an unlinked file's bytes while it is open).
-	r.reads.touch(seq)
-	return &blobReader{SectionReader: io.NewSectionReader(f, off, n), f: f}, ref, nil
+	return seq, &blobReader{SectionReader: io.NewSectionReader(f, off, n), f: f}, ref, nil
 }
 
 // statSeq returns the artifact's seq and ref (with its first scope).

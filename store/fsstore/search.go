@@ -33,6 +33,9 @@ const searchSnippetTokens = 32
 // external-content FTS5 index over it, kept in step by triggers. Deleting
 // an artifact (Delete, Collect, DropScope, recovery) deletes its rows
 // through the artifacts trigger, whatever path deletes it.
+// search_pending holds the text parts annotated but not yet in
+// search_parts (see indexer.go), deleted by the transaction that writes
+// an artifact's last rows, or with the artifact.
 var searchSchema = []string{
 	`CREATE TABLE IF NOT EXISTS search_parts (
 		id    INTEGER PRIMARY KEY,
@@ -51,31 +54,29 @@ var searchSchema = []string{
 	`CREATE TRIGGER IF NOT EXISTS artifacts_delete_search AFTER DELETE ON artifacts BEGIN
 		DELETE FROM search_parts WHERE seq = old.seq;
 	END`,
+	`CREATE TABLE IF NOT EXISTS search_pending (
+		id    INTEGER PRIMARY KEY,
+		seq   INTEGER NOT NULL,
+		parts BLOB    NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS search_pending_seq ON search_pending (seq)`,
+	`CREATE TRIGGER IF NOT EXISTS artifacts_delete_pending AFTER DELETE ON artifacts BEGIN
+		DELETE FROM search_pending WHERE seq = old.seq;
+	END`,
 }
 
-// indexParts replaces the search rows of artifact id with parts, one row
-// per line that holds a word. The caller holds the index's write lock and
-// commits tx.
-func indexParts(ctx context.Context, tx *sql.Tx, id string, parts []store.TextPart) error {
-	seq, err := artifactSeq(ctx, tx, id)
-	if err != nil {
-		return err
-	}
+// indexParts replaces the search rows of artifact seq with parts, one
+// row per line that holds a word, and removes its pending text, which
+// parts are. The caller holds the index's write lock and commits tx.
+func indexParts(ctx context.Context, tx *sql.Tx, seq int64, parts []store.TextPart) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM search_parts WHERE seq = ?`, seq); err != nil {
 		return err
 	}
-	_, err = insertSearchRows(ctx, tx, seq, searchRows(parts), nil)
-	return err
-}
-
-// artifactSeq returns the seq of artifact id.
-func artifactSeq(ctx context.Context, tx *sql.Tx, id string) (int64, error) {
-	var seq int64
-	err := tx.QueryRowContext(ctx, `SELECT seq FROM artifacts WHERE id = ?`, id).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("artifact[%s]: %w", id, store.ErrNotFound)
+	if _, err := insertSearchRows(ctx, tx, seq, searchRows(parts), nil); err != nil {
+		return err
 	}
-	return seq, err
+	_, err := tx.ExecContext(ctx, `DELETE FROM search_pending WHERE seq = ?`, seq)
+	return err
 }
 
 // searchRow is one line of text as the search index holds it.
@@ -172,6 +173,9 @@ func (x *searcher) search(ctx context.Context, scope store.Scope, query string, 
 	if err := x.text.wait(ctx); err != nil {
 		return nil, fmt.Errorf("fsstore: search: %w", err)
 	}
+	if err := x.text.indexPending(ctx, scope); err != nil {
+		return nil, fmt.Errorf("fsstore: search: %w", err)
+	}
 	hits, err := x.rank(ctx, scope, terms, limit)
 	if err != nil {
 		return nil, fmt.Errorf("fsstore: search: %w", err)
@@ -195,11 +199,14 @@ func (x *searcher) rank(ctx context.Context, scope store.Scope, terms []searchq.
 	// First the best of the newest candidates in scope, by rank alone:
 	// bm25(), snippet() and the joins a ref needs cost per row, and a
 	// common word matches most lines (rowid order costs nothing in FTS5).
+	// Among equal ranks the newest artifact comes first: the same line in
+	// a page's snapshots of the last hour ranks the same in each, and the
+	// current page is the one whose refs still exist.
 	top, err := db.QueryContext(ctx, `SELECT id, r FROM (
-			SELECT f.rowid AS id, bm25(search_fts) AS r FROM search_fts f JOIN search_parts p ON p.id = f.rowid
+			SELECT f.rowid AS id, p.seq AS seq, bm25(search_fts) AS r FROM search_fts f JOIN search_parts p ON p.id = f.rowid
 			WHERE search_fts MATCH ? AND EXISTS (SELECT 1 FROM scopes s WHERE s.seq = p.seq`+cond+`)
 			ORDER BY f.rowid DESC LIMIT ?)
-		ORDER BY r, id LIMIT ?`, append(append([]any{match}, args...), x.candidates, limit)...)
+		ORDER BY r, seq DESC, id LIMIT ?`, append(append([]any{match}, args...), x.candidates, limit)...)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table") {
 			return nil, nil // a read-only index an earlier mcpx made: nothing indexed

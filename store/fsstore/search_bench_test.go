@@ -42,10 +42,11 @@ func BenchmarkSearch10k(b *testing.B) {
 		sum := fmt.Sprintf("%064x", i)
 		ref := store.Ref{ID: fmt.Sprintf("bench_%012x", i), SHA256: sum, SizeBytes: int64(t.Len()), Created: time.Now().UTC(),
 			Scope: store.Scope{SessionID: fmt.Sprintf("s%d", i%100)}}
-		if _, err := insertArtifact(ctx, tx, "bench", ref); err != nil {
+		seq, err := insertArtifact(ctx, tx, "bench", ref)
+		if err != nil {
 			b.Fatal(err)
 		}
-		if err := indexParts(ctx, tx, ref.ID, []store.TextPart{{Text: t.String()}}); err != nil {
+		if err := indexParts(ctx, tx, seq, []store.TextPart{{Text: t.String()}}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -97,7 +97,11 @@ func (s *Store) Search(ctx context.Context, scope store.Scope, query string, lim
 		return nil, fmt.Errorf("memstore: search: %w", store.ErrClosed)
 	}
 	var hits []store.Hit
-	for _, e := range s.cat.Entries() {
+	entries := s.cat.Entries()
+	// Newest first, so that the stable sort below puts the newest
+	// artifact first among equal scores, as the fsstore does.
+	slices.Reverse(entries)
+	for _, e := range entries {
 		x := s.lines[e.Ref.ID]
 		if x == nil {
 			continue
@@ -128,7 +132,7 @@ func (s *Store) Search(ctx context.Context, scope store.Scope, query string, lim
 			}
 		}
 	}
-	// Stable: equal scores keep insertion order, as the fsstore's ties do.
+	// Stable: equal scores keep the newest artifact first.
 	slices.SortStableFunc(hits, func(a, b store.Hit) int {
 		switch {
 		case a.Score > b.Score:

@@ -26,6 +26,7 @@ func RunSearch(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Deleted", testSearchDeleted},
 		{"Places", testSearchPlaces},
 		{"CallerLeaves", testSearchCallerLeaves},
+		{"NewestFirst", testSearchNewestFirst},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,6 +118,41 @@ func testSearchRanking(t *testing.T, st store.Store) {
 	hits := search(t, st, sc, "kiwi", 1)
 	if len(hits) != 1 || hits[0].Ref.ID != best.ID {
 		t.Fatalf("best hit = %+v, want %s (more of the word, shorter line)", hits, best.ID)
+	}
+}
+
+// testSearchNewestFirst: among equal hits, the newest artifact comes
+// first (a page's current snapshot before the last hour's, whose refs
+// may be gone), and each hit says when its artifact was stored and by
+// which call.
+func testSearchNewestFirst(t *testing.T, st store.Store) {
+	sc := store.Scope{UserID: "u"}
+	var refs []store.Ref
+	for i := range 60 {
+		text := fmt.Sprintf("  - heading \"Snapshot %d\" [ref=e1]\n  - button \"Submit order\" [ref=e2]\n", i)
+		ref := put(t, st, []byte(text), store.PutOptions{Namespace: "search", MIMEType: "text/plain", Scope: sc,
+			Source: store.Source{Server: "playwright", Tool: "browser_snapshot", Layer: "sizenet"}})
+		if err := st.(store.Annotator).Annotate(context.Background(), ref.ID, nil, []store.TextPart{{Text: text}}); err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, ref)
+	}
+	hits := search(t, st, sc, `"Submit order"`, 10)
+	if len(hits) != 10 {
+		t.Fatalf("%d hits, want 10", len(hits))
+	}
+	for i, h := range hits {
+		want := refs[len(refs)-1-i]
+		if h.Ref.ID != want.ID || h.Score != hits[0].Score {
+			var got []string
+			for _, h := range hits {
+				got = append(got, fmt.Sprintf("%s (%g)", h.Ref.ID, h.Score))
+			}
+			t.Fatalf("hit %d is %s, want the snapshots newest first (%s, %s, …), of equal score: %s", i, h.Ref.ID, refs[59].ID, refs[58].ID, strings.Join(got, ", "))
+		}
+		if !h.Ref.Created.Equal(want.Created) || h.Ref.Source.Server != "playwright" || h.Ref.Source.Tool != "browser_snapshot" {
+			t.Fatalf("hit %d says it was stored at %v by %+v, want %v by playwright's browser_snapshot", i, h.Ref.Created, h.Ref.Source, want.Created)
+		}
 	}
 }
 

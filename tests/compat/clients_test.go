@@ -54,8 +54,13 @@ type target struct {
 // serve --listen` (the direct call still runs over the server's stdio); the
 // others through `mcpx wrap`.
 type client struct {
-	name    string
-	http    bool
+	name string
+	http bool
+	// caps are the client capabilities it declares, which an HTTP
+	// deployment of such clients sets as client_capabilities: over
+	// --listen mcpx cannot wait for the first client to learn them
+	// (docs/protocol.md, Client capabilities declared upstream).
+	caps    json.RawMessage
 	connect func(t *testing.T, tg target, revision string) (session, error)
 	// skip gives, per revision, why the matrix does not run the client
 	// there; the table shows the reason.
@@ -71,8 +76,9 @@ var clients = []client{
 	{name: "inspector CLI 2.12", connect: connectInspector},
 	{name: "go-sdk v1.8.0", connect: connectGoSDK},
 	{name: "mcp-go v1.2.1", connect: connectMCPGo},
-	{name: "TypeScript SDK, HTTP (mcpx serve)", http: true, connect: connectTS},
-	{name: "go-sdk v1.8.0, HTTP (mcpx serve)", http: true, connect: connectGoSDK},
+	{name: "TypeScript SDK, HTTP (mcpx serve)", http: true, caps: json.RawMessage(`{}`), connect: connectTS},
+	// go-sdk declares roots with listChanged unless told otherwise
+	{name: "go-sdk v1.8.0, HTTP (mcpx serve)", http: true, caps: json.RawMessage(`{"roots":{"listChanged":true}}`), connect: connectGoSDK},
 }
 
 // --- the TypeScript SDK, through tools/npm/mcp-client.mjs ---

@@ -111,10 +111,13 @@ not the table of its run.
 			fmt.Fprintf(&b, "- `%s`: %s.\n", s.pkg, s.note)
 		}
 	}
-	b.WriteString(`- mcpx declares upstream the capabilities of the first client, of
-  those it relays (sampling, elicitation, roots; docs/protocol.md, Client
+	b.WriteString(`- mcpx declares upstream the capabilities of the client, of those it
+  relays (sampling, elicitation, roots; docs/protocol.md, Client
   capabilities declared upstream), so each server sees what the client
-  has.
+  has: through ` + "`mcpx wrap`" + ` the first client's; through
+  ` + "`mcpx serve --listen`" + `, which starts its servers before any client
+  comes, the ones the config's ` + "`client_capabilities`" + ` names for the
+  kind of client (` + "`{}`" + ` for the TypeScript SDK, ` + "`roots`" + ` for go-sdk).
 - ` + "`server-pdf`" + ` takes its allowed folders from the client's roots, and
   ` + "`roots/list`" + ` is relayed to the client that declared them; the matrix
   passes the PDF's path, which stays allowed whatever the roots.

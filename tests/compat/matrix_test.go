@@ -302,7 +302,7 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 	tg := target{launch: wrapLaunch(srv.script(t, fx, "mcpx"), storeDir)}
 	stop := func() error { return nil }
 	if cl.http {
-		if tg.url, stop, err = serveHTTP(t, srv.pkg, srv.script(t, fx, "mcpx"), storeDir); err != nil {
+		if tg.url, stop, err = serveHTTP(t, srv.pkg, srv.script(t, fx, "mcpx"), storeDir, cl.caps); err != nil {
 			return err
 		}
 	}

@@ -232,7 +232,7 @@ var queryCases = []queryCase{
 		name: "search", tool: "artifacts_search", hits: true,
 		args: func(string, string) map[string]any { return map[string]any{"query": "payment declined"} },
 		want: func(l, _ string) []string {
-			return []string{l + " line " + fmt.Sprint(queryErrorLine) + ": ", "payment declined", "ord-77731", fmt.Sprintf(`"id": %q`, l)}
+			return []string{l + " line " + fmt.Sprint(queryErrorLine) + " (stored ", "payment declined", "ord-77731", fmt.Sprintf(`"id": %q`, l)}
 		},
 	},
 	{

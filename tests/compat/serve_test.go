@@ -17,10 +17,13 @@ import (
 var servingLine = regexp.MustCompile(`MCP at (http://127\.0\.0\.1:\d+/mcp)`)
 
 // serveHTTP starts `mcpx serve --listen 127.0.0.1:0` in front of one stdio
-// server and returns its MCP endpoint and a stop function that ends the
-// process and waits for it (so that its store may be opened).
-func serveHTTP(t *testing.T, name, script, storeDir string) (string, func() error, error) {
-	return serveHTTPConfig(t, map[string]any{"mcpServers": map[string]any{name: map[string]any{"command": script}}}, storeDir)
+// server, which is told the client capabilities caps
+// (mcpx.client_capabilities, as a deployment of such clients says), and
+// returns its MCP endpoint and a stop function that ends the process and
+// waits for it (so that its store may be opened).
+func serveHTTP(t *testing.T, name, script, storeDir string, caps json.RawMessage) (string, func() error, error) {
+	srv := map[string]any{"command": script, "mcpx": map[string]any{"client_capabilities": caps}}
+	return serveHTTPConfig(t, map[string]any{"mcpServers": map[string]any{name: srv}}, storeDir)
 }
 
 // serveHTTPConfig is serveHTTP with a whole config file (serve.tokens,

@@ -39,7 +39,8 @@ var knownGaps2025 = map[string]string{}
 // The input-required-result-* scenarios reach the server's own
 // input_required unchanged: over HTTP on the stateless lane mcpx opens
 // after server/discover, over stdio on a second, never-initialized
-// process (upstream_stdio_lane.go).
+// process (gateway/internal/upstream/stdio_lane.go; docs/protocol.md
+// says why it takes a second process).
 //
 // A scenario holds through mcpx when none of its checks fails and none of
 // the checks the server meets directly ends in a warning (the SHOULDs:

@@ -43,7 +43,7 @@ func transform(req *guest.Request) (*guest.Response, error) {
 			Encoding: guest.Base64,
 			MIME:     payload.Get(at + ".mime_type").String(),
 			Filename: name,
-			Summary:  "Attachment " + guest.QuoteName(name) + " ({size}). Artifact: {id}",
+			Summary:  "Attachment " + guest.QuoteName(name),
 		})
 	}
 	// The history's entries are short, so the skeleton holds them whole.

@@ -36,7 +36,7 @@ fn transform(req: &Request) -> Result<Response, String> {
                 .base64()
                 .mime(&mime)
                 .filename(&name)
-                .summary(&format!("Attachment {} ({{size}}). Artifact: {{id}}", quote_name(&name))),
+                .summary(&format!("Attachment {}", quote_name(&name))),
         );
     }
     // The history's entries are short, so the skeleton holds them whole.
@@ -66,7 +66,7 @@ mod tests {
         let out = mcpx_guest::handle(include_bytes!("../testdata/request.json"), super::transform).unwrap();
         let v = Value::parse(out.as_bytes()).unwrap();
         assert_eq!(v.get("rewrites.0.filename").as_str(), "invoice-march.pdf", "{}", out);
-        assert_eq!(v.get("rewrites.0.summary").as_str(), "Attachment 'invoice-march.pdf' ({size}). Artifact: {id}");
+        assert_eq!(v.get("rewrites.0.summary").as_str(), "Attachment 'invoice-march.pdf'");
         assert_eq!(v.get("rewrites.1.filename").as_str(), "test-page.png", "{}", out);
         assert_eq!(v.get("rewrites.2.action").as_str(), "replace", "{}", out);
         match v.get("rewrites.2.value") {
@@ -93,6 +93,6 @@ mod tests {
             .candidate(pdf)
             .build();
         let out = mcpx_guest::handle(req.as_bytes(), super::transform).unwrap();
-        assert!(out.contains(r#""summary":"Attachment 'Q(3).pdf' ({size}). Artifact: {id}""#), "{}", out);
+        assert!(out.contains(r#""summary":"Attachment 'Q(3).pdf'""#), "{}", out);
     }
 }

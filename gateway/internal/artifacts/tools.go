@@ -59,7 +59,8 @@ const querySchema = `{"type":"object","properties":{
 "context":{"type":"integer","minimum":0,"description":"with grep: lines shown around each match"},
 "json":{"type":"string","description":"a JSON path (gjson syntax, e.g. items.0.name or items.#.id)"},
 "jq":{"type":"string","description":"a jq program run on a JSON artifact"},
-"page":{"type":"integer","minimum":1,"description":"a PDF page's text"},
+"page":{"type":"integer","minimum":1,"description":"a PDF page: its text, or with view \"image\" the page as an image"},
+"view":{"type":"string","enum":["text","image"],"description":"with page: \"text\" (the default) or \"image\", the page rendered as an image fitted to your view, to look at a scan or a chart that has no text; for clients that take images"},
 "entry":{"type":"string","description":"an archive member by name: text inline, else stored as its own artifact"},
 "region":{"type":"object","properties":{"x":{"type":"integer","minimum":0},"y":{"type":"integer","minimum":0},"width":{"type":"integer","minimum":0},"height":{"type":"integer","minimum":0}},"additionalProperties":false,"description":"an image view of part of a stored image, in its pixels from the top left (width or height 0 or absent: to the edge), fitted to your view; for clients that take images"},
 "max_chars":{"type":"integer","minimum":1,"description":"answer at most this many characters"}},
@@ -76,7 +77,7 @@ func (s *Service) toolDef(kind string) json.RawMessage {
 	var desc, schema string
 	switch kind {
 	case KindQuery:
-		desc = fmt.Sprintf("Read part of a stored artifact (a tool result mcpx kept out of the context): give its id and exactly one of lines, bytes, grep (with context), json, jq, page, entry or region. Answers hold at most %d characters and say what was cut and how to ask for the rest.", o.MaxChars)
+		desc = fmt.Sprintf("Read part of a stored artifact (a tool result mcpx kept out of the context): give its id and exactly one of lines, bytes, grep (with context), json, jq, page (with view), entry or region. Answers hold at most %d characters and say what was cut and how to ask for the rest.", o.MaxChars)
 		schema = querySchema
 	case KindSearch:
 		desc = fmt.Sprintf("Search the text of your stored artifacts (large tool results, PDF pages, archive members): returns the best lines, each with its artifact id, place (line, page, entry) and the line itself. Read around a hit with %s.", o.QueryName)
@@ -124,8 +125,8 @@ func (s *Service) maxChars(args json.RawMessage) int {
 	return n
 }
 
-// query answers artifacts_query; a region's view is an image block, for
-// a client whose view takes images.
+// query answers artifacts_query; a region's view and a page's image are
+// an image block, for a client whose view takes images.
 func (s *Service) query(ctx context.Context, rd Reader, args json.RawMessage, view engine.View) (json.RawMessage, error) {
 	o := s.o
 	id := gjson.GetBytes(args, "id").String()
@@ -143,6 +144,9 @@ func (s *Service) query(ctx context.Context, rd Reader, args json.RawMessage, vi
 	}
 	if req.Region != nil && !view.Images {
 		return ToolError(fmt.Sprintf(`region: this client takes no image content (no serve.profiles entry with "images": true matches its name); find the image's words with %s, or download it by its id`, o.SearchName)), nil
+	}
+	if req.View == query.ViewImage && !view.Images {
+		return ToolError(fmt.Sprintf(`view "image": this client takes no image content (no serve.profiles entry with "images": true matches its name); ask for the page's text (page without view), find words with %s, or download the PDF by its id`, o.SearchName)), nil
 	}
 	notFound := ToolError(fmt.Sprintf("artifact %s not found: use an id from a result of this client, or %s to find one", id, o.SearchName))
 	// The caller's own scope of it: a member the query stores is the
@@ -175,7 +179,11 @@ func (s *Service) query(ctx context.Context, rd Reader, args json.RawMessage, vi
 	if img := ans.Image; img != nil {
 		out, _ := sjson.SetBytes([]byte(`{"content":[{"type":"image"},{"type":"text"}]}`), "content.0.data", base64.StdEncoding.EncodeToString(img.Data))
 		out, _ = sjson.SetBytes(out, "content.0.mimeType", img.MIMEType)
-		out, _ = sjson.SetBytes(out, "content.1.text", ans.Text)
+		text := ans.Text
+		if ans.Cut != "" {
+			text += "\n[cut: " + ans.Cut + "]"
+		}
+		out, _ = sjson.SetBytes(out, "content.1.text", text)
 		return out, nil
 	}
 	text := ans.Text
@@ -259,6 +267,12 @@ func queryRequest(args json.RawMessage) (query.Request, error) {
 			return req, errors.New("page: want a page number from 1")
 		}
 		req.Page, modes = int(v.Int()), append(modes, "page")
+	}
+	if v := a.Get("view"); v.Exists() {
+		if v.Type != gjson.String || (v.Str != query.ViewText && v.Str != query.ViewImage) || req.Page == 0 {
+			return req, errors.New(`view: want "text" or "image", with page`)
+		}
+		req.View = v.Str
 	}
 	if v := a.Get("entry"); v.Exists() {
 		req.Entry, modes = v.String(), append(modes, "entry")
@@ -351,19 +365,23 @@ func (s *Service) search(ctx context.Context, rd Reader, args json.RawMessage) (
 	if len(kept) == 0 {
 		fmt.Fprintf(&b, "No line of your artifacts holds %s.", q)
 	} else {
-		fmt.Fprintf(&b, "%d hits for %s, best first (artifact id, place: line):\n", len(kept), q)
+		fmt.Fprintf(&b, "%d hits for %s, best first, the newest first among equals (artifact id, place (when stored, by which call): line):\n", len(kept), q)
 	}
 	items := make([]map[string]any, 0, len(kept))
 	shown := 0
 	for _, h := range kept {
 		rd.Shown.Add(h.Ref.ID)
-		line := fmt.Sprintf("%s %s: %s\n", h.Ref.ID, h.Place, h.Snippet)
+		// When and by which call: the same line in an hour of a page's
+		// snapshots is many hits, and only the newest one's refs still exist.
+		stored := h.Ref.Created.UTC().Format(time.RFC3339)
+		line := fmt.Sprintf("%s %s (stored %s by %s): %s\n", h.Ref.ID, h.Place, stored, callName(h.Ref.Source), h.Snippet)
 		if utf8.RuneCountInString(b.String())+utf8.RuneCountInString(line) > budget-200 {
 			break
 		}
 		b.WriteString(line)
 		shown++
-		items = append(items, map[string]any{"id": h.Ref.ID, "uri": engine.URIScheme + h.Ref.ID, "place": h.Place, "snippet": h.Snippet, "score": h.Score, "mime_type": h.Ref.MIMEType})
+		items = append(items, map[string]any{"id": h.Ref.ID, "uri": engine.URIScheme + h.Ref.ID, "place": h.Place, "snippet": h.Snippet, "score": h.Score, "mime_type": h.Ref.MIMEType,
+			"stored_at": stored, "source": map[string]string{"server": h.Ref.Source.Server, "tool": h.Ref.Source.Tool}})
 	}
 	if shown < len(kept) {
 		fmt.Fprintf(&b, "[cut: %d more hits past %d characters; search with more words or a lower limit]\n", len(kept)-shown, budget)
@@ -380,6 +398,14 @@ func (s *Service) search(ctx context.Context, rd Reader, args json.RawMessage) (
 	}
 	sc, _ := json.Marshal(map[string]any{"hits": items})
 	return toolText(b.String(), sc), nil
+}
+
+// callName is the call that stored an artifact, as server/tool.
+func callName(src store.Source) string {
+	if c := src.Call(); c != "" {
+		return c
+	}
+	return "an unnamed call"
 }
 
 // firstWord returns the first word of a query, for a grep hint.

@@ -164,9 +164,12 @@ func (s *Session) serveBridged(ctx context.Context, m *jsonrpc.Message, related 
 	bs.init()
 	state := gjson.GetBytes(m.Params, "requestState").String()
 	if strings.HasPrefix(state, RequestStatePrefix) {
-		b, err := bs.resume(s, m, state)
+		b, missing, err := bs.resume(s, m, state)
 		if err != nil {
 			return nil, err
+		}
+		if len(missing) > 0 {
+			return bs.reask(b, missing)
 		}
 		defer b.attach(related)()
 		return bs.round(ctx, b)
@@ -239,12 +242,41 @@ collect:
 		b.keySeq++
 		key := "mcpx-" + strconv.Itoa(b.keySeq)
 		b.pending[key] = a
-		req := []byte(`{"method":` + quote(a.method) + `}`)
-		if len(a.params) > 0 && a.method != "roots/list" {
-			req, _ = sjson.SetRawBytes(req, "params", a.params)
-		}
-		requests[key] = req
+		requests[key] = a.inputRequest()
 	}
+	b.mu.Unlock()
+	return bs.park(b, requests)
+}
+
+// inputRequest is a as an entry of inputRequests.
+func (a *bridgeAsk) inputRequest() json.RawMessage {
+	req := []byte(`{"method":` + quote(a.method) + `}`)
+	if len(a.params) > 0 && a.method != "roots/list" {
+		req, _ = sjson.SetRawBytes(req, "params", a.params)
+	}
+	return req
+}
+
+// reask answers a retry that left the pending requests named by keys
+// unanswered by asking them again, as SEP-2322 asks of a server: the
+// client gets another round rather than an error, and the call stays
+// parked.
+func (bs *Bridges) reask(b *inputBridge, keys []string) (json.RawMessage, error) {
+	requests := map[string]json.RawMessage{}
+	b.mu.Lock()
+	for _, k := range keys {
+		if a := b.pending[k]; a != nil {
+			requests[k] = a.inputRequest()
+		}
+	}
+	b.mu.Unlock()
+	return bs.park(b, requests)
+}
+
+// park keeps b waiting for the client's retry (bridgeTTL at most) and
+// returns the input_required result that lists requests.
+func (bs *Bridges) park(b *inputBridge, requests map[string]json.RawMessage) (json.RawMessage, error) {
+	b.mu.Lock()
 	exp := time.Now().Add(bridgeTTL)
 	if b.timer != nil {
 		b.timer.Stop()
@@ -320,23 +352,24 @@ func (bs *Bridges) verify(state, principal string) (string, error) {
 }
 
 // resume verifies a retry's requestState and hands its inputResponses to
-// the parked call's upstream requests.
-func (bs *Bridges) resume(s *Session, m *jsonrpc.Message, state string) (*inputBridge, error) {
+// the parked call's upstream requests; it returns the keys the retry left
+// unanswered, sorted, and then answers none.
+func (bs *Bridges) resume(s *Session, m *jsonrpc.Message, state string) (*inputBridge, []string, error) {
 	id, err := bs.verify(state, principalOf(s))
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	bs.mu.Lock()
 	b := bs.live[id]
 	bs.mu.Unlock()
 	if b == nil || b.method != m.Method {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: no call of %s is waiting for it (ended, expired or used)", ErrBadRequestState, m.Method).Error()}
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: no call of %s is waiting for it (ended, expired or used)", ErrBadRequestState, m.Method).Error()}
 	}
 	responses := gjson.GetBytes(m.Params, "inputResponses")
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.pending) == 0 {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: used already", ErrBadRequestState).Error()}
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Errorf("%w: used already", ErrBadRequestState).Error()}
 	}
 	var missing []string
 	for key := range b.pending {
@@ -346,7 +379,7 @@ func (bs *Bridges) resume(s *Session, m *jsonrpc.Message, state string) (*inputB
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses lacks an answer to " + strings.Join(missing, ", ")}
+		return b, missing, nil
 	}
 	for key, a := range b.pending {
 		a.answer <- json.RawMessage(bytes.Clone([]byte(responses.Get(key).Raw)))
@@ -355,5 +388,5 @@ func (bs *Bridges) resume(s *Session, m *jsonrpc.Message, state string) (*inputB
 	if b.timer != nil {
 		b.timer.Stop()
 	}
-	return b, nil
+	return b, nil, nil
 }

@@ -20,6 +20,7 @@ package session
 // stateless request stores.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,6 +34,7 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/internal/artifacts"
 	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 	"github.com/mcpx-dev/mcpx/gateway/internal/subscriptions"
+	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
 // statelessProtocolVersions are the stateless protocol revisions the
@@ -100,7 +102,7 @@ func (s *Session) serveStateless(ctx context.Context, m *jsonrpc.Message, relate
 		d := s.rooms.Describe(true)
 		d["supportedVersions"] = append(slices.Clone(statelessProtocolVersions), supportedDownstream...)
 		res, err = json.Marshal(d)
-	} else if slices.Contains(bridgedMethods, m.Method) {
+	} else if slices.Contains(bridgedMethods, m.Method) && !s.answeredStateless(m) {
 		res, err = s.serveBridged(ctx, m, related)
 	} else {
 		ctx = withCaller(ctx, s, related)
@@ -113,6 +115,18 @@ func (s *Session) serveStateless(ctx context.Context, m *jsonrpc.Message, relate
 		return nil, err
 	}
 	return s.rooms.decorate(m.Method, m.Params, res), nil
+}
+
+// answeredStateless reports whether a stateless tools/call reaches its
+// upstream in the 2026-07-28 revision (Upstream.AnswersStateless): such
+// a server asks for input in its own result, so the call needs no
+// bridge, whose goroutine and parking would cost every call a hand-off.
+func (s *Session) answeredStateless(m *jsonrpc.Message) bool {
+	if m.Method != "tools/call" {
+		return false
+	}
+	r, ok := s.rooms.Tools.Route(gjson.GetBytes(m.Params, "name").String())
+	return ok && r.Up != nil && r.Generated == "" && r.Up.AnswersStateless(m.Method)
 }
 
 // cacheable are the methods whose results carry ttlMs and cacheScope.
@@ -128,6 +142,10 @@ const artifactTTLMs = 365 * 24 * 3600 * 1000
 // 0 ms and "private", fail-closed as mcp-go's server does; an artifact's
 // read is immutable and fresh for a year).
 func (r *Rooms) decorate(method string, params, res json.RawMessage) json.RawMessage {
+	info := serverInfoJSON(r.Version)
+	if out, ok := appendDecoration(method, res, info); ok {
+		return out
+	}
 	out := []byte(res)
 	if !gjson.GetBytes(out, "resultType").Exists() {
 		// a go-sdk server answers a session-era caller's second round
@@ -141,7 +159,7 @@ func (r *Rooms) decorate(method string, params, res json.RawMessage) json.RawMes
 	{
 		p := jsonrpc.MetaPath(mcp.MetaKeyServerInfo)
 		// the gateway is the client's server, whatever answered upstream
-		out, _ = sjson.SetRawBytes(out, p, []byte(`{"name":"mcpx","version":`+quote(r.Version)+`}`))
+		out, _ = sjson.SetRawBytes(out, p, info)
 	}
 	if slices.Contains(cacheable, method) {
 		ttl, scope := int64(0), "private"
@@ -158,6 +176,46 @@ func (r *Rooms) decorate(method string, params, res json.RawMessage) json.RawMes
 		}
 	}
 	return out
+}
+
+// appendDecoration decorates the common result in one append instead of
+// a parse and a copy per field: an object that has no resultType, no
+// inputRequests and no _meta, of a method without caching hints. It
+// reports false, doing nothing, for any other result; decorate's general
+// path serves those (a key written with \u escapes included).
+func appendDecoration(method string, res json.RawMessage, info []byte) (json.RawMessage, bool) {
+	if slices.Contains(cacheable, method) {
+		return nil, false
+	}
+	body := bytes.TrimRight(res, " \t\r\n")
+	if len(body) < 2 || body[len(body)-1] != '}' || bytes.TrimLeft(body, " \t\r\n")[0] != '{' {
+		return nil, false
+	}
+	for _, k := range [...]string{`"resultType"`, `"inputRequests"`, `"_meta"`, `\u`} {
+		if bytes.Contains(body, []byte(k)) {
+			return nil, false
+		}
+	}
+	empty := len(bytes.TrimSpace(body[bytes.IndexByte(body, '{')+1:len(body)-1])) == 0
+	out := make([]byte, 0, len(body)+len(decorationHead)+len(info)+3)
+	out = append(out, body[:len(body)-1]...)
+	if !empty {
+		out = append(out, ',')
+	}
+	out = append(out, decorationHead...)
+	out = append(out, info...)
+	return append(out, "}}"...), true
+}
+
+// decorationHead opens what appendDecoration adds: a complete result's
+// resultType and the _meta that names the gateway.
+const decorationHead = `"resultType":"complete","_meta":{"` + mcp.MetaKeyServerInfo + `":`
+
+// serverInfoJSON is the gateway's identity in a stateless result's _meta.
+func serverInfoJSON(version string) []byte {
+	out := make([]byte, 0, 32+len(version))
+	out = append(out, `{"name":"mcpx","version":`...)
+	return append(jsonstr.AppendString(out, version), '}')
 }
 
 func quote(s string) string {

@@ -10,13 +10,16 @@ package session
 //   - mcpServers.NAME.mcpx.client_capabilities, when set, is declared
 //     verbatim, at gateway start;
 //   - with gateway.Options.WaitForClientCapabilities (mcpx serve and
-//     wrap), the process starts at Start (it warms up) but its initialize
-//     waits for the first client's capabilities (its initialize, or a
-//     stateless request's _meta) and declares what of them mcpx relays:
-//     sampling and elicitation as the client declared them (sub-fields
-//     kept), roots (with listChanged) when it has roots;
-//   - otherwise (a gateway used with no client in view) sampling and
-//     elicitation, and roots when a connected client declared roots.
+//     wrap over stdio), the process starts at Start (it warms up) but
+//     its initialize waits for the first client's capabilities (its
+//     initialize, or a stateless request's _meta) and declares what of
+//     them mcpx relays: sampling and elicitation as the client declared
+//     them (sub-fields kept), roots (with listChanged) when it has roots;
+//   - otherwise (mcpx serve --listen, where no client may ever come, and
+//     a gateway used with no client in view) sampling and elicitation,
+//     and roots when a connected client declared roots: the upstream
+//     initializes at Start, and a client that lacks what was declared is
+//     refused the requests it cannot answer (Registry.Relay).
 //
 // mcpx.roots always declares roots (answered from the config). An
 // upstream is never restarted to change its declaration: it may hold

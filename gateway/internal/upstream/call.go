@@ -80,6 +80,18 @@ func (u *Upstream) Call(ctx context.Context, method string, params json.RawMessa
 	return res, nil
 }
 
+// AnswersStateless reports whether a stateless client's request of method
+// reaches u in the 2026-07-28 revision now (the stateless lane, or a
+// server that speaks only that revision): the server then answers a need
+// for input with an input_required result of its own, and sends the
+// client no requests to bridge.
+func (u *Upstream) AnswersStateless(method string) bool {
+	if u.lanes.statelessOnly() {
+		return true
+	}
+	return !u.inst.perUserCall(method) && u.lanes.forRequestOpen()
+}
+
 // Starts reports whether Start sends method to u without a goroutine of
 // its own waiting for the answer: u is a stdio server served in the
 // session era, and the call does not start a process (a per_session or

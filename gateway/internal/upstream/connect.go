@@ -30,7 +30,7 @@ func (u *Upstream) connect(ctx context.Context) (conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	caps, err := u.hs.declare(ctx, c)
+	caps, err := u.hs.declare(ctx, c, u.sup.waitingForClient)
 	if err != nil {
 		_ = c.close()
 		return nil, err

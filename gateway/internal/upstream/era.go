@@ -151,7 +151,31 @@ func (l *lanes) call(ctx context.Context, lane conn, method string, params json.
 	if err != nil {
 		return nil, fmt.Errorf("upstream[%s] (2026-07-28): %w", l.name, err)
 	}
-	return res, nil
+	return withoutServerInfo(res), nil
+}
+
+// pathMetaServerInfo is where a 2026-07-28 result names its server:
+// jsonrpc.MetaPath(mcp.MetaKeyServerInfo), spelled out to be a constant.
+const pathMetaServerInfo = `_meta.io\.modelcontextprotocol/serverInfo`
+
+// withoutServerInfo drops the server's identity from a 2026-07-28
+// result: the gateway is its client's server and names itself there
+// (the session room's decorate), and the go-sdk server's identity carries
+// its icon as a data: URI of some kilobytes, which would otherwise cost
+// every call a base64 decode and an artifact put in the engine, only to
+// be overwritten.
+func withoutServerInfo(res json.RawMessage) json.RawMessage {
+	if !bytes.Contains(res, []byte(mcp.MetaKeyServerInfo)) {
+		return res
+	}
+	out, err := sjson.DeleteBytes(res, pathMetaServerInfo)
+	if err != nil {
+		return res
+	}
+	if m := gjson.GetBytes(out, "_meta"); m.IsObject() && m.Raw == "{}" {
+		out, _ = sjson.DeleteBytes(out, "_meta")
+	}
+	return out
 }
 
 // callStateless sends a 2026-07-28 request on c: on a remote upstream's
@@ -171,6 +195,9 @@ func callStateless(ctx context.Context, c conn, tool json.RawMessage, method str
 func withStatelessMeta(params, meta json.RawMessage) json.RawMessage {
 	if len(meta) == 0 {
 		return params
+	}
+	if own := jsonrpc.ParseView(params).Get("_meta"); own.Raw == string(meta) {
+		return params // the client's own request: it has them all
 	}
 	out := []byte(params)
 	if len(out) == 0 {

@@ -1,13 +1,16 @@
 package upstream
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/gateway/internal/jsonrpc"
 )
 
 // statelessParams adds the _meta of a 2026-07-28 request to params.
@@ -69,5 +72,40 @@ func TestWithStatelessMeta(t *testing.T) {
 	}
 	if err := (config.ServerConfig{URL: "http://x/mcp", Mcpx: config.ServerOptions{Protocol: "2099"}}).Validate("s"); err == nil || !strings.Contains(err.Error(), "mcpx.protocol") {
 		t.Errorf("Validate(protocol 2099) = %v", err)
+	}
+}
+
+// answerConn is a conn that answers every call with res.
+type answerConn struct{ res json.RawMessage }
+
+func (c answerConn) call(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return c.res, nil
+}
+func (answerConn) notify(context.Context, string, json.RawMessage) error { return nil }
+func (answerConn) done() <-chan struct{}                                 { return nil }
+func (answerConn) cause() error                                          { return nil }
+func (answerConn) close() error                                          { return nil }
+
+// TestLaneResultWithoutServerInfo: a result from the stateless lane
+// loses the server's identity (the gateway names itself there, and the
+// go-sdk server's carries a data: URI icon the engine would otherwise
+// store on every call); the rest of its _meta and the result stay.
+func TestLaneResultWithoutServerInfo(t *testing.T) {
+	if p := jsonrpc.MetaPath(mcp.MetaKeyServerInfo); p != pathMetaServerInfo {
+		t.Fatalf("pathMetaServerInfo is %s, MetaPath gives %s", pathMetaServerInfo, p)
+	}
+	l := &lanes{name: "up", cfg: config.ServerConfig{Command: "up"}}
+	for _, tc := range []struct{ name, res, wantMeta string }{
+		{"only serverInfo", `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"everything","icons":[{"src":"data:image/png;base64,iVBORw0KGgo="}]}},"content":[{"type":"text","text":"Hi"}]}`, ""},
+		{"other keys kept", `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"everything"},"trace":"t1"},"content":[{"type":"text","text":"Hi"}]}`, `{"trace":"t1"}`},
+		{"none", `{"content":[{"type":"text","text":"Hi"}]}`, ""},
+	} {
+		out, err := l.call(context.Background(), answerConn{res: json.RawMessage(tc.res)}, "tools/call", json.RawMessage(statelessParams(`{"name":"greet"}`, "")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := gjson.GetBytes(out, "_meta"); m.Raw != tc.wantMeta || gjson.GetBytes(out, "content.0.text").String() != "Hi" {
+			t.Errorf("%s: %s, want _meta %q and the content", tc.name, out, tc.wantMeta)
+		}
 	}
 }

@@ -42,14 +42,16 @@ func newHandshake(name string, cfg config.ServerConfig, version string, first <-
 }
 
 // declare returns what a new shared connection c declares, waiting for
-// the first client's capabilities when the gateway waits for them; it
-// fails when c ends or ctx is done first.
-func (h *handshake) declare(ctx context.Context, c conn) (json.RawMessage, error) {
+// the first client's capabilities when the gateway waits for them (and
+// calling waiting first, whose result it calls once the client came);
+// it fails when c ends or ctx is done first.
+func (h *handshake) declare(ctx context.Context, c conn, waiting func() (arrived func())) (json.RawMessage, error) {
 	if h.first != nil && len(h.cfg.Mcpx.ClientCapabilities) == 0 {
 		select {
 		case <-h.first:
 		default:
 			h.log.Info("started; initialize waits for the first client, to declare its capabilities (set mcpx.client_capabilities to initialize at once)")
+			defer waiting()()
 			select {
 			case <-h.first:
 			case <-c.done():

@@ -52,6 +52,21 @@ func (l *lanes) forRequest(ctx context.Context) conn {
 	return c
 }
 
+// forRequestOpen reports whether forRequest would give a lane now, with
+// no probe to run.
+func (l *lanes) forRequestOpen() bool {
+	lane := l.current()
+	if lane == nil {
+		return false
+	}
+	select {
+	case <-lane.done():
+		return false
+	default:
+		return true
+	}
+}
+
 // probeStdio starts a second process of the upstream's command and asks
 // it server/discover; nil when it does not speak 2026-07-28.
 func (l *lanes) probeStdio(ctx context.Context) conn {

@@ -38,6 +38,13 @@ type supervisor struct {
 	firstTry chan struct{} // closed after the first connection attempt
 	once     sync.Once
 
+	// clock is when the connection attempt in progress started, less
+	// any wait for the first client; waiting is set during that wait,
+	// which is no slowness of the server's
+	clockMu sync.Mutex
+	clock   time.Time
+	waiting bool
+
 	mu        sync.RWMutex
 	c         conn // nil unless ready
 	state     string
@@ -61,7 +68,8 @@ func newSupervisor(name string, cfg config.ServerConfig, startWait time.Duration
 // runs when ctx ends with the connection up, after it is closed.
 func (s *supervisor) run(ctx context.Context, logEvery time.Duration, connect func(context.Context) (conn, error), closing func()) {
 	keepUp(ctx, func() (bool, error) {
-		stopLog := s.logStarting(time.Now(), logEvery)
+		s.restartClock(false)
+		stopLog := s.logStarting(logEvery)
 		c, err := connect(ctx)
 		stopLog()
 		s.once.Do(func() { close(s.firstTry) })
@@ -122,11 +130,29 @@ func keepUp(ctx context.Context, up func() (connected bool, err error), retry fu
 	}
 }
 
+// restartClock starts the clock of the connection attempt again: at its
+// start, and once the first client arrived (waiting false); waiting for
+// that client (waiting true) stops it.
+func (s *supervisor) restartClock(waiting bool) {
+	s.clockMu.Lock()
+	s.clock, s.waiting = time.Now(), waiting
+	s.clockMu.Unlock()
+}
+
+// waitingForClient stops the clock of the connection attempt while its
+// initialize waits for the first client (handshake.declare), and returns
+// what starts it again.
+func (s *supervisor) waitingForClient() (arrived func()) {
+	s.restartClock(true)
+	return func() { s.restartClock(false) }
+}
+
 // logStarting says in the log, every startLogInterval until the returned
 // func is called, that the upstream is still starting and for how long it
 // may: a first "go run" or "npx -y" takes minutes, and clients wait for
-// it meanwhile. Past StartWait it says so as a warning.
-func (s *supervisor) logStarting(start time.Time, every time.Duration) (stop func()) {
+// it meanwhile. Past StartWait it says so as a warning. A wait for the
+// first client is not counted and is said at debug: the server started.
+func (s *supervisor) logStarting(every time.Duration) (stop func()) {
 	done := make(chan struct{})
 	if every <= 0 {
 		every = startLogInterval
@@ -139,6 +165,13 @@ func (s *supervisor) logStarting(start time.Time, every time.Duration) (stop fun
 			case <-done:
 				return
 			case <-t.C:
+				s.clockMu.Lock()
+				start, waiting := s.clock, s.waiting
+				s.clockMu.Unlock()
+				if waiting {
+					s.log.Debug(fmt.Sprintf("upstream %s started; its initialize waits for the first client", s.name), "waited", time.Since(start).Round(time.Second))
+					continue
+				}
 				so := time.Since(start).Round(time.Second)
 				msg := fmt.Sprintf("waiting for upstream %s to start (%d s so far, up to %d s)", s.name, int(so.Seconds()), int(s.startup.Seconds()))
 				if so <= s.startWait {

@@ -23,53 +23,9 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-const artifactsUsage = `Usage: mcpx artifacts <ls|get|rm|gc|fsck|query|search> [flags] [arguments]
-
-Artifacts lists, reads and deletes what "mcpx transform" stored.
-
-Commands:
-  ls     list the stored artifacts
-  get    write an artifact's exact bytes to stdout or a file
-  rm     delete artifacts
-  gc     remove what the retention policy (store.retention) says must go
-  fsck   check the store for damage, and repair it
-  query  read part of an artifact: lines, bytes, grep, a JSON path, jq, a PDF page, an archive entry
-  search find lines in the stored text, best first
-
-Run "mcpx artifacts <command> --help" for its flags and an example.
-`
-
-// runArtifacts is "mcpx artifacts": it dispatches its subcommands.
-func (p program) runArtifacts(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, artifactsUsage)
-		return exitUsage
-	}
-	switch args[0] {
-	case "ls", "list":
-		return p.runArtifactsLs(args[1:], stdout, stderr)
-	case "get":
-		return p.runArtifactsGet(args[1:], stdout, stderr)
-	case "rm", "delete":
-		return p.runArtifactsRm(args[1:], stdout, stderr)
-	case "fsck":
-		return p.runArtifactsFsck(args[1:], stdout, stderr)
-	case "gc":
-		return p.runArtifactsGc(args[1:], stdout, stderr)
-	case "search":
-		return p.runArtifactsSearch(args[1:], stdout, stderr)
-	case "query":
-		return p.runArtifactsQuery(args[1:], stdout, stderr)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, artifactsUsage)
-		return exitOK
-	}
-	fmt.Fprintf(stderr, "mcpx artifacts: unknown command %q\nRun 'mcpx artifacts --help' for the commands.\n", args[0])
-	return exitUsage
-}
-
 var lsCmd = command{
 	name:     "artifacts ls",
+	brief:    "list the stored artifacts",
 	synopsis: "[--config FILE] [--store DIR] [--scope FIELD=VALUE]... [--json]",
 	about: `
 Ls lists the stored artifacts, oldest first, as a table: ID, MIME type,
@@ -210,16 +166,12 @@ func (p program) runArtifactsLs(args []string, stdout, stderr io.Writer) int {
 			}
 			return nil
 		}
-		source := r.Source.Server
-		if r.Source.Tool != "" {
-			source += "/" + r.Source.Tool
-		}
 		expires := "-"
 		if !exp.IsZero() {
 			expires = exp.Local().Format(stamp)
 		}
 		if err := cols.row(tw, cell(r.ID), cell(r.MIMEType), humanize.Bytes(r.SizeBytes), cell(r.Filename),
-			cell(source), r.Created.Local().Format(stamp), la.Local().Format(stamp), expires); err != nil {
+			cell(r.Source.Call()), r.Created.Local().Format(stamp), la.Local().Format(stamp), expires); err != nil {
 			return fmt.Errorf("write output: %w", err)
 		}
 		// The table's first block is its first lsFirstBlock rows, so that
@@ -293,6 +245,7 @@ func cell(s string) string {
 
 var getCmd = command{
 	name:     "artifacts get",
+	brief:    "write an artifact's bytes to stdout or a file",
 	synopsis: "[--config FILE] [--store DIR] [-o FILE] ID",
 	about: `
 Get writes the exact bytes of artifact ID to stdout, or to FILE with -o.
@@ -401,6 +354,7 @@ func writeFileAtomic(path string, r io.Reader, size int64) (err error) {
 
 var rmCmd = command{
 	name:     "artifacts rm",
+	brief:    "delete artifacts",
 	synopsis: "[--config FILE] [--store DIR] ID...",
 	about: `
 Rm deletes the named artifacts from the store. Bytes shared with an

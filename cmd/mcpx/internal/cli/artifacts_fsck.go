@@ -16,6 +16,7 @@ const exitDamaged = 3
 
 var fsckCmd = command{
 	name:     "artifacts fsck",
+	brief:    "check the store for damage, and repair it",
 	synopsis: "[--config FILE] [--store DIR] [--repair] [--json]",
 	about: `
 Fsck checks the store for damage and, with --repair, repairs it. It runs

@@ -13,6 +13,7 @@ import (
 
 var gcCmd = command{
 	name:     "artifacts gc",
+	brief:    "remove what the retention policy (store.retention) says must go",
 	synopsis: "[--config FILE] [--store DIR] [--dry-run] [--json]",
 	about: `
 Gc applies the retention policy of the config's store.retention section

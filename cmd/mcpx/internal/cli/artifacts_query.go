@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/membudget"
@@ -16,7 +18,8 @@ import (
 
 var queryCmd = command{
 	name:     "artifacts query",
-	synopsis: "[--config FILE] [--store DIR] [--format text|json] [--max-chars N] ID (--lines A-B | --bytes A-B | --grep REGEX [--context N] | --json PATH | --jq EXPR | --page N | --entry NAME)",
+	brief:    "read part of an artifact: lines, bytes, grep, a JSON path, jq, a PDF page (text or image), an archive entry, an image region",
+	synopsis: "[--config FILE] [--store DIR] [--format text|json] [--max-chars N] [--out FILE] ID (--lines A-B | --bytes A-B | --grep REGEX [--context N] | --json PATH | --jq EXPR | --page N [--image] | --entry NAME | --region X,Y,W,H)",
 	about: `
 Query answers one question about artifact ID without writing all of its
 bytes: a window of lines (1-based, inclusive) or bytes (0-based, B
@@ -25,6 +28,13 @@ expression matches (with line numbers, like grep -n), a gjson path or a jq
 program over JSON, a PDF page's text, or an archive member (text inline;
 binary, or text over the budget, stored as its own artifact whose id is
 printed). Give exactly one of the mode flags.
+
+Two modes answer an image, as artifacts_query does for a client that
+takes images: --page N --image renders the PDF page (a scan, a chart),
+and --region X,Y,W,H is part of a stored image (W or H 0: to the edge),
+each fitted to 1568 px on its longest side and 1 MiB. The image goes to
+--out FILE (stdout by default, never a terminal) and what it shows to
+stderr.
 
 The answer fits --max-chars characters. When something was cut, a note on
 stderr says what, and how to ask for the next part. With --format json the
@@ -38,7 +48,9 @@ end, an invalid regex or jq program, over the time or memory budget),
 mcpx artifacts query --grep 'button "Submit"' --context 2 playwright_1a2b3c4d5e6f
 mcpx artifacts query --lines 181-360 github_9f8e7d6c5b4a
 mcpx artifacts query --jq '.items[] | select(.state == "open") | .title' github_9f8e7d6c5b4a
-mcpx artifacts query --page 2 tableau_1a2b3c4d5e6f`,
+mcpx artifacts query --page 2 tableau_1a2b3c4d5e6f
+mcpx artifacts query --page 2 --image --out page2.png tableau_1a2b3c4d5e6f
+mcpx artifacts query --region 0,1600,1280,1600 --out part.png playwright_0f1e2d3c4b5a`,
 }
 
 // runArtifactsQuery is "mcpx artifacts query".
@@ -50,6 +62,8 @@ func (p program) runArtifactsQuery(args []string, stdout, stderr io.Writer) int 
 		format                    string
 		maxChars                  int
 		lines, byteRange, jsonArg string
+		region, out               string
+		asImage                   bool
 		req                       query.Request
 	)
 	o.register(fs, p.stores)
@@ -63,6 +77,9 @@ func (p program) runArtifactsQuery(args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&req.JQ, "jq", "", "run the jq program `EXPR` over the JSON artifact")
 	fs.IntVar(&req.Page, "page", 0, "show the text of PDF page `N` (from 1)")
 	fs.StringVar(&req.Entry, "entry", "", "show the archive member `NAME`")
+	fs.BoolVar(&asImage, "image", false, "with --page, render the page as an image (to --out)")
+	fs.StringVar(&region, "region", "", "write part `X,Y,W,H` of a stored image, in its pixels (W or H 0: to the edge), as an image (to --out)")
+	fs.StringVar(&out, "out", "-", "write an image answer (--image, --region) to `FILE`; - is stdout")
 	pos, code := parse(c, fs, args, stdout, stderr)
 	if code >= 0 {
 		return code
@@ -87,8 +104,29 @@ func (p program) runArtifactsQuery(args []string, stdout, stderr io.Writer) int 
 		}
 		*r.dst = &rg
 	}
+	if region != "" {
+		rg, err := parseRegion(region)
+		if err != nil {
+			return usageError(stderr, c, err)
+		}
+		req.Region = &rg
+	}
+	if asImage {
+		req.View = query.ViewImage
+	}
 	if err := checkOneMode(req); err != nil {
 		return usageError(stderr, c, err)
+	}
+	imageOut := req.Region != nil || asImage
+	switch {
+	case asImage && req.Page == 0:
+		return usageError(stderr, c, errors.New("--image goes with --page"))
+	case out != "-" && !imageOut:
+		return usageError(stderr, c, errors.New("--out goes with --image or --region"))
+	case imageOut && out == "-" && format == "json":
+		return usageError(stderr, c, errors.New("--format json writes the answer to stdout: give the image --out FILE"))
+	case imageOut && out == "-" && isTerminalOut(stdout):
+		return usageError(stderr, c, errors.New("the answer is an image: give --out FILE, or redirect stdout"))
 	}
 	id := pos[0]
 	if !store.ValidID(id) {
@@ -111,6 +149,22 @@ func (p program) runArtifactsQuery(args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, c, fmt.Errorf("artifact %s: %w", id, err))
 	}
+	if ans.Image != nil {
+		if err := writeImage(out, stdout, ans.Image.Data); err != nil {
+			return fail(stderr, c, err)
+		}
+		to := out
+		if out == "-" {
+			to = "stdout"
+		}
+		if format == "text" {
+			fmt.Fprintf(stderr, "mcpx %s: %s, written to %s\n", c.name, ans.Text, to)
+			if ans.Cut != "" {
+				fmt.Fprintf(stderr, "mcpx %s: %s\n", c.name, oneLine(ans.Cut))
+			}
+			return exitOK
+		}
+	}
 	if format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -130,6 +184,44 @@ func (p program) runArtifactsQuery(args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
+// parseRegion reads --region's X,Y,W,H.
+func parseRegion(s string) (query.Region, error) {
+	parts := strings.Split(s, ",")
+	var n [4]int
+	if len(parts) != 4 {
+		return query.Region{}, fmt.Errorf("--region %q: want X,Y,W,H in pixels", s)
+	}
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 0 {
+			return query.Region{}, fmt.Errorf("--region %q: want X,Y,W,H in pixels, none negative", s)
+		}
+		n[i] = v
+	}
+	return query.Region{X: n[0], Y: n[1], Width: n[2], Height: n[3]}, nil
+}
+
+// isTerminalOut reports whether w is a terminal, where an image's bytes
+// would make a mess.
+func isTerminalOut(w io.Writer) bool {
+	r, ok := w.(io.Reader) // an *os.File is both
+	return ok && isTerminal(r)
+}
+
+// writeImage writes data to the file out, or to stdout for "-".
+func writeImage(out string, stdout io.Writer, data []byte) error {
+	if out == "-" {
+		if _, err := stdout.Write(data); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+		return nil
+	}
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		return fmt.Errorf("write the image: %w", err)
+	}
+	return nil
+}
+
 // checkOneMode says which mode flags are missing or too many before the
 // store is opened; query.Run checks the same.
 func checkOneMode(r query.Request) error {
@@ -139,7 +231,7 @@ func checkOneMode(r query.Request) error {
 		on   bool
 	}{
 		{"--lines", r.Lines != nil}, {"--bytes", r.Bytes != nil}, {"--grep", r.Grep != ""}, {"--json", r.JSON != ""},
-		{"--jq", r.JQ != ""}, {"--page", r.Page != 0}, {"--entry", r.Entry != ""},
+		{"--jq", r.JQ != ""}, {"--page", r.Page != 0}, {"--entry", r.Entry != ""}, {"--region", r.Region != nil},
 	} {
 		if m.on {
 			set = append(set, m.name)
@@ -147,7 +239,7 @@ func checkOneMode(r query.Request) error {
 	}
 	switch {
 	case len(set) == 0:
-		return errors.New("give one of --lines, --bytes, --grep, --json, --jq, --page, --entry")
+		return errors.New("give one of --lines, --bytes, --grep, --json, --jq, --page, --entry, --region")
 	case len(set) > 1:
 		return fmt.Errorf("give one mode, not %s", strings.Join(set, " and "))
 	case r.Context != 0 && r.Grep == "":

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +119,75 @@ func TestArtifactsQuery(t *testing.T) {
 	}
 	if help := q("--help"); help.code != exitOK || !strings.Contains(help.stdout, "Example:") {
 		t.Errorf("help: %+v", help)
+	}
+}
+
+// TestArtifactsQueryImages: --page N --image renders a PDF page and
+// --region part of a stored image, each written to --out (or stdout)
+// with what it shows on stderr, as artifacts_query answers a client that
+// takes images; flags that cannot go together are refused before the
+// store is opened.
+func TestArtifactsQueryImages(t *testing.T) {
+	isolate(t)
+	pdf, err := os.ReadFile("../../../../inspect/testdata/pdf/chromium.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pb bytes.Buffer
+	if err := png.Encode(&pb, image.NewGray(image.Rect(0, 0, 300, 200))); err != nil {
+		t.Fatal(err)
+	}
+	dir, ids := putArtifacts(t, [2]string{"application/pdf", string(pdf)}, [2]string{"image/png", pb.String()})
+	pdfID, pngID := ids[0], ids[1]
+	q := func(args ...string) cli {
+		return runCLI(t, nil, append([]string{"artifacts", "query", "--store", dir}, args...)...)
+	}
+	decode := func(what string, data []byte) image.Rectangle {
+		t.Helper()
+		img, _, err := image.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return img.Bounds()
+	}
+
+	file := filepath.Join(t.TempDir(), "page2.png")
+	got := q("--page", "2", "--image", "--out", file, pdfID)
+	data, _ := os.ReadFile(file)
+	if got.code != exitOK || got.stdout != "" || !strings.Contains(got.stderr, "Page 2 of 3 of the PDF "+pdfID+", as a 1212x1568 PNG (") ||
+		!strings.Contains(got.stderr, "written to "+file) || !strings.Contains(got.stderr, "ask for page 3") {
+		t.Fatalf("--page 2 --image: exit %d\nstdout %q\nstderr %q", got.code, got.stdout, got.stderr)
+	}
+	if b := decode("the page", data); b.Dx() != 1212 || b.Dy() != 1568 {
+		t.Errorf("the page is %v, want 1212x1568", b)
+	}
+	got = q("--region", "100,50,0,0", pngID)
+	if got.code != exitOK || !strings.Contains(got.stderr, "Region 100, 50, 200, 150 (x, y, width and height in pixels) of the 300x200 image") || !strings.Contains(got.stderr, "written to stdout") {
+		t.Fatalf("--region: exit %d\nstderr %q", got.code, got.stderr)
+	}
+	if b := decode("the region", []byte(got.stdout)); b.Dx() != 200 || b.Dy() != 150 {
+		t.Errorf("the region is %v, want 200x150", b)
+	}
+	got = q("--format", "json", "--page", "1", "--image", "--out", file, pdfID)
+	if got.code != exitOK || gjson.Get(got.stdout, "total").Int() != 3 || !strings.HasPrefix(gjson.Get(got.stdout, "text").String(), "Page 1 of 3") {
+		t.Errorf("--format json: exit %d %s %s", got.code, got.stdout, got.stderr)
+	}
+
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"--image", "--lines", "1", pdfID}, exitUsage, "--image goes with --page"},
+		{[]string{"--out", file, "--page", "1", pdfID}, exitUsage, "--out goes with --image or --region"},
+		{[]string{"--format", "json", "--page", "1", "--image", pdfID}, exitUsage, "give the image --out FILE"},
+		{[]string{"--region", "1,2,3", pngID}, exitUsage, `--region "1,2,3": want X,Y,W,H in pixels`},
+		{[]string{"--region", "0,0,10,10", "--page", "1", pngID}, exitUsage, "give one mode, not --page and --region"},
+		{[]string{"--region", "0,0,10,10", pdfID}, exitFail, "is not an image"},
+		{[]string{"--page", "9", "--image", pdfID}, exitFail, "has 3 pages"},
+	} {
+		if got := q(c.args...); got.code != c.code || !strings.Contains(got.stderr, c.stderr) {
+			t.Errorf("%q: exit %d, stderr %q, want %d and %q", c.args, got.code, got.stderr, c.code, c.stderr)
+		}
 	}
 }

@@ -1,15 +1,21 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpx-dev/mcpx/internal/pdfcorpus"
 	"github.com/mcpx-dev/mcpx/store"
 )
 
@@ -19,14 +25,18 @@ import (
 func TestArtifactsSearch(t *testing.T) {
 	isolate(t)
 	snap := "- generic [ref=e1]:\n  - button \"Cancel\" [ref=e2]\n  - button \"Submit order\" [ref=e1234]\n"
-	dir, ref := indexedStore(t, snap, store.PutOptions{Namespace: "playwright", MIMEType: "text/plain", Scope: store.Scope{SessionID: "s1"}})
+	dir, ref := indexedStore(t, snap, store.PutOptions{Namespace: "playwright", MIMEType: "text/plain", Scope: store.Scope{SessionID: "s1"},
+		Source: store.Source{Server: "playwright", Tool: "browser_snapshot"}})
 	r := runCLI(t, nil, "artifacts", "search", "--store", dir, `"submit order"`)
-	if want := ref.ID + "\tline 3\t- button \"Submit order\" [ref=e1234]\n"; r.code != exitOK || r.stdout != want {
+	// Each hit says when its artifact was stored and by which call.
+	stored := ref.Created.UTC().Format(time.RFC3339)
+	if want := ref.ID + "\tline 3\t" + stored + "\tplaywright/browser_snapshot\t- button \"Submit order\" [ref=e1234]\n"; r.code != exitOK || r.stdout != want {
 		t.Fatalf("search: exit %d, %q; want %q (stderr %s)", r.code, r.stdout, want, r.stderr)
 	}
 	j := runCLI(t, nil, "artifacts", "search", "--store", dir, "--scope", "session=s1", "--json", "--limit", "1", "Submit", "order")
 	var h searchHit
-	if err := json.Unmarshal([]byte(j.stdout), &h); err != nil || j.code != exitOK || h.ID != ref.ID || h.Place != "line 3" || h.Artifact.SHA256 != ref.SHA256 {
+	if err := json.Unmarshal([]byte(j.stdout), &h); err != nil || j.code != exitOK || h.ID != ref.ID || h.Place != "line 3" || h.Artifact.SHA256 != ref.SHA256 ||
+		!h.StoredAt.Equal(ref.Created) || h.Artifact.Source.Tool != "browser_snapshot" {
 		t.Fatalf("search --json: exit %d, %q, %v", j.code, j.stdout, err)
 	}
 	if r := runCLI(t, nil, "artifacts", "search", "--store", dir, "--scope", "session=other", "Submit"); r.code != exitFail || r.stdout != "" {
@@ -83,4 +93,46 @@ func indexedStore(t *testing.T, text string, o store.PutOptions) (string, store.
 		t.Fatal(err)
 	}
 	return dir, ref
+}
+
+// A PDF whose summary runs out of time (here at once: timeout_ms 1)
+// reads only its first pages; its text for search is read whole later,
+// within search_timeout_ms, and a search right after the transform finds
+// the last page of the corpus's 100-page PDF.
+func TestArtifactsSearchFindsLastPDFPage(t *testing.T) {
+	isolate(t)
+	const dir = "../../../../inspect/testdata/pdf"
+	corpus, err := pdfcorpus.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(corpus, func(e pdfcorpus.Entry) bool { return e.File == "hundred.pdf" })
+	if i < 0 {
+		t.Fatal("no hundred.pdf in the corpus")
+	}
+	pages, err := pdfcorpus.Pages(dir, corpus[i])
+	if err != nil || len(pages) != 100 {
+		t.Fatalf("%d pages, %v", len(pages), err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "hundred.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "mcpx.json")
+	if err := os.WriteFile(cfg, []byte(`{"pipeline": {"inspect": {"timeout_ms": 1, "search_timeout_ms": 600000}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := filepath.Join(t.TempDir(), "artifacts")
+	in, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "resource", "resource": map[string]string{
+		"uri": "file:///hundred.pdf", "mimeType": "application/pdf", "blob": base64.StdEncoding.EncodeToString(data)}}}})
+	tr := runCLI(t, bytes.NewReader(in), "transform", "--config", cfg, "--store", st, "--server", "corpus")
+	id := strings.TrimPrefix(gjson.Get(tr.stdout, `content.#(type=="resource_link").uri`).String(), "mcpx://artifacts/")
+	if tr.code != exitOK || id == "" {
+		t.Fatalf("transform: exit %d, %.300s: %s", tr.code, tr.stdout, tr.stderr)
+	}
+	phrase := `"` + strings.Join(pdfcorpus.Words(strings.SplitN(strings.TrimSpace(pages[99]), "\n", 2)[0]), " ") + `"`
+	s := runCLI(t, nil, "artifacts", "search", "--config", cfg, "--store", st, phrase)
+	if at := id + "\tpage 100"; s.code != exitOK || !strings.Contains(s.stdout, at) {
+		t.Fatalf("search %s: exit %d, %.300q (%s); want %s", phrase, s.code, s.stdout, s.stderr, at)
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sort"
 	"syscall"
 	"time"
 
@@ -29,14 +28,10 @@ import (
 
 // checkGateway is "serve --check": it prints what serveGateway would
 // run, after building every layer of every configured server and tool
-// with eo (its store writes nothing). configPath and storeDir (--config,
-// --store) are for the message.
-func checkGateway(cfg config.File, configPath, storeDir, listen string, eo engine.Options, stdout io.Writer) error {
-	names := make([]string, 0, len(cfg.MCPServers))
-	for n := range cfg.MCPServers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+// with eo (its store writes nothing). o's config file (and whether
+// --config or $MCPX_CONFIG named it) and --store are for the message.
+func checkGateway(cfg config.File, o common, listen string, eo engine.Options, stdout io.Writer) error {
+	names := serverNames(cfg)
 	users := cfg.Serve.Users(listen != "")
 	gw, err := gateway.New(gateway.Options{Servers: cfg.MCPServers, Users: users, Engine: eo, Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets()})
 	if err != nil {
@@ -54,8 +49,9 @@ func checkGateway(cfg config.File, configPath, storeDir, listen string, eo engin
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "config %s is valid\n", configPath)
-	dir := storeDir
+	fmt.Fprintf(stdout, "config %s is valid\n", o.configPath)
+	fmt.Fprintf(stdout, "config file from: %s\n", o.configFrom)
+	dir := o.storeDir
 	if dir == "" {
 		dir = cfg.Store.Dir
 	}
@@ -68,7 +64,11 @@ func checkGateway(cfg config.File, configPath, storeDir, listen string, eo engin
 	} else {
 		fmt.Fprintln(stdout, "downstream: stdio")
 	}
-	fmt.Fprintln(stdout, "upstreams:")
+	if len(names) == 0 {
+		fmt.Fprintln(stdout, "upstreams: none (the artifact service only: /mcp offers the artifact tools)")
+	} else {
+		fmt.Fprintln(stdout, "upstreams:")
+	}
 	for _, n := range names {
 		fmt.Fprintf(stdout, "  %s: %s\n", n, cfg.MCPServers[n].Describe(users))
 	}
@@ -113,9 +113,12 @@ func serveGateway(ctx context.Context, cfg config.File, listen string, eo engine
 	}
 	defer obs.Shutdown()
 	eo.Listener = obs.Listener()
-	// Clients will connect: each upstream is told what the first of them
-	// can do, so it offers what it would offer that client directly.
-	gwo := gateway.Options{Servers: cfg.MCPServers, Users: cfg.Serve.Users(listen != ""), Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: true}
+	// Over stdio the one client will connect: each upstream is told what
+	// it can do, so it offers what it would offer that client directly.
+	// A listener starts its upstreams at once, declaring the gateway's
+	// default set (config.ServerOptions.ClientCapabilities): no client may
+	// ever come, and a readiness probe that gates traffic waits for them.
+	gwo := gateway.Options{Servers: cfg.MCPServers, Users: cfg.Serve.Users(listen != ""), Logger: log, Version: moduleVersion(), Limits: cfg.Serve.Limits, Profiles: cfg.Serve.Profiles, ArtifactTools: cfg.Serve.ArtifactTools, Secrets: cfg.Secrets(), StdioReadsStore: true, WaitForClientCapabilities: listen == ""}
 	obs.Configure(&gwo)
 	policy := cfg.Store.RetentionFor(true)
 	rlog := log.Named("retention")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -38,6 +39,7 @@ func isolate(t *testing.T) (home string) {
 	home = t.TempDir()
 	t.Setenv("MCPX_HOME", home)
 	t.Setenv("MCPX_LOG_LEVEL", "")
+	t.Setenv(envConfig, "")
 	t.Setenv("TMPDIR", t.TempDir())
 	return home
 }
@@ -123,8 +125,8 @@ func TestRunDispatch(t *testing.T) {
 		{name: "artifacts alone", args: []string{"artifacts"}, code: exitUsage, wantStderr: []string{"Usage: mcpx artifacts <ls|get|rm|gc|fsck|query|search>"}},
 		{name: "artifacts help", args: []string{"artifacts", "--help"}, code: exitOK, wantStdout: []string{"Usage: mcpx artifacts <ls|get|rm|gc|fsck|query|search>"}},
 		{name: "artifacts unknown", args: []string{"artifacts", "cp"}, code: exitUsage, wantStderr: []string{`mcpx artifacts: unknown command "cp"`}},
-		{name: "plugin alone", args: []string{"plugin"}, code: exitUsage, wantStderr: []string{"Usage: mcpx plugin <command>"}},
-		{name: "plugin help", args: []string{"plugin", "--help"}, code: exitOK, wantStdout: []string{"Usage: mcpx plugin <command>", "new", "test"}},
+		{name: "plugin alone", args: []string{"plugin"}, code: exitUsage, wantStderr: []string{"Usage: mcpx plugin <test|new>"}},
+		{name: "plugin help", args: []string{"plugin", "--help"}, code: exitOK, wantStdout: []string{"Usage: mcpx plugin <test|new>", "new", "test"}},
 		{name: "plugin unknown", args: []string{"plugin", "run"}, code: exitUsage, wantStderr: []string{`mcpx plugin: unknown command "run"`}},
 	}
 	for _, tt := range tests {
@@ -187,6 +189,33 @@ func TestHelp(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestHelpListsEveryCommand walks the command table: "mcpx --help"
+// names every command with its brief (it once left out artifacts query,
+// search, gc and fsck, what the README sells as what the model can still
+// do), its group's help names it, and the command answers --help.
+func TestHelpListsEveryCommand(t *testing.T) {
+	isolate(t)
+	top := runCLI(t, nil, "--help")
+	for _, e := range (program{}).table() {
+		name := e.cmd.name
+		if e.cmd.brief == "" {
+			t.Errorf("%s has no brief for the help", name)
+		}
+		if !regexp.MustCompile(`\n  ` + regexp.QuoteMeta(name) + ` +` + regexp.QuoteMeta(e.cmd.brief) + `\n`).MatchString(top.stdout) {
+			t.Errorf("mcpx --help lacks %s (%s):\n%s", name, e.cmd.brief, top.stdout)
+		}
+		if group, last, ok := strings.Cut(name, " "); ok {
+			if got := runCLI(t, nil, group, "--help"); !strings.Contains(got.stdout, "  "+last+" ") {
+				t.Errorf("mcpx %s --help lacks %s:\n%s", group, last, got.stdout)
+			}
+		}
+		got := runCLI(t, nil, append(strings.Fields(name), "--help")...)
+		if got.code != exitOK || !strings.HasPrefix(got.stdout, "Usage: mcpx "+name) {
+			t.Errorf("mcpx %s --help: exit code %d, stdout %q", name, got.code, got.stdout)
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 var pluginTestCmd = command{
 	name:     "plugin test",
+	brief:    "run one WASM plugin on a result and print its rewrites",
 	synopsis: "[--server NAME] [--tool NAME] [--arguments JSON] [--mode custom|rewrites] [--plugin-config JSON] [--timeout D] FILE.wasm [RESULT]\n       mcpx plugin test --dump-request [--server NAME] [--tool NAME] [--arguments JSON] [--mode M] [--plugin-config JSON] [RESULT]",
 	about: `
 Plugin test runs one WASM plugin (sdk/wasm-guest/ABI.md) on one tool result
@@ -40,34 +41,6 @@ include_bytes! it; Go tests call wasm.BuildRequest).`,
 mcpx plugin test plugin.wasm --server tableau --tool download_workbook result.json
 mcpx plugin test --mode rewrites --plugin-config '{"preview":500}' github.wasm < result.json | jq .rewrites
 mcpx plugin test --dump-request --server helpdesk --tool get_ticket --arguments '{"id":"T-1"}' ticket.json > testdata/request.json`,
-}
-
-const pluginUsage = `Usage: mcpx plugin <command> [flags] [arguments]
-
-Commands:
-  test    run one plugin on a result and print its rewrites and the outcome
-  new     write a new plugin project (Go or Rust): source, test, build.sh, NAME.json
-
-Run "mcpx plugin <command> --help" for its flags.
-`
-
-// runPlugin is "mcpx plugin".
-func runPlugin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, pluginUsage)
-		return exitUsage
-	}
-	switch args[0] {
-	case "test":
-		return runPluginTest(args[1:], stdin, stdout, stderr)
-	case "new":
-		return runPluginNew(args[1:], stdin, stdout, stderr)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, pluginUsage)
-		return exitOK
-	}
-	fmt.Fprintf(stderr, "mcpx plugin: unknown command %q\n%s", args[0], pluginUsage)
-	return exitUsage
 }
 
 // pluginFlags are the WASM flags of "mcpx transform".

@@ -21,6 +21,7 @@ import (
 
 var pluginNewCmd = command{
 	name:     "plugin new",
+	brief:    "write a new WASM plugin project (Go or Rust)",
 	synopsis: "--lang go|rust [--name NAME] [--server NAME] [--tool GLOB] [--sdk DIR] DIR",
 	about: `
 Plugin new writes a plugin project into DIR (which must not exist or be
@@ -283,7 +284,8 @@ func (s *scaffold) rustFiles() error {
 const goMain = `// Command __NAME__ is an mcpx custom transformer (a WASM plugin) for the
 // server __SERVER__. It moves the base64 files of a tool result into the
 // artifact store, long and short ones, and leaves a summary that names the
-// server and tool. Edit transform to taste.
+// server and tool; mcpx appends what the file is, its id and how to read
+// it. Edit transform to taste.
 package main
 
 import (
@@ -301,7 +303,7 @@ func main() {}
 
 func transform(req *guest.Request) (*guest.Response, error) {
 	var out guest.Response
-	summary := "{kind} from " + req.Server() + "/" + req.Tool() + " ({size}). Artifact: {id}"
+	summary := "A file from " + req.Server() + "/" + req.Tool()
 	// The long strings (256 bytes and more unless the sandbox's
 	// long_string says otherwise) are stubs in the skeleton; Candidates
 	// says where each is and what its first bytes are. Every base64 one
@@ -503,7 +505,8 @@ lto = true
 
 const rustLib = `//! __NAME__: an mcpx custom transformer for the server __SERVER__. It moves the
 //! base64 files of a tool result into the artifact store, long and short ones,
-//! and leaves a summary that names the server and tool. Edit transform to taste.
+//! and leaves a summary that names the server and tool; mcpx appends what the
+//! file is, its id and how to read it. Edit transform to taste.
 
 use mcpx_guest::{Request, Response, Rewrite, Value};
 
@@ -512,7 +515,7 @@ const FILE_KEYS: &[&str] = &["photo", "thumbnail", "icon"];
 
 fn transform(req: &Request) -> Result<Response, String> {
     let mut out = Response::new();
-    let summary = format!("{{kind}} from {}/{} ({{size}}). Artifact: {{id}}", req.server(), req.tool());
+    let summary = format!("A file from {}/{}", req.server(), req.tool());
     // The long strings (256 bytes and more by default) are stubs in the
     // skeleton; candidates() says where each is and what its first bytes are.
     // Every base64 one moves, files of text (a base64 CSV) included; plain
@@ -578,7 +581,7 @@ mod tests {
         let out = mcpx_guest::handle(include_bytes!("../testdata/request.json"), super::transform).unwrap();
         assert!(out.contains("\"path\":\"data\""), "{}", out);
         assert!(out.contains("\"encoding\":\"base64\""), "{}", out);
-        assert!(out.contains("{kind} from __SERVER__/__TOOL__"), "{}", out);
+        assert!(out.contains("A file from __SERVER__/__TOOL__"), "{}", out);
     }
 
     /// A request built by hand: a long text string is left alone.

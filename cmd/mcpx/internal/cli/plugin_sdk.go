@@ -57,8 +57,8 @@ func currentSDKHints() sdkHints {
 // findGoSDK decides what a Go plugin builds against, in order:
 //
 //  1. --sdk DIR, which must be an mcpx checkout;
-//  2. a release version of mcpx in the build info of a clean build (go
-//     install github.com/mcpx-dev/mcpx/cmd/mcpx@v1.2.3): required as is;
+//  2. a release version of mcpx in the build info of a clean build (a
+//     tagged version, built from a clean tree): required as is;
 //  3. the checkout the binary was built from: the folder of its own source
 //     files (recorded unless built with -trimpath), else the first mcpx
 //     checkout above the executable (go build -o ./mcpx in a clone), else

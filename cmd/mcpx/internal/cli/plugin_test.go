@@ -156,7 +156,7 @@ func TestPluginNewGo(t *testing.T) {
 	}
 	wasmFile := filepath.Join(dir, "my_plugin.wasm")
 	r = runCLI(t, nil, "plugin", "test", wasmFile, "--server", "reports", "--tool", "export", filepath.Join(dir, "testdata", "sample.json"))
-	if r.code != exitOK || len(gjson.Get(r.stdout, "artifacts").Array()) != 1 || !strings.Contains(r.stdout, "PDF from reports/export") {
+	if r.code != exitOK || len(gjson.Get(r.stdout, "artifacts").Array()) != 1 || !strings.Contains(r.stdout, "A file from reports/export — PDF") || strings.Contains(r.stdout, "Artifact: ") {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	if r := runCLI(t, nil, "plugin", "new", "--lang", "go", "--sdk", root, dir); r.code != exitFail {
@@ -205,7 +205,7 @@ func TestPluginNewRust(t *testing.T) {
 		t.Fatalf("the scaffold's tests did not run:\n%s", out)
 	}
 	r = runCLI(t, nil, "plugin", "test", filepath.Join(dir, "search_digest.wasm"), "--server", "docs", "--tool", "search_docs", filepath.Join(dir, "testdata", "sample.json"))
-	if r.code != exitOK || len(gjson.Get(r.stdout, "artifacts").Array()) != 1 || !strings.Contains(r.stdout, "PDF from docs/search_docs") {
+	if r.code != exitOK || len(gjson.Get(r.stdout, "artifacts").Array()) != 1 || !strings.Contains(r.stdout, "A file from docs/search_docs — PDF") || strings.Contains(r.stdout, "Artifact: ") {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	var o struct{ Rewrites []json.RawMessage }

@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcpx-dev/mcpx/cmd/mcpx/internal/cli/config"
+	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
@@ -29,31 +31,101 @@ const (
 // envLogLevel overrides the configured log level.
 const envLogLevel = "MCPX_LOG_LEVEL"
 
-const topUsage = `mcpx keeps binary and oversized MCP tool output out of an LLM's context.
+// envConfig names the config file of a command run without --config, so
+// an MCP client's entry needs no flags: the inspector CLI, for one, takes
+// "mcpx serve --config FILE" as a --config of its own. The flag wins.
+const envConfig = "MCPX_CONFIG"
+
+// topAbout and topEnvironment frame the command list of "mcpx --help".
+const (
+	topAbout = `mcpx keeps binary and oversized MCP tool output out of an LLM's context.
 It runs a chain of layers over each tool result, moves base64 blobs and
 oversized text into an artifact store, and leaves a compact
 {"artifact": {...}, "summary": "..."} in their place.
 
 Usage:
   mcpx <command> [flags] [arguments]
-
-Commands:
-  transform       transform one tool result (a file or stdin) to stdout
-  artifacts ls    list the stored artifacts
-  artifacts get   write an artifact's bytes to stdout or a file
-  artifacts rm    delete artifacts
-  serve           run the MCP gateway in front of the config's mcpServers
-  wrap            serve one stdio MCP server through mcpx: wrap -- COMMAND
-  plugin test     run one WASM plugin on a result and print its rewrites
-  plugin new      write a new WASM plugin project (Go or Rust)
-  version         print the version
-
+`
+	topEnvironment = `
 Run "mcpx <command> --help" for a command's flags and an example.
 
 Environment:
+  MCPX_CONFIG      the config file of a command run without --config
   MCPX_HOME        the default store is $MCPX_HOME/artifacts
   MCPX_LOG_LEVEL   trace, debug, info, warn (default), error or off
 `
+)
+
+// groupAbout is what "mcpx GROUP --help" says above the list of a group
+// of commands of two words (artifacts, plugin); false for any other word.
+func groupAbout(group string) (string, bool) {
+	switch group {
+	case "artifacts":
+		return "Artifacts reads, searches and keeps the artifact store that transform,\nserve and wrap write to.", true
+	case "plugin":
+		return "Plugin writes and tries WASM plugins (README.md#wasm-plugins).", true
+	}
+	return "", false
+}
+
+// entry is one command of the table: its help, the other names of its
+// last word ("list" for "artifacts ls"), and what runs it.
+type entry struct {
+	cmd     command
+	aliases []string
+	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+// table is every command, in the order "mcpx --help" lists them; run
+// dispatches by it, so no command runs that the help does not name.
+func (p program) table() []entry {
+	noStdin := func(f func([]string, io.Writer, io.Writer) int) func([]string, io.Reader, io.Writer, io.Writer) int {
+		return func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return f(args, stdout, stderr) }
+	}
+	return []entry{
+		{cmd: transformCmd, run: p.runTransform},
+		{cmd: lsCmd, aliases: []string{"list"}, run: noStdin(p.runArtifactsLs)},
+		{cmd: getCmd, run: noStdin(p.runArtifactsGet)},
+		{cmd: rmCmd, aliases: []string{"delete"}, run: noStdin(p.runArtifactsRm)},
+		{cmd: gcCmd, run: noStdin(p.runArtifactsGc)},
+		{cmd: fsckCmd, run: noStdin(p.runArtifactsFsck)},
+		{cmd: queryCmd, run: noStdin(p.runArtifactsQuery)},
+		{cmd: searchCmd, run: noStdin(p.runArtifactsSearch)},
+		{cmd: serveCmd, run: p.runServe},
+		{cmd: wrapCmd, run: p.runWrap},
+		{cmd: pluginTestCmd, run: runPluginTest},
+		{cmd: pluginNewCmd, run: runPluginNew},
+		{cmd: versionCmd, run: noStdin(runVersion)},
+	}
+}
+
+// topUsage is "mcpx --help": every command of the table with its brief.
+func (p program) topUsage() string {
+	var b strings.Builder
+	b.WriteString(topAbout)
+	b.WriteString("\nCommands:\n")
+	for _, e := range p.table() {
+		fmt.Fprintf(&b, "  %-17s %s\n", e.cmd.name, e.cmd.brief)
+	}
+	b.WriteString(topEnvironment)
+	return b.String()
+}
+
+// groupUsage is "mcpx GROUP --help": the group's commands by their last
+// word.
+func (p program) groupUsage(group string) string {
+	var names []string
+	var list strings.Builder
+	for _, e := range p.table() {
+		if last, ok := strings.CutPrefix(e.cmd.name, group+" "); ok {
+			names = append(names, last)
+			fmt.Fprintf(&list, "  %-7s %s\n", last, e.cmd.brief)
+		}
+	}
+	about, _ := groupAbout(group)
+	return fmt.Sprintf("Usage: mcpx %s <%s> [flags] [arguments]\n\n%s\n\nCommands:\n%s\nRun \"mcpx %s <command> --help\" for its flags and an example.\n",
+		group, strings.Join(names, "|"), about, list.String(), group)
+}
 
 // Run is the whole CLI: it runs the subcommand named by args[0] and
 // returns the process exit code. A config's store section other than a
@@ -66,43 +138,60 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // program is the CLI with the store backends it opens.
 type program struct{ stores *store.Backends }
 
-// run runs the subcommand named by args[0].
+// run runs the command args name: one word, or a group's two.
 func (p program) run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, topUsage)
+		fmt.Fprint(stderr, p.topUsage())
 		return exitUsage
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "transform":
-		return p.runTransform(rest, stdin, stdout, stderr)
-	case "artifacts":
-		return p.runArtifacts(rest, stdout, stderr)
-	case "version":
-		return runVersion(rest, stdout, stderr)
-	case "serve":
-		return p.runServe(rest, stdin, stdout, stderr)
-	case "wrap":
-		return p.runWrap(rest, stdin, stdout, stderr)
-	case "plugin":
-		return runPlugin(rest, stdin, stdout, stderr)
+	word, rest := args[0], args[1:]
+	switch word {
 	case "help":
 		if len(rest) > 0 {
 			return p.run(append(rest[:len(rest):len(rest)], "--help"), stdin, stdout, stderr)
 		}
-		fmt.Fprint(stdout, topUsage)
+		fmt.Fprint(stdout, p.topUsage())
 		return exitOK
 	case "-h", "-help", "--help":
-		fmt.Fprint(stdout, topUsage)
+		fmt.Fprint(stdout, p.topUsage())
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "mcpx: unknown command %q\nRun 'mcpx --help' for the commands.\n", cmd)
+	if _, ok := groupAbout(word); ok {
+		return p.runGroup(word, rest, stdin, stdout, stderr)
+	}
+	for _, e := range p.table() {
+		if e.cmd.name == word {
+			return e.run(rest, stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "mcpx: unknown command %q\nRun 'mcpx --help' for the commands.\n", word)
+	return exitUsage
+}
+
+// runGroup runs the command of group (artifacts, plugin) args[0] names.
+func (p program) runGroup(group string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, p.groupUsage(group))
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, p.groupUsage(group))
+		return exitOK
+	}
+	for _, e := range p.table() {
+		if last, ok := strings.CutPrefix(e.cmd.name, group+" "); ok && (last == args[0] || slices.Contains(e.aliases, args[0])) {
+			return e.run(args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "mcpx %s: unknown command %q\nRun 'mcpx %s --help' for the commands.\n", group, args[0], group)
 	return exitUsage
 }
 
 // command describes a subcommand for its --help text.
 type command struct {
 	name     string // "transform", "artifacts get"
+	brief    string // one line in "mcpx --help"
 	synopsis string // the arguments after the name
 	about    string // what it does; may span lines
 	example  string // one or more command lines
@@ -204,6 +293,9 @@ func printHelp(w io.Writer, c command, fs *flag.FlagSet) {
 // common are the flags every store-using subcommand takes.
 type common struct {
 	configPath string
+	// configFrom is where configPath came from: "--config", envConfig,
+	// or "" before resolveConfig, or for none.
+	configFrom string
 	storeDir   string
 	// readOnly opens the store with fsstore's Config.ReadOnly (ls, get).
 	readOnly bool
@@ -213,14 +305,27 @@ type common struct {
 
 func (o *common) register(fs *flag.FlagSet, stores *store.Backends) {
 	o.stores = stores
-	fs.StringVar(&o.configPath, "config", "", "read the JSON configuration `FILE` (store, pipeline, log sections);\nits relative paths are taken from FILE's folder")
+	fs.StringVar(&o.configPath, "config", "", "read the JSON configuration `FILE` (store, pipeline, log sections);\nits relative paths are taken from FILE's folder\n(default: $"+envConfig+", when set)")
 	fs.StringVar(&o.storeDir, "store", "", "keep artifacts in the folder `DIR`\n(default: the config's store.dir, else $MCPX_HOME/artifacts,\nelse $XDG_DATA_HOME/mcpx/artifacts, else ~/.local/share/mcpx/artifacts)")
 }
 
-// setup loads the configuration (config.Default without --config) and
-// makes the logger, which writes to stderr at the level of MCPX_LOG_LEVEL,
-// else of the file, else config.DefaultLogLevel.
+// resolveConfig takes the config file from $MCPX_CONFIG when --config
+// was not given, and records where it came from.
+func (o *common) resolveConfig() {
+	switch {
+	case o.configFrom != "":
+	case o.configPath != "":
+		o.configFrom = "--config"
+	case os.Getenv(envConfig) != "":
+		o.configPath, o.configFrom = os.Getenv(envConfig), "$"+envConfig
+	}
+}
+
+// setup loads the configuration (--config, else $MCPX_CONFIG, else
+// config.Default) and makes the logger, which writes to stderr at the
+// level of MCPX_LOG_LEVEL, else of the file, else config.DefaultLogLevel.
 func (o *common) setup(stderr io.Writer) (config.File, hclog.Logger, error) {
+	o.resolveConfig()
 	cfg := config.Default()
 	var moved []string // layer options moved to their home (server_layers.go)
 	if o.configPath != "" {
@@ -279,7 +384,7 @@ func (o *common) openStore(ctx context.Context, cfg config.File, log hclog.Logge
 	if err != nil {
 		return nil, err
 	}
-	st, err := fsstore.Open(ctx, dir, fsstore.Config{Logger: log.Named("store"), ReadOnly: o.readOnly})
+	st, err := fsstore.Open(ctx, dir, fsstore.Config{Logger: log.Named("store"), ReadOnly: o.readOnly, Text: engine.SearchText(cfg.Pipeline.Inspect)})
 	if err != nil {
 		return nil, fmt.Errorf("open artifact store: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 
 var serveCmd = command{
 	name:     "serve",
+	brief:    "run the MCP gateway in front of the config's mcpServers",
 	synopsis: "--config FILE [--listen ADDR] [--store DIR] [--preset NAME]... [--plugin FILE.wasm]... [--plugins DIR] [--check]",
 	about: `
 Serve runs the MCP gateway: it starts the upstream servers of the config
@@ -92,8 +93,9 @@ func (p program) runServe(args []string, stdin io.Reader, stdout, stderr io.Writ
 	if len(pos) > 0 {
 		return usageError(stderr, c, fmt.Errorf("unexpected argument %q", pos[0]))
 	}
+	o.resolveConfig()
 	if o.configPath == "" {
-		return usageError(stderr, c, errors.New("--config FILE is required (or use \"mcpx wrap -- COMMAND\")"))
+		return usageError(stderr, c, errors.New("--config FILE (or $"+envConfig+") is required (or use \"mcpx wrap -- COMMAND\")"))
 	}
 	cfg, log, err := o.setup(stderr)
 	if err != nil {
@@ -106,8 +108,10 @@ func (p program) runServe(args []string, stdin io.Reader, stdout, stderr io.Writ
 	if listen == "" {
 		listen = cfg.Serve.Listen
 	}
-	if len(cfg.MCPServers) == 0 {
-		return fail(stderr, c, fmt.Errorf("%s: no \"mcpServers\" to serve", o.configPath))
+	if listen == "" && enabledServers(cfg) == 0 {
+		// One client over stdio wants servers; a listener with none is an
+		// artifact service (POST /transform, the artifact tools on /mcp).
+		return fail(stderr, c, fmt.Errorf("%s: no enabled \"mcpServers\" to serve over stdio (with --listen, no servers is an artifact service: /mcp offers the artifact tools, the HTTP API /transform and /artifacts)", o.configPath))
 	}
 	if check {
 		stdout = redact.New(cfg.Secrets()).Writer(stdout)
@@ -169,7 +173,7 @@ func (p program) gateway(c command, cfg config.File, o common, listen string, ch
 	eo := engine.Options{Store: st, Config: cfg.Pipeline, Logger: log, Registry: reg}
 	engineRetention(cfg.Store.RetentionFor(true), &eo)
 	if check {
-		err = checkGateway(cfg, o.configPath, o.storeDir, listen, eo, stdout)
+		err = checkGateway(cfg, o, listen, eo, stdout)
 	} else {
 		err = serveGateway(ctx, cfg, listen, eo, log, stdin, stdout, stderr)
 	}
@@ -177,6 +181,17 @@ func (p program) gateway(c command, cfg config.File, o common, listen string, ch
 		return fail(stderr, c, err)
 	}
 	return exitOK
+}
+
+// enabledServers counts the upstreams that are not disabled.
+func enabledServers(cfg config.File) int {
+	n := 0
+	for _, s := range cfg.MCPServers {
+		if !s.Disabled {
+			n++
+		}
+	}
+	return n
 }
 
 // serverNames lists the upstreams' names, for the WASM host.

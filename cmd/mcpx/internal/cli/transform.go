@@ -19,6 +19,7 @@ import (
 
 var transformCmd = command{
 	name:     "transform",
+	brief:    "transform one tool result (a file or stdin) to stdout",
 	synopsis: "[--config FILE] [--store DIR] [--server NAME] [--tool NAME] [--stats] [--plugin FILE.wasm]... [--preset NAME]... [--plugins DIR] [FILE]",
 	about: `
 Transform reads one tool result from FILE (or stdin when FILE is absent or

@@ -149,14 +149,28 @@ func runUIUpstream() {
 // (SIGTERM) at cleanup.
 func startServeProcess(t *testing.T) (base, dir string) {
 	t.Helper()
+	return startServeConfig(t, map[string]any{"mcpServers": map[string]any{"files": uiUpstream(t)}})
+}
+
+// uiUpstream is the config entry of the UI test's stdio upstream.
+func uiUpstream(t *testing.T) map[string]any {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{uiUpstreamEnv: "1"}}
+}
+
+// startServeConfig is startServeProcess with the config config.
+func startServeConfig(t *testing.T, config map[string]any) (base, dir string) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir = t.TempDir()
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"files": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{uiUpstreamEnv: "1"}},
-	}})
+	cfg, _ := json.Marshal(config)
 	cfgPath := filepath.Join(dir, "mcpx.json")
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
 		t.Fatal(err)

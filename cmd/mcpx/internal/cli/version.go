@@ -10,6 +10,7 @@ import (
 
 var versionCmd = command{
 	name:     "version",
+	brief:    "print the version",
 	synopsis: "",
 	about: `
 Version prints mcpx's module version, the VCS revision it was built from

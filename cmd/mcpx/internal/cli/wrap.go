@@ -15,6 +15,7 @@ import (
 
 var wrapCmd = command{
 	name:     "wrap",
+	brief:    "serve one stdio MCP server through mcpx: wrap -- COMMAND",
 	synopsis: "[--name NAME] [--timeout DURATION] [--config FILE] [--store DIR] [--preset NAME]... [--plugin FILE.wasm]... [--plugins DIR] -- COMMAND [ARGS...]",
 	about: `
 Wrap serves one stdio MCP server over stdio, with mcpx's defaults: the
@@ -52,7 +53,7 @@ and sidecars are documented in docs/plugins.md; "mcpx plugin new
 --server NAME" writes a plugin project with its NAME.json.`,
 	example: `
 mcpx wrap -- npx -y @modelcontextprotocol/server-everything
-mcpx wrap --name chrome --timeout 3m -- npx -y chrome-devtools-mcp@latest
+mcpx wrap --name files --timeout 3m -- npx -y @modelcontextprotocol/server-filesystem@2026.8.31 ~/reports
 mcpx wrap --store /tmp/artifacts -- node server.js --stdio
 mcpx wrap --name bi --config mcpx.json -- ./bi-server --stdio
 mcpx wrap --preset tableau -- ./bi-server --stdio
