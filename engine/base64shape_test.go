@@ -14,7 +14,7 @@ import (
 )
 
 // Every base64 original an artifact rewrite decodes is reproducible byte-
-// exact from the store and the ref (issue 11): plain base64 re-encodes to
+// exact from the store and the ref: plain base64 re-encodes to
 // itself, other shapes through the ref's Encoding, and an original no shape
 // rebuilds is stored as the string itself.
 func TestBase64OriginalRecoverable(t *testing.T) {
@@ -87,7 +87,8 @@ func TestBase64OriginalRecoverable(t *testing.T) {
 }
 
 // Two shapes of the same bytes share an artifact, each ref carrying the
-// shape that gives its own original back (issue 11's collapse).
+// shape that gives its own original back, where one ref for all of them
+// gave back only one of the originals.
 func TestBase64ShapesOfOneArtifact(t *testing.T) {
 	t.Parallel()
 	st := memstore.New(memstore.Config{})

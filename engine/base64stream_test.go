@@ -20,7 +20,7 @@ import (
 
 // A value that passes the cheap checks for plain standard base64 (no data:
 // prefix, whole quanta, a canonical tail) streams into the store, decoded
-// once, without a validating pass first (issue 8). What the stream meets
+// once, without a validating pass first. What the stream meets
 // past the first chunk must still end as it did with that pass: invalid
 // base64 fails the rewrite with Parse's own error and stores nothing, and an
 // escape or the URL-safe alphabet deep in the value stores it with its

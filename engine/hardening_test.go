@@ -1,8 +1,8 @@
 package engine_test
 
-// Reproductions of issues 7 ("Hardening") and 11 ("the rewrite language and
-// the sandbox, attacked within the rules"), engine side: each test feeds
-// the reported input and asserts what must hold instead.
+// Reproductions of what went wrong on hostile input and with the rewrite
+// language attacked within its rules, engine side: each test feeds such an
+// input and asserts what must hold instead.
 
 import (
 	"bytes"
@@ -48,7 +48,7 @@ func storedCount(t *testing.T, st store.Store) int {
 	return len(refs)
 }
 
-// Issue 11: keep 4611686018427387904 overflowed 6*n+16 in prefixRunes and
+// Keep 4611686018427387904 overflowed 6*n+16 in prefixRunes and
 // took the process down. Every numeric field is bounded; the step fails.
 func TestHugeKeepIsRejected(t *testing.T) {
 	t.Parallel()
@@ -81,7 +81,7 @@ func (panickingStore) Put(context.Context, io.Reader, store.PutOptions) (store.R
 	panic("store bug")
 }
 
-// Issue 11: no recover guarded the executor. A panic while executing a
+// No recover guarded the executor. A panic while executing a
 // layer's rewrites fails that layer and the result flows on.
 func TestPanicInExecutionFailsTheLayer(t *testing.T) {
 	t.Parallel()
@@ -97,7 +97,7 @@ func TestPanicInExecutionFailsTheLayer(t *testing.T) {
 	}
 }
 
-// Issue 11: one invalid rewrite left the rest of the answer applied. A
+// One invalid rewrite left the rest of the answer applied. A
 // step's rewrites are validated as a whole first.
 func TestInvalidAnswerAppliesNothing(t *testing.T) {
 	t.Parallel()
@@ -110,7 +110,7 @@ func TestInvalidAnswerAppliesNothing(t *testing.T) {
 	}
 }
 
-// Issue 11: summary templates ran gjson modifiers on the arguments
+// Summary templates ran gjson modifiers on the arguments
 // (@pretty with a 4 KB indent: seconds and hundreds of MB). Plain paths
 // only; anything else renders empty.
 func TestSummaryTemplateArgsArePlainPaths(t *testing.T) {
@@ -128,7 +128,7 @@ func TestSummaryTemplateArgsArePlainPaths(t *testing.T) {
 	}
 }
 
-// Issue 11: a replace that matched nothing sent the raw path to sjson: a
+// A replace that matched nothing sent the raw path to sjson: a
 // query, a trailing backslash or a path through a string replaced existing
 // 1.1 KB values that were never stored.
 func TestCreatingReplaceNeverOverwrites(t *testing.T) {
@@ -157,7 +157,7 @@ func TestCreatingReplaceNeverOverwrites(t *testing.T) {
 	}
 }
 
-// Issue 11: a splat followed by a drop deleted the wrong element (the drop
+// A splat followed by a drop deleted the wrong element (the drop
 // ran by path after the splat shifted the indexes).
 func TestSplatThenDropHitsTheRightElements(t *testing.T) {
 	t.Parallel()
@@ -173,7 +173,7 @@ func TestSplatThenDropHitsTheRightElements(t *testing.T) {
 	}
 }
 
-// Issue 11: with duplicate keys, a drop with min_size removed the small
+// With duplicate keys, a drop with min_size removed the small
 // value it did not target.
 func TestDropByOffsetWithDuplicateKeys(t *testing.T) {
 	t.Parallel()
@@ -187,7 +187,7 @@ func TestDropByOffsetWithDuplicateKeys(t *testing.T) {
 	}
 }
 
-// Issue 11: "drop arr.#" was quadratic (20,000 elements: 2.8 s); drops are
+// "drop arr.#" was quadratic (20,000 elements: 2.8 s); drops are
 // edits of their container, one pass for all of them.
 func TestDropEveryElement(t *testing.T) {
 	t.Parallel()
@@ -219,7 +219,7 @@ func TestDropEveryElement(t *testing.T) {
 	}
 }
 
-// Issue 11: "artifact" on "arr.#" multiplied the output 80x (16.9 KB to
+// "artifact" on "arr.#" multiplied the output 80x (16.9 KB to
 // 1.4 MB). The per-result artifact cap bounds what refs can add.
 func TestWildcardArtifactIsCapped(t *testing.T) {
 	t.Parallel()
@@ -244,7 +244,7 @@ func TestWildcardArtifactIsCapped(t *testing.T) {
 	}
 }
 
-// Issue 11: one answer wrote 3,000 WARN lines. A step logs its first
+// One answer wrote 3,000 WARN lines. A step logs its first
 // failures and one line for the rest.
 func TestFailuresAreCapped(t *testing.T) {
 	t.Parallel()
@@ -272,7 +272,7 @@ func TestFailuresAreCapped(t *testing.T) {
 	}
 }
 
-// Issue 11: a 20,000-deep replace path made JSON that Python's client
+// A 20,000-deep replace path made JSON that Python's client
 // refused. Paths and the levels a replace creates are bounded.
 func TestDeepReplacePathIsBounded(t *testing.T) {
 	t.Parallel()
@@ -290,7 +290,7 @@ func TestDeepReplacePathIsBounded(t *testing.T) {
 	}
 }
 
-// Issue 11: a replace or drop stored the old value but the result said
+// A replace or drop stored the old value but the result said
 // nowhere where, and ignored filename and summary.
 func TestStoredOriginalsAreReferenced(t *testing.T) {
 	t.Parallel()
@@ -322,7 +322,7 @@ func TestStoredOriginalsAreReferenced(t *testing.T) {
 	}
 }
 
-// Issue 11: truncate kept only the first N; a history wants its last N.
+// Truncate kept only the first N; a history wants its last N.
 func TestTruncateKeepLast(t *testing.T) {
 	t.Parallel()
 	in := `{"history":[1,2,3,4,5,6,7,8,9,10],"log":"` + strings.Repeat("a", 100) + "END" + `"}`
@@ -345,7 +345,7 @@ func TestTruncateKeepLast(t *testing.T) {
 	}
 }
 
-// Issue 11: base64 "TOKabc" and "TOKabQ" (non-canonical padding bits)
+// Base64 "TOKabc" and "TOKabQ" (non-canonical padding bits)
 // decoded to the same bytes and collapsed into one artifact; the string
 // that cannot be rebuilt from its bytes is stored as it is.
 func TestNonCanonicalBase64KeepsTheOriginal(t *testing.T) {
@@ -364,7 +364,7 @@ func TestNonCanonicalBase64KeepsTheOriginal(t *testing.T) {
 	}
 }
 
-// Issue 7: a lone surrogate in a stored text came back as U+FFFD; invalid
+// A lone surrogate in a stored text came back as U+FFFD; invalid
 // UTF-8 passed to the output unchanged. Both are kept byte-exact: the text
 // with the lone surrogate is stored as its JSON string literal, invalid
 // UTF-8 bytes are stored and passed on as they came.
@@ -392,7 +392,7 @@ func TestTextIsStoredByteExact(t *testing.T) {
 	}
 }
 
-// Issue 11, custom mode: a replaced payload was stored but its id was
+// In custom mode, a replaced payload was stored but its id was
 // nowhere in the output; a plugin could plant a ref to another server's
 // artifact, flip isError, and replace a carrier it never saw.
 func TestPayloadReplaceRules(t *testing.T) {
@@ -432,7 +432,7 @@ func TestPayloadReplaceRules(t *testing.T) {
 	}
 }
 
-// Issue 11: filename "{arg.path}" with ../../../../root/.ssh/authorized_keys
+// Filename "{arg.path}" with ../../../../root/.ssh/authorized_keys
 // was stored verbatim in the ref and the resource link.
 func TestRenderedFilenameIsSanitized(t *testing.T) {
 	t.Parallel()
@@ -453,7 +453,7 @@ func TestRenderedFilenameIsSanitized(t *testing.T) {
 	}
 }
 
-// Issue 7: a result nested 1,000,000 deep ran for over ten minutes, and a
+// A result nested 1,000,000 deep ran for over ten minutes, and a
 // 400,000-deep structuredContent kept a core busy after the client left.
 // Past MaxDepth the result is stored whole and a note names it.
 func TestTooDeepIsStoredWhole(t *testing.T) {

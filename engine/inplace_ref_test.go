@@ -13,7 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
-// Issue 17: a value replaced in place inside JSON (structuredContent, a
+// A value replaced in place inside JSON (structuredContent, a
 // JSON-in-text block) showed the model the whole ArtifactRef (sha256,
 // source server/tool/path/layer, ...). The model reads what names the
 // artifact and what it is; hosts find the full ref in

@@ -50,7 +50,8 @@ func schemaEngine(t *testing.T, rws []layer.Rewrite, v engine.SchemaValidator, f
 	return eng
 }
 
-// The server-filesystem shapes of issue 10: read_media_file puts base64 in
+// The shapes of the MCP filesystem server (server-filesystem):
+// read_media_file puts base64 in
 // structuredContent.content[].data and read_text_file the text in
 // structuredContent.content, both typed as strings by outputSchema.
 const (
@@ -254,7 +255,7 @@ func (v *notChecked) Validate(schema, instance json.RawMessage) error {
 	return fmt.Errorf("%w: over the test's budget", engine.ErrSchemaNotChecked)
 }
 
-// Issue 15: a schema the validator will not check (a loop, a fan-out, a
+// A schema the validator will not check (a loop, a fan-out, a
 // result past its budget) takes the schema fallback at once: the
 // placeholder with the reference in content and _meta, or with "keep"
 // the original value; the validator is asked once.

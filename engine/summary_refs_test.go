@@ -43,7 +43,7 @@ func bareRefsViolations(s string) []string {
 	return append(bad, idTouched.FindAllString(s, -1)...)
 }
 
-// Issue 15: summaries ended a URL with a period ("download: <url>."),
+// Summaries ended a URL with a period ("download: <url>."),
 // and the truncation markers closed a URI with ")". Every text the engine
 // writes leaves ids, URIs and URLs bare.
 func TestSummariesLeaveReferencesBare(t *testing.T) {
@@ -117,7 +117,7 @@ func TestSummariesLeaveReferencesBare(t *testing.T) {
 	}
 }
 
-// Issue 15: each summary appeared twice in one result, in the text block
+// Each summary appeared twice in one result, in the text block
 // and as the resource_link's description. The link is described by kind
 // and size only.
 func TestResourceLinkHasShortDescription(t *testing.T) {

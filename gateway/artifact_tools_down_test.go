@@ -13,7 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/store/memstore"
 )
 
-// Issue 17: with every upstream failed to start, tools/list was empty
+// With every upstream failed to start, tools/list was empty
 // (the routes were built only when an upstream came up), so the artifacts
 // the store still holds could not be queried or searched.
 func TestArtifactToolsWhenEveryUpstreamIsDown(t *testing.T) {

@@ -43,7 +43,7 @@ func newBridgeServer(t *testing.T, tokens map[string]string) statelessHTTP {
 // elicitation, sampling and roots requests during a 2026-07-28 client's
 // call reach the client as an input_required result; its retry with
 // inputResponses and the requestState resumes the call, whose result
-// carries the answer the upstream got (issue 9).
+// carries the answer the upstream got.
 func TestBridgeOldUpstreamToStatelessClient(t *testing.T) {
 	t.Parallel()
 	c := newBridgeServer(t, nil)

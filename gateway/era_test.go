@@ -191,7 +191,7 @@ func TestServeStatelessOnStdio(t *testing.T) {
 // TestServeStatelessArtifactScope: without a session, an artifact belongs
 // to the principal whose call made it: no other principal reads it in
 // either revision, an unauthenticated stateless caller reads none of a
-// session's, and the owner reads its own (issue 9).
+// session's, and the owner reads its own.
 func TestServeStatelessArtifactScope(t *testing.T) {
 	t.Parallel()
 	c, g := newStatelessServer(t, map[string]string{"tok-a": "alice", "tok-b": "bob"})
@@ -273,5 +273,6 @@ func TestServeStatelessAnonymousScope(t *testing.T) {
 }
 
 // codeUnknownResource is the code of a refused artifact read: the same as
-// for an id that does not exist (issue 15).
+// for an id that does not exist, so a refusal does not tell another
+// principal that the artifact exists.
 var codeUnknownResource = int64(jsonrpc.ToRPCError(jsonrpc.ErrUnknownResource).Code)

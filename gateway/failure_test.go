@@ -45,7 +45,7 @@ func TestCrashedUpstreamRestarts(t *testing.T) {
 	r := c.call("tools/call", toolCall("crash", ""))
 	e := gjson.GetBytes(r, "error")
 	// the client gets the code and an error id, never the upstream's
-	// stderr (issue 7: it may hold secrets); the log has both
+	// stderr (it may hold secrets); the log has both
 	msg := e.Get("message").String()
 	id := regexp.MustCompile(`error_id=([0-9a-f]+)`).FindStringSubmatch(msg)
 	if e.Get("code").Int() != jsonrpc.CodeUpstreamUnavailable || strings.Contains(msg, "crashing on purpose") || id == nil {

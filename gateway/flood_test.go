@@ -1,6 +1,6 @@
 package gateway
 
-// Floods (issue 15): an upstream that sends a call's client thousands of
+// Floods: an upstream that sends a call's client thousands of
 // server-to-client requests, and a client that opens thousands of
 // subscriptions/listen streams. The hostile upstreams are a stdio stub
 // (this test binary re-executed) and an httptest server on 127.0.0.1.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,7 +46,7 @@ func (c *client) rawCall(line, key string) gjson.Result {
 	}
 }
 
-// Issue 7, "Secrets": stdio upstreams inherited the gateway's whole
+// Stdio upstreams inherited the gateway's whole
 // environment, so one server could read another's keys.
 func TestUpstreamEnvAllowlist(t *testing.T) {
 	t.Setenv("MCPX_TEST_OTHER_SERVERS_KEY", "sk-other-0123456789")
@@ -80,7 +81,7 @@ func TestUpstreamEnvAllowlist(t *testing.T) {
 	}
 }
 
-// Issue 7: an expanded URL with a ${VAR} secret in its query reached
+// An expanded URL with a ${VAR} secret in its query reached
 // clients in errors. The client gets a generic error and an error id;
 // the log has the error with the secret masked.
 func TestSecretNotInClientErrors(t *testing.T) {
@@ -109,7 +110,7 @@ func TestSecretNotInClientErrors(t *testing.T) {
 	}
 }
 
-// Issue 7, "Buffers": an upstream line of 300 MB without a newline grew
+// An upstream line of 300 MB without a newline grew
 // the gateway to 650 MB. readLine holds at most the limit.
 func TestReadLineCapsMemory(t *testing.T) {
 	const size = 300 << 20
@@ -120,7 +121,7 @@ func TestReadLineCapsMemory(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	head, over, err := jsonrpc.ReadLine(br, 1<<20)
 	runtime.ReadMemStats(&after)
-	if !over || err != io.EOF || len(head) != jsonrpc.LineHeadBytes {
+	if !over || !errors.Is(err, io.EOF) || len(head) != jsonrpc.LineHeadBytes {
 		t.Fatalf("300 MB line: over %v, err %v, head %d bytes", over, err, len(head))
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
@@ -163,7 +164,7 @@ func TestUpstreamMessageTooLarge(t *testing.T) {
 	}
 }
 
-// Issue 7, "Smaller ones": logging an upstream's stderr unchanged wrote
+// Logging an upstream's stderr unchanged wrote
 // 1.4 GB in 8 s. The stub writes 1024 lines at once; at most the limit
 // per second are logged, and the rest are counted.
 func TestStderrRateLimited(t *testing.T) {
@@ -189,7 +190,7 @@ func TestStderrRateLimited(t *testing.T) {
 	}
 }
 
-// Issue 7, "JSON-RPC": batches got -32700, object/array/bool ids were
+// Batches got -32700, object/array/bool ids were
 // echoed, "jsonrpc" was not checked, and a client's parse error was
 // worded as the upstream's.
 func TestClientJSONRPCValidation(t *testing.T) {
@@ -207,7 +208,7 @@ func TestClientJSONRPCValidation(t *testing.T) {
 		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":501,"method":"ping"}`, "501", jsonrpc.CodeInvalidRequest},
 		{"jsonrpc missing", `{"id":502,"method":"ping"}`, "502", jsonrpc.CodeInvalidRequest},
 		{"method not a string", `{"jsonrpc":"2.0","id":503,"method":7}`, "503", jsonrpc.CodeInvalidRequest},
-		// Issue 15: the id of broken JSON is a guess; JSON-RPC 2.0 wants null.
+		// The id of broken JSON is a guess; JSON-RPC 2.0 wants null.
 		{"parse error", `{"jsonrpc":"2.0","id":504,"method":`, "null", jsonrpc.CodeParseError},
 		{"parse error, id 7", `{"jsonrpc":"2.0","id":7,"method":`, "null", jsonrpc.CodeParseError},
 		{"parse error without id", `{"jsonrpc":`, "null", jsonrpc.CodeParseError},
@@ -227,7 +228,7 @@ func TestClientJSONRPCValidation(t *testing.T) {
 	}
 }
 
-// Issue 7/9: a request whose arguments contain the word "initialize" was
+// A request whose arguments contain the word "initialize" was
 // handled in line (a byte search), delaying every request behind it.
 func TestInitializeInArgumentsDoesNotBlock(t *testing.T) {
 	t.Parallel()
@@ -263,7 +264,7 @@ func TestClientLineTooLarge(t *testing.T) {
 	}
 }
 
-// Issue 7: four 60 MB requests at once reached 1.4 GB. Large requests
+// Four 60 MB requests at once reached 1.4 GB. Large requests
 // share limits.large_request_bytes: one that does not fit waits until
 // the one before it is done (over stdio the gateway reads no further line
 // meanwhile: back-pressure on the client).
@@ -350,7 +351,22 @@ func TestHTTPInvalidAndTooLarge(t *testing.T) {
 	}
 }
 
-// Issue 7/9: 40,000 initialize without DELETE grew memory linearly.
+// A parse error over HTTP answered with the id guessed from the
+// broken body; JSON-RPC 2.0 wants null when the id cannot be determined.
+func TestHTTPParseErrorHasNullID(t *testing.T) {
+	t.Parallel()
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}})
+	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
+	defer ts.Close()
+	for _, body := range []string{`{"jsonrpc":"2.0","id":7,"method":`, `{"jsonrpc":"2.0","id":"seven","method":"ping","params":{`} {
+		resp, r := httpPost(t, ts.URL, "", body)
+		if resp.StatusCode != http.StatusBadRequest || r.Get("error.code").Int() != jsonrpc.CodeParseError || r.Get("id").Raw != "null" {
+			t.Errorf("%s: %d %s, want 400 with -32700 and id null", body, resp.StatusCode, r.Raw)
+		}
+	}
+}
+
+// 40,000 initialize requests without a DELETE grew memory linearly.
 // Sessions are capped (the least recently used idle one goes) and expire
 // when idle.
 func TestHTTPSessionsCappedAndExpire(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 )
 
 // hostileSchemaEnv makes the test binary a stdio MCP server whose tools
-// declare hostile outputSchemas (issue 15): see runHostileSchemaStub.
+// declare hostile outputSchemas: see runHostileSchemaStub.
 const hostileSchemaEnv = "MCPX_GATEWAY_TEST_HOSTILE_SCHEMA"
 
 func init() {
@@ -64,7 +64,7 @@ func runHostileSchemaStub() {
 	})
 }
 
-// Issue 15: a self-referential outputSchema killed the gateway with a
+// A self-referential outputSchema killed the gateway with a
 // stack overflow, and one that fans out took 45 s and 7 GB (with six
 // branches, the kernel's OOM killer). Each call now answers within
 // seconds with the schema fallback (the image's place holds a

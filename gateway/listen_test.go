@@ -50,8 +50,7 @@ const subscriptionIDPath = `params._meta.io\.modelcontextprotocol/subscriptionId
 // exactly the notifications asked for (list changes, one resource's
 // updates; no log messages), each tagged with the request's id, subscribes
 // upstream for the resource, and on notifications/cancelled ends the
-// stream with a tagged result and drops the upstream subscription
-// (issue 9).
+// stream with a tagged result and drops the upstream subscription.
 func TestSubscriptionsListenStdio(t *testing.T) {
 	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": resourceStub(t, "stub")}, engine.Options{})

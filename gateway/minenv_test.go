@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -199,7 +200,7 @@ func TestWrapPreset(t *testing.T) {
 		})
 	}
 	out, err := exec.Command(mcpx, "wrap", "--preset", "nope", "--", bi).CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "unknown preset") {
+	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "unknown preset") {
 		t.Errorf("--preset nope: %v: %s", err, out)
 	}
 }

@@ -134,7 +134,7 @@ func (c *client) waitRequest(method string, d time.Duration) (string, gjson.Resu
 
 // TestServeRelaysServerRequests: an upstream's elicitation, sampling and
 // roots requests made during a tool call reach the client whose call it
-// is, and the client's answer goes back upstream (issue 9).
+// is, and the client's answer goes back upstream.
 func TestServeRelaysServerRequests(t *testing.T) {
 	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
@@ -213,7 +213,7 @@ func TestServeServerRequestAmbiguous(t *testing.T) {
 
 // TestServeRootsFromConfig: mcpx.roots gives an upstream its roots; the
 // gateway declares the capability and answers roots/list itself, even for
-// a client without roots (issue 10).
+// a client without roots.
 func TestServeRootsFromConfig(t *testing.T) {
 	t.Parallel()
 	cfg := askerStub(t)
@@ -236,7 +236,7 @@ func TestServeRootsFromConfig(t *testing.T) {
 // TestServeNoRootsWithoutClientRoots: without configured roots and with
 // no client that declared roots, the upstream is told of no roots
 // capability, so a server that takes its folders from roots falls back
-// to its own configuration instead of an empty list (issue 10).
+// to its own configuration instead of an empty list.
 func TestServeNoRootsWithoutClientRoots(t *testing.T) {
 	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})

@@ -59,7 +59,7 @@ func nextClientRequest(t *testing.T, br *bufio.Reader, method string) gjson.Resu
 	}
 }
 
-// TestServeRootsChangeWithoutRestart (issue 15): a second HTTP client
+// TestServeRootsChangeWithoutRestart: a second HTTP client
 // that declares roots does not restart the stdio upstream (its state, a
 // browser page say, would be lost); the upstream, told roots with
 // listChanged from the start (mcpx.client_capabilities), gets
@@ -117,7 +117,7 @@ func TestServeRootsChangeWithoutRestart(t *testing.T) {
 	}
 }
 
-// TestUpstreamDeclaresFirstClientCapabilities (issue 15): with
+// TestUpstreamDeclaresFirstClientCapabilities: with
 // WaitForClientCapabilities the upstream's initialize carries what the
 // first client declared of what mcpx relays, sub-fields kept: a server
 // that lists tools by capability lists what it would list that client.

@@ -39,7 +39,7 @@ func modernUpstream(t *testing.T) string {
 // upstream that speaks 2026-07-28 goes there statelessly, and the
 // upstream's input_required, its requestState and the client's
 // inputResponses pass through both ways; a session client of the same
-// upstream keeps working (issue 9).
+// upstream keeps working.
 func TestServeStatelessUpstreamInputRequired(t *testing.T) {
 	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"modern": {URL: modernUpstream(t)}}, engine.Options{})

@@ -109,7 +109,7 @@ func runModernStub() {
 // answers server/discover with 2026-07-28 is served statelessly: its
 // tools are listed, a session client's call that comes back
 // input_required is bridged into an elicitation/create request, and a
-// stateless client gets the upstream's input_required unchanged (issue 9).
+// stateless client gets the upstream's input_required unchanged.
 func TestUpstreamStatelessOnly(t *testing.T) {
 	t.Parallel()
 	cfg := stubServer(t)
@@ -152,7 +152,7 @@ func TestUpstreamStatelessOnly(t *testing.T) {
 // subscribes to it (resources/subscribe answers once the upstream
 // acknowledged), passes what arrives on to clients without the
 // upstream's tag, and drops the resource from the filter on
-// resources/unsubscribe (issue 9).
+// resources/unsubscribe.
 func TestUpstreamListen(t *testing.T) {
 	t.Parallel()
 	cfg := stubServer(t)

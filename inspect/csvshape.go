@@ -39,7 +39,7 @@ func tableFormat(start []byte, whole bool) string {
 		comma  rune
 		format string
 	}{{',', "csv"}, {'\t', "tsv"}} {
-		if bytes.IndexRune(start[:bytes.IndexByte(start, '\n')+1], f.comma) >= 0 && isTable(start, f.comma, whole) {
+		if bytes.ContainsRune(start[:bytes.IndexByte(start, '\n')+1], f.comma) && isTable(start, f.comma, whole) {
 			return f.format
 		}
 	}

@@ -363,8 +363,11 @@ func (r *pdfRaw) text(ctx context.Context, ref references.FPDF_TEXTPAGE, max int
 	// Room for the page's text as UTF-16 and a terminator, an FS_RECTF
 	// (left, top, right, bottom) and an origin's x and y (doubles).
 	scratch, err := r.call(r.fn.malloc, 2*(n+1)+32)
-	if err != nil || scratch == 0 {
-		return "", fmt.Errorf("inspect: no guest memory for %d characters: %v", n, err)
+	if err != nil {
+		return "", fmt.Errorf("inspect: no guest memory for %d characters: %w", n, err)
+	}
+	if scratch == 0 {
+		return "", fmt.Errorf("inspect: no guest memory for %d characters", n)
 	}
 	defer r.call(r.fn.free, scratch)
 	box := scratch + 2*(n+1)

@@ -145,7 +145,8 @@ func (d *pdfDoc) render(i, side int, maxBytes int64) (out RenderedPage, smallest
 	}
 	// The pixels live in the guest's memory until Cleanup.
 	defer res.Cleanup()
-	img := res.Result.Image
+	// RGBA, the format of a request that names none.
+	img, _ := res.Result.RenderedImage.(*image.RGBA)
 	if img == nil {
 		return out, 0, fmt.Errorf("inspect: page %d rendered no image", i+1)
 	}

@@ -35,7 +35,7 @@ func TestDefaultChainIsTheRegistryOrder(t *testing.T) {
 	}
 }
 
-// TestWASMLayersRegistered is issue 18's reproduction: with the README's
+// TestWASMLayersRegistered: with the README's
 // one import, a config naming custom plugins got nil errors and the plugin
 // never ran, since custom and presets registered only from layers/wasm.
 // Now the import registers them: a missing plugin file is an error from

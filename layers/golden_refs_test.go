@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Issue 15: a reference with punctuation right after it ("URL.",
+// A reference with punctuation right after it ("URL.",
 // "mcpx://artifacts/ID.") is taken literally by readers and models: a 403,
 // an unknown resource. No golden result of any layer has one. The
 // goldens hold JSON whose strings hold JSON, so a reference ends at white

@@ -1,6 +1,7 @@
 package layers_test
 
-// Reproductions of issue 7 ("Hardening") through the default chain.
+// Reproductions of what went wrong on hostile input, through the default
+// chain: each test feeds such an input and asserts what must hold instead.
 
 import (
 	"bytes"
@@ -30,7 +31,7 @@ func chain(t testing.TB, cfg engine.Config) (*engine.Engine, store.Store) {
 	return eng, st
 }
 
-// Issue 7: {"a": <PDF b64>, "a": <PNG b64>} lost the PNG (later: stored it
+// With duplicate keys, {"a": <PDF b64>, "a": <PNG b64>} lost the PNG (later: stored it
 // as application/pdf). Both are stored with their own MIME type, in a
 // text block and in structuredContent.
 func TestDuplicateKeysKeepBoth(t *testing.T) {
@@ -84,7 +85,7 @@ func imagesResult(n int) []byte {
 	return b.Bytes()
 }
 
-// Issue 7: 10,000 small images in one result took 40 s (100,000 did not
+// 10,000 small images in one result took 40 s (100,000 did not
 // finish in 8 minutes). The first 100 become artifacts, the rest stay
 // inline where the guardrail cuts the list (storing it whole), and a note
 // tells the model.
@@ -164,7 +165,7 @@ func BenchmarkDeepNesting(b *testing.B) {
 	}
 }
 
-// Issue 7: a 400,000-deep structuredContent kept a core busy after the
+// A 400,000-deep structuredContent kept a core busy after the
 // client gave up. Every layer and the executor stop on a done context.
 func TestCancellationStopsTheChain(t *testing.T) {
 	in := recordsResult(20000)

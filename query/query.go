@@ -353,7 +353,7 @@ func (r rangedReader) ReadAt(p []byte, off int64) (int, error) {
 	}
 	defer rc.Close()
 	n, err := io.ReadFull(rc, p)
-	if err == io.ErrUnexpectedEOF {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
 		err = io.EOF
 	}
 	return n, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -86,7 +87,7 @@ func runLines(ctx context.Context, st store.Store, ref store.Ref, rg Range, b Bu
 			}
 			break
 		}
-		if err != nil && err != bufio.ErrBufferFull {
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return Answer{}, err
 		}
 		if err := ctx.Err(); err != nil {

@@ -153,6 +153,17 @@ step="go vet"
 say "go vet ./..."
 go vet ./...
 
+# golangci-lint with .golangci.yml (staticcheck, revive's doc-comment
+# rules, errorlint, govet, ineffassign, unused), pinned and built once by
+# scripts/lint-tools.sh; any finding fails the run. The Go guests are
+# linted once more as the wasip1 builds they are, without their tests,
+# which run on the host.
+step="golangci-lint"
+say "golangci-lint run (scripts/lint-tools.sh)"
+golangci_lint=$(./scripts/lint-tools.sh | tail -n 1)
+"$golangci_lint" run ./...
+GOOS=wasip1 GOARCH=wasm "$golangci_lint" run --tests=false ./sdk/wasm-guest/go/... ./plugins/... ./examples/wasm-go/...
+
 step="go test -race"
 say "go test -race -count=1 -timeout 30m ./..."
 go test -race -count=1 -timeout 30m ./...
@@ -206,9 +217,9 @@ done < <(grep -rlE --include='*_test.go' --exclude-dir=.git --exclude-dir=node_m
 	'^func Fuzz[A-Za-z0-9_]*\(' . | sort)
 
 # The budget is a count of executions, not a duration: a duration races
-# the fuzzing coordinator's own deadline (golang/go#75804: "context
-# deadline exceeded" with no failing input; it hit CI here while a new
-# input was being minimised past the budget). Minimising is bounded by a
+# the fuzzing coordinator's own deadline (Go's fuzzer then fails with
+# "context deadline exceeded" and no failing input; it hit CI here while a
+# new input was being minimised past the budget). Minimising is bounded by a
 # count too, so a new input never stalls a target for the default minute.
 if [ "${#targets[@]}" -gt 0 ]; then
 	fuzztime=50000x

@@ -7,8 +7,13 @@
 #     (Rust guests: /usr/bin/rustc --target wasm32-unknown-unknown);
 #   - LLVM 19, clang 19, lld 19, wasi-libc and compiler-rt for wasm32,
 #     then TinyGo v0.42.0 built from the Go module proxy against them
-#     (shared/TINYGO.md; binaryen gives it wasm-opt), into $MCPX_TOOLS/tinygo
-#     (default ~/.cache/mcpx-tools/tinygo), reused on later runs.
+#     (binaryen gives it wasm-opt), into $MCPX_TOOLS/tinygo (default
+#     ~/.cache/mcpx-tools/tinygo), reused on later runs. A module proxy
+#     may serve single versions but no version lists, which `go install
+#     …@v0.42.0` asks for, so the module's source is copied out of the
+#     module cache and built there; it has no git submodules, so TinyGo's
+#     wasm32 libc and compiler-rt come from Debian's prebuilt libraries
+#     below.
 #
 # It prints the TinyGo root on its last line: export TINYGOROOT=$(...) and
 # put $TINYGOROOT/bin on PATH.
@@ -58,9 +63,11 @@ if [ ! -x "$root/bin/tinygo" ] || [ "$(cat "$root/.mcpx-version" 2>/dev/null)" !
 	chmod -R u+w "$root.tmp"
 	(
 		cd "$root.tmp"
+		# src/net is a git submodule, absent from the module; guests cannot
+		# import net, so an empty folder stands in for it.
 		mkdir -p src/net
-		# tinygo.org/x/espflasher is served only at v0.6.0, whose EraseFlash
-		# takes no progress callback (shared/TINYGO.md).
+		# tinygo.org/x/espflasher (used only to flash ESP boards) is served
+		# only at v0.6.0, whose EraseFlash takes no progress callback.
 		go mod edit -replace tinygo.org/x/espflasher=tinygo.org/x/espflasher@v0.6.0
 		GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 || true
 		sed -i 's/EraseFlash(progressFunc)/EraseFlash()/' main.go

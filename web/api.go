@@ -1,6 +1,6 @@
 package web
 
-// The HTTP API of the artifact service (issue 19): everything a person's
+// The HTTP API of the artifact service: everything a person's
 // browser or a host not written in Go needs, behind auth.Authenticator.
 //
 //	GET|HEAD /artifacts/{id}          bytes: a signed URL, or a bearer token and scope

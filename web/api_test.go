@@ -190,7 +190,7 @@ func ids(page ArtifactPage) []string {
 	return out
 }
 
-// Issue 19: another user's or tenant's artifact answers 404 on every
+// Another user's or tenant's artifact answers 404 on every
 // endpoint, as a missing one does.
 func TestAPIScopeIsolation(t *testing.T) {
 	t.Parallel()
@@ -320,9 +320,10 @@ func TestAPIRebindingAndRateLimits(t *testing.T) {
 	}
 }
 
-// sseReader reads events from a GET /events response.
+// sseEvent is one event of a GET /events response.
 type sseEvent struct{ id, typ, data string }
 
+// readSSE reads events from a GET /events response.
 func readSSE(t *testing.T, body io.Reader, n int, ch chan<- sseEvent) {
 	sc := bufio.NewScanner(body)
 	var ev sseEvent

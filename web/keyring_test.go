@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Issue 19: every URL a client was given answered 403 after a restart
+// Every URL a client was given answered 403 after a restart
 // (the key was random per process). The ring kept with the store makes
 // a restarted signer accept them; rotation keeps unexpired URLs working.
 func TestKeyRingSurvivesRestartAndRotation(t *testing.T) {

@@ -74,7 +74,7 @@ func TestNewSignerRejectsBadBase(t *testing.T) {
 	}
 }
 
-// Issue 7: a downloaded HTML artifact rendered on the gateway's own
+// A downloaded HTML artifact rendered on the gateway's own
 // origin. Active types are attachments, every download is sandboxed.
 func TestActiveTypesNeverRender(t *testing.T) {
 	t.Parallel()
@@ -102,7 +102,7 @@ func TestActiveTypesNeverRender(t *testing.T) {
 		{"", `<script>alert(1)</script>`, "", true}, // stored without a type: octet-stream
 		{"image/png", "\x89PNG\r\n\x1a\n", "", true},
 		{"application/pdf", "%PDF-1.4", "", true},
-		// Issue 15: a passive type with a file name was an attachment,
+		// A passive type with a file name was an attachment,
 		// though docs/operations.md says passive types show inline.
 		{"image/png", "\x89PNG\r\n\x1a\n named", "chart.png", true},
 		{"image/jpeg", "\xff\xd8\xff named", "photo.jpg", true},

@@ -77,7 +77,9 @@ func traceOne(argv []string) (trace, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		if _, exited := err.(*exec.ExitError); !exited {
+		// A program that exits non-zero still printed its inits.
+		var exited *exec.ExitError
+		if !errors.As(err, &exited) {
 			return nil, err
 		}
 	}

@@ -50,7 +50,7 @@ func run(args []string, out io.Writer) error {
 	}
 	cmds := fs.Args()
 	if len(cmds) == 0 || *rounds < 1 {
-		return fmt.Errorf("usage: interleave [-n ROUNDS] [-warmup N] [-prepare CMD] [-first-line] CMD...")
+		return errors.New("usage: interleave [-n ROUNDS] [-warmup N] [-prepare CMD] [-first-line] CMD [CMD...]")
 	}
 	samples := make([][]sample, len(cmds))
 	for r := range *warmup + *rounds {

@@ -128,8 +128,11 @@ func validValue(v []byte) error {
 		}
 		return jsonwalk.Descend
 	})
-	if err != nil || len(v) == 0 {
-		return fmt.Errorf("replace needs one valid JSON value: %v", err)
+	if err != nil {
+		return fmt.Errorf("replace needs one valid JSON value: %w", err)
+	}
+	if len(v) == 0 {
+		return errors.New("replace needs one valid JSON value: it is empty")
 	}
 	if depth > MaxValueDepth {
 		return fmt.Errorf("%w: replace value nests more than %d levels", ErrLimit, MaxValueDepth)

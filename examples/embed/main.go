@@ -96,8 +96,11 @@ func summaryOf(raw []byte) (string, error) {
 	var res struct {
 		Content []struct{ Text string } `json:"content"`
 	}
-	if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) == 0 {
-		return "", fmt.Errorf("unexpected result %s: %v", raw, err)
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return "", fmt.Errorf("unexpected result %s: %w", raw, err)
+	}
+	if len(res.Content) == 0 {
+		return "", fmt.Errorf("unexpected result %s: no content", raw)
 	}
 	var payload struct {
 		Content struct{ Summary string } `json:"content"`

@@ -62,7 +62,7 @@ func binaries(t *testing.T) (mcpx, helpdesk string) {
 			cmd := exec.Command(goTool(), "build", "-o", filepath.Join(binDir, b.out), b.pkg)
 			cmd.Dir = wasmtest.Root(t)
 			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+				buildErr = fmt.Errorf("go build %s: %w\n%s", b.pkg, err, out)
 				return
 			}
 		}

@@ -138,7 +138,7 @@ func (o ArtifactToolsOptions) WithDefaults() ArtifactToolsOptions {
 func (o ArtifactToolsOptions) Validate() error {
 	for _, n := range []string{o.QueryName, o.SearchName} {
 		if n != "" && !validToolName(n) {
-			return fmt.Errorf("artifact_tools: tool name %q: want 1-64 of A-Z a-z 0-9 _ - .", n)
+			return fmt.Errorf("artifact_tools: tool name %q: want 1-64 characters of A-Z a-z 0-9 . _ -", n)
 		}
 	}
 	if o.QueryName != "" && o.QueryName == o.SearchName {

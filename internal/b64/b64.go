@@ -25,6 +25,7 @@ package b64
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -113,7 +114,7 @@ func Parse(raw []byte) (Info, error) {
 	for {
 		m, err := r.fill(r.out)
 		n += int64(m)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -385,7 +386,10 @@ func dataURI(raw []byte) (int, string, error) {
 		if c == '\\' {
 			var err error
 			if c, next, err = unescape(meta, i); err != nil {
-				err.(*SyntaxError).Offset += 5
+				var se *SyntaxError
+				if errors.As(err, &se) {
+					se.Offset += 5
+				}
 				return 0, "", err
 			}
 		}
@@ -625,7 +629,7 @@ func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 				return total, io.ErrShortWrite
 			}
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return total, nil
 		}
 		if err != nil {

@@ -119,7 +119,7 @@ func readAllMode(raw []byte, chunk, readSize int, precise bool) ([]byte, error) 
 	for {
 		n, err := r.Read(buf)
 		out = append(out, buf[:n]...)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
@@ -338,7 +338,7 @@ func TestReaderStopsAtError(t *testing.T) {
 	if !bytes.Equal(got, want[:len(got)]) {
 		t.Fatal("bytes before the error differ")
 	}
-	if n, err2 := r.Read(make([]byte, 100)); n != 0 || err2 != err {
+	if n, err2 := r.Read(make([]byte, 100)); n != 0 || !errors.Is(err2, err) {
 		t.Fatalf("Read after error = %d, %v; want 0, %v", n, err2, err)
 	}
 }

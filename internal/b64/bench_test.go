@@ -1,6 +1,7 @@
 package b64
 
 import (
+	"errors"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -49,7 +50,7 @@ func benchRead(b *testing.B, raw []byte) {
 		for {
 			m, err := r.Read(buf)
 			n += m
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

@@ -75,7 +75,7 @@ func TestReaderFillsBuffer(t *testing.T) {
 		for {
 			n, err := r.Read(p)
 			got = append(got, p[:n]...)
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {
@@ -240,7 +240,7 @@ func FuzzReader(f *testing.F) {
 				break
 			}
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			err = nil
 		}
 		if (err == nil) != (werr == nil) || string(got) != string(want) {

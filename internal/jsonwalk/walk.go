@@ -1,3 +1,7 @@
+// Package jsonwalk reads JSON in place, in one pass and without
+// recursion: Walk visits every value with its path and byte span, Members
+// and Member read an object's fields, ParsePath and Path match rewrite
+// paths, and Splice applies edits by offset.
 package jsonwalk
 
 import (

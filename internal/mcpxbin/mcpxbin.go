@@ -21,7 +21,7 @@ var built = sync.OnceValues(func() (string, error) {
 	}
 	bin := filepath.Join(dir, "mcpx")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpx-dev/mcpx/cmd/mcpx").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build cmd/mcpx: %v\n%s", err, out)
+		return "", fmt.Errorf("go build cmd/mcpx: %w\n%s", err, out)
 	}
 	return bin, nil
 })

@@ -31,7 +31,7 @@ func TestRedactor(t *testing.T) {
 	}
 }
 
-// Issue 15: a secret with a quote, a backslash or a space reached logs and
+// A secret with a quote, a backslash or a space reached logs and
 // clients in its escaped forms (JSON, %q, percent-encoded), which the
 // raw-value replacement did not see.
 func TestRedactorEncodedForms(t *testing.T) {

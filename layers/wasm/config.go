@@ -56,8 +56,8 @@ type SandboxConfig struct {
 	PoolSize int
 }
 
-// NoValueReads, as SandboxConfig.MaxValueBytes, disables host.get_value:
-// the guest sees only the request's skeleton.
+// NoValueReads disables host.get_value when it is
+// SandboxConfig.MaxValueBytes: the guest sees only the request's skeleton.
 const NoValueReads = -1
 
 // withDefaults returns c with every zero field set to its default, and a

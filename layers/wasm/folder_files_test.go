@@ -45,7 +45,7 @@ func openFolderGuarded(t *testing.T, h *wasm.Host, dir string, o wasm.FolderOpti
 	}
 }
 
-// TestFolderReadsRegularFilesOnly is issue 11's reproduction: a FIFO named
+// TestFolderReadsRegularFilesOnly: a FIFO named
 // aaa.wasm hung the first call forever (and, through the engine's lock,
 // every server), /dev/zero linked as zero.wasm ran the process out of
 // memory, and a 300 MB sparse file was read whole. Now only regular files
@@ -115,7 +115,7 @@ func TestFolderFileSizeCap(t *testing.T) {
 	}
 }
 
-// TestFolderNamesAreNotGlobs is issue 11's reproduction: x*.wasm without a
+// TestFolderNamesAreNotGlobs: x*.wasm without a
 // sidecar served every server whose name starts with x. A file name is a
 // name: it serves the server of that exact name.
 func TestFolderNamesAreNotGlobs(t *testing.T) {
@@ -149,7 +149,7 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// TestFolderWarnsUnmatchedPlugin is issue 11's finding: a plugin whose
+// TestFolderWarnsUnmatchedPlugin: a plugin whose
 // name matches no server (the scaffold named it after its folder) served
 // nothing and said nothing at the default log level. With the servers
 // known (Host.SetServers, as the gateway and the CLI call it), each such
@@ -200,7 +200,7 @@ func TestFolderWarnsUnmatchedPlugin(t *testing.T) {
 	}
 }
 
-// TestFolderLoadFailureFailsTheCall is issue 18's reproduction: a sidecar
+// TestFolderLoadFailureFailsTheCall: a sidecar
 // with an unknown field was logged at ERROR while every call went on with
 // no failure reported ("0 failed steps"). Now each call the plugin would
 // serve (the servers its sidecar names) fails the custom layer with

@@ -106,7 +106,6 @@ func NewHost(ctx context.Context, o HostOptions) (*Host, error) {
 		c, err := wazero.NewCompilationCacheWithDir(dir)
 		if err != nil {
 			h.log.Warn("compilation cache unusable; compiling in memory", "dir", dir, "error", err)
-			dir = "-"
 		} else {
 			h.cache, h.dir = c, dir
 		}

@@ -19,8 +19,8 @@ import (
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
-// bigPayload is a tool result of about 224 KB: the payload of issue 11's
-// @pretty reproduction.
+// bigPayload is a tool result of about 224 KB: the payload of the @pretty
+// reproduction (TestHostLookupsWithinLimits).
 func bigPayload(t testing.TB) []byte {
 	t.Helper()
 	var items []map[string]any
@@ -105,7 +105,7 @@ func TestHostLookupsArePlainPaths(t *testing.T) {
 	}
 }
 
-// TestHostLookupsWithinLimits is issue 11's reproduction: @pretty with a
+// TestHostLookupsWithinLimits: @pretty with a
 // 4 KB indent on a 224 KB payload took 4 s and 351 MB against a 200 ms
 // deadline, and a 2 MB indent ran the process out of memory. Now both are
 // refused at once: a guest asking 200 times stays within the deadline (1 s
@@ -147,7 +147,7 @@ func TestHostLookupLoopStopsAtDeadline(t *testing.T) {
 	}
 }
 
-// TestConfigIntegersExact is issue 11's finding: integers in a plugin's
+// TestConfigIntegersExact: integers in a plugin's
 // config went through float64 when the engine merged the layer's options
 // (global, then per server), and 12345678901234567890 reached the guest as
 // 12345678901234567000. The keep guest echoes its request (config

@@ -278,7 +278,7 @@ func TestCloseIdempotent(t *testing.T) {
 	}
 }
 
-// TestCommandBuildSaysRebuild is issue 11's reproduction: a Go guest built
+// TestCommandBuildSaysRebuild: a Go guest built
 // without -buildmode=c-shared loaded, then every call failed with "guest
 // trapped: plugin_alloc … call _start first". Now it fails to load, and the
 // error says how to rebuild it.

@@ -12,7 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
-// TestInstancesIsolatePrincipals is issue 11's reproduction: one .wasm
+// TestInstancesIsolatePrincipals: one .wasm
 // configured for two servers (or serving two tenants) shared pooled
 // instances, and a guest that keeps the last request returned server
 // alpha's api_key argument in server beta's result. Now an instance serves

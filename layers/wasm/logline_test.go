@@ -15,7 +15,7 @@ import (
 	"github.com/mcpx-dev/mcpx/layers/wasm"
 )
 
-// TestGuestLogCannotForge is issue 11's reproduction: a guest's log line
+// TestGuestLogCannotForge: a guest's log line
 // held a newline and a whole fake log line, and raw terminal escapes; and
 // one guest wrote 3,000 WARN lines past the 64-line cap. Now every guest
 // message stays on its own line with its control characters escaped, and

@@ -127,7 +127,7 @@ func newPlugin(ctx context.Context, h *Host, name string, bin []byte, cfg Sandbo
 	}
 	mod, err := p.rt.CompileModule(ctx, bin)
 	if err != nil {
-		return fail(fmt.Errorf("%w: compile: %v", ErrBadModule, err))
+		return fail(fmt.Errorf("%w: compile: %w", ErrBadModule, err))
 	}
 	p.mod = mod
 	if err := checkModule(mod); err != nil {
@@ -585,7 +585,7 @@ func (p *Plugin) classify(ctx context.Context, inst *instance, tail *tailBuffer,
 	switch {
 	case errors.Is(err, ErrGuest), errors.Is(err, ErrBadResponse), errors.Is(err, ErrOutputTooLarge):
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(context.Cause(ctx), context.Canceled):
-		err = fmt.Errorf("%w after %v: %v", ErrTimeout, p.cfg.Timeout, err)
+		err = fmt.Errorf("%w after %v: %w", ErrTimeout, p.cfg.Timeout, err)
 	case ctx.Err() != nil:
 		err = fmt.Errorf("call canceled: %w", ctx.Err())
 	case inst != nil && p.nearMemoryLimit(inst, tail):

@@ -154,8 +154,6 @@ func appendRaw(b, raw []byte) []byte {
 	return append(b, raw...)
 }
 
-// appendSkeleton appends buf with each span (sorted, disjoint) replaced by a
-// stub.
 // skeletonSize is about what appendSkeleton writes for a buffer of n
 // bytes: what the spans leave, and a stub for each (a 10 MiB string is
 // not worth a 2.5 MiB guess).
@@ -166,6 +164,8 @@ func skeletonSize(n int, spans []span) int {
 	return max(n, 64)
 }
 
+// appendSkeleton appends buf with each span (sorted, disjoint) replaced by a
+// stub.
 func appendSkeleton(b, buf []byte, spans []span) []byte {
 	last := 0
 	for _, s := range spans {
@@ -278,7 +278,7 @@ func ParseResponse(out []byte, mode Mode) ([]layer.Rewrite, error) {
 	dec.DisallowUnknownFields()
 	var r response
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadResponse, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadResponse, err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: trailing data after the response object", ErrBadResponse)
@@ -294,7 +294,7 @@ func ParseResponse(out []byte, mode Mode) ([]layer.Rewrite, error) {
 	}
 	for i := range r.Rewrites {
 		if err := checkRewrite(&r.Rewrites[i]); err != nil {
-			return nil, fmt.Errorf("%w: rewrites[%d]: %v", ErrBadResponse, i, err)
+			return nil, fmt.Errorf("%w: rewrites[%d]: %w", ErrBadResponse, i, err)
 		}
 	}
 	return r.Rewrites, nil

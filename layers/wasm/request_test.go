@@ -2,6 +2,7 @@ package wasm_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -63,6 +64,16 @@ func TestBuildRequest(t *testing.T) {
 	r = gjson.ParseBytes(wasm.BuildRequest(d, wasm.ModeRewrites, nil, 256))
 	if r.Get("result").Type != gjson.Null || r.Get("payload.a.mime").String() != "application/pdf" || r.Get("config").Raw != "{}" {
 		t.Errorf("raw document request: %s", r.Raw)
+	}
+}
+
+// TestParseResponseKeepsTheDecoderError: a response that is not JSON is
+// ErrBadResponse with the decoder's *json.SyntaxError (its offset) kept.
+func TestParseResponseKeepsTheDecoderError(t *testing.T) {
+	_, err := wasm.ParseResponse([]byte(`{"rewrites":[] nope}`), wasm.ModeRewrites)
+	var se *json.SyntaxError
+	if !errors.Is(err, wasm.ErrBadResponse) || !errors.As(err, &se) {
+		t.Fatalf("err = %v, want ErrBadResponse wrapping a *json.SyntaxError", err)
 	}
 }
 

@@ -115,7 +115,7 @@ func Run(ctx context.Context, program string, input io.Reader, lim query.JQLimit
 	}
 	var exit *exec.ExitError
 	if !errors.As(runErr, &exit) || exit.ExitCode() == exitSetup {
-		return query.JQAnswer{}, fmt.Errorf("jq: the evaluator (%s) could not run: %v: %s", selfPath(), runErr, firstLine(stderr.buf.String()))
+		return query.JQAnswer{}, fmt.Errorf("jq: the evaluator (%s) could not run: %w: %s", selfPath(), runErr, firstLine(stderr.buf.String()))
 	}
 	// The runtime ends a process that cannot map more memory with a fatal
 	// error, or a signal when the failed mapping was its own or a

@@ -2,6 +2,7 @@ package jq
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -77,5 +78,8 @@ func mappedBytes() (int64, error) {
 			return kb << 10, nil
 		}
 	}
-	return 0, fmt.Errorf("no VmSize in /proc/self/status: %v", sc.Err())
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("no VmSize in /proc/self/status: %w", err)
+	}
+	return 0, errors.New("no VmSize in /proc/self/status")
 }

@@ -3,6 +3,7 @@
 package fsstore
 
 import (
+	"errors"
 	"os"
 	"syscall"
 
@@ -26,7 +27,7 @@ func renameAt(oldDir *os.File, oldName string, newDir *os.File, newName string) 
 func ignoreEINTR(fn func() error) error {
 	for {
 		err := fn()
-		if err != syscall.EINTR {
+		if !errors.Is(err, syscall.EINTR) {
 			return err
 		}
 	}

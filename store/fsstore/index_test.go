@@ -13,8 +13,8 @@ import (
 	"github.com/mcpx-dev/mcpx/store/storetest"
 )
 
-// TestFTS5Compiled: the driver has FTS5 (a later issue searches text with
-// it).
+// TestFTS5Compiled: the driver has FTS5, which artifact search
+// (search.go) queries.
 func TestFTS5Compiled(t *testing.T) {
 	t.Parallel()
 	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "fts.db"))

@@ -62,7 +62,7 @@ func parseLine(line []byte) (record, error) {
 		return rec, fmt.Errorf("%w: checksum mismatch", errBadLine)
 	}
 	if err := json.Unmarshal(js, &rec); err != nil {
-		return rec, fmt.Errorf("%w: %v", errBadLine, err)
+		return rec, fmt.Errorf("%w: %w", errBadLine, err)
 	}
 	switch {
 	case rec.Op == opPut && rec.Ref != nil && rec.Seq > 0:

@@ -20,7 +20,7 @@ import (
 	"github.com/mcpx-dev/mcpx/store/storetest"
 )
 
-// The tests in this file reproduce issue 7's data-loss findings: opening a
+// The tests in this file hold the store to losing no data: opening a
 // store must never destroy what the store did not make, and a damaged
 // journal must lose no blob.
 

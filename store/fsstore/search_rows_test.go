@@ -12,7 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// Issue 17: one INSERT per line flushed FTS5 at every statement, 5 s for
+// One INSERT per line flushed FTS5 at every statement, 5 s for
 // the 20,000 lines of a 1 MB JSON result. Rows now go in batches of
 // indexRowsPerInsert: every line is found, at a batch's edges too, with
 // its place, and indexing 20,000 lines takes well under a second.

@@ -70,7 +70,7 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
-// Issue 15: the same bytes seen again kept the first put's name and
+// The same bytes seen again kept the first put's name and
 // source ("content.png" for a later "thumbnail.png"). A put returns its
 // own name and source; Stat and List show the latest put's under each
 // scope, and one scope never sees the name another scope gave.

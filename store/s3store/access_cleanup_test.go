@@ -26,8 +26,8 @@ func (l *slowAccessLists) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// A hot artifact re-put on every call (issue 20's benchmark: an icon in
-// every result) runs one access-key cleanup at a time, not one listing
+// A hot artifact re-put on every call (the replicas benchmark's: an icon
+// in every result) runs one access-key cleanup at a time, not one listing
 // per put: 64 re-puts while listings are slow make a few listings, and
 // the newest access key is the one left.
 func TestAccessCleanupCoalesces(t *testing.T) {

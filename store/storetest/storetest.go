@@ -1003,8 +1003,10 @@ func testConcurrent(t *testing.T, st store.Store) {
 				}
 				got, err := io.ReadAll(rc)
 				rc.Close()
-				if err != nil || !bytes.Equal(got, own) {
-					errs <- fmt.Errorf("worker %d: read back %d bytes (err %v), want %d", i, len(got), err, len(own))
+				if err != nil {
+					errs <- fmt.Errorf("worker %d: read back %d bytes: %w", i, len(got), err)
+				} else if !bytes.Equal(got, own) {
+					errs <- fmt.Errorf("worker %d: read back %d bytes, want %d", i, len(got), len(own))
 				}
 				if _, _, err := st.List(ctx, sc, ""); err != nil {
 					errs <- fmt.Errorf("worker %d: list: %w", i, err)

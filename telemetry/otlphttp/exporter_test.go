@@ -3,6 +3,7 @@ package otlphttp_test
 import (
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -305,7 +306,7 @@ func TestShutdownInterruptsRetries(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Shutdown did not interrupt the export waiting 30 s to retry")
 	}
-	if err := exp.ExportSpans(ctx, everySpanField()[:1]); err != otlphttp.ErrShutdown {
+	if err := exp.ExportSpans(ctx, everySpanField()[:1]); !errors.Is(err, otlphttp.ErrShutdown) {
 		t.Errorf("export after Shutdown: %v, want ErrShutdown", err)
 	}
 }

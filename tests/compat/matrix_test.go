@@ -323,7 +323,6 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 		return fmt.Errorf("tools/list through mcpx: %w", err)
 	}
 	gotRes := map[string]json.RawMessage{}
-	var results []json.RawMessage
 	var failure error
 	for _, c := range srv.calls {
 		w := want[c.tool]
@@ -336,7 +335,6 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 			failure = fmt.Errorf("%s through mcpx: the client rejected the result: %w", c.tool, err)
 			break
 		}
-		results = append(results, r)
 		gotRes[c.tool] = r
 	}
 	for _, uri := range srv.resources {

@@ -3,6 +3,7 @@ package compat_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,7 +73,10 @@ func serveHTTPConfig(t *testing.T, config map[string]any, storeDir string) (stri
 	case url := <-found:
 		return url, stop, nil
 	case err := <-waited:
-		return "", nil, fmt.Errorf("mcpx serve exited before listening: %v", err)
+		if err == nil {
+			return "", nil, errors.New("mcpx serve exited with status 0 before listening")
+		}
+		return "", nil, fmt.Errorf("mcpx serve exited before listening: %w", err)
 	case <-time.After(60 * time.Second):
 		_ = stop()
 		return "", nil, fmt.Errorf("mcpx serve printed no endpoint within 60 s")

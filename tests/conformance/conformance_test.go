@@ -25,11 +25,11 @@ import (
 const goSDKVersion = "v1.8.0"
 
 // knownGaps2025 are 2025-11-25 scenarios that pass against the server
-// directly and not yet through mcpx (issue 9). Each must fail through
+// directly and not yet through mcpx. Each must fail through
 // mcpx: when one starts passing, delete it here.
 var knownGaps2025 = map[string]string{}
 
-// expected2026 are the 2026-07-28 scenarios mcpx implements (issue 9):
+// expected2026 are the 2026-07-28 scenarios mcpx implements:
 // stateless requests decided per request, server/discover, resultType and
 // the server's identity on results, caching hints, the Mcp-Method,
 // Mcp-Name and Mcp-Param-* headers, and everything the gateway offers

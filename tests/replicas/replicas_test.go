@@ -147,7 +147,7 @@ func served(t *testing.T, c *cluster) map[string]int64 {
 	defer resp.Body.Close()
 	n := map[string]int64{}
 	sc := bufio.NewScanner(resp.Body)
-	var stot int = -1
+	stot := -1
 	for sc.Scan() {
 		f := strings.Split(strings.TrimPrefix(sc.Text(), "# "), ",")
 		if stot < 0 {

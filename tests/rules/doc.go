@@ -4,5 +4,7 @@
 // made by main or a test and passed in, so two engines or gateways in one
 // process never share it by accident), no public name that only
 // re-exports another package's type (a type is declared where its
-// behaviour is), and one Duration for the whole config tree.
+// behaviour is), one Duration for the whole config tree, comments,
+// scripts and docs that give a reason rather than cite a tracker, and a
+// linter (.golangci.yml) run with every build tag the module's files use.
 package rules

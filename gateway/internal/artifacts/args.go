@@ -34,7 +34,7 @@ func (s *Service) RewriteArgs(ctx context.Context, rd Reader, o config.ArgumentO
 	if len(bytes.TrimSpace(args)) == 0 {
 		v = map[string]any{}
 	} else if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: arguments are not a JSON object: %v", jsonrpc.ErrBadParams, err)
+		return nil, fmt.Errorf("%w: arguments are not a JSON object: %w", jsonrpc.ErrBadParams, err)
 	}
 	if o.Mode != config.ArgsOff {
 		rw := argRewriter{s: s, rd: rd, ctx: ctx, o: o}

@@ -136,14 +136,17 @@ func ToRPCError(err error) *Error {
 // errMessage is re's own message when err is re itself, else err's text
 // (which carries re's with the context the gateway added).
 func errMessage(err error, re *Error) string {
-	if err == error(re) {
+	if err == error(re) { //nolint:errorlint // re itself, not a match: a wrapped re has context to keep
 		return re.Message
 	}
 	return err.Error()
 }
 
 var (
-	ErrBadParams      = errors.New("invalid params")
+	// ErrBadParams is a request whose params are not what its method
+	// takes (JSON-RPC's invalid params).
+	ErrBadParams = errors.New("invalid params")
+	// ErrMethodNotFound is a request for a method nobody serves.
 	ErrMethodNotFound = errors.New("method not found")
 )
 

@@ -56,7 +56,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("%s: not a %s", tc.in, tc.kind)
 		}
 	}
-	// Issue 15: the id read from broken JSON is marked as a guess, which
+	// The id read from broken JSON is marked as a guess, which
 	// no error answer may echo.
 	if m, _ := Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":`)); m == nil || !m.IDGuessed || string(m.ID) != "7" {
 		t.Errorf("broken JSON: %+v, want id 7 marked IDGuessed", m)

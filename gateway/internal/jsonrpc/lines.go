@@ -7,14 +7,14 @@ import (
 	"fmt"
 )
 
-// lineHeadBytes is how much of an over-long line readLine keeps: enough
+// LineHeadBytes is how much of an over-long line ReadLine keeps: enough
 // for the id of a message that starts {"jsonrpc":"2.0","id":...}.
 const LineHeadBytes = 4 << 10
 
-// readLine reads one line (with its '\n') into a new slice, as
+// ReadLine reads one line (with its '\n') into a new slice, as
 // bufio.Reader.ReadBytes does, but holds at most limit bytes: a longer
-// line is read to its end and dropped, and readLine returns its first
-// lineHeadBytes bytes with over set. err is the reader's (io.EOF after a
+// line is read to its end and dropped, and ReadLine returns its first
+// LineHeadBytes bytes with over set. err is the reader's (io.EOF after a
 // last line without newline).
 func ReadLine(br *bufio.Reader, limit int64) (line []byte, over bool, err error) {
 	frag, err := br.ReadSlice('\n')
@@ -73,7 +73,7 @@ func AppendCapped(b, p []byte, limit int64) []byte {
 	return append(GrowCapped(b, len(b)+len(p), limit), p...)
 }
 
-// tooLargeError describes a message over limit.
+// TooLargeError describes a message over limit.
 func TooLargeError(limit int64, setting string) error {
 	return fmt.Errorf("a message of more than %d bytes (%s): %w", limit, setting, ErrMessageTooLarge)
 }

@@ -12,7 +12,7 @@ import (
 // system-call state even on a descriptor that never blocks; where every
 // processor is idle between two calls (the hop waits on its pipes), that
 // entry wakes the scheduler's monitor thread, a thread wake-up per read
-// and per write (issue 18). A read or write of a non-blocking descriptor
+// and per write. A read or write of a non-blocking descriptor
 // returns at once, so it need not.
 
 func rawRead(fd uintptr, p []byte) (int, syscall.Errno) {

@@ -8,11 +8,11 @@ import (
 	"github.com/mcpx-dev/mcpx/gateway/config"
 )
 
-// maxSpareBuffer caps the buffer a lineWriter keeps between writes; a
+// maxSpareBuffer caps the buffer a LineWriter keeps between writes; a
 // larger one (after a big message) is dropped.
 const maxSpareBuffer = 1 << 20
 
-// lineWriter writes newline-delimited messages to w from any number of
+// LineWriter writes newline-delimited messages to w from any number of
 // goroutines without holding a lock across I/O: a writer appends its
 // message to the pending buffer; if no write is in progress it becomes
 // the flusher and writes the pending bytes, again and again until none
@@ -48,7 +48,7 @@ type LineWriter struct {
 	err      error // the first write error; later writes fail with it
 }
 
-// newLineWriter returns a lineWriter on w whose pending bytes are capped
+// NewLineWriter returns a LineWriter on w whose pending bytes are capped
 // at limit (DefaultWriteBufferBytes when limit <= 0).
 func NewLineWriter(w io.Writer, limit int64) *LineWriter {
 	if limit <= 0 {
@@ -59,7 +59,7 @@ func NewLineWriter(w io.Writer, limit int64) *LineWriter {
 	return l
 }
 
-// write queues msg and a newline and, unless another goroutine is
+// Write queues msg and a newline and, unless another goroutine is
 // writing, writes everything queued. It returns the first write error
 // this writer has seen.
 func (l *LineWriter) Write(msg []byte) error {
@@ -125,7 +125,7 @@ func (l *LineWriter) flushLocked() {
 	}
 }
 
-// offer queues msg like write, but never waits and never writes on the
+// Offer queues msg like Write, but never waits and never writes on the
 // caller's goroutine: with no write in progress, a goroutine of its own
 // becomes the flusher. It reports false, queuing nothing, when limit
 // bytes already wait. For a caller that must not block (a connection's
@@ -213,13 +213,13 @@ func (l *LineWriter) TryWrite(msg []byte) (ok bool, err error) {
 	return err == nil, err
 }
 
-// pending returns how many bytes wait to be written (tests).
+// Pending returns how many bytes wait to be written (tests).
 func (l *LineWriter) Pending() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.buf)
 }
 
-// send writes msg and ignores the error: for writers whose failure shows
+// Send writes msg and ignores the error: for writers whose failure shows
 // elsewhere (the peer is gone).
 func (l *LineWriter) Send(msg []byte) { _ = l.Write(msg) }

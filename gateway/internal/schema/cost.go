@@ -278,7 +278,7 @@ func indexSchema(root *jsonschema.Schema) (*schemaRefs, error) {
 		if s.ID != "" && !(draft7 && s.Ref != "") {
 			id, err := url.Parse(s.ID)
 			if err != nil {
-				return nil, fmt.Errorf("%w: $id %q: %v", errSchemaRef, s.ID, err)
+				return nil, fmt.Errorf("%w: $id %q: %w", errSchemaRef, s.ID, err)
 			}
 			if draft7 && id.Fragment != "" {
 				anchor(base, strings.TrimPrefix(s.ID, "#"), s)
@@ -310,7 +310,7 @@ func indexSchema(root *jsonschema.Schema) (*schemaRefs, error) {
 func (r *schemaRefs) resolve(s *jsonschema.Schema, ref string) (*jsonschema.Schema, error) {
 	u, err := url.Parse(ref)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", errSchemaRef, ref, err)
+		return nil, fmt.Errorf("%w: %q: %w", errSchemaRef, ref, err)
 	}
 	full := r.uri[r.base[s]].ResolveReference(u)
 	frag := full.Fragment

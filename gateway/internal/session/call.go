@@ -117,25 +117,25 @@ func (f *forwarded) prepare(ctx context.Context, meta gjson.Result, related func
 	up := []byte(f.params)
 	if r.Tool != name {
 		if up, err = sjson.SetBytes(up, "name", r.Tool); err != nil {
-			return fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
+			return fmt.Errorf("tools/call: %w: %w", jsonrpc.ErrBadParams, err)
 		}
 	}
 	if len(f.args) > 0 && !sameBytes(f.args, orig) {
 		if up, err = sjson.SetRawBytes(up, "arguments", f.args); err != nil {
-			return fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
+			return fmt.Errorf("tools/call: %w: %w", jsonrpc.ErrBadParams, err)
 		}
 	}
 	if tok := meta.Get("progressToken"); tok.Exists() {
 		f.token = s.rooms.Progress.Map(s, json.RawMessage(tok.Raw), related)
 		if up, err = sjson.SetRawBytes(up, "_meta.progressToken", []byte(f.token)); err != nil {
 			f.release()
-			return fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
+			return fmt.Errorf("tools/call: %w: %w", jsonrpc.ErrBadParams, err)
 		}
 	}
 	if f.oc != nil {
 		if up, err = f.oc.propagate(up); err != nil {
 			f.release()
-			return fmt.Errorf("tools/call: %w: %v", jsonrpc.ErrBadParams, err)
+			return fmt.Errorf("tools/call: %w: %w", jsonrpc.ErrBadParams, err)
 		}
 	}
 	f.up = up

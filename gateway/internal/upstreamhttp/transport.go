@@ -6,7 +6,7 @@
 // It is the gateway's own so that the mcpx binary does not link
 // mcp-go's client/transport package, which links mcp-go's server and
 // through it a JSON-Schema library whose package initialisation costs
-// every mcpx process ~10 ms of start-up (issue 8).
+// every mcpx process ~10 ms of start-up.
 package upstreamhttp
 
 import (

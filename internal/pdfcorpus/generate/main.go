@@ -211,16 +211,6 @@ func run(name string, args ...string) {
 	}
 }
 
-func output(name string, args ...string) []byte {
-	cmd := exec.Command(name, args...)
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
-	}
-	return b
-}
-
 func read(name string) []byte {
 	b, err := os.ReadFile(name)
 	check(err)

@@ -13,7 +13,10 @@ import (
 	"github.com/mcpx-dev/mcpx/store/storetest"
 )
 
-// The tests in this file reproduce issue 7's findings against the CLI.
+// The tests in this file hold the artifacts commands to touching only what
+// is theirs: a folder that is not a store, a huge invalid id and a relative
+// home are refused, ls and get change nothing, fsck reports a damaged
+// index.
 
 // TestArtifactsRefuseForeignFolder: {"store":{"dir":"."}} in a project
 // folder, or --store ~, fails with a clear error and touches nothing.

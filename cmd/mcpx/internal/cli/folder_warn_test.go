@@ -10,7 +10,7 @@ import (
 	"github.com/mcpx-dev/mcpx/plugins"
 )
 
-// TestFolderPluginForNoServerWarns is issue 11's finding from the CLI: a
+// TestFolderPluginForNoServerWarns, from the CLI: a
 // plugin in the hot-load folder named after its folder (my-plugin.wasm)
 // serves no server, and said nothing at the default log level. transform
 // tells the WASM host its --server, so the plugin is a warning.

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpx-dev/mcpx/store"
 )
 
-// Issue 7: 50 slow-loris connections stayed open. The --listen server
+// 50 slow-loris connections stayed open. The --listen server
 // cuts a connection whose headers do not arrive within the timeout.
 func TestHTTPServerCutsSlowLoris(t *testing.T) {
 	t.Parallel()

@@ -30,7 +30,7 @@ func fakeCheckout(t *testing.T, dir string) string {
 }
 
 // TestPluginFindGoSDK: where "plugin new --lang go" gets the SDK from, in
-// its documented order (issue 11: from a clone it stopped with "pass
+// its documented order (from a clone it stopped with "pass
 // --sdk").
 func TestPluginFindGoSDK(t *testing.T) {
 	t.Parallel()
@@ -188,7 +188,7 @@ func TestPluginTestDumpRequest(t *testing.T) {
 	}
 }
 
-// TestConfigPathsFromTheConfigFolder reproduces issue 11: "cd / && mcpx
+// TestConfigPathsFromTheConfigFolder: "cd / && mcpx
 // transform --config …/mcpx.json" failed with "stat /plugins" when
 // pipeline.layers.custom.dir was relative. Every path is now taken from
 // the config file's folder.

@@ -1,3 +1,5 @@
+// Package cli is mcpx's command line, one file per command; Run is all
+// that cmd/mcpx's main calls.
 package cli
 
 import (

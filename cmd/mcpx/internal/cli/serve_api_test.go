@@ -20,7 +20,7 @@ import (
 	"github.com/mcpx-dev/mcpx/web"
 )
 
-// Issue 19: the signing key was random per process, so every URL a
+// The signing key was random per process, so every URL a
 // client was given answered 403 after a restart (40 of 40 in a load
 // test). serve keeps the key ring with the store.
 func TestSignedURLsSurviveRestart(t *testing.T) {

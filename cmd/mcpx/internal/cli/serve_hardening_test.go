@@ -15,7 +15,7 @@ import (
 const testSecret = "sk-live-0123456789abcdef"
 
 // secretConfig writes a config whose remote upstream's URL carries a
-// ${VAR} secret in its query (issue 7's repro).
+// ${VAR} secret in its query.
 func secretConfig(t *testing.T) string {
 	t.Helper()
 	t.Setenv("MCPX_TEST_REMOTE_KEY", testSecret)
@@ -27,7 +27,7 @@ func secretConfig(t *testing.T) string {
 	return path
 }
 
-// Issue 7: `serve --check` printed the expanded URL with its secret.
+// `serve --check` printed the expanded URL with its secret.
 func TestServeCheckMasksSecrets(t *testing.T) {
 	isolate(t)
 	r := runCLI(t, nil, "serve", "--config", secretConfig(t), "--check")
@@ -36,7 +36,7 @@ func TestServeCheckMasksSecrets(t *testing.T) {
 	}
 }
 
-// Issue 7: the WARN log of an upstream that cannot connect quoted the
+// The WARN log of an upstream that cannot connect quoted the
 // expanded URL with its secret.
 func TestServeLogMasksSecrets(t *testing.T) {
 	isolate(t)

@@ -15,7 +15,7 @@ import (
 // scheduler's monitor then takes back; a blocking write enters the
 // system-call state, which wakes the monitor where every processor is
 // idle. Through the poller, reading, the upstream's answer and writing
-// run on one thread, without those wake-ups (issue 18). shared is
+// run on one thread, without those wake-ups. shared is
 // another descriptor of the process that must not turn non-blocking
 // with f (stderr, when stdout is the same pipe: its writes would fail
 // instead of waiting); -1 for none.

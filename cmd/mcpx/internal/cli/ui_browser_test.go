@@ -1,6 +1,6 @@
 package cli
 
-// Issue 19's UI in a real headless Chromium (chromedp): mcpx serve
+// The artifact service's UI in a real headless Chromium (chromedp): mcpx serve
 // --listen runs as a process (this test binary re-executed as mcpx, see
 // TestMain) over a stdio upstream (the test binary again, runUIUpstream)
 // whose tool returns an HTML page with a script, a PNG, a PDF and JSON.
@@ -263,7 +263,7 @@ func (c *mcpClient) post(body string) string {
 	return string(b)
 }
 
-// Issue 19, "must hold": a tool call through the gateway makes its
+// A tool call through the gateway makes its
 // artifacts appear in the open page without a reload; a download yields
 // the exact bytes; an image preview renders; an HTML artifact cannot run
 // script or reach the parent page. Screenshots go to testdata/out (or

@@ -13,12 +13,12 @@ func FanOut(branches int) string {
 	var b strings.Builder
 	b.WriteString(`{"$ref":"#/$defs/a0","$defs":{`)
 	for i := range 8 {
-		b.WriteString(fmt.Sprintf(`"a%d":{"anyOf":[`, i))
+		fmt.Fprintf(&b, `"a%d":{"anyOf":[`, i)
 		for j := range branches {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(fmt.Sprintf(`{"$ref":"#/$defs/a%d"}`, i+1))
+			fmt.Fprintf(&b, `{"$ref":"#/$defs/a%d"}`, i+1)
 		}
 		b.WriteString(`]},`)
 	}

@@ -340,10 +340,10 @@ func valueStart(data []byte, end int64) int64 {
 		return end
 	}
 	i := end - 1
-	switch c := data[i]; {
-	case c == '[' || c == '{':
+	switch data[i] {
+	case '[', '{':
 		return i
-	case c == '"':
+	case '"':
 		for i--; i >= 0; i-- {
 			if data[i] == '"' && (i == 0 || data[i-1] != '\\') {
 				return i

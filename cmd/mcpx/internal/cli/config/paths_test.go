@@ -10,7 +10,7 @@ import (
 
 // TestLoadResolvesPathsFromTheConfigFolder: every relative path of a
 // config file is taken from the file's folder, whatever the current folder
-// (issue 11: "cd / && mcpx transform --config …/mcpx.json" failed with
+// ("cd / && mcpx transform --config …/mcpx.json" failed with
 // "stat /plugins").
 func TestLoadResolvesPathsFromTheConfigFolder(t *testing.T) {
 	dir := t.TempDir()

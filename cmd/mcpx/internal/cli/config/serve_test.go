@@ -38,7 +38,7 @@ func TestMCPServers(t *testing.T) {
 	}
 }
 
-// Issue 7: values that came from ${VAR} are secrets, masked wherever they
+// Values that came from ${VAR} are secrets, masked wherever they
 // are printed, config errors included.
 func TestSecretsRecordedAndMasked(t *testing.T) {
 	t.Setenv("MCPX_TEST_KEY", "sk-live-0123456789")
@@ -74,8 +74,7 @@ func TestServeLimits(t *testing.T) {
 	}
 }
 
-// TestExpandEmptyVariable pins the rule Expand documents (issue 8, item
-// 6): a variable set to "" counts as unset, for the default and for the
+// TestExpandEmptyVariable pins the rule Expand documents: a variable set to "" counts as unset, for the default and for the
 // error alike, and is not recorded as a secret.
 func TestExpandEmptyVariable(t *testing.T) {
 	env := map[string]string{"EMPTY": "", "SET": "v"}

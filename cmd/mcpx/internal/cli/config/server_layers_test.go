@@ -11,8 +11,7 @@ import (
 )
 
 // TestServerLayersMergeAsPatches: mcpServers.X.mcpx.layers (and per tool)
-// patch the pipeline's options for X instead of replacing them (issue 8,
-// item 5): keys only the pipeline sets stay, null deletes, nested objects
+// patch the pipeline's options for X instead of replacing them: keys only the pipeline sets stay, null deletes, nested objects
 // merge.
 func TestServerLayersMergeAsPatches(t *testing.T) {
 	pipeline := engine.Config{

@@ -8,7 +8,7 @@ import (
 )
 
 // TestUnknownKeyStructural: unknown keys are found by walking the document
-// against File's fields (issue 8, item 5), matchable with errors.As, and
+// against File's fields, matchable with errors.As, and
 // the first problem in the file is the one reported.
 func TestUnknownKeyStructural(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
