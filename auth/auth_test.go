@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -216,7 +217,14 @@ func TestRebindingGuard(t *testing.T) {
 	}
 }
 
+// TestRateLimits runs in a synctest bubble: its clock moves only when
+// every goroutine in it waits, so a loaded machine that takes a second
+// between two requests no longer refills a bucket the test counts on.
 func TestRateLimits(t *testing.T) {
+	synctest.Test(t, testRateLimits)
+}
+
+func testRateLimits(t *testing.T) {
 	a := newTestAuth(t, Config{Tokens: map[string]Identity{"ta": {User: "a"}, "tb": {User: "b"}},
 		Limits: Limits{RequestsPerSecond: 1, RequestBurst: 3, ToolCallsPerSecond: 0.5, ToolCallBurst: 1}}, true)
 	h := a.Middleware(whoami)

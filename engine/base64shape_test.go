@@ -18,6 +18,7 @@ import (
 // itself, other shapes through the ref's Encoding, and an original no shape
 // rebuilds is stored as the string itself.
 func TestBase64OriginalRecoverable(t *testing.T) {
+	t.Parallel()
 	hello := []byte("Hello, world! Some bytes: \x00\x01\x02\xfe\xff and more of them.")
 	std := base64.StdEncoding.EncodeToString(hello)
 	for _, tc := range []struct {
@@ -89,6 +90,7 @@ func TestBase64OriginalRecoverable(t *testing.T) {
 // shape that gives its own original back, where one ref for all of them
 // gave back only one of the originals.
 func TestBase64ShapesOfOneArtifact(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Config{})
 	eng := newEngine(t, st, fixed{{Path: "#", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
 	in := []byte(`["SGVs\nbG8=","data:text/plain;base64,SGVsbG8=","SGVsbG8="]`)

@@ -26,6 +26,7 @@ import (
 // escape or the URL-safe alphabet deep in the value stores it with its
 // shape, once.
 func TestBase64StreamMeetsTheUnexpected(t *testing.T) {
+	t.Parallel()
 	data := append([]byte("%PDF-1.7\n"), make([]byte, 1<<20)...)
 	rng := rand.New(rand.NewPCG(8, 8))
 	for i := 9; i < len(data); i++ {

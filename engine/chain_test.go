@@ -70,6 +70,7 @@ func (sb *slowBuild) count(server string) int {
 // A chain being built for one server holds up no other server's calls, and
 // concurrent first calls of one server and tool share one build.
 func TestChainBuildIsPerServerAndOnce(t *testing.T) {
+	t.Parallel()
 	eng, sb := newSlowEngine(t)
 	call := engine.Call{Server: "slow", Tool: "t"}
 	ctx := context.WithValue(context.Background(), ctxKey{}, "caller")
@@ -107,6 +108,7 @@ func TestChainBuildIsPerServerAndOnce(t *testing.T) {
 // A caller whose context ends stops waiting for a build; an abandoned build
 // is not kept, and the next call builds again.
 func TestChainBuildAbandonedIsRetried(t *testing.T) {
+	t.Parallel()
 	eng, sb := newSlowEngine(t)
 	call := engine.Call{Server: "slow", Tool: "t"}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -146,6 +148,7 @@ func (w warmLayer) Warm(context.Context)                                    { w.
 // Warm builds the chain once (a later Transform reuses it), calls every
 // Warmer of it, and reports the chain's error as Validate does.
 func TestWarm(t *testing.T) {
+	t.Parallel()
 	var warms, builds atomic.Int32
 	reg := layer.NewRegistry()
 	reg.Register(layer.Info{Name: "warm", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {

@@ -8,6 +8,7 @@ import (
 // TestContinuationBytes: the eight-at-a-time count agrees with a byte loop
 // on random bytes (valid UTF-8 or not) at every length and alignment.
 func TestContinuationBytes(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 7))
 	buf := make([]byte, 300)
 	for i := range buf {

@@ -51,6 +51,7 @@ func wavOf(ms int) []byte {
 // content, template fields read it, and no reference is touched by
 // punctuation.
 func TestContentSummaries(t *testing.T) {
+	t.Parallel()
 	var log strings.Builder
 	for i := range 1500 {
 		fmt.Fprintf(&log, "12:00:%02d GET /items/%d 200\n", i%60, i)
@@ -119,6 +120,7 @@ func TestContentSummaries(t *testing.T) {
 // TestContentSummaryDisabled: "inspect": {"enabled": false} keeps the
 // plain summary and reads nothing back.
 func TestContentSummaryDisabled(t *testing.T) {
+	t.Parallel()
 	reg := layer.NewRegistry()
 	rws := fixed{{Path: "shot", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}
 	reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return rws, nil }})
@@ -233,6 +235,7 @@ func (s streamStore) Get(ctx context.Context, id string, rng *store.Range) (io.R
 // summary. A store that reads back as a stream reserves its buffer with
 // the inspection, in one go.
 func TestContentSummaryWaitsForTheBudget(t *testing.T) {
+	t.Parallel()
 	var log strings.Builder
 	for i := range 1500 {
 		fmt.Fprintf(&log, "12:00:%02d GET /items/%d 200\n", i%60, i)

@@ -17,6 +17,7 @@ import (
 // in the result (here a data: URI) and refuses, before decoding, what its
 // header says is too large.
 func TestDownscaleReadsBase64(t *testing.T) {
+	t.Parallel()
 	var small bytes.Buffer
 	if err := png.Encode(&small, image.NewGray(image.Rect(0, 0, 40, 30))); err != nil {
 		t.Fatal(err)

@@ -58,6 +58,7 @@ func readAll(t *testing.T, st store.Store, id string) []byte {
 }
 
 func TestRewriteActions(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", 3000)
 	one, two := strings.Repeat("one ", 120), strings.Repeat("two ", 120)
 	for _, tc := range []struct {
@@ -322,6 +323,7 @@ func wrap(s string, n int) string {
 }
 
 func TestInvalidJSON(t *testing.T) {
+	t.Parallel()
 	eng := newEngine(t, memstore.New(memstore.Config{}), fixed(nil), nil)
 	for _, in := range []string{`{"a":`, `{"a":"\x"}`, "[1,2]]", `{"a":01}`, ""} {
 		_, err := eng.Transform(context.Background(), engine.Call{}, []byte(in))
@@ -348,6 +350,7 @@ func (failingStore) Put(ctx context.Context, r io.Reader, o store.PutOptions) (s
 // layer_failed event carry the whole error for the host, and an
 // artifact_refused event the note.
 func TestUnwritableStoreLeavesANote(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var events []engine.Event
 	listener := engine.ListenerFunc(func(ev engine.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() })
@@ -412,6 +415,7 @@ func TestUnwritableStoreLeavesANote(t *testing.T) {
 // TestUnwritableStoreBlock: an image block the store cannot keep becomes
 // the text block of a value not stored; its bytes do not stay.
 func TestUnwritableStoreBlock(t *testing.T) {
+	t.Parallel()
 	block := `{"type":"image","mimeType":"image/png","data":"` + b64(pdf) + `"}`
 	in := `{"content":[` + block + `]}`
 	eng := newEngine(t, failingStore{memstore.New(memstore.Config{})}, fixed{{Target: layer.TargetResult, Path: "content.0", Form: layer.FormBlock, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
@@ -437,6 +441,7 @@ type panicky struct{}
 func (panicky) Plan(context.Context, *layer.Doc) ([]layer.Rewrite, error) { panic("boom") }
 
 func TestLayerPanicIsContained(t *testing.T) {
+	t.Parallel()
 	eng := newEngine(t, memstore.New(memstore.Config{}), panicky{}, nil)
 	res, err := eng.Transform(context.Background(), engine.Call{}, []byte(`{"a":1}`))
 	if err != nil {
@@ -449,6 +454,7 @@ func TestLayerPanicIsContained(t *testing.T) {
 }
 
 func TestEventsAndScope(t *testing.T) {
+	t.Parallel()
 	var events []engine.Event
 	st := memstore.New(memstore.Config{})
 	eng := newEngine(t, st, fixed{{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64, Meta: map[string]string{"k": "v"}}}, engine.ListenerFunc(func(ev engine.Event) { events = append(events, ev) }))
@@ -479,6 +485,7 @@ func TestEventsAndScope(t *testing.T) {
 }
 
 func TestConfigMergesPerServerAndTool(t *testing.T) {
+	t.Parallel()
 	var got []string
 	reg := layer.NewRegistry()
 	reg.Register(layer.Info{Name: "probe", New: func(opts json.RawMessage, r layer.Resources) (layer.Layer, error) {
@@ -523,6 +530,7 @@ func TestConfigMergesPerServerAndTool(t *testing.T) {
 }
 
 func TestConcurrentTransforms(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Config{})
 	eng := newEngine(t, st, fixed{{Path: "pdf", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64}}, nil)
 	var wg sync.WaitGroup
@@ -549,6 +557,7 @@ func TestConcurrentTransforms(t *testing.T) {
 // are skipped there and accepted in Config, while a name neither registered
 // nor in the order is an error.
 func TestRegistryChainIsTheDefaultChain(t *testing.T) {
+	t.Parallel()
 	var built []string
 	reg := layer.NewRegistry()
 	for _, name := range []string{"second", "first"} {

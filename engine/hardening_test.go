@@ -51,6 +51,7 @@ func storedCount(t *testing.T, st store.Store) int {
 // Keep 4611686018427387904 overflowed 6*n+16 in prefixRunes and
 // took the process down. Every numeric field is bounded; the step fails.
 func TestHugeKeepIsRejected(t *testing.T) {
+	t.Parallel()
 	in := `{"s":"` + strings.Repeat("x", 3000) + `"}`
 	for _, rw := range []layer.Rewrite{
 		{Path: "s", Action: layer.ActionTruncate, Keep: 4611686018427387904},
@@ -83,6 +84,7 @@ func (panickingStore) Put(context.Context, io.Reader, store.PutOptions) (store.R
 // No recover guarded the executor. A panic while executing a
 // layer's rewrites fails that layer and the result flows on.
 func TestPanicInExecutionFailsTheLayer(t *testing.T) {
+	t.Parallel()
 	in := `{"s":"` + strings.Repeat("x", 3000) + `"}`
 	eng := newEngine(t, panickingStore{memstore.New(memstore.Config{})}, fixed{{Path: "s", Action: layer.ActionArtifact}}, nil)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "srv"}, []byte(in))
@@ -98,6 +100,7 @@ func TestPanicInExecutionFailsTheLayer(t *testing.T) {
 // One invalid rewrite left the rest of the answer applied. A
 // step's rewrites are validated as a whole first.
 func TestInvalidAnswerAppliesNothing(t *testing.T) {
+	t.Parallel()
 	in := `{"a":"` + strings.Repeat("x", 3000) + `","b":1}`
 	res, st := run(t, in, "",
 		layer.Rewrite{Path: "a", Action: layer.ActionArtifact},
@@ -111,6 +114,7 @@ func TestInvalidAnswerAppliesNothing(t *testing.T) {
 // (@pretty with a 4 KB indent: seconds and hundreds of MB). Plain paths
 // only; anything else renders empty.
 func TestSummaryTemplateArgsArePlainPaths(t *testing.T) {
+	t.Parallel()
 	args := `{"q":"report","big":[` + strings.Repeat(`{"k":[1,2,3]},`, 20000) + `1]}`
 	indent := strings.Repeat(" ", 3000) // the template stays under MaxTemplateBytes
 	in := `{"s":"` + strings.Repeat("x", 3000) + `"}`
@@ -128,6 +132,7 @@ func TestSummaryTemplateArgsArePlainPaths(t *testing.T) {
 // query, a trailing backslash or a path through a string replaced existing
 // 1.1 KB values that were never stored.
 func TestCreatingReplaceNeverOverwrites(t *testing.T) {
+	t.Parallel()
 	secret := strings.Repeat("S", 1100)
 	in := `{"arr":[{"name":"SECRET-1","v":"` + secret + `"}],"s":"` + secret + `","o":{"k":1}}`
 	for _, path := range []string{`arr.#(%"SECRET*")`, `arr.#(name%"SECRET*").v`, `s.x`, `arr.5`, `o.k.deeper`} {
@@ -155,6 +160,7 @@ func TestCreatingReplaceNeverOverwrites(t *testing.T) {
 // A splat followed by a drop deleted the wrong element (the drop
 // ran by path after the splat shifted the indexes).
 func TestSplatThenDropHitsTheRightElements(t *testing.T) {
+	t.Parallel()
 	res, _ := run(t, `{"arr":[1,2,3,4]}`, "",
 		layer.Rewrite{Path: "arr.0", Action: layer.ActionReplace, Splat: true, Value: json.RawMessage(`[10,11,12]`)},
 		layer.Rewrite{Path: "arr.2", Action: layer.ActionDrop})
@@ -170,6 +176,7 @@ func TestSplatThenDropHitsTheRightElements(t *testing.T) {
 // With duplicate keys, a drop with min_size removed the small
 // value it did not target.
 func TestDropByOffsetWithDuplicateKeys(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("B", 2000)
 	res, st := run(t, `{"a":"small","a":"`+big+`"}`, "", layer.Rewrite{Path: "a", Action: layer.ActionDrop, MinSize: 1000})
 	if !strings.HasPrefix(string(res.Raw), `{"a":"small","_mcpx":`) || bytes.Contains(res.Raw, []byte(big)) {
@@ -183,6 +190,7 @@ func TestDropByOffsetWithDuplicateKeys(t *testing.T) {
 // "drop arr.#" was quadratic (20,000 elements: 2.8 s); drops are
 // edits of their container, one pass for all of them.
 func TestDropEveryElement(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString(`{"arr":[`)
 	for i := 0; i < 20000; i++ {
@@ -214,6 +222,7 @@ func TestDropEveryElement(t *testing.T) {
 // "artifact" on "arr.#" multiplied the output 80x (16.9 KB to
 // 1.4 MB). The per-result artifact cap bounds what refs can add.
 func TestWildcardArtifactIsCapped(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString(`{"arr":[`)
 	for i := 0; i < 2000; i++ {
@@ -238,6 +247,7 @@ func TestWildcardArtifactIsCapped(t *testing.T) {
 // One answer wrote 3,000 WARN lines. A step logs its first
 // failures and one line for the rest.
 func TestFailuresAreCapped(t *testing.T) {
+	t.Parallel()
 	var logBuf bytes.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logBuf, Level: hclog.Warn})
 	reg := layer.NewRegistry()
@@ -265,6 +275,7 @@ func TestFailuresAreCapped(t *testing.T) {
 // A 20,000-deep replace path made JSON that Python's client
 // refused. Paths and the levels a replace creates are bounded.
 func TestDeepReplacePathIsBounded(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{20000, 5000, 40} {
 		path := strings.TrimSuffix(strings.Repeat("a.", n), ".")
 		res, _ := run(t, `{"b":1}`, "", layer.Rewrite{Path: path, Action: layer.ActionReplace, Value: json.RawMessage(`1`)})
@@ -282,6 +293,7 @@ func TestDeepReplacePathIsBounded(t *testing.T) {
 // A replace or drop stored the old value but the result said
 // nowhere where, and ignored filename and summary.
 func TestStoredOriginalsAreReferenced(t *testing.T) {
+	t.Parallel()
 	history := `[` + strings.TrimSuffix(strings.Repeat(`{"entry":"`+strings.Repeat("h", 100)+`"},`, 20), ",") + `]`
 	in := `{"content":[{"type":"text","text":"ticket"}],"structuredContent":{"title":"Printer on fire","history":` + history + `,"body":"` + strings.Repeat("b", 2000) + `"}}`
 	res, st := run(t, in, `{"id":"T-1"}`,
@@ -312,6 +324,7 @@ func TestStoredOriginalsAreReferenced(t *testing.T) {
 
 // Truncate kept only the first N; a history wants its last N.
 func TestTruncateKeepLast(t *testing.T) {
+	t.Parallel()
 	in := `{"history":[1,2,3,4,5,6,7,8,9,10],"log":"` + strings.Repeat("a", 100) + "END" + `"}`
 	res, st := run(t, in, "",
 		layer.Rewrite{Path: "history", Action: layer.ActionTruncate, KeepLast: 5},
@@ -336,6 +349,7 @@ func TestTruncateKeepLast(t *testing.T) {
 // decoded to the same bytes and collapsed into one artifact; the string
 // that cannot be rebuilt from its bytes is stored as it is.
 func TestNonCanonicalBase64KeepsTheOriginal(t *testing.T) {
+	t.Parallel()
 	in := `{"a":"TOKabc","b":"TOKabQ"}`
 	res, st := run(t, in, "", layer.Rewrite{Path: "*", Action: layer.ActionArtifact, Encoding: layer.EncodingBase64})
 	if len(res.Artifacts) != 2 || res.Artifacts[0].ID == res.Artifacts[1].ID {
@@ -355,6 +369,7 @@ func TestNonCanonicalBase64KeepsTheOriginal(t *testing.T) {
 // with the lone surrogate is stored as its JSON string literal, invalid
 // UTF-8 bytes are stored and passed on as they came.
 func TestTextIsStoredByteExact(t *testing.T) {
+	t.Parallel()
 	lit := `"` + strings.Repeat("x", 2000) + `\ud800 and \udc00\ud83d\ude00"`
 	res, st := run(t, `{"s":`+lit+`}`, "", layer.Rewrite{Path: "s", Action: layer.ActionArtifact})
 	ref := gjson.GetBytes(res.Raw, "s.artifact")
@@ -381,6 +396,7 @@ func TestTextIsStoredByteExact(t *testing.T) {
 // nowhere in the output; a plugin could plant a ref to another server's
 // artifact, flip isError, and replace a carrier it never saw.
 func TestPayloadReplaceRules(t *testing.T) {
+	t.Parallel()
 	payload := `{"rows":"` + strings.Repeat("r", 1500) + `"}`
 	other := `{"other":true}`
 	in := `{"content":[{"type":"text","text":` + jsonString(payload) + `},{"type":"text","text":` + jsonString(other) + `}],"structuredContent":` + payload + `,"isError":false}`
@@ -419,6 +435,7 @@ func TestPayloadReplaceRules(t *testing.T) {
 // Filename "{arg.path}" with ../../../../root/.ssh/authorized_keys
 // was stored verbatim in the ref and the resource link.
 func TestRenderedFilenameIsSanitized(t *testing.T) {
+	t.Parallel()
 	in := `{"s":"` + strings.Repeat("x", 2000) + `"}`
 	for args, want := range map[string]string{
 		`{"path":"../../../../root/.ssh/authorized_keys"}`: "authorized_keys.txt",
@@ -440,6 +457,7 @@ func TestRenderedFilenameIsSanitized(t *testing.T) {
 // 400,000-deep structuredContent kept a core busy after the client left.
 // Past MaxDepth the result is stored whole and a note names it.
 func TestTooDeepIsStoredWhole(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat("[", 1000000) + strings.Repeat("]", 1000000)
 	res, st := run(t, deep, "")
 	if len(res.Failures) != 1 || !errors.Is(res.Failures[0], engine.ErrTooDeep) || len(res.Artifacts) != 1 {

@@ -65,6 +65,7 @@ func viewCall(v imageview.Limits) engine.Call {
 // result references the stored image, the text tells the model exactly
 // why no image came, the refusal is an event, and nothing was reserved.
 func TestImageViewOverTheBudgetIsReferencedOnly(t *testing.T) {
+	t.Parallel()
 	mem := membudget.New(64 << 20)
 	var refused []engine.Event
 	eng := viewEngine(t, mem, &refused)
@@ -144,6 +145,7 @@ func TestImageViewWaitsForTheBudget(t *testing.T) {
 // (which limit, and its value) and, when the image is only too large for
 // a whole view, how to see part of it: artifacts_query's region mode.
 func TestImageViewSaysWhyNone(t *testing.T) {
+	t.Parallel()
 	eng := viewEngine(t, nil, nil)
 	var noise bytes.Buffer
 	img := image.NewNRGBA(image.Rect(0, 0, 300, 200))
@@ -200,6 +202,7 @@ func TestImageViewSaysWhyNone(t *testing.T) {
 // nothing out in tokens (the model sees as many pixels either way); what
 // the result keeps out is the stored text, less the summaries.
 func TestKeptOutCountsImagesByPixels(t *testing.T) {
+	t.Parallel()
 	reg := layer.NewRegistry()
 	l := fixed{
 		{Target: layer.TargetResult, Path: "content.0", Form: layer.FormBlock, Action: layer.ActionArtifact, Encoding: layer.EncodingBase64},

@@ -20,6 +20,7 @@ import (
 // _meta["mcpx/artifacts"], once per value even when the payload is in two
 // carriers.
 func TestInPlaceRefIsCompactAndFullRefInMeta(t *testing.T) {
+	t.Parallel()
 	payload := `{"file":{"name":"report.pdf","data":"` + b64(pdf) + `"}}`
 	in := `{"content":[{"type":"text","text":` + jsonString(payload) + `}],"structuredContent":` + payload + `}`
 	eng := newEngine(t, memstore.New(memstore.Config{}), fixed{
@@ -65,6 +66,7 @@ func TestInPlaceRefIsCompactAndFullRefInMeta(t *testing.T) {
 // A JSON-in-text block that holds another payload than structuredContent
 // names its refs by the block and the path inside its JSON.
 func TestInPlaceRefInTextBlockNamedInMeta(t *testing.T) {
+	t.Parallel()
 	payload := `{"file":{"name":"a.pdf","data":"` + b64(pdf) + `"}}`
 	in := `{"content":[{"type":"text","text":"hello"},{"type":"text","text":` + jsonString(payload) + `}]}`
 	eng := newEngine(t, memstore.New(memstore.Config{}), fixed{

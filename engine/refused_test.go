@@ -17,6 +17,7 @@ import (
 // silently dropped: the result keeps a truncated preview and a note naming
 // the limit, and an artifact_refused event says so.
 func TestRefusedValueNote(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, limit, reason string
 		opts                func(*engine.Options)

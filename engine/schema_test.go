@@ -60,6 +60,7 @@ const (
 )
 
 func TestSchemaKeepsStringTypes(t *testing.T) {
+	t.Parallel()
 	png := pngBytes(3000)
 	for _, tc := range []struct {
 		name, schema, result string
@@ -113,6 +114,7 @@ func TestSchemaKeepsStringTypes(t *testing.T) {
 }
 
 func TestSchemaObjectsKeepRequiredMembers(t *testing.T) {
+	t.Parallel()
 	png := pngBytes(3000)
 	schema := `{"type":"object","properties":{"file":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer"},"bytes":{"type":"string"}},"required":["name","size","bytes"]}}}`
 	result := fmt.Sprintf(`{"content":[],"structuredContent":{"file":{"name":"a.png","size":3000,"bytes":%q}}}`, b64(png))
@@ -131,6 +133,7 @@ func TestSchemaObjectsKeepRequiredMembers(t *testing.T) {
 }
 
 func TestSchemaFallback(t *testing.T) {
+	t.Parallel()
 	png := pngBytes(3000)
 	// The schema types the blob's place as a number: no rewrite fits.
 	schema := `{"type":"object","properties":{"n":{"type":"integer","minimum":7}},"required":["n"]}`
@@ -197,6 +200,7 @@ func TestSchemaFallback(t *testing.T) {
 }
 
 func TestSchemaUntouchedWithoutRewrites(t *testing.T) {
+	t.Parallel()
 	v := &realValidator{}
 	eng := schemaEngine(t, nil, v, "")
 	in := []byte(`{"content":[],"structuredContent":{"content":"short"}}`)
@@ -210,6 +214,7 @@ func TestSchemaUntouchedWithoutRewrites(t *testing.T) {
 }
 
 func TestFilenameFromArguments(t *testing.T) {
+	t.Parallel()
 	png := pngBytes(3000)
 	for _, tc := range []struct{ args, want string }{
 		{`{"path":"/home/u/pics/photo.png"}`, "photo.png"},
@@ -255,6 +260,7 @@ func (v *notChecked) Validate(schema, instance json.RawMessage) error {
 // placeholder with the reference in content and _meta, or with "keep"
 // the original value; the validator is asked once.
 func TestSchemaNotCheckedFallsBack(t *testing.T) {
+	t.Parallel()
 	png := pngBytes(3000)
 	schema := `{"type":"object","properties":{"s":{"type":"string"}}}`
 	result := fmt.Sprintf(`{"content":[{"type":"text","text":"hi"}],"structuredContent":{"s":%q}}`, b64(png))

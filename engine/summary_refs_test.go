@@ -47,6 +47,7 @@ func bareRefsViolations(s string) []string {
 // and the truncation markers closed a URI with ")". Every text the engine
 // writes leaves ids, URIs and URLs bare.
 func TestSummariesLeaveReferencesBare(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("word ", 400)
 	items := strings.Repeat(`{"n":1},`, 40) + `{"n":2}`
 	in := `{"content":[` +
@@ -120,6 +121,7 @@ func TestSummariesLeaveReferencesBare(t *testing.T) {
 // and as the resource_link's description. The link is described by kind
 // and size only.
 func TestResourceLinkHasShortDescription(t *testing.T) {
+	t.Parallel()
 	in := `{"content":[{"type":"image","mimeType":"image/png","data":"` + b64(png1x1) + `"}]}`
 	eng := newEngine(t, memstore.New(memstore.Config{}), fixed{{Path: "content.0", Target: layer.TargetResult, Action: layer.ActionArtifact, Form: layer.FormBlock}}, nil)
 	res, err := eng.Transform(context.Background(), engine.Call{Server: "srv", Tool: "t"}, []byte(in))
@@ -148,6 +150,7 @@ var png1x1, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAA
 // what the engine knows: its words come first, then what the bytes say,
 // the mcpx:// URI and how to look further, in place and in block form.
 func TestLayerSummaryKeepsContentAndReference(t *testing.T) {
+	t.Parallel()
 	log := strings.Repeat("GET /api/items 200 12ms\n", 500)
 	in := `{"content":[{"type":"text","text":` + jsonString(`{"name":"api.log","log":`+jsonString(log)+`}`) + `},` +
 		`{"type":"resource","resource":{"uri":"file:///var/log/web.log","mimeType":"text/plain","text":` + jsonString(log) + `}}]}`
@@ -179,6 +182,7 @@ func TestLayerSummaryKeepsContentAndReference(t *testing.T) {
 // longer replaces the engine's marker: its words come first, then what
 // was kept and where the whole value is.
 func TestTruncateTemplateKeepsTheCount(t *testing.T) {
+	t.Parallel()
 	items := strings.TrimSuffix(strings.Repeat(`{"n":1},`, 40), ",")
 	in := `{"structuredContent":{"log":` + jsonString(strings.Repeat("line of the build log\n", 100)) + `,"rows":[` + items + `]}}`
 	eng := newEngine(t, memstore.New(memstore.Config{}), fixed{

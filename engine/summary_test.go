@@ -8,6 +8,7 @@ import (
 )
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	v := templateVars{
 		Ref:  ArtifactRef{ID: "tableau_1a2b3c4d5e6f", SizeBytes: 2_300_000, Filename: "Sales.pdf", MIMEType: "application/pdf", URI: "mcpx://artifacts/tableau_1a2b3c4d5e6f"},
 		Kind: "PDF",
@@ -31,6 +32,7 @@ func TestRender(t *testing.T) {
 // content, including those this package's tests cannot produce from bytes
 // (PDF pages and text, archive entries), and the {content.*} fields.
 func TestDefaultSummaryContent(t *testing.T) {
+	t.Parallel()
 	ref := ArtifactRef{ID: "s_1a2b3c4d5e6f", SizeBytes: 1_600_000, URI: "mcpx://artifacts/s_1a2b3c4d5e6f"}
 	tail := " is not in this result: it is stored as artifact s_1a2b3c4d5e6f and can be referenced by that id or as mcpx://artifacts/s_1a2b3c4d5e6f"
 	named := func(name string) ArtifactRef { r := ref; r.Filename = name; return r }
@@ -85,6 +87,7 @@ func TestDefaultSummaryContent(t *testing.T) {
 // already names it ({content} or a {content.*} field, {uri}, {hint}). A
 // value a limit refused says so whatever the template says.
 func TestLayerSummaryKeepsWhatTheEngineKnows(t *testing.T) {
+	t.Parallel()
 	ref := ArtifactRef{ID: "tableau_1a68d2e7d250", SizeBytes: 1573, Filename: "Sales Dashboard.pdf", MIMEType: "application/pdf", URI: "mcpx://artifacts/tableau_1a68d2e7d250"}
 	c := inspect.Summary{Kind: "pdf", Pages: 1, Text: "Sales Dashboard - FY2025 Region Q1"}
 	v := templateVars{Ref: ref, Kind: "PDF", Content: &c, Lookup: func(name string) string { return map[string]string{".name": "Sales Dashboard"}[name] }}

@@ -13,6 +13,7 @@ import (
 // tokenizer (o200k_base and cl100k_base) on prose, Go source, MCP result
 // JSON with base64 inside, and base64 of random bytes.
 func TestEstimateTokensCalibrated(t *testing.T) {
+	t.Parallel()
 	rnd := make([]byte, 30000)
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range rnd {

@@ -19,6 +19,7 @@ import (
 // the bytes first: the first put of theirs was a third, tenant-less,
 // user's; and the first put of its own was another tenant's.
 func TestMCPReadNeedsAnOwnedScope(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memstore.New(memstore.Config{})
 	put := func(data string, sc store.Scope) string {

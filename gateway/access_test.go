@@ -55,6 +55,7 @@ func newAuth(t *testing.T, c auth.Config) *auth.Authenticator {
 // in the scope of what its calls store, another principal cannot use its
 // session, and the per-tool limit answers -32029 with its retry delay.
 func TestMCPAuthTenantScopeAndToolRateLimit(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Config{})
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Engine: engine.Options{Store: st}})
 	a := newAuth(t, auth.Config{
@@ -109,6 +110,7 @@ func TestMCPAuthTenantScopeAndToolRateLimit(t *testing.T) {
 // The principal's request rate limit answers 429 with Retry-After on
 // the transport.
 func TestMCPRequestRateLimit429(t *testing.T) {
+	t.Parallel()
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}})
 	a := newAuth(t, auth.Config{
 		Tokens: map[string]auth.Identity{"tok-a": {User: "alice"}},
@@ -126,6 +128,7 @@ func TestMCPRequestRateLimit429(t *testing.T) {
 }
 
 func TestServerResourcesBrowser(t *testing.T) {
+	t.Parallel()
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"a": resourceStub(t, "a"), "plain": stubServer(t)}})
 	g.rooms.Ups.AwaitStart(context.Background())
 	ctx := context.Background()
@@ -150,6 +153,7 @@ func TestServerResourcesBrowser(t *testing.T) {
 // An upstream's resources/updated reaches OnResourceUpdated once per
 // subscribed principal.
 func TestResourceUpdatedPublished(t *testing.T) {
+	t.Parallel()
 	var (
 		mu  sync.Mutex
 		got []observe.ResourceUpdate

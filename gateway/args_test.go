@@ -26,6 +26,7 @@ import (
 // base64 for a tool configured to need bytes; other values are left
 // alone and another session's artifact is refused.
 func TestArgumentRewriting(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Config{})
 	srv := httptest.NewUnstartedServer(nil) // listens on 127.0.0.1
 	signer, err := web.NewSigner(web.SignerConfig{BaseURL: "http://" + srv.Listener.Addr().String()})
@@ -100,6 +101,7 @@ func TestArgumentRewriting(t *testing.T) {
 // TestArgumentRewritingWithoutLinker: without an HTTP surface a URL-mode
 // tool gets the bytes inline (data-uri mode adds the MIME type).
 func TestArgumentRewritingWithoutLinker(t *testing.T) {
+	t.Parallel()
 	stub := stubServer(t)
 	stub.Mcpx.Tools = map[string]config.ToolOptions{"whoami": {Arguments: config.ArgumentOptions{Mode: config.ArgsDataURI}}}
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stub}, engine.Options{})

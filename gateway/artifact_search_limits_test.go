@@ -14,6 +14,7 @@ import (
 // tool error that says which cap and what to do, before the store is
 // asked (a 150,000-word query ran 60 s at 482 MB).
 func TestArtifactSearchQueryCaps(t *testing.T) {
+	t.Parallel()
 	_, c, _, _ := snapshotGateway(t, config.ArtifactToolsOptions{})
 	for _, tc := range []struct{ query, want string }{
 		{strings.Repeat("ref ", 33), "store: search query too long: it has 33 words and phrases, over the 32 a search takes; search with fewer, rarer words"},

@@ -79,6 +79,7 @@ func openTokenSession(t *testing.T, url, token string) *tokenSession {
 // sessions; another principal is told the artifact is unknown, exactly as
 // for an id that does not exist.
 func TestArtifactReadableAcrossSessionsOfOnePrincipal(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: map[string]string{"tok-alice": "alice", "tok-alice-2": "alice", "tok-bob": "bob"}}))
 	defer ts.Close()
@@ -129,6 +130,7 @@ func TestArtifactReadableAcrossSessionsOfOnePrincipal(t *testing.T) {
 // authenticated principal's artifact stays unknown to it. Without
 // StdioReadsStore a stdio session reads its own artifacts only.
 func TestStdioOwnerReadsEarlierSessions(t *testing.T) {
+	t.Parallel()
 	for _, owner := range []bool{true, false} {
 		t.Run(fmt.Sprintf("StdioReadsStore=%v", owner), func(t *testing.T) {
 			g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, StdioReadsStore: owner})

@@ -17,6 +17,7 @@ import (
 // (the routes were built only when an upstream came up), so the artifacts
 // the store still holds could not be queried or searched.
 func TestArtifactToolsWhenEveryUpstreamIsDown(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memstore.New(memstore.Config{})
 	text := "first line\nthe needle is here [ref=e42]\nlast line\n"

@@ -84,6 +84,7 @@ func snapshotGateway(t *testing.T, at config.ArtifactToolsOptions) (*Gateway, *c
 // artifacts_search and with artifacts_query grep, in the session era and
 // statelessly; another session finds nothing and reads "not found".
 func TestArtifactToolsPlaywrightSnapshot(t *testing.T) {
+	t.Parallel()
 	g, c, id, stored := snapshotGateway(t, config.ArtifactToolsOptions{})
 	wantLine := `- button "Submit order" [ref=e1234]`
 	lineNo := 0
@@ -160,6 +161,7 @@ func TestArtifactToolsPlaywrightSnapshot(t *testing.T) {
 
 // Bad input is a tool error the model can read, never a protocol error.
 func TestArtifactToolsBadInput(t *testing.T) {
+	t.Parallel()
 	_, c, id, _ := snapshotGateway(t, config.ArtifactToolsOptions{})
 	for _, tc := range []struct{ tool, args, want string }{
 		{"artifacts_query", fmt.Sprintf(`{"id":%q,"lines":"1-2","grep":"x"}`, id), "exactly one"},
@@ -189,6 +191,7 @@ func TestArtifactToolsBadInput(t *testing.T) {
 // "bytes": "A" and "A-" read from byte A to the end (as much as fits),
 // as the tool's schema says; they were refused as empty ranges.
 func TestArtifactToolsBytesFromOffset(t *testing.T) {
+	t.Parallel()
 	_, c, id, stored := snapshotGateway(t, config.ArtifactToolsOptions{})
 	from := len(stored) - 40
 	for _, arg := range []string{fmt.Sprint(from), fmt.Sprintf(`"%d"`, from), fmt.Sprintf(`"%d-"`, from)} {
@@ -202,6 +205,7 @@ func TestArtifactToolsBytesFromOffset(t *testing.T) {
 // resources/read of a text artifact answers text, not base64: whole
 // under the limit, else its first lines and _meta saying how to read on.
 func TestArtifactResourceReadText(t *testing.T) {
+	t.Parallel()
 	_, c, id, stored := snapshotGateway(t, config.ArtifactToolsOptions{})
 	uri := "mcpx://artifacts/" + id
 	res := c.result("resources/read", fmt.Sprintf(`{"uri":%q}`, uri)).Get("contents.0")

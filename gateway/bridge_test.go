@@ -45,6 +45,7 @@ func newBridgeServer(t *testing.T, tokens map[string]string) statelessHTTP {
 // inputResponses and the requestState resumes the call, whose result
 // carries the answer the upstream got.
 func TestBridgeOldUpstreamToStatelessClient(t *testing.T) {
+	t.Parallel()
 	c := newBridgeServer(t, nil)
 	caps := `{"elicitation":{},"sampling":{},"roots":{}}`
 	for _, tc := range serverRequestCases {
@@ -86,6 +87,7 @@ func TestBridgeOldUpstreamToStatelessClient(t *testing.T) {
 // presented by another principal, is refused and leaves the parked call
 // as it was; the rightful retry then completes it.
 func TestBridgeRequestStateAuthenticated(t *testing.T) {
+	t.Parallel()
 	c := newBridgeServer(t, map[string]string{"tok-a": "alice", "tok-b": "bob"})
 	params := bridgeParams("elicitation/create", `{"message":"Your name?","requestedSchema":{"type":"object","properties":{}}}`, `{"elicitation":{}}`)
 	st, res := c.post("tok-a", "tools/call", params, nil)
@@ -126,6 +128,7 @@ func TestBridgeRequestStateAuthenticated(t *testing.T) {
 // TestBridgeNeedsClientCapability: a stateless client that declared no
 // elicitation is not asked; the upstream gets "method not found".
 func TestBridgeNeedsClientCapability(t *testing.T) {
+	t.Parallel()
 	c := newBridgeServer(t, nil)
 	st, res := c.post("", "tools/call", bridgeParams("elicitation/create", `{"message":"x","requestedSchema":{"type":"object"}}`, `{}`), nil)
 	if st != http.StatusOK || res.Get("result.resultType").String() != "complete" || !res.Get("result.isError").Bool() || !strings.Contains(res.Get("result.content.0.text").String(), "-32601") {

@@ -16,6 +16,7 @@ import (
 // (call_start.go) ends at once when the client cancels it, as one served
 // on a goroutine of its own does, and the session goes on.
 func TestStartedCallCancelled(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	id, hang := c.start("tools/call", toolCall("hang", ""))
@@ -85,6 +86,7 @@ func TestStdioReaderGoesOnWhileUpstreamReadsNothing(t *testing.T) {
 // that the elicitation it was asked for has ended, and the call is
 // answered with an error.
 func TestStartedCallCancelledEndsItsServerRequest(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	c := connectWith(t, g, `{"elicitation":{}}`)
 	callID, call := c.start("tools/call", toolCall("ask", `{"method":"elicitation/create","params":{"message":"Your name?"}}`))

@@ -95,6 +95,7 @@ func newStatelessServer(t *testing.T, tokens map[string]string) (statelessHTTP, 
 // session, their results carry resultType, the server's identity and,
 // for lists, caching hints; server/discover describes the gateway.
 func TestServeStatelessHTTP(t *testing.T) {
+	t.Parallel()
 	c, _ := newStatelessServer(t, nil)
 	st, res := c.post("", "server/discover", statelessParams("", ""), nil)
 	if st != http.StatusOK || !res.Get("result.supportedVersions").IsArray() || res.Get("result.supportedVersions.0").String() != "2026-07-28" {
@@ -122,6 +123,7 @@ func TestServeStatelessHTTP(t *testing.T) {
 // TestServeStatelessHTTPErrors: what the revision rejects, with its codes
 // and HTTP statuses.
 func TestServeStatelessHTTPErrors(t *testing.T) {
+	t.Parallel()
 	c, _ := newStatelessServer(t, nil)
 	noCaps := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`
 	cases := []struct {
@@ -163,6 +165,7 @@ func TestServeStatelessHTTPErrors(t *testing.T) {
 // TestServeStatelessOnStdio: one stdio connection serves both eras, each
 // request in its own.
 func TestServeStatelessOnStdio(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	d := c.result("server/discover", statelessParams("", ""))
@@ -190,6 +193,7 @@ func TestServeStatelessOnStdio(t *testing.T) {
 // either revision, an unauthenticated stateless caller reads none of a
 // session's, and the owner reads its own.
 func TestServeStatelessArtifactScope(t *testing.T) {
+	t.Parallel()
 	c, g := newStatelessServer(t, map[string]string{"tok-a": "alice", "tok-b": "bob"})
 	_, res := c.post("tok-a", "tools/call", statelessParams(`{"name":"big","arguments":{"bytes":5000}}`, `,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`), nil)
 	uri := ""
@@ -250,6 +254,7 @@ func TestServeStatelessArtifactScope(t *testing.T) {
 // TestServeStatelessAnonymousScope: an unauthenticated stateless caller
 // reads what unauthenticated stateless calls made, never a session's.
 func TestServeStatelessAnonymousScope(t *testing.T) {
+	t.Parallel()
 	c, g := newStatelessServer(t, nil)
 	sess := connect(t, g)
 	call := sess.result("tools/call", toolCall("big", `{"bytes":7000}`))

@@ -121,11 +121,13 @@ func direct(t *testing.T, tool, args string) gjson.Result {
 }
 
 func TestEverythingStdio(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"everything": everythingStdio(t)}, engine.Options{})
 	testEverything(t, g)
 }
 
 func TestEverythingStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"everything": everythingHTTP(t)}, engine.Options{})
 	testEverything(t, g)
 }
@@ -313,6 +315,7 @@ func testEverything(t *testing.T, g *Gateway) {
 // TestInspectorCLI drives the gateway (mcpx wrap's code path, as a
 // subprocess) with the MCP inspector's CLI as the client.
 func TestInspectorCLI(t *testing.T) {
+	t.Parallel()
 	node := needPeers(t, everythingJS, inspectorJS)
 	mcpx := buildMCPX(t)
 	ev, _ := filepath.Abs(everythingJS)

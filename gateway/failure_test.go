@@ -18,6 +18,7 @@ import (
 )
 
 func TestToolsForwardedRaw(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	tools := c.result("tools/list", "").Get("tools")
@@ -37,6 +38,7 @@ func TestToolsForwardedRaw(t *testing.T) {
 }
 
 func TestCrashedUpstreamRestarts(t *testing.T) {
+	t.Parallel()
 	var log syncbuf.Buffer
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Logger: hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Info})})
 	c := connect(t, g)
@@ -65,6 +67,7 @@ func TestCrashedUpstreamRestarts(t *testing.T) {
 }
 
 func TestHungUpstreamTimesOut(t *testing.T) {
+	t.Parallel()
 	s := stubServer(t)
 	s.Timeout = store.Duration(2 * time.Second) // also bounds the stub's start, slow under -race
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": s}, engine.Options{})
@@ -81,6 +84,7 @@ func TestHungUpstreamTimesOut(t *testing.T) {
 }
 
 func TestInvalidJSONFromUpstream(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("badjson", ""))
@@ -93,6 +97,7 @@ func TestInvalidJSONFromUpstream(t *testing.T) {
 }
 
 func TestStderrDrained(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	// 1 MiB of stderr before the answer: a proxy that does not read
@@ -103,6 +108,7 @@ func TestStderrDrained(t *testing.T) {
 }
 
 func TestClientDisconnectMidCall(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	a := connect(t, g)
 	b := connect(t, g)
@@ -125,6 +131,7 @@ func TestClientDisconnectMidCall(t *testing.T) {
 }
 
 func TestUnknownToolAndMethod(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	if code := gjson.GetBytes(c.call("tools/call", toolCall("nope", "")), "error.code").Int(); code != jsonrpc.CodeInvalidParams {
@@ -137,6 +144,7 @@ func TestUnknownToolAndMethod(t *testing.T) {
 }
 
 func TestNamespacedWithSeveralUpstreams(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"a": stubServer(t), "b": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	tools := c.result("tools/list", "").Get("tools.#.name").Array()
@@ -156,6 +164,7 @@ func TestNamespacedWithSeveralUpstreams(t *testing.T) {
 }
 
 func TestImageBecomesArtifactReadableBack(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	res := c.result("tools/call", toolCall("image", ""))

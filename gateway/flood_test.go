@@ -387,6 +387,7 @@ func TestFloodServerRequestsHTTP(t *testing.T) {
 // one; past max_listen_streams everyone's is; a closed stream frees its
 // slot. Before the caps one principal held 5,000 (5,017 fds).
 func TestListenStreamCaps(t *testing.T) {
+	t.Parallel()
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Limits: config.Limits{MaxListenStreamsPerPrincipal: 3, MaxListenStreams: 5}})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{Tokens: map[string]string{"ta": "alice", "tb": "bob", "tc": "carol"}}))
 	t.Cleanup(srv.Close)

@@ -85,6 +85,7 @@ func TestUpstreamEnvAllowlist(t *testing.T) {
 // clients in errors. The client gets a generic error and an error id;
 // the log has the error with the secret masked.
 func TestSecretNotInClientErrors(t *testing.T) {
+	t.Parallel()
 	const secret = "sk-live-4242424242"
 	var log syncbuf.Buffer
 	remote := config.ServerConfig{URL: "http://127.0.0.1:1/mcp?key=" + secret, Timeout: store.Duration(2 * time.Second)}
@@ -148,6 +149,7 @@ func (r repeatReader) Read(p []byte) (int, error) {
 // An answer over limits.max_upstream_message_bytes fails its call with a
 // clear error; the connection stays up.
 func TestUpstreamMessageTooLarge(t *testing.T) {
+	t.Parallel()
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Limits: config.Limits{MaxUpstreamMessageBytes: 1 << 20}})
 	c := connect(t, g)
 	r := c.call("tools/call", toolCall("huge", `{"bytes":8388608}`))
@@ -192,6 +194,7 @@ func TestStderrRateLimited(t *testing.T) {
 // echoed, "jsonrpc" was not checked, and a client's parse error was
 // worded as the upstream's.
 func TestClientJSONRPCValidation(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, Options{}.Engine)
 	c := connect(t, g)
 	for _, tc := range []struct {
@@ -228,6 +231,7 @@ func TestClientJSONRPCValidation(t *testing.T) {
 // A request whose arguments contain the word "initialize" was
 // handled in line (a byte search), delaying every request behind it.
 func TestInitializeInArgumentsDoesNotBlock(t *testing.T) {
+	t.Parallel()
 	s := stubServer(t)
 	s.Timeout = store.Duration(time.Minute)
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": s}, Options{}.Engine)
@@ -247,6 +251,7 @@ func TestInitializeInArgumentsDoesNotBlock(t *testing.T) {
 // A client line over limits.max_message_bytes gets -32600 with its id;
 // the session goes on.
 func TestClientLineTooLarge(t *testing.T) {
+	t.Parallel()
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Limits: config.Limits{MaxMessageBytes: 1 << 20}})
 	c := connect(t, g)
 	line := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"v":"` + strings.Repeat("z", 4<<20) + `"}}}`
@@ -264,6 +269,7 @@ func TestClientLineTooLarge(t *testing.T) {
 // the one before it is done (over stdio the gateway reads no further line
 // meanwhile: back-pressure on the client).
 func TestLargeRequestsBounded(t *testing.T) {
+	t.Parallel()
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Limits: config.Limits{
 		MaxMessageBytes: 3 << 20, LargeMessageBytes: 1 << 20, LargeRequestBytes: 3 << 20,
 	}})
@@ -331,6 +337,7 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 // Over HTTP: a batch is -32600 with 400, a body over the limit 413 with
 // a JSON-RPC error.
 func TestHTTPInvalidAndTooLarge(t *testing.T) {
+	t.Parallel()
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}, Limits: config.Limits{MaxMessageBytes: 1 << 20}})
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	defer ts.Close()
@@ -347,6 +354,7 @@ func TestHTTPInvalidAndTooLarge(t *testing.T) {
 // A parse error over HTTP answered with the id guessed from the
 // broken body; JSON-RPC 2.0 wants null when the id cannot be determined.
 func TestHTTPParseErrorHasNullID(t *testing.T) {
+	t.Parallel()
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}})
 	ts := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	defer ts.Close()
@@ -362,6 +370,7 @@ func TestHTTPParseErrorHasNullID(t *testing.T) {
 // Sessions are capped (the least recently used idle one goes) and expire
 // when idle.
 func TestHTTPSessionsCappedAndExpire(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, Options{}.Engine)
 	h := g.HTTPHandler(HTTPOptions{MaxSessions: 3, SessionIdleTimeout: 300 * time.Millisecond})
 	srv := h.(*transport.HTTP)
@@ -394,6 +403,7 @@ func TestHTTPSessionsCappedAndExpire(t *testing.T) {
 // A session with a request in flight is neither evicted nor expired: at
 // the cap with every session busy, initialize gets 503.
 func TestHTTPBusySessionsKept(t *testing.T) {
+	t.Parallel()
 	s := stubServer(t)
 	s.Timeout = store.Duration(3 * time.Second)
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": s}, Options{}.Engine)
@@ -425,6 +435,7 @@ func TestHTTPBusySessionsKept(t *testing.T) {
 // stack overflow in gjson's validator, over HTTP and stdio alike. It is
 // a parse error naming the depth limit, and the gateway goes on.
 func TestClientMessageTooDeep(t *testing.T) {
+	t.Parallel()
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"stub": stubServer(t)}})
 	deep := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"v":` +
 		strings.Repeat("[", 8_000_000) + strings.Repeat("]", 8_000_000) + `}}}`

@@ -52,6 +52,7 @@ const subscriptionIDPath = `params._meta.io\.modelcontextprotocol/subscriptionId
 // upstream for the resource, and on notifications/cancelled ends the
 // stream with a tagged result and drops the upstream subscription.
 func TestSubscriptionsListenStdio(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": resourceStub(t, "stub")}, engine.Options{})
 	c := connectStateless(t, g)
 	id, done := c.start("subscriptions/listen", statelessParams(`{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["`+listenedURI+`"]}}`, ""))
@@ -108,6 +109,7 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 // params; an empty filter is acknowledged and ends at once; a resource of
 // a server the gateway does not have is refused with the URI named.
 func TestSubscriptionsListenErrors(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connectStateless(t, g)
 	if r := c.call("subscriptions/listen", statelessParams(`{}`, "")); gjson.GetBytes(r, "error.code").Int() != jsonrpc.CodeInvalidParams {
@@ -133,6 +135,7 @@ func TestSubscriptionsListenErrors(t *testing.T) {
 // request's SSE response, kept alive with comments while idle; closing it
 // ends the subscription.
 func TestSubscriptionsListenHTTP(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": resourceStub(t, "stub")}, engine.Options{})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{KeepAlive: 20 * time.Millisecond}))
 	t.Cleanup(srv.Close)
@@ -210,6 +213,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 // handler and the server declares list changes; through mcpx it hears of
 // the upstream's new tool.
 func TestSubscriptionsListenGoSDK(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(srv.Close)
@@ -252,6 +256,7 @@ func TestSubscriptionsListenGoSDK(t *testing.T) {
 // TestSubscriptionsListenShutdown: the gateway's shutdown ends an open
 // stream with its tagged result.
 func TestSubscriptionsListenShutdown(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connectStateless(t, g)
 	id, done := c.start("subscriptions/listen", statelessParams(`{"notifications":{"toolsListChanged":true}}`, ""))

@@ -125,6 +125,7 @@ func (p *mcpProc) call(method, params string) gjson.Result {
 // call whose image becomes an artifact readable back, logs why its store
 // folder fell back, and exits cleanly when stdin closes.
 func TestMinimalEnvironment(t *testing.T) {
+	t.Parallel()
 	mcpx := buildMCPX(t)
 	tableau := buildTableau(t)
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tableau": map[string]any{"command": tableau}}})
@@ -167,6 +168,7 @@ func TestMinimalEnvironment(t *testing.T) {
 // preset store the workbook, with its own summary; an unknown preset is a
 // usage error.
 func TestWrapPreset(t *testing.T) {
+	t.Parallel()
 	mcpx := buildMCPX(t)
 	bi := filepath.Join(t.TempDir(), "bi-server")
 	if err := os.Rename(buildTableau(t), bi); err != nil {

@@ -22,6 +22,7 @@ import (
 // every session (tagged with the server as logger) and that its
 // tools/list_changed reloads the tool list before clients hear of it.
 func TestNotificationsForwarded(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"stub": stubServer(t)}, engine.Options{})
 	c := connect(t, g)
 	other := connect(t, g)
@@ -93,6 +94,7 @@ func pages(t *testing.T, c *client, method, key, field string) []string {
 // upstreams with two pages each: every template once, in server then page
 // order, then the artifact template.
 func TestTemplatesPaginationAcrossUpstreams(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"a": resourceStub(t, "a"), "b": resourceStub(t, "b")}, engine.Options{})
 	c := connect(t, g)
 	got := pages(t, c, "resources/templates/list", "resourceTemplates", "uriTemplate")
@@ -116,6 +118,7 @@ func TestTemplatesPaginationAcrossUpstreams(t *testing.T) {
 // is listed as mcpx://upstream/b/shared://readme; reads and updates go to
 // the server each form names, and the collision is logged once.
 func TestResourceURICollision(t *testing.T) {
+	t.Parallel()
 	var logBuf syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn, Output: &logBuf})
 	g, err := New(Options{Servers: map[string]config.ServerConfig{"a": resourceStub(t, "a"), "b": resourceStub(t, "b")}, Engine: engine.Options{Store: memstore.New(memstore.Config{})}, Logger: log})

@@ -72,6 +72,7 @@ func secretForms(secret string) map[string]string {
 // message keeps its text for the client) and a connect error of a URL
 // holding it are masked in every form.
 func TestSecretFormsMasked(t *testing.T) {
+	t.Parallel()
 	const secret = `sk "live"\ 42/x&y=z`
 	// The log goes through the masking writer serve puts under the
 	// logger (cmd/mcpx maskSecrets), as in production.

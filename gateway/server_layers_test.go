@@ -13,6 +13,7 @@ import (
 // naming where they are, not silently dropped (the merge moved to
 // cmd/mcpx/internal/cli/config, which tests the message).
 func TestServerLayersBadPatch(t *testing.T) {
+	t.Parallel()
 	pipeline := engine.Config{Servers: map[string]engine.ServerConfig{
 		"tab": {Layers: map[string]json.RawMessage{"resourcelink": json.RawMessage(`{"x":1}`)}},
 	}}
@@ -28,6 +29,7 @@ func TestServerLayersBadPatch(t *testing.T) {
 // with the key where they live now, never silently ignored: mcpx moves an
 // old config's to the pipeline when it loads it.
 func TestServerLayersRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mcpx config.ServerOptions
 		want string

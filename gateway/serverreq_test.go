@@ -136,6 +136,7 @@ func (c *client) waitRequest(method string, d time.Duration) (string, gjson.Resu
 // roots requests made during a tool call reach the client whose call it
 // is, and the client's answer goes back upstream.
 func TestServeRelaysServerRequests(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	c := connectWith(t, g, `{"elicitation":{},"sampling":{},"roots":{"listChanged":true}}`)
 	for _, tc := range serverRequestCases {
@@ -164,6 +165,7 @@ func TestServeRelaysServerRequests(t *testing.T) {
 // TestServeServerRequestNeedsClientCapability: a client that declared no
 // elicitation is not asked; the upstream gets "method not found".
 func TestServeServerRequestNeedsClientCapability(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	c := connect(t, g)
 	res := c.result("tools/call", toolCall("ask", `{"method":"elicitation/create","params":{"message":"?"}}`))
@@ -177,6 +179,7 @@ func TestServeServerRequestNeedsClientCapability(t *testing.T) {
 // on one stdio upstream, a server-to-client request is refused rather
 // than sent to a client it may not be meant for.
 func TestServeServerRequestAmbiguous(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	caps := `{"elicitation":{}}`
 	a := connectWith(t, g, caps)
@@ -212,6 +215,7 @@ func TestServeServerRequestAmbiguous(t *testing.T) {
 // gateway declares the capability and answers roots/list itself, even for
 // a client without roots.
 func TestServeRootsFromConfig(t *testing.T) {
+	t.Parallel()
 	cfg := askerStub(t)
 	if err := json.Unmarshal([]byte(`[{"uri":"file:///srv/data","name":"data"},"/var/reports"]`), &cfg.Mcpx.Roots); err != nil {
 		t.Fatal(err)
@@ -234,6 +238,7 @@ func TestServeRootsFromConfig(t *testing.T) {
 // capability, so a server that takes its folders from roots falls back
 // to its own configuration instead of an empty list.
 func TestServeNoRootsWithoutClientRoots(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	c := connect(t, g)
 	declared := gjson.Parse(c.result("tools/call", toolCall("caps", "")).Get("content.0.text").String())
@@ -250,6 +255,7 @@ func TestServeNoRootsWithoutClientRoots(t *testing.T) {
 }
 
 func TestRootConfig(t *testing.T) {
+	t.Parallel()
 	var roots []config.Root
 	if err := json.Unmarshal([]byte(`["/a b/c","file:///x",{"uri":"/y","name":"y"}]`), &roots); err != nil {
 		t.Fatal(err)
@@ -271,6 +277,7 @@ func TestRootConfig(t *testing.T) {
 // elicitation/create first; the client POSTs its answer and the same
 // stream ends with the result built from it.
 func TestServeHTTPRelaysElicitation(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
 	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(srv.Close)

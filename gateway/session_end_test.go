@@ -19,6 +19,7 @@ import (
 // drop_on_session_end: DropScope of the session) removes that session's
 // artifacts and keeps another session's.
 func TestOnSessionEndDropsArtifacts(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Config{})
 	ended := make(chan string, 4)
 	g := newGatewayWith(t, Options{

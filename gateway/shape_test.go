@@ -14,6 +14,7 @@ import (
 const maxRootLines = 2500
 
 func TestRootStaysSmall(t *testing.T) {
+	t.Parallel()
 	ents, err := os.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)

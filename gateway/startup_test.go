@@ -101,6 +101,7 @@ func TestSlowUpstreamWaitedForPastStartWait(t *testing.T) {
 // notifications/tools/list_changed (and resources/list_changed, as the
 // upstream has resources), and the next tools/list has the tools.
 func TestLateUpstreamAnnouncesListChanged(t *testing.T) {
+	t.Parallel()
 	cfg := resourceStub(t, "late")
 	cfg.Env[stubSleepEnv] = "10s"
 	cfg.Env[stubSleepOnceEnv] = filepath.Join(t.TempDir(), "slept")
@@ -140,6 +141,7 @@ func TestLateUpstreamAnnouncesListChanged(t *testing.T) {
 // DefaultStdioStartupTimeout, a remote one its request timeout; the
 // setting wins over both.
 func TestStartupTimeoutDefaults(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		cfg  config.ServerConfig

@@ -66,6 +66,7 @@ func nextClientRequest(t *testing.T, br *bufio.Reader, method string) gjson.Resu
 // notifications/roots/list_changed and its roots/list reaches that
 // client; when the client leaves it is told again, and no client answers.
 func TestServeRootsChangeWithoutRestart(t *testing.T) {
+	t.Parallel()
 	cfg := askerStub(t)
 	cfg.Mcpx.ClientCapabilities = json.RawMessage(`{"roots":{"listChanged":true}}`)
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"asker": cfg}, WaitForClientCapabilities: true})
@@ -121,6 +122,7 @@ func TestServeRootsChangeWithoutRestart(t *testing.T) {
 // first client declared of what mcpx relays, sub-fields kept: a server
 // that lists tools by capability lists what it would list that client.
 func TestUpstreamDeclaresFirstClientCapabilities(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ name, client, want string }{
 		{"none", `{}`, `{}`},
 		{"all", `{"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}},"roots":{},"experimental":{"x":{}},"tasks":{}}`,
@@ -158,6 +160,7 @@ func jsonSame(a, b string) bool {
 // with roots the upstream was not told of is logged once, pointing at
 // the setting, and the upstream is not restarted.
 func TestUpstreamClientCapabilitiesConfig(t *testing.T) {
+	t.Parallel()
 	var logs syncbuf.Buffer
 	cfg := askerStub(t)
 	cfg.Mcpx.ClientCapabilities = json.RawMessage(`{"sampling":{},"experimental":{"k":{}}}`)

@@ -41,6 +41,7 @@ func modernUpstream(t *testing.T) string {
 // inputResponses pass through both ways; a session client of the same
 // upstream keeps working.
 func TestServeStatelessUpstreamInputRequired(t *testing.T) {
+	t.Parallel()
 	g := newTestGateway(t, map[string]config.ServerConfig{"modern": {URL: modernUpstream(t)}}, engine.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -65,6 +66,7 @@ func TestServeStatelessUpstreamInputRequired(t *testing.T) {
 // TestUpstreamProtocolSessionOnly: mcpx.protocol "2025-11-25" keeps an
 // upstream to its session: no probe, no lane.
 func TestUpstreamProtocolSessionOnly(t *testing.T) {
+	t.Parallel()
 	cfg := config.ServerConfig{URL: modernUpstream(t), Mcpx: config.ServerOptions{Protocol: mcp.ProtocolVersion20251125}}
 	g := newTestGateway(t, map[string]config.ServerConfig{"modern": cfg}, engine.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

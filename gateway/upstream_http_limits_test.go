@@ -21,6 +21,7 @@ import (
 // as a stdio upstream's is, counted after gzip is undone: a gzip body
 // inflating past the cap fails its call (the connection stays up).
 func TestHTTPUpstreamMessageTooLarge(t *testing.T) {
+	t.Parallel()
 	const limit = 1 << 20
 	up := &sessionUpstream{sessions: map[string]bool{}}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -88,6 +88,7 @@ func (s *sessionUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // reconnected: the call that met the 404 fails as upstream unavailable,
 // the gateway initializes a new session, and calls go through again.
 func TestHTTPUpstreamSessionExpired(t *testing.T) {
+	t.Parallel()
 	up := &sessionUpstream{sessions: map[string]bool{}}
 	ts := httptest.NewServer(up)
 	t.Cleanup(ts.Close) // after the gateway's, so that its DELETE lands
@@ -118,6 +119,7 @@ func TestHTTPUpstreamSessionExpired(t *testing.T) {
 // gateway finds the endpoint on the stream, initializes, lists the tools
 // and calls one.
 func TestSSEUpstream(t *testing.T) {
+	t.Parallel()
 	s := server.NewMCPServer("legacy", "1", server.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("echo"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("echo: " + req.GetString("v", "")), nil

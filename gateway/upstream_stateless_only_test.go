@@ -111,6 +111,7 @@ func runModernStub() {
 // input_required is bridged into an elicitation/create request, and a
 // stateless client gets the upstream's input_required unchanged.
 func TestUpstreamStatelessOnly(t *testing.T) {
+	t.Parallel()
 	cfg := stubServer(t)
 	cfg.Env = map[string]string{stubEnv: stubModern}
 	g := newTestGateway(t, map[string]config.ServerConfig{"modern": cfg}, engine.Options{})
@@ -153,6 +154,7 @@ func TestUpstreamStatelessOnly(t *testing.T) {
 // upstream's tag, and drops the resource from the filter on
 // resources/unsubscribe.
 func TestUpstreamListen(t *testing.T) {
+	t.Parallel()
 	cfg := stubServer(t)
 	cfg.Env = map[string]string{stubEnv: stubModern}
 	g := newTestGateway(t, map[string]config.ServerConfig{"modern": cfg}, engine.Options{})

@@ -149,6 +149,7 @@ func nextNote(t *testing.T, who string, ch <-chan gjson.Result) gjson.Result {
 // resources/read goes to her process. A principal past
 // limits.max_user_processes gets -32014 naming the limit.
 func TestUsersDoNotShareAProcess(t *testing.T) {
+	t.Parallel()
 	_, url := memoUsers(t, Options{Users: config.Users{Identities: 3}, Limits: config.Limits{MaxUserProcesses: 2}}, "")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	aliceNotes, bobNotes := notes(alice), notes(bob)
@@ -210,6 +211,7 @@ func TestUsersDoNotShareAProcess(t *testing.T) {
 // for limits.user_process_idle_timeout stops, its state with it, and its
 // place under limits.max_user_processes is free for another principal.
 func TestUserProcessStopsWhenIdle(t *testing.T) {
+	t.Parallel()
 	g, url := memoUsers(t, Options{
 		Users:  config.Users{JWT: true},
 		Limits: config.Limits{MaxUserProcesses: 1, UserProcessIdleTimeout: store.Duration(300 * time.Millisecond)},
@@ -230,6 +232,7 @@ func TestUserProcessStopsWhenIdle(t *testing.T) {
 // TestUsersShareWhenTheConfigSaysSo: "instances": "shared" keeps one
 // process for every user even where several principals may call.
 func TestUsersShareWhenTheConfigSaysSo(t *testing.T) {
+	t.Parallel()
 	g, url := memoUsers(t, Options{Users: config.Users{Identities: 3}}, "shared")
 	alice, bob := memoSession(t, url, "ta"), memoSession(t, url, "tb")
 	alice.result("tools/call", toolCall("remember", `{"v":"team notes"}`))
@@ -244,6 +247,7 @@ func TestUsersShareWhenTheConfigSaysSo(t *testing.T) {
 // the same process: bob recalled what alice's process kept. Now each
 // drives a process of its own, in a session and statelessly.
 func TestServeUsersDoNotShareAProcess(t *testing.T) {
+	t.Parallel()
 	memo := memoServer(t)
 	cfg, _ := json.Marshal(map[string]any{
 		"mcpServers": map[string]any{"memo": map[string]any{"command": memo.Command, "args": memo.Args, "env": memo.Env}},
@@ -272,6 +276,7 @@ func TestServeUsersDoNotShareAProcess(t *testing.T) {
 // several sessions that could answer; the shared process of a per_user
 // server, which serves no user's call, asks no client at all.
 func TestUserProcessAsksItsOwnerOnly(t *testing.T) {
+	t.Parallel()
 	g, url := memoUsers(t, Options{Users: config.Users{Identities: 2}}, "")
 	open := func(token string) {
 		c := &httpClient{t: t, url: url, token: token, hc: &http.Client{Timeout: 60 * time.Second}}
@@ -303,6 +308,7 @@ func TestUserProcessAsksItsOwnerOnly(t *testing.T) {
 // only 2026-07-28 (never initialized) runs a process per user too, each
 // asked server/discover as the shared one was.
 func TestStatelessOnlyUsersDoNotShareAProcess(t *testing.T) {
+	t.Parallel()
 	modern := stubServer(t)
 	modern.Env = map[string]string{stubEnv: stubModern}
 	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"modern": modern}, Users: config.Users{Identities: 2}})

@@ -62,6 +62,7 @@ func view(img []byte, l Limits, region image.Rectangle) (*Image, error) {
 }
 
 func TestView(t *testing.T) {
+	t.Parallel()
 	t.Run("a 30000x30000 header is refused before decoding", func(t *testing.T) {
 		_, err := view(pngHeaderOnly(30000, 30000), Limits{}, image.Rectangle{})
 		var r *Refusal
@@ -101,6 +102,7 @@ func TestView(t *testing.T) {
 // full size when it fits the view, fitted to it when it does not, and
 // refused, saying the image's size, when it lies outside the image.
 func TestViewOfARegion(t *testing.T) {
+	t.Parallel()
 	src := image.NewNRGBA(image.Rect(0, 0, 300, 4000))
 	for y := range 4000 {
 		for x := range 300 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspect"
@@ -57,8 +58,14 @@ func TestRunReservesMemory(t *testing.T) {
 
 // A query waits while other work holds the budget, until its deadline,
 // and then says so; one that needs more than the whole budget is refused
-// at once.
+// at once. It runs in a synctest bubble, whose clock moves only while
+// every goroutine in it waits: the wait is the deadline's however loaded
+// the machine.
 func TestRunWaitsForMemory(t *testing.T) {
+	synctest.Test(t, testRunWaitsForMemory)
+}
+
+func testRunWaitsForMemory(t *testing.T) {
 	st := memstore.New(memstore.Config{})
 	text := put(t, st, "text/plain", numberedLines(100))
 	mem := membudget.New(8 << 20)

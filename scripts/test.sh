@@ -3,17 +3,38 @@
 # detector, and a short fuzz pass over every fuzz target in the module.
 # Safe to run again and again; run it from anywhere.
 #
-#   ./scripts/test.sh
+# The suite has three tiers:
+#
+#   go test ./...                 the tests alone, no tool installed: a
+#                                 test that needs a missing tool (node,
+#                                 TinyGo, Chromium, S3, ...) skips, saying
+#                                 how to install it; under CI=true none
+#                                 skips, it fails
+#   ./scripts/test.sh             everything CI runs: installs the tools
+#                                 when missing, then gofmt, go vet, the
+#                                 race detector over real peers, browsers
+#                                 and S3, the reliability suite and a
+#                                 short fuzz pass
+#   MCPX_LONG=1 ./scripts/test.sh the same with the long passes: each fuzz
+#                                 target ten times longer, the reliability
+#                                 suite (its load tests) three times
 #
 # Environment:
+#   MCPX_LONG      1 for the long passes (above); CI runs the short ones.
 #   MCPX_FUZZTIME  fuzz budget per target (a go test -fuzztime value: a
-#                  count such as 200000x, or a duration such as 5m for a
-#                  long pass); by default 50000x, 2-20 s a target here.
+#                  count such as 200000x, or a duration such as 5m); by
+#                  default 50000x, 2-20 s a target here, and 500000x
+#                  with MCPX_LONG=1.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 start=$SECONDS
+long=${MCPX_LONG:-0}
+case "$long" in
+0 | 1) ;;
+*) echo "test.sh: MCPX_LONG is 0 or 1, not \"$long\"" >&2; exit 2 ;;
+esac
 step="setup"
 trap 'rc=$?; if [ "$rc" -ne 0 ]; then echo "test.sh: FAILED during: $step (exit $rc)" >&2; fi' EXIT
 
@@ -165,10 +186,13 @@ go test -count=1 -run TestConcurrentImageViewsStayInTheBudget ./engine
 # one of two replicas on a bucket killed mid-upload, 64 sessions of 1-10
 # MB blobs through mcpx serve with "shared" and "pool" instances and
 # beside hostile WASM plugins, ten 49 MP images at once within the work
-# memory budget. About a minute and a half here; bounded at 10.
+# memory budget. About a minute and a half here; bounded at 10 a pass.
+# MCPX_LONG=1 runs it three times over.
 step="reliability suite"
-say "go test -tags reliability -count=1 -timeout 10m ./tests/reliability/..."
-go test -tags reliability -count=1 -timeout 10m ./tests/reliability/...
+passes=1
+if [ "$long" = 1 ]; then passes=3; fi
+say "go test -tags reliability -count=$passes -timeout $(( passes * 10 ))m ./tests/reliability/..."
+go test -tags reliability -count="$passes" -timeout "$(( passes * 10 ))m" ./tests/reliability/...
 
 # Fuzz targets: every "func FuzzX(" in a _test.go file of this module (a
 # folder with its own go.mod is another module, tested on its own).
@@ -198,7 +222,9 @@ done < <(grep -rlE --include='*_test.go' --exclude-dir=.git --exclude-dir=node_m
 # new input was being minimised past the budget). Minimising is bounded by a
 # count too, so a new input never stalls a target for the default minute.
 if [ "${#targets[@]}" -gt 0 ]; then
-	fuzztime=${MCPX_FUZZTIME:-50000x}
+	fuzztime=50000x
+	if [ "$long" = 1 ]; then fuzztime=500000x; fi
+	fuzztime=${MCPX_FUZZTIME:-$fuzztime}
 	for t in "${targets[@]}"; do
 		dir=${t% *}
 		name=${t#* }
@@ -210,4 +236,4 @@ fi
 
 step="done"
 echo
-echo "test.sh: all checks passed: gofmt, go vet, go test -race, the reliability suite, ${#targets[@]} fuzz targets (${fuzztime:-0s} each) in $(( SECONDS - start ))s"
+echo "test.sh: all checks passed: gofmt, go vet, go test -race, the reliability suite ($passes pass(es)), ${#targets[@]} fuzz targets (${fuzztime:-0s} each) in $(( SECONDS - start ))s"

@@ -193,6 +193,7 @@ func ids(page ArtifactPage) []string {
 // Another user's or tenant's artifact answers 404 on every
 // endpoint, as a missing one does.
 func TestAPIScopeIsolation(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	alice := f.put("alice's report", "text/plain", "a.txt", store.Scope{TenantID: "acme", UserID: "alice", SessionID: "s1"})
 	bob := f.put("bob's report", "text/plain", "b.txt", store.Scope{TenantID: "acme", UserID: "bob"})
@@ -253,6 +254,7 @@ func TestAPIScopeIsolation(t *testing.T) {
 // The signed URL is its own authority and the API's bearer path its own:
 // a signed URL of one session does not open another's artifact.
 func TestAPISignedAndBearerDownloads(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	a := f.put("%PDF-1.4 a", "application/pdf", "a.pdf", store.Scope{TenantID: "acme", UserID: "alice", SessionID: "s1"})
 	u, _ := url.Parse(f.signer.URL(a.ID, "s1"))
@@ -272,6 +274,7 @@ func TestAPISignedAndBearerDownloads(t *testing.T) {
 // Filenames carry no header into the response and ids no path out of
 // the store.
 func TestAPIFilenameAndPathAttacks(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	sc := store.Scope{TenantID: "acme", UserID: "alice"}
 	for _, name := range []string{"a\r\nSet-Cookie: x=1\r\n.txt", "../../etc/passwd", `q"uote.txt`, "résumé.pdf", "a\x00b.txt", "x;\tfilename=evil.html"} {
@@ -294,6 +297,7 @@ func TestAPIFilenameAndPathAttacks(t *testing.T) {
 }
 
 func TestAPIRebindingAndRateLimits(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{RequestsPerSecond: 0.001, RequestBurst: 2, ToolCallsPerSecond: 0.001, ToolCallBurst: 1})
 	if code, _, _ := f.do("GET", "/artifacts", "tok-alice", nil, "Host", "evil.example"); code != 403 {
 		t.Errorf("rebound Host: %d", code)
@@ -384,6 +388,7 @@ func receive[T any](t *testing.T, ch <-chan T) T {
 // Events reach their owner only, carry refs and never bytes, and a
 // stream resumed with Last-Event-ID gets what it missed.
 func TestAPIEventsFilteredAndResumed(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	aliceCh, stopAlice := f.stream("tok-alice", "")
 	bobCh, stopBob := f.stream("tok-bob", "")
@@ -451,6 +456,7 @@ func TestAPIEventsFilteredAndResumed(t *testing.T) {
 }
 
 func TestAPIHealthAndReady(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, nil, auth.Limits{})
 	if code, _, _ := f.do("GET", "/readyz", "", nil); code != 200 {
 		t.Errorf("readyz: %d", code)
@@ -476,6 +482,7 @@ func (f readyFunc) Ready(ctx context.Context) error { return f(ctx) }
 
 // With no tokens on loopback, the one local user sees everything.
 func TestAPILocalUserSeesAll(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, nil, auth.Limits{})
 	a := f.put("a", "text/plain", "", store.Scope{TenantID: "acme", UserID: "alice"})
 	b := f.put("b", "text/plain", "", store.Scope{SessionID: "s"})

@@ -13,6 +13,7 @@ import (
 // newest first, never another user's or tenant's, and the id a stream
 // goes on from.
 func TestAPIRecentCallsAreTheCallersOwn(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	big := strings.Repeat("x", 30000) // the size net stores it
 	for _, c := range []struct{ tok, tool string }{{"tok-alice", "first"}, {"tok-bob", "bobs"}, {"tok-alice", "second"}} {

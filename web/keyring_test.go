@@ -15,6 +15,7 @@ import (
 // (the key was random per process). The ring kept with the store makes
 // a restarted signer accept them; rotation keeps unexpired URLs working.
 func TestKeyRingSurvivesRestartAndRotation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), KeyFileName)
 	kf := KeyFile(path)
@@ -85,6 +86,7 @@ func TestKeyRingSurvivesRestartAndRotation(t *testing.T) {
 
 // Replicas starting at once agree on one ring.
 func TestKeyRingCreateRace(t *testing.T) {
+	t.Parallel()
 	kf := KeyFile(filepath.Join(t.TempDir(), KeyFileName))
 	var wg sync.WaitGroup
 	got := make([]string, 8)

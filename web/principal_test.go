@@ -50,6 +50,7 @@ func (f *apiFixture) transform(token, query, result string) engine.ArtifactRef {
 // same name put, whoever put the bytes first (here a third, tenant-less,
 // user): on /artifacts/{id}, /meta and the listing.
 func TestAPIOwnedScopeDecidesAccess(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	data := "the same bytes, put by three"
 	carol := f.put(data, "text/plain", "c.txt", store.Scope{UserID: "carol", SessionID: "sc"})
@@ -79,6 +80,7 @@ func TestAPIOwnedScopeDecidesAccess(t *testing.T) {
 // link signed for its own session: never the owner that put the bytes
 // first.
 func TestAPIMetaShowsOnlyTheCallersScope(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	data := "a report both stored"
 	a := store.Scope{TenantID: "acme", UserID: "alice", SessionID: "alice-session", TraceID: "alice-trace"}
@@ -126,6 +128,7 @@ func TestAPIMetaShowsOnlyTheCallersScope(t *testing.T) {
 // against its own trace: the collector removes its own artifacts past
 // the limit, never the other tenant's.
 func TestAPITraceIDOfAnotherTenant(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	res, pdf := pdfResult("victim", 2000)
 	victim := f.transform("tok-alice", "&trace=shared-trace", res)
@@ -152,6 +155,7 @@ func TestAPITraceIDOfAnotherTenant(t *testing.T) {
 // max_user_bytes counts the user across them, and a put past it is
 // refused with a not_stored note that names the limit.
 func TestAPISessionRotationMeetsUserQuota(t *testing.T) {
+	t.Parallel()
 	var policy store.Retention
 	if err := json.Unmarshal([]byte(`{"max_session_bytes": 1000000, "max_user_bytes": 1000000, "strategy": "none"}`), &policy); err != nil {
 		t.Fatal(err)
@@ -204,6 +208,7 @@ func sharedByTwoTenants(t *testing.T) (bus *EventBus, acme, globex <-chan Event,
 // An artifact two tenants stored is evicted for both: each hears of it,
 // with the scope it stored the artifact under.
 func TestAPIEvictionReachesEveryOwner(t *testing.T) {
+	t.Parallel()
 	bus, acme, globex, ref := sharedByTwoTenants(t)
 	bus.Evicted(store.Removal{ID: ref.ID, Bytes: ref.SizeBytes, Why: "ttl"})
 	for who, ch := range map[string]<-chan Event{"sa": acme, "sb": globex} {
@@ -216,6 +221,7 @@ func TestAPIEvictionReachesEveryOwner(t *testing.T) {
 // A release (one owner's limit let the artifact go, another keeps it)
 // reaches the owner that lost it only.
 func TestAPIReleaseReachesItsOwnerOnly(t *testing.T) {
+	t.Parallel()
 	bus, acme, globex, ref := sharedByTwoTenants(t)
 	released := store.Scope{TenantID: "globex", UserID: "alice", SessionID: "sb"}
 	bus.Evicted(store.Removal{ID: ref.ID, Why: "max_user_bytes tenant=globex user=alice", Released: []store.Scope{released}})

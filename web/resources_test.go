@@ -12,6 +12,7 @@ import (
 // one that cannot list servers) answers GET /resources with no servers
 // rather than a 404 the UI would log on every load.
 func TestAPIResourcesOfAServerWithoutThem(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	none := newAPIFixtureWith(t, testTokens, auth.Limits{}, func(o *APIOptions) { o.Resources = nil })
 	for _, c := range []struct {

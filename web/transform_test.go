@@ -19,6 +19,7 @@ import (
 // twice count their bytes once: the second put is a re-store
 // (mcpx_artifacts_deduplicated_total), read from a scrape of /metrics.
 func TestTransformMetrics(t *testing.T) {
+	t.Parallel()
 	reg := promtext.NewRegistry()
 	m, err := telemetry.NewMetrics(reg)
 	if err != nil {

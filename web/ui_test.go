@@ -53,6 +53,7 @@ func TestUIPageAndAssets(t *testing.T) {
 // POST /transform publishes result_rewritten with what the call kept out
 // and the tool's display hints, to the caller only.
 func TestUIResultRewrittenEvent(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	aliceCh, stopAlice := f.stream("tok-alice", "")
 	defer stopAlice()
@@ -95,6 +96,7 @@ func TestUIResultRewrittenEvent(t *testing.T) {
 // in the URL), and then shows the caller's artifacts only; the resource
 // browser lists and reads on demand.
 func TestUIBrowserTokenAndResources(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	// after the fixture: cleanups run last first, so the browser (and its
 	// open event stream) goes before the server closes
@@ -146,6 +148,7 @@ func jsonEqual(a json.RawMessage, b string) bool {
 // event buffer (GET /calls), never another principal's, and a call made
 // while the page is open goes on top of them.
 func TestUIBrowserRecentCallsOnLoad(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	ctx := browsertest.Start(t, 45*time.Second)
 	pdf := func(who string) string {
@@ -182,6 +185,7 @@ func TestUIBrowserRecentCallsOnLoad(t *testing.T) {
 // Preview on a card far down the list shows the preview where the user
 // is looking, not at the top of the page scrolled out of view.
 func TestUIBrowserPreviewComesIntoView(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, nil, auth.Limits{})
 	ctx := browsertest.Start(t, 45*time.Second)
 	for i := range 30 {
@@ -215,6 +219,7 @@ func TestUIBrowserPreviewComesIntoView(t *testing.T) {
 // rendered width fits inside the field's padding, in a wide window and a
 // narrow one.
 func TestUIBrowserTokenPlaceholderFits(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, testTokens, auth.Limits{})
 	ctx := browsertest.Start(t, 45*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/")); err != nil {

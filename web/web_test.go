@@ -17,6 +17,7 @@ import (
 )
 
 func TestDownload(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memstore.New(memstore.Config{})
 	body := []byte("%PDF-1.4 test bytes")
@@ -65,6 +66,7 @@ func TestDownload(t *testing.T) {
 }
 
 func TestNewSignerRejectsBadBase(t *testing.T) {
+	t.Parallel()
 	for _, base := range []string{"", "ftp://x", "/relative", "http://"} {
 		if _, err := NewSigner(SignerConfig{BaseURL: base}); err == nil {
 			t.Errorf("%q: no error", base)
@@ -75,6 +77,7 @@ func TestNewSignerRejectsBadBase(t *testing.T) {
 // A downloaded HTML artifact rendered on the gateway's own
 // origin. Active types are attachments, every download is sandboxed.
 func TestActiveTypesNeverRender(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memstore.New(memstore.Config{})
 	signer, err := NewSigner(SignerConfig{BaseURL: "http://127.0.0.1:1", Secret: []byte("k")})

@@ -216,6 +216,7 @@ func newEngineAllLayers(tb testing.TB, h *wasm.Host, cfg engine.Config) *engine.
 // TestModuleSizes logs the sizes of the Go and TinyGo builds side by side
 // (go test -v -run TestModuleSizes ./layers/wasm).
 func TestModuleSizes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds modules")
 	}

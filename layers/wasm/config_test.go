@@ -12,6 +12,7 @@ import (
 )
 
 func TestLimitsApply(t *testing.T) {
+	t.Parallel()
 	c, err := wasm.Limits{Timeout: "250ms", MemoryMiB: 32, MaxOutputBytes: 1000, PoolSize: 2, MaxValueBytes: -1}.Apply(wasm.SandboxConfig{LongString: 512})
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +32,7 @@ func TestLimitsApply(t *testing.T) {
 }
 
 func TestSandboxConfigValidated(t *testing.T) {
+	t.Parallel()
 	h := newHost(t, nil)
 	for _, bad := range []wasm.SandboxConfig{
 		{Timeout: -time.Second}, {MemoryLimitPages: 65537}, {MaxOutputBytes: -1}, {MaxOutputBytes: 2 << 30}, {LongString: 7}, {PoolSize: -1},

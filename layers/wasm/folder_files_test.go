@@ -52,6 +52,7 @@ func openFolderGuarded(t *testing.T, h *wasm.Host, dir string, o wasm.FolderOpti
 // (or symlinks to one) load, each under a size cap; the rest fail to load
 // with a log line that says why, and the good plugins serve.
 func TestFolderReadsRegularFilesOnly(t *testing.T) {
+	t.Parallel()
 	noop := watGuest(t, "noop.wat", nil)
 	dir := t.TempDir()
 	writeAtomic(t, filepath.Join(dir, "good.wasm"), noop)
@@ -101,6 +102,7 @@ func TestFolderReadsRegularFilesOnly(t *testing.T) {
 // TestFolderFileSizeCap: the cap is configurable, and a module of exactly
 // the cap loads.
 func TestFolderFileSizeCap(t *testing.T) {
+	t.Parallel()
 	noop := watGuest(t, "noop.wat", nil)
 	dir := t.TempDir()
 	writeAtomic(t, filepath.Join(dir, "p.wasm"), noop)
@@ -117,6 +119,7 @@ func TestFolderFileSizeCap(t *testing.T) {
 // sidecar served every server whose name starts with x. A file name is a
 // name: it serves the server of that exact name.
 func TestFolderNamesAreNotGlobs(t *testing.T) {
+	t.Parallel()
 	noop := watGuest(t, "noop.wat", nil)
 	dir := t.TempDir()
 	for _, n := range []string{"x*", "y?", "[z]", `w\`} {
@@ -152,6 +155,7 @@ func must(t *testing.T, err error) {
 // known (Host.SetServers, as the gateway and the CLI call it), each such
 // plugin is a warning, once per loaded version.
 func TestFolderWarnsUnmatchedPlugin(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeAtomic(t, filepath.Join(dir, "my-plugin.wasm"), watGuest(t, "noop.wat", nil))
 	writeAtomic(t, filepath.Join(dir, "helpdesk.wasm"), watGuest(t, "noop.wat", nil))
@@ -203,6 +207,7 @@ func TestFolderWarnsUnmatchedPlugin(t *testing.T) {
 // ErrNotLoaded; other servers' calls are untouched, and once the sidecar is
 // fixed the plugin loads and the calls succeed.
 func TestFolderLoadFailureFailsTheCall(t *testing.T) {
+	t.Parallel()
 	noop := watGuest(t, "noop.wat", nil)
 	dir := t.TempDir()
 	writeAtomic(t, filepath.Join(dir, "helper.wasm"), noop)

@@ -161,6 +161,7 @@ func (l folderLayer) Plan(ctx context.Context, d *layer.Doc) ([]layer.Rewrite, e
 // TestFolderLifecycle: a bad module keeps the previous version serving and
 // logs why; a sidecar changes what the plugin serves; removal unloads.
 func TestFolderLifecycle(t *testing.T) {
+	t.Parallel()
 	tiny, _ := tableauBuilds(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tableau.wasm")

@@ -60,6 +60,7 @@ func runGetValue(t *testing.T, h *wasm.Host, cfg wasm.SandboxConfig, doc []byte,
 // searches (modifiers, pipes, queries, multipaths, wildcards, "..") is -4,
 // answered without building anything.
 func TestHostLookupsArePlainPaths(t *testing.T) {
+	t.Parallel()
 	h := newHost(t, nil)
 	doc := bigPayload(t)
 	config := `{"items":[{"name":"c0"}],"we.ird":{"@key":7},"n":12345678901234567890}`
@@ -111,6 +112,7 @@ func TestHostLookupsArePlainPaths(t *testing.T) {
 // here, for loaded CI machines: one such lookup took 4 s before), and the
 // 2 MB path is refused by its length without being copied.
 func TestHostLookupsWithinLimits(t *testing.T) {
+	t.Parallel()
 	h := newHost(t, nil)
 	doc := bigPayload(t)
 	cfg := wasm.SandboxConfig{Timeout: time.Second}
@@ -137,6 +139,7 @@ func TestHostLookupsWithinLimits(t *testing.T) {
 // TestHostLookupLoopStopsAtDeadline: a guest that calls get_value in a
 // loop forever is stopped by the call's deadline.
 func TestHostLookupLoopStopsAtDeadline(t *testing.T) {
+	t.Parallel()
 	h := newHost(t, nil)
 	_, _, err := runGetValue(t, h, wasm.SandboxConfig{Timeout: 200 * time.Millisecond}, bigPayload(t), `{}`, "items.1999", 1<<31-1)
 	if !errors.Is(err, wasm.ErrTimeout) {
@@ -150,6 +153,7 @@ func TestHostLookupLoopStopsAtDeadline(t *testing.T) {
 // 12345678901234567000. The keep guest echoes its request (config
 // included); get_config hands the same digits.
 func TestConfigIntegersExact(t *testing.T) {
+	t.Parallel()
 	const big = "12345678901234567890"
 	const path = "n"
 	keep := filepath.Join(t.TempDir(), "keep.wasm")

@@ -106,6 +106,7 @@ func TestHostileGuests(t *testing.T) {
 // TestHostileThenChain: with the whole default chain, a failing custom
 // plugin is skipped and the later layers still store the PDF.
 func TestHostileThenChain(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "hostile.wasm")
 	if err := os.WriteFile(file, hostile(t), 0o644); err != nil {
 		t.Fatal(err)
@@ -127,6 +128,7 @@ func TestHostileThenChain(t *testing.T) {
 }
 
 func TestMissingExports(t *testing.T) {
+	t.Parallel()
 	h := newHost(t, nil)
 	cases := []struct {
 		name, want string
@@ -192,6 +194,7 @@ func TestSandbox(t *testing.T) {
 
 // TestGetValue: host.get_value hands out full values within the budget.
 func TestGetValue(t *testing.T) {
+	t.Parallel()
 	h := newHost(t, nil)
 	doc := readDoc(t, "tableau_download_workbook.json")
 	d := layer.NewDoc(engine.Call{Server: "s", Tool: "t"}, doc)
@@ -235,6 +238,7 @@ func TestGetValue(t *testing.T) {
 // TestLogBounded: guest lines go to hclog under the plugin's name, 64 a
 // call at most.
 func TestLogBounded(t *testing.T) {
+	t.Parallel()
 	var buf syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Name: "test", Output: &buf, Level: hclog.Trace})
 	h := newHost(t, log)
@@ -256,6 +260,7 @@ func TestLogBounded(t *testing.T) {
 }
 
 func TestCloseIdempotent(t *testing.T) {
+	t.Parallel()
 	h := newHost(t, nil)
 	p, err := h.Compile(context.Background(), "hostile", hostile(t), wasm.SandboxConfig{}, nil)
 	if err != nil {
@@ -278,6 +283,7 @@ func TestCloseIdempotent(t *testing.T) {
 // trapped: plugin_alloc … call _start first". Now it fails to load, and the
 // error says how to rebuild it.
 func TestCommandBuildSaysRebuild(t *testing.T) {
+	t.Parallel()
 	h := newHost(t, nil)
 	goCommand := filepath.Join(t.TempDir(), "command.wasm")
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-o", goCommand, "./layers/wasm/testdata/hostile")

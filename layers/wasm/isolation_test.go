@@ -20,6 +20,7 @@ import (
 // instance (the guest does see its own previous call, which shows the
 // guest keeps state and the test can fail).
 func TestInstancesIsolatePrincipals(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "keep.wasm")
 	must(t, os.WriteFile(file, watGuest(t, "keep.wat", nil), 0o644))
 	h := newHost(t, nil)

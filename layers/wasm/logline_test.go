@@ -21,6 +21,7 @@ import (
 // message stays on its own line with its control characters escaped, and
 // the initialization and each call write 64 lines at most.
 func TestGuestLogCannotForge(t *testing.T) {
+	t.Parallel()
 	const forged = "2026-11-23T00:00:00.000Z [ERROR] gateway: upstream credentials rotated: key=FORGED"
 	line := "ok\n" + forged + "\x1b[2J\x1b[31mred\u202eevil\r\n" + strings.Repeat("\n", 40)
 	var buf syncbuf.Buffer

@@ -20,6 +20,7 @@ import (
 // TestPresetsLayer: the preset that matches the server by name runs, loads
 // on the first matching call only, and other servers run none.
 func TestPresetsLayer(t *testing.T) {
+	t.Parallel()
 	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
 	h := newHost(t, log)
@@ -49,6 +50,7 @@ func TestPresetsLayer(t *testing.T) {
 }
 
 func TestPresetsOptions(t *testing.T) {
+	t.Parallel()
 	h := newHost(t, nil)
 	for _, tc := range []struct {
 		opts, err string
@@ -69,6 +71,7 @@ func TestPresetsOptions(t *testing.T) {
 // TestCustomShared: the chains of two tools that name the same plugin file
 // share one compiled plugin, closed with the last of them.
 func TestCustomShared(t *testing.T) {
+	t.Parallel()
 	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
 	h := newHost(t, log)
@@ -100,6 +103,7 @@ func TestCustomShared(t *testing.T) {
 // Where the limit makes the same string a candidate, the preset runs and
 // stores it.
 func TestPresetsNotLoadedWithoutCandidates(t *testing.T) {
+	t.Parallel()
 	call := engine.Call{Server: "tableau", Tool: "download_workbook"}
 	pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-1.7\n" + strings.Repeat("x", 60))) // 92 characters
 	small := []byte(`{"content":[{"type":"text","text":"{\"name\":\"Sales\",\"content\":\"` + pdf + `\"}"}]}`)
@@ -139,6 +143,7 @@ func TestPresetsNotLoadedWithoutCandidates(t *testing.T) {
 // background before any result; the call that then runs it uses that
 // load (the preset is loaded once).
 func TestPresetsWarm(t *testing.T) {
+	t.Parallel()
 	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
 	h := newHost(t, log)

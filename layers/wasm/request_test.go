@@ -15,6 +15,7 @@ import (
 )
 
 func TestBuildRequest(t *testing.T) {
+	t.Parallel()
 	pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-1.7\n" + strings.Repeat("stream data ", 100)))
 	text := strings.Repeat("é long text line\n", 30)
 	payload := `{"name":"Q3","pdf":"` + pdf + `","notes":"` + strings.ReplaceAll(text, "\n", `\n`) + `","small":"x"}`
@@ -77,6 +78,7 @@ func TestParseResponseKeepsTheDecoderError(t *testing.T) {
 }
 
 func TestParseResponse(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, in string
 		mode     wasm.Mode

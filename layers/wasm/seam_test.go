@@ -24,6 +24,7 @@ import (
 // that import nothing of mcpx, and layers/wasm reaches the engine only
 // through engine/layer, the layer author's API.
 func TestSeamArrows(t *testing.T) {
+	t.Parallel()
 	const mod = "github.com/mcpx-dev/mcpx/"
 	deps := func(pkg string) []string {
 		out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()
@@ -61,6 +62,7 @@ func TestSeamArrows(t *testing.T) {
 // last of them closes (the engines' Close), and a later layer makes a new
 // one. A layer that fails to build lets go of the Host at once.
 func TestLayersOnDemand(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
@@ -128,6 +130,7 @@ func TestLayersOnDemand(t *testing.T) {
 // TestLayersLeaveTheHost: the kinds Layers binds to a Host run on it and
 // never close it; the caller does. Layers without a Host is a wiring bug.
 func TestLayersLeaveTheHost(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := newHost(t, nil)
 	eng := newEngineWithHost(t, h, engine.Config{Chain: []string{"custom", "presets"}}, nil)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParsePlainPath(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []string
@@ -34,6 +35,7 @@ func TestParsePlainPath(t *testing.T) {
 // TestLookupPlainStopsAtDeadline: a lookup over a long array gives up once
 // the call's context is done, and hands back a slice of the document.
 func TestLookupPlainStopsAtDeadline(t *testing.T) {
+	t.Parallel()
 	doc := []byte(`{"a":[` + strings.Repeat(`1,`, 100_000) + `"last"]}`)
 	raw, ok, err := lookupPlain(context.Background(), doc, []string{"a", "100000"})
 	if err != nil || !ok || string(raw) != `"last"` {

@@ -18,6 +18,7 @@ import (
 // without content, migrated by the next read-write open (its artifacts
 // kept), and keeps what Annotate records across a reopen.
 func TestIndexMigratesToContent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})
@@ -73,6 +74,7 @@ func TestIndexMigratesToContent(t *testing.T) {
 // again, so every connection a put may take still syncs its commit; the
 // summary is kept across a reopen.
 func TestAnnotateLeavesPutsSynced(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})

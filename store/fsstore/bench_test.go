@@ -55,6 +55,7 @@ func fillIndex(tb testing.TB, dir string, n int) {
 // TestFillStore fills the store in $FSSTORE_FILL_DIR with $FSSTORE_FILL_N
 // index rows (scripts/bench.sh, BENCH=store); skipped otherwise.
 func TestFillStore(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("FSSTORE_FILL_DIR")
 	if dir == "" {
 		t.Skip("FSSTORE_FILL_DIR not set")

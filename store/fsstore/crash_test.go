@@ -140,6 +140,7 @@ func wantKilled(t *testing.T, err error) {
 }
 
 func TestCrashPoints(t *testing.T) {
+	t.Parallel()
 	sum := storetest.SHA256Hex(crashContent)
 	crashBlob := func(dir string) string { return filepath.Join(dir, blobsName, sum[:2], sum) }
 	cases := []struct {
@@ -228,6 +229,7 @@ func TestCrashPoints(t *testing.T) {
 }
 
 func TestKillLoop(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills a helper process several times")
 	}
@@ -266,6 +268,7 @@ func TestKillLoop(t *testing.T) {
 }
 
 func TestMultiProcess(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})
@@ -309,6 +312,7 @@ func TestMultiProcess(t *testing.T) {
 // fail with SQLITE_BUSY (it did once in a dozen runs of 4 processes), and
 // every put is indexed.
 func TestNewIndexManyProcesses(t *testing.T) {
+	t.Parallel()
 	const rounds, procs, per = 6, 4, 3
 	for r := range rounds {
 		dir := t.TempDir()

@@ -45,6 +45,7 @@ func putT(t testing.TB, s store.Store, data []byte, o store.PutOptions) store.Re
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return openT(t, t.TempDir(), Config{PageSize: 7})
 	})
@@ -79,6 +80,7 @@ func (s splitStore) Close(ctx context.Context) error {
 }
 
 func TestConformanceTwoHandles(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store {
 		dir := t.TempDir()
 		return splitStore{w: openT(t, dir, Config{PageSize: 7}), r: openT(t, dir, Config{PageSize: 7})}
@@ -88,6 +90,7 @@ func TestConformanceTwoHandles(t *testing.T) {
 // TestConformanceReadOnlyReader reads through a handle opened with
 // Config.ReadOnly while another handle writes.
 func TestConformanceReadOnlyReader(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store {
 		dir := t.TempDir()
 		w := openT(t, dir, Config{PageSize: 7})
@@ -154,6 +157,7 @@ func blobFiles(t *testing.T, dir string) []string {
 }
 
 func TestReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{PageSize: 3})
 	clashA, clashB := storetest.ClashPair()
@@ -205,6 +209,7 @@ func TestReopen(t *testing.T) {
 }
 
 func TestDeleteSharedBlob(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})
 	data := []byte("one blob for two namespaces")
@@ -229,6 +234,7 @@ func TestDeleteSharedBlob(t *testing.T) {
 }
 
 func TestGetAfterDeleteKeepsOpenReader(t *testing.T) {
+	t.Parallel()
 	s := openT(t, t.TempDir(), Config{})
 	data := storetest.RandomBytes(10, 100000)
 	ref := putT(t, s, data, store.PutOptions{})
@@ -250,6 +256,7 @@ func TestGetAfterDeleteKeepsOpenReader(t *testing.T) {
 }
 
 func TestSecondHandle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	a := openT(t, dir, Config{})
@@ -316,6 +323,7 @@ func TestSecondHandle(t *testing.T) {
 // what only a full scan finds (a blob no row holds, a row whose blob is
 // gone) is reported by Check and mended by Repair, never by deleting a blob.
 func TestLeftovers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})
@@ -392,6 +400,7 @@ func mustWrite(t *testing.T, path string, data []byte) {
 }
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	parent := filepath.Join(t.TempDir(), "a-file")
 	mustWrite(t, parent, []byte("not a folder"))
@@ -592,6 +601,7 @@ func BenchmarkGetRange(b *testing.B) {
 }
 
 func TestShortPrefixesAcrossReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{IDPrefixLen: 1})
 	ids := map[string]string{}
@@ -616,6 +626,7 @@ func TestShortPrefixesAcrossReopen(t *testing.T) {
 }
 
 func TestFailedPutsLeaveNoFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})

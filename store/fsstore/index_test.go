@@ -16,6 +16,7 @@ import (
 // TestFTS5Compiled: the driver has FTS5, which artifact search
 // (search.go) queries.
 func TestFTS5Compiled(t *testing.T) {
+	t.Parallel()
 	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "fts.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +38,7 @@ func TestFTS5Compiled(t *testing.T) {
 // folder while the store is open is not followed: puts and gets go on in
 // the folders opened at Open, and nothing is written behind the link.
 func TestBlobsSwappedForLink(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{blobsName, tmpName} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -75,6 +77,7 @@ func TestBlobsSwappedForLink(t *testing.T) {
 // TestSameBytesNewName: the same bytes put again under another file name
 // and source keep their id; the ref and the index take the latest name.
 func TestSameBytesNewName(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})
@@ -98,6 +101,7 @@ func TestSameBytesNewName(t *testing.T) {
 // TestListNewestFirst pages newest first, filtered, and refuses the other
 // order's cursor.
 func TestListNewestFirst(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openT(t, t.TempDir(), Config{PageSize: 3})
 	var all, even []string

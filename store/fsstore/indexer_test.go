@@ -26,6 +26,7 @@ func urgent() bool    { return true }
 // while the call waits, and does not take the lock back before the call
 // had it.
 func TestWriteLockCallsFirst(t *testing.T) {
+	t.Parallel()
 	var l writeLock
 	l.lockBackground(notUrgent)
 	if l.yield(notUrgent) {
@@ -125,6 +126,7 @@ func searchRowCount(t *testing.T, s *Store) int {
 // the indexer's transactions: the indexer stops, and no row of it is
 // left.
 func TestIndexerStopsWhenArtifactGoes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openT(t, t.TempDir(), Config{})
 	text := snapshotLines(3 * indexTxRows)
@@ -160,6 +162,7 @@ func TestIndexerStopsWhenArtifactGoes(t *testing.T) {
 // The indexer copies what it wrote into index.db itself (a checkpoint in
 // a gap between calls) instead of leaving it to the commit of a call.
 func TestIndexerCheckpoints(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})
@@ -217,6 +220,7 @@ func indexHelper(ctx context.Context, s *Store) error {
 // search indexes it whole (the rows of the killed transactions replaced,
 // none twice) and finds its last line.
 func TestCrashWhileIndexing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	wantKilled(t, helper(t, "index", dir).Run())

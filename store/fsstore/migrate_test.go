@@ -32,6 +32,7 @@ var downToVersion2 = []string{
 // recorded before gets the artifact's creation, later ones their own,
 // and each owner is shown its own.
 func TestIndexMigratesToScopeCreation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})

@@ -25,6 +25,7 @@ import (
 )
 
 func TestRetention(t *testing.T) {
+	t.Parallel()
 	storetest.RunRetention(t, func(t *testing.T) store.Store {
 		return openT(t, t.TempDir(), Config{PageSize: 7})
 	})
@@ -178,6 +179,7 @@ func TestCollectTwoProcesses(t *testing.T) {
 // TestCollectWhileStreaming removes an artifact while a reader streams
 // it: the reader still reads every byte exactly.
 func TestCollectWhileStreaming(t *testing.T) {
+	t.Parallel()
 	s := openT(t, t.TempDir(), Config{})
 	data := storetest.RandomBytes(7, 8<<20)
 	ref := putT(t, s, data, store.PutOptions{})
@@ -210,6 +212,7 @@ func TestCollectWhileStreaming(t *testing.T) {
 // TestReadsUpdateLastAccess: a Get is recorded in memory, written in one
 // batch on Close (or by the timer), and seen by another handle.
 func TestReadsUpdateLastAccess(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})
 	ref := putT(t, s, []byte("read me"), store.PutOptions{})

@@ -50,6 +50,7 @@ func lostFound(t *testing.T, dir string) []keptFile {
 // TestOpenRefusesForeignFolder: {"store":{"dir":"."}} in a project folder,
 // or --store ~, must fail before touching anything, tmp/ included.
 func TestOpenRefusesForeignFolder(t *testing.T) {
+	t.Parallel()
 	layouts := map[string]map[string]string{
 		"project folder": {
 			"go.mod":          "module example.com/p\n",
@@ -95,6 +96,7 @@ func TestOpenRefusesForeignFolder(t *testing.T) {
 // TestOpenMarksNewStore: an empty or missing folder becomes a store and
 // gets the marker; a marker of a newer version is refused.
 func TestOpenMarksNewStore(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "new", "artifacts")} {
 		s := openT(t, dir, Config{})
 		s.Close(context.Background())
@@ -113,6 +115,7 @@ func TestOpenMarksNewStore(t *testing.T) {
 // TestOpenAdoptsUnmarkedStore: a store made before markers existed opens
 // with its artifacts and is marked.
 func TestOpenAdoptsUnmarkedStore(t *testing.T) {
+	t.Parallel()
 	dir := copyJournalStore(t)
 	if err := os.Remove(filepath.Join(dir, markerName)); err != nil {
 		t.Fatal(err)
@@ -138,6 +141,7 @@ func TestOpenAdoptsUnmarkedStore(t *testing.T) {
 // TestSymlinkedTmpNotFollowed: a tmp/ (or blobs/) that is a link to the
 // user's folder is refused; nothing behind it is removed.
 func TestSymlinkedTmpNotFollowed(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{tmpName, blobsName, lostFoundName} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -166,6 +170,7 @@ func TestSymlinkedTmpNotFollowed(t *testing.T) {
 // TestTmpKeepsForeignFiles: recovery removes only the temp files whose
 // names the store minted.
 func TestTmpKeepsForeignFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})
 	s.Close(context.Background())
@@ -211,6 +216,7 @@ func putMany(t *testing.T, dir string, n int) []store.Ref {
 // re-indexed, and warns with counts; a read-only open changes nothing and
 // points at fsck.
 func TestDamagedIndexLosesNoBlob(t *testing.T) {
+	t.Parallel()
 	index := func(dir string) string { return filepath.Join(dir, indexName) }
 	cases := []struct {
 		name   string
@@ -296,6 +302,7 @@ func TestDamagedIndexLosesNoBlob(t *testing.T) {
 // not show fails the queries that read it with ErrIndexDamaged; fsck
 // finds it and --repair rebuilds the index, losing no blob.
 func TestCorruptPageRepaired(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	refs := putMany(t, dir, 200)
@@ -366,6 +373,7 @@ func copyJournalStore(t *testing.T) string {
 // every artifact, scope, name and source it had, deleted ones staying
 // deleted; its journal is kept as a backup and the marker moves on.
 func TestAdoptJournalStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := copyJournalStore(t)
 	journal, err := os.ReadFile(filepath.Join(dir, journalName))
@@ -413,6 +421,7 @@ func TestAdoptJournalStore(t *testing.T) {
 // TestUnindexedCorruptBlobToLostFound: an unindexed blob whose bytes do not
 // match its name is moved to lost+found, not deleted and not listed.
 func TestUnindexedCorruptBlobToLostFound(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openT(t, dir, Config{})
 	s.Close(context.Background())
@@ -430,6 +439,7 @@ func TestUnindexedCorruptBlobToLostFound(t *testing.T) {
 // TestCheckAndRepair: Check reports every kind of damage and changes
 // nothing; Repair fixes it without deleting a blob; Check is clean after.
 func TestCheckAndRepair(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	refs := putMany(t, dir, 6)
@@ -497,6 +507,7 @@ func TestCheckAndRepair(t *testing.T) {
 // TestReadOnly: a read-only open changes nothing, reads, refuses writes,
 // and reads a missing folder as an empty store.
 func TestReadOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	refs := putMany(t, dir, 3)
@@ -558,6 +569,7 @@ func TestReadOnly(t *testing.T) {
 // store (one of them writes the marker first; the others must not take
 // its files for someone else's).
 func TestConcurrentClaim(t *testing.T) {
+	t.Parallel()
 	for round := range 20 {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint("new-", round))
 		errs := make(chan error, 8)

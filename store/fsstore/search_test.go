@@ -10,5 +10,6 @@ import (
 )
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	storetest.RunSearch(t, func(t *testing.T) store.Store { return openT(t, t.TempDir(), Config{}) })
 }

@@ -10,6 +10,7 @@ import (
 )
 
 func TestOpenUnsupported(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, err := Open(context.Background(), dir, Config{})
 	if !errors.Is(err, ErrUnsupportedPlatform) || !errors.Is(err, errors.ErrUnsupported) ||

@@ -259,6 +259,15 @@ func (g *gateway) kill() {
 // peakRSS is the gateway process's peak resident memory so far (VmHWM).
 func (g *gateway) peakRSS(t *testing.T) int64 { return rss(t, g.cmd.Process.Pid, "VmHWM:") }
 
+// resetPeakRSS starts the gateway's peak resident memory (VmHWM) again
+// from what it holds now.
+func (g *gateway) resetPeakRSS(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", g.cmd.Process.Pid), []byte("5"), 0); err != nil {
+		t.Fatalf("resetting the gateway's peak RSS: %v", err)
+	}
+}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

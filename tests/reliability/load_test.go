@@ -13,17 +13,26 @@ import (
 // loadSessions is how many client sessions call at once.
 const loadSessions = 64
 
-// maxGatewayRSS bounds the gateway's peak memory over the load test:
-// results pass through it one upstream line at a time (10 MB of blob is
-// a 13.4 MB line), and the pool's four processes answer four at a time.
-const maxGatewayRSS = 512 << 20
+// maxLoadGrowth bounds how many times the gateway's peak memory over a
+// load may exceed its peak over a quarter of that load on the same
+// gateway: what results take is bounded by the calls running at once,
+// which a quarter of the sessions already fills. Measured at a load
+// average of 9-20 on two cores, as the gateway is: 1.45-1.6 with the
+// hostile plugins (TestLoadWithHostilePlugins), 1.04 through a shared
+// server and 1.42 through a pool (TestLoadBlobs); with every result kept
+// (a leak added to engine.Transform for the measurement): 3.8 and 4.4.
+const maxLoadGrowth = 2.5
 
 // TestLoadBlobs: 64 concurrent sessions each call a tool that returns a
 // 1-10 MB binary, once through a "shared" server and once through a
 // "pool" one (pool_size 4), through a built `mcpx serve --listen`: no
-// call fails, every artifact reads back byte-exact by its signed URL,
-// the gateway's peak RSS stays under maxGatewayRSS; calls/s and p50/p99
-// are logged for each.
+// call fails, every artifact reads back byte-exact by its signed URL;
+// calls/s and p50/p99 are logged for each. Results pass through the
+// gateway one upstream line at a time (10 MB of blob is a 13.4 MB line)
+// and a server answers as many at once as it has processes, so each
+// server's load runs first from a quarter of the sessions: the
+// gateway's peak RSS over all of them may be at most maxLoadGrowth
+// times its peak over the quarter.
 func TestLoadBlobs(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
@@ -45,6 +54,19 @@ func TestLoadBlobs(t *testing.T) {
 		if _, err := sessions[0].callBlob(server, 0, 1<<20); err != nil {
 			t.Fatal(err)
 		}
+		g.resetPeakRSS(t)
+		var quarterDone sync.WaitGroup
+		for i, s := range sessions[:loadSessions/4] {
+			quarterDone.Go(func() {
+				seed := int64(i*4 + 1)
+				if _, err := s.callBlob(server, seed, int64(1<<20)+seed*9<<20/loadSessions); err != nil {
+					t.Errorf("%s: session %d of a quarter: %v", server, i, err)
+				}
+			})
+		}
+		quarterDone.Wait()
+		quarter := g.peakRSS(t)
+		g.resetPeakRSS(t)
 		var (
 			mu    sync.Mutex
 			lat   []time.Duration
@@ -86,16 +108,17 @@ func TestLoadBlobs(t *testing.T) {
 		t.Logf("%s: %d calls of 1-10 MB from %d sessions in %s: %.1f calls/s, %.0f MB/s, p50 %s, p99 %s",
 			server, len(lat), loadSessions, took.Round(time.Millisecond), float64(len(lat))/took.Seconds(),
 			float64(bytes)/1e6/took.Seconds(), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond))
+		full := g.peakRSS(t)
 		for _, r := range tolds {
 			if err := readBack(r); err != nil {
 				t.Errorf("%s: %v", server, err)
 			}
 		}
-	}
-	rss := g.peakRSS(t)
-	t.Logf("gateway peak RSS %.0f MB", float64(rss)/(1<<20))
-	if rss > maxGatewayRSS {
-		t.Errorf("gateway peak RSS %d MB, over %d MB", rss>>20, maxGatewayRSS>>20)
+		t.Logf("%s: gateway peak RSS %d MB over %d sessions, %d MB over %d", server, quarter>>20, loadSessions/4, full>>20, loadSessions)
+		if float64(full) > maxLoadGrowth*float64(quarter) {
+			t.Errorf("%s: gateway peak RSS %d MB over %d sessions, over %.1f times the %d MB over %d: its memory grows with the calls",
+				server, full>>20, loadSessions, maxLoadGrowth, quarter>>20, loadSessions/4)
+		}
 	}
 	for _, s := range sessions {
 		s.close()

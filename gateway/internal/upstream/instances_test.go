@@ -22,8 +22,9 @@ import (
 )
 
 // pidStubEnv makes the test binary a stdio MCP server with one tool,
-// "pid": it sleeps sleep_ms, then answers its process id. It answers one
-// request at a time, as most Python servers do.
+// "pid": it sleeps sleep_ms, or waits until the file named gate exists,
+// then answers its process id. It answers one request at a time, as
+// most Python servers do.
 const pidStubEnv = "MCPX_UPSTREAM_TEST_PID_STUB"
 
 func TestMain(m *testing.M) {
@@ -54,6 +55,11 @@ func runPIDStub() {
 			answer(id, `{"tools":[{"name":"pid","inputSchema":{"type":"object"}}]}`)
 		case "tools/call":
 			time.Sleep(time.Duration(gjson.GetBytes(line, "params.arguments.sleep_ms").Int()) * time.Millisecond)
+			if gate := gjson.GetBytes(line, "params.arguments.gate").String(); gate != "" {
+				for _, err := os.Stat(gate); err != nil; _, err = os.Stat(gate) {
+					time.Sleep(time.Millisecond)
+				}
+			}
 			answer(id, fmt.Sprintf(`{"content":[{"type":"text","text":"%d"}]}`, os.Getpid()))
 		default:
 			if len(id) > 0 {
@@ -122,8 +128,19 @@ func startPIDUpstreamWith(t *testing.T, cfg config.ServerConfig, lim config.Limi
 		cancel()
 		<-done
 	})
+	// Ready (calls go to the process) comes before the shared process's
+	// tools/list is answered; up, after it: a test that counts the calls
+	// in flight must not count that one.
+	up := func() bool {
+		select {
+		case <-u.inst.up:
+			return true
+		default:
+			return false
+		}
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for u.Status().State != StateReady || len(u.Instances().PIDs()) < cfg.PoolSize()-1 {
+	for !up() || u.Status().State != StateReady || len(u.Instances().PIDs()) < cfg.PoolSize()-1 {
 		if time.Now().After(deadline) {
 			t.Fatalf("not ready: %+v, %d instances", u.Status(), len(u.Instances().PIDs()))
 		}

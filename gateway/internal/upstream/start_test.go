@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -28,9 +30,15 @@ type outcome struct {
 // where its outcome arrives; done running twice fails t.
 func startPID(t *testing.T, ctx context.Context, u *Upstream, session string, sleep time.Duration, pad int) <-chan outcome {
 	t.Helper()
+	return startPIDArgs(t, ctx, u, session, fmt.Sprintf(`{"sleep_ms":%d,"pad":"%s"}`, sleep.Milliseconds(), strings.Repeat("p", pad)))
+}
+
+// startPIDArgs is startPID with the tool's arguments as given.
+func startPIDArgs(t *testing.T, ctx context.Context, u *Upstream, session, args string) <-chan outcome {
+	t.Helper()
 	ch := make(chan outcome, 1)
 	var calls atomic.Int32
-	params := fmt.Sprintf(`{"name":"pid","arguments":{"sleep_ms":%d,"pad":"%s"}}`, sleep.Milliseconds(), strings.Repeat("p", pad))
+	params := `{"name":"pid","arguments":` + args + `}`
 	u.Start(WithCaller(ctx, &testCaller{session: session}), "tools/call", json.RawMessage(params), func(res json.RawMessage, err error) {
 		if calls.Add(1) > 1 {
 			t.Error("done ran twice")
@@ -116,12 +124,19 @@ func TestStartDoesNotWaitForTheServer(t *testing.T) {
 }
 
 // TestStartPool: started calls of a pool go to its least busy process,
-// as calls do.
+// as calls do. Every call waits on one gate, opened once all six are
+// routed, so none ends (and frees its process) before the last is
+// routed however slow the machine.
 func TestStartPool(t *testing.T) {
 	u := startPIDUpstream(t, config.ServerOptions{Instances: config.InstancesPool, PoolSize: 3}, config.Limits{})
+	gate := filepath.Join(t.TempDir(), "gate")
+	args, _ := json.Marshal(map[string]string{"gate": gate})
 	var chs []<-chan outcome
 	for i := range 6 {
-		chs = append(chs, startPID(t, context.Background(), u, fmt.Sprint("s", i), 300*time.Millisecond, 0))
+		chs = append(chs, startPIDArgs(t, context.Background(), u, fmt.Sprint("s", i), string(args)))
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	pids := map[int]int{}
 	for _, ch := range chs {

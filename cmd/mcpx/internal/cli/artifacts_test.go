@@ -176,6 +176,7 @@ func TestArtifactsBadIDs(t *testing.T) {
 // TestWriteFileAtomic checks that a failed write leaves the old file and
 // no temp file behind.
 func TestWriteFileAtomic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "a.bin")
 	if err := os.WriteFile(out, []byte("old"), 0o600); err != nil {

@@ -56,6 +56,7 @@ var linked = []string{
 }
 
 func TestBinaryLinks(t *testing.T) {
+	t.Parallel()
 	const bin = "../.."
 	out, err := exec.Command("go", "list", "-deps", bin).Output()
 	if err != nil {

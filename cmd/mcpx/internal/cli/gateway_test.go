@@ -14,6 +14,7 @@ import (
 // 50 slow-loris connections stayed open. The --listen server
 // cuts a connection whose headers do not arrive within the timeout.
 func TestHTTPServerCutsSlowLoris(t *testing.T) {
+	t.Parallel()
 	srv := newHTTPServer(http.NotFoundHandler(), gatewayconfig.Limits{ReadHeaderTimeout: store.Duration(300 * time.Millisecond)})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

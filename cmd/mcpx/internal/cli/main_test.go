@@ -260,6 +260,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	got := runCLI(t, nil, "version")
 	if got.code != exitOK || got.stderr != "" {
 		t.Fatalf("exit code %d, stderr %q", got.code, got.stderr)
@@ -270,6 +271,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestVersionLine(t *testing.T) {
+	t.Parallel()
 	tail := " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 	tests := []struct {
 		name string

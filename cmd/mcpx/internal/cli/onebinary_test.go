@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
 )
 
 // TestOneBinary runs cmd/mcpx as built, alone in its folder and with
@@ -13,10 +15,11 @@ import (
 // the config's server), jq and a transform run in it, and no message
 // sends the user to install another binary.
 func TestOneBinary(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "mcpx")
-	if out, err := exec.Command("go", "build", "-o", bin, "../..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := os.Link(mcpxbin.Path(t), bin); err != nil {
+		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "mcpx.json")
 	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"files": {"command": "files-server"}}}`), 0o600); err != nil {

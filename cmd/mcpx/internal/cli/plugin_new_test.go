@@ -33,6 +33,7 @@ func fakeCheckout(t *testing.T, dir string) string {
 // its documented order (from a clone it stopped with "pass
 // --sdk").
 func TestPluginFindGoSDK(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	clone := fakeCheckout(t, filepath.Join(tmp, "src", "mcpx"))
 	other := t.TempDir()
@@ -222,6 +223,7 @@ func TestConfigPathsFromTheConfigFolder(t *testing.T) {
 // TestPluginFlagsKeepLargeIntegers: adding --plugin to a config's custom
 // layer keeps the integers of the plugins' config exact.
 func TestPluginFlagsKeepLargeIntegers(t *testing.T) {
+	t.Parallel()
 	cfg := engine.Config{Layers: map[string]json.RawMessage{
 		"custom": json.RawMessage(`{"plugins": [{"file": "/a.wasm", "config": {"big": 12345678901234567890}}]}`),
 	}}

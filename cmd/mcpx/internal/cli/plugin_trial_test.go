@@ -19,6 +19,7 @@ import (
 // value the rewrite replaced; a result that is not JSON is an error naming
 // it.
 func TestTryPlugin(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, err := wasm.NewHost(ctx, wasm.HostOptions{CacheDir: "-", Presets: plugins.Catalog()})
 	if err != nil {

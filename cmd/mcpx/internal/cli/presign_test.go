@@ -20,6 +20,7 @@ import (
 // artifact that cannot be presigned (not found) gets the gateway's URL,
 // or none without one; without the setting the gateway signs.
 func TestPresignedLinker(t *testing.T) {
+	t.Parallel()
 	srv := s3test.Start(t)
 	ctx := context.Background()
 	st, err := s3store.Open(ctx, s3store.Config{Endpoint: srv.Endpoint, Bucket: srv.Bucket(t), PathStyle: true,

@@ -24,6 +24,7 @@ import (
 // client was given answered 403 after a restart (40 of 40 in a load
 // test). serve keeps the key ring with the store.
 func TestSignedURLsSurviveRestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	check := func(t *testing.T, cfg config.File, st store.Store) {
 		t.Helper()
@@ -77,6 +78,7 @@ func TestSignedURLsSurviveRestart(t *testing.T) {
 }
 
 func TestResourceBrowserErrors(t *testing.T) {
+	t.Parallel()
 	if err := browserError(fmt.Errorf("x: %w", gateway.ErrUnknownServer)); !errors.Is(err, web.ErrUnknownServer) {
 		t.Errorf("unknown server: %v", err)
 	}

@@ -22,6 +22,7 @@ func nonblocking(t *testing.T, fd int) bool {
 // of its own (the poller's) and put back in blocking mode by restore; a
 // file, and a pipe that stderr shares, are left as they are.
 func TestPollable(t *testing.T) {
+	t.Parallel()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

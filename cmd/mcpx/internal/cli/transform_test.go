@@ -528,6 +528,13 @@ func TestTransformSharedInput(t *testing.T) {
 	if err := os.WriteFile(file, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The PDF's content summary must not reach its time cap (250 ms by
+	// default) in one run and not another on a loaded machine: the runs
+	// would differ by "partial": "time".
+	cfg := filepath.Join(t.TempDir(), "mcpx.json")
+	if err := os.WriteFile(cfg, []byte(`{"pipeline": {"inspect": {"timeout_ms": 600000}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var outs []string
 	for _, tc := range []struct {
 		name string
@@ -546,7 +553,7 @@ func TestTransformSharedInput(t *testing.T) {
 		}, nil},
 	} {
 		storeDir := t.TempDir()
-		args := append([]string{"transform", "--store", storeDir, "--server", "tableau", "--tool", "download_workbook"}, tc.args...)
+		args := append([]string{"transform", "--config", cfg, "--store", storeDir, "--server", "tableau", "--tool", "download_workbook"}, tc.args...)
 		got := runCLI(t, tc.in(t), args...)
 		if got.code != exitOK || got.stderr != "" {
 			t.Fatalf("%s: exit code %d; stderr:\n%s", tc.name, got.code, got.stderr)
