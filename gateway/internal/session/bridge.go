@@ -248,12 +248,17 @@ collect:
 	return bs.park(b, requests)
 }
 
-// inputRequest is a as an entry of inputRequests.
+// inputRequest is a as an entry of inputRequests. It always has params:
+// the go-sdk client (v1.8.0) decodes every entry's params and fails the
+// whole call on an absent one ("unexpected end of JSON input"). roots/list
+// gets an empty object: its params can carry only the upstream's own
+// _meta, which means nothing to the client.
 func (a *bridgeAsk) inputRequest() json.RawMessage {
-	req := []byte(`{"method":` + quote(a.method) + `}`)
-	if len(a.params) > 0 && a.method != "roots/list" {
-		req, _ = sjson.SetRawBytes(req, "params", a.params)
+	params := a.params
+	if len(params) == 0 || a.method == "roots/list" {
+		params = json.RawMessage(`{}`)
 	}
+	req, _ := sjson.SetRawBytes([]byte(`{"method":`+quote(a.method)+`}`), "params", params)
 	return req
 }
 
