@@ -248,17 +248,15 @@ collect:
 	return bs.park(b, requests)
 }
 
-// inputRequest is a as an entry of inputRequests. It always has params:
-// the go-sdk client (v1.8.0) decodes every entry's params and fails the
-// whole call on an absent one ("unexpected end of JSON input"). roots/list
-// gets an empty object: its params can carry only the upstream's own
-// _meta, which means nothing to the client.
+// inputRequest is a as an entry of inputRequests. roots/list's params can
+// carry only the upstream's own _meta, which means nothing to the client:
+// they are left out, and decorate gives every entry without params an
+// empty object (withInputParams).
 func (a *bridgeAsk) inputRequest() json.RawMessage {
-	params := a.params
-	if len(params) == 0 || a.method == "roots/list" {
-		params = json.RawMessage(`{}`)
+	req := []byte(`{"method":` + quote(a.method) + `}`)
+	if len(a.params) > 0 && a.method != "roots/list" {
+		req, _ = sjson.SetRawBytes(req, "params", a.params)
 	}
-	req, _ := sjson.SetRawBytes([]byte(`{"method":`+quote(a.method)+`}`), "params", params)
 	return req
 }
 
