@@ -178,8 +178,8 @@ func TestBridgeGoSDKClient(t *testing.T) {
 			}
 			text := ""
 			if len(res.Content) == 1 {
-				if tc, ok := res.Content[0].(*gosdk.TextContent); ok {
-					text = tc.Text
+				if c, ok := res.Content[0].(*gosdk.TextContent); ok {
+					text = c.Text
 				}
 			}
 			if res.IsError || !strings.Contains(text, tc.want) {
