@@ -1,11 +1,15 @@
 package gateway
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
@@ -62,7 +66,7 @@ func TestBridgeOldUpstreamToStatelessClient(t *testing.T) {
 			if n := len(r.Get("inputRequests").Map()); n != 1 || req.Get("method").String() != tc.method {
 				t.Fatalf("inputRequests %s: want one %s", r.Get("inputRequests").Raw, tc.method)
 			}
-			if tc.method != "roots/list" && req.Get("params").Raw != gjson.Parse(tc.params).Raw {
+			if req.Get("params").Raw != gjson.Parse(tc.params).Raw {
 				t.Errorf("params reached the client as %s, want %s", req.Get("params").Raw, tc.params)
 			}
 			state := r.Get("requestState").String()
@@ -133,5 +137,55 @@ func TestBridgeNeedsClientCapability(t *testing.T) {
 	st, res := c.post("", "tools/call", bridgeParams("elicitation/create", `{"message":"x","requestedSchema":{"type":"object"}}`, `{}`), nil)
 	if st != http.StatusOK || res.Get("result.resultType").String() != "complete" || !res.Get("result.isError").Bool() || !strings.Contains(res.Get("result.content.0.text").String(), "-32601") {
 		t.Fatalf("%d %s: want the upstream refused with method not found", st, res.Raw)
+	}
+}
+
+// TestBridgeGoSDKClient: the go-sdk client (v1.8.0) at 2026-07-28
+// decodes every input request's params, roots/list's included (its
+// InputRequestMap unmarshals an absent params as "unexpected end of JSON
+// input" and fails the call), fulfils the bridged requests itself and
+// retries: each call completes with the answer the upstream got.
+func TestBridgeGoSDKClient(t *testing.T) {
+	t.Parallel()
+	g := newTestGateway(t, map[string]config.ServerConfig{"asker": askerStub(t)}, engine.Options{})
+	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	cl := gosdk.NewClient(&gosdk.Implementation{Name: "bridge-test", Version: "1"}, &gosdk.ClientOptions{
+		ElicitationHandler: func(context.Context, *gosdk.ElicitRequest) (*gosdk.ElicitResult, error) {
+			return &gosdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *gosdk.CreateMessageRequest) (*gosdk.CreateMessageResult, error) {
+			return &gosdk.CreateMessageResult{Role: "assistant", Content: &gosdk.TextContent{Text: "hello"}, Model: "m"}, nil
+		},
+	})
+	cl.AddRoots(&gosdk.Root{URI: "file:///home/ada", Name: "home"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := cl.Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: srv.URL}, &gosdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("settled on %s", v)
+	}
+	for _, tc := range serverRequestCases {
+		t.Run(tc.method, func(t *testing.T) {
+			args := map[string]any{"method": tc.method, "params": json.RawMessage(tc.params)}
+			res, err := cs.CallTool(ctx, &gosdk.CallToolParams{Name: "ask", Arguments: args})
+			if err != nil {
+				t.Fatalf("the client rejected the result: %v", err)
+			}
+			text := ""
+			if len(res.Content) == 1 {
+				if c, ok := res.Content[0].(*gosdk.TextContent); ok {
+					text = c.Text
+				}
+			}
+			if res.IsError || !strings.Contains(text, tc.want) {
+				b, _ := json.Marshal(res)
+				t.Fatalf("result %s, want the upstream to have got %s", b, tc.want)
+			}
+		})
 	}
 }

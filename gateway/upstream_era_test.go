@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
@@ -77,5 +79,51 @@ func TestUpstreamProtocolSessionOnly(t *testing.T) {
 	}
 	if g.rooms.Ups.Named("modern").HasLane() {
 		t.Fatal("a lane was opened although config says 2025-11-25")
+	}
+}
+
+// TestServeStatelessUpstreamRootsGoSDK: an mcp-go upstream's
+// input_required for roots/list has no params (mcp-go writes none); it
+// reaches the go-sdk client (v1.8.0), which fails the whole call on an
+// input request without params, with an empty object, so the client
+// answers it and the retry completes with the client's roots.
+func TestServeStatelessUpstreamRootsGoSDK(t *testing.T) {
+	t.Parallel()
+	s := server.NewMCPServer("modern", "1", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("roots"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["r"]; ok && req.Params.RequestState == "roots-1" {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return nil, err
+			}
+			return mcp.NewToolResultText(string(b)), nil
+		}
+		res := &mcp.CallToolResult{}
+		res.ResultType = mcp.ResultTypeInputRequired
+		res.InputRequests = mcp.InputRequests{"r": mcp.NewRootsInputRequest()}
+		res.RequestState = "roots-1"
+		return res, nil
+	})
+	up := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(up.Close)
+	g := newTestGateway(t, map[string]config.ServerConfig{"modern": {URL: up.URL + "/mcp"}}, engine.Options{})
+	srv := httptest.NewServer(g.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	cl := gosdk.NewClient(&gosdk.Implementation{Name: "roots-test", Version: "1"}, nil)
+	cl.AddRoots(&gosdk.Root{URI: "file:///home/ada", Name: "home"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := cl.Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: srv.URL}, &gosdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &gosdk.CallToolParams{Name: "roots", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("the client rejected the result: %v", err)
+	}
+	b, _ := json.Marshal(res)
+	if res.IsError || !strings.Contains(string(b), "file:///home/ada") {
+		t.Fatalf("result %s, want the client's roots", b)
 	}
 }

@@ -266,6 +266,16 @@ func (s *inspectorSession) Close() error { return nil }
 type goSDKSession struct{ cs *gosdk.ClientSession }
 
 func connectGoSDK(t *testing.T, tg target, revision string) (session, error) {
+	cs, err := dialGoSDK(t, tg, revision)
+	if err != nil {
+		return nil, err
+	}
+	return &goSDKSession{cs: cs}, nil
+}
+
+// dialGoSDK connects the go-sdk client, with roots when given (it
+// declares the capability either way).
+func dialGoSDK(t *testing.T, tg target, revision string, roots ...*gosdk.Root) (*gosdk.ClientSession, error) {
 	var tr gosdk.Transport
 	if tg.url != "" {
 		tr = &gosdk.StreamableClientTransport{Endpoint: tg.url, HTTPClient: &http.Client{Transport: headerTransport(tg.headers)}}
@@ -276,6 +286,7 @@ func connectGoSDK(t *testing.T, tg target, revision string) (session, error) {
 		tr = &gosdk.CommandTransport{Command: cmd}
 	}
 	c := gosdk.NewClient(&gosdk.Implementation{Name: "mcpx-compat", Version: "1.0.0"}, nil)
+	c.AddRoots(roots...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cs, err := c.Connect(ctx, tr, &gosdk.ClientSessionOptions{ProtocolVersion: revision})
@@ -286,7 +297,7 @@ func connectGoSDK(t *testing.T, tg target, revision string) (session, error) {
 		cs.Close()
 		return nil, fmt.Errorf("%w: asked for %s, settled on %s", errRevisionNotSpoken, revision, v)
 	}
-	return &goSDKSession{cs: cs}, nil
+	return cs, nil
 }
 
 // headerTransport sends headers with every request.

@@ -248,7 +248,10 @@ collect:
 	return bs.park(b, requests)
 }
 
-// inputRequest is a as an entry of inputRequests.
+// inputRequest is a as an entry of inputRequests. roots/list's params can
+// carry only the upstream's own _meta, which means nothing to the client:
+// they are left out, and decorate gives every entry without params an
+// empty object (withInputParams).
 func (a *bridgeAsk) inputRequest() json.RawMessage {
 	req := []byte(`{"method":` + quote(a.method) + `}`)
 	if len(a.params) > 0 && a.method != "roots/list" {

@@ -147,14 +147,18 @@ func (r *Rooms) decorate(method string, params, res json.RawMessage) json.RawMes
 		return out
 	}
 	out := []byte(res)
+	reqs := gjson.GetBytes(out, "inputRequests")
 	if !gjson.GetBytes(out, "resultType").Exists() {
 		// a go-sdk server answers a session-era caller's second round
 		// with its input_required result, less the resultType
 		rt := "complete"
-		if gjson.GetBytes(out, "inputRequests").IsObject() {
+		if reqs.IsObject() {
 			rt = "input_required"
 		}
 		out, _ = sjson.SetBytes(out, "resultType", rt)
+	}
+	if reqs.IsObject() {
+		out = withInputParams(out, reqs)
 	}
 	{
 		p := jsonrpc.MetaPath(mcp.MetaKeyServerInfo)
@@ -176,6 +180,38 @@ func (r *Rooms) decorate(method string, params, res json.RawMessage) json.RawMes
 		}
 	}
 	return out
+}
+
+// withInputParams gives every entry of res's inputRequests (reqs) params,
+// an empty object where the upstream wrote none (mcp-go writes roots/list
+// so): the go-sdk client (v1.8.0) decodes each entry's params and fails
+// the whole call on an absent one ("unexpected end of JSON input").
+func withInputParams(res []byte, reqs gjson.Result) []byte {
+	missing := false
+	reqs.ForEach(func(_, v gjson.Result) bool {
+		missing = v.IsObject() && !v.Get("params").Exists()
+		return !missing
+	})
+	if !missing {
+		return res
+	}
+	// The object is written whole: its keys are the upstream's, which an
+	// sjson path would have to escape.
+	obj := []byte{'{'}
+	reqs.ForEach(func(k, v gjson.Result) bool {
+		if len(obj) > 1 {
+			obj = append(obj, ',')
+		}
+		obj = append(append(obj, k.Raw...), ':')
+		entry := []byte(v.Raw)
+		if v.IsObject() && !v.Get("params").Exists() {
+			entry, _ = sjson.SetRawBytes(entry, "params", []byte(`{}`))
+		}
+		obj = append(obj, entry...)
+		return true
+	})
+	res, _ = sjson.SetRawBytes(res, "inputRequests", append(obj, '}'))
+	return res
 }
 
 // appendDecoration decorates the common result in one append instead of

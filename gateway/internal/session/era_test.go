@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -39,6 +40,35 @@ func TestDecorate(t *testing.T) {
 			t.Errorf("%s: %s lost in %s", tc.name, tc.keep, out)
 		case (tc.method == "tools/list") != g.Get("ttlMs").Exists():
 			t.Errorf("%s: caching hints in %s", tc.name, out)
+		}
+	}
+}
+
+// TestDecorateInputParams: every input request of a stateless result
+// reaches the client with params (an empty object where the upstream
+// wrote none; the go-sdk client fails the call without them), keys that
+// an sjson path would have to escape included; params an entry has are
+// kept as they are.
+func TestDecorateInputParams(t *testing.T) {
+	r := &Rooms{Version: "1"}
+	for _, tc := range []struct{ name, res, want string }{
+		{"roots without params", `{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}},"requestState":"s"}`,
+			`{"r":{"method":"roots/list","params":{}}}`},
+		{"keys with path characters", `{"inputRequests":{"a.b":{"method":"roots/list"},"c*":{"method":"elicitation/create","params":{"message":"m"}}}}`,
+			`{"a.b":{"method":"roots/list","params":{}},"c*":{"method":"elicitation/create","params":{"message":"m"}}}`},
+		{"all with params", `{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"m"}}}}`,
+			`{"q":{"method":"elicitation/create","params":{"message":"m"}}}`},
+	} {
+		out := r.decorate("tools/call", json.RawMessage(`{}`), json.RawMessage(tc.res))
+		got := gjson.GetBytes(out, "inputRequests")
+		var g, w any
+		if err := json.Unmarshal([]byte(got.Raw), &g); err != nil {
+			t.Errorf("%s: inputRequests %q in %s: %v", tc.name, got.Raw, out, err)
+			continue
+		}
+		_ = json.Unmarshal([]byte(tc.want), &w)
+		if !reflect.DeepEqual(g, w) || gjson.GetBytes(out, "resultType").String() != "input_required" {
+			t.Errorf("%s: %s, want inputRequests %s", tc.name, out, tc.want)
 		}
 	}
 }
