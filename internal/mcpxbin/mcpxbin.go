@@ -26,7 +26,7 @@ var built = sync.OnceValues(func() (string, error) {
 	}
 	bin := filepath.Join(dir, "mcpx")
 	if out, err := exec.Command("go", "run", "-exec", "cp", "github.com/mcpx-dev/mcpx/cmd/mcpx", bin).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build cmd/mcpx: %w\n%s", err, out)
+		return "", fmt.Errorf("go run -exec cp cmd/mcpx: %w\n%s", err, out)
 	}
 	return bin, nil
 })

@@ -8,10 +8,15 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
 )
 
-func TestPathRuns(t *testing.T) {
-	out, err := exec.Command(mcpxbin.Path(t), "version").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "mcpx") {
-		t.Fatalf("%v: %s", err, out)
+// TestPath: what Path returns is an mcpx binary that runs, and a second
+// call returns the same one.
+func TestPath(t *testing.T) {
+	bin := mcpxbin.Path(t)
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "mcpx ") {
+		t.Fatalf("mcpx version: %v: %s", err, out)
 	}
-	t.Logf("%s", out)
+	if again := mcpxbin.Path(t); again != bin {
+		t.Errorf("second call: %s, first %s", again, bin)
+	}
 }
