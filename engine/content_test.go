@@ -10,6 +10,7 @@ import (
 	"image/png"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,33 +139,50 @@ func TestContentSummaryDisabled(t *testing.T) {
 	}
 }
 
-// slowStore reads back slowly, as a store on a busy disk would.
-type slowStore struct {
+// stalledStore reads back as a store on a disk that stalls would: the
+// first free bytes of an artifact at once, and a read past them only
+// once wait has passed since the artifact's first read. An inspection's
+// time cap starts before its first read, so with wait over the cap no
+// inspection reads past free in time, however fast or loaded the
+// machine: what the cap stops is the test's doing, not the machine's.
+type stalledStore struct {
 	store.Store
-	delay time.Duration
+	free int64
+	wait time.Duration
 }
 
-type slowReadCloser struct {
+type stalledReadCloser struct {
 	io.ReadCloser
 	ra    io.ReaderAt
-	delay time.Duration
+	free  int64
+	wait  time.Duration
+	first *time.Time
+	mu    *sync.Mutex
 }
 
-func (s slowReadCloser) ReadAt(p []byte, off int64) (int, error) {
-	time.Sleep(s.delay)
+func (s stalledReadCloser) ReadAt(p []byte, off int64) (int, error) {
+	s.mu.Lock()
+	if s.first.IsZero() {
+		*s.first = time.Now()
+	}
+	until := s.first.Add(s.wait)
+	s.mu.Unlock()
+	if off+int64(len(p)) > s.free {
+		time.Sleep(time.Until(until))
+	}
 	return s.ra.ReadAt(p, off)
 }
 
-func (s slowStore) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCloser, store.Ref, error) {
+func (s stalledStore) Get(ctx context.Context, id string, rng *store.Range) (io.ReadCloser, store.Ref, error) {
 	rc, ref, err := s.Store.Get(ctx, id, rng)
 	if err != nil {
 		return nil, ref, err
 	}
-	return slowReadCloser{ReadCloser: rc, ra: rc.(io.ReaderAt), delay: s.delay}, ref, nil
+	return stalledReadCloser{ReadCloser: rc, ra: rc.(io.ReaderAt), free: s.free, wait: s.wait, first: new(time.Time), mu: new(sync.Mutex)}, ref, nil
 }
 
 // TestContentSummaryNeverBlocks: inputs a summary cannot finish in time
-// (a store that reads slowly, a malformed PDF, a zip whose one entry
+// (a store that stalls past the first chunk, a malformed PDF, a zip whose one entry
 // claims to inflate to 4 GiB, a large text) cost at most the time cap and
 // the call goes on with the summary it got.
 func TestContentSummaryNeverBlocks(t *testing.T) {
@@ -179,9 +197,13 @@ func TestContentSummaryNeverBlocks(t *testing.T) {
 	}
 	reg := layer.NewRegistry()
 	reg.Register(layer.Info{Name: "test", New: func(json.RawMessage, layer.Resources) (layer.Layer, error) { return rws, nil }})
-	const timeout = 100 * time.Millisecond
+	// The cap is long enough that even a loaded machine reads the large
+	// text's first chunk within it (a summary that counted no line says
+	// no count); the store stalls every read past that chunk until the
+	// cap has passed, so the text never finishes in time.
+	const timeout = time.Second
 	eng, err := engine.New(engine.Options{
-		Store:    slowStore{memstore.New(memstore.Config{}), 20 * time.Millisecond},
+		Store:    stalledStore{Store: memstore.New(memstore.Config{}), free: 64 << 10, wait: timeout + 50*time.Millisecond},
 		Registry: reg,
 		Config:   engine.Config{Chain: []string{"test"}, Inspect: engine.InspectConfig{TimeoutMS: timeout.Milliseconds()}},
 	})

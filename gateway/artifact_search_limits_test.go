@@ -1,13 +1,17 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/gateway/config"
 	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
 // A search query past max_search_query_chars or max_search_terms is a
@@ -29,15 +33,46 @@ func TestArtifactSearchQueryCaps(t *testing.T) {
 }
 
 // A search that runs past the tool's timeout stops there, with a tool
-// error that says so.
+// error that says so. The store's search waits for its context to end:
+// only the timeout stops it, so the test is the same on a fast machine
+// and a loaded one.
 func TestArtifactSearchDeadline(t *testing.T) {
-	_, c, _, _ := snapshotGateway(t, config.ArtifactToolsOptions{SearchTimeout: store.Duration(100 * time.Millisecond), MaxSearchTerms: 100_000, MaxSearchQueryChars: 1 << 20})
+	t.Parallel()
+	var ahead atomic.Int64
+	ahead.Store(-1)
+	_, c, _, _ := snapshotGatewayOn(t, config.ArtifactToolsOptions{SearchTimeout: store.Duration(100 * time.Millisecond), MaxSearchTerms: 100_000, MaxSearchQueryChars: 1 << 20},
+		func(st *fsstore.Store) store.Store { return stalledSearch{st, &ahead} })
 	q, _ := json.Marshal(map[string]string{"query": strings.Repeat("ref item ", 1000)})
-	start := time.Now()
 	r := c.result("tools/call", toolCall("artifacts_search", string(q)))
-	took := time.Since(start)
 	want := "search stopped after 100ms: search with fewer or rarer words, or grep one artifact with artifacts_query"
-	if !r.Get("isError").Bool() || r.Get("content.0.text").String() != want || took > 2*time.Second {
-		t.Errorf("after %v: %.300s\nwant %s", took, r.Raw, want)
+	if d := time.Duration(ahead.Load()); !r.Get("isError").Bool() || r.Get("content.0.text").String() != want || d <= 0 || d > 100*time.Millisecond {
+		t.Errorf("the search's deadline %v ahead when it began: %.300s\nwant %s, at most 100ms ahead", d, r.Raw, want)
 	}
+}
+
+// stalledSearch is a store whose search waits until its context ends,
+// then searches with that context; after stallLimit it gives up with
+// errStalled instead. ahead is how far off the context's deadline was
+// when the search began, in nanoseconds (-1: none).
+type stalledSearch struct {
+	*fsstore.Store
+	ahead *atomic.Int64
+}
+
+// stallLimit ends a stalled search that no deadline ended: the test
+// fails on errStalled rather than hanging on the real search.
+const stallLimit = 10 * time.Second
+
+var errStalled = errors.New("no deadline ended the search")
+
+func (s stalledSearch) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+	if d, ok := ctx.Deadline(); ok {
+		s.ahead.Store(int64(time.Until(d)))
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(stallLimit):
+		return nil, errStalled
+	}
+	return s.Store.Search(ctx, scope, query, limit)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/engine"
 	"github.com/mcpx-dev/mcpx/gateway/config"
+	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
@@ -44,6 +45,13 @@ var artifactURI = regexp.MustCompile(`mcpx://artifacts/([a-z0-9_-]+)`)
 // returns the gateway, the session, the artifact id and the snapshot.
 func snapshotGateway(t *testing.T, at config.ArtifactToolsOptions) (*Gateway, *client, string, string) {
 	t.Helper()
+	return snapshotGatewayOn(t, at, func(st *fsstore.Store) store.Store { return st })
+}
+
+// snapshotGatewayOn is snapshotGateway with the engine's store made by
+// wrap from the fs store.
+func snapshotGatewayOn(t *testing.T, at config.ArtifactToolsOptions, wrap func(*fsstore.Store) store.Store) (*Gateway, *client, string, string) {
+	t.Helper()
 	ctx := context.Background()
 	snap := playwrightSnapshot(600_000)
 	st, err := fsstore.Open(ctx, t.TempDir(), fsstore.Config{})
@@ -51,7 +59,7 @@ func snapshotGateway(t *testing.T, at config.ArtifactToolsOptions) (*Gateway, *c
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close(ctx) })
-	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"playwright": playwrightUpstream(t, snap)}, Engine: engine.Options{Store: st}, ArtifactTools: at})
+	g := newGatewayWith(t, Options{Servers: map[string]config.ServerConfig{"playwright": playwrightUpstream(t, snap)}, Engine: engine.Options{Store: wrap(st)}, ArtifactTools: at})
 	c := connect(t, g)
 	res := c.result("tools/call", toolCall("browser_snapshot", "{}"))
 	visible := res.Get("content.0.text").String()

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcpx-dev/mcpx/internal/mcpxbin"
 	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/internal/wasmtest"
 )
@@ -48,29 +49,28 @@ var (
 	buildErr  error
 )
 
-// binaries builds mcpx and the helpdesk server from this checkout, once
-// per process, the way a newcomer does in a clone (no -trimpath: the
-// binary knows its checkout, so plugin new --lang go needs no --sdk).
+// binaries builds mcpx (internal/mcpxbin: linked once for the suite)
+// and the helpdesk server from this checkout, once per process, the way
+// a newcomer does in a clone (no -trimpath: the binary knows its
+// checkout, so plugin new --lang go needs no --sdk).
 func binaries(t *testing.T) (mcpx, helpdesk string) {
 	t.Helper()
+	mcpx = mcpxbin.Path(t)
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "mcpx-newcomer-")
 		if buildErr != nil {
 			return
 		}
-		for _, b := range []struct{ out, pkg string }{{"mcpx", "./cmd/mcpx"}, {"helpdesk", "./examples/newcomer/helpdesk"}} {
-			cmd := exec.Command(goTool(), "build", "-o", filepath.Join(binDir, b.out), b.pkg)
-			cmd.Dir = wasmtest.Root(t)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("go build %s: %w\n%s", b.pkg, err, out)
-				return
-			}
+		cmd := exec.Command(goTool(), "build", "-o", filepath.Join(binDir, "helpdesk"), "./examples/newcomer/helpdesk")
+		cmd.Dir = wasmtest.Root(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./examples/newcomer/helpdesk: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	return filepath.Join(binDir, "mcpx"), filepath.Join(binDir, "helpdesk")
+	return mcpx, filepath.Join(binDir, "helpdesk")
 }
 
 func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }

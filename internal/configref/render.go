@@ -93,5 +93,9 @@ func Generate(dir string, layers []LayerOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(ref.Markdown(), '\n'), nil
+	return ref.File(), nil
 }
+
+// File is the reference as Generate writes it to Output: its Markdown
+// and a final newline.
+func (r Reference) File() []byte { return append(r.Markdown(), '\n') }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/pdfcorpus"
 	"github.com/mcpx-dev/mcpx/store"
+	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
 // mcpx artifacts search finds the line of an indexed artifact, scoped,
@@ -63,16 +66,55 @@ func TestArtifactsSearchLimits(t *testing.T) {
 	if want := "store: search query too long: it has 33 words and phrases, over the 32 a search takes; search with fewer, rarer words"; r.code != exitUsage || !strings.Contains(r.stderr, want) {
 		t.Errorf("33 words: exit %d, %q; want a usage error with %q", r.code, r.stderr, want)
 	}
+	// The search runs in a store that waits for the search's context to
+	// end: only the timeout stops it, so the test is the same on a fast
+	// machine and a loaded one.
 	cfg := filepath.Join(t.TempDir(), "mcpx.json")
-	if err := os.WriteFile(cfg, []byte(`{"serve":{"artifact_tools":{"search_timeout":"50ms","max_search_terms":100000,"max_search_query_chars":1000000}}}`), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(`{"store":{"s3":{"bucket":"stalled"}},"serve":{"artifact_tools":{"search_timeout":"50ms","max_search_terms":100000,"max_search_query_chars":1000000}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	r = runCLI(t, nil, "artifacts", "search", "--config", cfg, "--store", dir, strings.Repeat("item ref row ", 1000))
+	var ahead atomic.Int64
+	ahead.Store(-1)
+	p := program{stores: store.DefaultBackends().With(store.Backend{Kind: "s3", Open: func(ctx context.Context, _ json.RawMessage, _ store.OpenOptions) (store.Store, error) {
+		st, err := fsstore.Open(ctx, dir, fsstore.Config{})
+		if err != nil {
+			return nil, err
+		}
+		return stalledSearch{st, &ahead}, nil
+	}})}
+	var stderr bytes.Buffer
+	code := p.run([]string{"artifacts", "search", "--config", cfg, strings.Repeat("item ref row ", 1000)}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
 	want := "mcpx artifacts search: the search stopped after 50ms (serve.artifact_tools.search_timeout): search with fewer or rarer words\n"
-	if took := time.Since(start); r.code != exitFail || r.stderr != want || took > 5*time.Second {
-		t.Errorf("3,000 words, 50ms: exit %d after %v, %q; want %q", r.code, took, r.stderr, want)
+	if d := time.Duration(ahead.Load()); code != exitFail || stderr.String() != want || d <= 0 || d > 50*time.Millisecond {
+		t.Errorf("3,000 words, 50ms: exit %d, %q, the search's deadline %v ahead when it began; want %q, at most 50ms ahead", code, stderr.String(), d, want)
 	}
+}
+
+// stalledSearch is a store whose search waits until its context ends,
+// then searches with that context; after stallLimit it gives up with
+// errStalled instead. ahead is how far off the context's deadline was
+// when the search began, in nanoseconds (-1: none).
+type stalledSearch struct {
+	artifactStore
+	ahead *atomic.Int64
+}
+
+// stallLimit ends a stalled search that no deadline ended: the test
+// fails on errStalled rather than hanging on the real search.
+const stallLimit = 10 * time.Second
+
+var errStalled = errors.New("no deadline ended the search")
+
+func (s stalledSearch) Search(ctx context.Context, scope store.Scope, query string, limit int) ([]store.Hit, error) {
+	if d, ok := ctx.Deadline(); ok {
+		s.ahead.Store(int64(time.Until(d)))
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(stallLimit):
+		return nil, errStalled
+	}
+	return s.artifactStore.Search(ctx, scope, query, limit)
 }
 
 // indexedStore is a new fs store holding text, put with o and indexed
