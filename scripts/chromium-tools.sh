@@ -6,7 +6,8 @@
 #   MCPX_CHROMIUM=$(./scripts/chromium-tools.sh | tail -n 1)
 #
 # Safe to run again and again: nothing is installed when a chromium is on
-# PATH (or MCPX_CHROMIUM names one).
+# PATH (or MCPX_CHROMIUM names one). With --missing-packages it installs
+# nothing and prints the Debian packages it would install, one a line.
 set -euo pipefail
 
 find_chromium() {
@@ -23,17 +24,15 @@ find_chromium() {
 	return 1
 }
 
-if ! bin=$(find_chromium); then
-	echo "chromium-tools: installing Debian's chromium (apt-get)" >&2
-	if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else sudo="none"; fi
-	if [ "$sudo" = "none" ] || ! command -v apt-get >/dev/null 2>&1; then
-		echo "chromium-tools: the UI tests need chromium; install it (Debian: apt-get install chromium) and run again" >&2
-		exit 1
-	fi
-	$sudo apt-get update -qq >&2
-	# fonts-liberation: without a font the screenshots show boxes for text.
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium fonts-liberation >&2
-	bin=$(find_chromium) || { echo "chromium-tools: chromium installed but not found on PATH" >&2; exit 1; }
+missing=()
+# fonts-liberation: without a font the screenshots show boxes for text.
+find_chromium >/dev/null || missing+=(chromium fonts-liberation)
+if [ "${1:-}" = "--missing-packages" ]; then
+	[ "${#missing[@]}" -eq 0 ] || printf '%s\n' "${missing[@]}"
+	exit 0
 fi
-
+if [ "${#missing[@]}" -gt 0 ]; then
+	"$(dirname "${BASH_SOURCE[0]}")/debian-packages.sh" "${missing[@]}"
+fi
+bin=$(find_chromium) || { echo "chromium-tools: chromium installed but not found on PATH" >&2; exit 1; }
 echo "$bin"

@@ -8,20 +8,17 @@
 #   MCPX_PDFTOTEXT=$(./scripts/pdf-tools.sh | tail -n 1)
 #
 # Safe to run again and again: nothing is installed when all are on PATH.
+# With --missing-packages it installs nothing and prints the Debian
+# packages it would install, one a line.
 set -euo pipefail
 
 missing=()
 command -v pdftotext >/dev/null 2>&1 && command -v pdfinfo >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
 command -v ps2pdf >/dev/null 2>&1 || missing+=(ghostscript)
-if [ "${#missing[@]}" -gt 0 ]; then
-	if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else sudo="none"; fi
-	if [ "$sudo" = "none" ] || ! command -v apt-get >/dev/null 2>&1; then
-		echo "pdf-tools: the PDF corpus tests need ${missing[*]}; install them (Debian: apt-get install ${missing[*]}) and run again" >&2
-		exit 1
-	fi
-	echo "pdf-tools: installing ${missing[*]} from Debian" >&2
-	$sudo apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+if [ "${1:-}" = "--missing-packages" ]; then
+	[ "${#missing[@]}" -eq 0 ] || printf '%s\n' "${missing[@]}"
+	exit 0
 fi
+"$(dirname "${BASH_SOURCE[0]}")/debian-packages.sh" "${missing[@]}"
 command -v pdftotext

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every check CI runs, in order: gofmt, go vet, the tests with the race
-# detector, and a short fuzz pass over every fuzz target in the module.
+# Runs every check CI runs, in order: gofmt, golangci-lint (go vet's
+# analyzers among its linters), the tests with the race detector, and a
+# short fuzz pass over every fuzz target in the module.
 # Safe to run again and again; run it from anywhere.
 #
 # The suite has three tiers:
@@ -11,7 +12,7 @@
 #                                 how to install it; under CI=true none
 #                                 skips, it fails
 #   ./scripts/test.sh             everything CI runs: installs the tools
-#                                 when missing, then gofmt, go vet, the
+#                                 when missing, then gofmt, the linters, the
 #                                 race detector over real peers, browsers
 #                                 and S3, the reliability suite and a
 #                                 short fuzz pass
@@ -36,9 +37,15 @@ case "$long" in
 *) echo "test.sh: MCPX_LONG is 0 or 1, not \"$long\"" >&2; exit 2 ;;
 esac
 step="setup"
-trap 'rc=$?; if [ "$rc" -ne 0 ]; then echo "test.sh: FAILED during: $step (exit $rc)" >&2; fi' EXIT
+jobs_dir=""
+# On the way out: say which step failed, stop the installs still running
+# in the background, and remove their logs.
+trap 'rc=$?; if [ "$rc" -ne 0 ]; then echo "test.sh: FAILED during: $step (exit $rc)" >&2; fi
+	pids=$(jobs -p); [ -z "$pids" ] || kill $pids 2>/dev/null || true
+	[ -z "$jobs_dir" ] || rm -rf "$jobs_dir"' EXIT
 
-say() { printf '\n== %s\n' "$*"; }
+# say heads each step with the seconds since the start.
+say() { printf '\n== %s  [%ds]\n' "$*" "$(( SECONDS - start ))"; }
 
 # Go: on PATH, or where the official tarball installs it.
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
@@ -46,87 +53,100 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 fi
 command -v go >/dev/null 2>&1 || { echo "test.sh: go is not installed (https://go.dev/dl/)" >&2; exit 1; }
 
-# The race detector needs cgo, so a C compiler. Fresh Debian images have
-# none: install one when we may.
-step="C compiler for -race"
+# The tools the tests drive, each installed only when missing. Debian's
+# packages come first, in one apt-get for all (each tools script prints
+# what it would install with --missing-packages): dpkg takes one installer
+# at a time, and each apt-get update fetches the package lists again.
+#
+#   - a C compiler: the race detector needs cgo, and fresh Debian images
+#     have none;
+#   - WASM guest toolchains (layers/wasm, plugins/, examples/wasm-*):
+#     wabt, Debian's rustc for wasm32, LLVM 19 and binaryen for TinyGo;
+#   - haproxy, the load balancer of tests/replicas (two mcpx serve
+#     replicas on one bucket);
+#   - headless Chromium for the UI tests (cmd/mcpx/internal/cli and web
+#     TestUIBrowser*, driven with chromedp; screenshots go to
+#     $MCPX_TEST_ARTIFACTS, else testdata/out);
+#   - poppler's pdftotext and pdfinfo (the reference package inspect's PDF
+#     reader is held to), qpdf and Ghostscript (which
+#     scripts/pdf-corpus.sh makes the corpus with).
+#
+# Under CI=true a test whose tool is absent fails rather than skips.
+step="Debian packages"
+need=()
 cc=$(go env CC)
-if ! command -v "${cc%% *}" >/dev/null 2>&1; then
-	say "installing a C compiler (gcc) for the race detector"
-	if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo -n"; else sudo="none"; fi
-	if [ "$sudo" = "none" ] || ! command -v apt-get >/dev/null 2>&1; then
-		echo "test.sh: go test -race needs a C compiler ($cc); install gcc and run again" >&2
-		exit 1
-	fi
-	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends gcc libc6-dev >/dev/null
+command -v "${cc%% *}" >/dev/null 2>&1 || need+=(gcc libc6-dev)
+for s in wasm-toolchains haproxy-tools chromium-tools pdf-tools; do
+	mapfile -t -O "${#need[@]}" need < <("./scripts/$s.sh" --missing-packages)
+done
+if [ "${#need[@]}" -gt 0 ]; then
+	say "Debian packages: ${need[*]} (scripts/debian-packages.sh)"
+	./scripts/debian-packages.sh "${need[@]}"
 fi
 export CGO_ENABLED=1
-
-# Real MCP peers for the gateway tests (server-everything, the inspector
-# CLI), pinned in tools/npm/package-lock.json: npm ci when node_modules is
-# missing or older than the lock file.
-step="npm ci (tools/npm)"
 command -v npm >/dev/null 2>&1 || { echo "test.sh: node and npm are needed for the gateway's real-peer tests (Debian: apt-get install nodejs npm)" >&2; exit 1; }
-stamp=tools/npm/node_modules/.package-lock.json
-if [ ! -f "$stamp" ] || [ tools/npm/package-lock.json -nt "$stamp" ]; then
-	say "npm ci in tools/npm"
-	(cd tools/npm && npm ci --no-audit --no-fund --loglevel=error)
-fi
 
-# The official MCP conformance suite (Node 22 and the suite, pinned in
-# tools/conformance/package-lock.json) and the go-sdk servers it runs
-# against, built once into ~/.cache/mcpx-tools: tests/conformance runs
-# the suite against them directly and through mcpx.
-step="conformance tools"
-say "MCP conformance tools (scripts/conformance-tools.sh)"
-MCPX_GOSDK_BIN=$(./scripts/conformance-tools.sh | tail -n 1)
-export MCPX_GOSDK_BIN
-
-# WASM guest toolchains (layers/wasm, plugins/, examples/wasm-*): Debian's
-# rustc for wasm32, LLVM 19 and binaryen, and TinyGo v0.42.0 built into
-# ~/.cache/mcpx-tools/tinygo; each only when missing. The Go tests build the
-# guests with them (Go and TinyGo builds of the same sources, the Rust
-# example and scaffold), check that the committed presets equal fresh
-# builds, and fail rather than skip under CI=true when one is absent.
-step="WASM toolchains"
-say "WASM guest toolchains (scripts/wasm-toolchains.sh)"
-TINYGOROOT=$(./scripts/wasm-toolchains.sh | tail -n 1)
-export TINYGOROOT
-export PATH="$PATH:$TINYGOROOT/bin"
-
-# A real S3 server for store/s3store and the mcpx tests on S3: versitygw,
-# built once into ~/.cache/mcpx-tools/versitygw-<version> (about three
-# minutes cold); the tests run it on loopback and fail rather than skip
-# under CI=true when it is absent.
-step="S3 server"
-say "versitygw (scripts/s3-tools.sh)"
-MCPX_VERSITYGW=$(./scripts/s3-tools.sh | tail -n 1)
-export MCPX_VERSITYGW
-
-# A real load balancer for tests/replicas (two mcpx serve replicas on
-# one bucket): Debian's haproxy, installed when missing; the test fails
-# rather than skips under CI=true when it is absent.
-step="load balancer"
-say "haproxy (scripts/haproxy-tools.sh)"
+# Then what is built from the Go module proxy and fetched from the npm
+# registry, side by side: a cold install mostly waits on downloads and on
+# single-threaded links, which a queue of builds would leave a core idle
+# through (on a fresh HOME here: 150 s one after another). Each job logs to
+# its own file, shown when it fails; each prints its tool's path on its
+# last line.
+#
+#   - npm: the real MCP peers of the gateway tests (server-everything, the
+#     inspector CLI), pinned in tools/npm/package-lock.json;
+#   - conformance: the official MCP conformance suite with Node 22
+#     (tools/conformance/package-lock.json) and the go-sdk servers it runs
+#     against, which tests/conformance runs directly and through mcpx;
+#   - tinygo: TinyGo v0.42.0, built into ~/.cache/mcpx-tools/tinygo; the
+#     tests build the guests with it (Go and TinyGo builds of the same
+#     sources, the Rust example and scaffold) and check that the committed
+#     presets equal fresh builds;
+#   - s3: versitygw, the real S3 server store/s3store and the mcpx tests
+#     on S3 run on loopback;
+#   - lint: golangci-lint (scripts/lint-tools.sh).
+jobs_dir=$(mktemp -d)
+declare -A job_pid=()
+background() {
+	local name=$1
+	shift
+	"$@" >"$jobs_dir/$name.out" 2>"$jobs_dir/$name.err" &
+	job_pid[$name]=$!
+}
+# await waits for a background job and exports its last line (the tool's
+# path) as the variable named second, or shows the job's log and stops
+# the run when it failed. Not in a $(...): only this shell can wait.
+await() {
+	local name=$1 var=$2
+	step="installing $name"
+	if kill -0 "${job_pid[$name]}" 2>/dev/null; then
+		echo "test.sh: waiting for $name to install" >&2
+	fi
+	if ! wait "${job_pid[$name]}"; then
+		echo "test.sh: installing $name failed:" >&2
+		cat "$jobs_dir/$name.out" "$jobs_dir/$name.err" >&2
+		exit 1
+	fi
+	printf -v "$var" '%s' "$(tail -n 1 "$jobs_dir/$name.out")"
+	export "${var?}"
+}
+npm_tools() {
+	local stamp=tools/npm/node_modules/.package-lock.json
+	if [ ! -f "$stamp" ] || [ tools/npm/package-lock.json -nt "$stamp" ]; then
+		(cd tools/npm && npm ci --no-audit --no-fund --loglevel=error)
+	fi
+	echo "$root/tools/npm/node_modules"
+}
+step="installing tools"
+say "tools, installed side by side when missing: npm peers, conformance suite and go-sdk servers, TinyGo, versitygw, golangci-lint"
+background npm npm_tools
+background conformance ./scripts/conformance-tools.sh
+background tinygo ./scripts/wasm-toolchains.sh
+background s3 ./scripts/s3-tools.sh
+background lint ./scripts/lint-tools.sh
 MCPX_HAPROXY=$(./scripts/haproxy-tools.sh | tail -n 1)
-export MCPX_HAPROXY
-
-# Headless Chromium for the UI tests (cmd/mcpx/internal/cli TestUIBrowser*, web
-# TestUIBrowser*): Debian's chromium, installed when missing; the tests
-# drive it with chromedp and fail rather than skip under CI=true when it
-# is absent. Screenshots go to $MCPX_TEST_ARTIFACTS, else testdata/out.
-step="Chromium"
-say "Chromium (scripts/chromium-tools.sh)"
 MCPX_CHROMIUM=$(./scripts/chromium-tools.sh | tail -n 1)
-export MCPX_CHROMIUM
-
-# PDF tools for package inspect's corpus: poppler's pdftotext and pdfinfo
-# (the reference the PDF reader is held to), qpdf and Ghostscript (which
-# scripts/pdf-corpus.sh makes the corpus with); Debian's, installed when
-# missing. TestPDFCorpusReferences fails rather than skips under CI=true
-# when poppler is absent.
-step="PDF tools"
-say "poppler, qpdf, Ghostscript (scripts/pdf-tools.sh)"
+export MCPX_HAPROXY MCPX_CHROMIUM
 ./scripts/pdf-tools.sh >/dev/null
 
 # The PDF reader (PDFium on wazero) is compiled once per machine into the
@@ -149,24 +169,34 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 
-step="go vet"
-say "go vet ./..."
-go vet ./...
-
 # golangci-lint with .golangci.yml (staticcheck, revive's doc-comment
 # rules, errorlint, govet, ineffassign, unused), pinned and built once by
-# scripts/lint-tools.sh; any finding fails the run. The Go guests are
-# linted once more as the wasip1 builds they are, without their tests,
-# which run on the host.
+# scripts/lint-tools.sh; any finding fails the run. Its govet runs go
+# vet's default analyzers (all but loopclosure, which finds nothing since
+# Go 1.22 gave each iteration its own variable), over the build-tagged
+# files too, so no separate go vet compiles the module once more. The Go guests are linted once more as
+# the wasip1 builds they are, without their tests, which run on the host.
 step="golangci-lint"
-say "golangci-lint run (scripts/lint-tools.sh)"
-golangci_lint=$(./scripts/lint-tools.sh | tail -n 1)
+say "golangci-lint run, go vet's analyzers included (scripts/lint-tools.sh)"
+await lint golangci_lint
 "$golangci_lint" run ./...
 GOOS=wasip1 GOARCH=wasm "$golangci_lint" run --tests=false ./sdk/wasm-guest/go/... ./plugins/... ./examples/wasm-go/...
 
+await npm npm_peers
+await conformance MCPX_GOSDK_BIN
+await tinygo TINYGOROOT
+await s3 MCPX_VERSITYGW
+export PATH="$PATH:$TINYGOROOT/bin"
+
+# The slowest packages first (1-4 minutes each under the race detector,
+# mostly waiting on real peers): go test starts builds and test binaries
+# in the order the packages are named, two at a time on two cores, and
+# one that starts last runs on alone while the other core idles. A
+# package named twice is tested once.
 step="go test -race"
-say "go test -race -count=1 -timeout 30m ./..."
-go test -race -count=1 -timeout 30m ./...
+slowest=(./tests/compat ./cmd/mcpx/internal/cli ./gateway ./layers/wasm ./examples/newcomer ./plugins ./store/fsstore)
+say "go test -race -count=1 -timeout 30m ${slowest[*]} ./..."
+go test -race -count=1 -timeout 30m "${slowest[@]}" ./...
 
 # Tests that the race detector's memory overhead would distort (results of
 # 50 and 100 MB, peak memory checked; what image views allocate and hold,
@@ -236,4 +266,4 @@ fi
 
 step="done"
 echo
-echo "test.sh: all checks passed: gofmt, go vet, go test -race, the reliability suite ($passes pass(es)), ${#targets[@]} fuzz targets (${fuzztime:-0s} each) in $(( SECONDS - start ))s"
+echo "test.sh: all checks passed: gofmt, golangci-lint, go test -race, the reliability suite ($passes pass(es)), ${#targets[@]} fuzz targets (${fuzztime:-0s} each) in $(( SECONDS - start ))s"

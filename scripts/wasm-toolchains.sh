@@ -16,7 +16,8 @@
 #     below.
 #
 # It prints the TinyGo root on its last line: export TINYGOROOT=$(...) and
-# put $TINYGOROOT/bin on PATH.
+# put $TINYGOROOT/bin on PATH. With --missing-packages it installs nothing
+# and prints the Debian packages it would install, one a line.
 #
 #   ./scripts/wasm-toolchains.sh
 set -euo pipefail
@@ -40,16 +41,11 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 	fi
 done
-if [ "${#missing[@]}" -gt 0 ]; then
-	if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo -n"; else sudo="none"; fi
-	if [ "$sudo" = "none" ] || ! command -v apt-get >/dev/null 2>&1; then
-		log "missing Debian packages: ${missing[*]}; install them and run again"
-		exit 1
-	fi
-	log "installing ${missing[*]}"
-	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ "${1:-}" = "--missing-packages" ]; then
+	[ "${#missing[@]}" -eq 0 ] || printf '%s\n' "${missing[@]}"
+	exit 0
 fi
+"$(dirname "${BASH_SOURCE[0]}")/debian-packages.sh" "${missing[@]}"
 
 # TinyGo, built once into $root (a writable copy of the module source,
 # which is also TINYGOROOT).
