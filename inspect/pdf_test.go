@@ -321,3 +321,20 @@ func TestMayBePDF(t *testing.T) {
 		}
 	}
 }
+
+// TestStartPDFReaderOutlastsDeadline: the reader's start is waited for
+// past the caller's deadline (a query's budget is the document's, the
+// start the machine's), and the reader reads afterwards.
+func TestStartPDFReaderOutlastsDeadline(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if err := StartPDFReader(ctx); err != nil {
+		t.Fatalf("StartPDFReader past its deadline: %v, want the reader started", err)
+	}
+	pdf := buildPDF("t", "a", [][]string{{"started once"}})
+	text, _, err := PDFPageText(context.Background(), bytes.NewReader(pdf), int64(len(pdf)), 1)
+	if err != nil || !strings.Contains(text, "started once") {
+		t.Fatalf("page 1 after the start: %q, %v", text, err)
+	}
+}

@@ -104,6 +104,16 @@ func (rt *pdfRuntime) ready(ctx context.Context) (pdfium.Pool, error) {
 	}
 }
 
+// StartPDFReader starts the process's PDF reader, once, and waits for it
+// as every PDF function does: at most PDFStartTimeout, until ctx is
+// cancelled but not past ctx's deadline. A caller that gives one document
+// a deadline of its own calls it first, so that the start, a compilation
+// paid once per machine, is not taken from the document's time.
+func StartPDFReader(ctx context.Context) error {
+	_, err := pdfReader.ready(ctx)
+	return err
+}
+
 func (rt *pdfRuntime) start() {
 	defer close(rt.done)
 	// Compiling is the cost of a first run: spread it over the cores.

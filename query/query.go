@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/imageview"
+	"github.com/mcpx-dev/mcpx/inspect"
 	"github.com/mcpx-dev/mcpx/internal/humanize"
 	"github.com/mcpx-dev/mcpx/membudget"
 	"github.com/mcpx-dev/mcpx/store"
@@ -222,6 +223,16 @@ func Run(ctx context.Context, st store.Store, ref store.Ref, req Request, b Budg
 	if expr := req.JSON + req.JQ + req.Grep; len(expr) > b.MaxExprChars {
 		return Answer{}, fmt.Errorf("%w: the %s is %s characters, over the %s a query takes; ask a shorter one",
 			ErrBadRequest, req.exprName(), humanize.Count(int64(len(expr))), humanize.Count(int64(b.MaxExprChars)))
+	}
+	if req.Page != 0 && ref.MIMEType == "application/pdf" {
+		// The reader's one-time start (seconds on a machine's first run,
+		// more when it is loaded) is not the page's work: a first query
+		// would run out of budget before the page was opened, and a CLI
+		// process ending there would leave the compilation uncached, so
+		// every later one would too.
+		if err := inspect.StartPDFReader(ctx); err != nil {
+			return Answer{}, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout)
 	defer cancel()

@@ -14,7 +14,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpx-dev/mcpx/inspect"
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
@@ -66,13 +65,6 @@ func TestArtifactsQuery(t *testing.T) {
 		[2]string{"application/zip", zb.String()},
 	)
 	text, js, pdfID, zipID := ids[0], ids[1], ids[2], ids[3]
-	// The PDF reader starts once per process: a compilation, seconds on
-	// a machine's first run (more when loaded), which would eat the
-	// first --page query's 5 s budget. Started here, the budget is the
-	// page's alone.
-	if _, _, err := inspect.Inspect(context.Background(), bytes.NewReader(pdf), int64(len(pdf)), "application/pdf", inspect.Limits{}); err != nil {
-		t.Fatal(err)
-	}
 	q := func(args ...string) cli {
 		return runCLI(t, nil, append([]string{"artifacts", "query", "--store", dir}, args...)...)
 	}
