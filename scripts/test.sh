@@ -190,13 +190,17 @@ export PATH="$PATH:$TINYGOROOT/bin"
 
 # The slowest packages first (1-4 minutes each under the race detector,
 # mostly waiting on real peers): go test starts builds and test binaries
-# in the order the packages are named, two at a time on two cores, and
-# one that starts last runs on alone while the other core idles. A
-# package named twice is tested once.
+# in the order the packages are named, and one that starts last runs on
+# alone while the other core idles. A package named twice is tested
+# once. One more package at a time than there are cores: in the second
+# half of this step, on two cores, a third of the CPU sat idle while the
+# two test binaries waited on their peers (the suite's tests hold under
+# load).
 step="go test -race"
 slowest=(./tests/compat ./cmd/mcpx/internal/cli ./gateway ./layers/wasm ./examples/newcomer ./plugins ./store/fsstore)
-say "go test -race -count=1 -timeout 30m ${slowest[*]} ./..."
-go test -race -count=1 -timeout 30m "${slowest[@]}" ./...
+procs=$(( $(nproc) + 1 ))
+say "go test -race -count=1 -p $procs -timeout 30m ${slowest[*]} ./..."
+go test -race -count=1 -p "$procs" -timeout 30m "${slowest[@]}" ./...
 
 # Tests that the race detector's memory overhead would distort (results of
 # 50 and 100 MB, peak memory checked; what image views allocate and hold,
