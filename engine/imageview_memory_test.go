@@ -123,8 +123,21 @@ func TestConcurrentImageViewsStayInTheBudget(t *testing.T) {
 		}
 	}
 	t.Logf("budget %d MiB, peak %d MiB, %d waits; heap +%d MiB, RSS +%d MiB", mem.Total()>>20, mem.Peak()>>20, mem.Waits(), (peakHeap-baseHeap)>>20, (peakRSS-baseRSS)>>20)
-	if len(refused) != hurried {
-		t.Errorf("%d work_refused events, want %d", len(refused), hurried)
+	// One image view refused per hurried call. A summary of the image's
+	// artifact may be refused too, when it asks while two views hold the
+	// budget (how often is the machine's timing): its call still answers,
+	// checked above.
+	views := 0
+	for _, ev := range refused {
+		switch {
+		case strings.HasPrefix(ev.Error, "image view: "):
+			views++
+		case !strings.HasPrefix(ev.Error, "content summary: "):
+			t.Errorf("work_refused event for %q, want only image views and summaries", ev.Error)
+		}
+	}
+	if views != hurried {
+		t.Errorf("%d image views refused (%d work_refused events), want %d", views, len(refused), hurried)
 	}
 	if mem.Peak() > mem.Total() || mem.Peak() < 2*need || mem.InUse() != 0 {
 		t.Errorf("the budget's peak is %d of %d, %d in use after; want two views' worth at once, never more than the total, none after", mem.Peak(), mem.Total(), mem.InUse())
