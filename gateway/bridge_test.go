@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
@@ -159,16 +158,7 @@ func TestBridgeGoSDKClient(t *testing.T) {
 		},
 	})
 	cl.AddRoots(&gosdk.Root{URI: "file:///home/ada", Name: "home"})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := cl.Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: srv.URL}, &gosdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
-		t.Fatalf("settled on %s", v)
-	}
+	ctx, cs := dialGoSDKStateless(t, cl, srv.URL)
 	for _, tc := range serverRequestCases {
 		t.Run(tc.method, func(t *testing.T) {
 			args := map[string]any{"method": tc.method, "params": json.RawMessage(tc.params)}

@@ -221,16 +221,7 @@ func TestSubscriptionsListenGoSDK(t *testing.T) {
 	cl := gosdk.NewClient(&gosdk.Implementation{Name: "listen-test", Version: "1"}, &gosdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *gosdk.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := cl.Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: srv.URL}, &gosdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
-		t.Fatalf("settled on %s", v)
-	}
+	ctx, cs := dialGoSDKStateless(t, cl, srv.URL)
 	if _, err := cs.CallTool(ctx, &gosdk.CallToolParams{Name: "grow", Arguments: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
@@ -272,4 +263,23 @@ func TestSubscriptionsListenShutdown(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream outlived the gateway")
 	}
+}
+
+// dialGoSDKStateless connects cl to the gateway at url in the stateless
+// revision (2026-07-28), failing the test unless it settles on it. The
+// session and the returned context, which bounds the test's calls to a
+// minute, end with the test.
+func dialGoSDKStateless(t *testing.T, cl *gosdk.Client, url string) (context.Context, *gosdk.ClientSession) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cs, err := cl.Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: url}, &gosdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("settled on %s", v)
+	}
+	return ctx, cs
 }

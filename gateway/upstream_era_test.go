@@ -111,13 +111,7 @@ func TestServeStatelessUpstreamRootsGoSDK(t *testing.T) {
 	t.Cleanup(srv.Close)
 	cl := gosdk.NewClient(&gosdk.Implementation{Name: "roots-test", Version: "1"}, nil)
 	cl.AddRoots(&gosdk.Root{URI: "file:///home/ada", Name: "home"})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := cl.Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: srv.URL}, &gosdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs := dialGoSDKStateless(t, cl, srv.URL)
 	res, err := cs.CallTool(ctx, &gosdk.CallToolParams{Name: "roots", Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatalf("the client rejected the result: %v", err)
