@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/engine/layer"
@@ -324,7 +325,10 @@ func hostOnlyMeta(out []byte, root int) metaCost {
 // text block with the summary only, which names the artifact's id and URI
 // (the full ref is in _meta[MetaArtifactsKey], for hosts); then a
 // resource_link to the artifact, described by desc. The block's
-// annotations are kept on each block the model reads.
+// annotations are kept on each block the model reads. Only the stored
+// value leaves the result: the block's other members (its _meta, any the
+// MCP schema does not name) stay on the text block, and an embedded
+// resource's on the resource_link (see keepMembers).
 func (x *executor) blockView(ctx context.Context, t *target, bv blockValue, rep replacement, desc string) []byte {
 	raw := x.bufs[t.buf].raw
 	ref := rep.Artifact
@@ -344,7 +348,8 @@ func (x *executor) blockView(ctx context.Context, t *target, bv blockValue, rep 
 			}
 		}
 	}
-	ann, hasAnn := x.siblings(t.buf, t.off).Get("annotations") // cached: the block may hold megabytes
+	block := x.siblings(t.buf, t.off) // cached: the block may hold megabytes
+	ann, hasAnn := block.Get("annotations")
 	var out []byte
 	if img != nil {
 		out = append(out, `{"type":"image","data":"`...)
@@ -367,18 +372,79 @@ func (x *executor) blockView(ctx context.Context, t *target, bv blockValue, rep 
 	if hasAnn {
 		out = append(append(out, `,"annotations":`...), raw[ann.Off:ann.End]...)
 	}
+	// What the text and the link carry already: the block's type, its
+	// annotations, the stored value, the resource object (whose uri the
+	// summary names), and a mimeType the artifact has too.
+	carried := []int{bv.val.Off, bv.obj}
+	if typ, ok := block.Get("type"); ok {
+		carried = append(carried, typ.Off)
+	}
+	if hasAnn {
+		carried = append(carried, ann.Off)
+	}
+	inner := block
+	if bv.obj != t.off {
+		inner = x.siblings(t.buf, bv.obj)
+		if uri, ok := inner.Get("uri"); ok && uri.Kind == jsonwalk.KindString {
+			carried = append(carried, uri.Off)
+		}
+	}
+	// The link says the block's own media type, parameters and all
+	// ("text/plain; charset=utf-8"), when the artifact's is that type.
+	linkMIME := ref.MIMEType
+	if mt, ok := inner.Get("mimeType"); ok && mt.Kind == jsonwalk.KindString {
+		if s, err := jsonwalk.UnescapeString(raw[mt.Off+1 : mt.End-1]); err == nil && sameMediaType(s, ref.MIMEType) {
+			carried, linkMIME = append(carried, mt.Off), s
+		}
+	}
+	out = keepMembers(out, raw, block, carried, "type", "text", "annotations")
 	out = append(out, `},{"type":"resource_link","uri":`...)
 	out = jsonstr.AppendString(out, ref.URI)
 	out = append(out, `,"name":`...)
 	out = jsonstr.AppendString(out, nonEmpty(ref.Filename, ref.ID))
 	out = append(out, `,"description":`...)
 	out = jsonstr.AppendString(out, desc)
-	if ref.MIMEType != "" {
+	if linkMIME != "" {
 		out = append(out, `,"mimeType":`...)
-		out = jsonstr.AppendString(out, ref.MIMEType)
+		out = jsonstr.AppendString(out, linkMIME)
 	}
-	out = append(out, `,"size":`...)
-	return fmt.Appendf(out, "%d}", ref.SizeBytes)
+	out = fmt.Appendf(append(out, `,"size":`...), "%d", ref.SizeBytes)
+	if bv.obj != t.off {
+		out = keepMembers(out, raw, inner, carried, "type", "uri", "name", "description", "mimeType", "size")
+	}
+	return append(out, '}')
+}
+
+// sameMediaType reports whether a and b name one media type, whatever
+// their parameters: "text/plain; charset=utf-8" and "text/plain".
+func sameMediaType(a, b string) bool {
+	base := func(s string) string { t, _, _ := strings.Cut(s, ";"); return strings.TrimSpace(t) }
+	return b != "" && strings.EqualFold(base(a), base(b))
+}
+
+// keepMembers appends to out, as ",name:value", the members of obj (in
+// raw) whose values do not start at one of the offsets in carried: what a
+// replacement of obj does not say itself, kept byte for byte. A member
+// named as one the replacement writes (taken), or as one kept before it
+// (a duplicate key), keeps its value under a free name: "text.2".
+func keepMembers(out, raw []byte, obj jsonwalk.Object, carried []int, taken ...string) []byte {
+	used := map[string]bool{}
+	for _, k := range taken {
+		used[k] = true
+	}
+	for _, f := range obj {
+		if slices.Contains(carried, f.Off) {
+			continue
+		}
+		k := f.Key
+		for n := 2; used[k]; n++ {
+			k = fmt.Sprintf("%s.%d", f.Key, n)
+		}
+		used[k] = true
+		out = append(jsonstr.AppendString(append(out, ','), k), ':')
+		out = append(out, raw[f.Off:f.End]...)
+	}
+	return out
 }
 
 // modelText is the text the model reads for a stored block: the summary,

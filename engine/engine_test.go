@@ -245,6 +245,46 @@ func TestRewriteActions(t *testing.T) {
 			stored: 1,
 		},
 		{
+			// Only the stored value leaves: the block's _meta and members
+			// outside the schema stay on the text block, one named as a
+			// member of the text block under a free name.
+			name: "image block keeps its other members",
+			in: `{"content":[{"type":"image","data":"` + b64(pdf) + `","mimeType":"image/gif","_meta":{"k":"meta"},"x":"extra","text":"own",` +
+				`"annotations":{"priority":1},"":"empty","x":"again"}]}`,
+			rws: []layer.Rewrite{{Path: "content.0", Target: layer.TargetResult, Action: layer.ActionArtifact, Form: layer.FormBlock, MIME: "image/png"}},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				text := out.Get("content.0")
+				for path, want := range map[string]string{
+					"type": "text", "_meta.k": "meta", "x": "extra", "x\\.2": "again", "text\\.2": "own", "": "empty", "mimeType": "image/gif",
+				} {
+					if got := text.Get(path).String(); got != want {
+						t.Errorf("text block's %q = %q, want %q: %s", path, got, want, text.Raw)
+					}
+				}
+				if strings.Count(text.Raw, `"annotations"`) != 1 || strings.Contains(text.Raw, `"data"`) {
+					t.Errorf("text block %s", text.Raw)
+				}
+			},
+			stored: 1,
+		},
+		{
+			name: "embedded resource keeps its other members on the link",
+			in: `{"content":[{"type":"resource","_meta":{"b":1},"resource":{"uri":"file:///r.pdf","mimeType":"application/pdf","blob":"` + b64(pdf) +
+				`","_meta":{"r":2},"name":"own"}}]}`,
+			rws: []layer.Rewrite{{Path: "content.0", Target: layer.TargetResult, Action: layer.ActionArtifact, Form: layer.FormBlock}},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				text, link := out.Get("content.0"), out.Get("content.1")
+				if text.Get("_meta.b").Int() != 1 || text.Get("resource").Exists() || !strings.Contains(text.Get("text").String(), "file:///r.pdf") {
+					t.Errorf("text block %s", text.Raw)
+				}
+				if link.Get("_meta.r").Int() != 2 || link.Get("name\\.2").String() != "own" || link.Get("name").String() == "own" ||
+					link.Get("mimeType").String() != "application/pdf" || strings.Count(link.Raw, "mimeType") != 1 || strings.Contains(link.Raw, "blob") {
+					t.Errorf("link %s", link.Raw)
+				}
+			},
+			stored: 1,
+		},
+		{
 			name: "overlapping rewrites: the outer one wins",
 			in:   `{"a":{"b":"` + big + `"}}`,
 			rws: []layer.Rewrite{
