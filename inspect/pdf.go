@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -55,6 +56,11 @@ func inspectPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (Sum
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	g := newGuardedReaderAt(ctx, r, lim.MaxBytes)
+	// What the document says before its pages are read: kept when the
+	// reader is left behind at the deadline (runGuarded), which a long
+	// uninterruptible step (a copy of a large buffer in PDFium) can make
+	// happen wherever the deadline falls.
+	var first atomic.Pointer[Summary]
 	res, err := runGuarded(ctx, func() (pdfResult, error) {
 		d, err := openPDF(ctx, g, size)
 		if err != nil {
@@ -67,6 +73,8 @@ func inspectPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (Sum
 		}
 		s := Summary{Kind: "pdf", Format: "pdf", Pages: n,
 			Title: cleanLine(d.meta("Title"), infoChars), Author: cleanLine(d.meta("Author"), infoChars)}
+		known := s
+		first.Store(&known)
 		var parts []TextPart
 		var kept int64
 		var head strings.Builder
@@ -106,6 +114,9 @@ func inspectPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (Sum
 		return pdfResult{s, parts}, nil
 	})
 	if err != nil {
+		if known := first.Load(); known != nil {
+			return *known, nil, err
+		}
 		return Summary{}, nil, err
 	}
 	return res.s, res.parts, nil
