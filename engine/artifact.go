@@ -88,7 +88,9 @@ func (x *executor) put(ctx context.Context, t *target, val []byte, enc layer.Enc
 	}
 	if src.instead != "" {
 		ref, vars, err := x.put(ctx, t, val, src.instead, "", filenameTmpl)
-		vars.Declared = mimeType
+		if enc == layer.EncodingBase64 {
+			vars.NotBase64, vars.Declared = true, mimeType
+		}
 		return ref, vars, err
 	}
 	vars.Kind = src.kind
@@ -516,8 +518,16 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	if bv.uri != "" {
 		rep.Summary += "\nOriginal resource: " + bv.uri
 	}
+	if media := mediaOf[bv.typ]; media != "" && !strings.HasPrefix(ref.MIMEType, bv.typ+"/") {
+		// The text block replaces the block's type: the model still
+		// learns what the block claimed to be, and that it was not.
+		rep.Summary += "\nIt came as " + bv.typ + " content, but its data is not " + media + "."
+	}
 	return x.blockView(ctx, t, bv, rep, linkDescription(vars)), nil
 }
+
+// mediaOf names what an image or audio block's data should be.
+var mediaOf = map[string]string{"image": "an image", "audio": "audio"}
 
 // blockValue is the value of a content block that the block form stores.
 type blockValue struct {

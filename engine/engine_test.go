@@ -268,6 +268,39 @@ func TestRewriteActions(t *testing.T) {
 			stored: 1,
 		},
 		{
+			// The text block replaces the block's type: its summary says
+			// what the block claimed to be and why its data is not that.
+			name: "image block whose data is not base64 says what it was",
+			in:   `{"content":[{"type":"image","data":"VBORw0KGgoAAAANSUhEUgAAAAo"}]}`,
+			rws:  []layer.Rewrite{{Path: "content.0", Target: layer.TargetResult, Action: layer.ActionArtifact, Form: layer.FormBlock}},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				text := out.Get("content.0.text").String()
+				for _, want := range []string{"(not base64 that decodes back to this string: the string itself is stored)", "It came as image content, but its data is not an image."} {
+					if !strings.Contains(text, want) {
+						t.Errorf("summary lacks %q: %s", want, text)
+					}
+				}
+				for _, b := range stored {
+					if string(b) != "VBORw0KGgoAAAANSUhEUgAAAAo" {
+						t.Errorf("stored %q", b)
+					}
+				}
+			},
+			stored: 1,
+		},
+		{
+			name: "audio block whose data is a PDF says what it was",
+			in:   `{"content":[{"type":"audio","data":"` + b64(pdf) + `"}]}`,
+			rws:  []layer.Rewrite{{Path: "content.0", Target: layer.TargetResult, Action: layer.ActionArtifact, Form: layer.FormBlock}},
+			check: func(t *testing.T, out gjson.Result, stored map[string][]byte) {
+				text := out.Get("content.0.text").String()
+				if !strings.HasPrefix(text, "PDF") || !strings.Contains(text, "It came as audio content, but its data is not audio.") || strings.Contains(text, "base64") {
+					t.Errorf("summary: %s", text)
+				}
+			},
+			stored: 1,
+		},
+		{
 			name: "embedded resource keeps its other members on the link",
 			in: `{"content":[{"type":"resource","_meta":{"b":1},"resource":{"uri":"file:///r.pdf","mimeType":"application/pdf","blob":"` + b64(pdf) +
 				`","_meta":{"r":2},"name":"own"}}]}`,

@@ -26,10 +26,12 @@ type templateVars struct {
 	Content *inspect.Summary
 	// Tools names the tools a default summary tells the model to ask.
 	Tools QueryTools
-	// Declared is the MIME type a value declared when it was stored as
-	// text instead (its data is not base64 that decodes back to the same
-	// string): the default summary keeps it in sight.
-	Declared string
+	// NotBase64: the value was to be decoded from base64 but is not base64
+	// that decodes back to the same string, so the string itself is
+	// stored, as text; Declared is the MIME type it declared, if any. The
+	// default summary keeps both in sight.
+	NotBase64 bool
+	Declared  string
 	// Images: the client takes images (View.Images), so a PDF page with
 	// no text is pointed at as an image to look at.
 	Images bool
@@ -227,8 +229,11 @@ func (v templateVars) known(s said) string {
 		return b.String()
 	case !s.ref:
 		subject()
-		if v.Declared != "" {
+		switch {
+		case v.NotBase64 && v.Declared != "":
 			fmt.Fprintf(&b, " (declared %s, but not base64 that decodes back to this string: the string itself is stored)", v.Declared)
+		case v.NotBase64:
+			b.WriteString(" (not base64 that decodes back to this string: the string itself is stored)")
 		}
 		fmt.Fprintf(&b, " is not in this result: it is stored as artifact %s and can be referenced by that id or as %s", v.Ref.ID, v.Ref.URI)
 		if v.Ref.URL != "" {
