@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -266,7 +269,7 @@ func TestMatrix(t *testing.T) {
 
 // runCell runs one server with one client and one revision, directly and
 // through mcpx, and returns the first mismatch.
-func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) error {
+func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) (cellErr error) {
 	// The servers speak 2025-11-25: the direct call always does, and mcpx
 	// bridges the column's revision to it.
 	direct, err := cl.connect(t, target{launch: launch{Command: srv.script(t, fx, "direct")}}, serverRevision)
@@ -299,7 +302,15 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 	direct.Close()
 
 	storeDir := t.TempDir()
-	tg := target{launch: wrapLaunch(srv.script(t, fx, "mcpx"), storeDir)}
+	logPath := storeDir + ".log"
+	defer func() {
+		// mcpx's own account of a failed cell: the clients drop the
+		// stderr of the process they launch.
+		if b, _ := os.ReadFile(logPath); cellErr != nil && len(b) > 0 {
+			t.Logf("mcpx's log:\n%s", b)
+		}
+	}()
+	tg := target{launch: wrapLaunch(srv.script(t, fx, "mcpx"), storeDir, logPath)}
 	stop := func() error { return nil }
 	if cl.http {
 		if tg.url, stop, err = serveHTTP(t, srv.pkg, srv.script(t, fx, "mcpx"), storeDir, cl.caps); err != nil {
@@ -360,7 +371,12 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) erro
 		return failure
 	}
 
-	// The store is the wrapped process's: read it once that has exited.
+	// The store is the wrapped process's: read it once that has exited. A
+	// client's close may return before the process it launched is gone
+	// (the TypeScript SDK's sends SIGTERM after 2 s and does not wait).
+	if err := waitReleased(storeDir, 30*time.Second); err != nil {
+		return err
+	}
 	st, err := fsstore.Open(context.Background(), storeDir, fsstore.Config{})
 	if err != nil {
 		return fmt.Errorf("opening the store: %w", err)
@@ -474,8 +490,36 @@ func generatedTool(name string) bool {
 
 // wrapLaunch puts `mcpx wrap --store DIR --` in front of a server's
 // script.
-func wrapLaunch(script, storeDir string) launch {
-	return launch{Command: mcpxBin, Args: []string{"wrap", "--store", storeDir, "--", script}}
+// wrapLaunch is the command line of mcpx wrap in front of script, its
+// stderr appended to logPath.
+func wrapLaunch(script, storeDir, logPath string) launch {
+	return launch{Command: "/bin/sh", Args: []string{"-c", `exec "$0" wrap --store "$1" -- "$2" 2>>"$3"`, mcpxBin, storeDir, script, logPath}}
+}
+
+// waitReleased waits until no process holds the store in dir open (each
+// holds its open.lock shared while it does), for at most limit.
+func waitReleased(dir string, limit time.Duration) error {
+	f, err := os.Open(filepath.Join(dir, "open.lock"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no process opened it
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for deadline := time.Now().Add(limit); ; {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("open.lock: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("mcpx still holds its store %v after its client closed", limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func decode(raw json.RawMessage) any {

@@ -3,6 +3,7 @@ package compat_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestRootsDuringStatelessCall(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			storeDir := t.TempDir()
-			tg := target{launch: wrapLaunch(srv.script(t, fx, "mcpx"), storeDir)}
+			tg := target{launch: wrapLaunch(srv.script(t, fx, "mcpx"), storeDir, os.DevNull)}
 			if overHTTP {
 				url, stop, err := serveHTTP(t, srv.pkg, srv.script(t, fx, "mcpx"), storeDir, json.RawMessage(`{"roots":{"listChanged":true}}`))
 				if err != nil {
