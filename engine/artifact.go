@@ -518,7 +518,7 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	if bv.uri != "" {
 		rep.Summary += "\nOriginal resource: " + bv.uri
 	}
-	if media := mediaOf[bv.typ]; media != "" && !strings.HasPrefix(ref.MIMEType, bv.typ+"/") {
+	if media := mediaOf(bv.typ); media != "" && !strings.HasPrefix(ref.MIMEType, bv.typ+"/") {
 		// The text block replaces the block's type: the model still
 		// learns what the block claimed to be, and that it was not.
 		rep.Summary += "\nIt came as " + bv.typ + " content, but its data is not " + media + "."
@@ -526,8 +526,17 @@ func (x *executor) block(ctx context.Context, t *target) ([]byte, error) {
 	return x.blockView(ctx, t, bv, rep, linkDescription(vars)), nil
 }
 
-// mediaOf names what an image or audio block's data should be.
-var mediaOf = map[string]string{"image": "an image", "audio": "audio"}
+// mediaOf names what an image or audio block's data should be; "" for
+// other blocks.
+func mediaOf(typ string) string {
+	switch typ {
+	case "image":
+		return "an image"
+	case "audio":
+		return "audio"
+	}
+	return ""
+}
 
 // blockValue is the value of a content block that the block form stores.
 type blockValue struct {
