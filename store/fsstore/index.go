@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -383,20 +382,48 @@ var errIndexDamaged = errors.New("index is damaged")
 // copy), is damaged. It is cheap (one read of 100 bytes): page-level damage
 // is found by the queries that hit it and by fsck's integrity check. It
 // reports false when the file is missing or empty.
+//
+// A checkpoint in another process writes page 1 (the header, with the new
+// page count) before the pages that grow the file, so a live index can be
+// shorter than its header for a moment: while its WAL holds frames, a
+// short file is read again for up to headerSettle, and is damaged only if
+// it stays short.
 func checkIndexHeader(f *os.File) (bool, error) {
+	deadline := time.Now().Add(headerSettle)
+	for {
+		ok, short, err := readIndexHeader(f)
+		if !short || time.Now().After(deadline) {
+			return ok, err
+		}
+		if wal, werr := os.Stat(f.Name() + "-wal"); werr != nil || wal.Size() == 0 {
+			return ok, err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// headerSettle bounds how long checkIndexHeader waits for a checkpoint
+// under way to grow the index to what its header says: copying the most a
+// WAL holds before it is checkpointed (walAutoCheckpoint pages, 40 MB)
+// takes well under it.
+const headerSettle = 2 * time.Second
+
+// readIndexHeader is one look at f's header and size; short says the file
+// is shorter than the header's page count.
+func readIndexHeader(f *os.File) (ok, short bool, err error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if fi.Size() == 0 {
-		return false, nil
+		return false, false, nil
 	}
 	var h [100]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil {
-		return true, fmt.Errorf("%w: %d bytes, shorter than a SQLite header", errIndexDamaged, fi.Size())
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return true, false, fmt.Errorf("%w: %d bytes, shorter than a SQLite header", errIndexDamaged, fi.Size())
 	}
 	if string(h[:16]) != "SQLite format 3\x00" {
-		return true, fmt.Errorf("%w: not a SQLite database", errIndexDamaged)
+		return true, false, fmt.Errorf("%w: not a SQLite database", errIndexDamaged)
 	}
 	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
 	if pageSize == 1 {
@@ -406,9 +433,9 @@ func checkIndexHeader(f *os.File) (bool, error) {
 	// The page count is valid when the change counter matches the
 	// version-valid-for number (SQLite 3.7.0 and later write both).
 	if binary.BigEndian.Uint32(h[24:28]) == binary.BigEndian.Uint32(h[92:96]) && pages*pageSize > fi.Size() {
-		return true, fmt.Errorf("%w: %d bytes, its header says %d pages of %d", errIndexDamaged, fi.Size(), pages, pageSize)
+		return true, true, fmt.Errorf("%w: %d bytes, its header says %d pages of %d", errIndexDamaged, fi.Size(), pages, pageSize)
 	}
-	return true, nil
+	return true, false, nil
 }
 
 // isCorrupt reports whether err is SQLite saying the file is damaged.

@@ -5,9 +5,12 @@ package fsstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/store"
 	"github.com/mcpx-dev/mcpx/store/storetest"
@@ -152,4 +155,75 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestIndexHeaderSettles: an index shorter than its header says is
+// damaged, unless its WAL holds frames and it grows to that size while
+// checkIndexHeader waits (another process's checkpoint writes the header
+// before the pages that grow the file); without a WAL it is damaged at
+// once.
+func TestIndexHeaderSettles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := t.TempDir()
+	s, err := Open(ctx, src, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, strings.NewReader("some bytes"), store.PutOptions{Namespace: "ns"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(filepath.Join(src, indexName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := whole[:len(whole)/2]
+	check := func(t *testing.T, withWAL bool, grow bool) error {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), indexName)
+		if err := os.WriteFile(path, short, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if withWAL {
+			if err := os.WriteFile(path+"-wal", []byte("frames"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		done := make(chan struct{})
+		if grow {
+			go func() {
+				defer close(done)
+				time.Sleep(50 * time.Millisecond)
+				w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+				if err == nil {
+					w.Write(whole[len(short):])
+					w.Close()
+				}
+			}()
+		} else {
+			close(done)
+		}
+		ok, err := checkIndexHeader(f)
+		<-done
+		if !ok {
+			t.Errorf("a SQLite file reads as missing")
+		}
+		return err
+	}
+	if err := check(t, true, true); err != nil {
+		t.Errorf("a checkpoint that grows the file: %v", err)
+	}
+	for _, withWAL := range []bool{true, false} {
+		if err := check(t, withWAL, false); !errors.Is(err, errIndexDamaged) {
+			t.Errorf("a file that stays short (WAL %v): %v, want errIndexDamaged", withWAL, err)
+		}
+	}
 }
