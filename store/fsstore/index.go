@@ -374,8 +374,12 @@ func indexDSN(path string, busy time.Duration, readOnly, immutable bool) string 
 // the WAL holds it.
 const walAutoCheckpoint = 10000
 
-// errIndexDamaged marks an index file that is not a whole SQLite database.
-var errIndexDamaged = errors.New("index is damaged")
+// errIndexDamaged marks an index file that is not a whole SQLite database;
+// errIndexShort, one shorter than its header says.
+var (
+	errIndexDamaged = errors.New("index is damaged")
+	errIndexShort   = errors.New("shorter than its header says")
+)
 
 // checkIndexHeader reads the index file's header and size: a file that is
 // not a SQLite database, or is shorter than its header says (a truncated
@@ -390,13 +394,16 @@ var errIndexDamaged = errors.New("index is damaged")
 // it stays short.
 func checkIndexHeader(f *os.File) (bool, error) {
 	deadline := time.Now().Add(headerSettle)
-	for {
+	for walGone := false; ; {
 		ok, short, err := readIndexHeader(f)
-		if !short || time.Now().After(deadline) {
+		if !short || walGone || time.Now().After(deadline) {
 			return ok, err
 		}
+		// A checkpoint that ended grew the file before it removed or
+		// emptied the WAL: one more look after that decides.
 		if wal, werr := os.Stat(f.Name() + "-wal"); werr != nil || wal.Size() == 0 {
-			return ok, err
+			walGone = true
+			continue
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -433,7 +440,7 @@ func readIndexHeader(f *os.File) (ok, short bool, err error) {
 	// The page count is valid when the change counter matches the
 	// version-valid-for number (SQLite 3.7.0 and later write both).
 	if binary.BigEndian.Uint32(h[24:28]) == binary.BigEndian.Uint32(h[92:96]) && pages*pageSize > fi.Size() {
-		return true, true, fmt.Errorf("%w: %d bytes, its header says %d pages of %d", errIndexDamaged, fi.Size(), pages, pageSize)
+		return true, true, fmt.Errorf("%w: %d bytes, %w (%d pages of %d)", errIndexDamaged, fi.Size(), errIndexShort, pages, pageSize)
 	}
 	return true, false, nil
 }

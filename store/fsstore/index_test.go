@@ -6,6 +6,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,5 +227,40 @@ func TestIndexHeaderSettles(t *testing.T) {
 		if err := check(t, withWAL, false); !errors.Is(err, errIndexDamaged) {
 			t.Errorf("a file that stays short (WAL %v): %v, want errIndexDamaged", withWAL, err)
 		}
+	}
+}
+
+// TestWholeIndexNotSetAside: an index seen shorter than its header (as
+// during another process's checkpoint) is looked at again once the store
+// is alone, and kept when it is whole: its artifacts keep their ids. A
+// repair's set-aside still moves it.
+func TestWholeIndexNotSetAside(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	ref, err := s.Put(ctx, strings.NewReader("some bytes"), store.PutOptions{Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := fmt.Errorf("%w: 55296 bytes, %w (27 pages of 4096)", errIndexDamaged, errIndexShort)
+	if err := s.idx.setAside(ctx, seen); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, lostFoundName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a whole index was set aside: %v", err)
+	}
+	if _, err := s.Stat(ctx, ref.ID); err != nil {
+		t.Errorf("%s after the look: %v", ref.ID, err)
+	}
+	if err := s.idx.setAside(ctx, errIndexDamaged); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, indexName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a repair's set-aside left the index: %v", err)
 	}
 }

@@ -107,6 +107,22 @@ func (x *index) setAside(ctx context.Context, cause error) error {
 			return fmt.Errorf("%w: %w", ErrIndexDamaged, cause)
 		}
 	}
+	// Alone, no checkpoint is under way: a file that was shorter than its
+	// header while one was (checkIndexHeader) is looked at again before a
+	// whole index is moved aside and its ids are lost.
+	if errors.Is(cause, errIndexShort) {
+		f, err := openIfPresent(x.path)
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			_, herr := checkIndexHeader(f)
+			f.Close()
+			if herr == nil {
+				return nil
+			}
+		}
+	}
 	to := ""
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		from := x.path + suffix
