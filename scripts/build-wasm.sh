@@ -19,5 +19,5 @@ for dir in plugins/*/; do
 	name=$(basename "$dir")
 	[ -f "$dir/main.go" ] || continue
 	echo "building plugins/$name/$name.wasm"
-	"$tinygo" build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -o "plugins/$name/$name.wasm" "./plugins/$name"
+	"$tinygo" build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -ldflags='-X github.com/tidwall/gjson.disableModifiers=true' -o "plugins/$name/$name.wasm" "./plugins/$name"
 done

@@ -7,7 +7,7 @@
 // Build it with either compiler:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o wasm-go.wasm ./examples/wasm-go
-//	tinygo build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -o wasm-go.wasm ./examples/wasm-go
+//	tinygo build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -ldflags='-X github.com/tidwall/gjson.disableModifiers=true' -o wasm-go.wasm ./examples/wasm-go
 //
 // and run it on a result:
 //

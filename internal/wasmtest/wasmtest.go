@@ -28,8 +28,12 @@ const (
 	Rust   Compiler = "rust"
 )
 
-// TinyGoFlags are the flags every TinyGo guest is built with.
-var TinyGoFlags = []string{"-target=wasip1", "-buildmode=c-shared", "-no-debug", "-scheduler=none"}
+// TinyGoFlags are the flags every TinyGo guest is built with, as
+// scripts/build-wasm.sh builds the presets. The -X leaves gjson's path
+// modifiers (@pretty, @reverse, ...) out: a guest reads plain paths, and
+// without them (and the encoding/json and fmt they pull in) a module is
+// half the size, and wazero decodes and validates it on every load.
+var TinyGoFlags = []string{"-target=wasip1", "-buildmode=c-shared", "-no-debug", "-scheduler=none", "-ldflags=-X github.com/tidwall/gjson.disableModifiers=true"}
 
 // RustFlags are the rustc flags of every Rust guest.
 var RustFlags = []string{"--target", "wasm32-unknown-unknown", "--edition", "2021", "-O", "-C", "panic=abort", "-C", "target-feature=+bulk-memory", "-C", "strip=debuginfo"}

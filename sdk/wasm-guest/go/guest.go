@@ -19,7 +19,7 @@
 // The same source builds with the standard toolchain and with TinyGo:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o plugin.wasm .
-//	tinygo build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -o plugin.wasm .
+//	tinygo build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -ldflags='-X github.com/tidwall/gjson.disableModifiers=true' -o plugin.wasm .
 //
 // The SDK keeps to what both compilers handle well: no encoding/json (the
 // response is written by hand, requests are read with gjson), no

@@ -454,7 +454,7 @@ if [ "$compiler" != go ]; then
 	fi
 fi
 if [ -n "$tinygo" ]; then
-	"$tinygo" build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -o __NAME__.wasm .
+	"$tinygo" build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -ldflags='-X github.com/tidwall/gjson.disableModifiers=true' -o __NAME__.wasm .
 	echo "built __NAME__.wasm with TinyGo ($(wc -c < __NAME__.wasm) bytes)"
 else
 	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o __NAME__.wasm .
@@ -475,7 +475,7 @@ const readmeGo = "# __NAME__: an mcpx plugin in Go\n\n" +
 	"where mcpx's `scripts/wasm-toolchains.sh` puts it), else with the standard Go\n" +
 	"toolchain, and says which. `COMPILER=go ./build.sh` or `COMPILER=tinygo ./build.sh`\n" +
 	"picks one. By hand:\n\n" +
-	"```sh\ntinygo build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -o __NAME__.wasm .\n" +
+	"```sh\ntinygo build -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -ldflags='-X github.com/tidwall/gjson.disableModifiers=true' -o __NAME__.wasm .\n" +
 	"GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o __NAME__.wasm .\n```\n\n" +
 	"Keep to what both compilers handle: no `encoding/json` (write responses with the\n" +
 	"SDK, read requests with gjson), no goroutines, setup in `init()`. A module built\n" +
