@@ -176,9 +176,17 @@ if [ "$what" = store ]; then
 		"$out/mcpx artifacts ls --store $out/empty" \
 		"$out/mcpx artifacts ls --store $out/full" | tee "$out/store-ls.txt"
 	echo "== mcpx artifacts ls, time to the first line (table and --json): 100,000-artifact vs empty store (bench/interleave -first-line; medians; target 1.3x)"
+	# Two empty stores: a folder that has never held an artifact (no
+	# index: ls opens no database) and one whose only artifact was
+	# removed (an index with no rows, as any store that has been used).
+	rm -rf "$out/emptied"; mkdir -p "$out/emptied"
+	printf '{"content":[{"type":"text","text":"%s"}]}' "$(head -c 22500 /dev/urandom | base64 -w0)" >"$out/emptied.json"
+	"$out/mcpx" transform --store "$out/emptied" --server s "$out/emptied.json" >/dev/null
+	"$out/mcpx" artifacts ls --json --store "$out/emptied" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | xargs "$out/mcpx" artifacts rm --store "$out/emptied" >/dev/null
 	go build -o "$out/interleave" ./bench/interleave
 	"$out/interleave" -n 41 -warmup 5 -first-line \
 		"$out/mcpx artifacts ls --store $out/full" "$out/mcpx artifacts ls --json --store $out/full" \
+		"$out/mcpx artifacts ls --store $out/emptied" \
 		"$out/mcpx artifacts ls --store $out/empty" | tee "$out/store-ls-first-line.txt"
 	echo "== mcpx transform of a result that stores one new 30 kB text artifact: empty vs 100,000-artifact store"
 	# each run stores new bytes (the prepare step writes them); the stores
