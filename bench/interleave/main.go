@@ -1,6 +1,6 @@
 // Command interleave times commands run in turn, round after round, so
 // that load on a shared machine falls on all of them alike (hyperfine runs
-// each command's rounds in a row): the figures of BENCHMARKS.md that
+// each command's rounds in a row), the order turned by one each round: the figures of BENCHMARKS.md that
 // compare mcpx with a floor program. Before every run it runs the prepare
 // command (with sh -c), untimed. It prints, per command, the median and
 // the least wall-clock time, the median CPU time (user and system, all
@@ -54,7 +54,13 @@ func run(args []string, out io.Writer) error {
 	}
 	samples := make([][]sample, len(cmds))
 	for r := range *warmup + *rounds {
-		for i, c := range cmds {
+		// The order turns by one each round: a command run right after
+		// a heavy one (ls of a full store spends 200 ms of CPU after its
+		// first line) starts about 0.5 ms later, so each follows each of
+		// the others as often.
+		for k := range cmds {
+			i := (k + r) % len(cmds)
+			c := cmds[i]
 			if *prepare != "" {
 				if b, err := exec.Command("sh", "-c", *prepare).CombinedOutput(); err != nil {
 					return fmt.Errorf("prepare: %w\n%s", err, b)
@@ -74,7 +80,7 @@ func run(args []string, out io.Writer) error {
 	if *firstLine {
 		what = "time to the first line of stdout"
 	}
-	fmt.Fprintf(out, "%d rounds, commands in turn; medians of %s (least); ratio to the last command's median\n", *rounds, what)
+	fmt.Fprintf(out, "%d rounds, commands in turn (the order turning each round); medians of %s (least); ratio to the last command's median\n", *rounds, what)
 	for i, c := range cmds {
 		wall := median(samples[i], func(s sample) time.Duration { return s.wall })
 		least := slices.MinFunc(samples[i], func(a, b sample) int { return int(a.wall - b.wall) }).wall
