@@ -18,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -103,6 +104,7 @@ func TestConformanceReadOnlyReader(t *testing.T) {
 // every blob file belongs to a listed artifact. It returns the refs.
 func checkConsistent(t *testing.T, dir string) []store.Ref {
 	t.Helper()
+	waitAlone(t, dir)
 	s, err := Open(context.Background(), dir, Config{})
 	if err != nil {
 		t.Fatalf("reopen %s: %v", dir, err)
@@ -131,6 +133,36 @@ func checkConsistent(t *testing.T, dir string) []store.Ref {
 		t.Errorf("%d blob files for %d distinct contents", len(blobs), len(want))
 	}
 	return refs
+}
+
+// waitAlone waits until no one holds dir's open.lock, so that the next
+// Open is alone and recovers. A helper process that a parallel test
+// starts holds a copy of each of this process's descriptors from its
+// fork until its exec, open.lock's among them: a handle closed just
+// before then keeps its lock for that moment, and an Open in it finds
+// the folder shared and leaves the recovery to a later one.
+func waitAlone(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, openLockName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		ok, err := tryFlock(f, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return // closing f releases it
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: open.lock still held by another process after 10 s", dir)
+		}
+	}
 }
 
 func readDirNames(t *testing.T, dir string) []string {
