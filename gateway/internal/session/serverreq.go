@@ -136,7 +136,7 @@ func (r *Registry) callerFor(ctx context.Context, u *upstream.Upstream, from ups
 		// An owned process's request came with the caller of its own
 		// calls in flight, when they were one session's: a call of
 		// another owner on another process is no evidence for it.
-		sole, n := u.Callers().Sole()
+		sole, n := u.Callers().SoleAt(ctx)
 		if c, ok := sole.(*caller); ok {
 			return c, nil
 		}

@@ -73,6 +73,34 @@ func (cs *Callers) enter(c Caller) func() { return cs.set.enter(c) }
 // flight.
 func (cs *Callers) Sole() (Caller, int) { return cs.set.sole() }
 
+// SoleAt is Sole as it was when the server request answered in ctx
+// arrived, where its connection recorded that (a stdio connection does,
+// on its reader); Sole now otherwise. The request is answered on a
+// goroutine of its own, which may run after another session's call has
+// begun: a call begun after the request arrived is not what it is for,
+// and would make the request look ambiguous.
+func (cs *Callers) SoleAt(ctx context.Context) (Caller, int) {
+	if a, ok := ctx.Value(arrivalKey{}).(arrival); ok && a.cs == cs {
+		return a.sole, a.n
+	}
+	return cs.Sole()
+}
+
+// arrival is what Sole said when a server request arrived.
+type arrival struct {
+	cs   *Callers
+	sole Caller
+	n    int
+}
+
+type arrivalKey struct{}
+
+// arrived returns ctx with what Sole says now, for SoleAt.
+func (cs *Callers) arrived(ctx context.Context) context.Context {
+	sole, n := cs.Sole()
+	return context.WithValue(ctx, arrivalKey{}, arrival{cs: cs, sole: sole, n: n})
+}
+
 // takeSlot increments n unless it is at limit.
 func takeSlot(n *atomic.Int32, limit int) bool {
 	for {

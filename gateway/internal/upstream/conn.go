@@ -30,6 +30,12 @@ type connHandlers struct {
 	notification func(method string, params json.RawMessage)
 	// request answers a server-to-client request (ping, roots/list, ...).
 	request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// arrived, when not nil, runs on a stdio connection's reader as a
+	// server request arrives, before request answers it on a goroutine
+	// of its own: it records in the request's context what the answer
+	// depends on at that moment (the calls in flight, which a call begun
+	// later cannot be among).
+	arrived func(ctx context.Context) context.Context
 	// maxAnswering bounds the requests answered at once on an HTTP
 	// connection (upstreamhttp.Handlers.MaxAnswering); 0: the default
 	// limits' (a stdio connection takes it from its Limits)

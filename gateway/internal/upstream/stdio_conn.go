@@ -283,9 +283,13 @@ func (c *stdioConn) dispatch(line []byte) (woke bool) {
 	case m.IsRequest():
 		select {
 		case c.answering <- struct{}{}:
+			ctx := context.Background()
+			if c.h.arrived != nil {
+				ctx = c.h.arrived(ctx)
+			}
 			go func() {
 				defer func() { <-c.answering }()
-				c.answer(m)
+				c.answer(ctx, m)
 			}()
 		default:
 			err := fmt.Errorf("%s: %w (%d answers in progress on this upstream)", m.Method, jsonrpc.ErrTooManyServerRequests, cap(c.answering))
@@ -328,11 +332,11 @@ func (c *stdioConn) take(id int64) (waiter, bool) {
 }
 
 // answer replies to a server-to-client request.
-func (c *stdioConn) answer(m *jsonrpc.Message) {
+func (c *stdioConn) answer(ctx context.Context, m *jsonrpc.Message) {
 	var out []byte
 	if c.h.request == nil {
 		out = jsonrpc.EncodeError(m.ID, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, m.Method))
-	} else if res, err := c.h.request(context.Background(), m.Method, m.Params); err != nil {
+	} else if res, err := c.h.request(ctx, m.Method, m.Params); err != nil {
 		out = jsonrpc.EncodeError(m.ID, err)
 	} else {
 		out = jsonrpc.EncodeResult(m.ID, res)

@@ -170,6 +170,14 @@ func (u *Upstream) handlers(owner Owner, callers *callerSet) connHandlers {
 			}
 			return u.host.Request(ctx, u, owner, method, params)
 		},
+		arrived: func(ctx context.Context) context.Context {
+			if callers != nil {
+				if c, _ := callers.sole(); c != nil {
+					ctx = WithCaller(ctx, c)
+				}
+			}
+			return u.callers.arrived(ctx)
+		},
 		maxAnswering: u.limits.MaxServerRequestsPerUpstream + AnswerSpare,
 	}
 }
