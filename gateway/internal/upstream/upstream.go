@@ -163,23 +163,25 @@ func (u *Upstream) handlers(owner Owner, callers *callerSet) connHandlers {
 			u.host.Notification(u, owner, method, params)
 		},
 		request: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			if callers != nil && CallerFrom(ctx) == nil {
-				if c, _ := callers.sole(); c != nil {
-					ctx = WithCaller(ctx, c)
-				}
-			}
-			return u.host.Request(ctx, u, owner, method, params)
+			return u.host.Request(tiedTo(ctx, callers), u, owner, method, params)
 		},
 		arrived: func(ctx context.Context) context.Context {
-			if callers != nil {
-				if c, _ := callers.sole(); c != nil {
-					ctx = WithCaller(ctx, c)
-				}
-			}
-			return u.callers.arrived(ctx)
+			return u.callers.arrived(tiedTo(ctx, callers))
 		},
 		maxAnswering: u.limits.MaxServerRequestsPerUpstream + AnswerSpare,
 	}
+}
+
+// tiedTo returns ctx with the caller of the calls in flight on a process
+// (callers, nil for none kept), when they are all one session's and ctx
+// names no caller yet.
+func tiedTo(ctx context.Context, callers *callerSet) context.Context {
+	if callers != nil && CallerFrom(ctx) == nil {
+		if c, _ := callers.sole(); c != nil {
+			return WithCaller(ctx, c)
+		}
+	}
+	return ctx
 }
 
 // lifetime is Run's context: what an upstream's parts do in the
