@@ -65,7 +65,9 @@
 // and logged.
 //
 // An index that is missing while blobs exist, or whose file is not a whole
-// SQLite database (damaged or truncated), is moved to lost+found/ and
+// SQLite database (damaged or truncated; a file a kill left shorter in
+// the middle of a checkpoint is whole when its WAL holds the pages it
+// lacks, and SQLite reads them there), is moved to lost+found/ and
 // rebuilt from the blobs by the first process that opens it alone; every
 // blob whose bytes match its name is re-indexed from what it proves, its
 // bytes, sha256 and size (its MIME type, file name, source and scopes are
@@ -413,13 +415,14 @@ func (s *Store) openReadOnly(ctx context.Context) error {
 		}
 		return err
 	}
-	// Warn now, cheaply, about what only a read-write open or fsck mends.
+	// Warn now, cheaply, about what only a read-write open or fsck mends
+	// (a short index beside its WAL is SQLite's to read, see checkHeader).
 	f, err := openIfPresent(s.idx.path)
 	if err != nil {
 		return err
 	}
 	if f != nil {
-		_, herr := checkIndexHeader(f)
+		_, herr := s.idx.checkHeader(f)
 		f.Close()
 		if herr != nil {
 			s.log.Warn("the index is damaged; a read-only open cannot rebuild it: run 'mcpx artifacts fsck'", "index", s.idx.path, "error", herr)

@@ -409,6 +409,62 @@ func checkIndexHeader(f *os.File) (bool, error) {
 	}
 }
 
+// walHeaderSize is the size of a WAL's header: a longer WAL holds frames.
+const walHeaderSize = 32
+
+// checkHeader checks the header of f, the index file (checkIndexHeader).
+// A file that stays shorter than its header says while its
+// WAL holds frames is not an error yet: short is that finding, for
+// settleShort to decide once SQLite has the index open. A checkpoint
+// copies page 1, with the grown page count, before the pages that grow
+// the file, so a kill in the middle of one leaves the file short; the
+// WAL still holds every page it lacks, and SQLite reads them from there.
+func (x *index) checkHeader(f *os.File) (short, err error) {
+	_, herr := checkIndexHeader(f)
+	if !errors.Is(herr, errIndexShort) {
+		return nil, herr
+	}
+	if wal, err := statIfExists(x.path + "-wal"); err != nil || wal == nil || wal.Size() <= walHeaderSize {
+		return nil, herr
+	}
+	return herr, nil
+}
+
+// settleShort decides about an index file that checkHeader found short
+// (finding) beside a WAL with frames, once db has it open: a writer
+// (checkpoint) first copies the WAL into the file, which completes the
+// checkpoint a kill interrupted; then the index is whole if its header
+// says so, or if SQLite's quick_check reads every page (a reader cannot
+// checkpoint, and another process's readers may hold frames back). Else
+// it returns finding, with what SQLite found: pages are missing.
+func (x *index) settleShort(ctx context.Context, db *sql.DB, checkpoint bool, finding error) error {
+	if checkpoint {
+		if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil && !isCorrupt(err) {
+			return err
+		}
+		if f, err := openIfPresent(x.path); err == nil && f != nil {
+			_, short, _ := readIndexHeader(f)
+			f.Close()
+			if !short {
+				x.log.Info("completed a checkpoint of the index that a kill interrupted", "index", x.path)
+				return nil
+			}
+		}
+	}
+	var res string
+	err := db.QueryRowContext(ctx, `PRAGMA quick_check(1)`).Scan(&res)
+	switch {
+	case err != nil && !isCorrupt(err):
+		return err
+	case err != nil:
+		return fmt.Errorf("%w; quick_check: %w", finding, err)
+	case res != "ok":
+		return fmt.Errorf("%w; quick_check: %s", finding, res)
+	}
+	x.log.Info("the index file is shorter than its header says, and its WAL holds the pages it lacks", "index", x.path)
+	return nil
+}
+
 // headerSettle bounds how long checkIndexHeader waits for a checkpoint
 // under way to grow the index to what its header says: copying the most a
 // WAL holds before it is checkpointed (walAutoCheckpoint pages, 40 MB)

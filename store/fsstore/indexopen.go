@@ -59,16 +59,23 @@ func (x *index) openRW(ctx context.Context) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	var short error
 	if f != nil {
-		_, herr := checkIndexHeader(f)
+		short, err = x.checkHeader(f)
 		f.Close()
-		if herr != nil {
-			return nil, herr
+		if err != nil {
+			return nil, err
 		}
 	}
 	db, v, err := openIndexDB(ctx, indexDSN(x.path, x.busyTimeout, false, false))
 	if err != nil {
 		return nil, err
+	}
+	if short != nil {
+		if err := x.settleShort(ctx, db, true, short); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	switch {
 	case v == 0:
@@ -299,10 +306,10 @@ func (x *index) openReadOnly(ctx context.Context) (*sql.DB, error) {
 		}
 		return x.journalInMemory(ctx)
 	}
-	_, herr := checkIndexHeader(f)
+	short, err := x.checkHeader(f)
 	f.Close()
-	if herr != nil {
-		return nil, fmt.Errorf("%w: %w", ErrIndexDamaged, herr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrIndexDamaged, err)
 	}
 	// A reader in WAL mode makes -wal and -shm when they are missing,
 	// which a read-only open must not. They are missing only when no
@@ -318,6 +325,12 @@ func (x *index) openReadOnly(ctx context.Context) (*sql.DB, error) {
 	db, v, err := openIndexDB(ctx, indexDSN(x.path, x.busyTimeout, true, immutable))
 	if err != nil {
 		return nil, err
+	}
+	if short != nil {
+		if err := x.settleShort(ctx, db, false, short); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%w: %w", ErrIndexDamaged, err)
+		}
 	}
 	if v == 0 {
 		// Being created by a writer right now: nothing in it yet.
