@@ -11,9 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -78,10 +76,8 @@ func checkGateway(cfg config.File, o common, listen string, eo engine.Options, s
 // serveGateway runs the gateway of cfg with the engine of eo (its
 // store, pipeline, WASM host and retention's put-time rules) until stdin
 // ends (listen "": MCP over stdin and stdout), or ctx ends or a signal
-// arrives (HTTP on listen).
+// arrives (HTTP on listen); the caller catches the signals.
 func serveGateway(ctx context.Context, cfg config.File, listen string, eo engine.Options, log hclog.Logger, stdin io.Reader, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	st := eo.Store
 	var err error
 	var (

@@ -449,5 +449,7 @@ func (o *common) resolveStoreDir(cfg config.File, log hclog.Logger) (string, err
 func closeStore(ctx context.Context, st artifactStore, log hclog.Logger) {
 	if err := st.Close(ctx); err != nil {
 		log.Warn("closing the artifact store", "error", err)
+		return
 	}
+	log.Debug("closed the artifact store")
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"sort"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -138,7 +141,12 @@ func maskSecrets(cfg config.File, log hclog.Logger, stderr io.Writer) io.Writer 
 // nothing for --check) and the WASM host of the configured servers, and
 // serves it (checkGateway with --check, else serveGateway).
 func (p program) gateway(c command, cfg config.File, o common, listen string, check bool, log hclog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx := context.Background()
+	// SIGINT and SIGTERM end the gateway; caught until the store is
+	// closed, so that one arriving while the gateway shuts down (a client
+	// that closed stdin sends SIGTERM when mcpx takes a while) does not
+	// kill the process in the middle of the store's close.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	var st store.Store
 	if check {
 		st = noopstore.New(hclog.NewNullLogger())
