@@ -23,7 +23,9 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/hashicorp/go-hclog"
 
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 	"github.com/mcpx-dev/mcpx/store/fsstore"
 )
 
@@ -303,11 +305,15 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) (cel
 
 	storeDir := t.TempDir()
 	logPath := storeDir + ".log"
+	var storeLog syncbuf.Buffer // what the store said when this test opened it
 	defer func() {
 		// mcpx's own account of a failed cell: the clients drop the
 		// stderr of the process they launch.
 		if b, _ := os.ReadFile(logPath); cellErr != nil && len(b) > 0 {
 			t.Logf("mcpx's log:\n%s", b)
+		}
+		if cellErr != nil && storeLog.String() != "" {
+			t.Logf("the store's log when the test opened it:\n%s", storeLog.String())
 		}
 	}()
 	tg := target{launch: wrapLaunch(srv.script(t, fx, "mcpx"), storeDir, logPath)}
@@ -377,7 +383,7 @@ func runCell(t *testing.T, fx *fixtures, srv server, cl client, rev string) (cel
 	if err := waitReleased(storeDir, 30*time.Second); err != nil {
 		return err
 	}
-	st, err := fsstore.Open(context.Background(), storeDir, fsstore.Config{})
+	st, err := fsstore.Open(context.Background(), storeDir, fsstore.Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &storeLog, Level: hclog.Info})})
 	if err != nil {
 		return fmt.Errorf("opening the store: %w", err)
 	}
