@@ -2,9 +2,10 @@
 // that load on a shared machine falls on all of them alike (hyperfine runs
 // each command's rounds in a row), the order turned by one each round:
 // the figures of BENCHMARKS.md that compare mcpx with a floor program.
-// Before every run it runs the prepare command (with sh -c), untimed. It prints, per command, the median and
-// the least wall-clock time, the median CPU time (user and system, all
-// threads) and the ratio of its median to the last command's. With
+// Before every run it runs the prepare command (with sh -c), untimed. It
+// prints, per command, the median and the least wall-clock time, the
+// median CPU time (user and system, all threads) and the ratio of its
+// median to the last command's. With
 // -first-line the time measured is from the start to the first line the
 // command writes to stdout (what a user waiting on `mcpx artifacts ls`
 // sees), the rest of its output still read to the end.
