@@ -432,13 +432,13 @@ func (x *index) checkHeader(f *os.File) (short, err error) {
 
 // settleShort decides about an index file that checkHeader found short
 // (finding) beside a WAL with frames, once db has it open: a writer
-// (checkpoint) first copies the WAL into the file, which completes the
-// checkpoint a kill interrupted; then the index is whole if its header
-// says so, or if SQLite's quick_check reads every page (a reader cannot
+// first copies the WAL into the file, which completes the checkpoint a
+// kill interrupted; then the index is whole if its header says so, or if
+// SQLite's quick_check reads every page (a read-only store cannot
 // checkpoint, and another process's readers may hold frames back). Else
 // it returns finding, with what SQLite found: pages are missing.
-func (x *index) settleShort(ctx context.Context, db *sql.DB, checkpoint bool, finding error) error {
-	if checkpoint {
+func (x *index) settleShort(ctx context.Context, db *sql.DB, finding error) error {
+	if !x.readOnly {
 		if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil && !isCorrupt(err) {
 			return err
 		}

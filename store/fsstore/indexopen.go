@@ -72,7 +72,7 @@ func (x *index) openRW(ctx context.Context) (*sql.DB, error) {
 		return nil, err
 	}
 	if short != nil {
-		if err := x.settleShort(ctx, db, true, short); err != nil {
+		if err := x.settleShort(ctx, db, short); err != nil {
 			db.Close()
 			return nil, err
 		}
@@ -327,7 +327,7 @@ func (x *index) openReadOnly(ctx context.Context) (*sql.DB, error) {
 		return nil, err
 	}
 	if short != nil {
-		if err := x.settleShort(ctx, db, false, short); err != nil {
+		if err := x.settleShort(ctx, db, short); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("%w: %w", ErrIndexDamaged, err)
 		}
