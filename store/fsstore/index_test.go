@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -355,6 +356,39 @@ func TestInterruptedCheckpoint(t *testing.T) {
 			}
 		})
 	}
+	t.Run("opened at once", func(t *testing.T) {
+		// Several opens race over the same killed store, readers beside
+		// writers: one finishes the checkpoint while others check it.
+		dir := killed(t, wal)
+		var wg sync.WaitGroup
+		errs := make(chan error, 6)
+		for i := range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := Open(ctx, dir, Config{ReadOnly: i%2 == 0})
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer s.Close(ctx)
+				for _, id := range ids {
+					if _, err := s.Stat(ctx, id); err != nil {
+						errs <- fmt.Errorf("open %d: %w", i, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, lostFoundName)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the index was set aside: %v", err)
+		}
+	})
 	t.Run("WAL without the pages", func(t *testing.T) {
 		// The WAL's first frames only: the pages the file lacks are not
 		// in it, and the store sets the index aside.
