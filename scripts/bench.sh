@@ -60,9 +60,10 @@
 #     example server over stdio behind `mcpx serve --listen` and behind
 #     TBXark/mcp-proxy (built from source at a pinned commit and cached in
 #     ~/.cache/mcpx-tools; MCP_PROXY_SRC may name a local clone where
-#     github.com cannot be reached, MCP_PROXY a built binary), greet
+#     github.com cannot be reached, MCP_PROXY a built binary) and behind
+#     the floor of any HTTP gateway (gatewaybench http-relay), greet
 #     called by 16 clients and by 1: mcpx with 2025-11-25 sessions, mcpx
-#     with stateless 2026-07-28 requests, and the proxy, runs interleaved
+#     with stateless 2026-07-28 requests, the proxy and the floor, runs interleaved
 #     (bench/gatewaybench http -target), medians; BENCH_HTTP_CALLS calls
 #     per client per run, BENCH_RUNS runs; then the server's own cost of
 #     each revision, directly over stdio (gatewaybench stdio
@@ -412,17 +413,22 @@ if [ "$what" = httpproxy ]; then
 		"$px" "$px" "${up[@]}" >"$out/httpproxy-mcp-proxy.json"
 	"$proxy" -config "$out/httpproxy-mcp-proxy.json" 2>"$out/httpproxy-mcp-proxy.log" &
 	pids+=($!)
+	# the floor: the least an HTTP gateway over a stdio server does
+	rl=$((gw + 2))
+	"$out/gatewaybench" http-relay -listen "127.0.0.1:$rl" "${up[@]}" >/dev/null &
+	pids+=($!)
 	trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
-	for port in $gw $px; do
+	for port in $gw $px $rl; do
 		for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
 	done
 	uptime | tee "$out/httpproxy.txt"
 	for clients in 16 1; do
-		echo "== streamable HTTP, $clients client(s), the go-sdk example server over stdio: mcpx 2025-11-25, mcpx 2026-07-28, TBXark/mcp-proxy"
+		echo "== streamable HTTP, $clients client(s), the go-sdk example server over stdio: mcpx 2025-11-25, mcpx 2026-07-28, TBXark/mcp-proxy, the bare HTTP relay"
 		"$out/gatewaybench" http -clients "$clients" -n "${BENCH_HTTP_CALLS:-300}" -runs "${BENCH_RUNS:-5}" \
 			-target "mcp-proxy=http://127.0.0.1:$px/everything/mcp" \
 			-target "mcpx-2025=http://127.0.0.1:$gw/mcp" \
-			-target "mcpx-2026=stateless+http://127.0.0.1:$gw/mcp"
+			-target "mcpx-2026=stateless+http://127.0.0.1:$gw/mcp" \
+			-target "http-relay=http://127.0.0.1:$rl/mcp"
 	done | tee -a "$out/httpproxy.txt"
 	echo "== the server's own cost of each revision: directly over stdio, one call at a time, initialized vs never initialized"
 	"$out/gatewaybench" stdio -n 1000 -runs "${BENCH_RUNS:-5}" -direct "$ev" -direct-stateless | tee -a "$out/httpproxy.txt"

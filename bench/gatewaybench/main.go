@@ -9,6 +9,7 @@
 //	gatewaybench stdio -n 2000 -runs 5 -direct 'everything' -relay 'gatewaybench relay everything' -via '/tmp/mcpx wrap -- everything'
 //	gatewaybench http -clients 16 -n 500 -runs 5 -direct http://127.0.0.1:8001/mcp -via http://127.0.0.1:8002/mcp
 //	gatewaybench http -direct-stateless -names one,two -direct http://127.0.0.1:8080/mcp -via http://127.0.0.1:8090/mcp
+//	gatewaybench http-relay -listen 127.0.0.1:8003 everything
 //	gatewaybench http -clients 1 -target old=http://127.0.0.1:8090/mcp -target new=stateless+http://127.0.0.1:8090/mcp -target proxy=http://127.0.0.1:9090/everything/mcp
 package main
 
@@ -31,7 +32,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gatewaybench stdio|http|text|relay|snapshot-server [flags]")
+		fmt.Fprintln(os.Stderr, "usage: gatewaybench stdio|http|text|relay|http-relay|snapshot-server [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -42,6 +43,8 @@ func main() {
 		err = httpMain(os.Args[2:])
 	case "relay":
 		err = relayMain(os.Args[2:])
+	case "http-relay":
+		err = httpRelayMain(os.Args[2:])
 	case "text":
 		err = textMain(os.Args[2:])
 	case "snapshot-server":
