@@ -45,11 +45,13 @@ func httpRelayMain(args []string) error {
 
 // httpRelay is httpRelayMain's server.
 type httpRelay struct {
-	in      io.Writer
+	cmd     *exec.Cmd
+	in      io.WriteCloser
 	writeMu sync.Mutex
 	next    atomic.Int64
 	mu      sync.Mutex
 	waiting map[int64]chan []byte
+	gone    error  // set when the server's stdout ends; calls then fail
 	init    []byte // the server's initialize result
 }
 
@@ -66,17 +68,24 @@ func startHTTPRelay(command []string) (*httpRelay, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	r := &httpRelay{in: in, waiting: map[int64]chan []byte{}}
+	r := &httpRelay{cmd: cmd, in: in, waiting: map[int64]chan []byte{}}
 	go r.read(bufio.NewReaderSize(out, 64<<10))
 	res, err := r.call([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":` + initParams + `}`))
+	if err == nil {
+		r.init = []byte(gjson.GetBytes(res, "result").Raw)
+		_, err = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	}
 	if err != nil {
+		r.close()
 		return nil, fmt.Errorf("%s: initialize: %w", command[0], err)
 	}
-	r.init = []byte(gjson.GetBytes(res, "result").Raw)
-	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		return nil, err
-	}
 	return r, nil
+}
+
+// close ends the server (its stdin closed) and waits for it.
+func (r *httpRelay) close() {
+	r.in.Close()
+	_ = r.cmd.Wait()
 }
 
 // read hands each response line to the call waiting for its id.
@@ -84,6 +93,13 @@ func (r *httpRelay) read(br *bufio.Reader) {
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
+			r.mu.Lock()
+			r.gone = fmt.Errorf("the server's stdout ended: %w", err)
+			for id, ch := range r.waiting {
+				close(ch)
+				delete(r.waiting, id)
+			}
+			r.mu.Unlock()
 			return
 		}
 		id := gjson.GetBytes(line, "id")
@@ -109,6 +125,10 @@ func (r *httpRelay) call(msg []byte) ([]byte, error) {
 	}
 	ch := make(chan []byte, 1)
 	r.mu.Lock()
+	if r.gone != nil {
+		r.mu.Unlock()
+		return nil, r.gone
+	}
 	r.waiting[id] = ch
 	r.mu.Unlock()
 	r.writeMu.Lock()
@@ -117,7 +137,13 @@ func (r *httpRelay) call(msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return <-ch, nil
+	resp, ok := <-ch
+	if !ok {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return nil, r.gone
+	}
+	return resp, nil
 }
 
 func (r *httpRelay) ServeHTTP(w http.ResponseWriter, req *http.Request) {

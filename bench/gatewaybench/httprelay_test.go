@@ -60,6 +60,7 @@ func TestHTTPRelay(t *testing.T) {
 	}
 	srv := httptest.NewServer(r)
 	defer srv.Close()
+	defer r.close()
 	cs, err := newHTTPClients(srv.URL+"/mcp", 4, false)
 	if err != nil {
 		t.Fatal(err)
@@ -81,11 +82,20 @@ func TestHTTPRelay(t *testing.T) {
 	if got := gjson.GetBytes(res, "result.content.0.text").Str; got != "Hi relay" {
 		t.Errorf("text %q, want %q: %s", got, "Hi relay", res)
 	}
-	init, err := c.post("initialize", initParams)
+	ir, err := c.post("initialize", initParams)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := gjson.GetBytes(init, "result.serverInfo.name").Str; got != "fake" || !strings.HasPrefix(string(init), `{"jsonrpc":"2.0","id":`) {
-		t.Errorf("initialize answered %s, want the server's result", init)
+	if got := gjson.GetBytes(ir, "result.serverInfo.name").Str; got != "fake" || gjson.GetBytes(ir, "id").Int() != int64(c.id) {
+		t.Errorf("initialize answered %s, want the server's result under id %d", ir, c.id)
+	}
+
+	// A server that ends fails the calls waiting on it and those after,
+	// rather than holding them for ever.
+	r.close()
+	for range 2 {
+		if _, err := c.post("tools/call", callParams); err == nil || !strings.Contains(err.Error(), "502") {
+			t.Errorf("a call after the server ended: %v, want 502 Bad Gateway", err)
+		}
 	}
 }
