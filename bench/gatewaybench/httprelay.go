@@ -56,16 +56,8 @@ type httpRelay struct {
 }
 
 func startHTTPRelay(command []string) (*httpRelay, error) {
-	cmd := exec.Command(command[0], command[1:]...)
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := startPiped(command)
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	r := &httpRelay{cmd: cmd, in: in, waiting: map[int64]chan []byte{}}

@@ -65,18 +65,9 @@ func relayMain(args []string) error {
 	if len(args) == 0 {
 		return errors.New("relay: a command is required")
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = nil
 	// Both directions go through this process, as through a gateway.
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := startPiped(args)
 	if err != nil {
-		return err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
 		return err
 	}
 	go func() {
@@ -85,6 +76,28 @@ func relayMain(args []string) error {
 	}()
 	_, _ = io.Copy(os.Stdout, out)
 	return cmd.Wait()
+}
+
+// startPiped starts command with pipes to its stdin and from its stdout.
+// Its stderr is discarded: the go-sdk example logs every message there,
+// and a reader of it (a terminal, a pipe) would be charged to the direct
+// run. Through the gateway the gateway drains it, which is part of what
+// is measured.
+func startPiped(command []string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Stderr = nil
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, in, out, nil
 }
 
 // run is one run's figures.
@@ -162,22 +175,8 @@ type stdioPeer struct {
 // startStdio starts command and initializes it, or, stateless, sends it
 // 2026-07-28 requests on a pipe that is never initialized.
 func startStdio(command string, stateless bool) (*stdioPeer, error) {
-	f := strings.Fields(command)
-	cmd := exec.Command(f[0], f[1:]...)
-	// Both targets' stderr is discarded: the go-sdk example logs every
-	// message there, and a reader of it (a terminal, a pipe) would be
-	// charged to the direct run. Through the gateway the gateway drains
-	// it, which is part of what is measured.
-	cmd.Stderr = nil
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := startPiped(strings.Fields(command))
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p := &stdioPeer{cmd: cmd, params: callParams, in: in, out: bufio.NewReaderSize(out, 64<<10)}
